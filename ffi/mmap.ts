@@ -1,0 +1,113 @@
+/** Memory maps: local maps over NativeMemory (with PCI export) and maps imported from a peer's export. */
+import { doca } from "./library.ts";
+import { check } from "./errors.ts";
+import { Resource, hex } from "./resource.ts";
+import type { Device } from "./device.ts";
+import { NativeMemory } from "./memory.ts";
+import { Access } from "./constants.ts";
+
+export interface MmapOptions {
+  memory: NativeMemory;
+  offset?: number;
+  length?: number;
+  /** Access flags, e.g. Access.LOCAL_READ_WRITE | Access.PCI_READ_WRITE. */
+  permissions: number;
+  devices: Device[];
+}
+
+function permissionNames(p: number): string {
+  const names = Object.entries(Access).filter(([, v]) => v !== 0 && (p & v) === v).map(([k]) => k);
+  return names.length ? names.join("|") : "LOCAL_READ_ONLY";
+}
+
+export class Mmap extends Resource {
+  protected readonly kind = "Mmap";
+  /** For imported maps, the exporter's addresses. */
+  readonly range: { address: number; length: number };
+  readonly permissions: number | undefined;
+  readonly imported: boolean;
+
+  private constructor(handle: number, parents: (Device | NativeMemory)[], range: Mmap["range"], permissions: number | undefined) {
+    super(handle, parents, (h) => doca().fns.doca_mmap_destroy(h));
+    this.range = range;
+    this.permissions = permissions;
+    this.imported = permissions === undefined;
+  }
+
+  /** Creates, configures (range, permissions, devices) and starts a map over `memory`. */
+  static create(opts: MmapOptions): Mmap {
+    const { memory, permissions, devices } = opts;
+    if (!(memory instanceof NativeMemory)) {
+      // A JS-heap buffer can be moved or freed by the GC while DOCA (or the peer) still uses its address.
+      throw new TypeError("Mmap.create: memory must be a NativeMemory (NativeMemory.alloc), not a JS-heap buffer");
+    }
+    const offset = opts.offset ?? 0;
+    const length = opts.length ?? memory.length - offset;
+    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length)) {
+      throw new RangeError(`Mmap.create: offset ${offset} and length ${length} must be integers`);
+    }
+    if (offset < 0 || length <= 0 || offset + length > memory.length) {
+      throw new RangeError(`Mmap.create: range ${offset}+${length} outside memory of ${memory.length} bytes`);
+    }
+    const d = doca();
+    const f = d.fns;
+    d.scratch.clear(0);
+    check(f.doca_mmap_create(d.scratch.slot(0)), "doca_mmap_create");
+    const handle = d.scratch.u64(0);
+    try {
+      const address = memory.address + offset;
+      check(f.doca_mmap_set_memrange(handle, address, length), "doca_mmap_set_memrange");
+      check(f.doca_mmap_set_permissions(handle, permissions), "doca_mmap_set_permissions");
+      for (const dev of devices) check(f.doca_mmap_add_dev(handle, dev.handle), "doca_mmap_add_dev");
+      check(f.doca_mmap_start(handle), "doca_mmap_start");
+      return new Mmap(handle, [...devices, memory], { address, length }, permissions);
+    } catch (e) {
+      f.doca_mmap_destroy(handle);
+      throw e;
+    }
+  }
+
+  /** Exports the map for the other side of the PCIe link; returns a copy of the descriptor. */
+  exportPci(device: Device): Uint8Array {
+    const d = doca();
+    d.scratch.clear(0);
+    d.scratch.clear(1);
+    check(d.fns.doca_mmap_export_pci(this.handle, device.handle, d.scratch.slot(0), d.scratch.slot(1)), "doca_mmap_export_pci");
+    const address = d.scratch.u64(0);
+    const length = d.scratch.u64(1);
+    // The descriptor belongs to the mmap and dies with it: copy it out.
+    return new Uint8Array(d.backend.view(address, length)).slice();
+  }
+
+  /** Imports a peer's exported map (its addresses are in `range`). */
+  static fromExport(descriptor: Uint8Array, device: Device): Mmap {
+    const d = doca();
+    const f = d.fns;
+    const staging = d.scratch.bytes(descriptor);
+    d.scratch.clear(0);
+    check(
+      f.doca_mmap_create_from_export(0, staging.address, descriptor.length, device.handle, d.scratch.slot(0)),
+      "doca_mmap_create_from_export",
+    );
+    staging.done();
+    const handle = d.scratch.u64(0);
+    try {
+      d.scratch.clear(1);
+      d.scratch.clear(2);
+      check(f.doca_mmap_get_memrange(handle, d.scratch.slot(1), d.scratch.slot(2)), "doca_mmap_get_memrange");
+      return new Mmap(handle, [device], { address: d.scratch.u64(1), length: d.scratch.u64(2) }, undefined);
+    } catch (e) {
+      f.doca_mmap_destroy(handle);
+      throw e;
+    }
+  }
+
+  protected destroyNative(handle: number): void {
+    check(doca().fns.doca_mmap_destroy(handle), "doca_mmap_destroy");
+  }
+
+  protected summary(): string {
+    const perms = this.imported ? "imported" : permissionNames(this.permissions!);
+    return `${hex(this.range.address)}+${this.range.length} ${perms}`;
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * ProgressEngine: doca_pe plus an internal pump. Contexts call demand()/release() while they have work outstanding
+ * (tasks in flight, someone awaiting a message); the pump then runs progress() in macrotask turns, and when nothing
+ * moves it sleeps on the engine's notification handle (an fd polled off the main thread) instead of spinning.
+ */
+import { setImmediate, setTimeout } from "node:timers";
+import { doca, mapPages, loadLibc } from "./library.ts";
+import { check } from "./errors.ts";
+import { inCallback } from "./callbacks.ts";
+import { Resource, hex } from "./resource.ts";
+
+const POLLIN = 1;
+/** Empty progress rounds (macrotask turns) before the pump goes to sleep on the fd. */
+const IDLE_SPINS = 32;
+/** Longest single sleep: the pump re-checks demand at least this often. */
+const MAX_SLEEP_MS = 50;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class ProgressEngine extends Resource {
+  protected readonly kind = "ProgressEngine";
+  /** The notification fd, or -1 when this DOCA has no notification API (the pump then sleeps on timers). */
+  readonly notificationFd: number;
+  /** pollfd for this engine (8 bytes in its own page, shared with the poll thread). */
+  readonly #pollfd: number;
+  readonly #pollView: DataView;
+  #demand = 0;
+  #pumping = false;
+  #kick: (() => void) | undefined;
+  #pendingPoll: Promise<number> | undefined;
+
+  constructor() {
+    const d = doca();
+    d.scratch.clear(0);
+    check(d.fns.doca_pe_create(d.scratch.slot(0)), "doca_pe_create");
+    const handle = d.scratch.u64(0);
+    super(handle, [], (h) => doca().fns.doca_pe_destroy(h));
+    let fd = -1;
+    if (d.has("doca_pe_get_notification_handle") && d.has("doca_pe_request_notification")) {
+      d.scratch.clear(0);
+      if (d.fns.doca_pe_get_notification_handle(handle, d.scratch.slot(0)) === 0) fd = d.scratch.i32At(0);
+    }
+    this.notificationFd = fd;
+    this.#pollfd = mapPages(4096);
+    this.#pollView = new DataView(d.backend.view(this.#pollfd, 8));
+  }
+
+  /** Runs DOCA's progress once; true when something happened. Never call it from inside a DOCA callback. */
+  progress(): boolean {
+    if (inCallback) throw new Error("ProgressEngine.progress() called from inside a DOCA callback");
+    return doca().raw.doca_pe_progress(this.native) === 1;
+  }
+
+  /** Tasks in flight on this engine (when DOCA can tell). */
+  get inflight(): number | undefined {
+    const d = doca();
+    if (!d.has("doca_pe_get_num_inflight_tasks")) return undefined;
+    d.scratch.clear(0);
+    check(d.fns.doca_pe_get_num_inflight_tasks(this.handle, d.scratch.slot(0)), "doca_pe_get_num_inflight_tasks");
+    return d.scratch.u64(0);
+  }
+
+  /**
+   * Sleeps until the engine signals (or `timeoutMs` passes) without spinning: arms the notification, polls its fd
+   * off the main thread, clears it. Resolves true when woken by an event. Call progress() afterwards.
+   */
+  async wait(timeoutMs: number): Promise<boolean> {
+    const d = doca();
+    const handle = this.handle;
+    if (this.notificationFd < 0) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(timeoutMs, 1)));
+      return false;
+    }
+    if (!this.#pendingPoll) {
+      check(d.fns.doca_pe_request_notification(handle), "doca_pe_request_notification");
+      // Something may have completed before the arm took effect: progress once more before sleeping.
+      if (this.progress()) return true;
+      this.#pollView.setInt32(0, this.notificationFd, true);
+      this.#pollView.setInt16(4, POLLIN, true);
+      this.#pollView.setInt16(6, 0, true);
+      this.#pendingPoll = loadLibc().libc.pollAsync(this.#pollfd, 1, Math.max(0, Math.round(timeoutMs))) as Promise<number>;
+      this.#pendingPoll.finally(() => {
+        this.#pendingPoll = undefined;
+        if (!this.closed) doca().fns.doca_pe_clear_notification(this.handle, this.notificationFd);
+      });
+    }
+    const kicked = new Promise<number>((resolve) => (this.#kick = () => resolve(-2)));
+    const rc = await Promise.race([this.#pendingPoll, kicked]);
+    this.#kick = undefined;
+    return rc > 0;
+  }
+
+  /** A context has work outstanding: keep the pump running until the matching release(). */
+  demand(): void {
+    this.#demand++;
+    if (this.#kick) this.#kick();
+    if (!this.#pumping) void this.#pump();
+  }
+
+  /** The matching end of demand(). */
+  release(): void {
+    if (this.#demand > 0) this.#demand--;
+  }
+
+  /** Wakes a sleeping pump (new work was submitted). */
+  kick(): void {
+    if (this.#kick) this.#kick();
+  }
+
+  async #pump(): Promise<void> {
+    this.#pumping = true;
+    let idle = 0;
+    try {
+      while (this.#demand > 0 && !this.closed) {
+        let moved = false;
+        for (let i = 0; i < 64 && this.progress(); i++) moved = true;
+        if (moved) {
+          idle = 0;
+          await nextTurn();
+        } else if (++idle < IDLE_SPINS) {
+          await nextTurn();
+        } else {
+          await this.wait(MAX_SLEEP_MS);
+          idle = IDLE_SPINS - 4; // after a sleep, spin a little before sleeping again
+        }
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /**
+   * Runs progress() synchronously until `done()` or `timeoutMs` passes (used by close paths that must finish
+   * before returning). Returns whether done() became true.
+   */
+  progressUntil(done: () => boolean, timeoutMs: number): boolean {
+    const deadline = Date.now() + timeoutMs;
+    while (!done()) {
+      if (!this.progress() && Date.now() > deadline) return done();
+    }
+    return true;
+  }
+
+  protected destroyNative(handle: number): void {
+    const d = doca();
+    this.#kick?.();
+    check(d.fns.doca_pe_destroy(handle), "doca_pe_destroy");
+    // The pollfd page is left mapped while a poll may still be reading it; a few bytes per engine.
+    if (!this.#pendingPoll) loadLibc().libc.munmap(this.#pollfd, 4096);
+  }
+
+  protected summary(): string {
+    return `${hex(this.handle)} fd=${this.notificationFd} demand=${this.#demand}`;
+  }
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env -S deno run --allow-all
+/**
+ * Runs the one test suite (tests/**\/*.test.ts, written with node:test + node:assert/strict) under Deno, Bun and
+ * Node, and closes with a single "N passed, N failed" line summed over the runtimes.
+ *
+ * Each runtime runs its own native runner (deno test, bun test, node --test with tsx) so that what passes here passes
+ * for a user who runs that runner by hand. Counts come from each runner's JUnit report; pass/fail comes from the
+ * runner's exit status, so a crash that writes no report still fails the run.
+ *
+ * Usage: deno task test [--runtime deno,bun,node] [--slow] [--timeout MINUTES] [FILTER...]
+ *   --slow     also run the slow group (DOCA_TS_SLOW=1: 1 GiB copies, soak runs) under Deno
+ *   FILTER     only test files whose path contains one of these strings
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const bin = (name: string) => join(root, "node_modules", ".bin", name);
+
+const { values, positionals } = parseArgs({
+  args: process.argv.slice(2),
+  allowPositionals: true,
+  options: {
+    runtime: { type: "string", default: "deno,bun,node" },
+    slow: { type: "boolean", default: false },
+    timeout: { type: "string", default: "20" },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+
+if (values.help) {
+  console.log(`Usage: deno task test [--runtime deno,bun,node] [--slow] [--timeout MINUTES] [FILTER...]
+
+Runs tests/**/*.test.ts under each runtime's own test runner and prints "N passed, N failed" at the end.
+  --runtime   comma-separated subset of deno,bun,node (default: all three)
+  --slow      also run the slow group (DOCA_TS_SLOW=1) under Deno
+  --timeout   minutes allowed per runtime before its runner is killed (default 20)
+  FILTER      only test files whose path contains one of these strings`);
+  process.exit(0);
+}
+
+function findTestFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return findTestFiles(path);
+    return entry.name.endsWith(".test.ts") ? [path] : [];
+  }).sort();
+}
+
+const files = findTestFiles(join(root, "tests"))
+  .map((path) => relative(root, path))
+  .filter((path) => positionals.length === 0 || positionals.some((filter) => path.includes(filter)));
+
+if (files.length === 0) {
+  console.error("test: no test files matched");
+  process.exit(1);
+}
+
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+/**
+ * Counts leaf test cases in a JUnit report. Runners differ in how they nest describe() groups: Deno lists a group
+ * as a test case and its children again as "group > child" cases, so a case whose name prefixes another's is a
+ * group, not a test.
+ */
+function countJunit(xml: string): Counts {
+  const cases = [...xml.matchAll(/<testcase\b([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)].map((match) => ({
+    name: /name="([^"]*)"/.exec(match[1])?.[1] ?? "",
+    body: match[3] ?? "",
+    attrs: match[1],
+  }));
+  const names = cases.map((c) => c.name);
+  const leaves = cases.filter((c) => !names.some((other) => other.startsWith(`${c.name} &gt; `)));
+  const counts = { passed: 0, failed: 0, skipped: 0 };
+  for (const leaf of leaves) {
+    if (/<failure|<error|failure="/.test(leaf.body + leaf.attrs)) counts.failed++;
+    else if (/<skipped/.test(leaf.body)) counts.skipped++;
+    else counts.passed++;
+  }
+  return counts;
+}
+
+interface RuntimeRun {
+  name: string;
+  command: string;
+  args: (junitPath: string) => string[];
+  env?: Record<string, string>;
+}
+
+const runtimes: Record<string, RuntimeRun> = {
+  deno: {
+    name: "Deno",
+    // The deno running this script (deno task test); node_modules/.bin holds no deno link (see bootstrap.mjs).
+    command: "Deno" in globalThis ? process.execPath : join(root, "node_modules", "deno", "deno"),
+    args: (junit) => ["test", "--allow-all", "--reporter=dot", `--junit-path=${junit}`, ...files],
+    env: values.slow ? { DOCA_TS_SLOW: "1" } : {},
+  },
+  bun: {
+    name: "Bun",
+    command: bin("bun"),
+    // Bun reads relative paths as name filters unless they start with "./".
+    args: (junit) => ["test", "--reporter=junit", `--reporter-outfile=${junit}`, ...files.map((f) => `./${f}`)],
+  },
+  node: {
+    name: "Node",
+    command: process.platform === "win32" ? "node.exe" : "node",
+    args: (junit) => [
+      "--import",
+      "tsx",
+      "--test",
+      "--test-reporter=dot",
+      "--test-reporter-destination=stdout",
+      "--test-reporter=junit",
+      `--test-reporter-destination=${junit}`,
+      ...files,
+    ],
+  },
+};
+
+function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: number; counts: Counts; seconds: number }> {
+  const scratch = mkdtempSync(join(tmpdir(), "doca-ts-test-"));
+  const junit = join(scratch, "junit.xml");
+  const started = performance.now();
+  return new Promise((done) => {
+    const child = spawn(runtime.command, runtime.args(junit), {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, ...runtime.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
+      detached: true,
+    });
+    // A hung runner must not hang CI: kill its whole process group when the budget runs out.
+    const timer = setTimeout(() => {
+      console.error(`\ntest: ${runtime.name} exceeded ${timeoutMinutes} minutes; killing it`);
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch { /* already gone */ }
+    }, timeoutMinutes * 60_000);
+    child.on("error", (error) => {
+      console.error(`test: cannot start ${runtime.command}: ${error.message} (run \`npm install\` first)`);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      const counts = existsSync(junit) ? countJunit(readFileSync(junit, "utf8")) : { passed: 0, failed: 0, skipped: 0 };
+      rmSync(scratch, { recursive: true, force: true });
+      done({ code: code ?? (signal ? 128 : 1), counts, seconds: (performance.now() - started) / 1000 });
+    });
+  });
+}
+
+const selected = values.runtime.split(",").map((name) => name.trim()).filter(Boolean);
+const unknown = selected.filter((name) => !(name in runtimes));
+if (unknown.length > 0) {
+  console.error(`test: unknown runtime(s) ${unknown.join(", ")}; choose from deno, bun, node`);
+  process.exit(2);
+}
+
+const total: Counts = { passed: 0, failed: 0, skipped: 0 };
+const lines: string[] = [];
+let failedRuntimes = 0;
+for (const name of selected) {
+  const runtime = runtimes[name];
+  console.log(`\n=== ${runtime.name}: ${files.length} test files ===`);
+  const { code, counts, seconds } = await run(runtime, Number(values.timeout));
+  // A runner that exits non-zero without reporting a failing case (a crash, a load error) still counts as a failure.
+  if (code !== 0 && counts.failed === 0) counts.failed = 1;
+  if (code !== 0) failedRuntimes++;
+  total.passed += counts.passed;
+  total.failed += counts.failed;
+  total.skipped += counts.skipped;
+  lines.push(
+    `${runtime.name.padEnd(5)} ${code === 0 ? "ok  " : "FAIL"} ${counts.passed} passed, ${counts.failed} failed, ` +
+      `${counts.skipped} skipped (${seconds.toFixed(1)} s)`,
+  );
+}
+
+console.log(`\n=== summary ===\n${lines.join("\n")}`);
+console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+process.exit(failedRuntimes === 0 ? 0 : 1);

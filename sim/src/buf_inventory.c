@@ -1,0 +1,156 @@
+/*
+ * doca_buf_inventory: a fixed array of doca_buf descriptors handed out from a free list.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inventory **inventory)
+{
+	struct doca_buf_inventory *inv;
+
+	if (inventory == NULL || num_elements == 0 || num_elements > UINT32_MAX)
+		return DOCA_ERROR_INVALID_VALUE;
+	inv = calloc(1, sizeof(*inv));
+	if (inv == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	inv->bufs = calloc(num_elements, sizeof(*inv->bufs));
+	if (inv->bufs == NULL) {
+		free(inv);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	inv->num_elements = num_elements;
+	inv->num_free = num_elements;
+	for (size_t i = num_elements; i-- > 0;) {
+		inv->bufs[i].inv = inv;
+		inv->bufs[i].next = inv->free_list;
+		inv->free_list = &inv->bufs[i];
+	}
+	*inventory = inv;
+	sim_live_inc(SIM_KIND_BUF_INVENTORY);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
+{
+	if (inventory == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (inventory->num_free != inventory->num_elements)
+		return sim_fail(DOCA_ERROR_IN_USE, "%s: %zu bufs not returned", __func__,
+				inventory->num_elements - inventory->num_free);
+	free(inventory->bufs);
+	free(inventory);
+	sim_live_dec(SIM_KIND_BUF_INVENTORY);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory)
+{
+	if (inventory == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	inventory->started = true;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory)
+{
+	if (inventory == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	inventory->started = false;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t take(struct doca_buf_inventory *inv, struct doca_mmap *mmap, void *addr, size_t len, void *data,
+			 size_t data_len, struct doca_buf **out)
+{
+	struct doca_buf *buf;
+
+	buf = inv->free_list;
+	inv->free_list = buf->next;
+	inv->num_free--;
+	buf->mmap = mmap;
+	buf->head = addr;
+	buf->len = len;
+	buf->data = data;
+	buf->data_len = data_len;
+	buf->refcount = 1;
+	buf->next = NULL;
+	buf->last = buf;
+	buf->list_len = 1;
+	mmap->live_bufs++;
+	sim_live_inc(SIM_KIND_BUF);
+	*out = buf;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
+						void *addr, size_t len, void *data, size_t data_len,
+						struct doca_buf **buf)
+{
+	uintptr_t base, a = (uintptr_t)addr, d = (uintptr_t)data;
+
+	if (inventory == NULL || mmap == NULL || buf == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!inventory->started || !mmap->started)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: inventory or mmap not started", __func__);
+	base = (uintptr_t)mmap->base;
+	/* [addr, addr+len) inside the mmap range, and [data, data+data_len) inside [addr, addr+len) */
+	if (a < base || len > mmap->len || a - base > mmap->len - len)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: buffer %p+%zu outside the mmap range %p+%zu", __func__,
+				addr, len, mmap->base, mmap->len);
+	if (d < a || d - a > len || data_len > len - (d - a))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: data %p+%zu outside the buffer", __func__, data,
+				data_len);
+	if (inventory->free_list == NULL)
+		return sim_fail(DOCA_ERROR_NO_MEMORY, "%s: inventory empty", __func__);
+	return take(inventory, mmap, addr, len, data, data_len, buf);
+}
+
+doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src_buf,
+					struct doca_buf **dst_buf)
+{
+	if (inventory == NULL || src_buf == NULL || dst_buf == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (src_buf->list_len == 0)
+		return DOCA_ERROR_NOT_PERMITTED;
+	if (!inventory->started || !src_buf->mmap->started)
+		return DOCA_ERROR_BAD_STATE;
+	if (src_buf->next != NULL)
+		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s: duplicating lists is not supported", __func__);
+	if (inventory->free_list == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	return take(inventory, src_buf->mmap, src_buf->head, src_buf->len, src_buf->data, src_buf->data_len, dst_buf);
+}
+
+doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *inventory, union doca_data user_data)
+{
+	if (inventory == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	inventory->user_data = user_data;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory, uint32_t *num_of_elements)
+{
+	if (inventory == NULL || num_of_elements == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*num_of_elements = (uint32_t)inventory->num_elements;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inventory *inventory,
+						      uint32_t *num_of_free_elements)
+{
+	if (inventory == NULL || num_of_free_elements == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*num_of_free_elements = (uint32_t)inventory->num_free;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *inventory, union doca_data *user_data)
+{
+	if (inventory == NULL || user_data == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*user_data = inventory->user_data;
+	return DOCA_SUCCESS;
+}

@@ -1,0 +1,376 @@
+/*
+ * Comch consumer (fast path, receiving side).
+ *
+ * Starting a consumer creates a connected socket pair: one end stays here, the other travels to the peer inside a
+ * CONSUMER_NEW frame on the connection (SCM_RIGHTS), which fires the peer's new-consumer event. The peer's
+ * producers then write datagrams straight into that socket; each datagram completes the oldest posted receive
+ * task, landing in its buffer without intermediate copies. Receives are only read while a task is posted, so the
+ * socket's bounded queue is the back-pressure a producer sees as DOCA_ERROR_AGAIN.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comch_internal.h"
+
+static doca_error_t consumer_start(struct doca_ctx *ctx);
+static doca_error_t consumer_stop(struct doca_ctx *ctx);
+static int consumer_progress(struct doca_ctx *ctx);
+static doca_error_t consumer_submit(struct doca_ctx *ctx, struct doca_task *task);
+static void post_recv_free(struct doca_task *task);
+
+static const struct sim_ctx_ops consumer_ops = {
+	.kind = "comch_consumer",
+	.start = consumer_start,
+	.stop = consumer_stop,
+	.progress = consumer_progress,
+	.submit = consumer_submit,
+};
+
+static const struct sim_task_ops post_recv_ops = {.kind = "comch_consumer_post_recv", .free = post_recv_free};
+
+static struct doca_comch_consumer *as_consumer(struct doca_ctx *ctx)
+{
+	return (struct doca_comch_consumer *)ctx;
+}
+
+static void set_watch(struct doca_comch_consumer *c, bool on)
+{
+	if (c->data_fd < 0 || c->watched == on)
+		return;
+	if (on)
+		comch_watch(&c->ctx, c->data_fd);
+	else
+		comch_unwatch(&c->ctx, c->data_fd);
+	c->watched = on;
+}
+
+static doca_error_t consumer_start(struct doca_ctx *ctx)
+{
+	struct doca_comch_consumer *c = as_consumer(ctx);
+	int sv[2];
+	uint32_t i;
+
+	if (c->conn->state != COMCH_CONN_ACTIVE)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "comch consumer: connection is not established");
+	if (c->num_tasks == 0 || c->done_cb == NULL)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "comch consumer: post_recv tasks not configured");
+	/* The pool is made once: tasks the user kept across a stop/start must stay valid */
+	if (c->tasks == NULL) {
+		c->tasks = calloc(c->num_tasks, sizeof(*c->tasks));
+		if (c->tasks == NULL)
+			return DOCA_ERROR_NO_MEMORY;
+		for (i = c->num_tasks; i-- > 0;) {
+			c->tasks[i].next = c->free_tasks;
+			c->free_tasks = &c->tasks[i];
+		}
+	}
+	if (comch_data_socketpair(sv) != 0)
+		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "comch consumer: socketpair failed");
+	c->data_fd = sv[0];
+	c->peer_fd = sv[1];
+	c->announced = false;
+	c->posted_head = c->posted_tail = NULL;
+	/* RUNNING once the peer has been told (progress), as DOCA's consumer start is asynchronous too */
+	return DOCA_ERROR_IN_PROGRESS;
+}
+
+static void fail_posted(struct doca_comch_consumer *c, doca_error_t status)
+{
+	while (c->posted_head != NULL) {
+		struct doca_comch_consumer_task_post_recv *t = c->posted_head;
+
+		c->posted_head = t->next;
+		t->next = NULL;
+		sim_task_complete(&t->base, status);
+	}
+	c->posted_tail = NULL;
+}
+
+static doca_error_t consumer_stop(struct doca_ctx *ctx)
+{
+	struct doca_comch_consumer *c = as_consumer(ctx);
+
+	/* Best effort: when the connection is gone the peer dropped its end already */
+	if (c->announced && c->conn->state == COMCH_CONN_ACTIVE)
+		(void)comch_conn_send_frame(c->conn, COMCH_FRAME_CONSUMER_GONE, c->id, NULL, 0, -1);
+	set_watch(c, false);
+	if (c->data_fd >= 0)
+		close(c->data_fd);
+	if (c->peer_fd >= 0)
+		close(c->peer_fd);
+	c->data_fd = c->peer_fd = -1;
+	c->announced = false;
+	/* A user stop flushes like any DOCA context; losing the peer is reported as such */
+	fail_posted(c, c->peer_lost ? DOCA_ERROR_NOT_CONNECTED : SIM_TASK_FLUSHED_STATUS);
+	c->peer_lost = false;
+	return DOCA_SUCCESS;
+}
+
+/* The connection or our data socket died: stop ourselves, reporting posted receives as not connected */
+static int lose_peer(struct doca_comch_consumer *c)
+{
+	c->peer_lost = true;
+	(void)doca_ctx_stop(&c->ctx);
+	return 1;
+}
+
+static int announce(struct doca_comch_consumer *c)
+{
+	int rc;
+
+	if (c->conn->state != COMCH_CONN_ACTIVE)
+		return lose_peer(c);
+	rc = comch_conn_send_frame(c->conn, COMCH_FRAME_CONSUMER_NEW, c->id, NULL, 0, c->peer_fd);
+	if (rc == -EAGAIN)
+		return 0;
+	if (rc != 0)
+		return lose_peer(c);
+	close(c->peer_fd);
+	c->peer_fd = -1;
+	c->announced = true;
+	sim_ctx_set_state(&c->ctx, DOCA_CTX_STATE_RUNNING);
+	return 1;
+}
+
+/* Receive into the oldest posted buffer; returns 1 if a task completed, 0 if nothing was queued, -1 on loss */
+static int receive_one(struct doca_comch_consumer *c)
+{
+	struct doca_comch_consumer_task_post_recv *t = c->posted_head;
+	struct doca_buf *buf = t->buf;
+	uint8_t *tail = (uint8_t *)buf->data + buf->data_len;
+	size_t room = (size_t)((uint8_t *)buf->head + buf->len - tail);
+	uint32_t producer_id = 0, imm_len = 0;
+	ssize_t n = comch_recv_data(c->data_fd, &producer_id, t->imm, &imm_len, tail, room);
+
+	if (n == -EAGAIN)
+		return 0;
+	if (n == -ECONNRESET || n == -ENOTCONN)
+		return -1;
+	if (n == -EPROTO)
+		return 1; /* not one of our producers' datagrams: dropped, the task stays posted */
+	c->posted_head = t->next;
+	if (c->posted_head == NULL)
+		c->posted_tail = NULL;
+	t->next = NULL;
+	if (n < 0) {
+		/* Larger than the posted buffer: the datagram is discarded and this receive fails */
+		sim_task_complete(&t->base, n == -EMSGSIZE ? DOCA_ERROR_TOO_BIG : DOCA_ERROR_IO_FAILED);
+		return 1;
+	}
+	buf->data_len += (size_t)n;
+	t->producer_id = producer_id;
+	t->imm_len = imm_len < c->imm_data_len ? imm_len : c->imm_data_len;
+	sim_task_complete(&t->base, DOCA_SUCCESS);
+	return 1;
+}
+
+static int consumer_progress(struct doca_ctx *ctx)
+{
+	struct doca_comch_consumer *c = as_consumer(ctx);
+	int did = 0, i;
+
+	if (ctx->state == DOCA_CTX_STATE_STARTING && !c->announced)
+		return announce(c);
+	if (ctx->state != DOCA_CTX_STATE_RUNNING)
+		return 0;
+	if (c->conn->state == COMCH_CONN_DEAD)
+		return lose_peer(c);
+	for (i = 0; i < COMCH_FRAMES_PER_PROGRESS && c->posted_head != NULL; i++) {
+		int rc = receive_one(c);
+
+		if (rc == 0)
+			break;
+		did = 1;
+		if (rc < 0)
+			return lose_peer(c); /* the peer closed our data socket: it went away */
+	}
+	set_watch(c, c->posted_head != NULL);
+	return did;
+}
+
+static doca_error_t consumer_submit(struct doca_ctx *ctx, struct doca_task *task)
+{
+	struct doca_comch_consumer *c = as_consumer(ctx);
+	struct doca_comch_consumer_task_post_recv *t = (struct doca_comch_consumer_task_post_recv *)task;
+	const struct doca_buf *buf = t->buf;
+
+	if (buf == NULL || buf->mmap == NULL || buf->mmap->from_export)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch post_recv: buffer must be local memory");
+	if ((uint8_t *)buf->head < (uint8_t *)c->mmap->base ||
+	    (uint8_t *)buf->head + buf->len > (uint8_t *)c->mmap->base + c->mmap->len)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch post_recv: buffer outside the consumer's mmap");
+	t->next = NULL;
+	t->producer_id = 0;
+	t->imm_len = 0;
+	if (c->posted_tail != NULL)
+		c->posted_tail->next = t;
+	else
+		c->posted_head = t;
+	c->posted_tail = t;
+	set_watch(c, true);
+	return DOCA_SUCCESS;
+}
+
+static void post_recv_free(struct doca_task *task)
+{
+	struct doca_comch_consumer *c = as_consumer(task->ctx);
+	struct doca_comch_consumer_task_post_recv *t = (struct doca_comch_consumer_task_post_recv *)task;
+
+	sim_task_fini(task);
+	t->buf = NULL;
+	t->next = c->free_tasks;
+	c->free_tasks = t;
+}
+
+/* ---- public API ---- */
+
+SIM_EXPORT doca_error_t doca_comch_consumer_create(struct doca_comch_connection *comch_connection,
+						   struct doca_mmap *buf_mmap, struct doca_comch_consumer **consumer)
+{
+	struct doca_comch_consumer *c;
+
+	if (comch_connection == NULL || buf_mmap == NULL || consumer == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (comch_connection->state != COMCH_CONN_ACTIVE)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: connection is not established", __func__);
+	if (!buf_mmap->started || buf_mmap->from_export)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: mmap must be a started local mmap", __func__);
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	c->conn = comch_connection;
+	c->mmap = buf_mmap;
+	c->id = comch_conn_alloc_local_id(comch_connection);
+	c->data_fd = c->peer_fd = -1;
+	sim_ctx_init(&c->ctx, &consumer_ops, comch_connection->ep->dev);
+	comch_conn_attach_user(comch_connection);
+	*consumer = c;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *consumer)
+{
+	doca_error_t err;
+
+	if (consumer == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	err = sim_ctx_fini(&consumer->ctx);
+	if (err != DOCA_SUCCESS)
+		return err;
+	comch_conn_detach_user(consumer->conn);
+	free(consumer->tasks);
+	free(consumer);
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_consumer_get_id(const struct doca_comch_consumer *consumer, uint32_t *id)
+{
+	if (consumer == NULL || id == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*id = consumer->id;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_consumer_get_imm_data_len(const struct doca_comch_consumer *consumer,
+							     uint32_t *imm_data_len)
+{
+	if (consumer == NULL || imm_data_len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*imm_data_len = consumer->imm_data_len;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_consumer_set_imm_data_len(struct doca_comch_consumer *consumer,
+							     uint32_t imm_data_len)
+{
+	if (consumer == NULL || imm_data_len > COMCH_MAX_IMM_DATA)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!sim_ctx_is_idle(&consumer->ctx))
+		return DOCA_ERROR_BAD_STATE;
+	consumer->imm_data_len = imm_data_len;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT struct doca_ctx *doca_comch_consumer_as_ctx(struct doca_comch_consumer *consumer)
+{
+	return consumer == NULL ? NULL : &consumer->ctx;
+}
+
+SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_set_conf(
+	struct doca_comch_consumer *consumer, doca_comch_consumer_task_post_recv_completion_cb_t task_completion_cb,
+	doca_comch_consumer_task_post_recv_completion_cb_t task_error_cb, uint32_t num_post_recv_tasks)
+{
+	if (consumer == NULL || task_completion_cb == NULL || task_error_cb == NULL || num_post_recv_tasks == 0 ||
+	    num_post_recv_tasks > COMCH_MAX_FASTPATH_TASKS)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!sim_ctx_is_idle(&consumer->ctx))
+		return DOCA_ERROR_BAD_STATE;
+	consumer->done_cb = task_completion_cb;
+	consumer->err_cb = task_error_cb;
+	consumer->num_tasks = num_post_recv_tasks;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_alloc_init(struct doca_comch_consumer *consumer,
+								      struct doca_buf *buf,
+								      struct doca_comch_consumer_task_post_recv **task)
+{
+	union doca_data none = {.u64 = 0};
+	struct doca_comch_consumer_task_post_recv *t;
+
+	if (consumer == NULL || buf == NULL || task == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	t = consumer->free_tasks;
+	if (t == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	consumer->free_tasks = t->next;
+	sim_task_init(&t->base, &post_recv_ops, &consumer->ctx, sim_task_cb_cast(consumer->done_cb),
+		      sim_task_cb_cast(consumer->err_cb), none);
+	t->next = NULL;
+	t->buf = buf;
+	t->producer_id = 0;
+	t->imm_len = 0;
+	*task = t;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT struct doca_buf *doca_comch_consumer_task_post_recv_get_buf(
+	const struct doca_comch_consumer_task_post_recv *task)
+{
+	return task == NULL ? NULL : task->buf;
+}
+
+SIM_EXPORT void doca_comch_consumer_task_post_recv_set_buf(struct doca_comch_consumer_task_post_recv *task,
+							   struct doca_buf *buf)
+{
+	if (task != NULL)
+		task->buf = buf;
+}
+
+SIM_EXPORT uint32_t doca_comch_consumer_task_post_recv_get_producer_id(
+	const struct doca_comch_consumer_task_post_recv *task)
+{
+	return task == NULL ? 0 : task->producer_id;
+}
+
+SIM_EXPORT const uint8_t *doca_comch_consumer_task_post_recv_get_imm_data(
+	const struct doca_comch_consumer_task_post_recv *task)
+{
+	return task == NULL || task->imm_len == 0 ? NULL : task->imm;
+}
+
+SIM_EXPORT uint32_t doca_comch_consumer_task_post_recv_get_imm_data_len(
+	const struct doca_comch_consumer_task_post_recv *task)
+{
+	return task == NULL ? 0 : task->imm_len;
+}
+
+SIM_EXPORT struct doca_task *doca_comch_consumer_task_post_recv_as_task(struct doca_comch_consumer_task_post_recv *task)
+{
+	return task == NULL ? NULL : &task->base;
+}

@@ -1,0 +1,220 @@
+/*
+ * What Comch servers and clients share: configuration before start, the send-task configuration and the event
+ * registrations (all only allowed while the context is idle, as in DOCA).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdlib.h>
+
+#include "comch_internal.h"
+
+doca_error_t comch_ep_init(struct comch_endpoint *ep, struct doca_dev *dev, bool is_server)
+{
+	ep->is_server = is_server;
+	ep->dev = dev;
+	ep->max_msg_size = comch_cap_max_msg_size(dev->info);
+	ep->recv_queue_size = COMCH_DEFAULT_RECV_QUEUE;
+	/* Sized to the device maximum so any peer configuration within the cap can be received */
+	ep->recv_buf_size = ep->max_msg_size;
+	ep->recv_buf = malloc(ep->recv_buf_size > 0 ? ep->recv_buf_size : 1);
+	return ep->recv_buf == NULL ? DOCA_ERROR_NO_MEMORY : DOCA_SUCCESS;
+}
+
+void comch_ep_fini(struct comch_endpoint *ep)
+{
+	comch_send_pool_destroy(ep);
+	free(ep->recv_buf);
+	ep->recv_buf = NULL;
+}
+
+bool comch_ep_is_idle(const struct comch_endpoint *ep)
+{
+	return sim_ctx_is_idle(&ep->ctx);
+}
+
+doca_error_t comch_ep_set_max_msg_size(struct comch_endpoint *ep, uint32_t size)
+{
+	if (size == 0 || size > ep->recv_buf_size)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!comch_ep_is_idle(ep))
+		return DOCA_ERROR_BAD_STATE;
+	ep->max_msg_size = size;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t comch_ep_set_recv_queue_size(struct comch_endpoint *ep, uint32_t size)
+{
+	if (size == 0 || size > comch_cap_max_recv_queue(ep->dev->info))
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!comch_ep_is_idle(ep))
+		return DOCA_ERROR_BAD_STATE;
+	ep->recv_queue_size = size;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t set_send_conf(struct comch_endpoint *ep, doca_comch_task_send_completion_cb_t done,
+				  doca_comch_task_send_completion_cb_t err, uint32_t num)
+{
+	if (done == NULL || err == NULL || num == 0 || num > comch_cap_max_send_tasks(ep->dev->info))
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!comch_ep_is_idle(ep))
+		return DOCA_ERROR_BAD_STATE;
+	ep->send_done_cb = done;
+	ep->send_err_cb = err;
+	ep->num_send_tasks = num;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t set_recv_cb(struct comch_endpoint *ep, doca_comch_event_msg_recv_cb_t cb)
+{
+	if (cb == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!comch_ep_is_idle(ep))
+		return DOCA_ERROR_BAD_STATE;
+	ep->msg_recv_cb = cb;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t set_consumer_cbs(struct comch_endpoint *ep, doca_comch_event_consumer_cb_t new_cb,
+				     doca_comch_event_consumer_cb_t expired_cb)
+{
+	if (new_cb == NULL || expired_cb == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!comch_ep_is_idle(ep))
+		return DOCA_ERROR_BAD_STATE;
+	ep->consumer_new_cb = new_cb;
+	ep->consumer_expired_cb = expired_cb;
+	return DOCA_SUCCESS;
+}
+
+/* ---- public API, server and client flavours ---- */
+
+#define SERVER_EP(s) (&(s)->ep)
+#define CLIENT_EP(c) (&(c)->ep)
+
+SIM_EXPORT doca_error_t doca_comch_server_set_max_msg_size(struct doca_comch_server *comch_server, uint32_t size)
+{
+	return comch_server == NULL ? DOCA_ERROR_INVALID_VALUE : comch_ep_set_max_msg_size(SERVER_EP(comch_server), size);
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_set_max_msg_size(struct doca_comch_client *comch_client, uint32_t size)
+{
+	return comch_client == NULL ? DOCA_ERROR_INVALID_VALUE : comch_ep_set_max_msg_size(CLIENT_EP(comch_client), size);
+}
+
+SIM_EXPORT doca_error_t doca_comch_server_get_max_msg_size(const struct doca_comch_server *comch_server,
+							    uint32_t *size)
+{
+	if (comch_server == NULL || size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*size = comch_server->ep.max_msg_size;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_get_max_msg_size(const struct doca_comch_client *comch_client,
+							    uint32_t *size)
+{
+	if (comch_client == NULL || size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*size = comch_client->ep.max_msg_size;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_server_set_recv_queue_size(struct doca_comch_server *comch_server, uint32_t size)
+{
+	return comch_server == NULL ? DOCA_ERROR_INVALID_VALUE :
+				      comch_ep_set_recv_queue_size(SERVER_EP(comch_server), size);
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_set_recv_queue_size(struct doca_comch_client *comch_client, uint32_t size)
+{
+	return comch_client == NULL ? DOCA_ERROR_INVALID_VALUE :
+				      comch_ep_set_recv_queue_size(CLIENT_EP(comch_client), size);
+}
+
+SIM_EXPORT doca_error_t doca_comch_server_get_recv_queue_size(const struct doca_comch_server *comch_server,
+							       uint32_t *size)
+{
+	if (comch_server == NULL || size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*size = comch_server->ep.recv_queue_size;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_get_recv_queue_size(const struct doca_comch_client *comch_client,
+							       uint32_t *size)
+{
+	if (comch_client == NULL || size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*size = comch_client->ep.recv_queue_size;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_server_get_device(const struct doca_comch_server *comch_server,
+						      struct doca_dev **dev)
+{
+	if (comch_server == NULL || dev == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*dev = comch_server->ep.dev;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_get_device(const struct doca_comch_client *comch_client,
+						      struct doca_dev **dev)
+{
+	if (comch_client == NULL || dev == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*dev = comch_client->ep.dev;
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT doca_error_t doca_comch_server_task_send_set_conf(struct doca_comch_server *comch_server,
+							      doca_comch_task_send_completion_cb_t task_completion_cb,
+							      doca_comch_task_send_completion_cb_t task_error_cb,
+							      uint32_t num_send_tasks)
+{
+	if (comch_server == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	return set_send_conf(SERVER_EP(comch_server), task_completion_cb, task_error_cb, num_send_tasks);
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_task_send_set_conf(struct doca_comch_client *comch_client,
+							      doca_comch_task_send_completion_cb_t task_completion_cb,
+							      doca_comch_task_send_completion_cb_t task_error_cb,
+							      uint32_t num_send_tasks)
+{
+	if (comch_client == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	return set_send_conf(CLIENT_EP(comch_client), task_completion_cb, task_error_cb, num_send_tasks);
+}
+
+SIM_EXPORT doca_error_t doca_comch_server_event_msg_recv_register(struct doca_comch_server *comch_server,
+								   doca_comch_event_msg_recv_cb_t recv_event_cb)
+{
+	return comch_server == NULL ? DOCA_ERROR_INVALID_VALUE : set_recv_cb(SERVER_EP(comch_server), recv_event_cb);
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_event_msg_recv_register(struct doca_comch_client *comch_client,
+								   doca_comch_event_msg_recv_cb_t recv_event_cb)
+{
+	return comch_client == NULL ? DOCA_ERROR_INVALID_VALUE : set_recv_cb(CLIENT_EP(comch_client), recv_event_cb);
+}
+
+SIM_EXPORT doca_error_t doca_comch_server_event_consumer_register(struct doca_comch_server *comch_server,
+								   doca_comch_event_consumer_cb_t new_consumer_event_cb,
+								   doca_comch_event_consumer_cb_t expired_consumer_event_cb)
+{
+	if (comch_server == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	return set_consumer_cbs(SERVER_EP(comch_server), new_consumer_event_cb, expired_consumer_event_cb);
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_event_consumer_register(struct doca_comch_client *comch_client,
+								   doca_comch_event_consumer_cb_t new_consumer_event_cb,
+								   doca_comch_event_consumer_cb_t expired_consumer_event_cb)
+{
+	if (comch_client == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	return set_consumer_cbs(CLIENT_EP(comch_client), new_consumer_event_cb, expired_consumer_event_cb);
+}

@@ -1,0 +1,246 @@
+/*
+ * Object model of the software device's Comch library (libdoca_comch.so).
+ *
+ * Every DOCA context here embeds the core's struct doca_ctx as its first member and every task embeds struct
+ * doca_task first, so the core's generic doca_ctx_* / doca_task_* / doca_pe_* functions (internal.h) drive them
+ * through struct sim_ctx_ops / sim_task_ops.
+ */
+#ifndef SIM_COMCH_INTERNAL_H_
+#define SIM_COMCH_INTERNAL_H_
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#include <doca_comch.h>
+#include <doca_comch_consumer.h>
+#include <doca_comch_producer.h>
+
+#include "comch_transport.h"
+
+/* Device limits reported by the cap functions (the core's device caps win where it has them) */
+#define COMCH_MAX_NAME_LEN 120u		/* including the NUL */
+#define COMCH_MAX_CLIENTS 512u
+#define COMCH_MAX_RECV_QUEUE 8192u
+#define COMCH_DEFAULT_RECV_QUEUE 128u
+#define COMCH_MAX_SEND_TASKS 8192u
+#define COMCH_MAX_FASTPATH_TASKS 8192u
+#define COMCH_MAX_FASTPATH_BUF (2u * 1024u * 1024u)
+#define COMCH_MAX_CONSUMERS 64u		/* per connection, also the size of the remote consumer table */
+#define COMCH_MAX_PRODUCERS 64u
+#define COMCH_WIRE_VERSION 1u
+#define COMCH_CONNECT_RETRY_NS 20000000ll /* a client without a server retries every 20 ms */
+#define COMCH_FRAMES_PER_PROGRESS 64	/* fairness between connections within one doca_pe_progress */
+
+/* Payload of COMCH_FRAME_HELLO / HELLO_ACK */
+struct comch_hello {
+	uint32_t version;
+	uint32_t pid;
+	uint32_t max_msg_size;
+};
+
+struct comch_endpoint;
+
+/* ---- send task (control path) ---- */
+
+struct doca_comch_task_send {
+	struct doca_task base; /* first: doca_comch_task_send_as_task is a cast */
+	struct doca_comch_connection *conn;
+	uint32_t len;
+	uint8_t *msg; /* max_msg_size bytes owned by the endpoint's pool: the message is copied at alloc time */
+	struct doca_comch_task_send *next; /* free list or pending queue */
+};
+
+/* ---- connection ---- */
+
+enum comch_conn_state {
+	COMCH_CONN_HANDSHAKE, /* socket open, HELLO not yet exchanged */
+	COMCH_CONN_ACTIVE,
+	COMCH_CONN_DEAD, /* socket closed; object kept while producers/consumers still reference it */
+};
+
+struct comch_remote_consumer {
+	uint32_t id; /* 0 = free slot */
+	int fd;	     /* the consumer's data socket, received from the peer */
+};
+
+struct doca_comch_connection {
+	struct comch_endpoint *ep;
+	int fd;
+	enum comch_conn_state state;
+	bool watched;
+	bool connect_reported; /* server: connect callback fired, so a disconnect callback is owed */
+	union doca_data user_data;
+	uint32_t peer_pid;
+	uint64_t counters[5];	    /* live, indexed by enum doca_comch_counter */
+	uint64_t counters_snap[5];  /* what doca_comch_connection_get_counter reports */
+	struct doca_comch_task_send *pending_head, *pending_tail; /* submitted, not yet written to the socket */
+	/* Fast path: producers and consumers may run on other progress engines (other threads) */
+	pthread_mutex_t lock;
+	struct comch_remote_consumer remote[COMCH_MAX_CONSUMERS];
+	uint32_t next_local_id;	/* ids of local consumers and producers on this connection */
+	uint32_t users;		/* live local consumers + producers */
+	struct doca_comch_connection *next; /* server's connection list */
+};
+
+/* ---- what a server and a client share ---- */
+
+struct comch_endpoint {
+	struct doca_ctx ctx; /* first: *_as_ctx is a cast */
+	bool is_server;
+	struct doca_dev *dev;
+	uint32_t max_msg_size;
+	uint32_t recv_queue_size;
+	doca_comch_task_send_completion_cb_t send_done_cb;
+	doca_comch_task_send_completion_cb_t send_err_cb;
+	uint32_t num_send_tasks;
+	doca_comch_event_msg_recv_cb_t msg_recv_cb;
+	doca_comch_event_consumer_cb_t consumer_new_cb;
+	doca_comch_event_consumer_cb_t consumer_expired_cb;
+	/* send task pool, allocated at start (the message size is known by then) */
+	struct doca_comch_task_send *tasks;
+	uint8_t *task_msgs;
+	struct doca_comch_task_send *free_tasks;
+	uint8_t *recv_buf; /* one received control frame, COMCH_MAX msg size of the device */
+	uint32_t recv_buf_size;
+};
+
+struct doca_comch_server {
+	struct comch_endpoint ep;
+	struct doca_dev_rep *rep;
+	char name[COMCH_MAX_NAME_LEN];
+	char path[108];
+	int listen_fd;
+	doca_comch_event_connection_status_changed_cb_t connect_cb;
+	doca_comch_event_connection_status_changed_cb_t disconnect_cb;
+	struct doca_comch_connection *conns;
+	uint32_t num_conns;
+};
+
+struct doca_comch_client {
+	struct comch_endpoint ep;
+	char name[COMCH_MAX_NAME_LEN];
+	char path[108];
+	struct doca_comch_connection *conn; /* allocated at start, kept until destroy if producers use it */
+	int64_t next_attempt_ns;
+	int retry_fd; /* timerfd ticking while no server answers, so a caller waiting on the pe's handle retries */
+};
+
+/* ---- fast path ---- */
+
+struct doca_comch_consumer_task_post_recv {
+	struct doca_task base; /* first */
+	struct doca_buf *buf;
+	uint32_t producer_id;
+	uint32_t imm_len;
+	uint8_t imm[COMCH_MAX_IMM_DATA];
+	struct doca_comch_consumer_task_post_recv *next; /* free list or posted FIFO */
+};
+
+struct doca_comch_consumer {
+	struct doca_ctx ctx; /* first */
+	struct doca_comch_connection *conn;
+	struct doca_mmap *mmap;
+	uint32_t id;
+	uint32_t imm_data_len;
+	int data_fd;  /* our end of the data socket */
+	int peer_fd;  /* the end handed to the peer, until the announcement is sent */
+	bool announced;
+	bool watched;
+	bool peer_lost; /* stopping because the peer went away (not a user stop) */
+	doca_comch_consumer_task_post_recv_completion_cb_t done_cb;
+	doca_comch_consumer_task_post_recv_completion_cb_t err_cb;
+	uint32_t num_tasks;
+	struct doca_comch_consumer_task_post_recv *tasks, *free_tasks;
+	struct doca_comch_consumer_task_post_recv *posted_head, *posted_tail;
+};
+
+struct doca_comch_producer_task_send {
+	struct doca_task base; /* first */
+	const struct doca_buf *buf;
+	uint32_t consumer_id;
+	uint32_t imm_len;
+	uint8_t imm[COMCH_MAX_IMM_DATA];
+	struct doca_comch_producer_task_send *next; /* free list */
+};
+
+struct doca_comch_producer {
+	struct doca_ctx ctx; /* first */
+	struct doca_comch_connection *conn;
+	uint32_t id;
+	doca_comch_producer_task_send_completion_cb_t done_cb;
+	doca_comch_producer_task_send_completion_cb_t err_cb;
+	uint32_t num_tasks;
+	struct doca_comch_producer_task_send *tasks, *free_tasks;
+};
+
+/* ---- connection (comch_connection.c) ---- */
+
+struct doca_comch_connection *comch_conn_new(struct comch_endpoint *ep, int fd);
+/* Reads and dispatches queued frames, writes pending sends; returns 1 when anything happened */
+int comch_conn_progress(struct doca_comch_connection *conn);
+/* Closes the socket and fails pending sends with pending_status; tell_peer sends DISCONNECT first */
+void comch_conn_kill(struct doca_comch_connection *conn, bool tell_peer, doca_error_t pending_status);
+/* Frees the object when nothing references it any more; returns true if freed */
+bool comch_conn_release_if_unused(struct doca_comch_connection *conn);
+void comch_conn_free(struct doca_comch_connection *conn);
+/* Writes a control frame now or reports -EAGAIN */
+int comch_conn_send_frame(struct doca_comch_connection *conn, uint8_t kind, uint32_t id, const void *p, uint32_t len,
+			  int pass_fd);
+uint32_t comch_conn_alloc_local_id(struct doca_comch_connection *conn);
+/* Duplicated data socket of remote consumer id (caller closes), or -1 when unknown */
+int comch_conn_remote_consumer_fd(struct doca_comch_connection *conn, uint32_t id);
+void comch_conn_attach_user(struct doca_comch_connection *conn);
+void comch_conn_detach_user(struct doca_comch_connection *conn);
+
+/* Endpoint hooks the connection calls back into (comch_server.c / comch_client.c) */
+void comch_server_on_conn_active(struct doca_comch_connection *conn);
+void comch_server_on_conn_dead(struct doca_comch_connection *conn);
+void comch_client_on_conn_active(struct doca_comch_connection *conn);
+void comch_client_on_conn_dead(struct doca_comch_connection *conn);
+
+/* ---- send tasks (comch_send.c) ---- */
+
+doca_error_t comch_send_pool_create(struct comch_endpoint *ep);
+void comch_send_pool_destroy(struct comch_endpoint *ep);
+doca_error_t comch_send_alloc_init(struct comch_endpoint *ep, struct doca_comch_connection *peer, const void *msg,
+				   uint32_t len, struct doca_comch_task_send **task);
+/* Writes queued sends of conn; returns 1 when anything was written */
+int comch_send_flush(struct doca_comch_connection *conn);
+void comch_send_fail_pending(struct doca_comch_connection *conn, doca_error_t status);
+doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task);
+
+/* ---- shared endpoint helpers (comch_endpoint.c) ---- */
+
+doca_error_t comch_ep_init(struct comch_endpoint *ep, struct doca_dev *dev, bool is_server);
+void comch_ep_fini(struct comch_endpoint *ep);
+doca_error_t comch_ep_set_max_msg_size(struct comch_endpoint *ep, uint32_t size);
+doca_error_t comch_ep_set_recv_queue_size(struct comch_endpoint *ep, uint32_t size);
+bool comch_ep_is_idle(const struct comch_endpoint *ep);
+
+/* ---- small helpers over the core's object model (comch_util.c) ---- */
+
+/* Device limits: the core's per-device caps, with our defaults where a cap is left at 0 */
+uint32_t comch_cap_max_msg_size(const struct doca_devinfo *devinfo);
+uint32_t comch_cap_max_name_len(const struct doca_devinfo *devinfo);
+uint32_t comch_cap_max_clients(const struct doca_devinfo *devinfo);
+uint32_t comch_cap_max_recv_queue(const struct doca_devinfo *devinfo);
+uint32_t comch_cap_max_send_tasks(const struct doca_devinfo *devinfo);
+uint32_t comch_cap_max_buf_size(const struct doca_devinfo *devinfo);
+
+/* Watch / unwatch a socket on the progress engine of ctx (no-op when not connected to a pe) */
+void comch_watch(struct doca_ctx *ctx, int fd);
+void comch_unwatch(struct doca_ctx *ctx, int fd);
+
+int64_t comch_now_ns(void);
+
+/* DOCA 2.7 names, exported as aliases of the 3.x functions */
+doca_error_t doca_comch_server_event_connection_register(struct doca_comch_server *comch_server,
+							 doca_comch_event_connection_status_changed_cb_t connect_cb,
+							 doca_comch_event_connection_status_changed_cb_t disconnect_cb);
+doca_error_t doca_comch_server_get_device_repr(const struct doca_comch_server *comch_server,
+					       struct doca_dev_rep **repr);
+
+#endif /* SIM_COMCH_INTERNAL_H_ */

@@ -1,0 +1,178 @@
+/*
+ * Comch control-path send tasks: a fixed pool per server/client (num_send_tasks from set_conf), each task owning a
+ * max_msg_size buffer so that alloc_init can copy the caller's message (DOCA's own comch_utils sends from stack
+ * buffers) and nothing is allocated per message.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comch_internal.h"
+
+static void send_task_free(struct doca_task *task);
+
+static const struct sim_task_ops send_task_ops = {.kind = "comch_send", .free = send_task_free};
+
+doca_error_t comch_send_pool_create(struct comch_endpoint *ep)
+{
+	uint32_t i, n = ep->num_send_tasks;
+
+	if (n == 0)
+		return DOCA_SUCCESS; /* a receive-only endpoint */
+	ep->tasks = calloc(n, sizeof(*ep->tasks));
+	ep->task_msgs = malloc((size_t)n * ep->max_msg_size);
+	if (ep->tasks == NULL || ep->task_msgs == NULL) {
+		comch_send_pool_destroy(ep);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	ep->free_tasks = NULL;
+	for (i = n; i-- > 0;) {
+		struct doca_comch_task_send *t = &ep->tasks[i];
+
+		t->msg = ep->task_msgs + (size_t)i * ep->max_msg_size;
+		t->next = ep->free_tasks;
+		ep->free_tasks = t;
+	}
+	return DOCA_SUCCESS;
+}
+
+void comch_send_pool_destroy(struct comch_endpoint *ep)
+{
+	free(ep->tasks);
+	free(ep->task_msgs);
+	ep->tasks = NULL;
+	ep->task_msgs = NULL;
+	ep->free_tasks = NULL;
+}
+
+doca_error_t comch_send_alloc_init(struct comch_endpoint *ep, struct doca_comch_connection *peer, const void *msg,
+				   uint32_t len, struct doca_comch_task_send **task)
+{
+	union doca_data none = {.u64 = 0};
+	struct doca_comch_task_send *t;
+
+	if (peer == NULL || task == NULL || (msg == NULL && len > 0) || peer->ep != ep)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch send alloc_init: bad argument");
+	if (len > ep->max_msg_size)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch send: %u bytes exceed max msg size %u", len,
+				ep->max_msg_size);
+	if (ep->ctx.state != DOCA_CTX_STATE_RUNNING)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "comch send alloc_init: context not running");
+	t = ep->free_tasks;
+	if (t == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	ep->free_tasks = t->next;
+	sim_task_init(&t->base, &send_task_ops, &ep->ctx, sim_task_cb_cast(ep->send_done_cb),
+		      sim_task_cb_cast(ep->send_err_cb), none);
+	t->next = NULL;
+	t->conn = peer;
+	t->len = len;
+	if (len > 0)
+		memcpy(t->msg, msg, len);
+	*task = t;
+	return DOCA_SUCCESS;
+}
+
+static void send_task_free(struct doca_task *task)
+{
+	struct doca_comch_task_send *t = (struct doca_comch_task_send *)task;
+	struct comch_endpoint *ep = (struct comch_endpoint *)task->ctx;
+
+	sim_task_fini(task);
+	t->conn = NULL;
+	t->next = ep->free_tasks;
+	ep->free_tasks = t;
+}
+
+static void pending_pop(struct doca_comch_connection *conn)
+{
+	conn->pending_head = conn->pending_head->next;
+	if (conn->pending_head == NULL)
+		conn->pending_tail = NULL;
+}
+
+int comch_send_flush(struct doca_comch_connection *conn)
+{
+	int did = 0;
+
+	while (conn->pending_head != NULL && conn->fd >= 0) {
+		struct doca_comch_task_send *t = conn->pending_head;
+		int rc = comch_conn_send_frame(conn, COMCH_FRAME_MSG, 0, t->msg, t->len, -1);
+
+		if (rc == -EAGAIN)
+			break; /* the peer's queue is full: retry on a later progress */
+		pending_pop(conn);
+		t->next = NULL;
+		did = 1;
+		if (rc != 0) {
+			sim_task_complete(&t->base, DOCA_ERROR_NOT_CONNECTED);
+			continue;
+		}
+		conn->counters[DOCA_COMCH_COUNTER_SENT_MESSAGES]++;
+		conn->counters[DOCA_COMCH_COUNTER_SENT_BYTES] += t->len;
+		sim_task_complete(&t->base, DOCA_SUCCESS);
+	}
+	return did;
+}
+
+void comch_send_fail_pending(struct doca_comch_connection *conn, doca_error_t status)
+{
+	while (conn->pending_head != NULL) {
+		struct doca_comch_task_send *t = conn->pending_head;
+
+		pending_pop(conn);
+		t->next = NULL;
+		sim_task_complete(&t->base, status);
+	}
+}
+
+/* Submit hook shared by server and client contexts */
+doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task)
+{
+	struct doca_comch_task_send *t = (struct doca_comch_task_send *)task;
+	struct doca_comch_connection *conn = t->conn;
+
+	(void)ctx;
+	if (conn == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (conn->state != COMCH_CONN_ACTIVE) {
+		/* A dead connection is a task failure, reported through the error callback like DOCA does */
+		sim_task_complete(task, DOCA_ERROR_NOT_CONNECTED);
+		return DOCA_SUCCESS;
+	}
+	t->next = NULL;
+	if (conn->pending_tail != NULL)
+		conn->pending_tail->next = t;
+	else
+		conn->pending_head = t;
+	conn->pending_tail = t;
+	/* Write right away when the socket has room: keeps latency low without waiting for the next progress */
+	(void)comch_send_flush(conn);
+	return DOCA_SUCCESS;
+}
+
+SIM_EXPORT struct doca_task *doca_comch_task_send_as_task(struct doca_comch_task_send *task)
+{
+	return task == NULL ? NULL : &task->base;
+}
+
+SIM_EXPORT doca_error_t doca_comch_server_task_send_alloc_init(struct doca_comch_server *comch_server,
+							       struct doca_comch_connection *peer, const void *msg,
+							       uint32_t len, struct doca_comch_task_send **task)
+{
+	if (comch_server == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	return comch_send_alloc_init(&comch_server->ep, peer, msg, len, task);
+}
+
+SIM_EXPORT doca_error_t doca_comch_client_task_send_alloc_init(struct doca_comch_client *comch_client,
+							       struct doca_comch_connection *peer, const void *msg,
+							       uint32_t len, struct doca_comch_task_send **task)
+{
+	if (comch_client == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	return comch_send_alloc_init(&comch_client->ep, peer, msg, len, task);
+}

@@ -1,0 +1,141 @@
+/*
+ * Diagnostics of the software device: live-object counters (leak tests), logging, the runtime directory and the two
+ * non-DOCA exported functions doca_sim_live_objects / doca_sim_describe.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <doca_sim.h>
+
+#include "internal.h"
+
+static _Atomic uint64_t live[SIM_KIND_COUNT_];
+
+static const char *const kind_names[SIM_KIND_COUNT_] = {
+	[SIM_KIND_DEVINFO_LIST] = "devinfo_lists",
+	[SIM_KIND_DEVINFO_REP_LIST] = "rep_lists",
+	[SIM_KIND_DEV] = "devs",
+	[SIM_KIND_DEV_REP] = "dev_reps",
+	[SIM_KIND_MMAP] = "mmaps",
+	[SIM_KIND_BUF_INVENTORY] = "inventories",
+	[SIM_KIND_BUF] = "bufs",
+	[SIM_KIND_PE] = "pes",
+	[SIM_KIND_CTX] = "ctxs",
+	[SIM_KIND_TASK] = "tasks",
+	[SIM_KIND_CONNECTION] = "connections",
+};
+
+void sim_live_inc(enum sim_kind kind)
+{
+	atomic_fetch_add_explicit(&live[kind], 1, memory_order_relaxed);
+}
+
+void sim_live_dec(enum sim_kind kind)
+{
+	atomic_fetch_sub_explicit(&live[kind], 1, memory_order_relaxed);
+}
+
+uint64_t sim_live_count(enum sim_kind kind)
+{
+	return atomic_load_explicit(&live[kind], memory_order_relaxed);
+}
+
+static int log_level(void)
+{
+	static int level = -1;
+
+	if (level < 0) {
+		const char *env = getenv("DOCA_SIM_LOG");
+		level = (env != NULL && *env != '\0') ? atoi(env) : SIM_LOG_ERROR;
+	}
+	return level;
+}
+
+static void vlog(const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "[doca-sim %d] %s\n", (int)getpid(), line);
+}
+
+void sim_log(enum sim_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if ((int)level > log_level())
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+doca_error_t sim_fail(doca_error_t err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_level() >= SIM_LOG_DEBUG) {
+		va_start(ap, fmt);
+		vlog(fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+const char *sim_dir(void)
+{
+	static char dir[512];
+
+	if (dir[0] == '\0') {
+		const char *env = getenv("DOCA_SIM_DIR");
+		const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+		if (env != NULL && *env != '\0')
+			snprintf(dir, sizeof(dir), "%s", env);
+		else if (xdg != NULL && *xdg != '\0')
+			snprintf(dir, sizeof(dir), "%s/doca-sim", xdg);
+		else
+			snprintf(dir, sizeof(dir), "/tmp/doca-sim-%u", (unsigned)getuid());
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+			sim_log(SIM_LOG_ERROR, "cannot create DOCA_SIM_DIR %s: %s", dir, strerror(errno));
+	}
+	return dir;
+}
+
+uint64_t doca_sim_live_objects(void)
+{
+	uint64_t total = 0;
+
+	for (int kind = 0; kind < SIM_KIND_COUNT_; kind++)
+		total += sim_live_count((enum sim_kind)kind);
+	return total;
+}
+
+const char *doca_sim_describe(void)
+{
+	static char text[1024];
+	struct doca_devinfo **devs = NULL;
+	size_t count = 0;
+	size_t used;
+
+	used = (size_t)snprintf(text, sizeof(text), "side=%s", sim_side() == SIM_SIDE_DPU ? "dpu" : "host");
+	if (sim_devices(&devs, &count) == DOCA_SUCCESS) {
+		for (size_t i = 0; i < count && used < sizeof(text); i++) {
+			used += (size_t)snprintf(text + used, sizeof(text) - used, " dev=%s(%s,reps=%zu)", devs[i]->pci_addr,
+						 devs[i]->ibdev_name, devs[i]->num_reps);
+		}
+	} else if (used < sizeof(text)) {
+		used += (size_t)snprintf(text + used, sizeof(text) - used, " devices=bad-config");
+	}
+	for (int kind = 0; kind < SIM_KIND_COUNT_ && used < sizeof(text); kind++)
+		used += (size_t)snprintf(text + used, sizeof(text) - used, " %s=%llu", kind_names[kind],
+					 (unsigned long long)sim_live_count((enum sim_kind)kind));
+	return text;
+}

@@ -1,0 +1,35 @@
+/*
+ * Shared between dma.c (context, tasks) and dma_copy.c (validation and data movement).
+ */
+#ifndef SIM_DMA_INTERNAL_H_
+#define SIM_DMA_INTERNAL_H_
+
+#include <doca_dma.h>
+
+#include "internal.h"
+
+struct doca_dma_task_memcpy {
+	struct doca_task task; /* first: the generic code sees a struct doca_task */
+	struct doca_dma *dma;
+	const struct doca_buf *src;
+	struct doca_buf *dst;
+	bool allocated;
+};
+
+struct doca_dma {
+	struct doca_ctx ctx; /* first: doca_dma_as_ctx is a cast */
+	struct doca_dma_task_memcpy *tasks; /* pool of num_tasks */
+	uint32_t num_tasks;
+	struct doca_task *free_tasks;
+	struct doca_task *pending_head; /* submitted, not yet executed */
+	struct doca_task *pending_tail;
+	sim_task_cb_t success_cb;
+	sim_task_cb_t error_cb;
+};
+
+/* Checks done at submit: buffers present, sizes within the device caps and the destination's room */
+doca_error_t sim_dma_validate(const struct doca_dma *dma, const struct doca_dma_task_memcpy *task);
+/* Move the bytes (memcpy or process_vm_readv/writev) after the permission and export checks; the task's status */
+doca_error_t sim_dma_execute(const struct doca_dma *dma, struct doca_dma_task_memcpy *task);
+
+#endif /* SIM_DMA_INTERNAL_H_ */

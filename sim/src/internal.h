@@ -1,0 +1,311 @@
+/*
+ * Object model of the software DOCA device, shared by every sim/src file (common, dma and comch libraries).
+ *
+ * Public DOCA handles are the structs below. Context kinds (doca_dma, doca_comch_server, ...) embed struct doca_ctx as
+ * their FIRST member, and task kinds embed struct doca_task as their FIRST member, so the generic code in ctx.c / pe.c /
+ * task.c drives all of them through small vtables. Nothing here is part of the public DOCA API.
+ *
+ * Threading: like DOCA, one progress engine and the contexts connected to it belong to one thread. Only the export
+ * registry (a mutex; its shared file entries are read by other processes through atomics) and the live-object
+ * counters (atomics) are safe to touch from any thread.
+ */
+#ifndef SIM_INTERNAL_H_
+#define SIM_INTERNAL_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <doca_buf.h>
+#include <doca_buf_inventory.h>
+#include <doca_ctx.h>
+#include <doca_dev.h>
+#include <doca_error.h>
+#include <doca_mmap.h>
+#include <doca_pe.h>
+#include <doca_types.h>
+
+/* Built with -fvisibility=hidden: only DOCA API functions and cross-library sim_* internals are exported. */
+#define SIM_EXPORT __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------------------------------------------------------
+ * Diagnostics: live-object counters and logging
+ * ------------------------------------------------------------------------------------------------------------------ */
+
+enum sim_kind {
+	SIM_KIND_DEVINFO_LIST,
+	SIM_KIND_DEVINFO_REP_LIST,
+	SIM_KIND_DEV,
+	SIM_KIND_DEV_REP,
+	SIM_KIND_MMAP,
+	SIM_KIND_BUF_INVENTORY,
+	SIM_KIND_BUF, /* bufs currently taken from inventories */
+	SIM_KIND_PE,
+	SIM_KIND_CTX, /* every context kind: dma, comch server/client/producer/consumer */
+	SIM_KIND_TASK, /* tasks allocated and not freed */
+	SIM_KIND_CONNECTION,
+	SIM_KIND_COUNT_,
+};
+
+SIM_EXPORT void sim_live_inc(enum sim_kind kind);
+SIM_EXPORT void sim_live_dec(enum sim_kind kind);
+SIM_EXPORT uint64_t sim_live_count(enum sim_kind kind);
+
+/* Log levels of DOCA_SIM_LOG (0 silent, 1 errors = default, 2 debug). Config problems are always printed. */
+enum sim_log_level { SIM_LOG_ALWAYS = 0, SIM_LOG_ERROR = 1, SIM_LOG_DEBUG = 2 };
+
+SIM_EXPORT void sim_log(enum sim_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Log why a call fails (debug level) and return err: `return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap started", __func__);` */
+SIM_EXPORT doca_error_t sim_fail(doca_error_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Runtime directory shared by host and DPU processes (DOCA_SIM_DIR, created 0700). Stable for the process lifetime. */
+SIM_EXPORT const char *sim_dir(void);
+
+/* ------------------------------------------------------------------------------------------------------------------
+ * Devices
+ * ------------------------------------------------------------------------------------------------------------------ */
+
+enum sim_side { SIM_SIDE_HOST = 0, SIM_SIDE_DPU = 1 };
+
+/* Side of this process (DOCA_SIM_SIDE, read once) */
+SIM_EXPORT enum sim_side sim_side(void);
+
+struct sim_caps {
+	bool dma_memcpy_supported;
+	uint64_t dma_max_buf_size;     /* bytes; default 2 MiB */
+	uint32_t dma_max_buf_list_len; /* default 1 */
+	uint32_t dma_max_num_tasks;    /* upper bound of doca_dma_task_memcpy_set_conf's num_tasks */
+	bool comch_server_supported;   /* default: dpu side */
+	bool comch_client_supported;   /* default: host side */
+	uint32_t comch_max_msg_size;   /* default 4080 */
+	uint32_t comch_max_name_len;   /* including the NUL */
+	uint32_t comch_max_clients;
+	uint32_t comch_max_recv_queue_size;
+	uint32_t comch_max_send_tasks;
+	uint32_t comch_max_buf_size;   /* producer/consumer fast path */
+};
+
+struct doca_devinfo_rep {
+	char pci_addr[DOCA_DEVINFO_REP_PCI_ADDR_SIZE]; /* PCI address of the host function this represents */
+	char vuid[DOCA_DEVINFO_REP_VUID_SIZE];
+	enum doca_pci_func_type func_type;
+	uint32_t filter_bits;                         /* DOCA_DEVINFO_REP_FILTER_* it matches (NET, EMULATED) */
+	struct doca_devinfo *owner;                   /* the DPU device that owns the representor */
+};
+
+struct doca_devinfo {
+	char pci_addr[DOCA_DEVINFO_PCI_ADDR_SIZE]; /* canonical "0000:b1:00.1" */
+	char ibdev_name[DOCA_DEVINFO_IBDEV_NAME_SIZE];
+	char iface_name[DOCA_DEVINFO_IFACE_NAME_SIZE];
+	enum doca_pci_func_type func_type;
+	uint32_t sf_index;                         /* meaningful for DOCA_PCI_FUNC_TYPE_SF only */
+	enum sim_side side;
+	struct sim_caps caps;
+	struct doca_devinfo_rep *reps;             /* representors this device owns (DPU side) */
+	size_t num_reps;
+};
+
+/* The device table of this process: built once from DOCA_SIM_CONFIG / DOCA_SIM_SIDE and kept for the process lifetime,
+ * so devinfo pointers stay valid after doca_devinfo_destroy_list. Returns DOCA_ERROR_BAD_CONFIG etc. on a bad config. */
+SIM_EXPORT doca_error_t sim_devices(struct doca_devinfo ***devinfos, size_t *count);
+/* The devices of the other side of the link (same configuration), used to decide who may reach whose exports */
+SIM_EXPORT doca_error_t sim_peer_devices(struct doca_devinfo ***devinfos, size_t *count);
+
+struct doca_dev {
+	struct doca_devinfo *info;
+	uint32_t refs; /* mmaps and contexts using it: doca_dev_close refuses with IN_USE while > 0 */
+};
+
+struct doca_dev_rep {
+	struct doca_devinfo_rep *info;
+	uint32_t refs;
+};
+
+SIM_EXPORT void sim_dev_ref(struct doca_dev *dev);
+SIM_EXPORT void sim_dev_unref(struct doca_dev *dev);
+
+/* Canonicalise "b1:00.1" / "0000:B1:00.1" into "0000:b1:00.1"; false if it is not a PCI address */
+SIM_EXPORT bool sim_pci_canonical(const char *in, char out[DOCA_DEVINFO_PCI_ADDR_SIZE]);
+/* Equal PCI addresses, both forms accepted, case-insensitive; false if either is malformed */
+SIM_EXPORT bool sim_pci_equal(const char *a, const char *b);
+
+/* True when a process using `importer` may reach memory exported through a device with PCI address exporter_pci:
+ * a DPU device owning a representor of that host function; a host device represented on the exporting DPU device
+ * (the host copying DPU memory); or the very same device within the exporting process (same_process: local use). */
+SIM_EXPORT bool sim_dev_can_reach(const struct doca_devinfo *importer, const char *exporter_pci, bool same_process);
+
+/* ------------------------------------------------------------------------------------------------------------------
+ * Progress engine, contexts and tasks
+ * ------------------------------------------------------------------------------------------------------------------ */
+
+struct doca_task;
+
+/* Per-kind behaviour of a context. Every hook is optional except where noted. */
+struct sim_ctx_ops {
+	const char *kind; /* "dma", "comch_server", ... (diagnostics) */
+	/* IDLE -> ...: DOCA_SUCCESS makes the ctx RUNNING; DOCA_ERROR_IN_PROGRESS makes it STARTING and the kind later
+	 * calls sim_ctx_set_state(ctx, DOCA_CTX_STATE_RUNNING) (from its progress hook); any other error leaves it IDLE. */
+	doca_error_t (*start)(struct doca_ctx *ctx);
+	/* RUNNING/STARTING -> STOPPING: flush whatever the kind still holds (sim_task_complete with an error status).
+	 * DOCA_ERROR_IN_PROGRESS: the kind needs more progress calls and calls sim_ctx_kind_stopped(ctx) when done.
+	 * The generic code moves the ctx to IDLE once the kind has stopped and no task is in flight. */
+	doca_error_t (*stop)(struct doca_ctx *ctx);
+	/* Called by doca_pe_progress for every connected ctx (before completions run): execute queued work, poll sockets.
+	 * Return nonzero if anything happened. */
+	int (*progress)(struct doca_ctx *ctx);
+	/* Validate and accept a task of this ctx (called by doca_task_submit with the ctx RUNNING). Must not call user
+	 * callbacks: complete with sim_task_complete (now or later). Required if the kind has tasks. */
+	doca_error_t (*submit)(struct doca_ctx *ctx, struct doca_task *task);
+};
+
+struct doca_ctx {
+	const struct sim_ctx_ops *ops;
+	enum doca_ctx_states state;
+	union doca_data user_data;
+	doca_ctx_state_changed_callback_t state_changed_cb;
+	struct doca_pe *pe;         /* set by doca_pe_connect_ctx */
+	struct doca_ctx *pe_next;   /* link in pe->ctxs */
+	struct doca_dev *dev;       /* device the ctx was created on (may be NULL) */
+	size_t inflight;            /* submitted, completion callback not yet run */
+	size_t allocated_tasks;     /* allocated and not freed (informative; DOCA requires them freed before stop ends) */
+	bool kind_stopping;         /* ops->stop returned IN_PROGRESS and sim_ctx_kind_stopped was not called yet */
+};
+
+/* Initialise the embedded ctx of a new context object (state IDLE); counts a live SIM_KIND_CTX */
+SIM_EXPORT void sim_ctx_init(struct doca_ctx *ctx, const struct sim_ctx_ops *ops, struct doca_dev *dev);
+/* Checks before destroying a context object: DOCA_ERROR_BAD_STATE unless IDLE. Disconnects it from its pe. */
+SIM_EXPORT doca_error_t sim_ctx_fini(struct doca_ctx *ctx);
+/* Change state and call the user's state-changed callback (if the state really changes) */
+SIM_EXPORT void sim_ctx_set_state(struct doca_ctx *ctx, enum doca_ctx_states next);
+/* The kind finished an asynchronous stop (see sim_ctx_ops.stop) */
+SIM_EXPORT void sim_ctx_kind_stopped(struct doca_ctx *ctx);
+/* True while the ctx accepts configuration (IDLE) */
+static inline bool sim_ctx_is_idle(const struct doca_ctx *ctx) { return ctx->state == DOCA_CTX_STATE_IDLE; }
+
+/* Completion callbacks of one task kind, both with DOCA's generic shape; kinds store their typed callbacks here
+ * through sim_task_cb_cast (every DOCA task callback is (task*, union doca_data, union doca_data)). */
+typedef void (*sim_task_cb_t)(struct doca_task *task, union doca_data task_user_data, union doca_data ctx_user_data);
+#define sim_task_cb_cast(cb) ((sim_task_cb_t)(void (*)(void))(cb))
+
+/* Per-kind task behaviour */
+struct sim_task_ops {
+	const char *kind;                       /* "dma_memcpy", "comch_send", ... */
+	void (*free)(struct doca_task *task);   /* return the task to its pool (doca_task_free); required */
+};
+
+struct doca_task {
+	const struct sim_task_ops *ops;
+	struct doca_ctx *ctx;
+	union doca_data user_data;
+	doca_error_t status;
+	sim_task_cb_t success_cb;
+	sim_task_cb_t error_cb;
+	struct doca_task *next;  /* intrusive link: pool free list, kind queues, pe completion queue */
+	bool submitted;          /* owned by DOCA: between successful submit and its callback */
+};
+
+/* Status of tasks flushed by doca_ctx_stop before they ran */
+#define SIM_TASK_FLUSHED_STATUS DOCA_ERROR_IO_FAILED
+
+/* Initialise the embedded task of a freshly allocated task object (counts a live SIM_KIND_TASK) */
+SIM_EXPORT void sim_task_init(struct doca_task *task, const struct sim_task_ops *ops, struct doca_ctx *ctx,
+			      sim_task_cb_t success_cb, sim_task_cb_t error_cb, union doca_data user_data);
+/* Undo sim_task_init (called by the kind's free hook) */
+SIM_EXPORT void sim_task_fini(struct doca_task *task);
+/* Record the result and queue the task on its pe's completion queue; the callback runs from a later
+ * doca_pe_progress (never inside submit). DOCA_SUCCESS -> success_cb, anything else -> error_cb. */
+SIM_EXPORT void sim_task_complete(struct doca_task *task, doca_error_t status);
+
+struct doca_pe {
+	struct doca_ctx *ctxs;         /* connected contexts (singly linked through pe_next) */
+	size_t num_ctxs;
+	struct doca_task *done_head;   /* completion queue (FIFO) */
+	struct doca_task *done_tail;
+	size_t inflight;               /* tasks submitted through contexts of this pe, callback not yet run */
+	int epoll_fd;                  /* DOCA's notification handle */
+	int event_fd;                  /* in epoll_fd; made readable when completions are queued */
+	bool event_fd_signalled;
+	bool armed;                    /* doca_pe_request_notification called: someone may wait on epoll_fd */
+	bool in_progress;              /* inside doca_pe_progress (guards against re-entry from callbacks) */
+};
+
+/* Remove ctx from its pe (sim_ctx_fini); internal to libdoca_common */
+void sim_pe_disconnect(struct doca_ctx *ctx);
+
+/* Let the pe's notification handle wake up when fd is readable (comch sockets). ctx is for bookkeeping. */
+SIM_EXPORT doca_error_t sim_pe_watch_fd(struct doca_pe *pe, int fd, struct doca_ctx *ctx);
+SIM_EXPORT void sim_pe_unwatch_fd(struct doca_pe *pe, int fd);
+/* Make the notification handle readable (something will be done by the next doca_pe_progress). Cheap when nobody
+ * armed the pe: the eventfd is only written while armed. */
+SIM_EXPORT void sim_pe_signal(struct doca_pe *pe);
+
+/* ------------------------------------------------------------------------------------------------------------------
+ * Memory: mmap, export registry, bufs, inventories
+ * ------------------------------------------------------------------------------------------------------------------ */
+
+#define SIM_MMAP_MAX_DEVS 8
+#define SIM_EXPORT_KEY_LEN 16
+
+/* Where an imported mmap's memory lives and how to re-validate it before every access */
+struct sim_remote {
+	pid_t pid;                                  /* exporter's process */
+	uint64_t nonce;                             /* exporter's registry file nonce */
+	uint32_t index;                             /* entry in the exporter's registry */
+	uint8_t key[SIM_EXPORT_KEY_LEN];
+	char exporter_pci[DOCA_DEVINFO_PCI_ADDR_SIZE];
+	const struct sim_registry_entry *entry;     /* the entry inside the exporter's registry file, mapped read-only */
+	void *map_base;                             /* the mapping holding entry (munmap on destroy) */
+	size_t map_len;
+};
+
+struct doca_mmap {
+	bool started;
+	bool from_export;             /* created by doca_mmap_create_from_export: memory is in another process */
+	void *base;                   /* start of the range: in this process, or the exporter's address if from_export */
+	size_t len;
+	uint32_t permissions;         /* DOCA_ACCESS_FLAG_* bits */
+	struct doca_dev *devs[SIM_MMAP_MAX_DEVS];
+	size_t num_devs;
+	union doca_data user_data;
+	doca_mmap_memrange_free_cb_t *free_cb;
+	void *free_cb_opaque;
+	size_t live_bufs;             /* bufs from any inventory referencing this mmap */
+	/* exporter side */
+	int export_index;             /* entry in our registry, -1 when not exported */
+	bool exported;
+	void *export_descs[SIM_MMAP_MAX_DEVS]; /* per device in devs[]: descriptor from doca_mmap_export_pci (owned) */
+	/* importer side */
+	struct sim_remote remote;
+};
+
+/* Re-check, right before touching [addr, addr+len) of an imported mmap, that the export is still live, the key still
+ * matches and the range lies inside. DOCA_ERROR_NOT_PERMITTED if revoked/forged/out of range. */
+SIM_EXPORT doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_t len);
+/* Append one line to DOCA_SIM_TRACE (no-op if unset) describing a remote access */
+SIM_EXPORT void sim_trace_remote(const struct doca_mmap *mmap, uint64_t addr, size_t len, char rw, const char *verdict);
+
+struct doca_buf {
+	struct doca_mmap *mmap;
+	struct doca_buf_inventory *inv;
+	void *head;                 /* buffer start (an address in the exporter's process for remote mmaps) */
+	size_t len;                 /* buffer length */
+	void *data;                 /* data start, head <= data <= head + len */
+	size_t data_len;
+	uint16_t refcount;          /* 0 = free in its inventory */
+	struct doca_buf *next;      /* next in list (chain_list) or next free in the inventory */
+	struct doca_buf *last;      /* list head only: last element (O(1) chaining) */
+	uint32_t list_len;          /* elements in the list it heads; 0 marks a non-head list member (or a free buf) */
+};
+
+struct doca_buf_inventory {
+	bool started;
+	size_t num_elements;
+	size_t num_free;
+	struct doca_buf *bufs;      /* num_elements slots */
+	struct doca_buf *free_list;
+	union doca_data user_data;
+};
+
+#endif /* SIM_INTERNAL_H_ */

@@ -1,0 +1,507 @@
+/*
+ * Cross-process DMA on the software device. This program is the DPU-side importer; it starts a copy of itself as the
+ * host-side exporter (DOCA_SIM_SIDE=host) and talks to it over two pipes: the host exports a buffer with
+ * doca_mmap_export_pci and sends the descriptor, the DPU maps it with doca_mmap_create_from_export and runs memcpy
+ * tasks against it. One scenario per run:
+ *
+ *   to_host       DPU writes into a PCI_READ_WRITE export; the host checks every byte
+ *   from_host     DPU reads a PCI_READ_ONLY export; the DPU checks every byte
+ *   ro_write      DPU writes into a PCI_READ_ONLY export       -> task DOCA_ERROR_NOT_PERMITTED, host bytes unchanged
+ *   revoked       host stops its mmap after the DPU imported   -> task DOCA_ERROR_NOT_PERMITTED
+ *   forged        descriptor with a flipped key / bad magic    -> DOCA_ERROR_NOT_PERMITTED / DOCA_ERROR_INVALID_VALUE
+ *   wrong_device  DPU whose representor is another PCI function -> DOCA_ERROR_NOT_PERMITTED
+ *   peer_host     another host-side process imports the export  -> DOCA_ERROR_NOT_PERMITTED
+ *   host_reads_dpu  roles swapped: the DPU exports, the host imports through its device and reads every byte
+ *   out_of_range  bufs outside the exported range              -> DOCA_ERROR_INVALID_VALUE, oversize task refused
+ *   vanished      host process exits after the import          -> task DOCA_ERROR_IO_FAILED
+ *
+ * Usage: dma_remote <scenario>      (the host role is `dma_remote --host <scenario> <read fd> <write fd>`)
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <doca_dma.h>
+
+#include "sim_test_util.h"
+
+#define BUF_LEN (256 * 1024 + 7)
+#define HOST_SEED 2
+#define DPU_SEED 3
+
+struct msg {
+	char cmd[16];
+	uint64_t addr;
+	uint64_t len;
+	uint32_t desc_len;
+	uint8_t desc[512];
+};
+
+static void send_msg(int fd, const char *cmd, uint64_t addr, uint64_t len, const void *desc, size_t desc_len)
+{
+	struct msg m;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.cmd, sizeof(m.cmd), "%s", cmd);
+	m.addr = addr;
+	m.len = len;
+	T_TRUE(desc_len <= sizeof(m.desc));
+	m.desc_len = (uint32_t)desc_len;
+	if (desc_len > 0)
+		memcpy(m.desc, desc, desc_len);
+	T_TRUE(write(fd, &m, sizeof(m)) == (ssize_t)sizeof(m));
+}
+
+static void recv_msg(int fd, struct msg *m)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*m)) {
+		ssize_t n = read(fd, (char *)m + got, sizeof(*m) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			t_say("FAIL peer closed the pipe");
+			exit(1);
+		}
+		got += (size_t)n;
+	}
+}
+
+/* ---------------------------------------------------------------- host role: export and obey */
+
+static int host_main(const char *scenario, int rfd, int wfd)
+{
+	bool writable = strcmp(scenario, "to_host") == 0;
+	uint32_t perms = writable ? (DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE)
+				  : DOCA_ACCESS_FLAG_PCI_READ_ONLY;
+	struct doca_dev *dev = t_open_first_dev();
+	uint8_t *buf = malloc(BUF_LEN);
+	struct doca_mmap *mmap;
+	const void *desc;
+	size_t desc_len;
+	struct msg m;
+
+	T_TRUE(buf != NULL);
+	if (writable)
+		memset(buf, 0, BUF_LEN);
+	else
+		t_fill(buf, BUF_LEN, HOST_SEED);
+	mmap = t_mmap(dev, buf, BUF_LEN, perms);
+	T_OK(doca_mmap_export_pci(mmap, dev, &desc, &desc_len));
+	send_msg(wfd, "desc", (uint64_t)(uintptr_t)buf, BUF_LEN, desc, desc_len);
+	for (;;) {
+		recv_msg(rfd, &m);
+		if (strcmp(m.cmd, "stop") == 0) {
+			T_OK(doca_mmap_stop(mmap));
+			send_msg(wfd, "stopped", 0, 0, NULL, 0);
+		} else if (strcmp(m.cmd, "exit") == 0) {
+			_exit(0); /* vanish without any cleanup */
+		} else if (strcmp(m.cmd, "verify") == 0) {
+			send_msg(wfd, t_check(buf, BUF_LEN, (uint32_t)m.addr) ? "verified" : "mismatch", 0, 0, NULL, 0);
+		} else if (strcmp(m.cmd, "done") == 0) {
+			break;
+		}
+	}
+	T_OK(doca_mmap_destroy(mmap));
+	T_OK(doca_dev_close(dev));
+	T_TRUE(doca_sim_live_objects() == 0);
+	free(buf);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- DPU role: import and copy */
+
+struct copy_state {
+	int done;
+	doca_error_t status;
+};
+
+static void on_copy(struct doca_dma_task_memcpy *task, union doca_data task_user_data, union doca_data ctx_user_data)
+{
+	struct copy_state *st = task_user_data.ptr;
+
+	(void)ctx_user_data;
+	st->status = doca_task_get_status(doca_dma_task_memcpy_as_task(task));
+	st->done = 1;
+	doca_task_free(doca_dma_task_memcpy_as_task(task));
+}
+
+struct dpu {
+	struct doca_dev *dev;
+	struct doca_pe *pe;
+	struct doca_dma *dma;
+	struct doca_buf_inventory *inv;
+	uint8_t *local;
+	struct doca_mmap *local_mmap;
+	int rfd, wfd;
+	pid_t host;
+	struct msg desc;
+};
+
+/* Submit one memcpy; returns the submit error, or the task's completion status */
+static doca_error_t run_copy(struct dpu *d, struct doca_buf *src, struct doca_buf *dst)
+{
+	struct copy_state st = {0};
+	struct doca_dma_task_memcpy *task;
+	union doca_data ud = {.ptr = &st};
+	doca_error_t err;
+
+	T_OK(doca_dma_task_memcpy_alloc_init(d->dma, src, dst, ud, &task));
+	err = doca_task_submit(doca_dma_task_memcpy_as_task(task));
+	if (err != DOCA_SUCCESS) {
+		doca_task_free(doca_dma_task_memcpy_as_task(task));
+		return err;
+	}
+	t_progress_until(d->pe, &st.done);
+	return st.status;
+}
+
+static struct doca_mmap *import(struct dpu *d)
+{
+	struct doca_mmap *remote;
+
+	T_OK(doca_mmap_create_from_export(NULL, d->desc.desc, d->desc.desc_len, d->dev, &remote));
+	return remote;
+}
+
+static void *remote_addr(struct dpu *d, uint64_t offset)
+{
+	return (void *)(uintptr_t)(d->desc.addr + offset);
+}
+
+static void host_says(struct dpu *d, const char *cmd, uint64_t arg, const char *want)
+{
+	struct msg m;
+
+	send_msg(d->wfd, cmd, arg, 0, NULL, 0);
+	if (want == NULL)
+		return;
+	recv_msg(d->rfd, &m);
+	if (strcmp(m.cmd, want) != 0) {
+		t_say("FAIL host answered %s to %s, expected %s", m.cmd, cmd, want);
+		exit(1);
+	}
+}
+
+static void scenario_to_host(struct dpu *d)
+{
+	struct doca_mmap *remote = import(d);
+	struct doca_buf *src, *dst;
+
+	t_fill(d->local, BUF_LEN, DPU_SEED);
+	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, BUF_LEN, &src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, 0), BUF_LEN, &dst));
+	T_OK(run_copy(d, src, dst));
+	host_says(d, "verify", DPU_SEED, "verified");
+	t_say("ok DPU wrote %d bytes into host memory, host verified them", BUF_LEN);
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	T_OK(doca_mmap_destroy(remote));
+}
+
+/* Copy the whole export into local memory and check every byte */
+static void read_export(struct dpu *d)
+{
+	struct doca_mmap *remote = import(d);
+	struct doca_buf *src, *dst;
+
+	memset(d->local, 0, BUF_LEN);
+	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
+	T_OK(run_copy(d, src, dst));
+	T_TRUE(t_check(d->local, BUF_LEN, HOST_SEED));
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	T_OK(doca_mmap_destroy(remote));
+}
+
+static void scenario_from_host(struct dpu *d)
+{
+	read_export(d);
+	t_say("ok DPU read %d bytes of host memory and verified them", BUF_LEN);
+}
+
+static void scenario_host_reads_dpu(struct dpu *d)
+{
+	read_export(d);
+	t_say("ok host read %d bytes of DPU memory and verified them", BUF_LEN);
+}
+
+static void scenario_ro_write(struct dpu *d)
+{
+	struct doca_mmap *remote = import(d);
+	struct doca_buf *src, *dst;
+
+	t_fill(d->local, BUF_LEN, DPU_SEED);
+	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, 4096, &src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, 0), BUF_LEN, &dst));
+	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_NOT_PERMITTED);
+	host_says(d, "verify", HOST_SEED, "verified");
+	t_say("ok write into a PCI_READ_ONLY export: DOCA_ERROR_NOT_PERMITTED, host bytes unchanged");
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	T_OK(doca_mmap_destroy(remote));
+}
+
+static void scenario_revoked(struct dpu *d)
+{
+	struct doca_mmap *remote = import(d);
+	struct doca_buf *src, *dst;
+
+	memset(d->local, 0, BUF_LEN);
+	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
+	host_says(d, "stop", 0, "stopped");
+	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_NOT_PERMITTED);
+	for (size_t i = 0; i < BUF_LEN; i++)
+		T_TRUE(d->local[i] == 0);
+	t_say("ok copy from a revoked export: DOCA_ERROR_NOT_PERMITTED, nothing copied");
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	T_OK(doca_mmap_destroy(remote));
+	/* A fresh import of the revoked descriptor is refused too */
+	T_EXPECT_ERR(doca_mmap_create_from_export(NULL, d->desc.desc, d->desc.desc_len, d->dev, &remote),
+		     DOCA_ERROR_NOT_PERMITTED);
+	t_say("ok import of a revoked export: DOCA_ERROR_NOT_PERMITTED");
+}
+
+static void scenario_forged(struct dpu *d)
+{
+	uint8_t forged[sizeof(d->desc.desc)];
+	struct doca_mmap *remote = NULL;
+	size_t len = d->desc.desc_len;
+
+	/* The 128-bit key sits after magic/version/length/pid/index/nonce (24 bytes) in our descriptor */
+	memcpy(forged, d->desc.desc, len);
+	forged[24] ^= 0x5a;
+	T_EXPECT_ERR(doca_mmap_create_from_export(NULL, forged, len, d->dev, &remote), DOCA_ERROR_NOT_PERMITTED);
+	t_say("ok forged key: DOCA_ERROR_NOT_PERMITTED");
+	memcpy(forged, d->desc.desc, len);
+	forged[0] ^= 0xff;
+	T_EXPECT_ERR(doca_mmap_create_from_export(NULL, forged, len, d->dev, &remote), DOCA_ERROR_INVALID_VALUE);
+	T_EXPECT_ERR(doca_mmap_create_from_export(NULL, d->desc.desc, len - 1, d->dev, &remote),
+		     DOCA_ERROR_INVALID_VALUE);
+	t_say("ok malformed descriptor: DOCA_ERROR_INVALID_VALUE");
+	T_TRUE(remote == NULL);
+}
+
+static void scenario_wrong_device(struct dpu *d)
+{
+	struct doca_mmap *remote = NULL;
+
+	T_EXPECT_ERR(doca_mmap_create_from_export(NULL, d->desc.desc, d->desc.desc_len, d->dev, &remote),
+		     DOCA_ERROR_NOT_PERMITTED);
+	t_say("ok import through a device that cannot reach the exporter's: DOCA_ERROR_NOT_PERMITTED");
+}
+
+static void scenario_out_of_range(struct dpu *d)
+{
+	struct doca_mmap *remote = import(d);
+	struct doca_buf *buf, *src, *dst;
+
+	T_EXPECT_ERR(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, BUF_LEN - 10), 20, &buf),
+		     DOCA_ERROR_INVALID_VALUE);
+	T_EXPECT_ERR(doca_buf_inventory_buf_get_by_addr(d->inv, remote, (uint8_t *)remote_addr(d, 0) - 1, 4, &buf),
+		     DOCA_ERROR_INVALID_VALUE);
+	t_say("ok bufs outside the exported range: DOCA_ERROR_INVALID_VALUE");
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, 0), 64, &src));
+	T_EXPECT_ERR(doca_buf_set_data(src, remote_addr(d, 0), 65), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_buf_set_data(src, remote_addr(d, 0), 64));
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, 32, &dst));
+	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_INVALID_VALUE);
+	t_say("ok task whose source does not fit its destination: DOCA_ERROR_INVALID_VALUE at submit");
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	T_OK(doca_mmap_destroy(remote));
+}
+
+/* Registry files of process pid in DOCA_SIM_DIR */
+static int registry_files_of(pid_t pid)
+{
+	char prefix[64];
+	const char *path = getenv("DOCA_SIM_DIR");
+	DIR *dir;
+	struct dirent *ent;
+	int count = 0;
+
+	T_TRUE(path != NULL); /* the test runner always gives a private one */
+	dir = opendir(path);
+	T_TRUE(dir != NULL);
+	snprintf(prefix, sizeof(prefix), "export-%d-", (int)pid);
+	while ((ent = readdir(dir)) != NULL)
+		count += strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
+	closedir(dir);
+	return count;
+}
+
+/* Export (and un-export) a small local buffer: the first export of a process creates its registry */
+static void export_something(struct dpu *d)
+{
+	const void *desc;
+	size_t desc_len;
+	struct doca_mmap *mmap = t_mmap(d->dev, d->local, 64, DOCA_ACCESS_FLAG_PCI_READ_ONLY);
+
+	T_OK(doca_mmap_export_pci(mmap, d->dev, &desc, &desc_len));
+	T_OK(doca_mmap_destroy(mmap));
+}
+
+static void scenario_vanished(struct dpu *d)
+{
+	struct doca_mmap *remote = import(d);
+	struct doca_buf *src, *dst;
+	pid_t host = d->host;
+	int status;
+
+	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
+	host_says(d, "exit", 0, NULL);
+	T_TRUE(waitpid(d->host, &status, 0) == d->host);
+	d->host = -1;
+	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_IO_FAILED);
+	t_say("ok copy from a vanished host process: DOCA_ERROR_IO_FAILED");
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	T_OK(doca_mmap_destroy(remote));
+	T_TRUE(registry_files_of(host) == 1); /* it died without cleaning up */
+	export_something(d);
+	T_TRUE(registry_files_of(host) == 0);
+	t_say("ok the registry file of the dead host was removed by the next exporter");
+}
+
+/* A configuration whose DPU representor is another host function than the exporter's 0000:b1:00.1 */
+static void use_wrong_representor_config(void)
+{
+	char path[600];
+	const char *dir = getenv("DOCA_SIM_DIR");
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/wrong-rep-%d.json", dir != NULL ? dir : "/tmp", (int)getpid());
+	f = fopen(path, "w");
+	T_TRUE(f != NULL);
+	fprintf(f, "{\"host\": {\"devices\": [{\"pci\": \"0000:b1:00.1\"}]},\n"
+		   " \"dpu\": {\"devices\": [{\"pci\": \"0000:03:00.1\", \"ibdev\": \"mlx5_1\",\n"
+		   "   \"representors\": [{\"pci\": \"0000:b1:00.0\", \"vuid\": \"OTHER\"}]}]}}\n");
+	fclose(f);
+	setenv("DOCA_SIM_CONFIG", path, 1);
+}
+
+/* The exporting child is the host, except when the host is the one copying */
+static const char *exporter_side(const char *scenario)
+{
+	return strcmp(scenario, "host_reads_dpu") == 0 ? "dpu" : "host";
+}
+
+static const char *importer_side(const char *scenario)
+{
+	return strcmp(scenario, "peer_host") == 0 || strcmp(scenario, "host_reads_dpu") == 0 ? "host" : "dpu";
+}
+
+static pid_t start_host(const char *scenario, int *rfd, int *wfd)
+{
+	int to_host[2], to_dpu[2];
+	pid_t pid;
+
+	T_TRUE(pipe(to_host) == 0 && pipe(to_dpu) == 0);
+	pid = fork();
+	T_TRUE(pid >= 0);
+	if (pid == 0) {
+		char rs[16], ws[16];
+
+		close(to_host[1]);
+		close(to_dpu[0]);
+		snprintf(rs, sizeof(rs), "%d", to_host[0]);
+		snprintf(ws, sizeof(ws), "%d", to_dpu[1]);
+		setenv("DOCA_SIM_SIDE", exporter_side(scenario), 1);
+		unsetenv("DOCA_SIM_CONFIG");
+		execl("/proc/self/exe", "dma_remote", "--host", scenario, rs, ws, (char *)NULL);
+		_exit(127);
+	}
+	close(to_host[0]);
+	close(to_dpu[1]);
+	*rfd = to_dpu[0];
+	*wfd = to_host[1];
+	return pid;
+}
+
+static int dpu_main(const char *scenario)
+{
+	struct dpu d;
+	union doca_data none = {.u64 = 0};
+	int status = 0;
+
+	memset(&d, 0, sizeof(d));
+	/* This process is the importer (the DPU, unless the scenario says otherwise); the exporter is its child */
+	setenv("DOCA_SIM_SIDE", importer_side(scenario), 1);
+	if (strcmp(scenario, "wrong_device") == 0)
+		use_wrong_representor_config();
+	d.host = start_host(scenario, &d.rfd, &d.wfd);
+	recv_msg(d.rfd, &d.desc);
+	T_TRUE(strcmp(d.desc.cmd, "desc") == 0 && d.desc.len == BUF_LEN);
+
+	d.dev = t_open_first_dev();
+	d.local = calloc(1, BUF_LEN);
+	T_TRUE(d.local != NULL);
+	d.local_mmap = t_mmap(d.dev, d.local, BUF_LEN, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	T_OK(doca_buf_inventory_create(4, &d.inv));
+	T_OK(doca_buf_inventory_start(d.inv));
+	T_OK(doca_pe_create(&d.pe));
+	T_OK(doca_dma_create(d.dev, &d.dma));
+	T_OK(doca_dma_task_memcpy_set_conf(d.dma, on_copy, on_copy, 4));
+	T_OK(doca_ctx_set_user_data(doca_dma_as_ctx(d.dma), none));
+	T_OK(doca_pe_connect_ctx(d.pe, doca_dma_as_ctx(d.dma)));
+	T_OK(doca_ctx_start(doca_dma_as_ctx(d.dma)));
+
+	if (strcmp(scenario, "to_host") == 0)
+		scenario_to_host(&d);
+	else if (strcmp(scenario, "from_host") == 0)
+		scenario_from_host(&d);
+	else if (strcmp(scenario, "host_reads_dpu") == 0)
+		scenario_host_reads_dpu(&d);
+	else if (strcmp(scenario, "ro_write") == 0)
+		scenario_ro_write(&d);
+	else if (strcmp(scenario, "revoked") == 0)
+		scenario_revoked(&d);
+	else if (strcmp(scenario, "forged") == 0)
+		scenario_forged(&d);
+	else if (strcmp(scenario, "wrong_device") == 0 || strcmp(scenario, "peer_host") == 0)
+		scenario_wrong_device(&d);
+	else if (strcmp(scenario, "out_of_range") == 0)
+		scenario_out_of_range(&d);
+	else if (strcmp(scenario, "vanished") == 0)
+		scenario_vanished(&d);
+	else {
+		t_say("FAIL unknown scenario %s", scenario);
+		return 2;
+	}
+
+	if (d.host > 0) {
+		host_says(&d, "done", 0, NULL);
+		T_TRUE(waitpid(d.host, &status, 0) == d.host);
+		T_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	T_OK(doca_ctx_stop(doca_dma_as_ctx(d.dma)));
+	T_OK(doca_dma_destroy(d.dma));
+	T_OK(doca_pe_destroy(d.pe));
+	T_OK(doca_buf_inventory_destroy(d.inv));
+	T_OK(doca_mmap_destroy(d.local_mmap));
+	T_OK(doca_dev_close(d.dev));
+	T_TRUE(doca_sim_live_objects() == 0);
+	free(d.local);
+	t_say("PASS dma_remote %s", scenario);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[1], "--host") == 0)
+		return host_main(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 2)
+		return dpu_main(argv[1]);
+	fprintf(stderr, "usage: dma_remote <to_host|from_host|ro_write|revoked|forged|wrong_device|peer_host|\n"
+			"                   host_reads_dpu|out_of_range|vanished>\n");
+	return 2;
+}

@@ -1,0 +1,128 @@
+/*
+ * Helpers of the software-device C tests (sim_*.c, dma_*.c): checks that name the DOCA error, a progress loop with a
+ * deadline, device opening and a byte pattern. Each program prints "ok <what>" per check and "PASS <program>" last,
+ * and exits non-zero on the first failure (tests/sim-c.test.ts asserts both). Built with -D_GNU_SOURCE.
+ */
+#ifndef SIM_TEST_UTIL_H_
+#define SIM_TEST_UTIL_H_
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <doca_buf.h>
+#include <doca_buf_inventory.h>
+#include <doca_ctx.h>
+#include <doca_dev.h>
+#include <doca_error.h>
+#include <doca_mmap.h>
+#include <doca_pe.h>
+#include <doca_sim.h>
+
+static inline void t_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* The call must return exactly `want` */
+#define T_EXPECT_ERR(call, want) \
+	do { \
+		doca_error_t got_ = (call); \
+		if (got_ != (want)) { \
+			t_say("FAIL line %d: %s returned %s, expected %s", __LINE__, #call, doca_error_get_name(got_), \
+			      doca_error_get_name(want)); \
+			exit(1); \
+		} \
+	} while (0)
+
+#define T_OK(call) T_EXPECT_ERR(call, DOCA_SUCCESS)
+
+#define T_TRUE(cond) \
+	do { \
+		if (!(cond)) { \
+			t_say("FAIL line %d: %s", __LINE__, #cond); \
+			exit(1); \
+		} \
+	} while (0)
+
+static inline double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Progress until *flag is non-zero (fails after 10 s) */
+static inline void t_progress_until(struct doca_pe *pe, volatile int *flag)
+{
+	double deadline = t_now() + 10.0;
+
+	while (!*flag) {
+		doca_pe_progress(pe);
+		if (t_now() > deadline) {
+			t_say("FAIL timeout waiting in doca_pe_progress");
+			exit(1);
+		}
+	}
+}
+
+static inline struct doca_dev *t_open_first_dev(void)
+{
+	struct doca_devinfo **list;
+	struct doca_dev *dev = NULL;
+	uint32_t n = 0;
+
+	T_OK(doca_devinfo_create_list(&list, &n));
+	T_TRUE(n >= 1);
+	T_OK(doca_dev_open(list[0], &dev));
+	T_OK(doca_devinfo_destroy_list(list));
+	return dev;
+}
+
+/* Started mmap over [addr, addr+len) on dev with the given permissions */
+static inline struct doca_mmap *t_mmap(struct doca_dev *dev, void *addr, size_t len, uint32_t permissions)
+{
+	struct doca_mmap *mmap;
+
+	T_OK(doca_mmap_create(&mmap));
+	T_OK(doca_mmap_set_memrange(mmap, addr, len));
+	T_OK(doca_mmap_set_permissions(mmap, permissions));
+	T_OK(doca_mmap_add_dev(mmap, dev));
+	T_OK(doca_mmap_start(mmap));
+	return mmap;
+}
+
+static inline void t_fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		p[i] = (uint8_t)(x >> 24);
+	}
+}
+
+static inline int t_check(const uint8_t *p, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		if (p[i] != (uint8_t)(x >> 24))
+			return 0;
+	}
+	return 1;
+}
+
+#endif /* SIM_TEST_UTIL_H_ */

@@ -1,0 +1,103 @@
+/// <reference lib="deno.ns" />
+/**
+ * Runs the DPU and host sides of a task as two child processes of the runtime running this code (Deno, Bun or
+ * Node + tsx), the DPU first (it is the Comch server), and collects exit codes and output. Used by the demo and
+ * the tests; each pair should get its own DOCA_SIM_DIR.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+
+export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
+
+/** How to run a TypeScript file with the current runtime. */
+export function runtimeCommand(script: string, args: string[]): { command: string; args: string[] } {
+  const g = globalThis as Record<string, unknown>;
+  if (typeof g.Deno !== "undefined") {
+    const deno = g.Deno as { execPath(): string };
+    return { command: deno.execPath(), args: ["run", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", script, ...args] };
+  }
+  if (typeof g.Bun !== "undefined") return { command: process.execPath, args: [script, ...args] };
+  return { command: process.execPath, args: ["--import", "tsx", script, ...args] };
+}
+
+export interface ChildResult {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunningChild {
+  /** Resolves once the child has written `text` to stderr (or rejects when it exits first). */
+  waitForStderr(text: string, timeoutMs: number): Promise<void>;
+  done: Promise<ChildResult>;
+  kill(): void;
+}
+
+export function startChild(script: string, args: string[], env: Record<string, string>, timeoutMs: number): RunningChild {
+  const cmd = runtimeCommand(script, args);
+  const child = spawn(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  const watchers: { text: string; resolve: () => void }[] = [];
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+    for (const w of watchers.splice(0)) {
+      if (stderr.includes(w.text)) w.resolve();
+      else watchers.push(w);
+    }
+  });
+  const killer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const done = new Promise<ChildResult>((resolve) => {
+    child.on("close", (code, signal) => {
+      clearTimeout(killer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return {
+    done,
+    kill: () => child.kill("SIGKILL"),
+    waitForStderr(text, waitMs) {
+      if (stderr.includes(text)) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`child did not print "${text}" within ${waitMs} ms; stderr:\n${stderr}`)), waitMs);
+        watchers.push({ text, resolve: () => (clearTimeout(timer), resolve()) });
+        void done.then((r) => {
+          clearTimeout(timer);
+          reject(new Error(`child exited (${r.code ?? r.signal}) before printing "${text}"; stderr:\n${r.stderr}`));
+        });
+      });
+    },
+  };
+}
+
+/** What the DPU side of dma-copy prints on stderr once its Comch server listens (always, with DOCA_TS_ANNOUNCE_LISTEN). */
+export const DPU_LISTENING = "waiting for the host";
+
+/**
+ * Runs dma-copy's DPU side, waits until it listens, then its host side; resolves with both results.
+ * `env` must carry DOCA_SIM_DIR (shared by both); the DPU also gets DOCA_SIM_SIDE=dpu.
+ */
+export async function runCopyPair(opts: {
+  hostArgs: string[];
+  dpuArgs: string[];
+  env: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<{ host: ChildResult; dpu: ChildResult }> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const script = fileURLToPath(new URL("../dma-copy.ts", import.meta.url));
+  const dpuEnv = { ...opts.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" };
+  const dpu = startChild(script, ["--side", "dpu", ...opts.dpuArgs], dpuEnv, timeoutMs);
+  try {
+    await dpu.waitForStderr(DPU_LISTENING, Math.min(timeoutMs, 30_000));
+  } catch (e) {
+    dpu.kill();
+    const r = await dpu.done;
+    return { dpu: r, host: { code: null, signal: null, stdout: "", stderr: `host not started: ${(e as Error).message}` } };
+  }
+  const host = startChild(script, ["--side", "host", ...opts.hostArgs], { ...opts.env, DOCA_SIM_SIDE: "host" }, timeoutMs);
+  const [h, d] = await Promise.all([host.done, dpu.done]);
+  return { host: h, dpu: d };
+}

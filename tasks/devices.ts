@@ -1,0 +1,80 @@
+#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read
+/**
+ * Lists the DOCA devices this process sees, their representors and capabilities: a table for people (on a TTY or
+ * by default), one JSON document with --json for scripts.
+ */
+import { parseArgs } from "node:util";
+import process from "node:process";
+import { Device, type DeviceInfo, listDevices, loadDoca, type RepInfo } from "../mod.ts";
+import { isMain, print, runMain } from "./common/main.ts";
+import { formatBytes } from "./dma-copy/progress.ts";
+
+const HELP = `Usage: devices [--json]
+
+Lists every DOCA device of this side (software device: DOCA_SIM_SIDE picks host or dpu) with PCI address, ibdev and
+interface names, DMA and Comch capabilities, and the network representors each device exposes (on a DPU: the host
+functions it can serve). --json prints {library, devices: [{...info, representors: [...]}]}.`;
+
+export interface DeviceListing extends DeviceInfo {
+  representors: RepInfo[];
+  /** Set when listing representors failed (e.g. the device cannot be opened). */
+  error?: string;
+}
+
+export function listDevicesWithReps(): DeviceListing[] {
+  return listDevices().map((info) => {
+    try {
+      using device = Device.open(info.pciAddr);
+      return { ...info, representors: device.listRepresentors() };
+    } catch (e) {
+      // A host function has no representors to list: DOCA says NOT_SUPPORTED, which is no error for a listing.
+      if ((e as { docaName?: string }).docaName === "DOCA_ERROR_NOT_SUPPORTED") return { ...info, representors: [] };
+      return { ...info, representors: [], error: e instanceof Error ? e.message : String(e) };
+    }
+  });
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c])).join("  ").trimEnd()).join("\n");
+}
+
+export function formatListing(devices: DeviceListing[]): string {
+  if (devices.length === 0) return "no DOCA devices found";
+  const rows = [["PCI", "IBDEV", "IFACE", "DMA", "MAX BUF", "COMCH", "MAX MSG", "REPRESENTORS"]];
+  for (const d of devices) {
+    const c = d.caps;
+    const comch = [c.comchServer ? "server" : "", c.comchClient ? "client" : ""].filter(Boolean).join("+") || "-";
+    const reps = d.error ? `(${d.error})` : d.representors.map((r) => `${r.pciAddr}${r.vuid ? ` [${r.vuid}]` : ""}`).join(", ") || "-";
+    rows.push([
+      d.pciAddr,
+      d.ibdevName || "-",
+      d.ifaceName || "-",
+      c.dmaMemcpy ? "memcpy" : "-",
+      c.dmaMemcpy ? formatBytes(c.dmaMaxBufSize) : "-",
+      comch,
+      c.comchMaxMsgSize ? String(c.comchMaxMsgSize) : "-",
+      reps,
+    ]);
+  }
+  return table(rows);
+}
+
+function main(argv: string[]): number {
+  const { values } = parseArgs({ args: argv, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    print(HELP);
+    return 0;
+  }
+  const library = loadDoca();
+  const devices = listDevicesWithReps();
+  if (values.json) {
+    print(JSON.stringify({ library: { dir: library.dir, version: library.version, softwareDevice: library.isSoftwareDevice }, devices }, null, 2));
+  } else {
+    print(`DOCA ${library.version} from ${library.dir}${library.isSoftwareDevice ? " (software device)" : ""}`);
+    print(formatListing(devices));
+  }
+  return 0;
+}
+
+if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)));

@@ -1,0 +1,270 @@
+/**
+ * The DPU half of DMA Copy (Comch server; imports the host's export and runs every DMA task). Classic mode answers
+ * exactly like NVIDIA's application (one DMA task, size ≤ one DMA buffer); extended mode moves the file through
+ * the host's window of slots with several DMA tasks in flight (docs/PROTOCOL.md).
+ */
+import { BufInventory } from "../../ffi/buf.ts";
+import { Access } from "../../ffi/constants.ts";
+import { Dma } from "../../ffi/dma.ts";
+import { NativeMemory } from "../../ffi/memory.ts";
+import { Mmap } from "../../ffi/mmap.ts";
+import { dmaTransfer } from "../steps/dma-transfer.ts";
+import { AtomicFile } from "./atomic-file.ts";
+import { FileReader, type LocalFile } from "./local-file.ts";
+import {
+  type DirectionMsg,
+  encodeChecksum,
+  encodeChunk,
+  encodeDirection,
+  encodeExtParams,
+  encodeStatus,
+  MsgType,
+  ProtocolError,
+} from "./protocol.ts";
+import {
+  FailureLatch,
+  sameBytes,
+  type SessionContext,
+  safeNumber,
+  sha256,
+  toHex,
+  type TransferResult,
+} from "./session.ts";
+
+/** Most slots a DPU serves (bounds its memory: slots × chunk size). */
+export const MAX_SLOTS = 64;
+
+/** An error the DPU reports to the host before giving up; its message is the reason sent along. */
+export class RefusedError extends Error {
+  override name = "RefusedError";
+}
+
+/** Checks the host's direction message, answers it, and runs the copy. */
+export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: DirectionMsg): Promise<TransferResult> {
+  const { messenger, options, device } = ctx;
+  if (local.have && dir.fileInHost) throw new RefusedError(`${options.file} exists on both the host and the DPU`);
+  if (!local.have && !dir.fileInHost) throw new RefusedError(`${options.file} exists on neither the host nor the DPU`);
+  const size = local.have ? local.size : safeNumber(dir.fileSize, "file size");
+  const maxBuf = Dma.caps(device).maxBufSize;
+  const extended = dir.docaTs && !options.classic;
+  if (!extended && size > maxBuf) {
+    const who = dir.docaTs ? "classic mode (--classic)" : "the host is NVIDIA's doca_dma_copy (or a peer without the doca-ts extension), which";
+    throw new RefusedError(`${who} supports at most ${maxBuf} bytes (one DMA buffer); the file has ${size} bytes`);
+  }
+  // Create the target before agreeing to receive: a bad path fails here, before the host exports anything.
+  const out = local.have ? undefined : AtomicFile.create(options.file);
+  try {
+    await messenger.send(encodeDirection({ fileInHost: !local.have, fileSize: local.have ? size : 0, docaTs: extended }));
+    ctx.log.info(`${local.have ? "sending" : "receiving"} ${size} bytes, ${extended ? "doca-ts peer (chunked, verified)" : "classic single-buffer mode"}`);
+    return extended ? await extendedDpu(ctx, out, size, maxBuf) : await classicDpu(ctx, out, size);
+  } catch (e) {
+    out?.abort();
+    throw e;
+  }
+}
+
+function checkRange(remote: Mmap, address: number, length: number): void {
+  const { address: start, length: total } = remote.range;
+  if (address < start || address + length > start + total) {
+    throw new ProtocolError(
+      `host range 0x${address.toString(16)}+${length} is outside its export 0x${start.toString(16)}+${total}`,
+    );
+  }
+}
+
+/** `out` is the file being received, or undefined when this side sends. */
+async function classicDpu(ctx: SessionContext, out: AtomicFile | undefined, size: number): Promise<TransferResult> {
+  const { device, messenger, options, pe } = ctx;
+  const have = out === undefined;
+  const exp = await messenger.recv(MsgType.EXPORT_DESCRIPTOR, "the host's export descriptor");
+  const hostAddr = safeNumber(exp.hostAddr, "host address");
+  const bar = ctx.progress(size);
+  using remote = Mmap.fromExport(exp.descriptor, device);
+  checkRange(remote, hostAddr, size);
+  if (size > 0) {
+    using memory = NativeMemory.alloc(size);
+    using map = Mmap.create({
+      memory,
+      permissions: have ? Access.LOCAL_READ_ONLY : Access.LOCAL_READ_WRITE,
+      devices: [device],
+    });
+    using inventory = new BufInventory(2);
+    using dma = new Dma(device, pe, { maxTasks: 1 });
+    const localEnd = { mmap: map, address: memory.address };
+    const remoteEnd = { mmap: remote, address: hostAddr };
+    if (have) {
+      using reader = new FileReader(options.file);
+      reader.readExactly(memory.bytes, 0);
+      await dmaTransfer({ dma, inventory, from: localEnd, to: remoteEnd, length: size });
+    } else {
+      await dmaTransfer({ dma, inventory, from: remoteEnd, to: localEnd, length: size });
+      out.writeAt(memory.bytes, 0);
+    }
+  }
+  out?.commit();
+  await sendFinalStatus(ctx);
+  bar.update(size);
+  bar.finish();
+  return { role: have ? "send" : "receive", bytes: size, mode: "classic", chunks: size > 0 ? 1 : 0, chunkSize: size, slots: 1 };
+}
+
+async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, size: number, maxBuf: number): Promise<TransferResult> {
+  const { device, messenger, options, pe } = ctx;
+  const have = out === undefined;
+  const maxChunk = Math.min(maxBuf, options.chunkSize ?? Infinity);
+  await messenger.send(encodeExtParams(MAX_SLOTS, maxChunk));
+  const win = await messenger.recv(MsgType.WINDOW, "the host's window geometry");
+  const slotSize = safeNumber(win.slotSize, "slot size");
+  if (slotSize > maxChunk || win.slotCount > MAX_SLOTS) {
+    throw new ProtocolError(`window of ${win.slotCount} × ${slotSize} bytes exceeds the limits sent (${MAX_SLOTS} × ${maxChunk})`);
+  }
+  const slotCount = win.slotCount;
+  const exp = await messenger.recv(MsgType.EXPORT_DESCRIPTOR, "the host's export descriptor");
+  const hostAddr = safeNumber(exp.hostAddr, "host address");
+  using remote = Mmap.fromExport(exp.descriptor, device);
+  checkRange(remote, hostAddr, slotCount * slotSize);
+
+  using memory = NativeMemory.alloc(slotCount * slotSize);
+  using map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
+  using inventory = new BufInventory(2 * slotCount);
+  using dma = new Dma(device, pe, { maxTasks: slotCount });
+  const lanes: Lanes = {
+    local: (slot) => ({ mmap: map, address: memory.address + slot * slotSize }),
+    remote: (slot) => ({ mmap: remote, address: hostAddr + slot * slotSize }),
+    view: (slot, length) => memory.bytes.subarray(slot * slotSize, slot * slotSize + length),
+    copy: (from, to, length) => dmaTransfer({ dma, inventory, from, to, length }),
+  };
+  const hash = sha256();
+  const bar = ctx.progress(size);
+  if (out === undefined) {
+    await dpuSend(ctx, size, slotCount, slotSize, lanes, hash, bar.update.bind(bar));
+  } else {
+    await dpuReceive(ctx, size, slotCount, slotSize, lanes, hash, out, bar.update.bind(bar));
+  }
+  bar.finish();
+  const digest = new Uint8Array(hash.digest());
+  const theirs = await messenger.recv(MsgType.CHECKSUM, "the host's checksum");
+  await messenger.send(encodeChecksum(size, digest));
+  if (theirs.totalBytes !== BigInt(size) || !sameBytes(theirs.digest, digest)) {
+    throw new RefusedError(`SHA-256 mismatch: DPU ${toHex(digest)}, host ${toHex(theirs.digest)} (${theirs.totalBytes} bytes)`);
+  }
+  out?.commit();
+  await sendFinalStatus(ctx);
+  return { role: have ? "send" : "receive", bytes: size, mode: "extended", chunks: Math.ceil(size / slotSize), chunkSize: slotSize, slots: slotCount, sha256: toHex(digest) };
+}
+
+/**
+ * The last message, after the file is complete and in place (received and verified, or fully sent). If the host
+ * vanishes now, nothing is lost or partial: say so and succeed rather than report a failed copy that completed.
+ */
+async function sendFinalStatus(ctx: SessionContext): Promise<void> {
+  try {
+    await ctx.messenger.send(encodeStatus(true));
+  } catch (e) {
+    ctx.log.warn(`the copy completed but the final status could not reach the host: ${(e as Error).message}`);
+  }
+}
+
+type End = { mmap: Mmap; address: number };
+interface Lanes {
+  local(slot: number): End;
+  remote(slot: number): End;
+  view(slot: number, length: number): Uint8Array;
+  copy(from: End, to: End, length: number): Promise<void>;
+}
+
+/**
+ * DPU receives: for each announced slot, DMA it from the host into our slot now (several in flight), then — in
+ * announcement order, so the file and hash stay sequential — write it out and hand the slot back.
+ */
+async function dpuReceive(
+  ctx: SessionContext,
+  size: number,
+  slotCount: number,
+  slotSize: number,
+  lanes: Lanes,
+  hash: ReturnType<typeof sha256>,
+  out: AtomicFile,
+  onProgress: (done: number) => void,
+): Promise<void> {
+  const { messenger } = ctx;
+  const failure = new FailureLatch();
+  let announced = 0;
+  let written = 0;
+  let inOrder: Promise<void> = Promise.resolve();
+  while (announced < size) {
+    const ready = await failure.race(messenger.recv(MsgType.CHUNK_READY, "the next chunk from the host"));
+    const length = safeNumber(ready.length, "chunk length");
+    const { slot } = ready;
+    const offset = announced;
+    if (slot >= slotCount || ready.offset !== BigInt(offset) || length === 0 || length > slotSize || offset + length > size) {
+      throw new ProtocolError(`CHUNK_READY slot ${slot} offset ${ready.offset} length ${length} is out of order or out of range`);
+    }
+    announced += length;
+    const copied = lanes.copy(lanes.remote(slot), lanes.local(slot), length);
+    copied.catch(() => {}); // reported through the ordered chain below
+    inOrder = inOrder.then(async () => {
+      await copied;
+      const view = lanes.view(slot, length);
+      const stored = out.writeAtAsync(view, offset); // overlaps the write with hashing
+      hash.update(view);
+      await stored;
+      await messenger.send(encodeChunk(MsgType.CHUNK_DONE, slot, offset, length));
+      written += length;
+      onProgress(written);
+    });
+    inOrder.catch((e) => failure.fail(e));
+  }
+  await inOrder;
+}
+
+/** DPU sends: read a chunk into a free slot, DMA it into the host's slot, announce it (in file order). */
+async function dpuSend(
+  ctx: SessionContext,
+  size: number,
+  slotCount: number,
+  slotSize: number,
+  lanes: Lanes,
+  hash: ReturnType<typeof sha256>,
+  onProgress: (done: number) => void,
+): Promise<void> {
+  const { messenger } = ctx;
+  const failure = new FailureLatch();
+  const free = Array.from({ length: slotCount }, (_, i) => i);
+  const pending = new Map<number, { offset: number; length: number }>();
+  using reader = new FileReader(ctx.options.file);
+  let offset = 0;
+  let acked = 0;
+  let inOrder: Promise<void> = Promise.resolve();
+  while (offset < size || pending.size > 0) {
+    if (offset < size && free.length > 0) {
+      const slot = free.shift()!;
+      const length = Math.min(slotSize, size - offset);
+      const at = offset;
+      const view = lanes.view(slot, length);
+      reader.readExactly(view, at);
+      hash.update(view);
+      pending.set(slot, { offset: at, length });
+      offset += length;
+      const copied = lanes.copy(lanes.local(slot), lanes.remote(slot), length);
+      copied.catch(() => {});
+      inOrder = inOrder.then(async () => {
+        await copied;
+        await messenger.send(encodeChunk(MsgType.CHUNK_READY, slot, at, length));
+      });
+      inOrder.catch((e) => failure.fail(e));
+      continue;
+    }
+    const ack = await failure.race(messenger.recv(MsgType.CHUNK_DONE, "the host to store a chunk"));
+    const expected = pending.get(ack.slot);
+    if (!expected || BigInt(expected.offset) !== ack.offset || BigInt(expected.length) !== ack.length) {
+      throw new ProtocolError(`CHUNK_DONE for slot ${ack.slot} offset ${ack.offset} does not match a chunk in flight`);
+    }
+    pending.delete(ack.slot);
+    free.push(ack.slot);
+    acked += expected.length;
+    onProgress(acked);
+  }
+  await inOrder;
+  if (failure.error) throw failure.error;
+}

@@ -1,0 +1,51 @@
+/**
+ * The local end of a copy: does this side have the file (then it sends), and sequential reads straight into
+ * native memory views. Like NVIDIA's application, "has the file" means it exists and is readable here.
+ */
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+
+export type LocalFile = { have: true; size: number } | { have: false };
+
+export function probeLocalFile(path: string): LocalFile {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch {
+    return { have: false };
+  }
+  if (!stat.isFile()) throw new Error(`${path} exists and is not a regular file`);
+  // Opening is the readability test (Deno's accessSync needs --allow-sys for the uid).
+  try {
+    closeSync(openSync(path, "r"));
+  } catch {
+    throw new Error(`${path} exists but is not readable: refusing to overwrite it`);
+  }
+  return { have: true, size: stat.size };
+}
+
+export class FileReader implements Disposable {
+  readonly #fd: number;
+  readonly path: string;
+  constructor(path: string) {
+    this.path = path;
+    this.#fd = openSync(path, "r");
+  }
+
+  /** Fills `into` from `position`; a file that shrank underneath us is an error, never silent zeros. */
+  readExactly(into: Uint8Array, position: number): void {
+    let done = 0;
+    while (done < into.length) {
+      const n = readSync(this.#fd, into, done, into.length - done, position + done);
+      if (n === 0) throw new Error(`${this.path}: unexpected end of file at byte ${position + done} (did it change during the copy?)`);
+      done += n;
+    }
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

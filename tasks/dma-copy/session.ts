@@ -1,0 +1,87 @@
+/** What the host and DPU halves of a copy share: their context, the result summary, and small checks. */
+import { createHash, type Hash } from "node:crypto";
+import type { Device } from "../../ffi/device.ts";
+import type { ProgressEngine } from "../../ffi/pe.ts";
+import type { Logger } from "../common/log-level.ts";
+import type { Messenger } from "./messenger.ts";
+import type { DmaCopyOptions } from "./options.ts";
+import { ProtocolError } from "./protocol.ts";
+import type { ProgressBar } from "./progress.ts";
+
+export interface SessionContext {
+  options: DmaCopyOptions;
+  device: Device;
+  pe: ProgressEngine;
+  messenger: Messenger;
+  log: Logger;
+  /** Created once the size is known. */
+  progress: (total: number) => ProgressBar;
+}
+
+export interface Summary {
+  side: "host" | "dpu";
+  role: "send" | "receive";
+  file: string;
+  bytes: number;
+  seconds: number;
+  bytesPerSecond: number;
+  /** "extended": doca-ts peer (chunked, SHA-256 verified); "classic": NVIDIA's single-buffer sequence. */
+  mode: "extended" | "classic";
+  chunks: number;
+  chunkSize: number;
+  slots: number;
+  /** Hex SHA-256 of the file both sides agreed on (extended mode). */
+  sha256?: string;
+  peakRssBytes?: number;
+  /** "VmHWM" (the kernel's high-water mark) or "sampled" (RSS sampled every 20 ms: no /proc access). */
+  peakRssSource?: "VmHWM" | "sampled";
+}
+
+/** What a transfer function reports back to the session wrapper. */
+export interface TransferResult {
+  role: "send" | "receive";
+  bytes: number;
+  mode: "extended" | "classic";
+  chunks: number;
+  chunkSize: number;
+  slots: number;
+  sha256?: string;
+}
+
+export function sha256(): Hash {
+  return createHash("sha256");
+}
+
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** A wire u64 as a JS number, or ProtocolError if it cannot be one. */
+export function safeNumber(value: bigint, what: string): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new ProtocolError(`${what} ${value} is beyond 2^53`);
+  return Number(value);
+}
+
+/** Rejects once `failed` is called: lets a receive loop stop waiting when background work failed. */
+export class FailureLatch {
+  readonly promise: Promise<never>;
+  #reject!: (e: unknown) => void;
+  error: unknown;
+  constructor() {
+    this.promise = new Promise<never>((_, reject) => (this.#reject = reject));
+    this.promise.catch(() => {}); // observed through race() or `error`
+  }
+  fail(e: unknown): void {
+    if (this.error === undefined) {
+      this.error = e;
+      this.#reject(e);
+    }
+  }
+  race<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.promise]);
+  }
+}

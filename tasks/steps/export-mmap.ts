@@ -1,0 +1,91 @@
+#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write
+/**
+ * Step: put memory in a memory map the other side of PCIe may access, and export it. Importable (`exportMmap`)
+ * and runnable: fills a buffer (from a file or a pattern), exports it, prints/writes the descriptor with its
+ * address and length, then keeps the map alive until stdin closes (the peer needs it to exist while it copies).
+ *
+ *   deno run -A tasks/steps/export-mmap.ts --in data.bin --out desc.json --writable
+ */
+import { parseArgs } from "node:util";
+import { readFileSync, writeFileSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import process from "node:process";
+import { Access } from "../../ffi/constants.ts";
+import { Device, listDevices } from "../../ffi/device.ts";
+import { NativeMemory } from "../../ffi/memory.ts";
+import { Mmap } from "../../ffi/mmap.ts";
+import { isMain, print, runMain } from "../common/main.ts";
+
+export interface ExportedMmap extends Disposable {
+  memory: NativeMemory;
+  mmap: Mmap;
+  /** A copy of doca_mmap_export_pci's descriptor (valid while `mmap` lives). */
+  descriptor: Uint8Array;
+  address: number;
+  length: number;
+  close(): void;
+}
+
+/** Maps `memory` for `device` with PCI read (or read/write) access and exports it. */
+export function exportMmap(opts: { device: Device; memory: NativeMemory; writable?: boolean; length?: number }): ExportedMmap {
+  const length = opts.length ?? opts.memory.length;
+  const mmap = Mmap.create({
+    memory: opts.memory,
+    length,
+    permissions: opts.writable ? Access.PCI_READ_WRITE : Access.PCI_READ_ONLY,
+    devices: [opts.device],
+  });
+  let descriptor: Uint8Array;
+  try {
+    descriptor = mmap.exportPci(opts.device);
+  } catch (e) {
+    mmap.close();
+    throw e;
+  }
+  const close = () => mmap.close();
+  return { memory: opts.memory, mmap, descriptor, address: opts.memory.address, length, close, [Symbol.dispose]: close };
+}
+
+/** The JSON form the runnable steps exchange (descriptor in base64). */
+export function describeExport(e: { descriptor: Uint8Array; address: number; length: number }): string {
+  return JSON.stringify({ descriptor: Buffer.from(e.descriptor).toString("base64"), address: e.address, length: e.length });
+}
+
+const HELP = `Usage: export-mmap (--in FILE | --length N) [--writable] [--out FILE] [-p PCI]
+
+Allocates native memory (filled from --in, or N bytes of the pattern i & 0xff), maps it for the device with PCI
+read access (--writable: read/write), exports it with doca_mmap_export_pci and prints one JSON line
+{descriptor (base64), address, length} (also written to --out). It then waits until stdin closes, printing the
+first 32 bytes of the memory as hex when it does, so a peer's writes can be seen.`;
+
+async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      in: { type: "string" },
+      length: { type: "string" },
+      writable: { type: "boolean" },
+      out: { type: "string" },
+      "pci-addr": { type: "string", short: "p" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return void print(HELP);
+  const input = values.in !== undefined ? new Uint8Array(readFileSync(values.in)) : undefined;
+  const length = input ? input.length : Number(values.length);
+  if (!Number.isSafeInteger(length) || length <= 0) throw new Error("need --in FILE (not empty) or --length N > 0");
+  using device = Device.open(values["pci-addr"] ?? listDevices()[0].pciAddr);
+  using memory = NativeMemory.alloc(length);
+  if (input) memory.bytes.set(input);
+  else for (let i = 0; i < length; i++) memory.bytes[i] = i & 0xff;
+  using exported = exportMmap({ device, memory, writable: values.writable });
+  const line = describeExport(exported);
+  if (values.out) writeFileSync(values.out, line);
+  print(line);
+  await new Promise<void>((resolve) => {
+    process.stdin.on("end", resolve).on("close", resolve).resume();
+  });
+  print(Buffer.from(memory.bytes.subarray(0, 32)).toString("hex"));
+}
+
+if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)));

@@ -1,0 +1,228 @@
+/**
+ * Shared pieces of the fault suite (tests/fault-*.test.ts): counters printed at the end of each file, a scratch
+ * workspace with a private DOCA_SIM_DIR, DOCA_SIM_TRACE parsing, and launching tasks/dma-copy.ts or a helper script
+ * under the runtime running the test.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { spawn } from "node:child_process";
+import { type ChildResult, type RunningChild, startChild } from "../../tasks/common/run-pair.ts";
+import { runtimeCommand } from "../helpers/spawn-runtime.ts";
+
+export const HOST_PCI = "0000:b1:00.1";
+export const DPU_PCI = "0000:03:00.1";
+export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
+export const DMA_COPY: string = join(repoRoot, "tasks", "dma-copy.ts");
+export const SLOW: boolean = process.env.DOCA_TS_SLOW === "1";
+
+/** The numbers the issue asks for, printed by every fault test file when it ends. */
+export class FaultCounters {
+  inputs = 0;
+  faults = 0;
+  copies = 0;
+  bytesLost = 0;
+  constructor(readonly file: string) {}
+  line(): string {
+    return `fault-suite: inputs tried ${this.inputs}, faults injected ${this.faults}, copies completed ${this.copies}, ` +
+      `bytes lost ${this.bytesLost} (${this.file})`;
+  }
+  print(): void {
+    console.log(this.line());
+  }
+}
+
+export interface FaultSpace {
+  root: string;
+  host: string;
+  dpu: string;
+  sim: string;
+  trace: string;
+  env: Record<string, string>;
+  list(dir: string): string[];
+  remove(): void;
+}
+
+const spaces: FaultSpace[] = [];
+
+/** Private folders (host, DPU, DOCA_SIM_DIR) and a trace file path for one scenario. */
+export function faultSpace(tag: string): FaultSpace {
+  const root = mkdtempSync(join(tmpdir(), `doca-ts-fault-${tag}-`));
+  const host = join(root, "host");
+  const dpu = join(root, "dpu");
+  const sim = join(root, "sim");
+  for (const d of [host, dpu, sim]) mkdirSync(d);
+  const trace = join(root, "trace.log");
+  const s: FaultSpace = {
+    root,
+    host,
+    dpu,
+    sim,
+    trace,
+    env: { DOCA_SIM_DIR: sim, DOCA_SIM_TRACE: trace },
+    list: (dir) => (existsSync(dir) ? readdirSync(dir).sort() : []),
+    remove: () => rmSync(root, { recursive: true, force: true }),
+  };
+  spaces.push(s);
+  return s;
+}
+
+export function removeSpaces(): void {
+  for (const s of spaces.splice(0)) s.remove();
+}
+
+export interface TraceLine {
+  pid: number;
+  side: string;
+  remotePid: number;
+  addr: bigint;
+  len: bigint;
+  op: string;
+  rangeBase: bigint;
+  rangeLen: bigint;
+  perm: number;
+  verdict: string;
+  raw: string;
+}
+
+/** DOCA_SIM_TRACE lines (sim/src/remote.c): `pid=.. side=.. remote_pid=.. addr=0x.. len=.. op=r range=0x..+N perm=0x.. verdict=..`. */
+export function readTrace(path: string): TraceLine[] {
+  if (!existsSync(path)) return [];
+  const out: TraceLine[] = [];
+  for (const raw of readFileSync(path, "utf8").split("\n")) {
+    if (!raw.trim()) continue;
+    const m =
+      /^pid=(\d+) side=(\w+) remote_pid=(-?\d+) addr=0x([0-9a-f]+) len=(\d+) op=(\w) range=0x([0-9a-f]+)\+(\d+) perm=0x([0-9a-f]+) verdict=(\S+)$/
+        .exec(raw);
+    if (!m) throw new Error(`unparsable DOCA_SIM_TRACE line: ${JSON.stringify(raw)}`);
+    out.push({
+      pid: Number(m[1]),
+      side: m[2],
+      remotePid: Number(m[3]),
+      addr: BigInt("0x" + m[4]),
+      len: BigInt(m[5]),
+      op: m[6],
+      rangeBase: BigInt("0x" + m[7]),
+      rangeLen: BigInt(m[8]),
+      perm: parseInt(m[9], 16),
+      verdict: m[10],
+      raw,
+    });
+  }
+  return out;
+}
+
+/**
+ * Every access the device allowed lies inside the range the exporter really exported (`exported`, when the test
+ * knows it) and inside the range the importer's map names. Returns the allowed lines.
+ */
+export function assertTraceInside(lines: TraceLine[], exported?: { address: number; length: number }[]): TraceLine[] {
+  const allowed = lines.filter((l) => l.verdict === "allowed");
+  for (const l of allowed) {
+    if (l.addr < l.rangeBase || l.addr + l.len > l.rangeBase + l.rangeLen) {
+      throw new Error(`DMA access outside the imported range was allowed: ${l.raw}`);
+    }
+    if (exported) {
+      const inside = exported.some((r) =>
+        l.addr >= BigInt(r.address) && l.addr + l.len <= BigInt(r.address) + BigInt(r.length)
+      );
+      if (!inside) {
+        throw new Error(
+          `DMA access outside every range the peer exported: ${l.raw} (exports ${JSON.stringify(exported)})`,
+        );
+      }
+    }
+  }
+  return allowed;
+}
+
+/** Runs tasks/dma-copy.ts (one side) as a child of this runtime. */
+export function startDmaCopy(
+  side: "host" | "dpu",
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): RunningChild {
+  const sideEnv: Record<string, string> = side === "dpu"
+    ? { DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }
+    : { DOCA_SIM_SIDE: "host" };
+  return startChild(DMA_COPY, ["--side", side, ...args], { ...env, ...sideEnv }, timeoutMs);
+}
+
+/**
+ * Runs a helper script of tests/fault-helpers as a child of this runtime (Deno with -A: the helpers read
+ * /proc/self/fd), killed after timeoutMs. Same interface as tasks/common/run-pair.ts's startChild.
+ */
+export function startHelper(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): RunningChild {
+  const cmd = runtimeCommand(join(repoRoot, "tests", "fault-helpers", name), args);
+  const child = spawn(cmd.command, cmd.args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const watchers: { text: string; resolve: () => void }[] = [];
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+    for (const w of watchers.splice(0)) {
+      if (stderr.includes(w.text)) w.resolve();
+      else watchers.push(w);
+    }
+  });
+  const killer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const done = new Promise<ChildResult>((resolve) => {
+    child.on("close", (code, signal) => {
+      clearTimeout(killer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return {
+    done,
+    kill: () => child.kill("SIGKILL"),
+    waitForStderr(text, waitMs) {
+      if (stderr.includes(text)) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`child did not print "${text}" within ${waitMs} ms; stderr:\n${stderr}`)),
+          waitMs,
+        );
+        watchers.push({ text, resolve: () => (clearTimeout(timer), resolve()) });
+        void done.then((r) => {
+          clearTimeout(timer);
+          reject(new Error(`child exited (${r.code ?? r.signal}) before printing "${text}"; stderr:\n${r.stderr}`));
+        });
+      });
+    },
+  };
+}
+
+/** JSON lines a helper printed on stdout. */
+export function jsonLines(stdout: string): Record<string, unknown>[] {
+  return stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+}
+
+/** Deterministic PRNG (xorshift32) so failures reproduce from the seed printed in the test name. */
+export function rng(seed: number): () => number {
+  let x = (seed >>> 0) || 0x9e3779b9;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 0x1_0000_0000;
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

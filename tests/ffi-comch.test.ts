@@ -1,0 +1,88 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { setTimeout } from "node:timers";
+import { DPU_PCI, dpuEnv, HOST_PCI, uniqueName } from "./helpers/sim-env.ts";
+import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
+import { ComchClient, Device, liveObjects, ProgressEngine, TimeoutError } from "../mod.ts";
+
+const text = (s: string) => new TextEncoder().encode(s);
+const str = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** Starts an echo server in a DPU process of the same runtime. */
+async function startServer(name: string): Promise<RuntimeChild> {
+  const dpu = spawnRuntime(new URL("./helpers/dpu-side.ts", import.meta.url), { env: dpuEnv() });
+  await dpu.request({ op: "open", pci: DPU_PCI }, 30_000);
+  await dpu.request({ op: "serve", name, repPci: HOST_PCI });
+  return dpu;
+}
+
+/** Reads the child's lines until an event line `{event}` arrives. */
+async function awaitEvent(dpu: RuntimeChild, event: string, timeoutMs = 10_000): Promise<void> {
+  for (;;) {
+    const line = await dpu.receive<{ event?: string; error?: string }>(timeoutMs);
+    if (line.event === "error") throw new Error(`peer: ${line.error}`);
+    if (line.event === event) return;
+  }
+}
+
+describe("ffi: Comch control path (DPU server process, host client here)", { timeout: 120_000 }, () => {
+  test("round trip: messages come back in order, byte for byte", async () => {
+    const start = liveObjects();
+    const name = uniqueName("echo");
+    const dpu = await startServer(name);
+    try {
+      using dev = Device.open(HOST_PCI);
+      using pe = new ProgressEngine();
+      const client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+      const conn = client.connection;
+      assert.equal(conn.connected, true);
+      assert.ok(conn.maxMsgSize >= 1024);
+      await awaitEvent(dpu, "accepted");
+      for (let i = 0; i < 20; i++) await conn.send(text(`msg ${i}`));
+      for (let i = 0; i < 20; i++) assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), `echo:msg ${i}`);
+      const big = "x".repeat(conn.maxMsgSize - 5);
+      await conn.send(text(big));
+      assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), `echo:${big}`);
+      await assert.rejects(conn.send(new Uint8Array(conn.maxMsgSize + 1)), /TOO_BIG/);
+      await assert.rejects(conn.recv({ timeoutMs: 100 }), TimeoutError);
+      await client.close();
+      await client.close();
+      assert.throws(() => client.connection, /is closed/);
+    } finally {
+      await dpu.close();
+    }
+    assert.equal(liveObjects(), start, "no leaked handles");
+  });
+
+  test("killing the server process is seen by the client within a timeout", async () => {
+    const name = uniqueName("victim");
+    const dpu = await startServer(name);
+    using dev = Device.open(HOST_PCI);
+    using pe = new ProgressEngine();
+    await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+    const conn = client.connection;
+    await conn.send(text("ping"));
+    assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), "echo:ping");
+    const gone = new Promise<number>((resolve) => {
+      const t0 = Date.now();
+      conn.onDisconnect(() => resolve(Date.now() - t0));
+    });
+    dpu.kill();
+    await dpu.exited;
+    const ms = await Promise.race([gone, new Promise<number>((_, reject) => setTimeout(() => reject(new Error("no disconnect within 10 s")), 10_000))]);
+    assert.ok(ms < 10_000);
+    assert.equal(conn.connected, false);
+    await assert.rejects(conn.recv(), /disconnected/);
+  });
+
+  test("connecting to a name nobody serves times out with TimeoutError", async () => {
+    using dev = Device.open(HOST_PCI);
+    using pe = new ProgressEngine();
+    const start = liveObjects();
+    await assert.rejects(
+      ComchClient.connect({ device: dev, name: uniqueName("nobody"), pe, timeoutMs: 500 }),
+      (e: unknown) => e instanceof TimeoutError || /connection failed/.test(String(e)),
+    );
+    assert.equal(liveObjects(), start, "the failed client was destroyed");
+  });
+});

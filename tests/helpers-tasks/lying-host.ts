@@ -1,0 +1,71 @@
+/**
+ * A doca-ts-speaking host that misbehaves on purpose, to check the DPU's verification: it runs the extended
+ * sequence for FILE with one slot, then either announces a wrong SHA-256 ("bad-checksum") or a chunk at the wrong
+ * offset ("bad-offset"). Prints one JSON line: the message types it received after misbehaving, and the status.
+ *
+ *   args: bad-checksum|bad-offset FILE
+ */
+import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import process from "node:process";
+import { Access, ComchClient, Device, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
+import {
+  decodeMessage,
+  encodeChecksum,
+  encodeChunk,
+  encodeDirection,
+  encodeExportDescriptor,
+  encodeWindow,
+  type Msg,
+  MsgType,
+} from "../../tasks/dma-copy/protocol.ts";
+
+const [mode, file] = process.argv.slice(2);
+const data = new Uint8Array(readFileSync(file));
+const device = Device.open("0000:b1:00.1");
+const pe = new ProgressEngine();
+const client = await ComchClient.connect({ device, name: "dma copy server", pe, timeoutMs: 20_000 });
+const conn = client.connection;
+const next = async (): Promise<Msg> => decodeMessage(await conn.recv({ timeoutMs: 20_000 }));
+const out: { received: string[]; status?: boolean; reason?: string; error?: string } = { received: [] };
+
+try {
+  await conn.send(encodeDirection({ fileInHost: true, fileSize: data.length, docaTs: true }));
+  const dir = await next();
+  const params = await next();
+  if (dir.type !== MsgType.DIRECTION || params.type !== MsgType.EXT_PARAMS) throw new Error("not a doca-ts DPU");
+  const slotSize = Math.min(Number(params.maxChunk), data.length);
+  using memory = NativeMemory.alloc(slotSize);
+  using map = Mmap.create({ memory, permissions: Access.PCI_READ_ONLY, devices: [device] });
+  await conn.send(encodeWindow(1, slotSize));
+  await conn.send(encodeExportDescriptor(memory.address, map.exportPci(device)));
+  for (let offset = 0; offset < data.length; offset += slotSize) {
+    const length = Math.min(slotSize, data.length - offset);
+    memory.bytes.set(data.subarray(offset, offset + length));
+    await conn.send(encodeChunk(MsgType.CHUNK_READY, 0, mode === "bad-offset" ? offset + 1 : offset, length));
+    if (mode === "bad-offset") break;
+    const done = await next();
+    if (done.type !== MsgType.CHUNK_DONE) throw new Error(`expected CHUNK_DONE, got ${done.type}`);
+  }
+  if (mode === "bad-checksum") {
+    const digest = new Uint8Array(createHash("sha256").update(data).digest());
+    digest[0] ^= 1;
+    await conn.send(encodeChecksum(data.length, digest));
+  }
+  for (;;) {
+    const m = await next();
+    out.received.push(m.type.toString(16));
+    if (m.type === MsgType.FAILURE_REASON) out.reason = m.text;
+    if (m.type === MsgType.STATUS) {
+      out.status = m.isSuccess;
+      break;
+    }
+  }
+} catch (e) {
+  out.error = String(e);
+}
+process.stdout.write(JSON.stringify(out) + "\n");
+await client.close();
+pe.close();
+device.close();
+process.exit(0);

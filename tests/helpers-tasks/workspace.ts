@@ -1,0 +1,82 @@
+/**
+ * A scratch workspace for one host/DPU copy: separate host and DPU folders and a private DOCA_SIM_DIR, plus
+ * deterministic file contents and hashing.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const HOST_PCI = "0000:b1:00.1";
+export const DPU_PCI = "0000:03:00.1";
+export const MAX_BUF = 2 * 1024 * 1024; // the software device's default max DMA buffer size
+
+export interface Workspace {
+  root: string;
+  host: string;
+  dpu: string;
+  env: Record<string, string>;
+  /** Files (incl. hidden temp files) in a folder. */
+  list(dir: string): string[];
+  remove(): void;
+}
+
+export function workspace(tag: string): Workspace {
+  const root = mkdtempSync(join(tmpdir(), `doca-ts-${tag}-`));
+  const host = join(root, "host");
+  const dpu = join(root, "dpu");
+  const sim = join(root, "sim");
+  for (const d of [host, dpu, sim]) mkdirSync(d);
+  return {
+    root,
+    host,
+    dpu,
+    env: { DOCA_SIM_DIR: sim },
+    list: (dir) => readdirSync(dir).sort(),
+    remove: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+/** Writes `size` bytes that differ at every offset (a shifted or partial copy cannot hash the same). */
+export function writePatternFile(path: string, size: number, seed = 1): string {
+  const fd = openSync(path, "wx");
+  const hash = createHash("sha256");
+  try {
+    const block = new Uint8Array(Math.min(size, 1 << 20) || 1);
+    let x = (seed * 2654435761) >>> 0;
+    for (let done = 0; done < size; done += block.length) {
+      const n = Math.min(block.length, size - done);
+      for (let i = 0; i < n; i++) {
+        x = (x * 1103515245 + 12345) >>> 0;
+        block[i] = x >>> 24;
+      }
+      writeSync(fd, block, 0, n, done);
+      hash.update(block.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest("hex");
+}
+
+export function sha256File(path: string): string {
+  const hash = createHash("sha256");
+  const fd = openSync(path, "r");
+  try {
+    const block = new Uint8Array(1 << 20);
+    let position = 0;
+    for (;;) {
+      const n = readSync(fd, block, 0, block.length, position);
+      if (n === 0) break;
+      hash.update(block.subarray(0, n));
+      position += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest("hex");
+}
+
+export function readSmall(path: string): Uint8Array {
+  return new Uint8Array(readFileSync(path));
+}

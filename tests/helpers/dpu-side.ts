@@ -1,0 +1,136 @@
+/**
+ * The DPU side of cross-process tests, run by spawnRuntime with DOCA_SIM_SIDE=dpu under the caller's runtime.
+ * Reads one JSON request per stdin line, answers one JSON line on stdout; exits on EOF or {op:"exit"}.
+ *
+ * Requests: open {pci} · import {descriptor: base64} · read {offset, length} (DMA remote→local, returns base64)
+ * · write {offset, data: base64} (DMA local→remote) · dropImport · serve {name, repPci} (Comch echo server:
+ * every message comes back prefixed with "echo:") · accepted (waits for the first client) · exit.
+ */
+import { createInterface } from "node:readline";
+import process from "node:process";
+import { Buffer } from "node:buffer";
+import {
+  Access,
+  BufInventory,
+  type ComchConnection,
+  ComchConsumer,
+  ComchServer,
+  Device,
+  Dma,
+  Mmap,
+  NativeMemory,
+  ProgressEngine,
+} from "../../mod.ts";
+
+let device: Device | undefined;
+let pe: ProgressEngine | undefined;
+let remote: Mmap | undefined;
+let dma: Dma | undefined;
+let server: ComchServer | undefined;
+let connection: ComchConnection | undefined;
+let consumer: ComchConsumer | undefined;
+
+const reply = (m: unknown) => process.stdout.write(JSON.stringify(m) + "\n");
+
+async function copy(direction: "read" | "write", offset: number, length: number, data?: Uint8Array): Promise<Uint8Array> {
+  if (!device || !remote || !pe) throw new Error("open and import first");
+  dma ??= new Dma(device, pe);
+  using local = NativeMemory.alloc(length);
+  if (data) local.bytes.set(data);
+  using map = Mmap.create({ memory: local, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
+  using inv = new BufInventory(2);
+  const remoteAddress = remote.range.address + offset;
+  if (direction === "read") {
+    await dma.memcpy(inv.bufByData(remote, remoteAddress, length), inv.bufByAddr(map, local.address, length));
+  } else {
+    await dma.memcpy(inv.bufByData(map, local.address, length), inv.bufByAddr(remote, remoteAddress, length));
+  }
+  return local.bytes.slice();
+}
+
+function serve(name: string, repPci: string): void {
+  if (!device || !pe) throw new Error("open first");
+  const rep = device.openRepresentor(repPci);
+  server = ComchServer.start({ device, rep, name, pe });
+  void (async () => {
+    const conn = await server!.accept();
+    connection = conn;
+    reply({ event: "accepted" });
+    conn.onDisconnect(() => reply({ event: "disconnected" }));
+    for await (const msg of conn.messages()) {
+      const text = new TextDecoder().decode(msg);
+      await conn.send(new TextEncoder().encode(`echo:${text}`));
+    }
+  })().catch((e) => reply({ event: "error", error: String(e) }));
+}
+
+async function handle(req: Record<string, unknown>): Promise<unknown> {
+  switch (req.op) {
+    case "open":
+      device = Device.open(String(req.pci));
+      pe = new ProgressEngine();
+      return { ok: true, pci: device.info.pciAddr, reps: device.listRepresentors() };
+    case "import":
+      remote = Mmap.fromExport(Buffer.from(String(req.descriptor), "base64"), device!);
+      return { ok: true, range: remote.range };
+    case "read": {
+      const bytes = await copy("read", Number(req.offset), Number(req.length));
+      return { ok: true, data: Buffer.from(bytes).toString("base64") };
+    }
+    case "write": {
+      const data = new Uint8Array(Buffer.from(String(req.data), "base64"));
+      await copy("write", Number(req.offset), data.length, data);
+      return { ok: true };
+    }
+    case "dropImport":
+      dma?.close();
+      dma = undefined;
+      remote?.close();
+      remote = undefined;
+      return { ok: true };
+    case "serve":
+      serve(String(req.name), String(req.repPci));
+      return { ok: true };
+    case "consume": {
+      if (!connection || !device || !pe) throw new Error("no client connected yet");
+      consumer = await ComchConsumer.create({ connection, device, pe });
+      const c = consumer;
+      void (async () => {
+        for (;;) {
+          const m = await c.recv();
+          reply({ event: "fast", data: Buffer.from(m.bytes).toString("base64"), imm: Buffer.from(m.imm).toString("base64") });
+        }
+      })().catch(() => {});
+      return { ok: true, id: consumer.id };
+    }
+    case "exit":
+      await server?.close();
+      device?.close();
+      pe?.close();
+      process.exit(0);
+  }
+  throw new Error(`unknown op ${String(req.op)}`);
+}
+
+const lines = createInterface({ input: process.stdin });
+let chain = Promise.resolve();
+lines.on("line", (line) => {
+  chain = chain.then(async () => {
+    try {
+      reply(await handle(JSON.parse(line)));
+    } catch (e) {
+      reply({ error: e instanceof Error ? `${e.name}: ${e.message}` : String(e), docaName: (e as { docaName?: string }).docaName });
+    }
+  });
+});
+lines.on("close", () => {
+  void chain.then(async () => {
+    await consumer?.close().catch(() => {});
+    await server?.close().catch(() => {});
+    dma?.close();
+    remote?.close();
+    device?.close();
+    pe?.close();
+    process.exit(0);
+  });
+});

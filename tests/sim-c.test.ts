@@ -1,0 +1,260 @@
+/// <reference lib="deno.ns" />
+/**
+ * The software DOCA device's own C test programs (build/sim/bin, from sim/tests/*.c) and its exported symbols.
+ * Each program prints "ok ..." lines and "PASS <name>" and exits 0; every run gets a private DOCA_SIM_DIR so
+ * concurrent suites never share export registries. Build first: `deno task sim:build`.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const binDir = join(root, "build", "sim", "bin");
+const libDir = join(root, "build", "sim", "lib");
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run one C test program with a fresh DOCA_SIM_DIR (removed afterwards) and the given extra environment. */
+function runC(name: string, args: string[], env: Record<string, string> = {}): Run {
+  const program = join(binDir, name);
+  assert.ok(existsSync(program), `${program} is missing: run \`deno task sim:build\` first`);
+  const dir = mkdtempSync(join(tmpdir(), "doca-sim-c-"));
+  try {
+    const clean = { ...process.env } as Record<string, string>;
+    delete clean.DOCA_SIM_CONFIG;
+    delete clean.DOCA_SIM_SIDE;
+    delete clean.DOCA_SIM_TRACE;
+    const result = spawnSync(program, args, {
+      env: { ...clean, DOCA_SIM_DIR: dir, ...env },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    return { status: result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "" };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function assertPassed(run: Run, passLine: string): void {
+  assert.equal(run.status, 0, `exit status ${run.status}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
+  assert.match(run.stdout, new RegExp(`^${passLine}$`, "m"));
+  assert.doesNotMatch(run.stdout, /^FAIL/m);
+}
+
+describe("software device: local DMA", () => {
+  test("dma_local_copy follows NVIDIA's sample flow and verifies every byte", () => {
+    const run = runC("dma_local_copy", []);
+    assertPassed(run, "PASS dma_local_copy");
+    assert.match(run.stdout, /ok local copy of 1048589 bytes verified/);
+    assert.match(run.stdout, /ok no live objects left/);
+  });
+
+  test("dma_errors: state rules and exact DOCA errors", () => {
+    const run = runC("dma_errors", []);
+    assertPassed(run, "PASS dma_errors");
+    for (
+      const line of [
+        "ok mmap state rules",
+        "ok inventory: out-of-range INVALID_VALUE, exhausted NO_MEMORY",
+        "ok task pool exhausted: DOCA_ERROR_NO_MEMORY",
+        "ok copy into LOCAL_READ_ONLY memory: DOCA_ERROR_NOT_PERMITTED",
+        "ok notification handle became readable, copy verified",
+        "ok buffer lists: gathered from 2 sources, scattered over 2 destinations",
+        "ok same-process export/import copies, and fails with DOCA_ERROR_NOT_PERMITTED once revoked",
+      ]
+    ) assert.ok(run.stdout.includes(line), `missing "${line}" in:\n${run.stdout}`);
+    assert.match(run.stdout, /ok stop with a task in flight: DOCA_ERROR_IN_PROGRESS, task flushed with DOCA_ERROR_\w+/);
+  });
+});
+
+describe("software device: devices and configuration", () => {
+  test("host side sees 0000:b1:00.1 (mlx5_0)", () => {
+    const run = runC("sim_devices", ["host"], { DOCA_SIM_SIDE: "host" });
+    assertPassed(run, "PASS sim_devices host");
+    assert.match(run.stdout, /describe: side=host dev=0000:b1:00\.1\(mlx5_0,reps=0\)/);
+  });
+
+  test("DPU side sees 0000:03:00.1 (mlx5_1) and a NET representor of 0000:b1:00.1", () => {
+    const run = runC("sim_devices", ["dpu"], { DOCA_SIM_SIDE: "dpu" });
+    assertPassed(run, "PASS sim_devices dpu");
+    assert.match(run.stdout, /describe: side=dpu dev=0000:03:00\.1\(mlx5_1,reps=1\)/);
+  });
+
+  test("a configuration file replaces the defaults", () => {
+    const dir = mkdtempSync(join(tmpdir(), "doca-sim-config-"));
+    try {
+      const config = join(dir, "devices.json");
+      writeFileSync(
+        config,
+        JSON.stringify({
+          host: { devices: [{ pci: "0000:b1:00.1", ibdev: "mlx5_0", caps: { dma_max_buf_size: 2097152 } }] },
+          dpu: { devices: [{ pci: "0000:03:00.1", ibdev: "mlx5_1", representors: [{ pci: "b1:00.1", vuid: "X" }] }] },
+        }),
+      );
+      assertPassed(
+        runC("sim_devices", ["dpu"], { DOCA_SIM_SIDE: "dpu", DOCA_SIM_CONFIG: config }),
+        "PASS sim_devices dpu",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  for (
+    const [what, text, complaint] of [
+      ["a malformed PCI address", `{"host": {"devices": [{"pci": "zz:00.1"}]}}`, /"pci" is not a PCI address/],
+      ["truncated JSON", `{"host": {"devices": [`, /invalid JSON/],
+      ["a missing side section", `{"dpu": {"devices": []}}`, /needs an object "host"/],
+      [
+        "a negative capability",
+        `{"host": {"devices": [{"pci": "b1:00.1", "caps": {"dma_max_buf_size": -1}}]}}`,
+        /"dma_max_buf_size" must be an integer/,
+      ],
+    ] as const
+  ) {
+    test(`a configuration with ${what} fails with DOCA_ERROR_BAD_CONFIG and says why`, () => {
+      const dir = mkdtempSync(join(tmpdir(), "doca-sim-config-"));
+      try {
+        const config = join(dir, "bad.json");
+        writeFileSync(config, text);
+        const run = runC("sim_devices", ["config-error"], { DOCA_SIM_CONFIG: config });
+        assertPassed(run, "PASS sim_devices config-error");
+        assert.match(run.stderr, complaint);
+        assert.ok(run.stderr.includes(config), "the message names the file");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+interface TraceLine {
+  op: string;
+  addr: bigint;
+  len: bigint;
+  rangeBase: bigint;
+  rangeLen: bigint;
+  verdict: string;
+}
+
+function parseTrace(text: string): TraceLine[] {
+  return text.trim().split("\n").filter(Boolean).map((line) => {
+    const field = (key: string) => {
+      const match = line.match(new RegExp(`(?:^| )${key}=(\\S+)`));
+      assert.ok(match, `trace line without ${key}: ${line}`);
+      return match[1];
+    };
+    const [base, len] = field("range").split("+");
+    return {
+      op: field("op"),
+      addr: BigInt(field("addr")),
+      len: BigInt(field("len")),
+      rangeBase: BigInt(base),
+      rangeLen: BigInt(len),
+      verdict: field("verdict"),
+    };
+  });
+}
+
+describe("software device: DMA between a host process and a DPU process", () => {
+  const scenarios: [string, RegExp][] = [
+    ["to_host", /ok DPU wrote 262151 bytes into host memory, host verified them/],
+    ["from_host", /ok DPU read 262151 bytes of host memory and verified them/],
+    ["ro_write", /ok write into a PCI_READ_ONLY export: DOCA_ERROR_NOT_PERMITTED, host bytes unchanged/],
+    ["revoked", /ok copy from a revoked export: DOCA_ERROR_NOT_PERMITTED, nothing copied/],
+    ["forged", /ok forged key: DOCA_ERROR_NOT_PERMITTED\nok malformed descriptor: DOCA_ERROR_INVALID_VALUE/],
+    ["wrong_device", /ok import through a device that cannot reach the exporter's: DOCA_ERROR_NOT_PERMITTED/],
+    ["peer_host", /ok import through a device that cannot reach the exporter's: DOCA_ERROR_NOT_PERMITTED/],
+    ["host_reads_dpu", /ok host read 262151 bytes of DPU memory and verified them/],
+    ["out_of_range", /ok bufs outside the exported range: DOCA_ERROR_INVALID_VALUE/],
+    [
+      "vanished",
+      /ok copy from a vanished host process: DOCA_ERROR_IO_FAILED\nok the registry file of the dead host was removed/,
+    ],
+  ];
+  for (const [scenario, expected] of scenarios) {
+    test(scenario, () => {
+      const run = runC("dma_remote", [scenario]);
+      assertPassed(run, `PASS dma_remote ${scenario}`);
+      assert.match(run.stdout, expected);
+    });
+  }
+
+  test("DOCA_SIM_TRACE: allowed accesses stay inside the export, refused writes are logged as refused", () => {
+    const dir = mkdtempSync(join(tmpdir(), "doca-sim-trace-"));
+    try {
+      const readTrace = join(dir, "read.log");
+      assertPassed(runC("dma_remote", ["from_host"], { DOCA_SIM_TRACE: readTrace }), "PASS dma_remote from_host");
+      const reads = parseTrace(readFileSync(readTrace, "utf8"));
+      assert.ok(reads.length >= 1);
+      for (const line of reads) {
+        assert.equal(line.op, "r");
+        assert.equal(line.verdict, "allowed");
+        assert.ok(line.addr >= line.rangeBase && line.addr + line.len <= line.rangeBase + line.rangeLen);
+      }
+      assert.equal(reads.reduce((sum, line) => sum + line.len, 0n), 262151n);
+
+      const writeTrace = join(dir, "write.log");
+      assertPassed(runC("dma_remote", ["ro_write"], { DOCA_SIM_TRACE: writeTrace }), "PASS dma_remote ro_write");
+      const writes = parseTrace(readFileSync(writeTrace, "utf8"));
+      assert.deepEqual(writes.map((line) => [line.op, line.verdict]), [["w", "DOCA_ERROR_NOT_PERMITTED"]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("software device: benchmark driver", () => {
+  test("dma_bench runs every case on a small size and reports JSON lines", () => {
+    const run = runC("dma_bench", ["all", "65536", "5"]);
+    assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+    const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, number | string>);
+    assert.deepEqual(lines.map((line) => line.case), ["local", "small", "remote"]);
+    assert.ok((lines[0].dma_gbps as number) > 0 && (lines[0].memcpy_gbps as number) > 0);
+    assert.ok((lines[1].ops as number) > 0);
+    assert.ok((lines[2].dma_gbps as number) > 0 && (lines[2].process_vm_readv_gbps as number) > 0);
+  });
+});
+
+describe("software device: exported symbols", () => {
+  function definedSymbols(): Set<string> {
+    const names = new Set<string>();
+    for (const lib of ["libdoca_common.so", "libdoca_dma.so", "libdoca_comch.so"]) {
+      const path = join(libDir, lib);
+      if (!existsSync(path)) continue;
+      const result = spawnSync("nm", ["-D", "--defined-only", path], { encoding: "utf8" });
+      assert.equal(result.status, 0, result.stderr);
+      for (const line of result.stdout.split("\n")) {
+        const name = line.trim().split(/\s+/)[2];
+        if (name) names.add(name.replace(/@.*/, ""));
+      }
+    }
+    return names;
+  }
+
+  test("every name in sim/coverage.txt is exported by the built libraries", () => {
+    const expected = readFileSync(join(root, "sim", "coverage.txt"), "utf8").split("\n")
+      .map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
+    assert.ok(expected.length >= 60);
+    const defined = definedSymbols();
+    const missing = expected.filter((name) => !defined.has(name));
+    assert.deepEqual(missing, []);
+  });
+
+  test("header-inline functions are not exported, the diagnostics are", () => {
+    const defined = definedSymbols();
+    for (const inline of ["doca_version", "doca_buf_inventory_buf_get_by_addr", "doca_buf_inventory_buf_get_by_data"]) {
+      assert.equal(defined.has(inline), false, `${inline} must stay inline`);
+    }
+    assert.ok(defined.has("doca_sim_live_objects") && defined.has("doca_sim_describe"));
+  });
+});

@@ -1,0 +1,115 @@
+/** dma-copy's command line and --json configuration (no DOCA needed). */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseDmaCopyArgs, UsageError } from "../tasks/dma-copy/options.ts";
+import { parseLogLevel } from "../tasks/common/log-level.ts";
+import { stripJsonComments } from "../tasks/common/json-config.ts";
+
+const noEnv = {};
+const run = (argv: string[], env: Record<string, string> = noEnv) => {
+  const parsed = parseDmaCopyArgs(argv, env);
+  assert.equal(parsed.kind, "run");
+  return (parsed as Extract<typeof parsed, { kind: "run" }>).options;
+};
+const usage = (argv: string[], pattern: RegExp, env: Record<string, string> = noEnv) =>
+  assert.throws(() => parseDmaCopyArgs(argv, env), (e: unknown) => e instanceof UsageError && pattern.test((e as Error).message));
+
+describe("dma-copy flags", () => {
+  test("short flags as NVIDIA's doca_dma_copy takes them", () => {
+    const o = run(["-f", "/tmp/x", "-p", "03:00.1", "-r", "0000:b1:00.1", "-l", "60", "--side", "dpu"]);
+    assert.equal(o.file, "/tmp/x");
+    assert.equal(o.pciAddr, "03:00.1");
+    assert.equal(o.repPci, "0000:b1:00.1");
+    assert.equal(o.logLevel, 60);
+    assert.equal(o.side, "dpu");
+    assert.equal(o.serverName, "dma copy server");
+  });
+
+  test("both device flag spellings", () => {
+    assert.equal(run(["--file", "a", "--pci-addr", "0000:b1:00.1"]).pciAddr, "0000:b1:00.1");
+    assert.equal(run(["--file", "a", "--dev-pci", "0000:b1:00.1"]).pciAddr, "0000:b1:00.1");
+    usage(["-f", "a", "--pci-addr", "b1:00.1", "--dev-pci", "03:00.1"], /name different devices/);
+  });
+
+  test("missing -f", () => usage(["-p", "03:00.1"], /missing -f\/--file/));
+  test("missing -r on the DPU (flag or DOCA_SIM_SIDE)", () => {
+    usage(["-f", "a", "--side", "dpu"], /missing -r\/--rep-pci/);
+    usage(["-f", "a"], /missing -r\/--rep-pci/, { DOCA_SIM_SIDE: "dpu" });
+    assert.equal(run(["-f", "a"], { DOCA_SIM_SIDE: "host" }).side, "host");
+    assert.equal(run(["-f", "a"]).side, "host");
+  });
+  test("bad level, bad side, bad PCI address, bad numbers, unknown flag", () => {
+    usage(["-f", "a", "-l", "55"], /-l\/--log-level: bad level "55"/);
+    usage(["-f", "a", "-l", "loud"], /bad level "loud"/);
+    usage(["-f", "a", "--sdk-log-level", "5"], /--sdk-log-level: bad level/);
+    usage(["-f", "a", "--side", "nic"], /--side: expected host or dpu, got "nic"/);
+    usage(["-f", "a", "-p", "mlx5_0"], /-p\/--pci-addr: "mlx5_0" is not a PCI address/);
+    usage(["-f", "a", "--timeout", "0"], /--timeout/);
+    usage(["-f", "a", "--slots", "two"], /--slots: expected a positive integer/);
+    usage(["-f", "a", "--bogus"], /bogus/);
+  });
+  test("log level names and --quiet", () => {
+    assert.equal(run(["-f", "a", "-l", "debug"]).logLevel, 60);
+    assert.equal(run(["-f", "a", "--log-level", "TRACE"]).logLevel, 70);
+    assert.equal(run(["-f", "a"]).logLevel, 50);
+    assert.equal(run(["-f", "a", "--quiet"]).logLevel, 30);
+    assert.equal(parseLogLevel(10), 10);
+  });
+  test("help and version win over everything else", () => {
+    assert.deepEqual(parseDmaCopyArgs(["-h"]), { kind: "help" });
+    assert.deepEqual(parseDmaCopyArgs(["-v", "-f", "a"]), { kind: "version" });
+  });
+  test("timeout, slots, chunk size", () => {
+    const o = run(["-f", "a", "--timeout", "1.5", "--slots", "4", "--chunk-size", "65536", "--classic"]);
+    assert.equal(o.timeoutMs, 1500);
+    assert.equal(o.slots, 4);
+    assert.equal(o.chunkSize, 65536);
+    assert.equal(o.classic, true);
+  });
+});
+
+describe("dma-copy --json", () => {
+  const dir = mkdtempSync(join(tmpdir(), "doca-ts-opts-"));
+  const write = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  test("flat keys are the long flag names; the command line wins", () => {
+    const path = write("flat.json", JSON.stringify({ file: "/data/in.bin", "dev-pci": "03:00.1", "rep-pci": "b1:00.1", side: "dpu", "log-level": 40, quiet: true }));
+    const o = run(["-j", path]);
+    assert.equal(o.file, "/data/in.bin");
+    assert.equal(o.pciAddr, "03:00.1");
+    assert.equal(o.repPci, "b1:00.1");
+    assert.equal(o.side, "dpu");
+    assert.equal(o.quiet, true);
+    assert.equal(run(["--json", path, "-f", "/other"]).file, "/other");
+  });
+
+  test("DOCA argp sections and comments", () => {
+    const path = write(
+      "doca.json",
+      `/* NVIDIA style */\n{\n  "doca_general_flags": { "log-level": "debug" }, // general\n  "doca_program_flags": { "file": "/x//y", "pci-addr": "b1:00.1" }\n}`,
+    );
+    const o = run(["--json", path]);
+    assert.equal(o.logLevel, 60);
+    assert.equal(o.file, "/x//y");
+    assert.equal(o.pciAddr, "b1:00.1");
+  });
+
+  test("errors name the file and the key", () => {
+    usage(["-j", write("unknown.json", `{"file": "a", "colour": "red"}`)], /unknown flag "colour"/);
+    usage(["-j", write("level.json", `{"file": "a", "log-level": 3}`)], /bad level "3"/);
+    usage(["-j", write("nofile.json", `{"pci-addr": "b1:00.1"}`)], /missing -f/);
+    assert.throws(() => parseDmaCopyArgs(["-j", write("broken.json", "{")]), /broken\.json/);
+    assert.throws(() => parseDmaCopyArgs(["-j", join(dir, "absent.json")]), /absent\.json/);
+  });
+
+  test("comment stripping leaves strings alone", () => {
+    assert.equal(stripJsonComments(`{"a": "http://x/*y*/"} // z`).trim(), `{"a": "http://x/*y*/"}`);
+  });
+});
