@@ -84,6 +84,11 @@ export class Buf extends Resource {
     return d.scratch.u64(0);
   }
 
+  /** Empties the data section (DMA appends to a destination's data: reset it before reusing the Buf as one). */
+  resetData(): void {
+    check(doca().raw.doca_buf_reset_data_len(this.native), "doca_buf_reset_data_len");
+  }
+
   setData(address: number, length: number): void {
     check(doca().fns.doca_buf_set_data(this.handle, address, length), "doca_buf_set_data");
   }

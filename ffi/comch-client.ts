@@ -5,7 +5,7 @@ import { check, TimeoutError } from "./errors.ts";
 import { CtxState } from "./constants.ts";
 import { comchCtxOwners, type CtxOwner, nativeCallbacks } from "./callbacks.ts";
 import { CtxCore } from "./ctx.ts";
-import { Resource } from "./resource.ts";
+import { AsyncResource } from "./resource.ts";
 import { ComchConnection, type ComchEndpoint } from "./comch-connection.ts";
 import { checkName, checkSizes, copyMessage, forgetConnection, PumpGate, registerConnection, SendPath } from "./comch-endpoint.ts";
 import type { Device } from "./device.ts";
@@ -22,7 +22,7 @@ export interface ComchClientOptions {
   sendTasks?: number;
 }
 
-export class ComchClient extends Resource implements CtxOwner, ComchEndpoint {
+export class ComchClient extends AsyncResource implements CtxOwner, ComchEndpoint {
   readonly kind: string;
   readonly name: string;
   readonly pe: ProgressEngine;
@@ -151,19 +151,6 @@ export class ComchClient extends Resource implements CtxOwner, ComchEndpoint {
     if (!this.#connection) return;
     forgetConnection(this.#connection.handle);
     this.#connection.markDisconnected();
-  }
-
-  override close(): Promise<void> {
-    try {
-      super.close();
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 
   protected destroyNative(handle: number): void {

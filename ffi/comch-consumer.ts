@@ -8,11 +8,11 @@ import { check, DocaError, TimeoutError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { type CtxOwner, nativeCallbacks } from "./callbacks.ts";
 import { CtxCore } from "./ctx.ts";
-import { Resource } from "./resource.ts";
+import { AsyncResource } from "./resource.ts";
 import { PumpGate } from "./comch-endpoint.ts";
 import { awaitRunning, BufferSet, configureImmLength, type FastPathMessage, type FastPathOptions } from "./comch-fastpath-common.ts";
 
-export class ComchConsumer extends Resource implements CtxOwner {
+export class ComchConsumer extends AsyncResource implements CtxOwner {
   protected readonly kind = "ComchConsumer";
   /** The id the producer addresses (the peer also learns it from its consumer event). */
   id = 0;
@@ -145,19 +145,6 @@ export class ComchConsumer extends Resource implements CtxOwner {
   /** @internal */
   onStateChanged(_prev: number, next: number): void {
     this.#core?.noteState(next);
-  }
-
-  override close(): Promise<void> {
-    try {
-      super.close();
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 
   protected destroyNative(handle: number): void {

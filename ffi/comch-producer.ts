@@ -8,7 +8,7 @@ import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { type CtxOwner, nativeCallbacks } from "./callbacks.ts";
 import { CtxCore } from "./ctx.ts";
-import { Resource } from "./resource.ts";
+import { AsyncResource } from "./resource.ts";
 import { NativeMemory } from "./memory.ts";
 import { Buf } from "./buf.ts";
 import { PumpGate } from "./comch-endpoint.ts";
@@ -25,7 +25,7 @@ interface PendingSend {
   reject: (e: Error) => void;
 }
 
-export class ComchProducer extends Resource implements CtxOwner {
+export class ComchProducer extends AsyncResource implements CtxOwner {
   protected readonly kind = "ComchProducer";
   readonly #core: CtxCore;
   readonly #gate: PumpGate;
@@ -184,19 +184,6 @@ export class ComchProducer extends Resource implements CtxOwner {
   /** @internal */
   onStateChanged(_prev: number, next: number): void {
     this.#core?.noteState(next);
-  }
-
-  override close(): Promise<void> {
-    try {
-      super.close();
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 
   protected destroyNative(handle: number): void {

@@ -4,7 +4,7 @@ import { doca } from "./library.ts";
 import { check, TimeoutError } from "./errors.ts";
 import { comchCtxOwners, type CtxOwner, nativeCallbacks } from "./callbacks.ts";
 import { CtxCore } from "./ctx.ts";
-import { Resource } from "./resource.ts";
+import { AsyncResource } from "./resource.ts";
 import { ComchConnection, type ComchEndpoint } from "./comch-connection.ts";
 import { checkName, checkSizes, copyMessage, forgetConnection, PumpGate, registerConnection, SendPath } from "./comch-endpoint.ts";
 import type { Device, DeviceRep } from "./device.ts";
@@ -21,7 +21,7 @@ export interface ComchServerOptions {
   sendTasks?: number;
 }
 
-export class ComchServer extends Resource implements CtxOwner, ComchEndpoint {
+export class ComchServer extends AsyncResource implements CtxOwner, ComchEndpoint {
   readonly kind: string;
   readonly name: string;
   readonly pe: ProgressEngine;
@@ -177,20 +177,7 @@ export class ComchServer extends Resource implements CtxOwner, ComchEndpoint {
     this.#core?.noteState(next);
   }
 
-  /** Disconnects every client, stops and destroys the server. */
-  override close(): Promise<void> {
-    try {
-      super.close();
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
+  /** close(): disconnects every client, stops and destroys the server. */
   protected destroyNative(handle: number): void {
     const f = doca().fns;
     for (const conn of this.#connections.values()) {

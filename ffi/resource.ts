@@ -110,4 +110,20 @@ export abstract class Resource {
   }
 }
 
+/** Contexts whose close is awaited (Comch): the same lifecycle, with close() returning a Promise for `await using`. */
+export abstract class AsyncResource extends Resource {
+  override close(): Promise<void> {
+    try {
+      super.close();
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
 export const hex = (n: number) => `0x${n.toString(16)}`;

@@ -93,6 +93,8 @@ export const DOCA_SYMBOLS = {
   doca_buf_get_data: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_buf_get_data_len(const struct doca_buf *buf, size_t *data_len);
   doca_buf_get_data_len: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
+  // doca_error_t doca_buf_reset_data_len(struct doca_buf *buf);
+  doca_buf_reset_data_len: { lib: "common", params: ["ptr"], result: "i32" },
   // doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len);
   doca_buf_set_data: { lib: "common", params: ["ptr", "ptr", "usize"], result: "i32" },
   // doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2);

@@ -1,0 +1,166 @@
+/**
+ * Row 5 of the benchmark: tasks/dma-copy.ts as a user runs it, DPU and host as separate processes on the software
+ * device. A file copied host → DPU and DPU → host, each next to `dd bs=4M conv=fsync` copying the same file on the
+ * same disk (dma-copy fsyncs its target too); peak RSS of each side from wait4(); then the wall time of a 1 MiB
+ * copy from starting the DPU process to both exiting.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { randomFillSync } from "node:crypto";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { repoRoot } from "../tasks/common/run-pair.ts";
+import { median, round3, type Row } from "./rows.ts";
+import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
+
+export interface EndToEndPlan {
+  fileSize: number;
+  /** Runs of the 1 MiB copy per runtime (median shown). */
+  wallRuns: number;
+  runtimes: RuntimeName[];
+  driver: string;
+  log: (line: string) => void;
+}
+
+const DMA_COPY = join(repoRoot, "tasks", "dma-copy.ts");
+const HOST_PCI = "0000:b1:00.1";
+const DPU_PCI = "0000:03:00.1";
+const LISTENING = "waiting for the host";
+const MiB = 2 ** 20;
+
+interface Measured {
+  status: number;
+  seconds: number;
+  maxrssKiB: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs argv under the driver's wait4() wrapper; resolves with its exit, time and peak RSS. */
+function measured(driver: string, argv: string[], env: Record<string, string>, onStderr?: (text: string) => void) {
+  const out = join(env.BENCH_WORK, `rusage-${process.hrtime.bigint()}.json`);
+  const child = spawn(driver, ["rusage", out, ...argv], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "", stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+    onStderr?.(stderr);
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 600_000);
+  return new Promise<Measured>((resolve, reject) => {
+    child.on("close", () => {
+      clearTimeout(timer);
+      try {
+        resolve({ ...JSON.parse(readFileSync(out, "utf8")), stdout, stderr });
+      } catch {
+        reject(new Error(`${argv.join(" ")} did not finish:\n${stderr}`));
+      }
+    });
+  });
+}
+
+/** One dma-copy between fresh DPU and host processes; the DPU starts first (it is the Comch server). */
+async function copyPair(plan: EndToEndPlan, rt: RuntimeName, work: string, hostFile: string, dpuFile: string) {
+  const simDir = mkdtempSync(join(work, "sim-"));
+  const env = { DOCA_SIM_DIR: simDir, BENCH_WORK: work };
+  const args = (file: string, pci: string) => ["-f", file, "-p", pci, "--json-output", "--timeout", "60"];
+  const argv = (extra: string[]) => runtimeArgv(rt, DMA_COPY, extra, ["ffi", "env", "read", "write"]);
+  const start = performance.now();
+  let listening!: () => void;
+  const ready = new Promise<void>((resolve) => (listening = resolve));
+  const dpu = measured(plan.driver, argv([...args(dpuFile, DPU_PCI), "-r", HOST_PCI]), { ...env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, (text) => {
+    if (text.includes(LISTENING)) listening();
+  });
+  await Promise.race([ready, dpu]);
+  const host = await measured(plan.driver, argv(args(hostFile, HOST_PCI)), { ...env, DOCA_SIM_SIDE: "host" });
+  const d = await dpu;
+  const wall = (performance.now() - start) / 1000;
+  rmSync(simDir, { recursive: true, force: true });
+  if (host.status !== 0 || d.status !== 0) {
+    throw new Error(`dma-copy on ${rt} failed (host ${host.status}, DPU ${d.status}):\n${host.stderr}\n${d.stderr}`);
+  }
+  const summary = JSON.parse(d.stdout.trim().split("\n").pop()!) as { bytesPerSecond: number; bytes: number };
+  return { host, dpu: d, wall, summary };
+}
+
+function writeRandomFile(path: string, size: number): void {
+  const fd = openSync(path, "w");
+  const chunk = new Uint8Array(Math.min(size, 4 * MiB));
+  for (let done = 0; done < size; done += chunk.length) {
+    const part = chunk.subarray(0, Math.min(chunk.length, size - done));
+    randomFillSync(part);
+    writeSync(fd, part);
+  }
+  closeSync(fd);
+}
+
+function sameFile(a: string, b: string): boolean {
+  return spawnSync("cmp", ["-s", a, b]).status === 0;
+}
+
+export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
+  const rows: Row[] = [];
+  mkdirSync(join(repoRoot, "build", "bench"), { recursive: true });
+  const work = mkdtempSync(join(repoRoot, "build", "bench", "e2e-"));
+  const section = "5. end to end (dma-copy)";
+  try {
+    const source = join(work, "source.bin");
+    writeRandomFile(source, plan.fileSize);
+    const ddRates: number[] = [];
+    const dd = async () => {
+      const target = join(work, "dd.out");
+      const r = await measured(plan.driver, ["dd", `if=${source}`, `of=${target}`, "bs=4M", "conv=fsync", "status=none"], { BENCH_WORK: work });
+      rmSync(target, { force: true });
+      if (r.status !== 0) throw new Error(`dd failed: ${r.stderr}`);
+      ddRates.push(plan.fileSize / r.seconds);
+      return plan.fileSize / r.seconds;
+    };
+    for (const rt of plan.runtimes) {
+      const label = RUNTIME_LABEL[rt];
+      for (const [direction, toDpu] of [["host → DPU", true], ["DPU → host", false]] as const) {
+        plan.log(`end to end: ${label} ${direction}, ${plan.fileSize / MiB} MiB`);
+        const ddBefore = await dd();
+        const hostFile = toDpu ? source : join(work, "host-target.bin");
+        const dpuFile = toDpu ? join(work, "dpu-target.bin") : source;
+        const r = await copyPair(plan, rt, work, hostFile, dpuFile);
+        const target = toDpu ? dpuFile : hostFile;
+        if (!sameFile(source, target)) throw new Error(`dma-copy on ${rt} (${direction}) produced a different file`);
+        rmSync(target);
+        const ddAfter = await dd();
+        const ddRate = (ddBefore + ddAfter) / 2;
+        rows.push({
+          section, name: `dma-copy ${direction}`, runtime: label, size: plan.fileSize, value: round3(r.summary.bytesPerSecond / MiB), unit: "MiB/s",
+          ratio: round3(r.summary.bytesPerSecond / ddRate), against: "dd bs=4M", target: "≥ 0.5×", met: r.summary.bytesPerSecond / ddRate >= 0.5,
+        });
+        for (const [side, m] of [["host", r.host], ["DPU", r.dpu]] as const) {
+          const mib = m.maxrssKiB / 1024;
+          rows.push({ section, name: `dma-copy ${direction}, ${side} peak RSS`, runtime: label, size: plan.fileSize, value: round3(mib), unit: "MiB", ratio: null, against: null, target: "≤ 128 MiB", met: mib <= 128 });
+        }
+      }
+    }
+    if (ddRates.length) {
+      rows.push({ section, name: "dd bs=4M conv=fsync, same file and disk (median)", runtime: "", size: plan.fileSize, value: round3(median(ddRates) / MiB), unit: "MiB/s", ratio: null, against: null });
+    }
+    const small = join(work, "small.bin");
+    writeRandomFile(small, MiB);
+    for (const rt of plan.runtimes) {
+      plan.log(`end to end: ${RUNTIME_LABEL[rt]} 1 MiB wall time ×${plan.wallRuns}`);
+      const walls: number[] = [];
+      for (let i = 0; i < plan.wallRuns; i++) {
+        const target = join(work, "small-target.bin");
+        const r = await copyPair(plan, rt, work, small, target);
+        if (!sameFile(small, target)) throw new Error(`1 MiB dma-copy on ${rt} produced a different file`);
+        rmSync(target);
+        walls.push(r.wall);
+      }
+      const wall = median(walls);
+      rows.push({
+        section, name: "dma-copy 1 MiB host → DPU, wall time (2 cold processes)", runtime: RUNTIME_LABEL[rt], size: MiB, value: round3(wall), unit: "s", ratio: null, against: null,
+        ...(rt === "deno" ? { target: "< 0.5 s", met: wall < 0.5 } : {}),
+      });
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return rows;
+}

@@ -1,0 +1,191 @@
+/**
+ * Rows 1-4 of the benchmark: the machine's limits, the C driver on the software device, the same workloads from
+ * each runtime, and the per-call FFI cost. Rounds alternate C and the runtimes (the order rotating each round);
+ * every ratio is taken inside one round and the row shows the median over rounds.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { setTimeout as sleep } from "node:timers/promises";
+import { repoRoot } from "../tasks/common/run-pair.ts";
+import { median, round3, type Row } from "./rows.ts";
+import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
+
+export interface MicroPlan {
+  sizes: number[];
+  /** Seconds each cell is timed for. */
+  seconds: number;
+  rounds: number;
+  runtimes: RuntimeName[];
+  /** DMA tasks in flight for the bandwidth cells. */
+  depth: number;
+  log: (line: string) => void;
+}
+
+const SIM_LIB = join(repoRoot, "build", "sim", "lib");
+const DRIVER = join(repoRoot, "build", "bench", "driver");
+const WORKLOAD = join(repoRoot, "benchmarks", "workload.ts");
+const RATE_DEPTHS = [1, 16, 128];
+
+/** Builds benchmarks/driver.c against the software device (like any DOCA C program). */
+export function buildDriver(): string {
+  if (!existsSync(join(SIM_LIB, "libdoca_dma.so"))) throw new Error("software device not built: run deno task sim:build");
+  mkdirSync(join(repoRoot, "build", "bench"), { recursive: true });
+  const args = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", join(repoRoot, "sim", "include"),
+    join(repoRoot, "benchmarks", "driver.c"), "-L", SIM_LIB, `-Wl,-rpath,${SIM_LIB}`, "-ldoca_dma", "-ldoca_common", "-o", DRIVER];
+  const cc = spawnSync(process.env.CC ?? "cc", args, { encoding: "utf8" });
+  if (cc.status !== 0) throw new Error(`cc failed building the bench driver:\n${cc.stderr}`);
+  return DRIVER;
+}
+
+interface Result {
+  op: string;
+  size: number;
+  depth: number;
+  value: number;
+  unit: string;
+}
+
+const key = (op: string, size: number, depth: number) => `${op}:${size}:${depth}`;
+
+/** Runs one participant's cells and returns value by cell key. */
+function runCells(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<Map<string, number>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "", err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      if (code !== 0) return reject(new Error(`${argv.slice(0, 3).join(" ")} … failed (${code ?? signal}):\n${err}`));
+      const values = new Map<string, number>();
+      for (const line of out.split("\n").filter((l) => l.startsWith("{"))) {
+        const r = JSON.parse(line) as Result;
+        values.set(key(r.op, r.size, r.depth), r.value);
+      }
+      resolve(values);
+    });
+  });
+}
+
+/** The host side of the remote cells: one export of `size` bytes, alive until stop(). */
+async function startExporter(size: number, simDir: string): Promise<{ file: string; stop: () => void }> {
+  const file = join(simDir, "bench-export");
+  const child: ChildProcess = spawn(DRIVER, ["export", String(size), file], {
+    env: { ...process.env, DOCA_SIM_SIDE: "host", DOCA_SIM_DIR: simDir },
+    stdio: ["pipe", "ignore", "inherit"],
+  });
+  for (let waited = 0; !existsSync(file); waited += 20) {
+    if (waited > 10_000 || child.exitCode !== null) throw new Error("the bench exporter did not start");
+    await sleep(20);
+  }
+  return { file, stop: () => child.stdin!.end() };
+}
+
+export async function runMicro(plan: MicroPlan): Promise<Row[]> {
+  const { sizes, seconds, depth } = plan;
+  const dmaCells = sizes.flatMap((s) => ["local", "read", "write"].map((op) => `${op}:${s}:${depth}`));
+  const rateCells = RATE_DEPTHS.map((d) => `rate:64:${d}`);
+  const limitCells = sizes.flatMap((s) => ["memcpy", "pvm-read", "pvm-write"].map((op) => `${op}:${s}`));
+  const simDir = mkdtempSync(join(tmpdir(), "doca-bench-"));
+  const exporter = await startExporter(Math.max(...sizes), simDir);
+  const env = { DOCA_SIM_SIDE: "dpu", DOCA_SIM_DIR: simDir, BENCH_EXPORT: exporter.file };
+  // results[participant][round] = values
+  const results = new Map<string, Map<string, number>[]>();
+  const participants = ["c", ...plan.runtimes];
+  const cellCount = dmaCells.length + rateCells.length + limitCells.length + 3;
+  const timeoutMs = 60_000 + cellCount * seconds * 3 * 1000;
+  try {
+    for (let round = 0; round < plan.rounds; round++) {
+      const order = participants.map((_, i) => participants[(i + round) % participants.length]);
+      for (const who of order) {
+        plan.log(`round ${round + 1}/${plan.rounds}: ${RUNTIME_LABEL[who as RuntimeName]}`);
+        const argv = who === "c"
+          ? [DRIVER, "run", String(seconds), ...limitCells, ...dmaCells, ...rateCells, "call"]
+          : runtimeArgv(who as RuntimeName, WORKLOAD, [String(seconds), ...dmaCells, ...rateCells, "batch:64:128", "call", "call-api"], ["ffi", "env", "read"]);
+        const values = await runCells(argv, env, timeoutMs);
+        results.set(who, [...(results.get(who) ?? []), values]);
+      }
+    }
+  } finally {
+    exporter.stop();
+    rmSync(simDir, { recursive: true, force: true });
+  }
+  return toRows(plan, results);
+}
+
+function toRows(plan: MicroPlan, results: Map<string, Map<string, number>[]>): Row[] {
+  const rows: Row[] = [];
+  /** Median of a cell for one participant, and of its per-round ratio against another cell. */
+  const stat = (who: string, cell: string, refWho?: string, refCell?: string) => {
+    const runs = results.get(who)!;
+    const value = median(runs.map((r) => r.get(cell)!));
+    const ratio = refWho ? median(runs.map((r, i) => r.get(cell)! / results.get(refWho)![i].get(refCell ?? cell)!)) : null;
+    return { value, ratio };
+  };
+  const GiB = 2 ** 30;
+  const bw = (section: string, name: string, runtime: string, size: number, s: { value: number; ratio: number | null }, against: string | null, target?: { text: string; min: number }) =>
+    rows.push({
+      section, name, runtime, size, value: round3(s.value / GiB), unit: "GiB/s", ratio: s.ratio === null ? null : round3(s.ratio), against,
+      ...(target ? { target: target.text, met: s.ratio! >= target.min } : {}),
+    });
+
+  const LIMIT = "1. machine limit";
+  for (const size of plan.sizes) {
+    for (const [op, name] of [["memcpy", "memcpy, one thread"], ["pvm-read", "process_vm_readv"], ["pvm-write", "process_vm_writev"]]) {
+      bw(LIMIT, name, "C", size, stat("c", key(op, size, 1)), null);
+    }
+  }
+  const SIM = "2. C on the software device";
+  const dmaNames: Record<string, [string, string, string]> = {
+    local: ["DMA local", "memcpy", "memcpy"],
+    read: ["DMA remote → local", "pvm-read", "process_vm_readv"],
+    write: ["DMA local → remote", "pvm-write", "process_vm_writev"],
+  };
+  for (const size of plan.sizes) {
+    for (const [op, [name, limitOp, limitName]] of Object.entries(dmaNames)) {
+      const target = size >= 2 ** 20 ? { text: "≥ 0.85×", min: 0.85 } : undefined;
+      bw(SIM, name, "C", size, stat("c", key(op, size, plan.depth), "c", key(limitOp, size, 1)), limitName, target);
+    }
+  }
+  for (const d of RATE_DEPTHS) {
+    rows.push({ section: SIM, name: `64 B tasks, ${d} in flight`, runtime: "C", size: 64, value: round3(stat("c", key("rate", 64, d)).value / 1e6), unit: "M tasks/s", ratio: null, against: null });
+  }
+
+  const TS = "3. doca-ts on the software device";
+  for (const rt of plan.runtimes) {
+    const label = RUNTIME_LABEL[rt];
+    const bwMin = rt === "node" ? 0.9 : 0.95;
+    const rateMin = rt === "node" ? 0.25 : 0.5;
+    for (const size of plan.sizes) {
+      for (const [op, [name]] of Object.entries(dmaNames)) {
+        const cell = key(op, size, plan.depth);
+        const target = size >= 2 ** 20 ? { text: `≥ ${bwMin}×`, min: bwMin } : undefined;
+        bw(TS, name, label, size, stat(rt, cell, "c", cell), "C", target);
+      }
+    }
+    for (const d of RATE_DEPTHS) {
+      const cell = key("rate", 64, d);
+      const s = stat(rt, cell, "c", cell);
+      const target = d === 128 ? { target: `≥ ${rateMin}×`, met: s.ratio! >= rateMin } : {};
+      rows.push({ section: TS, name: `64 B tasks, ${d} in flight`, runtime: label, size: 64, value: round3(s.value / 1e6), unit: "M tasks/s", ratio: round3(s.ratio!), against: "C", ...target });
+    }
+    const b = stat(rt, key("batch", 64, 128), "c", key("rate", 64, 128));
+    rows.push({ section: TS, name: "64 B tasks, memcpyBatch of 128", runtime: label, size: 64, value: round3(b.value / 1e6), unit: "M tasks/s", ratio: round3(b.ratio!), against: "C", target: `≥ ${rateMin}×`, met: b.ratio! >= rateMin });
+  }
+
+  const CALL = "4. FFI overhead";
+  const cCall = stat("c", key("call", 0, 0));
+  rows.push({ section: CALL, name: "doca_pe_progress, idle", runtime: "C", size: null, value: round3(cCall.value), unit: "ns", ratio: null, against: null });
+  for (const rt of plan.runtimes) {
+    const raw = stat(rt, key("call", 0, 1), "c", key("call", 0, 0));
+    const api = stat(rt, key("call-api", 0, 1), "c", key("call", 0, 0));
+    rows.push({ section: CALL, name: "doca_pe_progress, idle (raw binding)", runtime: RUNTIME_LABEL[rt], size: null, value: round3(raw.value), unit: "ns", ratio: round3(raw.ratio!), against: "C" });
+    rows.push({ section: CALL, name: "ProgressEngine.progress(), idle", runtime: RUNTIME_LABEL[rt], size: null, value: round3(api.value), unit: "ns", ratio: round3(api.ratio!), against: "C" });
+  }
+  return rows;
+}

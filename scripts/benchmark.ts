@@ -1,0 +1,79 @@
+#!/usr/bin/env -S deno run --allow-all
+/**
+ * deno task bench: doca-ts against C and against the machine's limits, on the software device, in one run.
+ * Prints a table (rows 1-5 of benchmarks/README.md); --json FILE writes the same rows, --markdown prints them for
+ * README. Quick by default; --full sweeps every size with more rounds and a 1 GiB end-to-end copy.
+ */
+import { writeFileSync } from "node:fs";
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { runEndToEnd } from "../benchmarks/end-to-end.ts";
+import { buildDriver, runMicro } from "../benchmarks/micro.ts";
+import { formatMarkdown, formatTable, type Row } from "../benchmarks/rows.ts";
+import { RUNTIMES, type RuntimeName } from "../benchmarks/runtimes.ts";
+
+const HELP = `Usage: deno task bench [--full | --smoke] [--runtimes deno,bun,node] [--json FILE] [--markdown] [--no-e2e]
+
+Measures on the software DOCA device, side by side in one run (rounds alternate C and each runtime; ratios are
+medians of per-round ratios):
+  1. the machine's limits: one-thread memcpy, process_vm_readv/writev
+  2. C (benchmarks/driver.c) doing DMA memcpy tasks through the DOCA API, against those limits
+  3. the same workloads from Deno, Bun and Node through doca-ts, against C
+  4. the FFI cost of an idle doca_pe_progress per runtime, against C
+  5. tasks/dma-copy.ts end to end (host and DPU processes) against dd bs=4M, peak RSS, 1 MiB wall time
+
+  --full       sizes 4 KiB … 64 MiB, 5 rounds, 1 GiB end-to-end file (several minutes)
+               (default: 4 KiB, 1 MiB, 64 MiB, 3 rounds, 256 MiB file; under 2 minutes on 2 cores)
+  --smoke      tiny sizes and times: checks that every row can be produced (the test suite runs this)
+  --runtimes   subset of deno,bun,node (default: all three)
+  --json FILE  write the rows as JSON (name, runtime, size, value, unit, ratio, against, target, met)
+  --markdown   print the table as Markdown (README's Performance section)
+  --no-e2e     skip row 5`;
+
+const { values } = parseArgs({
+  options: {
+    full: { type: "boolean" },
+    smoke: { type: "boolean" },
+    runtimes: { type: "string", default: RUNTIMES.join(",") },
+    json: { type: "string" },
+    markdown: { type: "boolean" },
+    "no-e2e": { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+if (values.full && values.smoke) {
+  console.error("bench: --full and --smoke exclude each other");
+  process.exit(2);
+}
+const runtimes = values.runtimes!.split(",").map((r) => r.trim()).filter(Boolean) as RuntimeName[];
+const unknown = runtimes.filter((r) => !RUNTIMES.includes(r));
+if (unknown.length || runtimes.length === 0) {
+  console.error(`bench: unknown runtime(s) "${unknown.join(", ")}"; choose from ${RUNTIMES.join(", ")}`);
+  process.exit(2);
+}
+
+const KiB = 1024, MiB = 1024 * KiB;
+const mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
+const settings = {
+  smoke: { sizes: [4 * KiB, MiB], seconds: 0.02, rounds: 1, fileSize: 4 * MiB, wallRuns: 1 },
+  quick: { sizes: [4 * KiB, MiB, 64 * MiB], seconds: 0.15, rounds: 3, fileSize: 256 * MiB, wallRuns: 3 },
+  full: { sizes: [4 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB], seconds: 0.4, rounds: 5, fileSize: 1024 * MiB, wallRuns: 5 },
+}[mode];
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+const started = performance.now();
+const driver = buildDriver();
+const rows: Row[] = await runMicro({ ...settings, depth: 16, runtimes, log });
+if (!values["no-e2e"]) rows.push(...(await runEndToEnd({ ...settings, runtimes, driver, log })));
+
+const seconds = ((performance.now() - started) / 1000).toFixed(0);
+console.log(values.markdown ? formatMarkdown(rows) : formatTable(rows));
+console.log(`\n${mode} run, ${seconds} s; ratios are medians of per-round ratios (${settings.rounds} rounds).`);
+if (values.json) {
+  writeFileSync(values.json, JSON.stringify(rows, null, 2) + "\n");
+  log(`wrote ${values.json}`);
+}

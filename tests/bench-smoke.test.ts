@@ -1,0 +1,67 @@
+/**
+ * The benchmark's plumbing, not its figures (timings never belong in tests): `deno task bench --smoke` builds the
+ * C driver, runs every cell on C and each runtime, runs dma-copy end to end, and writes rows that are complete
+ * and finite. Runs once, under Deno (the bench itself starts all three runtimes).
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { repoRoot } from "../tasks/common/run-pair.ts";
+import type { Row } from "../benchmarks/rows.ts";
+
+const onDeno = "Deno" in globalThis;
+const bench = (args: string[]) =>
+  spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "scripts", "benchmark.ts"), ...args], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    timeout: 240_000,
+  });
+
+describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "doca-bench-test-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("--help tells the truth about the flags", () => {
+    const r = bench(["--help"]);
+    assert.equal(r.status, 0);
+    for (const flag of ["--full", "--smoke", "--runtimes", "--json", "--markdown", "--no-e2e"]) assert.match(r.stdout, new RegExp(flag));
+  });
+
+  test("an unknown runtime is refused with exit 2", () => {
+    const r = bench(["--smoke", "--runtimes", "deno,java"]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /unknown runtime.*java/);
+  });
+
+  test("--smoke produces every row on every runtime, with finite values and ratios", () => {
+    const file = join(dir, "bench.json");
+    const r = bench(["--smoke", "--json", file]);
+    assert.equal(r.status, 0, r.stderr);
+    const rows = JSON.parse(readFileSync(file, "utf8")) as Row[];
+    for (const row of rows) {
+      for (const field of ["name", "runtime", "size", "value", "unit", "ratio", "against"]) assert.ok(field in row, `${field} in ${JSON.stringify(row)}`);
+      assert.ok(Number.isFinite(row.value) && row.value > 0, `value of ${JSON.stringify(row)}`);
+      if (row.ratio !== null) assert.ok(Number.isFinite(row.ratio) && row.ratio > 0 && row.against, `ratio of ${JSON.stringify(row)}`);
+    }
+    const has = (section: string, name: string, runtime: string) =>
+      rows.some((row) => row.section.startsWith(section) && row.name.startsWith(name) && row.runtime === runtime);
+    for (const name of ["memcpy", "process_vm_readv", "process_vm_writev"]) assert.ok(has("1.", name, "C"), name);
+    for (const runtime of ["C", "Deno", "Bun", "Node"]) {
+      const section = runtime === "C" ? "2." : "3.";
+      for (const name of ["DMA local", "DMA remote → local", "DMA local → remote", "64 B tasks, 128 in flight"]) {
+        assert.ok(has(section, name, runtime), `${name} on ${runtime}`);
+      }
+      assert.ok(has("4.", "doca_pe_progress", runtime), `call overhead on ${runtime}`);
+      if (runtime !== "C") {
+        for (const name of ["dma-copy host → DPU", "dma-copy DPU → host, DPU peak RSS", "dma-copy 1 MiB"]) assert.ok(has("5.", name, runtime), `${name} on ${runtime}`);
+      }
+    }
+    // The table on stdout carries the same figures as the JSON.
+    const sample = rows.find((row) => row.name === "DMA local" && row.runtime === "Deno")!;
+    assert.ok(r.stdout.includes(`${sample.value} ${sample.unit}`), "table and JSON agree");
+  });
+});
