@@ -71,7 +71,13 @@ async function copyPair(plan: EndToEndPlan, rt: RuntimeName, work: string, hostF
   const dpu = measured(plan.driver, argv([...args(dpuFile, DPU_PCI), "-r", HOST_PCI]), { ...env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, (text) => {
     if (text.includes(LISTENING)) listening();
   });
-  await Promise.race([ready, dpu]);
+  // The host starts once the DPU listens; a DPU that exits or stays silent ends the bench with its own words.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silent = new Promise<"silent">((resolve) => (timer = setTimeout(() => resolve("silent"), 30_000)));
+  const early = await Promise.race([ready.then(() => undefined), dpu, silent]);
+  clearTimeout(timer);
+  if (early === "silent") throw new Error(`dma-copy DPU side on ${rt} did not listen within 30 s`);
+  if (early) throw new Error(`dma-copy DPU side on ${rt} exited before listening (${early.status}):\n${early.stderr}`);
   const host = await measured(plan.driver, argv(args(hostFile, HOST_PCI)), { ...env, DOCA_SIM_SIDE: "host" });
   const d = await dpu;
   const wall = (performance.now() - start) / 1000;
