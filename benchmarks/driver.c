@@ -63,13 +63,17 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint8_t *pages(size_t len)
+/* Fresh memory filled with `fill`: sources get SRC_BYTE, destinations DST_BYTE, so a copy that moved nothing shows */
+#define SRC_BYTE 0x5a
+#define DST_BYTE 0xa5
+
+static uint8_t *pages(size_t len, int fill)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		die("mmap", strerror(errno));
-	memset(p, 0x5a, len); /* fault every page in before timing */
+	memset(p, fill, len); /* also faults every page in before timing */
 	return p;
 }
 
@@ -83,7 +87,7 @@ static void report(const char *op, size_t size, unsigned depth, double value, co
 
 static void limit_memcpy(size_t size, double seconds)
 {
-	uint8_t *src = pages(size), *dst = pages(size);
+	uint8_t *src = pages(size, SRC_BYTE), *dst = pages(size, DST_BYTE);
 	double start = now(), t;
 	uint64_t n = 0;
 
@@ -99,7 +103,7 @@ static void limit_memcpy(size_t size, double seconds)
 
 static void limit_process_vm(size_t size, double seconds, bool write)
 {
-	uint8_t *local = pages(size), *shared = pages(size);
+	uint8_t *local = pages(size, DST_BYTE), *shared = pages(size, SRC_BYTE);
 	int gate[2];
 	pid_t pid;
 	double start, t;
@@ -309,7 +313,7 @@ static void dma_cell(struct engine *e, struct remote *remote, const char *op, si
 	size_t chunk = rate || size < e->max_buf ? size : e->max_buf;
 	unsigned chunks = rate ? depth : (unsigned)(size / chunk);
 	size_t span = chunk * chunks;
-	uint8_t *a = pages(span), *b = pages(span);
+	uint8_t *a = pages(span, SRC_BYTE), *b = pages(span, DST_BYTE);
 	struct doca_mmap *am = local_mmap(e, a, span), *bm = local_mmap(e, b, span);
 	uint64_t tasks;
 	double t;
@@ -324,6 +328,9 @@ static void dma_cell(struct engine *e, struct remote *remote, const char *op, si
 		t = run_cell(e, am, a, remote->mmap, remote->addr, chunk, chunks, depth, seconds, &tasks);
 	else
 		t = run_cell(e, am, a, bm, b, chunk, chunks, depth, seconds, &tasks);
+	/* every cell but `write` lands in b; its source (a, or the exporter) holds SRC_BYTE like a */
+	if (!to_remote && memcmp(a, b, span) != 0)
+		die("the copied bytes differ from the source", op);
 	if (rate)
 		report(op, size, depth, tasks / t, "tasks/s");
 	else
@@ -394,7 +401,7 @@ static int run(double seconds, int ncells, char **cells)
 static int export_main(size_t size, const char *path)
 {
 	struct engine e;
-	uint8_t *mem = pages(size);
+	uint8_t *mem = pages(size, SRC_BYTE);
 	struct doca_mmap *m;
 	const void *desc;
 	size_t len;

@@ -9,7 +9,7 @@ import { randomFillSync } from "node:crypto";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { repoRoot } from "../tasks/common/run-pair.ts";
+import { DPU_LISTENING, repoRoot } from "../tasks/common/run-pair.ts";
 import { median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 
@@ -25,7 +25,6 @@ export interface EndToEndPlan {
 const DMA_COPY = join(repoRoot, "tasks", "dma-copy.ts");
 const HOST_PCI = "0000:b1:00.1";
 const DPU_PCI = "0000:03:00.1";
-const LISTENING = "waiting for the host";
 const MiB = 2 ** 20;
 
 interface Measured {
@@ -69,7 +68,7 @@ async function copyPair(plan: EndToEndPlan, rt: RuntimeName, work: string, hostF
   let listening!: () => void;
   const ready = new Promise<void>((resolve) => (listening = resolve));
   const dpu = measured(plan.driver, argv([...args(dpuFile, DPU_PCI), "-r", HOST_PCI]), { ...env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, (text) => {
-    if (text.includes(LISTENING)) listening();
+    if (text.includes(DPU_LISTENING)) listening();
   });
   // The host starts once the DPU listens; a DPU that exits or stays silent ends the bench with its own words.
   let timer: ReturnType<typeof setTimeout> | undefined;

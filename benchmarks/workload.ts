@@ -8,6 +8,7 @@
  * loops reset-destination → memcpy → await, exactly like the C driver's completion callback; `batch` submits the
  * D copies with one memcpyBatch() per round instead. read/write cells import the export named by BENCH_EXPORT.
  */
+import { Buffer } from "node:buffer";
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import {
@@ -88,8 +89,9 @@ class Bench implements Disposable {
     const span = chunk * chunks;
     using a = NativeMemory.alloc(span);
     using b = NativeMemory.alloc(span);
+    // Sources hold 0x5a (as the exporter's memory does), destinations 0xa5: a copy that moved nothing shows.
     a.bytes.fill(0x5a);
-    b.bytes.fill(0x5a);
+    b.bytes.fill(0xa5);
     const permissions = Access.LOCAL_READ_WRITE | Access.PCI_READ_WRITE;
     using aMap = Mmap.create({ memory: a, permissions, devices: [this.device] });
     using bMap = Mmap.create({ memory: b, permissions, devices: [this.device] });
@@ -109,6 +111,10 @@ class Bench implements Disposable {
       const t0 = performance.now();
       const tasks = await run(seconds);
       const elapsed = (performance.now() - t0) / 1000;
+      const bytes = (m: NativeMemory) => Buffer.from(m.bytes.buffer, m.bytes.byteOffset, span);
+      if (op !== "write" && !bytes(b).equals(bytes(a))) {
+        throw new Error(`cell ${op}:${size}:${depth}: the copied bytes differ from the source`);
+      }
       if (perTask) report(cell, tasks / elapsed, "tasks/s");
       else report(cell, (tasks * chunk) / elapsed, "B/s");
     } finally {
