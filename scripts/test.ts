@@ -7,9 +7,13 @@
  * for a user who runs that runner by hand. Counts come from each runner's JUnit report; pass/fail comes from the
  * runner's exit status, so a crash that writes no report still fails the run.
  *
- * Usage: deno task test [--runtime deno,bun,node] [--slow] [--timeout MINUTES] [FILTER...]
+ * Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--timeout MINUTES] [FILTER...]
  *   --slow     also run the slow group (DOCA_TS_SLOW=1: 1 GiB copies, soak runs) under Deno
+ *   --shuffle  DOCA_SIM_SHUFFLE=SEED: the software device delivers completions in a seeded random order
  *   FILTER     only test files whose path contains one of these strings
+ *
+ * The software device runs in strict mode (DOCA_SIM_STRICT=1: uses DOCA leaves undefined are reported on stderr)
+ * unless --no-strict is given or DOCA_SIM_STRICT is already set.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -27,17 +31,21 @@ const { values, positionals } = parseArgs({
   options: {
     runtime: { type: "string", default: "deno,bun,node" },
     slow: { type: "boolean", default: false },
+    shuffle: { type: "string" },
+    "no-strict": { type: "boolean", default: false },
     timeout: { type: "string", default: "20" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
 
 if (values.help) {
-  console.log(`Usage: deno task test [--runtime deno,bun,node] [--slow] [--timeout MINUTES] [FILTER...]
+  console.log(`Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--timeout MINUTES] [FILTER...]
 
 Runs tests/**/*.test.ts under each runtime's own test runner and prints "N passed, N failed" at the end.
   --runtime   comma-separated subset of deno,bun,node (default: all three)
   --slow      also run the slow group (DOCA_TS_SLOW=1) under Deno
+  --shuffle   run with DOCA_SIM_SHUFFLE=SEED: completions delivered in a seeded random order (reproducible)
+  --no-strict do not turn on the software device's strict mode (DOCA_SIM_STRICT=1 is the default)
   --timeout   minutes allowed per runtime before its runner is killed (default 20)
   FILTER      only test files whose path contains one of these strings`);
   process.exit(0);
@@ -50,6 +58,16 @@ function findTestFiles(dir: string): string[] {
     return entry.name.endsWith(".test.ts") ? [path] : [];
   }).sort();
 }
+
+if (values.shuffle !== undefined && !/^\d+$/.test(values.shuffle)) {
+  console.error(`test: --shuffle needs a decimal seed, got "${values.shuffle}"`);
+  process.exit(2);
+}
+
+/** Software-device settings every runtime's runner (and the processes the tests spawn) inherits. */
+const deviceEnv: Record<string, string> = {};
+if (!values["no-strict"] && process.env.DOCA_SIM_STRICT === undefined) deviceEnv.DOCA_SIM_STRICT = "1";
+if (values.shuffle !== undefined) deviceEnv.DOCA_SIM_SHUFFLE = values.shuffle;
 
 const files = findTestFiles(join(root, "tests"))
   .map((path) => relative(root, path))
@@ -133,7 +151,7 @@ function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: numbe
     const child = spawn(runtime.command, runtime.args(junit), {
       cwd: root,
       stdio: ["ignore", "inherit", "inherit"],
-      env: { ...process.env, ...runtime.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
+      env: { ...process.env, ...deviceEnv, ...runtime.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
       detached: true,
     });
     // A hung runner must not hang CI: kill its whole process group when the budget runs out.
@@ -167,7 +185,8 @@ const lines: string[] = [];
 let failedRuntimes = 0;
 for (const name of selected) {
   const runtime = runtimes[name];
-  console.log(`\n=== ${runtime.name}: ${files.length} test files ===`);
+  const device = Object.entries(deviceEnv).map(([key, value]) => `${key}=${value}`).join(" ");
+  console.log(`\n=== ${runtime.name}: ${files.length} test files${device ? ` (${device})` : ""} ===`);
   const { code, counts, seconds } = await run(runtime, Number(values.timeout));
   // A runner that exits non-zero without reporting a failing case (a crash, a load error) still counts as a failure.
   if (code !== 0 && counts.failed === 0) counts.failed = 1;

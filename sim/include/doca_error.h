@@ -42,6 +42,7 @@ typedef enum doca_error {
 	DOCA_ERROR_AUTHENTICATION = 28,
 	DOCA_ERROR_BAD_CONFIG = 29,
 	DOCA_ERROR_SKIPPED = 30,
+	DOCA_ERROR_DEVICE_FATAL_ERROR = 31, /* newer 3.x releases */
 } doca_error_t;
 
 /* Keep the first failure: set r to t only while r still says success */
@@ -53,7 +54,7 @@ typedef enum doca_error {
 
 #define DOCA_IS_ERROR(r) ((r) != DOCA_SUCCESS)
 
-/* The enumerator's name, e.g. "DOCA_ERROR_NOT_PERMITTED"; "DOCA_ERROR_UNKNOWN" style fallback for unknown values */
+/* The enumerator's name, e.g. "DOCA_ERROR_NOT_PERMITTED"; "unrecognized error code" for values outside the enum */
 DOCA_STABLE
 const char *doca_error_get_name(doca_error_t error);
 

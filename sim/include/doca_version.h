@@ -13,27 +13,32 @@
 extern "C" {
 #endif
 
-#define DOCA_VER_MAJOR 3
-#define DOCA_VER_MINOR 3
-#define DOCA_VER_PATCH 0
-#define DOCA_VER_STRING "3.3.0"
+/* The DOCA release these headers describe (DOCA 3.x spellings; 2.x had DOCA_VER_*) */
+#define DOCA_VERSION_MAJOR 3
+#define DOCA_VERSION_MINOR 3
+#define DOCA_VERSION_PATCH 0
+#define DOCA_VERSION_STRING "3.3.0"
 
-/* One number per version, ordered like the versions: DOCA_VERSION_NUM(3, 3, 0) */
-#define DOCA_VERSION_NUM(major, minor, patch) ((size_t)((major) << 24 | (minor) << 16 | (patch)))
-#define DOCA_CURRENT_VERSION_NUM DOCA_VERSION_NUM(DOCA_VER_MAJOR, DOCA_VER_MINOR, DOCA_VER_PATCH)
+/* Exact version number: the patch counts as is */
+#define DOCA_VERSION_CALC_EXACT(major, minor, patch) ((size_t)((major) << 24 | (minor) << 16 | (patch)))
+#define DOCA_VERSION_EXACT DOCA_VERSION_CALC_EXACT(DOCA_VERSION_MAJOR, DOCA_VERSION_MINOR, DOCA_VERSION_PATCH)
 
-/* Compile-time comparisons of a version with the one these headers describe */
-#define DOCA_VERSION_EQ_CURRENT(major, minor, patch) (DOCA_VERSION_NUM(major, minor, patch) == DOCA_CURRENT_VERSION_NUM)
-#define DOCA_VERSION_LTE_CURRENT(major, minor, patch) (DOCA_VERSION_NUM(major, minor, patch) <= DOCA_CURRENT_VERSION_NUM)
+/* Official version number: the patch is scaled by 1000, as DOCA numbers its official releases */
+#define DOCA_VERSION_CALC(major, minor, patch) ((size_t)((major) << 24 | (minor) << 16 | ((patch) * 1000)))
+#define DOCA_VERSION_OFFICIAL DOCA_VERSION_CALC(DOCA_VERSION_MAJOR, DOCA_VERSION_MINOR, DOCA_VERSION_PATCH)
+
+/* Compile-time comparisons of a version with the official one these headers describe */
+#define DOCA_VERSION_EQ_CURRENT(major, minor, patch) (DOCA_VERSION_CALC(major, minor, patch) == DOCA_VERSION_OFFICIAL)
+#define DOCA_VERSION_LTE_CURRENT(major, minor, patch) (DOCA_VERSION_CALC(major, minor, patch) <= DOCA_VERSION_OFFICIAL)
 
 /* Version the program was compiled against */
 static inline const char *doca_version(void)
 {
-	return DOCA_VER_STRING;
+	return DOCA_VERSION_STRING;
 }
 
 /* Version of the library loaded at run time */
-DOCA_STABLE
+DOCA_EXPERIMENTAL
 const char *doca_version_runtime(void);
 
 #ifdef __cplusplus

@@ -104,18 +104,22 @@ doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data)
 	return DOCA_SUCCESS;
 }
 
-/* DOCA leaves out-of-range data undefined; we refuse it so that no later copy can run outside the buffer */
-static bool data_fits(const struct doca_buf *buf, const void *data, size_t data_len)
+bool sim_buf_data_fits(const struct doca_buf *buf, const void *data, size_t data_len)
 {
 	uintptr_t head = (uintptr_t)buf->head, d = (uintptr_t)data;
 
 	return d >= head && d - head <= buf->len && data_len <= buf->len - (d - head);
 }
 
+/* DOCA returns DOCA_SUCCESS always and leaves a data section outside the buffer undefined: so do we (the values are
+ * stored; every task that would touch them refuses them at completion), and strict mode reports it */
 doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len)
 {
-	if (buf == NULL || !data_fits(buf, data, data_len))
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: data outside the buffer", __func__);
+	if (buf == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!sim_buf_data_fits(buf, data, data_len))
+		sim_strict_report(SIM_RULE_DATA_OUTSIDE_BUFFER, __func__, "buf", buf,
+				  "data %p+%zu outside the buffer %p+%zu", data, data_len, buf->head, buf->len);
 	buf->data = data;
 	buf->data_len = data_len;
 	return DOCA_SUCCESS;
@@ -123,8 +127,11 @@ doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len
 
 doca_error_t doca_buf_set_data_len(struct doca_buf *buf, size_t data_len)
 {
-	if (buf == NULL || !data_fits(buf, buf->data, data_len))
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: data outside the buffer", __func__);
+	if (buf == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!sim_buf_data_fits(buf, buf->data, data_len))
+		sim_strict_report(SIM_RULE_DATA_OUTSIDE_BUFFER, __func__, "buf", buf,
+				  "data %p+%zu outside the buffer %p+%zu", buf->data, data_len, buf->head, buf->len);
 	buf->data_len = data_len;
 	return DOCA_SUCCESS;
 }

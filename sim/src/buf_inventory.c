@@ -19,6 +19,7 @@ doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inve
 		free(inv);
 		return DOCA_ERROR_NO_MEMORY;
 	}
+	inv->magic = SIM_MAGIC_LIVE;
 	inv->num_elements = num_elements;
 	inv->num_free = num_elements;
 	for (size_t i = num_elements; i-- > 0;) {
@@ -35,11 +36,16 @@ doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
 {
 	if (inventory == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (inventory->num_free != inventory->num_elements)
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	if (inventory->num_free != inventory->num_elements) {
+		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "buf_inventory", inventory,
+				  "%zu bufs not returned: returned DOCA_ERROR_IN_USE",
+				  inventory->num_elements - inventory->num_free);
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: %zu bufs not returned", __func__,
 				inventory->num_elements - inventory->num_free);
+	}
 	free(inventory->bufs);
-	free(inventory);
+	sim_release(inventory, &inventory->magic);
 	sim_live_dec(SIM_KIND_BUF_INVENTORY);
 	return DOCA_SUCCESS;
 }
@@ -48,6 +54,7 @@ doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory)
 {
 	if (inventory == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
 	inventory->started = true;
 	return DOCA_SUCCESS;
 }
@@ -91,6 +98,8 @@ doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inven
 
 	if (inventory == NULL || mmap == NULL || buf == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (!inventory->started || !mmap->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: inventory or mmap not started", __func__);
 	base = (uintptr_t)mmap->base;
@@ -98,9 +107,10 @@ doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inven
 	if (a < base || len > mmap->len || a - base > mmap->len - len)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: buffer %p+%zu outside the mmap range %p+%zu", __func__,
 				addr, len, mmap->base, mmap->len);
+	/* DOCA: a buffer outside the mmap is INVALID_VALUE, data outside the buffer undefined behaviour */
 	if (d < a || d - a > len || data_len > len - (d - a))
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: data %p+%zu outside the buffer", __func__, data,
-				data_len);
+		sim_strict_report(SIM_RULE_DATA_OUTSIDE_BUFFER, __func__, "buf", NULL,
+				  "data %p+%zu outside the buffer %p+%zu", data, data_len, addr, len);
 	if (inventory->free_list == NULL)
 		return sim_fail(DOCA_ERROR_NO_MEMORY, "%s: inventory empty", __func__);
 	return take(inventory, mmap, addr, len, data, data_len, buf);

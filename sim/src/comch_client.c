@@ -20,6 +20,7 @@ static doca_error_t client_stop(struct doca_ctx *ctx);
 static int client_progress(struct doca_ctx *ctx);
 
 static const struct sim_ctx_ops client_ops = {
+	.ordered_completions = true,
 	.kind = "comch_client",
 	.start = client_start,
 	.stop = client_stop,
@@ -196,6 +197,7 @@ SIM_EXPORT doca_error_t doca_comch_client_destroy(struct doca_comch_client *comc
 
 	if (comch_client == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(comch_client, ep.ctx.magic, "comch_client", DOCA_ERROR_INVALID_VALUE);
 	if (comch_client->conn != NULL && comch_client->conn->users != 0)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: producers/consumers still use the connection", __func__);
 	err = sim_ctx_fini(&comch_client->ep.ctx);
@@ -204,7 +206,7 @@ SIM_EXPORT doca_error_t doca_comch_client_destroy(struct doca_comch_client *comc
 	if (comch_client->conn != NULL)
 		comch_conn_free(comch_client->conn);
 	comch_ep_fini(&comch_client->ep);
-	free(comch_client);
+	sim_release(comch_client, &comch_client->ep.ctx.magic);
 	return DOCA_SUCCESS;
 }
 

@@ -273,9 +273,18 @@ int comch_conn_progress(struct doca_comch_connection *conn)
 			conn_lost(conn);
 			break;
 		}
-		if (!dispatch(conn, &hdr, n, passed_fd)) {
-			conn_lost(conn);
-			break;
+		{
+			bool handshake = conn->state == COMCH_CONN_HANDSHAKE;
+
+			if (!dispatch(conn, &hdr, n, passed_fd)) {
+				conn_lost(conn);
+				break;
+			}
+			/* A completed handshake (client: the ctx became RUNNING; server: the connect event) is this
+			 * call's progress: later frames wait for the next call, so the program sees RUNNING, or runs
+			 * its connect callback, before any message of the connection (DOCA's granularity) */
+			if (handshake || ep->ctx.transitioned)
+				break;
 		}
 	}
 	if (conn->fd >= 0)

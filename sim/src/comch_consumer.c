@@ -21,14 +21,17 @@ static doca_error_t consumer_start(struct doca_ctx *ctx);
 static doca_error_t consumer_stop(struct doca_ctx *ctx);
 static int consumer_progress(struct doca_ctx *ctx);
 static doca_error_t consumer_submit(struct doca_ctx *ctx, struct doca_task *task);
+static doca_error_t consumer_validate(struct doca_ctx *ctx, struct doca_task *task);
 static void post_recv_free(struct doca_task *task);
 
 static const struct sim_ctx_ops consumer_ops = {
+	.ordered_completions = true,
 	.kind = "comch_consumer",
 	.start = consumer_start,
 	.stop = consumer_stop,
 	.progress = consumer_progress,
 	.submit = consumer_submit,
+	.validate = consumer_validate,
 };
 
 static const struct sim_task_ops post_recv_ops = {.kind = "comch_consumer_post_recv", .free = post_recv_free};
@@ -193,17 +196,33 @@ static int consumer_progress(struct doca_ctx *ctx)
 	return did;
 }
 
-static doca_error_t consumer_submit(struct doca_ctx *ctx, struct doca_task *task)
+static doca_error_t consumer_validate(struct doca_ctx *ctx, struct doca_task *task)
 {
 	struct doca_comch_consumer *c = as_consumer(ctx);
-	struct doca_comch_consumer_task_post_recv *t = (struct doca_comch_consumer_task_post_recv *)task;
-	const struct doca_buf *buf = t->buf;
+	const struct doca_buf *buf = ((struct doca_comch_consumer_task_post_recv *)task)->buf;
 
 	if (buf == NULL || buf->mmap == NULL || buf->mmap->from_export)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch post_recv: buffer must be local memory");
 	if ((uint8_t *)buf->head < (uint8_t *)c->mmap->base ||
 	    (uint8_t *)buf->head + buf->len > (uint8_t *)c->mmap->base + c->mmap->len)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch post_recv: buffer outside the consumer's mmap");
+	if (!sim_buf_data_fits(buf, buf->data, buf->data_len))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch post_recv: data outside its buffer");
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t consumer_submit(struct doca_ctx *ctx, struct doca_task *task)
+{
+	struct doca_comch_consumer *c = as_consumer(ctx);
+	struct doca_comch_consumer_task_post_recv *t = (struct doca_comch_consumer_task_post_recv *)task;
+
+	/* doca_task_submit does not validate (DOCA): an invalid task fails through its error callback */
+	if (consumer_validate(ctx, task) != DOCA_SUCCESS) {
+		sim_strict_report(SIM_RULE_INVALID_TASK, "doca_task_submit", "comch_consumer_post_recv task", task,
+				  "completed with DOCA_ERROR_INVALID_VALUE");
+		sim_task_complete(task, DOCA_ERROR_INVALID_VALUE);
+		return DOCA_SUCCESS;
+	}
 	t->next = NULL;
 	t->producer_id = 0;
 	t->imm_len = 0;
@@ -259,12 +278,13 @@ SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *
 
 	if (consumer == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(consumer, ctx.magic, "comch_consumer", DOCA_ERROR_INVALID_VALUE);
 	err = sim_ctx_fini(&consumer->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
 	comch_conn_detach_user(consumer->conn);
 	free(consumer->tasks);
-	free(consumer);
+	sim_release(consumer, &consumer->ctx.magic);
 	return DOCA_SUCCESS;
 }
 

@@ -210,6 +210,8 @@ doca_error_t comch_send_alloc_init(struct comch_endpoint *ep, struct doca_comch_
 /* Writes queued sends of conn; returns 1 when anything was written */
 int comch_send_flush(struct doca_comch_connection *conn);
 void comch_send_fail_pending(struct doca_comch_connection *conn, doca_error_t status);
+/* Send tasks on conn submitted and not yet completed (queued to write, or completion not delivered) */
+bool comch_send_inflight_on(const struct doca_comch_connection *conn);
 doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task);
 
 /* ---- shared endpoint helpers (comch_endpoint.c) ---- */

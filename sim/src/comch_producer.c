@@ -17,13 +17,16 @@
 static doca_error_t producer_start(struct doca_ctx *ctx);
 static doca_error_t producer_stop(struct doca_ctx *ctx);
 static doca_error_t producer_submit(struct doca_ctx *ctx, struct doca_task *task);
+static doca_error_t producer_validate(struct doca_ctx *ctx, struct doca_task *task);
 static void producer_task_free(struct doca_task *task);
 
 static const struct sim_ctx_ops producer_ops = {
+	.ordered_completions = true,
 	.kind = "comch_producer",
 	.start = producer_start,
 	.stop = producer_stop,
 	.submit = producer_submit,
+	.validate = producer_validate,
 };
 
 static const struct sim_task_ops producer_task_ops = {.kind = "comch_producer_send", .free = producer_task_free};
@@ -109,6 +112,20 @@ static doca_error_t producer_stop(struct doca_ctx *ctx)
 	return DOCA_SUCCESS;
 }
 
+static doca_error_t producer_validate(struct doca_ctx *ctx, struct doca_task *task)
+{
+	const struct doca_buf *buf = ((struct doca_comch_producer_task_send *)task)->buf;
+
+	if (buf == NULL || buf->mmap == NULL || buf->mmap->from_export)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch producer: buffer must be local memory");
+	if (!sim_buf_data_fits(buf, buf->data, buf->data_len))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch producer: data outside its buffer");
+	if (buf->data_len > comch_cap_max_buf_size(ctx->dev->info))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch producer: %zu bytes exceed max buf size",
+				buf->data_len);
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t producer_submit(struct doca_ctx *ctx, struct doca_task *task)
 {
 	struct comch_producer_priv *p = priv(ctx);
@@ -117,11 +134,13 @@ static doca_error_t producer_submit(struct doca_ctx *ctx, struct doca_task *task
 	struct comch_fd_cache_entry *entry = NULL;
 	int fd, rc;
 
-	if (buf == NULL || buf->mmap == NULL || buf->mmap->from_export)
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch producer: buffer must be local memory");
-	if (buf->data_len > comch_cap_max_buf_size(ctx->dev->info))
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch producer: %zu bytes exceed max buf size",
-				buf->data_len);
+	/* doca_task_submit does not validate (DOCA): an invalid task fails through its error callback */
+	if (producer_validate(ctx, task) != DOCA_SUCCESS) {
+		sim_strict_report(SIM_RULE_INVALID_TASK, "doca_task_submit", "comch_producer_send task", task,
+				  "completed with DOCA_ERROR_INVALID_VALUE");
+		sim_task_complete(task, DOCA_ERROR_INVALID_VALUE);
+		return DOCA_SUCCESS;
+	}
 	if (p->pub.conn->state != COMCH_CONN_ACTIVE) {
 		sim_task_complete(task, DOCA_ERROR_NOT_CONNECTED);
 		return DOCA_SUCCESS;
@@ -184,13 +203,14 @@ SIM_EXPORT doca_error_t doca_comch_producer_destroy(struct doca_comch_producer *
 
 	if (producer == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(producer, ctx.magic, "comch_producer", DOCA_ERROR_INVALID_VALUE);
 	err = sim_ctx_fini(&producer->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
 	cache_clear(priv(&producer->ctx));
 	comch_conn_detach_user(producer->conn);
 	free(producer->tasks);
-	free(priv(&producer->ctx));
+	sim_release(priv(&producer->ctx), &producer->ctx.magic);
 	return DOCA_SUCCESS;
 }
 

@@ -129,6 +129,18 @@ void comch_send_fail_pending(struct doca_comch_connection *conn, doca_error_t st
 	}
 }
 
+bool comch_send_inflight_on(const struct doca_comch_connection *conn)
+{
+	const struct doca_ctx *ctx = &conn->ep->ctx;
+
+	if (conn->pending_head != NULL)
+		return true;
+	for (const struct doca_task *t = ctx->done_head; t != NULL; t = t->next)
+		if (t->ops == &send_task_ops && ((const struct doca_comch_task_send *)t)->conn == conn)
+			return true;
+	return false;
+}
+
 /* Submit hook shared by server and client contexts */
 doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task)
 {

@@ -17,6 +17,7 @@ static doca_error_t server_stop(struct doca_ctx *ctx);
 static int server_progress(struct doca_ctx *ctx);
 
 static const struct sim_ctx_ops server_ops = {
+	.ordered_completions = true,
 	.kind = "comch_server",
 	.start = server_start,
 	.stop = server_stop,
@@ -209,6 +210,7 @@ SIM_EXPORT doca_error_t doca_comch_server_destroy(struct doca_comch_server *comc
 
 	if (comch_server == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(comch_server, ep.ctx.magic, "comch_server", DOCA_ERROR_INVALID_VALUE);
 	for (c = comch_server->conns; c != NULL; c = c->next)
 		if (c->users != 0)
 			return sim_fail(DOCA_ERROR_IN_USE, "%s: destroy its producers/consumers first", __func__);
@@ -223,7 +225,7 @@ SIM_EXPORT doca_error_t doca_comch_server_destroy(struct doca_comch_server *comc
 	}
 	comch_ep_fini(&comch_server->ep);
 	comch_server->rep->refs--;
-	free(comch_server);
+	sim_release(comch_server, &comch_server->ep.ctx.magic);
 	return DOCA_SUCCESS;
 }
 
@@ -274,7 +276,10 @@ SIM_EXPORT doca_error_t doca_comch_server_disconnect(struct doca_comch_server *c
 {
 	uint32_t users;
 
-	if (comch_server == NULL || connection == NULL || connection->ep != &comch_server->ep)
+	if (comch_server == NULL || connection == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(comch_server, ep.ctx.magic, "comch_server", DOCA_ERROR_INVALID_VALUE);
+	if (connection->ep != &comch_server->ep)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (connection->state == COMCH_CONN_DEAD)
 		return sim_fail(DOCA_ERROR_NOT_CONNECTED, "%s: connection already closed", __func__);
@@ -284,6 +289,11 @@ SIM_EXPORT doca_error_t doca_comch_server_disconnect(struct doca_comch_server *c
 	if (users != 0)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: %u producers/consumers still use the connection", __func__,
 				users);
+	/* DOCA answers DOCA_ERROR_AGAIN when it cannot queue the disconnection message yet ("call again later"). We do
+	 * so, deterministically, while send tasks on this connection are in flight (submitted, completion not yet
+	 * delivered): callers' retry paths run on every such disconnect instead of only under load on hardware. */
+	if (comch_send_inflight_on(connection))
+		return sim_fail(DOCA_ERROR_AGAIN, "%s: send tasks still in flight on the connection", __func__);
 	/* The user asked for it: the peer is told, no disconnect callback is owed locally */
 	connection->connect_reported = false;
 	comch_conn_kill(connection, true, DOCA_ERROR_NOT_CONNECTED);

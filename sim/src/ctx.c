@@ -7,7 +7,12 @@
 
 void sim_ctx_init(struct doca_ctx *ctx, const struct sim_ctx_ops *ops, struct doca_dev *dev)
 {
+	ctx->magic = SIM_MAGIC_LIVE;
 	ctx->ops = ops;
+	ctx->transitioned = false;
+	ctx->done_head = NULL;
+	ctx->done_tail = NULL;
+	ctx->num_done = 0;
 	ctx->state = DOCA_CTX_STATE_IDLE;
 	ctx->user_data.u64 = 0;
 	ctx->state_changed_cb = NULL;
@@ -39,6 +44,7 @@ void sim_ctx_set_state(struct doca_ctx *ctx, enum doca_ctx_states next)
 	if (prev == next)
 		return;
 	ctx->state = next;
+	ctx->transitioned = true;
 	if (next == DOCA_CTX_STATE_IDLE)
 		ctx->kind_stopping = false;
 	if (ctx->state_changed_cb != NULL)
@@ -58,6 +64,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 
 	if (ctx == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
 	if (ctx->state != DOCA_CTX_STATE_IDLE)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: %s context is not idle", __func__, ctx->ops->kind);
 	if (ctx->pe == NULL)
@@ -79,6 +86,7 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 
 	if (ctx == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
 	/* Stopping an idle context is a no-op: NVIDIA's samples stop from the last completion callback and then again
 	 * in their teardown, expecting success both times */
 	if (ctx->state == DOCA_CTX_STATE_IDLE)
@@ -106,6 +114,7 @@ doca_error_t doca_ctx_get_num_inflight_tasks(const struct doca_ctx *ctx, size_t 
 {
 	if (ctx == NULL || num_inflight_tasks == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
 	*num_inflight_tasks = ctx->inflight;
 	return DOCA_SUCCESS;
 }
@@ -114,6 +123,7 @@ doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user_d
 {
 	if (ctx == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
 	ctx->user_data = user_data;
 	return DOCA_SUCCESS;
 }
@@ -122,6 +132,7 @@ doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data 
 {
 	if (ctx == NULL || user_data == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
 	*user_data = ctx->user_data;
 	return DOCA_SUCCESS;
 }
@@ -130,6 +141,7 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_
 {
 	if (ctx == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
 	ctx->state_changed_cb = cb;
 	return DOCA_SUCCESS;
 }
@@ -138,6 +150,7 @@ doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states
 {
 	if (ctx == NULL || state == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
 	*state = ctx->state;
 	return DOCA_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,16 +119,43 @@ doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **dev_list)
 	return DOCA_SUCCESS;
 }
 
+/* Devices currently open, one handle per devinfo: DOCA reference-counts doca_dev_open of an open device */
+#define MAX_OPEN_DEVS 64
+static struct doca_dev *open_devs[MAX_OPEN_DEVS];
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
 doca_error_t doca_dev_open(struct doca_devinfo *devinfo, struct doca_dev **dev)
 {
-	struct doca_dev *d;
+	struct doca_dev *d = NULL;
+	size_t i, free_slot = MAX_OPEN_DEVS;
 
 	if (devinfo == NULL || dev == NULL)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: NULL argument", __func__);
+	pthread_mutex_lock(&open_lock);
+	for (i = 0; i < MAX_OPEN_DEVS; i++) {
+		if (open_devs[i] != NULL && open_devs[i]->info == devinfo) {
+			d = open_devs[i];
+			break;
+		}
+		if (open_devs[i] == NULL && free_slot == MAX_OPEN_DEVS)
+			free_slot = i;
+	}
+	if (d != NULL) {
+		d->opens++;
+		pthread_mutex_unlock(&open_lock);
+		*dev = d;
+		return DOCA_SUCCESS;
+	}
 	d = calloc(1, sizeof(*d));
-	if (d == NULL)
+	if (d == NULL) {
+		pthread_mutex_unlock(&open_lock);
 		return DOCA_ERROR_NO_MEMORY;
+	}
 	d->info = devinfo;
+	d->opens = 1;
+	if (free_slot < MAX_OPEN_DEVS)
+		open_devs[free_slot] = d;
+	pthread_mutex_unlock(&open_lock);
 	*dev = d;
 	sim_live_inc(SIM_KIND_DEV);
 	return DOCA_SUCCESS;
@@ -139,8 +167,21 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 	 * teardown: accept it as a no-op */
 	if (dev == NULL)
 		return DOCA_SUCCESS;
-	if (dev->refs > 0)
+	pthread_mutex_lock(&open_lock);
+	if (dev->opens > 1) {
+		/* another doca_dev_open of the same device still holds it */
+		dev->opens--;
+		pthread_mutex_unlock(&open_lock);
+		return DOCA_SUCCESS;
+	}
+	if (dev->refs > 0) {
+		pthread_mutex_unlock(&open_lock);
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: device still used by %u mmaps/contexts", __func__, dev->refs);
+	}
+	for (size_t i = 0; i < MAX_OPEN_DEVS; i++)
+		if (open_devs[i] == dev)
+			open_devs[i] = NULL;
+	pthread_mutex_unlock(&open_lock);
 	free(dev);
 	sim_live_dec(SIM_KIND_DEV);
 	return DOCA_SUCCESS;

@@ -80,7 +80,16 @@ static int dma_progress(struct doca_ctx *ctx)
 	while (task != NULL) {
 		struct doca_task *next = task->next;
 
-		sim_task_complete(task, sim_dma_execute(dma, (struct doca_dma_task_memcpy *)task));
+		struct doca_dma_task_memcpy *t = (struct doca_dma_task_memcpy *)task;
+		/* doca_task_submit does not validate (DOCA): an invalid task fails here, through its error callback */
+		doca_error_t err = sim_dma_validate(dma, t);
+
+		if (err != DOCA_SUCCESS)
+			sim_strict_report(SIM_RULE_INVALID_TASK, "doca_task_submit", "dma_memcpy task", task,
+					  "completed with %s", doca_error_get_name(err));
+		else
+			err = sim_dma_execute(dma, t);
+		sim_task_complete(task, err);
 		task = next;
 	}
 	return 1;
@@ -89,13 +98,15 @@ static int dma_progress(struct doca_ctx *ctx)
 static doca_error_t dma_submit(struct doca_ctx *ctx, struct doca_task *task)
 {
 	struct doca_dma *dma = (struct doca_dma *)ctx;
-	doca_error_t err = sim_dma_validate(dma, (struct doca_dma_task_memcpy *)task);
 
-	if (err != DOCA_SUCCESS)
-		return err;
 	queue_pending(dma, task);
 	sim_pe_signal(ctx->pe);
 	return DOCA_SUCCESS;
+}
+
+static doca_error_t dma_validate(struct doca_ctx *ctx, struct doca_task *task)
+{
+	return sim_dma_validate((struct doca_dma *)ctx, (struct doca_dma_task_memcpy *)task);
 }
 
 static const struct sim_ctx_ops dma_ctx_ops = {
@@ -104,6 +115,7 @@ static const struct sim_ctx_ops dma_ctx_ops = {
 	.stop = dma_stop,
 	.progress = dma_progress,
 	.submit = dma_submit,
+	.validate = dma_validate,
 };
 
 doca_error_t doca_dma_create(struct doca_dev *dev, struct doca_dma **dma)
@@ -126,11 +138,15 @@ doca_error_t doca_dma_destroy(struct doca_dma *dma)
 
 	if (dma == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(dma, ctx.magic, "dma", DOCA_ERROR_INVALID_VALUE);
+	/* DOCA documents IN_USE for a DMA context that is not idle */
+	if (!sim_ctx_is_idle(&dma->ctx))
+		return sim_fail(DOCA_ERROR_IN_USE, "%s: context is not idle", __func__);
 	err = sim_ctx_fini(&dma->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
 	free(dma->tasks);
-	free(dma);
+	sim_release(dma, &dma->ctx.magic);
 	return DOCA_SUCCESS;
 }
 

@@ -34,6 +34,13 @@ doca_error_t sim_dma_validate(const struct doca_dma *dma, const struct doca_dma_
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "dma memcpy: missing or released buffer");
 	if (src->list_len == 0 || dst->list_len == 0)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "dma memcpy: a buffer is not the head of its list");
+	/* DOCA leaves a data section outside its buffer undefined; here it never reaches memory */
+	for (const struct doca_buf *b = src; b != NULL; b = b->next)
+		if (!sim_buf_data_fits(b, b->data, b->data_len))
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "dma memcpy: source data outside its buffer");
+	for (const struct doca_buf *b = dst; b != NULL; b = b->next)
+		if (!sim_buf_data_fits(b, b->data, b->data_len))
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "dma memcpy: destination data outside its buffer");
 	/* Source: the data of every element, in list order (gather) */
 	for (const struct doca_buf *b = src; b != NULL; b = b->next, n++)
 		total += b->data_len;

@@ -27,7 +27,8 @@ struct doca_dma {
 	sim_task_cb_t error_cb;
 };
 
-/* Checks done at submit: buffers present, sizes within the device caps and the destination's room */
+/* Validation (doca_task_try_submit, and before executing): buffers present, data inside their buffers, sizes within
+ * the device caps and the destination's room */
 doca_error_t sim_dma_validate(const struct doca_dma *dma, const struct doca_dma_task_memcpy *task);
 /* Move the bytes (memcpy or process_vm_readv/writev) after the permission and export checks; the task's status */
 doca_error_t sim_dma_execute(const struct doca_dma *dma, struct doca_dma_task_memcpy *task);

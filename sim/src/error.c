@@ -40,6 +40,7 @@ static const struct error_text texts[] = {
 	[DOCA_ERROR_AUTHENTICATION] = {"DOCA_ERROR_AUTHENTICATION", "Authentication failure"},
 	[DOCA_ERROR_BAD_CONFIG] = {"DOCA_ERROR_BAD_CONFIG", "Configuration is not valid"},
 	[DOCA_ERROR_SKIPPED] = {"DOCA_ERROR_SKIPPED", "Result is valid, but some previous output data was dropped"},
+	[DOCA_ERROR_DEVICE_FATAL_ERROR] = {"DOCA_ERROR_DEVICE_FATAL_ERROR", "The device hit a fatal error"},
 };
 
 #define NUM_TEXTS (sizeof(texts) / sizeof(texts[0]))
@@ -47,13 +48,13 @@ static const struct error_text texts[] = {
 const char *doca_error_get_name(doca_error_t error)
 {
 	if ((unsigned)error >= NUM_TEXTS)
-		return "DOCA_ERROR_UNRECOGNIZED";
+		return "unrecognized error code";
 	return texts[error].name;
 }
 
 const char *doca_error_get_descr(doca_error_t error)
 {
 	if ((unsigned)error >= NUM_TEXTS)
-		return "Unrecognized error code";
+		return "unrecognized error code";
 	return texts[error].descr;
 }

@@ -64,6 +64,50 @@ SIM_EXPORT doca_error_t sim_fail(doca_error_t err, const char *fmt, ...) __attri
 SIM_EXPORT const char *sim_dir(void);
 
 /* ------------------------------------------------------------------------------------------------------------------
+ * Strict mode (DOCA_SIM_STRICT, strict.c): uses DOCA leaves undefined, or that work only by luck, reported once per
+ * kind with a count, and summarised at exit like a sanitizer.
+ * ------------------------------------------------------------------------------------------------------------------ */
+
+enum sim_rule {
+	SIM_RULE_DATA_OUTSIDE_BUFFER,   /* a buf's data section outside [head, head + len) */
+	SIM_RULE_FREE_INFLIGHT_TASK,    /* doca_task_free of a submitted task before its completion callback */
+	SIM_RULE_SUBMIT_NOT_RUNNING,    /* task submitted to a context that is not RUNNING */
+	SIM_RULE_DESTROY_WITH_CHILDREN, /* mmap/inventory with bufs, pe with contexts, ... */
+	SIM_RULE_USE_AFTER_DESTROY,     /* a handle used after its destroy call */
+	SIM_RULE_PROGRESS_REENTERED,    /* doca_pe_progress called from one of its own callbacks */
+	SIM_RULE_EXPORT_NOT_STARTED,    /* doca_mmap_export_pci of an mmap that is not started */
+	SIM_RULE_INVALID_TASK,          /* a task that fails validation (doca_task_submit does not validate) */
+	SIM_RULE_TASK_NOT_FREED,        /* a task whose completion ran but that was never freed, at exit */
+	SIM_RULE_LEAK,                  /* objects still alive at exit */
+	SIM_RULE_COUNT_,
+};
+
+/* 0 off, 1 report (DOCA_SIM_STRICT=1), 2 abort on the first report (DOCA_SIM_STRICT=abort). Read once. */
+SIM_EXPORT int sim_strict_mode(void);
+/* Report one occurrence: func is the DOCA function, object names the handle's kind ("mmap", "dma_memcpy task"...) */
+SIM_EXPORT void sim_strict_report(enum sim_rule rule, const char *func, const char *object, const void *handle,
+				  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Handles carry a magic word so that, in strict mode, a destroyed handle is recognised instead of being reused */
+#define SIM_MAGIC_LIVE 0x444f4341u /* "DOCA" */
+#define SIM_MAGIC_DEAD 0xdead0d0cu
+/* Strict mode only: true (after reporting use-after-destroy) when the handle was destroyed */
+SIM_EXPORT bool sim_handle_dead(const uint32_t *magic, const char *func, const char *object, const void *handle);
+/* Free a destroyed handle; in strict mode poison it and keep it in a bounded quarantine instead */
+SIM_EXPORT void sim_release(void *object, uint32_t *magic);
+#define SIM_RETURN_IF_DEAD(obj, magic_field, object, ret) \
+	do { \
+		if ((obj) != NULL && sim_handle_dead(&(obj)->magic_field, __func__, (object), (obj))) \
+			return ret; \
+	} while (0)
+
+/* Tasks whose completion callback ran and that were neither freed nor resubmitted (reported at exit) */
+SIM_EXPORT void sim_completed_tasks_add(int delta);
+
+/* DOCA_SIM_SHUFFLE=SEED: completion order randomisation. Returns false when off; *seed is the parsed seed. */
+SIM_EXPORT bool sim_shuffle_seed(uint64_t *seed);
+
+/* ------------------------------------------------------------------------------------------------------------------
  * Devices
  * ------------------------------------------------------------------------------------------------------------------ */
 
@@ -116,6 +160,7 @@ SIM_EXPORT doca_error_t sim_peer_devices(struct doca_devinfo ***devinfos, size_t
 struct doca_dev {
 	struct doca_devinfo *info;
 	uint32_t refs; /* mmaps and contexts using it: doca_dev_close refuses with IN_USE while > 0 */
+	uint32_t opens; /* doca_dev_open calls not yet closed (DOCA reference-counts opening an open device) */
 };
 
 struct doca_dev_rep {
@@ -152,15 +197,23 @@ struct sim_ctx_ops {
 	 * DOCA_ERROR_IN_PROGRESS: the kind needs more progress calls and calls sim_ctx_kind_stopped(ctx) when done.
 	 * The generic code moves the ctx to IDLE once the kind has stopped and no task is in flight. */
 	doca_error_t (*stop)(struct doca_ctx *ctx);
-	/* Called by doca_pe_progress for every connected ctx (before completions run): execute queued work, poll sockets.
-	 * Return nonzero if anything happened. */
+	/* Called by doca_pe_progress in this ctx's turn (before its completions run): execute queued work, poll sockets,
+	 * deliver events. Return nonzero if anything happened. A kind stops its turn as soon as ctx->transitioned is set
+	 * (a state change is progress on its own: the caller must see it before any later event of this ctx). */
 	int (*progress)(struct doca_ctx *ctx);
-	/* Validate and accept a task of this ctx (called by doca_task_submit with the ctx RUNNING). Must not call user
-	 * callbacks: complete with sim_task_complete (now or later). Required if the kind has tasks. */
+	/* Accept a task of this ctx (called by doca_task_submit with the ctx RUNNING) WITHOUT validating it, like DOCA:
+	 * an invalid task fails at completion. Must not call user callbacks: complete with sim_task_complete (now or
+	 * later). Required if the kind has tasks. */
 	doca_error_t (*submit)(struct doca_ctx *ctx, struct doca_task *task);
+	/* Completions of this kind come in submission order (a queue: comch messages); DOCA_SIM_SHUFFLE then only
+	 * spreads them over several progress calls instead of reordering them. DMA leaves the order open. */
+	bool ordered_completions;
+	/* doca_task_try_submit's validation (DOCA_ERROR_INVALID_VALUE for an invalid task); optional */
+	doca_error_t (*validate)(struct doca_ctx *ctx, struct doca_task *task);
 };
 
 struct doca_ctx {
+	uint32_t magic;             /* SIM_MAGIC_LIVE until destroyed */
 	const struct sim_ctx_ops *ops;
 	enum doca_ctx_states state;
 	union doca_data user_data;
@@ -171,7 +224,14 @@ struct doca_ctx {
 	size_t inflight;            /* submitted, completion callback not yet run */
 	size_t allocated_tasks;     /* allocated and not freed (informative; DOCA requires them freed before stop ends) */
 	bool kind_stopping;         /* ops->stop returned IN_PROGRESS and sim_ctx_kind_stopped was not called yet */
+	bool transitioned;          /* the state changed during the current doca_pe_progress turn of this ctx */
+	struct doca_task *done_head; /* completed tasks whose callback has not run yet (FIFO) */
+	struct doca_task *done_tail;
+	size_t num_done;
 };
+
+/* Next pseudo-random number of a shuffling pe (xorshift64*) */
+SIM_EXPORT uint64_t sim_pe_random(struct doca_pe *pe);
 
 /* Initialise the embedded ctx of a new context object (state IDLE); counts a live SIM_KIND_CTX */
 SIM_EXPORT void sim_ctx_init(struct doca_ctx *ctx, const struct sim_ctx_ops *ops, struct doca_dev *dev);
@@ -202,8 +262,10 @@ struct doca_task {
 	doca_error_t status;
 	sim_task_cb_t success_cb;
 	sim_task_cb_t error_cb;
-	struct doca_task *next;  /* intrusive link: pool free list, kind queues, pe completion queue */
+	struct doca_task *next;  /* intrusive link: pool free list, kind queues, ctx completion queue */
 	bool submitted;          /* owned by DOCA: between successful submit and its callback */
+	bool completed;          /* its callback ran and it was neither freed nor resubmitted since */
+	uint32_t bad_frees;      /* doca_task_free calls while in flight (strict mode reports them) */
 };
 
 /* Status of tasks flushed by doca_ctx_stop before they ran */
@@ -219,10 +281,14 @@ SIM_EXPORT void sim_task_fini(struct doca_task *task);
 SIM_EXPORT void sim_task_complete(struct doca_task *task, doca_error_t status);
 
 struct doca_pe {
+	uint32_t magic;
 	struct doca_ctx *ctxs;         /* connected contexts (singly linked through pe_next) */
 	size_t num_ctxs;
-	struct doca_task *done_head;   /* completion queue (FIFO) */
-	struct doca_task *done_tail;
+	size_t num_done;               /* completions queued on its contexts, callbacks not yet run */
+	size_t next_turn;              /* round robin: index of the ctx whose turn comes next */
+	uint64_t ctx_epoch;            /* bumped when a ctx leaves the pe (a callback may destroy one) */
+	bool shuffle;                  /* DOCA_SIM_SHUFFLE */
+	uint64_t rng;                  /* its generator state */
 	size_t inflight;               /* tasks submitted through contexts of this pe, callback not yet run */
 	int epoll_fd;                  /* DOCA's notification handle */
 	int event_fd;                  /* in epoll_fd; made readable when completions are queued */
@@ -261,6 +327,7 @@ struct sim_remote {
 };
 
 struct doca_mmap {
+	uint32_t magic;
 	bool started;
 	bool from_export;             /* created by doca_mmap_create_from_export: memory is in another process */
 	void *base;                   /* start of the range: in this process, or the exporter's address if from_export */
@@ -299,7 +366,11 @@ struct doca_buf {
 	uint32_t list_len;          /* elements in the list it heads; 0 marks a non-head list member (or a free buf) */
 };
 
+/* True when [data, data + data_len) lies inside the buf's [head, head + len) */
+SIM_EXPORT bool sim_buf_data_fits(const struct doca_buf *buf, const void *data, size_t data_len);
+
 struct doca_buf_inventory {
+	uint32_t magic;
 	bool started;
 	size_t num_elements;
 	size_t num_free;

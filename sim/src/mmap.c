@@ -22,6 +22,7 @@ doca_error_t doca_mmap_create(struct doca_mmap **mmap)
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	m->magic = SIM_MAGIC_LIVE;
 	m->permissions = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
 	m->export_index = -1;
 	*mmap = m;
@@ -46,9 +47,13 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 {
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->live_bufs > 0)
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	if (mmap->live_bufs > 0) {
+		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "mmap", mmap,
+				  "%zu bufs still point into it: returned DOCA_ERROR_NOT_PERMITTED", mmap->live_bufs);
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: %zu bufs still point into the mmap", __func__,
 				mmap->live_bufs);
+	}
 	unexport(mmap);
 	if (mmap->from_export)
 		sim_registry_detach(mmap->remote.map_base, mmap->remote.map_len);
@@ -56,7 +61,7 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 		mmap->free_cb(mmap->base, mmap->len, mmap->free_cb_opaque);
 	for (size_t i = 0; i < mmap->num_devs; i++)
 		sim_dev_unref(mmap->devs[i]);
-	free(mmap);
+	sim_release(mmap, &mmap->magic);
 	sim_live_dec(SIM_KIND_MMAP);
 	return DOCA_SUCCESS;
 }
@@ -65,6 +70,7 @@ doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 {
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->from_export)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap was created from an export", __func__);
 	if (mmap->started)
@@ -79,6 +85,7 @@ doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 {
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->from_export)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap was created from an export", __func__);
 	if (!mmap->started)
@@ -103,6 +110,7 @@ doca_error_t doca_mmap_add_dev(struct doca_mmap *mmap, struct doca_dev *dev)
 {
 	if (mmap == NULL || dev == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->started || mmap->from_export)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap is started or imported", __func__);
 	if (find_dev(mmap, dev) >= 0)
@@ -263,6 +271,10 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev 
 
 	if (mmap == NULL || dev == NULL || export_desc == NULL || export_desc_len == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	if (!mmap->started && !mmap->from_export)
+		sim_strict_report(SIM_RULE_EXPORT_NOT_STARTED, __func__, "mmap", mmap,
+				  "returned DOCA_ERROR_NOT_PERMITTED");
 	if (mmap->from_export || !mmap->started)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap is imported or not started", __func__);
 	at = find_dev(mmap, dev);
@@ -328,6 +340,7 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 		free(m);
 		return err;
 	}
+	m->magic = SIM_MAGIC_LIVE;
 	m->started = true;
 	m->from_export = true;
 	m->base = (void *)(uintptr_t)desc.base;

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -33,6 +34,17 @@ doca_error_t doca_pe_create(struct doca_pe **pe)
 		free(p);
 		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "%s: epoll/eventfd: %s", __func__, strerror(errno));
 	}
+	p->magic = SIM_MAGIC_LIVE;
+	{
+		static _Atomic uint64_t created;
+		uint64_t seed;
+
+		/* Each pe of the process gets its own reproducible sequence */
+		p->shuffle = sim_shuffle_seed(&seed);
+		p->rng = (seed ^ 0x9E3779B97F4A7C15ull) + 0x632BE59BD9B4E019ull * ++created;
+		if (p->rng == 0)
+			p->rng = 1;
+	}
 	*pe = p;
 	sim_live_inc(SIM_KIND_PE);
 	return DOCA_SUCCESS;
@@ -42,11 +54,15 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 {
 	if (pe == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (pe->num_ctxs > 0)
+	SIM_RETURN_IF_DEAD(pe, magic, "pe", DOCA_ERROR_INVALID_VALUE);
+	if (pe->num_ctxs > 0) {
+		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "pe", pe,
+				  "%zu contexts still connected: returned DOCA_ERROR_IN_USE", pe->num_ctxs);
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: %zu contexts still connected", __func__, pe->num_ctxs);
+	}
 	close(pe->event_fd);
 	close(pe->epoll_fd);
-	free(pe);
+	sim_release(pe, &pe->magic);
 	sim_live_dec(SIM_KIND_PE);
 	return DOCA_SUCCESS;
 }
@@ -55,6 +71,8 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 {
 	if (pe == NULL || ctx == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(pe, magic, "pe", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
 	if (ctx->state != DOCA_CTX_STATE_IDLE)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: ctx is not idle", __func__);
 	/* The connection lasts until the context is destroyed */
@@ -82,6 +100,7 @@ void sim_pe_disconnect(struct doca_ctx *ctx)
 	}
 	ctx->pe = NULL;
 	ctx->pe_next = NULL;
+	pe->ctx_epoch++;
 }
 
 void sim_pe_signal(struct doca_pe *pe)
@@ -113,68 +132,149 @@ void sim_pe_unwatch_fd(struct doca_pe *pe, int fd)
 		epoll_ctl(pe->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-/* Run the callbacks of the tasks completed so far (not those completed by these callbacks: they wait for the next
- * call, so a callback that resubmits cannot starve the caller). */
-static int run_completions(struct doca_pe *pe)
+uint64_t sim_pe_random(struct doca_pe *pe)
 {
-	struct doca_task *task = pe->done_head;
+	uint64_t x = pe->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	pe->rng = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Shuffle mode: reorder the ctx's completion queue at random (unless the kind completes in order) and return how many
+ * of them this turn delivers (at least one), so completions arrive in any order DOCA allows and spread over several
+ * doca_pe_progress calls. */
+static size_t shuffle_completions(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	struct doca_task *small[64], **tasks = small;
+	size_t n = ctx->num_done, i;
+
+	if (ctx->ops->ordered_completions)
+		return 1 + (size_t)(sim_pe_random(pe) % n);
+	if (n > 64) {
+		tasks = malloc(n * sizeof(*tasks));
+		if (tasks == NULL)
+			return n;
+	}
+	i = 0;
+	for (struct doca_task *t = ctx->done_head; t != NULL; t = t->next)
+		tasks[i++] = t;
+	for (i = n; i > 1; i--) {
+		size_t j = (size_t)(sim_pe_random(pe) % i);
+		struct doca_task *swap = tasks[i - 1];
+
+		tasks[i - 1] = tasks[j];
+		tasks[j] = swap;
+	}
+	for (i = 0; i < n; i++)
+		tasks[i]->next = i + 1 < n ? tasks[i + 1] : NULL;
+	ctx->done_head = tasks[0];
+	ctx->done_tail = tasks[n - 1];
+	if (tasks != small)
+		free(tasks);
+	return 1 + (size_t)(sim_pe_random(pe) % n);
+}
+
+/* Run the callbacks of (some of) the ctx's completed tasks; not those completed by these callbacks: they wait for
+ * a later call, so a callback that resubmits cannot starve the caller. Stops if a callback destroyed a context. */
+static int run_completions(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	size_t budget = pe->shuffle ? shuffle_completions(pe, ctx) : ctx->num_done;
+	uint64_t epoch = pe->ctx_epoch;
 	int ran = 0;
 
-	pe->done_head = NULL;
-	pe->done_tail = NULL;
-	while (task != NULL) {
-		struct doca_task *next = task->next;
-		struct doca_ctx *ctx = task->ctx;
+	while (budget-- > 0 && ctx->done_head != NULL) {
+		struct doca_task *task = ctx->done_head;
 		sim_task_cb_t cb = task->status == DOCA_SUCCESS ? task->success_cb : task->error_cb;
 
+		ctx->done_head = task->next;
+		if (ctx->done_head == NULL)
+			ctx->done_tail = NULL;
+		ctx->num_done--;
+		pe->num_done--;
 		task->next = NULL;
 		task->submitted = false;
+		task->completed = true;
+		sim_completed_tasks_add(1);
 		ctx->inflight--;
 		pe->inflight--;
 		if (cb != NULL)
 			cb(task, task->user_data, ctx->user_data);
 		ran = 1;
-		task = next;
+		if (pe->ctx_epoch != epoch)
+			break; /* ctx may be gone */
 	}
 	return ran;
 }
 
-/* Contexts in STOPPING become IDLE once nothing is in flight and the kind has finished stopping */
-static int finish_stops(struct doca_pe *pe)
+/* One context's turn: its own work (queued copies, sockets, events), else its completions, else the end of its stop.
+ * Whatever it does is the progress of this call: DOCA's doca_pe_progress serves one context per call, and a state
+ * transition is progress on its own, so a program polling for RUNNING sees it before any event of that context. */
+static int ctx_turn(struct doca_pe *pe, struct doca_ctx *ctx)
 {
-	int changed = 0;
-	struct doca_ctx *ctx = pe->ctxs;
+	uint64_t epoch = pe->ctx_epoch;
+	int did = 0;
 
-	while (ctx != NULL) {
-		struct doca_ctx *next = ctx->pe_next; /* the state callback may destroy ctx */
-
-		if (ctx->state == DOCA_CTX_STATE_STOPPING && ctx->inflight == 0 && !ctx->kind_stopping) {
-			sim_ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
-			changed = 1;
-		}
-		ctx = next;
+	ctx->transitioned = false;
+	if (ctx->ops->progress != NULL && ctx->state != DOCA_CTX_STATE_IDLE)
+		did = ctx->ops->progress(ctx);
+	if (pe->ctx_epoch != epoch)
+		return 1; /* a callback destroyed a context (perhaps this one) */
+	if (ctx->transitioned)
+		return 1;
+	if (ctx->done_head != NULL)
+		return run_completions(pe, ctx) | did;
+	if (did)
+		return 1;
+	/* Contexts in STOPPING become IDLE once nothing is in flight and the kind has finished stopping */
+	if (ctx->state == DOCA_CTX_STATE_STOPPING && ctx->inflight == 0 && !ctx->kind_stopping) {
+		sim_ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
+		return 1;
 	}
-	return changed;
+	return 0;
 }
 
 uint8_t doca_pe_progress(struct doca_pe *pe)
 {
+	struct doca_ctx *small[32], **order = small;
+	size_t n, start, i;
 	int did = 0;
 
-	if (pe == NULL || pe->in_progress)
+	if (pe == NULL)
 		return 0;
-	pe->in_progress = true;
-	for (struct doca_ctx *ctx = pe->ctxs; ctx != NULL;) {
-		struct doca_ctx *next = ctx->pe_next;
-
-		if (ctx->ops->progress != NULL && ctx->state != DOCA_CTX_STATE_IDLE)
-			did |= ctx->ops->progress(ctx);
-		ctx = next;
+	SIM_RETURN_IF_DEAD(pe, magic, "pe", 0);
+	if (pe->in_progress) {
+		sim_strict_report(SIM_RULE_PROGRESS_REENTERED, __func__, "pe", pe,
+				  "called from a callback of the same pe: ignored, returned 0");
+		return 0;
 	}
-	if (pe->done_head != NULL)
-		did |= run_completions(pe);
-	did |= finish_stops(pe);
+	n = pe->num_ctxs;
+	if (n == 0)
+		return 0;
+	if (n > 32) {
+		order = malloc(n * sizeof(*order));
+		if (order == NULL)
+			return 0;
+	}
+	i = 0;
+	for (struct doca_ctx *ctx = pe->ctxs; ctx != NULL && i < n; ctx = ctx->pe_next)
+		order[i++] = ctx;
+	n = i;
+	pe->in_progress = true;
+	/* Round robin (a random start when shuffling) so that a busy context cannot starve the others */
+	start = pe->shuffle ? (size_t)(sim_pe_random(pe) % n) : pe->next_turn % n;
+	for (i = 0; i < n && !did; i++) {
+		size_t at = (start + i) % n;
+
+		did = ctx_turn(pe, order[at]);
+		if (did)
+			pe->next_turn = at + 1;
+	}
 	pe->in_progress = false;
+	if (order != small)
+		free(order);
 	return did ? 1 : 0;
 }
 
@@ -192,7 +292,7 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 		return DOCA_ERROR_INVALID_VALUE;
 	pe->armed = true;
 	/* Work already pending would otherwise never wake the waiter */
-	if (pe->done_head != NULL || pe->inflight > 0)
+	if (pe->num_done > 0 || pe->inflight > 0)
 		sim_pe_signal(pe);
 	for (struct doca_ctx *ctx = pe->ctxs; ctx != NULL; ctx = ctx->pe_next)
 		if (ctx->state == DOCA_CTX_STATE_STARTING || ctx->state == DOCA_CTX_STATE_STOPPING)

@@ -16,31 +16,39 @@ void sim_task_init(struct doca_task *task, const struct sim_task_ops *ops, struc
 	task->error_cb = error_cb;
 	task->next = NULL;
 	task->submitted = false;
+	task->completed = false;
+	task->bad_frees = 0;
 	ctx->allocated_tasks++;
 	sim_live_inc(SIM_KIND_TASK);
 }
 
 void sim_task_fini(struct doca_task *task)
 {
+	if (task->completed)
+		sim_completed_tasks_add(-1);
+	task->completed = false;
 	task->ctx->allocated_tasks--;
 	sim_live_dec(SIM_KIND_TASK);
 }
 
 void sim_task_complete(struct doca_task *task, doca_error_t status)
 {
-	struct doca_pe *pe = task->ctx->pe;
+	struct doca_ctx *ctx = task->ctx;
+	struct doca_pe *pe = ctx->pe;
 
 	task->status = status;
 	task->next = NULL;
-	if (pe->done_tail != NULL)
-		pe->done_tail->next = task;
+	if (ctx->done_tail != NULL)
+		ctx->done_tail->next = task;
 	else
-		pe->done_head = task;
-	pe->done_tail = task;
+		ctx->done_head = task;
+	ctx->done_tail = task;
+	ctx->num_done++;
+	pe->num_done++;
 	sim_pe_signal(pe);
 }
 
-static doca_error_t submit(struct doca_task *task)
+static doca_error_t submit(struct doca_task *task, const char *func, bool validate)
 {
 	struct doca_ctx *ctx;
 	doca_error_t err;
@@ -48,13 +56,28 @@ static doca_error_t submit(struct doca_task *task)
 	if (task == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	ctx = task->ctx;
+	SIM_RETURN_IF_DEAD(ctx, magic, "ctx of the task", DOCA_ERROR_BAD_STATE);
 	if (task->submitted)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s task submitted twice", task->ops->kind);
-	if (ctx->state != DOCA_CTX_STATE_RUNNING)
+	if (ctx->state != DOCA_CTX_STATE_RUNNING) {
+		sim_strict_report(SIM_RULE_SUBMIT_NOT_RUNNING, func, task->ops->kind, task,
+				  "its %s context is %s: returned DOCA_ERROR_BAD_STATE", ctx->ops->kind,
+				  ctx->state == DOCA_CTX_STATE_IDLE       ? "IDLE"
+				  : ctx->state == DOCA_CTX_STATE_STARTING ? "STARTING"
+									  : "STOPPING");
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s task submitted while its context is not running",
 				task->ops->kind);
+	}
 	if (ctx->ops->submit == NULL)
 		return DOCA_ERROR_NOT_SUPPORTED;
+	if (validate && ctx->ops->validate != NULL) {
+		err = ctx->ops->validate(ctx, task);
+		if (err != DOCA_SUCCESS)
+			return err;
+	}
+	if (task->completed)
+		sim_completed_tasks_add(-1); /* resubmitted from (or after) its callback */
+	task->completed = false;
 	/* Counted before the kind sees it: the kind may already queue the completion */
 	task->submitted = true;
 	ctx->inflight++;
@@ -68,15 +91,16 @@ static doca_error_t submit(struct doca_task *task)
 	return err;
 }
 
+/* Like DOCA: no validation; an invalid task fails at completion through the error callback */
 doca_error_t doca_task_submit(struct doca_task *task)
 {
-	return submit(task);
+	return submit(task, __func__, false);
 }
 
-/* Every kind validates its tasks in its submit hook, so both entry points behave alike */
+/* Validates first (DOCA_ERROR_INVALID_VALUE, the task stays the caller's) */
 doca_error_t doca_task_try_submit(struct doca_task *task)
 {
-	return submit(task);
+	return submit(task, __func__, true);
 }
 
 void doca_task_free(struct doca_task *task)
@@ -84,7 +108,21 @@ void doca_task_free(struct doca_task *task)
 	if (task == NULL)
 		return;
 	if (task->submitted) {
-		sim_log(SIM_LOG_ERROR, "doca_task_free of a %s task still in flight: ignored", task->ops->kind);
+		/* Freeing it would let the pool hand it out while DOCA still completes it: keep it, report it (once per
+		 * kind in strict mode; once per process otherwise, so a loop freeing 1,000 tasks is one line) */
+		static bool told;
+
+		task->bad_frees++;
+		if (sim_strict_mode() != 0) {
+			sim_strict_report(SIM_RULE_FREE_INFLIGHT_TASK, __func__, task->ops->kind, task,
+					  "task still in flight (submitted, completion callback not run yet)");
+		} else if (!told) {
+			told = true;
+			sim_log(SIM_LOG_ERROR,
+				"doca_task_free of a %s task still in flight: ignored (DOCA_SIM_STRICT=1 counts every such "
+				"call)",
+				task->ops->kind);
+		}
 		return;
 	}
 	task->ops->free(task);

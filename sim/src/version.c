@@ -7,5 +7,5 @@
 
 const char *doca_version_runtime(void)
 {
-	return DOCA_VER_STRING "-sim";
+	return DOCA_VERSION_STRING "-sim";
 }

@@ -80,7 +80,9 @@ static void test_mmap_rules(struct doca_dev *dev, uint8_t *mem)
 	T_EXPECT_ERR(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem, 16, &a), DOCA_ERROR_BAD_STATE);
 	T_OK(doca_buf_inventory_start(inv));
 	T_EXPECT_ERR(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem + LEN - 8, 16, &a), DOCA_ERROR_INVALID_VALUE);
-	T_EXPECT_ERR(doca_buf_inventory_buf_get_by_args(inv, mmap, mem, 16, mem + 8, 16, &a), DOCA_ERROR_INVALID_VALUE);
+	/* data outside its buffer: undefined behaviour on DOCA, which returns success (strict mode reports it) */
+	T_OK(doca_buf_inventory_buf_get_by_args(inv, mmap, mem, 16, mem + 8, 16, &a));
+	T_OK(doca_buf_dec_refcount(a, NULL));
 	T_OK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem, 16, &a));
 	T_OK(doca_buf_inventory_buf_get_by_data(inv, mmap, mem + 16, 16, &b));
 	T_EXPECT_ERR(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem, 16, &c), DOCA_ERROR_NO_MEMORY);
@@ -207,7 +209,7 @@ int main(void)
 	T_EXPECT_ERR(doca_ctx_stop(ctx), DOCA_ERROR_IN_PROGRESS);
 	T_OK(doca_ctx_get_state(ctx, &state));
 	T_TRUE(state == DOCA_CTX_STATE_STOPPING);
-	T_EXPECT_ERR(doca_dma_destroy(dma), DOCA_ERROR_BAD_STATE);
+	T_EXPECT_ERR(doca_dma_destroy(dma), DOCA_ERROR_IN_USE);
 	T_EXPECT_ERR(doca_pe_destroy(pe), DOCA_ERROR_IN_USE);
 	while (c.idle == 0)
 		doca_pe_progress(pe);
