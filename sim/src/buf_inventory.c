@@ -63,6 +63,7 @@ doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory)
 {
 	if (inventory == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
 	inventory->started = false;
 	return DOCA_SUCCESS;
 }
@@ -121,6 +122,7 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 {
 	if (inventory == NULL || src_buf == NULL || dst_buf == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
 	if (src_buf->list_len == 0)
 		return DOCA_ERROR_NOT_PERMITTED;
 	if (!inventory->started || !src_buf->mmap->started)
@@ -136,6 +138,7 @@ doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *invento
 {
 	if (inventory == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
 	inventory->user_data = user_data;
 	return DOCA_SUCCESS;
 }
@@ -144,6 +147,7 @@ doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory
 {
 	if (inventory == NULL || num_of_elements == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
 	*num_of_elements = (uint32_t)inventory->num_elements;
 	return DOCA_SUCCESS;
 }
@@ -153,6 +157,7 @@ doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inve
 {
 	if (inventory == NULL || num_of_free_elements == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
 	*num_of_free_elements = (uint32_t)inventory->num_free;
 	return DOCA_SUCCESS;
 }
@@ -161,6 +166,7 @@ doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *i
 {
 	if (inventory == NULL || user_data == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
 	*user_data = inventory->user_data;
 	return DOCA_SUCCESS;
 }

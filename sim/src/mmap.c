@@ -128,6 +128,7 @@ doca_error_t doca_mmap_rm_dev(struct doca_mmap *mmap, struct doca_dev *dev)
 
 	if (mmap == NULL || dev == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->started || mmap->from_export)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap is started or imported", __func__);
 	at = find_dev(mmap, dev);
@@ -143,6 +144,7 @@ doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t l
 {
 	if (mmap == NULL || addr == NULL || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid range", __func__);
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", __func__);
 	if (mmap->base != NULL)
@@ -156,6 +158,7 @@ doca_error_t doca_mmap_get_memrange(const struct doca_mmap *mmap, void **addr, s
 {
 	if (mmap == NULL || addr == NULL || len == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->base == NULL)
 		return DOCA_ERROR_BAD_STATE;
 	*addr = mmap->base;
@@ -167,6 +170,7 @@ doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_m
 {
 	if (mmap == NULL || (access_mask & ~ACCESS_FLAGS_ALL) != 0 || (access_mask & PCI_ACCESS) == PCI_ACCESS)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid access mask 0x%x", __func__, access_mask);
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", __func__);
 	mmap->permissions = access_mask;
@@ -177,6 +181,7 @@ doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_fr
 {
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->started)
 		return DOCA_ERROR_BAD_STATE;
 	mmap->free_cb = free_cb;
@@ -188,6 +193,7 @@ doca_error_t doca_mmap_get_user_data(const struct doca_mmap *mmap, union doca_da
 {
 	if (mmap == NULL || user_data == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	*user_data = mmap->user_data;
 	return DOCA_SUCCESS;
 }
@@ -196,6 +202,7 @@ doca_error_t doca_mmap_set_user_data(struct doca_mmap *mmap, union doca_data use
 {
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->started)
 		return DOCA_ERROR_BAD_STATE;
 	mmap->user_data = user_data;
@@ -206,6 +213,7 @@ doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *mmap, uint32_
 {
 	if (mmap == NULL || max_num_devices == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	*max_num_devices = SIM_MMAP_MAX_DEVS;
 	return DOCA_SUCCESS;
 }
@@ -214,6 +222,7 @@ doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_
 {
 	if (mmap == NULL || max_num_devices == 0 || max_num_devices > SIM_MMAP_MAX_DEVS)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (mmap->started)
 		return DOCA_ERROR_NOT_PERMITTED;
 	return DOCA_SUCCESS;
@@ -223,6 +232,7 @@ doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_
 {
 	if (mmap == NULL || num_bufs == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	*num_bufs = (uint32_t)mmap->live_bufs;
 	return DOCA_SUCCESS;
 }
@@ -231,6 +241,7 @@ doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *expor
 {
 	if (mmap == NULL || exported == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	*exported = mmap->exported;
 	return DOCA_SUCCESS;
 }
@@ -239,6 +250,7 @@ doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *fr
 {
 	if (mmap == NULL || from_export == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	*from_export = mmap->from_export;
 	return DOCA_SUCCESS;
 }

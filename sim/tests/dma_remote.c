@@ -12,7 +12,7 @@
  *   wrong_device  DPU whose representor is another PCI function -> DOCA_ERROR_NOT_PERMITTED
  *   peer_host     another host-side process imports the export  -> DOCA_ERROR_NOT_PERMITTED
  *   host_reads_dpu  roles swapped: the DPU exports, the host imports through its device and reads every byte
- *   out_of_range  bufs outside the exported range              -> DOCA_ERROR_INVALID_VALUE, oversize task refused
+ *   out_of_range  bufs outside the exported range              -> DOCA_ERROR_INVALID_VALUE, oversize task fails at completion
  *   vanished      host process exits after the import          -> task DOCA_ERROR_IO_FAILED
  *
  * Usage: dma_remote <scenario>      (the host role is `dma_remote --host <scenario> <read fd> <write fd>`)
@@ -309,11 +309,15 @@ static void scenario_out_of_range(struct dpu *d)
 		     DOCA_ERROR_INVALID_VALUE);
 	t_say("ok bufs outside the exported range: DOCA_ERROR_INVALID_VALUE");
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, 0), 64, &src));
-	T_EXPECT_ERR(doca_buf_set_data(src, remote_addr(d, 0), 65), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, 128, &dst));
+	/* data one byte past the buffer: DOCA_SUCCESS (undefined behaviour on DOCA); the copy is refused, not run */
+	T_OK(doca_buf_set_data(src, remote_addr(d, 0), 65));
+	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_INVALID_VALUE);
+	T_OK(doca_buf_dec_refcount(dst, NULL));
 	T_OK(doca_buf_set_data(src, remote_addr(d, 0), 64));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, 32, &dst));
 	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_INVALID_VALUE);
-	t_say("ok task whose source does not fit its destination: DOCA_ERROR_INVALID_VALUE at submit");
+	t_say("ok task whose source does not fit its destination: DOCA_ERROR_INVALID_VALUE at completion");
 	T_OK(doca_buf_dec_refcount(src, NULL));
 	T_OK(doca_buf_dec_refcount(dst, NULL));
 	T_OK(doca_mmap_destroy(remote));

@@ -1,0 +1,129 @@
+/*
+ * Strict mode's reports (run with DOCA_SIM_STRICT=1): this program does, on purpose, what DOCA leaves undefined or
+ * forbids, each a known number of times, and leaves objects alive at exit. tests/sim-behaviour.test.ts checks that
+ * every kind is printed once and counted in the exit summary. The device stays safe throughout: every bad call is
+ * refused or harmless, so the program still finishes and prints "PASS strict_report".
+ */
+#include <doca_dma.h>
+
+#include "sim_test_util.h"
+
+#define LEN 4096
+
+static int completed;
+
+static void on_done(struct doca_dma_task_memcpy *task, union doca_data tud, union doca_data cud)
+{
+	(void)task;
+	(void)tud;
+	(void)cud;
+	completed++; /* never freed: reported at exit (task-not-freed) */
+}
+
+static struct doca_pe *reenter_pe;
+
+static void on_done_reenter(struct doca_dma_task_memcpy *task, union doca_data tud, union doca_data cud)
+{
+	(void)tud;
+	(void)cud;
+	T_TRUE(doca_pe_progress(reenter_pe) == 0); /* progress-reentered: refused */
+	completed++;
+	doca_task_free(doca_dma_task_memcpy_as_task(task));
+}
+
+int main(void)
+{
+	struct doca_dev *dev = t_open_first_dev();
+	uint8_t *mem = calloc(1, LEN);
+	struct doca_mmap *mmap, *gone, *unstarted;
+	struct doca_buf_inventory *inv;
+	struct doca_buf *src, *dst;
+	struct doca_pe *pe;
+	struct doca_dma *dma;
+	struct doca_dma_task_memcpy *tasks[5], *t;
+	const void *desc;
+	size_t desc_len;
+	union doca_data none = {.u64 = 0};
+
+	T_TRUE(mem != NULL);
+	mmap = t_mmap(dev, mem, LEN, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	T_OK(doca_buf_inventory_create(8, &inv));
+	T_OK(doca_buf_inventory_start(inv));
+	T_OK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem, 1024, &src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem + 2048, 1024, &dst));
+
+	/* data-outside-buffer x3: DOCA_SUCCESS, as on DOCA */
+	T_OK(doca_buf_set_data(src, mem + 1000, 100));
+	T_OK(doca_buf_set_data(src, mem + 512, 1024));
+	T_OK(doca_buf_set_data_len(src, 4000));
+	T_OK(doca_buf_set_data(src, mem, 64));
+
+	/* destroy-with-children: an mmap and an inventory holding bufs */
+	T_EXPECT_ERR(doca_mmap_destroy(mmap), DOCA_ERROR_NOT_PERMITTED);
+	T_EXPECT_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_IN_USE);
+
+	/* export-not-started */
+	T_OK(doca_mmap_create(&unstarted));
+	T_OK(doca_mmap_set_memrange(unstarted, mem, LEN));
+	T_OK(doca_mmap_set_permissions(unstarted, DOCA_ACCESS_FLAG_PCI_READ_ONLY));
+	T_OK(doca_mmap_add_dev(unstarted, dev));
+	T_EXPECT_ERR(doca_mmap_export_pci(unstarted, dev, &desc, &desc_len), DOCA_ERROR_NOT_PERMITTED);
+	T_OK(doca_mmap_destroy(unstarted));
+
+	/* use-after-destroy x2: in strict mode the handle is quarantined and the call refused (without strict mode the
+	 * memory is freed, as on DOCA, and touching it would be a real use-after-free: skipped) */
+	if (getenv("DOCA_SIM_STRICT") != NULL && strcmp(getenv("DOCA_SIM_STRICT"), "0") != 0) {
+		T_OK(doca_mmap_create(&gone));
+		T_OK(doca_mmap_destroy(gone));
+		T_EXPECT_ERR(doca_mmap_set_memrange(gone, mem, LEN), DOCA_ERROR_INVALID_VALUE);
+		T_EXPECT_ERR(doca_mmap_start(gone), DOCA_ERROR_INVALID_VALUE);
+	}
+
+	T_OK(doca_pe_create(&pe));
+	T_OK(doca_dma_create(dev, &dma));
+	T_OK(doca_dma_task_memcpy_set_conf(dma, on_done, on_done, 8));
+	T_OK(doca_pe_connect_ctx(pe, doca_dma_as_ctx(dma)));
+	T_OK(doca_ctx_start(doca_dma_as_ctx(dma)));
+
+	/* free-inflight-task x5 (NVIDIA's secure_channel pattern: free posted tasks before stopping) */
+	for (int i = 0; i < 5; i++) {
+		T_OK(doca_dma_task_memcpy_alloc_init(dma, src, dst, none, &tasks[i]));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(tasks[i])));
+		doca_task_free(doca_dma_task_memcpy_as_task(tasks[i]));
+	}
+	/* destroy-with-children: a pe with a context */
+	T_EXPECT_ERR(doca_pe_destroy(pe), DOCA_ERROR_IN_USE);
+	while (completed < 5)
+		doca_pe_progress(pe);
+	/* the completed tasks are never freed: task-not-freed x5 at exit */
+
+	/* submit-not-running x2 */
+	T_OK(doca_dma_task_memcpy_alloc_init(dma, src, dst, none, &t));
+	T_OK(doca_ctx_stop(doca_dma_as_ctx(dma))); /* nothing in flight: IDLE at once */
+	T_EXPECT_ERR(doca_task_submit(doca_dma_task_memcpy_as_task(t)), DOCA_ERROR_BAD_STATE);
+	T_EXPECT_ERR(doca_task_submit(doca_dma_task_memcpy_as_task(t)), DOCA_ERROR_BAD_STATE);
+
+	/* progress-reentered x1, on a second pe */
+	{
+		struct doca_dma *dma2;
+		struct doca_dma_task_memcpy *t2;
+		struct doca_buf *d2;
+		int before = completed;
+
+		T_OK(doca_pe_create(&reenter_pe));
+		T_OK(doca_dma_create(dev, &dma2));
+		T_OK(doca_dma_task_memcpy_set_conf(dma2, on_done_reenter, on_done_reenter, 2));
+		T_OK(doca_pe_connect_ctx(reenter_pe, doca_dma_as_ctx(dma2)));
+		T_OK(doca_ctx_start(doca_dma_as_ctx(dma2)));
+		T_OK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem + 3072, 1024, &d2));
+		T_OK(doca_dma_task_memcpy_alloc_init(dma2, src, d2, none, &t2));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t2)));
+		while (completed == before)
+			doca_pe_progress(reenter_pe);
+		/* left alive on purpose: leak reports at exit */
+	}
+
+	/* leaks at exit: the pes, contexts, bufs, inventory, mmap and device are left alive */
+	t_say("PASS strict_report");
+	return 0;
+}

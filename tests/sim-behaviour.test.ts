@@ -1,0 +1,226 @@
+/**
+ * The software device behaves as DOCA documents (sim/behaviour.tsv, sim/tests/behaviour.c), its strict mode reports
+ * what DOCA leaves undefined once per kind with a count (sim/tests/strict_report.c), DOCA_SIM_SHUFFLE reorders
+ * completions reproducibly, and a user's C program builds against sim/include and runs (sim/examples/local_dma.c).
+ * Build first: `deno task sim:build`.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const binDir = join(root, "build", "sim", "bin");
+const libDir = join(root, "build", "sim", "lib");
+
+interface Run {
+  status: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a program with a private DOCA_SIM_DIR and exactly the device settings given. Strict mode and shuffling are set
+ * explicitly (off unless given): Deno's child_process adds `env` to the inherited environment instead of replacing it.
+ */
+function run(program: string, args: string[], env: Record<string, string> = {}): Run {
+  assert.ok(existsSync(program), `${program} is missing: run \`deno task sim:build\` first`);
+  const dir = mkdtempSync(join(tmpdir(), "doca-sim-behaviour-"));
+  try {
+    const clean = Object.fromEntries(
+      Object.entries(process.env).filter(([key]) => !key.startsWith("DOCA_SIM_")),
+    ) as Record<string, string>;
+    const result = spawnSync(program, args, {
+      env: { ...clean, DOCA_SIM_DIR: dir, DOCA_SIM_STRICT: "0", DOCA_SIM_SHUFFLE: "", ...env },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    return {
+      status: result.status,
+      signal: result.signal,
+      stdout: result.stdout ?? "",
+      stderr: result.stderr ?? "",
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Row {
+  fn: string;
+  doca: string;
+  sim: string;
+  checks: string[];
+}
+
+function readTable(): Row[] {
+  return readFileSync(join(root, "sim", "behaviour.tsv"), "utf8").split("\n")
+    .filter((line) => line.trim() !== "" && !line.startsWith("#")).slice(1)
+    .map((line) => {
+      const cells = line.split("\t");
+      assert.equal(cells.length, 4, `behaviour.tsv: a row needs 4 tab-separated cells: ${line}`);
+      const [fn, doca, sim, check] = cells;
+      return { fn, doca, sim, checks: check === "-" ? [] : check.split(" ") };
+    });
+}
+
+function exportedDocaFunctions(): string[] {
+  const names = new Set<string>();
+  for (const lib of ["libdoca_common.so", "libdoca_dma.so", "libdoca_comch.so"]) {
+    const result = spawnSync("nm", ["-D", "--defined-only", join(libDir, lib)], { encoding: "utf8" });
+    assert.equal(result.status, 0, result.stderr);
+    for (const line of result.stdout.split("\n")) {
+      const name = line.trim().split(/\s+/)[2]?.replace(/@.*/, "");
+      if (name?.startsWith("doca_")) names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
+describe("software device: behaviour as DOCA documents", () => {
+  test("sim/behaviour.tsv lists every exported DOCA function, each once", () => {
+    const rows = readTable();
+    const listed = rows.map((row) => row.fn);
+    assert.equal(new Set(listed).size, listed.length, "a function is listed twice");
+    assert.deepEqual([...listed].sort(), exportedDocaFunctions());
+    for (const row of rows) assert.ok(row.doca.length > 0 && row.sim.length > 0, `${row.fn}: empty cell`);
+  });
+
+  test("every behaviour check the table names passes (behaviour.c, with a DPU-side comch server)", () => {
+    const result = run(join(binDir, "behaviour"), [], { DOCA_SIM_STRICT: "1" });
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    assert.match(result.stdout, /^PASS behaviour$/m);
+    const ids = new Set(readTable().flatMap((row) => row.checks).filter((id) => !id.startsWith("strict:")));
+    assert.ok(ids.size >= 8);
+    for (const id of ids) assert.match(result.stdout, new RegExp(`^ok ${id}: `, "m"), `check ${id} did not pass`);
+  });
+});
+
+/** First-report lines and summary counts of strict mode, keyed "rule function(object)". */
+function parseStrict(stderr: string): { first: string[]; counts: Map<string, number> } {
+  const first = [...stderr.matchAll(/strict: ([a-z-]+): (\w+)\(([\w ]+?) (?:0x[0-9a-f]+|\(nil\))\): /g)]
+    .map((m) => `${m[1]} ${m[2]}(${m[3]})`);
+  const counts = new Map<string, number>();
+  for (const m of stderr.matchAll(/strict: {3}(\d+) x ([a-z-]+): (\w+)\(([\w ]+)\): /g)) {
+    counts.set(`${m[2]} ${m[3]}(${m[4]})`, Number(m[1]));
+  }
+  return { first, counts };
+}
+
+describe("software device: strict mode (DOCA_SIM_STRICT)", () => {
+  test("each kind of report is printed once, then counted in the exit summary", () => {
+    const result = run(join(binDir, "strict_report"), [], { DOCA_SIM_STRICT: "1" });
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    assert.match(result.stdout, /^PASS strict_report$/m);
+    const { first, counts } = parseStrict(result.stderr);
+    const expected: [string, number][] = [
+      ["data-outside-buffer doca_buf_set_data(buf)", 2],
+      ["data-outside-buffer doca_buf_set_data_len(buf)", 1],
+      ["destroy-with-children doca_mmap_destroy(mmap)", 1],
+      ["destroy-with-children doca_buf_inventory_destroy(buf_inventory)", 1],
+      ["destroy-with-children doca_pe_destroy(pe)", 1],
+      ["export-not-started doca_mmap_export_pci(mmap)", 1],
+      ["use-after-destroy doca_mmap_set_memrange(mmap)", 1],
+      ["use-after-destroy doca_mmap_start(mmap)", 1],
+      ["free-inflight-task doca_task_free(dma_memcpy)", 5],
+      ["submit-not-running doca_task_submit(dma_memcpy)", 2],
+      ["progress-reentered doca_pe_progress(pe)", 1],
+    ];
+    for (const [kind, count] of expected) {
+      assert.equal(first.filter((line) => line === kind).length, 1, `"${kind}" printed once:\n${result.stderr}`);
+      assert.equal(counts.get(kind), count, `"${kind}" counted ${count} times:\n${result.stderr}`);
+    }
+    // Found at exit: tasks completed but never freed, and every kind of object left alive
+    assert.equal(counts.get("task-not-freed doca_task_free(task)"), 5);
+    for (const [object, count] of [["pe", 2], ["ctx", 2], ["mmap", 1], ["buf_inventory", 1], ["buf", 3], ["dev", 1]]) {
+      assert.equal(counts.get(`leak exit(${object})`), count, `leaked ${object}s:\n${result.stderr}`);
+    }
+    const total = [...counts.values()].reduce((sum, n) => sum + n, 0);
+    assert.match(result.stderr, new RegExp(`strict: summary: ${total} reports of ${counts.size} kinds`));
+    // Never one line per occurrence: 5 freed in-flight tasks are one line plus the summary's
+    assert.equal(result.stderr.split("\n").filter((line) => line.includes("free-inflight-task")).length, 2);
+  });
+
+  test("every strict rule the behaviour table cites is one strict_report triggers", () => {
+    const result = run(join(binDir, "strict_report"), [], { DOCA_SIM_STRICT: "1" });
+    for (const rule of new Set(readTable().flatMap((row) => row.checks).filter((id) => id.startsWith("strict:")))) {
+      assert.ok(result.stderr.includes(`x ${rule.slice("strict:".length)}: `), `${rule} not reported`);
+    }
+  });
+
+  test("DOCA_SIM_STRICT=abort stops at the first report", () => {
+    const result = run(join(binDir, "strict_report"), [], { DOCA_SIM_STRICT: "abort" });
+    assert.equal(result.signal, "SIGABRT", `${result.stdout}\n${result.stderr}`);
+    assert.doesNotMatch(result.stdout, /PASS/);
+    assert.match(result.stderr, /strict: data-outside-buffer: doca_buf_set_data\(buf 0x[0-9a-f]+\)/);
+    assert.match(result.stderr, /aborting \(DOCA_SIM_STRICT=abort\)/);
+    assert.equal(result.stderr.match(/strict: [a-z-]+: doca_/g)?.length, 1);
+  });
+
+  test("without strict mode nothing is reported, and 5 in-flight frees give one log line", () => {
+    const result = run(join(binDir, "strict_report"), []);
+    assert.equal(result.status, 0, result.stderr);
+    assert.doesNotMatch(result.stderr, /strict:/);
+    assert.equal(result.stderr.match(/doca_task_free of a dma_memcpy task still in flight/g)?.length, 1);
+  });
+});
+
+describe("software device: completion order randomisation (DOCA_SIM_SHUFFLE)", () => {
+  const order = (env: Record<string, string>) => {
+    const result = run(join(binDir, "behaviour"), ["order", "12"], env);
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    const ids = /^order (.*)$/m.exec(result.stdout)![1].split(" ").map(Number);
+    const calls = Number(/^calls (\d+)$/m.exec(result.stdout)![1]);
+    assert.deepEqual([...ids].sort((a, b) => a - b), [...Array(12).keys()], "every task completes once");
+    return { ids, calls };
+  };
+
+  test("off: completions of one context in submission order, all in one call", () => {
+    assert.deepEqual(order({}), { ids: [...Array(12).keys()], calls: 1 });
+  });
+
+  test("on: a seed gives the same order every run; seeds reorder and split the completions", () => {
+    const runs = ["1", "2", "3", "4", "5"].map((seed) => order({ DOCA_SIM_SHUFFLE: seed }));
+    assert.deepEqual(order({ DOCA_SIM_SHUFFLE: "3" }), runs[2], "reproducible");
+    assert.ok(runs.some((r) => r.ids.some((id, at) => id !== at)), "some seed reorders");
+    assert.ok(runs.some((r) => r.calls > 1), "some seed spreads completions over several progress calls");
+  });
+});
+
+describe("software device: a user's C program", () => {
+  test("sim/examples/local_dma.c builds with cc against sim/include and runs clean in strict mode", () => {
+    const scratch = mkdtempSync(join(tmpdir(), "doca-sim-example-"));
+    try {
+      const program = join(scratch, "local_dma");
+      const cc = spawnSync(process.env.CC ?? "cc", [
+        "-std=c11",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-I",
+        join(root, "sim", "include"),
+        join(root, "sim", "examples", "local_dma.c"),
+        "-L",
+        libDir,
+        `-Wl,-rpath,${libDir}`,
+        "-ldoca_common",
+        "-ldoca_dma",
+        "-ldoca_comch",
+        "-o",
+        program,
+      ], { encoding: "utf8" });
+      assert.equal(cc.status, 0, cc.stderr);
+      const result = run(program, [], { DOCA_SIM_STRICT: "1", DOCA_SIM_SIDE: "host" });
+      assert.equal(result.status, 0, result.stderr);
+      assert.equal(result.stdout, "copied: hello from a DOCA DMA task\n");
+      assert.equal(result.stderr, "", "strict mode has nothing to report");
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+});
