@@ -56,8 +56,9 @@ static const struct rule_text rules[SIM_RULE_COUNT_] = {
 
 struct report_kind {
 	enum sim_rule rule;
-	const char *func;   /* static strings: __func__ or literals */
-	const char *object;
+	/* copies: the caller's strings may live in libdoca_dma / libdoca_comch, unmapped before our exit summary runs */
+	char func[64];
+	char object[48];
 	const void *first_handle;
 	uint64_t count;
 };
@@ -114,8 +115,10 @@ static bool count(enum sim_rule rule, const char *func, const char *object, cons
 			pthread_mutex_unlock(&lock);
 			return false;
 		}
-		kinds[num_kinds++] = (struct report_kind){.rule = rule, .func = func, .object = object,
-							  .first_handle = handle};
+		kinds[num_kinds] = (struct report_kind){.rule = rule, .first_handle = handle};
+		snprintf(kinds[num_kinds].func, sizeof(kinds[num_kinds].func), "%s", func);
+		snprintf(kinds[num_kinds].object, sizeof(kinds[num_kinds].object), "%s", object);
+		num_kinds++;
 		first = true;
 	}
 	kinds[i].count += n;
@@ -241,7 +244,8 @@ __attribute__((destructor)) static void strict_summary(void)
 		return;
 	for (size_t i = 0; i < num_kinds; i++)
 		total += kinds[i].count;
-	print_line("summary: %llu reports of %zu kinds", (unsigned long long)(total + dropped), num_kinds);
+	print_line("summary: %llu reports of %zu kind%s", (unsigned long long)(total + dropped), num_kinds,
+		   num_kinds == 1 ? "" : "s");
 	for (size_t i = 0; i < num_kinds; i++)
 		print_line("  %llu x %s: %s(%s): %s", (unsigned long long)kinds[i].count, rules[kinds[i].rule].id,
 			   kinds[i].func, kinds[i].object, rules[kinds[i].rule].doca);
