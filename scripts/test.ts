@@ -39,7 +39,8 @@ const { values, positionals } = parseArgs({
 });
 
 if (values.help) {
-  console.log(`Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--timeout MINUTES] [FILTER...]
+  console.log(
+    `Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--timeout MINUTES] [FILTER...]
 
 Runs tests/**/*.test.ts under each runtime's own test runner and prints "N passed, N failed" at the end.
   --runtime   comma-separated subset of deno,bun,node (default: all three)
@@ -47,7 +48,8 @@ Runs tests/**/*.test.ts under each runtime's own test runner and prints "N passe
   --shuffle   run with DOCA_SIM_SHUFFLE=SEED: completions delivered in a seeded random order (reproducible)
   --no-strict do not turn on the software device's strict mode (DOCA_SIM_STRICT=1 is the default)
   --timeout   minutes allowed per runtime before its runner is killed (default 20)
-  FILTER      only test files whose path contains one of these strings`);
+  FILTER      only test files whose path contains one of these strings`,
+  );
   process.exit(0);
 }
 
