@@ -139,6 +139,9 @@ doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *invento
 	if (inventory == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	/* DOCA documents BAD_STATE unless the inventory is started */
+	if (!inventory->started)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: inventory not started", __func__);
 	inventory->user_data = user_data;
 	return DOCA_SUCCESS;
 }

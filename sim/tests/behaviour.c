@@ -225,6 +225,26 @@ static void check_dev_open_refcount(void)
 	t_say("ok dev-open-refcount: opening an open device returns it with one more reference");
 }
 
+static void check_inventory_and_mmap_rules(void)
+{
+	struct doca_dev *dev = t_open_first_dev();
+	struct doca_buf_inventory *inv;
+	struct doca_mmap *mmap;
+	static uint8_t mem[64];
+
+	T_OK(doca_buf_inventory_create(1, &inv));
+	T_EXPECT_ERR(doca_buf_inventory_set_user_data(inv, (union doca_data){.u64 = 1}), DOCA_ERROR_BAD_STATE);
+	T_OK(doca_buf_inventory_start(inv));
+	T_OK(doca_buf_inventory_set_user_data(inv, (union doca_data){.u64 = 1}));
+	T_OK(doca_buf_inventory_destroy(inv));
+	mmap = t_mmap(dev, mem, sizeof(mem), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	T_EXPECT_ERR(doca_mmap_set_max_num_devices(mmap, 2), DOCA_ERROR_NOT_PERMITTED);
+	T_OK(doca_mmap_destroy(mmap));
+	T_OK(doca_dev_close(dev));
+	t_say("ok inventory-mmap-rules: doca_buf_inventory_set_user_data is BAD_STATE before start, "
+	      "doca_mmap_set_max_num_devices NOT_PERMITTED after start");
+}
+
 static void check_errors_and_version(void)
 {
 	T_TRUE(DOCA_ERROR_DEVICE_FATAL_ERROR == 31);
@@ -471,6 +491,7 @@ int main(int argc, char **argv)
 	check_set_data_always_success();
 	check_dma_destroy_in_use();
 	check_dev_open_refcount();
+	check_inventory_and_mmap_rules();
 	check_errors_and_version();
 	T_TRUE(doca_sim_live_objects() == 0);
 	t_say("PASS behaviour");
