@@ -2,7 +2,8 @@
 /**
  * The software DOCA device's own C test programs (build/sim/bin, from sim/tests/*.c) and its exported symbols.
  * Each program prints "ok ..." lines and "PASS <name>" and exits 0; every run gets a private DOCA_SIM_DIR so
- * concurrent suites never share export registries. Build first: `deno task sim:build`.
+ * concurrent suites never share export registries, and runs in strict mode (DOCA_SIM_STRICT=1) unless told
+ * otherwise. Build first: `deno task sim:build`.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -34,7 +35,8 @@ function runC(name: string, args: string[], env: Record<string, string> = {}): R
     delete clean.DOCA_SIM_SIDE;
     delete clean.DOCA_SIM_TRACE;
     const result = spawnSync(program, args, {
-      env: { ...clean, DOCA_SIM_DIR: dir, ...env },
+      // Strict mode on unless the caller chose (deno task test sets it for the whole suite)
+      env: { ...clean, DOCA_SIM_STRICT: process.env.DOCA_SIM_STRICT ?? "1", DOCA_SIM_DIR: dir, ...env },
       encoding: "utf8",
       timeout: 60_000,
     });
@@ -56,6 +58,7 @@ describe("software device: local DMA", () => {
     assertPassed(run, "PASS dma_local_copy");
     assert.match(run.stdout, /ok local copy of 1048589 bytes verified/);
     assert.match(run.stdout, /ok no live objects left/);
+    assert.doesNotMatch(run.stderr, /strict:/, "NVIDIA's flow does nothing DOCA leaves undefined");
   });
 
   test("dma_errors: state rules and exact DOCA errors", () => {

@@ -33,7 +33,11 @@ class Proc {
   constructor(readonly name: string, args: string[], env: Record<string, string>) {
     const path = join(binDir, name);
     assert.ok(existsSync(path), `${path} missing: run deno task sim:build`);
-    this.child = spawn(path, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    this.child = spawn(path, args, {
+      // Strict mode on unless the caller chose (deno task test sets it for the whole suite)
+      env: { ...process.env, DOCA_SIM_STRICT: process.env.DOCA_SIM_STRICT ?? "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     this.child.stdout!.setEncoding("utf8");
     this.child.stdout!.on("data", (chunk: string) => {
       const parts = (this.partial + chunk).split("\n");
