@@ -127,6 +127,8 @@ describe("software device: strict mode (DOCA_SIM_STRICT)", () => {
       ["export-not-started doca_mmap_export_pci(mmap)", 1],
       ["use-after-destroy doca_mmap_set_memrange(mmap)", 1],
       ["use-after-destroy doca_mmap_start(mmap)", 1],
+      ["use-after-destroy doca_pe_progress(pe)", 1],
+      ["use-after-destroy doca_ctx_start(ctx)", 1],
       ["free-inflight-task doca_task_free(dma_memcpy)", 5],
       ["submit-not-running doca_task_submit(dma_memcpy)", 2],
       ["progress-reentered doca_pe_progress(pe)", 1],

@@ -70,13 +70,24 @@ int main(void)
 	T_EXPECT_ERR(doca_mmap_export_pci(unstarted, dev, &desc, &desc_len), DOCA_ERROR_NOT_PERMITTED);
 	T_OK(doca_mmap_destroy(unstarted));
 
-	/* use-after-destroy x2: in strict mode the handle is quarantined and the call refused (without strict mode the
+	/* use-after-destroy (an mmap twice, a pe, a DMA context): in strict mode the handle is quarantined and the call refused (without strict mode the
 	 * memory is freed, as on DOCA, and touching it would be a real use-after-free: skipped) */
 	if (getenv("DOCA_SIM_STRICT") != NULL && strcmp(getenv("DOCA_SIM_STRICT"), "0") != 0) {
 		T_OK(doca_mmap_create(&gone));
 		T_OK(doca_mmap_destroy(gone));
 		T_EXPECT_ERR(doca_mmap_set_memrange(gone, mem, LEN), DOCA_ERROR_INVALID_VALUE);
 		T_EXPECT_ERR(doca_mmap_start(gone), DOCA_ERROR_INVALID_VALUE);
+		{
+			struct doca_pe *gone_pe;
+			struct doca_dma *gone_dma;
+
+			T_OK(doca_pe_create(&gone_pe));
+			T_OK(doca_pe_destroy(gone_pe));
+			T_TRUE(doca_pe_progress(gone_pe) == 0);
+			T_OK(doca_dma_create(dev, &gone_dma));
+			T_OK(doca_dma_destroy(gone_dma));
+			T_EXPECT_ERR(doca_ctx_start(doca_dma_as_ctx(gone_dma)), DOCA_ERROR_INVALID_VALUE);
+		}
 	}
 
 	T_OK(doca_pe_create(&pe));
