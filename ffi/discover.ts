@@ -7,7 +7,6 @@
  */
 import console from "node:console";
 import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
@@ -47,9 +46,12 @@ function packageVersion(): string {
   }
 }
 
-/** Where the software device is built for a library user: $XDG_CACHE_HOME/doca-ts/sim-<version>-<arch>. */
+/**
+ * Where the software device is built for a library user: $XDG_CACHE_HOME/doca-ts/sim-<version>-<arch>
+ * ($HOME/.cache without XDG_CACHE_HOME; $HOME, not os.homedir(), which Deno guards behind --allow-sys).
+ */
 export function softwareDeviceCacheDir(): string {
-  const cache = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
+  const cache = process.env.XDG_CACHE_HOME || join(process.env.HOME || "/tmp", ".cache");
   return join(cache, "doca-ts", `sim-${packageVersion()}-${ARCH}`);
 }
 
