@@ -4,7 +4,7 @@
  * software device built on demand into the user's cache from the sources shipped in the package. Without a C
  * compiler the failure says so. Runs under each runtime with that runtime.
  */
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -28,17 +28,22 @@ console.log(JSON.stringify({ same, dir: info.dir, version: info.version, runtime
 `;
 
 describe(`package: npm pack installed in a scratch project (${currentRuntime()})`, () => {
-  let scratch: Scratch;
-  before(() => {
-    scratch = scratchProject();
-    writeFileSync(join(scratch.dir, "copy.ts"), USER_SCRIPT);
-  });
+  // Set up inside the first test (not a hook) so that the generous test timeout covers npm pack + install.
+  let scratch: Scratch | undefined;
+  const project = (): Scratch => {
+    if (!scratch) {
+      scratch = scratchProject();
+      writeFileSync(join(scratch.dir, "copy.ts"), USER_SCRIPT);
+    }
+    return scratch;
+  };
   after(() => {
     if (scratch) rmSync(scratch.dir, { recursive: true, force: true });
     if (scratch) rmSync(scratch.env.DOCA_SIM_DIR, { recursive: true, force: true });
   });
 
-  test("without a C compiler and no DOCA, loading fails with a message that says so", () => {
+  test("without a C compiler and no DOCA, loading fails with a message that says so", { timeout: 300_000 }, () => {
+    const scratch = project();
     const result = runInScratch(scratch, "copy.ts", { CC: "/nonexistent/cc", XDG_CACHE_HOME: join(scratch.dir, "nocc") });
     assert.notEqual(result.status, 0, result.stdout);
     assert.match(result.stderr, /no C compiler: `\/nonexistent\/cc` was not found/);
@@ -46,7 +51,10 @@ describe(`package: npm pack installed in a scratch project (${currentRuntime()})
     assert.equal(existsSync(join(scratch.dir, "nocc", "doca-ts")) && existsSync(join(scratch.dir, "nocc", "doca-ts", "lib")), false);
   });
 
-  test('import "doca-ts": the software device is built into the user cache, a local DMA copy is verified', () => {
+  test('import "doca-ts": the software device is built into the user cache, a local DMA copy is verified', {
+    timeout: 300_000,
+  }, () => {
+    const scratch = project();
     const result = runInScratch(scratch, "copy.ts");
     assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
     const report = JSON.parse(result.stdout.trim().split("\n").at(-1)!);

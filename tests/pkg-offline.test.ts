@@ -40,6 +40,7 @@ console.log(dst.bytes.every((x) => x === 42) ? "user script: copy verified" : "u
 describe("offline archive", () => {
   test("x86-64 archive: unpacked in an empty folder, runs devices, a local copy and a user script offline", {
     skip: currentRuntime() !== "deno" && "the archive runs Deno; built and tested once, under the Deno runner",
+    timeout: 600_000,
   }, () => {
     const archive = join(work, "offline.tar.gz");
     const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();

@@ -22,7 +22,7 @@ async function doctor(args: string[], env: Record<string, string>) {
 }
 
 describe("doctor", () => {
-  test("--json on the host side: libraries, sonames, spellings, devices, side, DMA probes, self-test", async () => {
+  test("--json on the host side: libraries, sonames, spellings, devices, side, DMA probes, self-test", { timeout: 120_000 }, async () => {
     const w = workspace("doctor");
     spaces.push(w);
     const { code, stderr, report } = await doctor([], { ...w.env, DOCA_SIM_SIDE: "host" });
@@ -52,7 +52,7 @@ describe("doctor", () => {
     assert.deepEqual(report.problems, []);
   });
 
-  test("DPU side: representors listed, side dpu", async () => {
+  test("DPU side: representors listed, side dpu", { timeout: 120_000 }, async () => {
     const w = workspace("doctor");
     spaces.push(w);
     const { code, report } = await doctor([], { ...w.env, DOCA_SIM_SIDE: "dpu" });
@@ -63,7 +63,7 @@ describe("doctor", () => {
     assert.equal(withRep.caps.comchServer, true);
   });
 
-  test("--peer: a Comch round trip with a server; an absent peer is a problem with a fix", async () => {
+  test("--peer: a Comch round trip with a server; an absent peer is a problem with a fix", { timeout: 240_000 }, async () => {
     const w = workspace("doctor");
     spaces.push(w);
     const name = `doctor-${process.pid}`;
