@@ -5,11 +5,13 @@
 #   2. the software device cross-compiled (build-sim.ts --target aarch64)
 #   3. Deno, Bun and Node for arm64 from npm (npm install --cpu=arm64 --os=linux into build/arm64, with koffi's and
 #      esbuild's arm64 builds; --force: npm refuses packages for another CPU otherwise), beside a copy of the sources (so koffi resolves to its arm64 build)
-#   4. on each runtime: the single-process FFI tests, devices, dma-local-copy, and Comch between two processes
-#      (a DPU-side server and a host-side client, both emulated)
+#   4. on each runtime: the single-process FFI tests, devices, dma-local-copy, Comch between two processes (a
+#      DPU-side server and a host-side client, both emulated) and dma-copy between two processes: qemu-user 7.2
+#      lacks process_vm_readv/writev, so this runs the software device's /proc/<pid>/mem fallback
+#      (sim/src/dma_proc_mem.c)
 # Every emulated program is started with qemu-aarch64-static -L /usr/aarch64-linux-gnu explicitly: no binfmt
 # registration needed (containers rarely allow it), so a test that spawns its own children cannot run here.
-# Cross-process DMA: see the note printed at the end.
+# ARM_LANE_RUNTIMES="deno bun node" picks runtimes; ARM_LANE_FULL=1 adds DPU -> host copies on every runtime.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -140,6 +142,30 @@ comch_pair() { # runtime: a DPU-side server and a host-side client, two emulated
   return $code
 }
 
+dma_pair() { # runtime, direction (to-dpu | to-host): dma-copy between a DPU-side and a host-side emulated process
+  local cmd sim work dpu_pid code=0 host_file dpu_file
+  cmd=$(run_cmd "$1")
+  sim=$(mktemp -d)
+  work=$(mktemp -d)
+  head -c 3000001 /dev/urandom >"$work/source"
+  if [ "$2" = to-dpu ]; then host_file=$work/source dpu_file=$work/received; else host_file=$work/received dpu_file=$work/source; fi
+  DOCA_SIM_DIR=$sim DOCA_SIM_SIDE=dpu emu $cmd tasks/dma-copy.ts -f "$dpu_file" -p 03:00.1 -r b1:00.1 --timeout 120 \
+    >"$work/dpu.log" 2>&1 &
+  dpu_pid=$!
+  for _ in $(seq 1 240); do
+    grep -q "waiting for the host" "$work/dpu.log" 2>/dev/null && break
+    kill -0 "$dpu_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  DOCA_SIM_DIR=$sim DOCA_SIM_SIDE=host emu $cmd tasks/dma-copy.ts -f "$host_file" -p b1:00.1 --timeout 120 \
+    >"$work/host.log" 2>&1 || code=$?
+  wait "$dpu_pid" || code=$?
+  cmp -s "$work/source" "$work/received" || code=1
+  [ $code = 0 ] || cat "$work/dpu.log" "$work/host.log"
+  rm -rf "$sim" "$work"
+  return $code
+}
+
 cd "$TREE"
 for runtime in ${ARM_LANE_RUNTIMES:-deno bun node}; do
   sim=$(mktemp -d)
@@ -152,11 +178,17 @@ for runtime in ${ARM_LANE_RUNTIMES:-deno bun node}; do
   check "$runtime: devices" emu $(run_cmd "$runtime") tasks/devices.ts
   check "$runtime: dma-local-copy" emu $(run_cmd "$runtime") tasks/dma-local-copy.ts
   check "$runtime: comch between two processes" comch_pair "$runtime"
+  check "$runtime: dma-copy host -> DPU (two processes)" dma_pair "$runtime" to-dpu
+  # The other direction once (Bun starts fastest under emulation), or on every runtime with ARM_LANE_FULL=1.
+  if [ "$runtime" = bun ] || [ -n "${ARM_LANE_FULL:-}" ]; then
+    check "$runtime: dma-copy DPU -> host (two processes)" dma_pair "$runtime" to-host
+  fi
   rm -rf "$sim"
 done
 unset DOCA_SIM_DIR
 
-say "left out: cross-process DMA (dma-copy, ffi-dma-remote) — qemu-user 7.2 does not implement process_vm_readv/writev,"
-say "  which the software device copies with; and tests that spawn their own child processes (no binfmt here)"
+say "left out: test files that spawn their own child processes (an emulated process cannot exec another aarch64"
+say "  binary without binfmt); cross-process DMA runs through the software device's /proc/<pid>/mem fallback, as"
+say "  qemu-user does not implement process_vm_readv/writev"
 say "$failures failure(s), $(($(date +%s) - started)) s"
 [ $failures = 0 ]
