@@ -77,6 +77,15 @@ function npmPackInto(spec: string, cwd: string, dir: string, as: string): string
   return join(dir, as);
 }
 
+/** The newest published version of `name` not above `wanted` (Deno's per-platform builds are not always all published). */
+function newestUpTo(name: string, wanted: string): string {
+  const found = [JSON.parse(run("npm", ["view", `${name}@<=${wanted}`, "version", "--json"], packageRoot) || "[]")].flat();
+  const key = (v: string) => v.split(/[.-]/).slice(0, 3).map((n) => n.padStart(6, "0")).join(".");
+  const newest = (found as string[]).sort((a, b) => (key(a) < key(b) ? -1 : 1)).at(-1);
+  if (!newest) throw new Error(`npm has no ${name} at or below ${wanted}`);
+  return newest;
+}
+
 const LAUNCHER = `#!/bin/sh
 # doca-ts offline launcher: ./doca-ts TASK [ARGS]   (tasks: doctor devices dma-copy dma-local-copy comch-server
 # comch-client comch-stream demo)   or   ./doca-ts run SCRIPT.ts [ARGS]   (your script; import from "doca-ts").
@@ -104,8 +113,10 @@ function main(): void {
   const top = join(stage, `doca-ts-offline-${arch}`);
   try {
     mkdirSync(join(top, "bin"), { recursive: true });
-    console.log(`pack-offline: Deno ${denoVersion} for ${arch} (${NPM_DENO[arch]})`);
-    const denoPkg = npmPackInto(`${NPM_DENO[arch]}@${denoVersion}`, stage, stage, "deno-npm");
+    const version = newestUpTo(NPM_DENO[arch], denoVersion);
+    if (version !== denoVersion) console.log(`pack-offline: Deno ${denoVersion} has no ${arch} build on npm yet`);
+    console.log(`pack-offline: Deno ${version} for ${arch} (${NPM_DENO[arch]})`);
+    const denoPkg = npmPackInto(`${NPM_DENO[arch]}@${version}`, stage, stage, "deno-npm");
     renameSync(join(denoPkg, "deno"), join(top, "bin", "deno"));
     chmodSync(join(top, "bin", "deno"), 0o755);
     rmSync(denoPkg, { recursive: true });
