@@ -22,6 +22,12 @@ async function doctor(args: string[], env: Record<string, string>) {
 }
 
 describe("doctor", () => {
+  test("--help tells what it reports and how it exits", { timeout: 60_000 }, async () => {
+    const r = await startChild(task("doctor.ts"), ["--help"], {}, 60_000).done;
+    assert.equal(r.code, 0, r.stderr);
+    for (const word of ["--json", "--peer NAME", "ptrace_scope", "Exit status"]) assert.ok(r.stdout.includes(word), word);
+  });
+
   test("--json on the host side: libraries, sonames, spellings, devices, side, DMA probes, self-test", { timeout: 120_000 }, async () => {
     const w = workspace("doctor");
     spaces.push(w);
