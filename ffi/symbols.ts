@@ -4,6 +4,10 @@
  * doca_buf_inventory_buf_get_by_addr/_by_data) are not here: they are not in the libraries; we call what they wrap.
  *
  * Pointer arguments and results are "ptr" (a JS number above the loaders); `union doca_data` is "u64".
+ *
+ * Aliases are the spellings of other DOCA releases doca-ts can run on (2.7 and later). DOCA 1.x names
+ * (doca_devinfo_list_create, doca_mmap_dev_add, ...) are deliberately absent: a 1.x library has no progress engine
+ * and no doca_comch, so resolving a few of its names could never make it usable (shared DOCA notes, "Names to try").
  */
 import type { SymbolTable } from "./types.ts";
 
@@ -12,15 +16,15 @@ export const DOCA_SYMBOLS = {
   // const char *doca_error_get_name(doca_error_t error);
   doca_error_get_name: { lib: "common", params: ["i32"], result: "ptr" },
   // const char *doca_error_get_descr(doca_error_t error);
-  doca_error_get_descr: { lib: "common", params: ["i32"], result: "ptr", aliases: ["doca_get_error_string"] },
+  doca_error_get_descr: { lib: "common", params: ["i32"], result: "ptr" },
   // const char *doca_version_runtime(void);
   doca_version_runtime: { lib: "common", params: [], result: "ptr" },
 
   // ---------------------------------------------------------------- devices (doca_dev.h)
   // doca_error_t doca_devinfo_create_list(struct doca_devinfo ***dev_list, uint32_t *nb_devs);
-  doca_devinfo_create_list: { lib: "common", params: ["ptr", "ptr"], result: "i32", aliases: ["doca_devinfo_list_create"] },
+  doca_devinfo_create_list: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **dev_list);
-  doca_devinfo_destroy_list: { lib: "common", params: ["ptr"], result: "i32", aliases: ["doca_devinfo_list_destroy"] },
+  doca_devinfo_destroy_list: { lib: "common", params: ["ptr"], result: "i32" },
   // doca_error_t doca_devinfo_get_pci_addr_str(const struct doca_devinfo *devinfo, char *pci_addr_str);
   doca_devinfo_get_pci_addr_str: { lib: "common", params: ["ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *devinfo, const char *pci_addr_str, uint8_t *is_equal);
@@ -40,9 +44,9 @@ export const DOCA_SYMBOLS = {
   // struct doca_devinfo *doca_dev_as_devinfo(const struct doca_dev *dev);
   doca_dev_as_devinfo: { lib: "common", params: ["ptr"], result: "ptr" },
   // doca_error_t doca_devinfo_rep_create_list(struct doca_dev *dev, int filter, struct doca_devinfo_rep ***dev_list_rep, uint32_t *nb_devs_rep);
-  doca_devinfo_rep_create_list: { lib: "common", params: ["ptr", "i32", "ptr", "ptr"], result: "i32", aliases: ["doca_devinfo_rep_list_create"] },
+  doca_devinfo_rep_create_list: { lib: "common", params: ["ptr", "i32", "ptr", "ptr"], result: "i32" },
   // doca_error_t doca_devinfo_rep_destroy_list(struct doca_devinfo_rep **dev_list_rep);
-  doca_devinfo_rep_destroy_list: { lib: "common", params: ["ptr"], result: "i32", aliases: ["doca_devinfo_rep_list_destroy"] },
+  doca_devinfo_rep_destroy_list: { lib: "common", params: ["ptr"], result: "i32" },
   // doca_error_t doca_devinfo_rep_get_pci_addr_str(const struct doca_devinfo_rep *devinfo_rep, char *pci_addr_str);
   doca_devinfo_rep_get_pci_addr_str: { lib: "common", params: ["ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *devinfo_rep, const char *pci_addr_str, uint8_t *is_equal);
@@ -70,9 +74,9 @@ export const DOCA_SYMBOLS = {
   // doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_mask);
   doca_mmap_set_permissions: { lib: "common", params: ["ptr", "u32"], result: "i32" },
   // doca_error_t doca_mmap_add_dev(struct doca_mmap *mmap, struct doca_dev *dev);
-  doca_mmap_add_dev: { lib: "common", params: ["ptr", "ptr"], result: "i32", aliases: ["doca_mmap_dev_add"] },
+  doca_mmap_add_dev: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc, size_t *export_desc_len);
-  doca_mmap_export_pci: { lib: "common", params: ["ptr", "ptr", "ptr", "ptr"], result: "i32", aliases: ["doca_mmap_export_dpu"] },
+  doca_mmap_export_pci: { lib: "common", params: ["ptr", "ptr", "ptr", "ptr"], result: "i32" },
   // doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, const void *export_desc, size_t export_desc_len, struct doca_dev *dev, struct doca_mmap **mmap);
   doca_mmap_create_from_export: { lib: "common", params: ["ptr", "ptr", "usize", "ptr", "ptr"], result: "i32" },
 
@@ -88,7 +92,7 @@ export const DOCA_SYMBOLS = {
   // doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory, struct doca_mmap *mmap, void *addr, size_t len, void *data, size_t data_len, struct doca_buf **buf);
   doca_buf_inventory_buf_get_by_args: { lib: "common", params: ["ptr", "ptr", "ptr", "usize", "ptr", "usize", "ptr"], result: "i32" },
   // doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount);
-  doca_buf_dec_refcount: { lib: "common", params: ["ptr", "ptr"], result: "i32", aliases: ["doca_buf_refcount_rm"] },
+  doca_buf_dec_refcount: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data);
   doca_buf_get_data: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_buf_get_data_len(const struct doca_buf *buf, size_t *data_len);

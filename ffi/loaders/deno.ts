@@ -1,4 +1,3 @@
-/// <reference lib="deno.ns" />
 /**
  * Deno loader: Deno.dlopen. Pointers travel as "usize" (plain numbers, fast calls, no pointer objects to allocate);
  * symbols that may run callbacks are declared `callback: true` on Deno 1.x (Deno 2 no longer has or needs the

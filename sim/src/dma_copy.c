@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dma_internal.h"
+#include "dma_proc_mem.h"
 
 #define PCI_ACCESS (DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE)
 
@@ -105,6 +106,9 @@ static doca_error_t remote_copy(const struct doca_mmap *remote, bool remote_is_s
 			return err;
 		moved = remote_is_src ? process_vm_readv(remote->remote.pid, &liov, 1, &riov, 1, 0)
 				      : process_vm_writev(remote->remote.pid, &liov, 1, &riov, 1, 0);
+		if (moved < 0 && errno == ENOSYS) /* qemu-user, some sandboxes: same permission check, another door */
+			moved = sim_proc_mem_copy(remote->remote.pid, liov.iov_base, remote_addr + done, len - done,
+						  !remote_is_src);
 		if (moved < 0) {
 			if (errno == EINTR)
 				continue;

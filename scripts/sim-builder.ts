@@ -1,0 +1,226 @@
+/**
+ * Builds the software DOCA device with a C compiler. Shared by `deno task sim:build` (scripts/build-sim.ts) and by
+ * the library itself, which builds the device on demand into a per-user cache when doca-ts is used from a package
+ * (ffi/discover.ts). Only node: modules, so it runs under Deno, Bun and Node.
+ *
+ *   <out>/lib/libdoca_common.so.N  sim/src/*.c except dma*.c and comch*.c
+ *   <out>/lib/libdoca_dma.so.N     sim/src/dma*.c, linked to libdoca_common
+ *   <out>/lib/libdoca_comch.so.N   sim/src/comch*.c, linked to libdoca_common
+ *   <out>/bin/<name>               each sim/tests/*.c (optional), compiled like a user's DOCA program
+ *
+ * Flavours: "3" (default: DOCA 3.x names, soname .so.3) and "2.7" (DOCA 2.7 names, soname .so.2, version 2.7.0).
+ * A flavour folder (sim/flavours/<flavour>/) may hold .c files that replace sim/src files of the same name and a
+ * linker version script per library (libdoca_X.map) that decides which spellings the library exports.
+ * An artifact is rebuilt only when one of its inputs (sources, every header, the flavour files, this module) is newer.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+export const FLAVOURS = {
+  "3": { soname: "3", folder: "3" },
+  "2.7": { soname: "2", folder: "2.7" },
+} as const;
+export type Flavour = keyof typeof FLAVOURS;
+
+export function isFlavour(value: string): value is Flavour {
+  return Object.hasOwn(FLAVOURS, value);
+}
+
+export interface SimBuildOptions {
+  /** Folder receiving lib/ (and bin/ when tests are built). */
+  outDir: string;
+  flavour?: Flavour;
+  /** C compiler command (default: $CC, else cc). */
+  cc?: string;
+  /** Rebuild everything. */
+  force?: boolean;
+  /**
+   * Also build the C test programs of sim/tests into <outDir>/bin (default: for flavour 3 only; they are written
+   * against DOCA 3.x headers, so they cannot link to a 2.7 library, just as on real DOCA).
+   */
+  tests?: boolean;
+  /** One line per artifact (default: nothing). */
+  log?: (line: string) => void;
+  /** The package root holding sim/ (default: this module's package). */
+  root?: string;
+}
+
+/** A build step failed; `noCompiler` when the compiler itself could not be run. */
+export class SimBuildError extends Error {
+  constructor(message: string, readonly noCompiler = false) {
+    super(message);
+    this.name = "SimBuildError";
+  }
+}
+
+const thisFile = fileURLToPath(import.meta.url);
+export const packageRoot: string = resolve(dirname(thisFile), "..");
+
+/** True when the C sources of the software device are present (a clone, or the npm package). */
+export function simSourcesPresent(root: string = packageRoot): boolean {
+  return existsSync(join(root, "sim", "src")) && existsSync(join(root, "sim", "include"));
+}
+
+function listFiles(dir: string, suffix: string, keep: (name: string) => boolean = () => true): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((name) => name.endsWith(suffix) && keep(name)).sort().map((name) => join(dir, name));
+}
+
+const mtime = (path: string) => (existsSync(path) ? statSync(path).mtimeMs : 0);
+
+/** Builds the software device; returns the lib folder. Throws SimBuildError with the compiler's output. */
+export function buildSoftwareDevice(options: SimBuildOptions): string {
+  const root = options.root ?? packageRoot;
+  const flavour = FLAVOURS[options.flavour ?? "3"];
+  const cc = options.cc ?? process.env.CC ?? "cc";
+  const log = options.log ?? (() => {});
+  const simDir = join(root, "sim");
+  const includeDir = join(simDir, "include");
+  const srcDir = join(simDir, "src");
+  const testsDir = join(simDir, "tests");
+  const flavourDir = join(simDir, "flavours", flavour.folder);
+  const libDir = join(options.outDir, "lib");
+  const binDir = join(options.outDir, "bin");
+  const major = flavour.soname;
+  if (!simSourcesPresent(root)) throw new SimBuildError(`the software device's sources are not in ${simDir}`);
+
+  const stale = (output: string, inputs: string[]) => {
+    if (options.force) return true;
+    const built = mtime(output);
+    return built === 0 || inputs.some((input) => mtime(input) > built);
+  };
+
+  const run = (args: string[], what: string) => {
+    const result = spawnSync(cc, args, { encoding: "utf8" });
+    if (result.error) {
+      const missing = (result.error as { code?: string }).code === "ENOENT";
+      throw new SimBuildError(
+        missing
+          ? `no C compiler: \`${cc}\` was not found. Install one (Debian/Ubuntu: apt-get install gcc libc6-dev; ` +
+            "RHEL: dnf install gcc) or name it in CC"
+          : `cannot run ${cc}: ${result.error.message}`,
+        missing,
+      );
+    }
+    if (result.status !== 0) {
+      throw new SimBuildError(`${what} failed:\n${cc} ${args.join(" ")}\n${result.stdout}${result.stderr}`);
+    }
+    // -Werror turns warnings into failures, so anything printed here is informational only
+    if (result.stderr.trim()) log(result.stderr.trimEnd());
+  };
+
+  // Compile under a temporary name, then rename onto `output`: concurrent builds (test runs, the host and DPU
+  // processes of a user's first run) never see, or load, a half-written library.
+  const compile = (args: string[], output: string, what: string) => {
+    const temporary = `${output}.tmp-${process.pid}`;
+    try {
+      run([...args, "-o", temporary], what);
+      renameSync(temporary, output);
+    } finally {
+      rmSync(temporary, { force: true });
+    }
+  };
+
+  /** libdoca_X.so.N is the real file (soname), libdoca_X.so the development symlink. */
+  const linkSoname = (name: string) => {
+    const link = join(libDir, `${name}.so`);
+    const temporary = `${link}.tmp-${process.pid}`;
+    rmSync(temporary, { force: true });
+    symlinkSync(`${name}.so.${major}`, temporary);
+    renameSync(temporary, link);
+  };
+
+  /** sim/src files, with the flavour's same-named files in their place. */
+  const replacements = new Map(listFiles(flavourDir, ".c").map((path) => [basename(path), path]));
+  const sources = (keep: (name: string) => boolean) =>
+    listFiles(srcDir, ".c", keep).map((path) => replacements.get(basename(path)) ?? path);
+
+  const commonInputs = [
+    ...listFiles(includeDir, ".h"),
+    ...listFiles(srcDir, ".h"),
+    ...listFiles(flavourDir, ""),
+    thisFile,
+  ];
+
+  const buildLibrary = (name: string, files: string[], linkCommon: boolean): boolean => {
+    if (files.length === 0) return false;
+    const output = join(libDir, `${name}.so.${major}`);
+    const deps = linkCommon ? [join(libDir, `libdoca_common.so.${major}`)] : [];
+    if (!stale(output, [...files, ...commonInputs, ...deps]) && existsSync(join(libDir, `${name}.so`))) {
+      log(`up to date  ${output}`);
+      return true;
+    }
+    const args = [
+      "-std=c11",
+      "-O2",
+      "-g",
+      "-fPIC",
+      "-Wall",
+      "-Wextra",
+      "-Werror",
+      "-fvisibility=hidden",
+      "-shared",
+      `-Wl,-soname,${name}.so.${major}`,
+      "-Wl,--no-undefined",
+      `-I${includeDir}`,
+      `-I${srcDir}`,
+      ...files,
+    ];
+    const versionScript = join(flavourDir, `${name}.map`);
+    if (existsSync(versionScript)) args.push(`-Wl,--version-script=${versionScript}`);
+    if (linkCommon) args.push(`-L${libDir}`, `-l:libdoca_common.so.${major}`, "-Wl,-rpath,$ORIGIN");
+    args.push("-lpthread");
+    compile(args, output, name);
+    linkSoname(name);
+    log(`built       ${output} (+ ${name}.so)`);
+    return true;
+  };
+
+  mkdirSync(libDir, { recursive: true });
+  const isDma = (name: string) => name.startsWith("dma");
+  const isComch = (name: string) => name.startsWith("comch");
+  buildLibrary("libdoca_common", sources((name) => !isDma(name) && !isComch(name)), false);
+  const haveDma = buildLibrary("libdoca_dma", sources(isDma), true);
+  const haveComch = buildLibrary("libdoca_comch", sources(isComch), true);
+  if (!(options.tests ?? options.flavour !== "2.7")) return libDir;
+
+  // Test programs: one binary per sim/tests/*.c, linked to every library they may need.
+  mkdirSync(binDir, { recursive: true });
+  const testInputs = [...listFiles(testsDir, ".h"), ...listFiles(includeDir, ".h"), thisFile];
+  const libs = [
+    join(libDir, `libdoca_common.so.${major}`),
+    ...(haveDma ? [join(libDir, `libdoca_dma.so.${major}`)] : []),
+    ...(haveComch ? [join(libDir, `libdoca_comch.so.${major}`)] : []),
+  ];
+  for (const source of listFiles(testsDir, ".c")) {
+    const name = basename(source, ".c");
+    // comch test programs need libdoca_comch: skip them while the comch library does not exist yet
+    if (isComch(name) && !haveComch) continue;
+    const output = join(binDir, name);
+    if (!stale(output, [source, ...testInputs, ...libs])) {
+      log(`up to date  ${output}`);
+      continue;
+    }
+    const args = [
+      "-std=c11",
+      "-O2",
+      "-g",
+      "-Wall",
+      "-Wextra",
+      "-Werror",
+      "-D_GNU_SOURCE",
+      `-I${includeDir}`,
+      `-I${testsDir}`,
+      source,
+      `-L${libDir}`,
+      ...libs.map((lib) => `-l:${basename(lib)}`),
+      "-Wl,-rpath,$ORIGIN/../lib",
+    ];
+    compile(args, output, name);
+    log(`built       ${output}`);
+  }
+  return libDir;
+}

@@ -1,0 +1,92 @@
+/**
+ * `doctor --json` on the software device, run as a child of this test's runtime: the libraries and how they were
+ * found, sonames, the renamed Comch function's spelling (the DOCA 2.7 one when the suite runs against the 2.7
+ * flavour), devices, side, the remote-DMA probes, the local DMA self-test, and a Comch round trip with a server
+ * (and the problem + fix when the peer is absent).
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { startChild } from "../tasks/common/run-pair.ts";
+import { HOST_PCI, type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+
+const spaces: Workspace[] = [];
+after(() => spaces.forEach((w) => w.remove()));
+const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
+const RENAMED = "doca_comch_server_event_connection_status_changed_register";
+
+async function doctor(args: string[], env: Record<string, string>) {
+  const r = await startChild(task("doctor.ts"), ["--json", ...args], env, 90_000).done;
+  return { code: r.code, stderr: r.stderr, report: JSON.parse(r.stdout) };
+}
+
+describe("doctor", () => {
+  test("--help tells what it reports and how it exits", { timeout: 60_000 }, async () => {
+    const r = await startChild(task("doctor.ts"), ["--help"], {}, 60_000).done;
+    assert.equal(r.code, 0, r.stderr);
+    for (const word of ["--json", "--peer NAME", "ptrace_scope", "Exit status"]) assert.ok(r.stdout.includes(word), word);
+  });
+
+  test("--json on the host side: libraries, sonames, spellings, devices, side, DMA probes, self-test", { timeout: 120_000 }, async () => {
+    const w = workspace("doctor");
+    spaces.push(w);
+    const { code, stderr, report } = await doctor([], { ...w.env, DOCA_SIM_SIDE: "host" });
+    assert.equal(code, 0, `${stderr}\n${JSON.stringify(report.problems)}`);
+    const lib = report.libraries;
+    assert.equal(lib.isSoftwareDevice, true);
+    assert.match(lib.version, /^(3\.\d+\.\d+|2\.7\.\d+)-sim$/);
+    const major = lib.version.startsWith("2.") ? "2" : "3";
+    assert.deepEqual(lib.files.map((f: { lib: string }) => f.lib), ["libdoca_common", "libdoca_dma", "libdoca_comch"]);
+    for (const f of lib.files) assert.equal(f.soname, `${f.lib}.so.${major}`);
+    const used = lib.candidates.filter((c: { rejected?: string }) => !c.rejected);
+    assert.equal(used.length, 1);
+    assert.equal(used[0].dir, lib.dir);
+    for (const c of lib.candidates.slice(0, -1)) assert.ok(c.rejected, `every earlier candidate says why: ${JSON.stringify(c)}`);
+    const renamed = report.symbols.renamed.find((s: { name: string }) => s.name === RENAMED);
+    assert.equal(renamed.resolvedAs, major === "2" ? "doca_comch_server_event_connection_register" : RENAMED);
+    assert.ok(Array.isArray(report.symbols.optionalMissing));
+    const host = report.devices.list.find((d: { pciAddr: string }) => d.pciAddr === HOST_PCI);
+    assert.equal(host.caps.dmaMemcpy, true);
+    assert.equal(host.caps.comchClient, true);
+    assert.equal(report.side.side, "host");
+    assert.match(report.remoteDma.mechanism, /software device/);
+    assert.equal(typeof report.remoteDma.processVmReadv.ok, "boolean");
+    assert.equal(report.selfTests.localDma.ok, true);
+    assert.equal(report.selfTests.localDma.bytes, 1 << 20);
+    assert.ok(report.selfTests.localDma.ms > 0 && report.libraries.ms > 0 && report.devices.ms >= 0);
+    assert.deepEqual(report.problems, []);
+  });
+
+  test("DPU side: representors listed, side dpu", { timeout: 120_000 }, async () => {
+    const w = workspace("doctor");
+    spaces.push(w);
+    const { code, report } = await doctor([], { ...w.env, DOCA_SIM_SIDE: "dpu" });
+    assert.equal(code, 0, JSON.stringify(report.problems));
+    assert.equal(report.side.side, "dpu");
+    const withRep = report.devices.list.find((d: { representors: unknown[] }) => d.representors.length > 0);
+    assert.equal(withRep.representors[0].pciAddr, HOST_PCI);
+    assert.equal(withRep.caps.comchServer, true);
+  });
+
+  test("--peer: a Comch round trip with a server; an absent peer is a problem with a fix", { timeout: 240_000 }, async () => {
+    const w = workspace("doctor");
+    spaces.push(w);
+    const name = `doctor-${process.pid}`;
+    const server = startChild(task("comch-server.ts"), ["-r", HOST_PCI, "-s", name, "-t", "pong:{}", "--timeout", "60"], {
+      ...w.env,
+      DOCA_SIM_SIDE: "dpu",
+    }, 90_000);
+    await server.waitForStderr("waiting for a client", 60_000);
+    const ok = await doctor(["--peer", name, "--timeout", "30"], { ...w.env, DOCA_SIM_SIDE: "host" });
+    assert.equal(ok.code, 0, `${ok.stderr}\n${JSON.stringify(ok.report.problems)}`);
+    assert.equal(ok.report.selfTests.comch.ok, true);
+    assert.equal(ok.report.selfTests.comch.answer, "pong:doca-ts doctor");
+    assert.equal((await server.done).code, 0);
+
+    const absent = await doctor(["--peer", `${name}-absent`, "--timeout", "1"], { ...w.env, DOCA_SIM_SIDE: "host" });
+    assert.equal(absent.code, 1);
+    assert.equal(absent.report.selfTests.comch.ok, false);
+    assert.match(absent.report.problems[0].fix, /comch-server/);
+  });
+});
