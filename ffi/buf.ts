@@ -48,7 +48,7 @@ export class BufInventory extends Resource {
 
   protected destroyNative(handle: number): void {
     const f = doca().fns;
-    if (doca().has("doca_buf_inventory_stop")) f.doca_buf_inventory_stop(handle);
+    f.doca_buf_inventory_stop?.(handle);
     check(f.doca_buf_inventory_destroy(handle), "doca_buf_inventory_destroy");
   }
 

@@ -50,7 +50,7 @@ function routeConnection(connection: number): CtxOwner | undefined {
   const d = doca();
   for (const fn of ["doca_comch_server_get_server_ctx", "doca_comch_client_get_client_ctx"] as const) {
     if (!d.has(fn)) continue;
-    const ctx = d.fns[fn](connection) as number;
+    const ctx = d.fns[fn]!(connection);
     const owner = ctx ? comchCtxOwners.get(ctx) : undefined;
     if (owner) return owner;
   }

@@ -66,7 +66,7 @@ export class ComchClient extends AsyncResource implements CtxOwner, ComchEndpoin
       const cbs = nativeCallbacks();
       check(f.doca_comch_client_task_send_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, sendTasks), "doca_comch_client_task_send_set_conf");
       check(f.doca_comch_client_event_msg_recv_register(handle, cbs.msgRecv.address), "doca_comch_client_event_msg_recv_register");
-      if (d.has("doca_comch_client_event_consumer_register")) {
+      if (f.doca_comch_client_event_consumer_register) {
         check(f.doca_comch_client_event_consumer_register(handle, cbs.consumerNew.address, cbs.consumerExpired.address), "doca_comch_client_event_consumer_register");
       }
       if (opts.maxMsgSize !== undefined) check(f.doca_comch_client_set_max_msg_size(handle, maxMsgSize), "doca_comch_client_set_max_msg_size");

@@ -3,14 +3,26 @@
  * fills them by consumer id. Each completed buffer is copied out and reposted at once.
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { doca } from "./library.ts";
-import { check, DocaError, TimeoutError } from "./errors.ts";
-import { DocaErrorCode } from "./constants.ts";
+import { doca, requireFns } from "./library.ts";
+import { check, TimeoutError } from "./errors.ts";
 import { type CtxOwner, nativeCallbacks } from "./callbacks.ts";
 import { CtxCore } from "./ctx.ts";
 import { AsyncResource } from "./resource.ts";
 import { PumpGate } from "./comch-endpoint.ts";
 import { awaitRunning, BufferSet, configureImmLength, type FastPathMessage, type FastPathOptions } from "./comch-fastpath-common.ts";
+
+/** The consumer functions (optional in the table: older DOCA has no fast path). */
+const consumerFns = () =>
+  requireFns(
+    "doca_comch_consumer_create",
+    "doca_comch_consumer_destroy",
+    "doca_comch_consumer_as_ctx",
+    "doca_comch_consumer_get_id",
+    "doca_comch_consumer_task_post_recv_set_conf",
+    "doca_comch_consumer_task_post_recv_alloc_init",
+    "doca_comch_consumer_task_post_recv_as_task",
+    "doca_comch_consumer_task_post_recv_get_imm_data",
+  );
 
 export class ComchConsumer extends AsyncResource implements CtxOwner {
   protected readonly kind = "ComchConsumer";
@@ -27,18 +39,17 @@ export class ComchConsumer extends AsyncResource implements CtxOwner {
   #stopping = false;
 
   private constructor(handle: number, opts: FastPathOptions, buffers: BufferSet) {
-    super(handle, [opts.device, opts.pe], (h) => doca().fns.doca_comch_consumer_destroy(h));
+    super(handle, [opts.device, opts.pe], (h) => consumerFns().doca_comch_consumer_destroy(h));
     this.#buffers = buffers;
     this.#gate = new PumpGate(opts.pe);
     this.#tasks = new Array(buffers.bufs.length).fill(0);
-    this.#core = new CtxCore(doca().fns.doca_comch_consumer_as_ctx(handle), opts.pe, this);
+    this.#core = new CtxCore(consumerFns().doca_comch_consumer_as_ctx(handle), opts.pe, this);
   }
 
   static async create(opts: FastPathOptions): Promise<ComchConsumer> {
     const d = doca();
-    const f = d.fns;
-    if (!d.has("doca_comch_consumer_create")) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_comch_consumer_create");
-    const count = opts.buffers ?? 16;
+    const f = consumerFns();
+        const count = opts.buffers ?? 16;
     const buffers = new BufferSet(opts.device, opts.bufferSize ?? 4096, count);
     d.scratch.clear(0);
     const rc = f.doca_comch_consumer_create(opts.connection.handle, buffers.mmap.handle, d.scratch.slot(0));
@@ -72,7 +83,7 @@ export class ComchConsumer extends AsyncResource implements CtxOwner {
 
   #post(slot: number): void {
     const d = doca();
-    const f = d.fns;
+    const f = consumerFns();
     const buf = this.#buffers.bufs[slot];
     buf.setData(this.#buffers.address(slot), 0);
     d.scratch.clear(0);
@@ -115,7 +126,7 @@ export class ComchConsumer extends AsyncResource implements CtxOwner {
   /** @internal post-recv completion: copy the data and immediate bytes out, repost the buffer. */
   onTaskDone(typedTask: number, slot: number, ok: boolean): void {
     const d = doca();
-    const f = d.fns;
+    const f = consumerFns();
     const task = this.#tasks[slot];
     this.#tasks[slot] = 0;
     if (!ok || this.#stopping) {
@@ -126,14 +137,10 @@ export class ComchConsumer extends AsyncResource implements CtxOwner {
     const offset = slot * this.#buffers.size;
     const bytes = this.#buffers.memory.bytes.slice(offset, offset + length);
     // DOCA 3.x headers have a per-task length getter; builds without it deliver the consumer's configured length.
-    const immLength = d.has("doca_comch_consumer_task_post_recv_get_imm_data_len")
-      ? f.doca_comch_consumer_task_post_recv_get_imm_data_len(typedTask) as number
-      : this.immDataLength;
-    const immAddress = f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask) as number;
+    const immLength = f.doca_comch_consumer_task_post_recv_get_imm_data_len?.(typedTask) ?? this.immDataLength;
+    const immAddress = f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask);
     const imm = immLength && immAddress ? new Uint8Array(d.backend.view(immAddress, immLength)).slice() : new Uint8Array(0);
-    const producerId = d.has("doca_comch_consumer_task_post_recv_get_producer_id")
-      ? f.doca_comch_consumer_task_post_recv_get_producer_id(typedTask) as number
-      : undefined;
+    const producerId = f.doca_comch_consumer_task_post_recv_get_producer_id?.(typedTask);
     f.doca_task_free(task);
     const message = { bytes, imm, producerId };
     const waiter = this.#waiters.shift();
@@ -153,7 +160,7 @@ export class ComchConsumer extends AsyncResource implements CtxOwner {
     this.#gate.drop();
     this.#core.dispose();
     if (!drained) throw new Error("ComchConsumer: the context did not stop within 5 s");
-    check(doca().fns.doca_comch_consumer_destroy(handle), "doca_comch_consumer_destroy");
+    check(consumerFns().doca_comch_consumer_destroy(handle), "doca_comch_consumer_destroy");
     this.#buffers.close();
   }
 

@@ -152,9 +152,10 @@ export function forgetConnection(connection: number): void {
 
 export function checkName(name: string, devinfo: number): void {
   const d = doca();
-  if (!d.has("doca_comch_cap_get_max_name_len")) return;
+  const getMax = d.fns.doca_comch_cap_get_max_name_len;
+  if (!getMax) return;
   d.scratch.clear(0);
-  check(d.fns.doca_comch_cap_get_max_name_len(devinfo, d.scratch.slot(0)), "doca_comch_cap_get_max_name_len");
+  check(getMax(devinfo, d.scratch.slot(0)), "doca_comch_cap_get_max_name_len");
   const max = d.scratch.u32At(0);
   if (max && new TextEncoder().encode(name).length + 1 > max) {
     throw new DocaError(DocaErrorCode.INVALID_VALUE, "doca_comch_cap_get_max_name_len", `server name "${name}" longer than ${max - 1} bytes`);

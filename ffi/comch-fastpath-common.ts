@@ -67,16 +67,16 @@ export function configureImmLength(consumer: number, opts: FastPathOptions): num
   const d = doca();
   const f = d.fns;
   let wanted = opts.immDataLength ?? 32;
-  if (d.has("doca_comch_consumer_cap_get_max_imm_data_len")) {
+  if (f.doca_comch_consumer_cap_get_max_imm_data_len) {
     d.scratch.clear(0);
     if (f.doca_comch_consumer_cap_get_max_imm_data_len(opts.device.devinfo, d.scratch.slot(0)) === 0) {
       wanted = Math.min(wanted, d.scratch.u32At(0));
     }
   }
-  if (d.has("doca_comch_consumer_set_imm_data_len")) {
+  if (f.doca_comch_consumer_set_imm_data_len) {
     check(f.doca_comch_consumer_set_imm_data_len(consumer, wanted), "doca_comch_consumer_set_imm_data_len");
   }
-  if (d.has("doca_comch_consumer_get_imm_data_len")) {
+  if (f.doca_comch_consumer_get_imm_data_len) {
     d.scratch.clear(0);
     if (f.doca_comch_consumer_get_imm_data_len(consumer, d.scratch.slot(0)) === 0) return d.scratch.u32At(0);
   }

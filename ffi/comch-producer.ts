@@ -3,7 +3,7 @@
  * peer, with optional immediate data. Sends beyond the slot count wait for a free slot.
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { doca } from "./library.ts";
+import { doca, requireFns } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { type CtxOwner, nativeCallbacks } from "./callbacks.ts";
@@ -25,6 +25,17 @@ interface PendingSend {
   reject: (e: Error) => void;
 }
 
+/** The producer functions (optional in the table: older DOCA has no fast path). */
+const producerFns = () =>
+  requireFns(
+    "doca_comch_producer_create",
+    "doca_comch_producer_destroy",
+    "doca_comch_producer_as_ctx",
+    "doca_comch_producer_task_send_set_conf",
+    "doca_comch_producer_task_send_alloc_init",
+    "doca_comch_producer_task_send_as_task",
+  );
+
 export class ComchProducer extends AsyncResource implements CtxOwner {
   protected readonly kind = "ComchProducer";
   readonly #core: CtxCore;
@@ -40,7 +51,7 @@ export class ComchProducer extends AsyncResource implements CtxOwner {
   static readonly IMM_MAX = 64;
 
   private constructor(handle: number, opts: FastPathOptions, buffers: BufferSet) {
-    super(handle, [opts.device, opts.pe], (h) => doca().fns.doca_comch_producer_destroy(h));
+    super(handle, [opts.device, opts.pe], (h) => producerFns().doca_comch_producer_destroy(h));
     const count = buffers.bufs.length;
     this.#buffers = buffers;
     this.#imm = NativeMemory.alloc(count * ComchProducer.IMM_MAX);
@@ -48,14 +59,13 @@ export class ComchProducer extends AsyncResource implements CtxOwner {
     this.#tasks = new Array(count).fill(0);
     this.#settle = new Array(count).fill(undefined);
     this.#gate = new PumpGate(opts.pe);
-    this.#core = new CtxCore(doca().fns.doca_comch_producer_as_ctx(handle), opts.pe, this);
+    this.#core = new CtxCore(producerFns().doca_comch_producer_as_ctx(handle), opts.pe, this);
   }
 
   static async create(opts: FastPathOptions): Promise<ComchProducer> {
     const d = doca();
-    const f = d.fns;
-    if (!d.has("doca_comch_producer_create")) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_comch_producer_create");
-    const count = opts.buffers ?? 16;
+    const f = producerFns();
+        const count = opts.buffers ?? 16;
     d.scratch.clear(0);
     check(f.doca_comch_producer_create(opts.connection.handle, d.scratch.slot(0)), "doca_comch_producer_create");
     const handle = d.scratch.u64(0);
@@ -121,7 +131,7 @@ export class ComchProducer extends AsyncResource implements CtxOwner {
   /** Submits queued sends in order until the queue is empty, slots run out, or DOCA says AGAIN. */
   #drain(): void {
     const d = doca();
-    const f = d.fns;
+    const f = producerFns();
     while (this.#queue.length > 0 && !this.#retryTimer && !this.closed) {
       const entry = this.#queue[0];
       if (entry.slot < 0) {
@@ -166,7 +176,7 @@ export class ComchProducer extends AsyncResource implements CtxOwner {
 
   /** @internal */
   onTaskDone(_typedTask: number, slot: number, ok: boolean): void {
-    const f = doca().fns;
+    const f = producerFns();
     const task = this.#tasks[slot];
     const settle = this.#settle[slot];
     if (!task || !settle) return;
@@ -194,7 +204,7 @@ export class ComchProducer extends AsyncResource implements CtxOwner {
     this.#gate.drop();
     this.#core.dispose();
     if (!drained) throw new Error("ComchProducer: the context did not stop within 5 s");
-    check(doca().fns.doca_comch_producer_destroy(handle), "doca_comch_producer_destroy");
+    check(producerFns().doca_comch_producer_destroy(handle), "doca_comch_producer_destroy");
     this.#buffers.close();
     this.#imm.close();
   }

@@ -71,7 +71,7 @@ export class ComchServer extends AsyncResource implements CtxOwner, ComchEndpoin
         f.doca_comch_server_event_connection_status_changed_register(handle, cbs.connected.address, cbs.disconnected.address),
         "doca_comch_server_event_connection_status_changed_register",
       );
-      if (d.has("doca_comch_server_event_consumer_register")) {
+      if (f.doca_comch_server_event_consumer_register) {
         check(f.doca_comch_server_event_consumer_register(handle, cbs.consumerNew.address, cbs.consumerExpired.address), "doca_comch_server_event_consumer_register");
       }
       if (opts.maxMsgSize !== undefined) check(f.doca_comch_server_set_max_msg_size(handle, maxMsgSize), "doca_comch_server_set_max_msg_size");

@@ -33,10 +33,18 @@ function readPointerList(d: Doca, list: number, count: number): number[] {
 }
 
 /** Calls a `(obj, char *buf, uint32_t size)` / `(obj, char *buf)` getter and returns the text. */
-function readText(d: Doca, fn: keyof Doca["fns"], obj: number, size: number, withSize: boolean): string {
+type SizedTextGetter = "doca_devinfo_get_ibdev_name" | "doca_devinfo_get_iface_name" | "doca_devinfo_rep_get_vuid";
+type TextGetter = "doca_devinfo_get_pci_addr_str" | "doca_devinfo_rep_get_pci_addr_str";
+
+function readText(d: Doca, fn: SizedTextGetter | TextGetter, obj: number, size: number): string {
   const out = d.scratch.outText(size);
-  const rc = withSize ? d.fns[fn](obj, out, size) : d.fns[fn](obj, out);
-  check(rc, fn);
+  if (fn === "doca_devinfo_get_pci_addr_str" || fn === "doca_devinfo_rep_get_pci_addr_str") {
+    const getter = d.fns[fn];
+    if (!getter) return ""; // optional in older DOCA
+    check(getter(obj, out), fn);
+  } else {
+    check(d.fns[fn](obj, out, size), fn);
+  }
   return d.scratch.readOutText(size);
 }
 
@@ -62,11 +70,9 @@ function devinfoCaps(d: Doca, devinfo: number): DeviceCaps {
 
 function devinfoInfo(d: Doca, devinfo: number): DeviceInfo {
   return {
-    pciAddr: d.has("doca_devinfo_get_pci_addr_str")
-      ? readText(d, "doca_devinfo_get_pci_addr_str", devinfo, DEVINFO_PCI_ADDR_SIZE, false)
-      : "",
-    ibdevName: readText(d, "doca_devinfo_get_ibdev_name", devinfo, DEVINFO_IBDEV_NAME_SIZE, true),
-    ifaceName: readText(d, "doca_devinfo_get_iface_name", devinfo, DEVINFO_IFACE_NAME_SIZE, true),
+    pciAddr: readText(d, "doca_devinfo_get_pci_addr_str", devinfo, DEVINFO_PCI_ADDR_SIZE),
+    ibdevName: readText(d, "doca_devinfo_get_ibdev_name", devinfo, DEVINFO_IBDEV_NAME_SIZE),
+    ifaceName: readText(d, "doca_devinfo_get_iface_name", devinfo, DEVINFO_IFACE_NAME_SIZE),
     caps: devinfoCaps(d, devinfo),
   };
 }
@@ -187,10 +193,8 @@ export class Device extends Resource {
 
 function repInfo(d: Doca, rep: number): RepInfo {
   return {
-    pciAddr: d.has("doca_devinfo_rep_get_pci_addr_str")
-      ? readText(d, "doca_devinfo_rep_get_pci_addr_str", rep, DEVINFO_PCI_ADDR_SIZE, false)
-      : "",
-    vuid: readText(d, "doca_devinfo_rep_get_vuid", rep, DEVINFO_REP_VUID_SIZE, true),
+    pciAddr: readText(d, "doca_devinfo_rep_get_pci_addr_str", rep, DEVINFO_PCI_ADDR_SIZE),
+    vuid: readText(d, "doca_devinfo_rep_get_vuid", rep, DEVINFO_REP_VUID_SIZE),
   };
 }
 
