@@ -1,66 +1,114 @@
 /**
- * One native callback per kind per runtime, created on first use and never freed (DOCA may call them while any
- * context lives). DOCA hands back a small integer id in the ctx user data (`union doca_data`); it indexes the owner
- * table below, so no JS object ever crosses into native code.
+ * Every callback DOCA makes into JS goes through one bridge: one native callback per kind per runtime, created on
+ * first use and kept for the process (DOCA may call them while any context lives). DOCA hands back small integer ids
+ * in the user data it carries (`union doca_data`): the ctx user data names a context owner, the Comch connection
+ * user data names a connection owner. The id table is private to this module; no JS object crosses into C.
+ *
+ * An exception thrown while handling a callback must not unwind through DOCA's C frames: the bridge catches it and
+ * gives it to the owner (fail()), which rejects whoever awaits that object, so it reaches the awaiting caller.
  */
 import { doca } from "./library.ts";
 import { CALLBACKS } from "./symbols.ts";
 import type { NativeCallback } from "./types.ts";
 
-/** What a context wrapper implements to receive DOCA's callbacks. */
-export interface CtxOwner {
-  onStateChanged(prev: number, next: number): void;
-  onTaskDone?(task: number, taskUserData: number, ok: boolean): void;
-  onMessage?(buffer: number, length: number, connection: number): void;
-  onConnection?(connection: number, connected: boolean, successful: boolean): void;
-  onConsumer?(connection: number, consumerId: number, created: boolean): void;
+/** Anything that receives callbacks: a failure while handling one goes to whoever awaits this object. */
+export interface CallbackOwner {
+  fail(error: unknown): void;
 }
 
-const owners: (CtxOwner | undefined)[] = [undefined]; // id 0 means "none"
+/** A context wrapper (ctx user data). */
+export interface CtxOwner extends CallbackOwner {
+  onStateChanged(prev: number, next: number): void;
+  /** The one completion entry point of a context's task path (success and error alike). */
+  onTaskDone?(task: number, taskUserData: number, ok: boolean): void;
+  /**
+   * Comch server/client: the owner of a connection whose user data is not set (yet). `isNew`: a connection event,
+   * the server creates the connection's wrapper; otherwise only one already known is returned.
+   */
+  connectionFor?(connection: number, isNew: boolean): ConnectionOwner | undefined;
+}
+
+/** A Comch connection (connection user data). */
+export interface ConnectionOwner extends CallbackOwner {
+  onMessage(buffer: number, length: number): void;
+  onStatus(connected: boolean, successful: boolean): void;
+  onRemoteConsumer(consumerId: number, created: boolean): void;
+}
+
+const owners: (CallbackOwner | undefined)[] = [undefined]; // id 0 means "none"
 const freeIds: number[] = [];
 
-export function registerOwner(owner: CtxOwner): number {
+export function registerOwner(owner: CallbackOwner): number {
   const id = freeIds.pop() ?? owners.length;
   owners[id] = owner;
   return id;
 }
 
 export function unregisterOwner(id: number): void {
-  if (owners[id]) {
+  if (id > 0 && owners[id]) {
     owners[id] = undefined;
     freeIds.push(id);
   }
 }
 
-export function ownerOf(id: number): CtxOwner | undefined {
-  return owners[id];
-}
-
 /** Set while DOCA is inside one of our callbacks: progress() must not be re-entered from there. */
 export let inCallback = false;
 
-/** Per-connection routing for comch events, which carry a connection pointer, not our id. */
-export const connectionOwners = new Map<number, CtxOwner>();
-/** Comch ctx pointer → owner, to route events of connections not seen yet. */
-export const comchCtxOwners = new Map<number, CtxOwner>();
+/** Scratch slot reserved for reads made inside callbacks (the caller of progress may own the low slots). */
+const CALLBACK_SLOT = 120;
 
-function routeConnection(connection: number): CtxOwner | undefined {
-  const known = connectionOwners.get(connection);
-  if (known) return known;
+/** The ctx owner of a context pointer, through the ctx user data we set (doca_ctx_get_user_data). */
+function ctxOwnerOf(ctx: number): CtxOwner | undefined {
+  if (!ctx) return undefined;
   const d = doca();
-  for (const fn of ["doca_comch_server_get_server_ctx", "doca_comch_client_get_client_ctx"] as const) {
-    if (!d.has(fn)) continue;
-    const ctx = d.fns[fn]!(connection);
-    const owner = ctx ? comchCtxOwners.get(ctx) : undefined;
-    if (owner) return owner;
-  }
-  // Fall back on the only comch context there is, if just one.
-  return comchCtxOwners.size === 1 ? comchCtxOwners.values().next().value : undefined;
+  d.scratch.clear(CALLBACK_SLOT);
+  if (d.fns.doca_ctx_get_user_data(ctx, d.scratch.slot(CALLBACK_SLOT)) !== 0) return undefined;
+  return owners[d.scratch.u64(CALLBACK_SLOT)] as CtxOwner | undefined;
 }
 
-/** An exception must not unwind through DOCA's C frames: report it asynchronously and carry on. */
-function report(e: unknown): void {
-  void Promise.reject(e);
+/**
+ * The owner of a Comch connection: its user data when set, else the server or client context it belongs to
+ * knows it (a connection event creates it; other events may come before we could set the user data).
+ */
+function connectionOwnerOf(connection: number, isNew = false): ConnectionOwner | undefined {
+  const f = doca().fns;
+  const id = isNew ? 0 : f.doca_comch_connection_get_user_data(connection);
+  if (id) return owners[id] as ConnectionOwner | undefined;
+  const server = f.doca_comch_server_get_server_ctx?.(connection);
+  const client = server ? 0 : f.doca_comch_client_get_client_ctx?.(connection);
+  const ctx = server ? f.doca_comch_server_as_ctx(server) : client ? f.doca_comch_client_as_ctx(client) : 0;
+  return ctxOwnerOf(ctx)?.connectionFor?.(connection, isNew);
+}
+
+/** Tags a connection with its owner's id, so every later event finds it directly. */
+export function setConnectionOwner(connection: number, id: number): void {
+  doca().fns.doca_comch_connection_set_user_data(connection, id);
+}
+
+type Args = [number, number, number, number];
+
+/** The one bridge: finds the owner, runs the handler with the re-entrancy flag set, hands errors to the owner. */
+function bridge<O extends CallbackOwner>(
+  def: (typeof CALLBACKS)[keyof typeof CALLBACKS],
+  route: (...args: Args) => O | undefined,
+  handle: (owner: O, ...args: Args) => void,
+): NativeCallback {
+  return doca().backend.callback(def, (a = 0, b = 0, c = 0, d = 0) => {
+    const owner = route(a, b, c, d);
+    if (!owner) return;
+    inCallback = true;
+    try {
+      handle(owner, a, b, c, d);
+    } catch (e) {
+      try {
+        owner.fail(e);
+      } catch {
+        // fail() only rejects promises; never let anything reach DOCA's frames.
+      }
+    } finally {
+      inCallback = false;
+    }
+  });
 }
 
 interface NativeCallbacks {
@@ -76,90 +124,37 @@ interface NativeCallbacks {
 
 let made: NativeCallbacks | undefined;
 
+/**
+ * Routes one task completion to its context's task path: the entry point every completion source uses (DOCA's
+ * completion callbacks below; a native completion ring drained after progress can call it the same way).
+ */
+export function dispatchTaskCompletion(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
+  const owner = owners[ctxUserData] as CtxOwner | undefined;
+  if (!owner?.onTaskDone) return;
+  try {
+    owner.onTaskDone(task, taskUserData, ok);
+  } catch (e) {
+    owner.fail(e);
+  }
+}
+
 export function nativeCallbacks(): NativeCallbacks {
   if (made) return made;
-  const b = doca().backend;
+  const ctxById = (userData: number) => owners[userData] as CtxOwner | undefined;
+  const taskOwner = (_task: number, _taskUserData: number, ctxUserData: number) => ctxById(ctxUserData);
   made = {
-    stateChanged: b.callback(CALLBACKS.ctxStateChanged, (userData, _ctx, prev, next) => {
-      inCallback = true;
-      try {
-        owners[userData]?.onStateChanged(prev, next);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
-    }),
-    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUserData, ctxUserData) => {
-      inCallback = true;
-      try {
-        owners[ctxUserData]?.onTaskDone?.(task, taskUserData, true);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
-    }),
-    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUserData, ctxUserData) => {
-      inCallback = true;
-      try {
-        owners[ctxUserData]?.onTaskDone?.(task, taskUserData, false);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
-    }),
-    msgRecv: b.callback(CALLBACKS.msgRecv, (_event, buffer, length, connection) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onMessage?.(buffer, length, connection);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
-    }),
-    connected: b.callback(CALLBACKS.connectionStatus, (_event, connection, ok) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onConnection?.(connection, true, ok === 1);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
-    }),
-    disconnected: b.callback(CALLBACKS.connectionStatus, (_event, connection, ok) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onConnection?.(connection, false, ok === 1);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
-    }),
-    consumerNew: b.callback(CALLBACKS.consumerEvent, (_event, connection, id) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onConsumer?.(connection, id, true);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
-    }),
-    consumerExpired: b.callback(CALLBACKS.consumerEvent, (_event, connection, id) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onConsumer?.(connection, id, false);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
-    }),
+    stateChanged: bridge(CALLBACKS.ctxStateChanged, ctxById, (o, _ud, _ctx, prev, next) => o.onStateChanged(prev, next)),
+    taskOk: bridge(CALLBACKS.taskCompletion, taskOwner, (o, task, taskUserData) => o.onTaskDone?.(task, taskUserData, true)),
+    taskError: bridge(CALLBACKS.taskCompletion, taskOwner, (o, task, taskUserData) => o.onTaskDone?.(task, taskUserData, false)),
+    msgRecv: bridge(CALLBACKS.msgRecv, (_e, _b, _l, conn) => connectionOwnerOf(conn), (o, _e, buffer, length) => o.onMessage(buffer, length)),
+    connected: bridge(
+      CALLBACKS.connectionStatus,
+      (_e, conn, ok) => (ok === 1 ? connectionOwnerOf(conn, true) : undefined),
+      (o) => o.onStatus(true, true),
+    ),
+    disconnected: bridge(CALLBACKS.connectionStatus, (_e, conn) => connectionOwnerOf(conn), (o, _e, _c, ok) => o.onStatus(false, ok === 1)),
+    consumerNew: bridge(CALLBACKS.consumerEvent, (_e, conn) => connectionOwnerOf(conn), (o, _e, _c, id) => o.onRemoteConsumer(id, true)),
+    consumerExpired: bridge(CALLBACKS.consumerEvent, (_e, conn) => connectionOwnerOf(conn), (o, _e, _c, id) => o.onRemoteConsumer(id, false)),
   };
   return made;
 }

@@ -5,6 +5,7 @@ import { Resource, hex } from "./resource.ts";
 import type { Device } from "./device.ts";
 import { NativeMemory } from "./memory.ts";
 import { Access } from "./constants.ts";
+import { permissionMask } from "./validate.ts";
 
 export interface MmapOptions {
   memory: NativeMemory;
@@ -37,6 +38,9 @@ export class Mmap extends Resource {
   /** Creates, configures (range, permissions, devices) and starts a map over `memory`. */
   static create(opts: MmapOptions): Mmap {
     const { memory, permissions, devices } = opts;
+    permissionMask("Mmap.create", permissions);
+    if (!Array.isArray(devices) || devices.length === 0) throw new TypeError("Mmap.create: devices must list at least one Device");
+    for (const dev of devices) dev.assertOpen();
     if (!(memory instanceof NativeMemory)) {
       // A JS-heap buffer can be moved or freed by the GC while DOCA (or the peer) still uses its address.
       throw new TypeError("Mmap.create: memory must be a NativeMemory (NativeMemory.alloc), not a JS-heap buffer");
@@ -81,15 +85,23 @@ export class Mmap extends Resource {
 
   /** Imports a peer's exported map (its addresses are in `range`). */
   static fromExport(descriptor: Uint8Array, device: Device): Mmap {
+    if (!(descriptor instanceof Uint8Array)) {
+      throw new TypeError(`Mmap.fromExport: the descriptor must be a Uint8Array, got ${typeof descriptor}`);
+    }
+    device.assertOpen();
     const d = doca();
     const f = d.fns;
     const staging = d.scratch.bytes(descriptor);
     d.scratch.clear(0);
-    check(
-      f.doca_mmap_create_from_export(0, staging.address, descriptor.length, device.handle, d.scratch.slot(0)),
-      "doca_mmap_create_from_export",
-    );
-    staging.done();
+    try {
+      check(
+        f.doca_mmap_create_from_export(0, staging.address, descriptor.length, device.handle, d.scratch.slot(0)),
+        "doca_mmap_create_from_export",
+      );
+    } finally {
+      // The staging pages (large descriptors) are ours whether or not the import worked.
+      staging.done();
+    }
     const handle = d.scratch.u64(0);
     try {
       d.scratch.clear(1);

@@ -159,18 +159,6 @@ export class ProgressEngine extends Resource {
     }
   }
 
-  /**
-   * Runs progress() synchronously until `done()` or `timeoutMs` passes (used by close paths that must finish
-   * before returning). Returns whether done() became true.
-   */
-  progressUntil(done: () => boolean, timeoutMs: number): boolean {
-    const deadline = Date.now() + timeoutMs;
-    while (!done()) {
-      if (!this.progress() && Date.now() > deadline) return done();
-    }
-    return true;
-  }
-
   protected destroyNative(handle: number): void {
     const d = doca();
     this.#kick?.();
