@@ -7,7 +7,7 @@
 import { doca } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import { hex, Resource } from "./resource.ts";
+import { hex, Resource, INTERNAL, internalOnly } from "./resource.ts";
 import { integerIn, nonNegative } from "./validate.ts";
 import type { Mmap } from "./mmap.ts";
 
@@ -90,11 +90,12 @@ export class Buf extends Resource {
   readonly #brand = true;
 
   static {
-    createBuf = (handle, inventory, mmap, address, length) => new Buf(handle, inventory, mmap, address, length);
+    createBuf = (handle, inventory, mmap, address, length) => new Buf(INTERNAL, handle, inventory, mmap, address, length);
   }
 
   /** Not callable from outside this module: Bufs come from BufInventory.bufByAddr / bufByData. */
-  private constructor(handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) {
+  private constructor(token: symbol, handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) {
+    internalOnly(token, "Buf");
     super(handle, [inventory, mmap], (h) => doca().fns.doca_buf_dec_refcount(h, 0));
     this.address = address;
     this.length = length;

@@ -1,4 +1,5 @@
 /** Comch client (host side): connects to a named server on the DPU. */
+import { INTERNAL, internalOnly } from "./resource.ts";
 import { doca } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxState } from "./constants.ts";
@@ -26,7 +27,8 @@ export class ComchClient extends ComchEndpoint {
   protected readonly core: CtxCore | undefined;
   #connection: ComchConnection | undefined;
 
-  private constructor(handle: number, opts: ComchClientOptions, maxMsgSize: number, sendTasks: number) {
+  private constructor(token: symbol, handle: number, opts: ComchClientOptions, maxMsgSize: number, sendTasks: number) {
+    internalOnly(token, "ComchClient");
     super(handle, [opts.device, opts.pe], opts, "doca_comch_client_task_send_alloc_init", maxMsgSize, sendTasks);
     this.kind = `ComchClient "${opts.name}"`;
     this.core = new CtxCore(doca().fns.doca_comch_client_as_ctx(handle), opts.pe, this);
@@ -62,7 +64,7 @@ export class ComchClient extends ComchEndpoint {
       }
       if (opts.maxMsgSize !== undefined) check(f.doca_comch_client_set_max_msg_size(handle, maxMsgSize), "doca_comch_client_set_max_msg_size");
       if (opts.recvQueueSize !== undefined) check(f.doca_comch_client_set_recv_queue_size(handle, opts.recvQueueSize), "doca_comch_client_set_recv_queue_size");
-      client = new ComchClient(handle, opts, maxMsgSize, sendTasks);
+      client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks);
       // DOCA_ERROR_IN_PROGRESS is the normal answer: RUNNING arrives through progress.
       if (client.core!.start()) client.#adoptConnection();
       else {

@@ -6,7 +6,7 @@
  */
 import { doca } from "./library.ts";
 import { type ConnectionOwner, registerOwner, setConnectionOwner, unregisterOwner } from "./callbacks.ts";
-import { hex, Resource } from "./resource.ts";
+import { hex, Resource, INTERNAL, internalOnly } from "./resource.ts";
 import { Waiters } from "./waiters.ts";
 import type { ComchEndpoint } from "./comch-endpoint.ts";
 import { ComchProducer } from "./comch-producer.ts";
@@ -41,10 +41,11 @@ export class ComchConnection extends Resource implements ConnectionOwner {
   readonly #remoteConsumers: number[] = [];
 
   static {
-    createConnection = (handle, endpoint) => new ComchConnection(handle, endpoint);
+    createConnection = (handle, endpoint) => new ComchConnection(INTERNAL, handle, endpoint);
   }
 
-  private constructor(handle: number, endpoint: ComchEndpoint) {
+  private constructor(token: symbol, handle: number, endpoint: ComchEndpoint) {
+    internalOnly(token, "ComchConnection");
     super(handle, [endpoint]);
     this.#endpoint = endpoint;
     this.kind = `${endpoint.kind} connection`;

@@ -3,6 +3,7 @@
  * buffers on the shared task path; a producer on the other side fills them by consumer id. Each completed buffer is
  * copied out and reposted at once.
  */
+import { INTERNAL, internalOnly } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { nativeCallbacks } from "./callbacks.ts";
@@ -91,7 +92,8 @@ export class ComchConsumer extends CtxResource {
   readonly #waiters: Waiters<FastPathMessage>;
   #failure: unknown;
 
-  private constructor(handle: number, connection: ComchConnection, buffers: BufferSet) {
+  private constructor(token: symbol, handle: number, connection: ComchConnection, buffers: BufferSet) {
+    internalOnly(token, "ComchConsumer");
     super(handle, [connection, connection.pe, connection.device]);
     this.connection = connection;
     this.#buffers = buffers;
@@ -122,7 +124,7 @@ export class ComchConsumer extends CtxResource {
       d.scratch.clear(0);
       check(f.doca_comch_consumer_create(connection.handle, buffers.mmap.handle, d.scratch.slot(0)), "doca_comch_consumer_create");
       handle = d.scratch.u64(0);
-      consumer = new ComchConsumer(handle, connection, buffers);
+      consumer = new ComchConsumer(INTERNAL, handle, connection, buffers);
       const cbs = nativeCallbacks();
       check(f.doca_comch_consumer_task_post_recv_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, count), "doca_comch_consumer_task_post_recv_set_conf");
       consumer.immDataLength = configureImmLength(handle, connection.device, opts);

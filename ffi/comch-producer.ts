@@ -3,6 +3,7 @@
  * copies, or a caller's Buf) to a consumer id on the peer, with optional immediate data, on the shared task path.
  * Sends beyond the slot count wait in order; DOCA_ERROR_AGAIN (the consumer's queue is full) is retried in order.
  */
+import { INTERNAL, internalOnly } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
@@ -96,7 +97,8 @@ export class ComchProducer extends CtxResource {
   readonly #imm: NativeMemory;
   readonly #path: TaskPath<Send, undefined>;
 
-  private constructor(handle: number, connection: ComchConnection, buffers: BufferSet, imm: NativeMemory) {
+  private constructor(token: symbol, handle: number, connection: ComchConnection, buffers: BufferSet, imm: NativeMemory) {
+    internalOnly(token, "ComchProducer");
     super(handle, [connection, connection.pe, connection.device]);
     this.connection = connection;
     this.#buffers = buffers;
@@ -129,7 +131,7 @@ export class ComchProducer extends CtxResource {
       d.scratch.clear(0);
       check(f.doca_comch_producer_create(connection.handle, d.scratch.slot(0)), "doca_comch_producer_create");
       handle = d.scratch.u64(0);
-      producer = new ComchProducer(handle, connection, buffers, imm);
+      producer = new ComchProducer(INTERNAL, handle, connection, buffers, imm);
       const cbs = nativeCallbacks();
       check(f.doca_comch_producer_task_send_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, count), "doca_comch_producer_task_send_set_conf");
       if (!producer.core.start()) await producer.core.untilRunning("Comch producer", opts.timeoutMs ?? 10_000);

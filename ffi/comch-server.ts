@@ -1,4 +1,5 @@
 /** Comch server (DPU side): accepts host clients on a name, over a representor of the host function. */
+import { INTERNAL, internalOnly } from "./resource.ts";
 import { setImmediate } from "node:timers";
 import { doca, requireFns } from "./library.ts";
 import { check, DocaError, TimeoutError } from "./errors.ts";
@@ -33,7 +34,8 @@ export class ComchServer extends ComchEndpoint {
   readonly #acceptQueue: ComchConnection[] = [];
   readonly #acceptWaiters: Waiters<ComchConnection>;
 
-  private constructor(handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number) {
+  private constructor(token: symbol, handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number) {
+    internalOnly(token, "ComchServer");
     super(handle, [opts.device, opts.rep, opts.pe], opts, "doca_comch_server_task_send_alloc_init", maxMsgSize, sendTasks);
     this.kind = `ComchServer "${opts.name}"`;
     this.#acceptWaiters = new Waiters(opts.pe);
@@ -75,7 +77,7 @@ export class ComchServer extends ComchEndpoint {
       }
       if (opts.maxMsgSize !== undefined) check(f.doca_comch_server_set_max_msg_size(handle, maxMsgSize), "doca_comch_server_set_max_msg_size");
       if (opts.recvQueueSize !== undefined) check(f.doca_comch_server_set_recv_queue_size(handle, opts.recvQueueSize), "doca_comch_server_set_recv_queue_size");
-      server = new ComchServer(handle, opts, maxMsgSize, sendTasks);
+      server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks);
       server.core!.start();
       return server;
     } catch (e) {

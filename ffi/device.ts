@@ -2,7 +2,7 @@
 import { doca, type Doca } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode, DEVINFO_IBDEV_NAME_SIZE, DEVINFO_IFACE_NAME_SIZE, DEVINFO_PCI_ADDR_SIZE, DEVINFO_REP_VUID_SIZE, RepFilter } from "./constants.ts";
-import { Resource } from "./resource.ts";
+import { Resource, INTERNAL, internalOnly } from "./resource.ts";
 
 export interface DeviceCaps {
   dmaMemcpy: boolean;
@@ -110,7 +110,8 @@ export class Device extends Resource {
   protected readonly kind: string;
   readonly info: DeviceInfo;
 
-  private constructor(handle: number, info: DeviceInfo) {
+  private constructor(token: symbol, handle: number, info: DeviceInfo) {
+    internalOnly(token, "Device");
     super(handle, [], (h) => doca().fns.doca_dev_close(h));
     this.info = info;
     this.kind = `Device ${info.pciAddr}`;
@@ -131,7 +132,7 @@ export class Device extends Resource {
       const info = devinfoInfo(d, match);
       d.scratch.clear(0);
       check(d.fns.doca_dev_open(match, d.scratch.slot(0)), "doca_dev_open", pciAddr);
-      return new Device(d.scratch.u64(0), info);
+      return new Device(INTERNAL, d.scratch.u64(0), info);
     });
   }
 
@@ -159,7 +160,7 @@ export class Device extends Resource {
       const info = repInfo(d, match);
       d.scratch.clear(0);
       check(d.fns.doca_dev_rep_open(match, d.scratch.slot(0)), "doca_dev_rep_open", pciAddr);
-      return new DeviceRep(d.scratch.u64(0), info, this);
+      return newDeviceRep(d.scratch.u64(0), info, this);
     });
   }
 
@@ -198,13 +199,21 @@ function repInfo(d: Doca, rep: number): RepInfo {
   };
 }
 
+/** Only Device.openRepresentor creates DeviceReps (set in DeviceRep's static block). */
+let newDeviceRep: (handle: number, info: RepInfo, device: Device) => DeviceRep;
+
 export class DeviceRep extends Resource {
   protected readonly kind: string;
   readonly info: RepInfo;
   readonly device: Device;
 
-  /** @internal opened through Device.openRepresentor. */
-  constructor(handle: number, info: RepInfo, device: Device) {
+  static {
+    newDeviceRep = (handle, info, device) => new DeviceRep(INTERNAL, handle, info, device);
+  }
+
+  /** Not callable from outside ffi/: opened through Device.openRepresentor. */
+  private constructor(token: symbol, handle: number, info: RepInfo, device: Device) {
+    internalOnly(token, "DeviceRep");
     super(handle, [device], (h) => doca().fns.doca_dev_rep_close(h));
     this.info = info;
     this.device = device;

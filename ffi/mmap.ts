@@ -1,7 +1,7 @@
 /** Memory maps: local maps over NativeMemory (with PCI export) and maps imported from a peer's export. */
 import { doca } from "./library.ts";
 import { check } from "./errors.ts";
-import { Resource, hex } from "./resource.ts";
+import { Resource, hex, INTERNAL, internalOnly } from "./resource.ts";
 import type { Device } from "./device.ts";
 import { NativeMemory } from "./memory.ts";
 import { Access } from "./constants.ts";
@@ -28,7 +28,8 @@ export class Mmap extends Resource {
   readonly permissions: number | undefined;
   readonly imported: boolean;
 
-  private constructor(handle: number, parents: (Device | NativeMemory)[], range: Mmap["range"], permissions: number | undefined) {
+  private constructor(token: symbol, handle: number, parents: (Device | NativeMemory)[], range: Mmap["range"], permissions: number | undefined) {
+    internalOnly(token, "Mmap");
     super(handle, parents, (h) => doca().fns.doca_mmap_destroy(h));
     this.range = range;
     this.permissions = permissions;
@@ -64,7 +65,7 @@ export class Mmap extends Resource {
       check(f.doca_mmap_set_permissions(handle, permissions), "doca_mmap_set_permissions");
       for (const dev of devices) check(f.doca_mmap_add_dev(handle, dev.handle), "doca_mmap_add_dev");
       check(f.doca_mmap_start(handle), "doca_mmap_start");
-      return new Mmap(handle, [...devices, memory], { address, length }, permissions);
+      return new Mmap(INTERNAL, handle, [...devices, memory], { address, length }, permissions);
     } catch (e) {
       f.doca_mmap_destroy(handle);
       throw e;
@@ -107,7 +108,7 @@ export class Mmap extends Resource {
       d.scratch.clear(1);
       d.scratch.clear(2);
       check(f.doca_mmap_get_memrange(handle, d.scratch.slot(1), d.scratch.slot(2)), "doca_mmap_get_memrange");
-      return new Mmap(handle, [device], { address: d.scratch.u64(1), length: d.scratch.u64(2) }, undefined);
+      return new Mmap(INTERNAL, handle, [device], { address: d.scratch.u64(1), length: d.scratch.u64(2) }, undefined);
     } catch (e) {
       f.doca_mmap_destroy(handle);
       throw e;

@@ -242,4 +242,14 @@ export abstract class Resource {
   }
 }
 
+/**
+ * Passed by ffi/ to constructors that must not be called from outside (a forged handle would reach native code):
+ * module-private to ffi/, not exported by mod.ts.
+ */
+export const INTERNAL: unique symbol = Symbol("doca-ts internal constructor");
+
+export function internalOnly(token: unknown, what: string): void {
+  if (token !== INTERNAL) throw new TypeError(`${what} objects are created by doca-ts, not with new ${what}(...)`);
+}
+
 export const hex = (n: number) => `0x${n.toString(16)}`;

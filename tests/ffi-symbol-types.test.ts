@@ -19,6 +19,7 @@ function check(source: string): { ok: boolean; output: string } {
     writeFileSync(file, source);
     // The npm-installed Deno is started through its Node shim on every runtime.
     const r = spawnSync("node", [denoBin, "check", "--quiet", file], { cwd: root, encoding: "utf8", timeout: 240_000 });
+    // deno-lint-ignore no-control-regex
     return { ok: r.status === 0, output: `${r.stdout}${r.stderr}`.replace(/\x1b\[[0-9;]*m/g, "") };
   } finally {
     rmSync(dir, { recursive: true, force: true });
