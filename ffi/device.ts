@@ -106,6 +106,23 @@ export function listDevices(): DeviceInfo[] {
   return withDeviceList((d, devinfos) => devinfos.map((info) => devinfoInfo(d, info)));
 }
 
+/**
+ * Opens the device at `pciAddr`, or the first DOCA device when none is named. With no device at all: a DocaError
+ * NOT_FOUND that says so (and where DOCA was loaded from), not a TypeError.
+ */
+export function openDevice(pciAddr?: string): Device {
+  if (pciAddr !== undefined) return Device.open(pciAddr);
+  const first = listDevices()[0];
+  if (!first) {
+    throw new DocaError(
+      DocaErrorCode.NOT_FOUND,
+      "doca_devinfo_create_list",
+      `no DOCA device found (DOCA from ${doca().info.dir}); name one with a PCI address once one exists`,
+    );
+  }
+  return Device.open(first.pciAddr);
+}
+
 export class Device extends Resource {
   protected readonly kind: string;
   readonly info: DeviceInfo;

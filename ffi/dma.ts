@@ -27,7 +27,7 @@ export interface DmaRange {
   length: number;
 }
 
-export interface DmaCopyOptions {
+export interface DmaRangeCopyOptions {
   /** Tasks in flight at once for this copy; default 8 (bounded by the Dma's maxTasks). */
   inflight?: number;
 }
@@ -177,7 +177,7 @@ export class Dma extends CtxResource {
    * Promise. A Buf source copies its data section; a Buf destination receives into its range (from its start).
    * Resolves with the number of bytes copied; on a failure the remaining chunks are not started.
    */
-  async copy(src: Buf | DmaRange, dst: Buf | DmaRange, opts: DmaCopyOptions = {}): Promise<number> {
+  async copy(src: Buf | DmaRange, dst: Buf | DmaRange, opts: DmaRangeCopyOptions = {}): Promise<number> {
     this.assertOpen();
     integerIn("Dma.copy", "inflight", opts.inflight, 1, this.maxTasks);
     const from = this.#range(src, "src", true);

@@ -2,7 +2,8 @@
  * Loads DOCA (and libc) once per process through the runtime's loader and hands the bound functions to the
  * wrappers. loadDoca() is the public face: it reports where the libraries came from and what they are.
  */
-import { backend as selectBackend, currentRuntime, type RuntimeName } from "./loaders/select.ts";
+import { backend as selectBackend } from "./loaders/select.ts";
+import { currentRuntime, type RuntimeName } from "./runtime.ts";
 import { discoverLibraries, type DocaLibraryName } from "./discover.ts";
 import { DOCA_SYMBOLS, LIBC_SYMBOLS } from "./symbols.ts";
 import type { AsyncTwins, Backend, BoundFns, BoundLibrary, NativeFn, RawFns } from "./types.ts";
@@ -56,23 +57,6 @@ export function loadLibc(): { libc: LibcFns; backend: Backend } {
     libcState = { libc: bound.fns as unknown as LibcFns, backend: b };
   }
   return libcState;
-}
-
-/**
- * Sets an environment variable where native code (DOCA, the software device) reads it. Deno and Node forward
- * process.env writes to the C environment; Bun 1.4 does not, so configuration such as DOCA_SIM_DIR set from JS
- * must also go through here before DOCA is loaded.
- */
-export function setNativeEnv(name: string, value: string): void {
-  const { libc, backend } = loadLibc();
-  const bytes = new TextEncoder().encode(`${name}\0${value}\0`);
-  const address = mapPages(4096);
-  try {
-    new Uint8Array(backend.view(address, bytes.length)).set(bytes);
-    if (libc.setenv(address, address + name.length + 1, 1) !== 0) throw new Error(`setenv(${name}) failed`);
-  } finally {
-    libc.munmap(address, 4096);
-  }
 }
 
 /** Maps fresh zeroed pages; returns the address. Throws on failure. */
