@@ -7,7 +7,7 @@
 import { doca } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import { hex, Resource, INTERNAL, internalOnly } from "./resource.ts";
+import { hex, Resource, INTERNAL, internalOnly, HANDLE, NATIVE } from "./resource.ts";
 import { integerIn, nonNegative } from "./validate.ts";
 import type { Mmap } from "./mmap.ts";
 
@@ -62,7 +62,7 @@ export class BufInventory extends Resource {
     const d = doca();
     d.scratch.clear(0);
     check(
-      d.fns.doca_buf_inventory_buf_get_by_args(this.handle, mmap.handle, address, length, data, dataLength, d.scratch.slot(0)),
+      d.fns.doca_buf_inventory_buf_get_by_args(this[HANDLE], mmap[HANDLE], address, length, data, dataLength, d.scratch.slot(0)),
       "doca_buf_inventory_buf_get_by_args",
       where,
     );
@@ -111,20 +111,20 @@ export class Buf extends Resource {
   get dataAddress(): number {
     const d = doca();
     d.scratch.clear(0);
-    check(d.fns.doca_buf_get_data(this.handle, d.scratch.slot(0)), "doca_buf_get_data");
+    check(d.fns.doca_buf_get_data(this[HANDLE], d.scratch.slot(0)), "doca_buf_get_data");
     return d.scratch.u64(0);
   }
 
   get dataLength(): number {
     const d = doca();
     d.scratch.clear(0);
-    check(d.fns.doca_buf_get_data_len(this.handle, d.scratch.slot(0)), "doca_buf_get_data_len");
+    check(d.fns.doca_buf_get_data_len(this[HANDLE], d.scratch.slot(0)), "doca_buf_get_data_len");
     return d.scratch.u64(0);
   }
 
   /** Empties the data section (DMA appends to a destination's data: reset it before reusing the Buf as one). */
   resetData(): void {
-    check(doca().raw.doca_buf_reset_data_len(this.native), "doca_buf_reset_data_len");
+    check(doca().raw.doca_buf_reset_data_len(this[NATIVE]), "doca_buf_reset_data_len");
   }
 
   /** Sets the data section to [address, address+length), which must lie inside the buffer (checked here). */
@@ -138,7 +138,7 @@ export class Buf extends Resource {
         `data ${hex(address)}+${length} outside the buffer ${hex(this.address)}+${this.length}`,
       );
     }
-    check(doca().fns.doca_buf_set_data(this.handle, address, length), "doca_buf_set_data");
+    check(doca().fns.doca_buf_set_data(this[HANDLE], address, length), "doca_buf_set_data");
   }
 
   protected destroyNative(handle: number): void {

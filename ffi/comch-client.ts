@@ -1,5 +1,5 @@
 /** Comch client (host side): connects to a named server on the DPU. */
-import { INTERNAL, internalOnly } from "./resource.ts";
+import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxState } from "./constants.ts";
@@ -9,6 +9,7 @@ import { type ComchConnection, newConnection } from "./comch-connection.ts";
 import { checkName, checkSizes, ComchEndpoint } from "./comch-endpoint.ts";
 import { integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device } from "./device.ts";
+import { DEVINFO } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
 
 export interface ComchClientOptions {
@@ -41,7 +42,7 @@ export class ComchClient extends ComchEndpoint {
     integerIn("ComchClient.connect", "timeoutMs", opts.timeoutMs, 0, 2 ** 31 - 1);
     opts.device.assertOpen();
     opts.pe.assertOpen();
-    checkName(opts.name, opts.device.devinfo);
+    checkName(opts.name, opts.device[DEVINFO]);
     const d = doca();
     const f = d.fns;
     const maxMsgSize = opts.maxMsgSize ?? opts.device.info.caps.comchMaxMsgSize;
@@ -49,7 +50,7 @@ export class ComchClient extends ComchEndpoint {
     const timeoutMs = opts.timeoutMs ?? 10_000;
     d.scratch.clear(0);
     check(
-      f.doca_comch_client_create(opts.device.handle, d.scratch.cstring(opts.name), d.scratch.slot(0)),
+      f.doca_comch_client_create(opts.device[HANDLE], d.scratch.cstring(opts.name), d.scratch.slot(0)),
       "doca_comch_client_create",
       `name "${opts.name}" on ${opts.device.info.pciAddr}`,
     );
@@ -95,7 +96,7 @@ export class ComchClient extends ComchEndpoint {
     if (this.#connection && !this.#connection.closed) return;
     const d = doca();
     d.scratch.clear(119);
-    check(doca().fns.doca_comch_client_get_connection(this.handle, d.scratch.slot(119)), "doca_comch_client_get_connection");
+    check(doca().fns.doca_comch_client_get_connection(this[HANDLE], d.scratch.slot(119)), "doca_comch_client_get_connection");
     this.#connection = newConnection(d.scratch.u64(119), this);
   }
 

@@ -6,7 +6,7 @@
  */
 import { doca } from "./library.ts";
 import { type ConnectionOwner, registerOwner, setConnectionOwner, unregisterOwner } from "./callbacks.ts";
-import { hex, Resource, INTERNAL, internalOnly } from "./resource.ts";
+import { hex, Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { Waiters } from "./waiters.ts";
 import type { ComchEndpoint } from "./comch-endpoint.ts";
 import { ComchProducer } from "./comch-producer.ts";
@@ -73,7 +73,7 @@ export class ComchConnection extends Resource implements ConnectionOwner {
   /** Sends one message (≤ maxMsgSize bytes); resolves when DOCA completed the send task. */
   send(bytes: Uint8Array): Promise<void> {
     if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: connection is closed`));
-    return this.#endpoint.sendOn(this.handle, bytes);
+    return this.#endpoint.sendOn(this[HANDLE], bytes);
   }
 
   /** The next message. Rejects with TimeoutError after timeoutMs, or Error once the peer disconnected. */
@@ -162,7 +162,7 @@ export class ComchConnection extends Resource implements ConnectionOwner {
     if (this.#gone || this.closed) return;
     this.#gone = true;
     this.markDisconnected();
-    this.#endpoint.forgetConnection(this.handle);
+    this.#endpoint.forgetConnection(this[HANDLE]);
     // Nothing can use it any more: close it (and the producers/consumers on it) once this callback returns.
     queueMicrotask(() => this.closeAsync().catch((e) => this.fail(e)));
   }
@@ -229,7 +229,7 @@ export class ComchConnection extends Resource implements ConnectionOwner {
   }
 
   #ended(): void {
-    this.#endpoint.forgetConnection(this.handle);
+    this.#endpoint.forgetConnection(this[HANDLE]);
     unregisterOwner(this.#id);
     this.markDisconnected();
   }
@@ -239,6 +239,6 @@ export class ComchConnection extends Resource implements ConnectionOwner {
   }
 
   protected summary(): string {
-    return `${this.#endpoint.kind} ${hex(this.handle)} ${this.#connected ? "connected" : "disconnected"} queued=${this.#queue.length}`;
+    return `${this.#endpoint.kind} ${hex(this[HANDLE])} ${this.#connected ? "connected" : "disconnected"} queued=${this.#queue.length}`;
   }
 }

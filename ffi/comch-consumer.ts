@@ -3,7 +3,7 @@
  * buffers on the shared task path; a producer on the other side fills them by consumer id. Each completed buffer is
  * copied out and reposted at once.
  */
-import { INTERNAL, internalOnly } from "./resource.ts";
+import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { nativeCallbacks } from "./callbacks.ts";
@@ -41,7 +41,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
   task = 0;
   stopping = false;
 
-  constructor(readonly handle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {}
+  constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {}
 
   allocInit(slot: number, index: number): number {
     const d = doca();
@@ -49,7 +49,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
     const buf = this.buffers.bufs[index];
     buf.setData(this.buffers.address(index), 0);
     d.scratch.clear(0);
-    const rc = f.doca_comch_consumer_task_post_recv_alloc_init(this.handle, buf.handle, d.scratch.slot(0));
+    const rc = f.doca_comch_consumer_task_post_recv_alloc_init(this.ctxHandle, buf[HANDLE], d.scratch.slot(0));
     if (rc !== 0) return rc;
     this.task = f.doca_comch_consumer_task_post_recv_as_task(d.scratch.u64(0));
     f.doca_task_set_user_data(this.task, slot);
@@ -122,7 +122,7 @@ export class ComchConsumer extends CtxResource {
     let consumer: ComchConsumer | undefined;
     try {
       d.scratch.clear(0);
-      check(f.doca_comch_consumer_create(connection.handle, buffers.mmap.handle, d.scratch.slot(0)), "doca_comch_consumer_create");
+      check(f.doca_comch_consumer_create(connection[HANDLE], buffers.mmap[HANDLE], d.scratch.slot(0)), "doca_comch_consumer_create");
       handle = d.scratch.u64(0);
       consumer = new ComchConsumer(INTERNAL, handle, connection, buffers);
       const cbs = nativeCallbacks();

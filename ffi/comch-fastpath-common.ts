@@ -11,6 +11,7 @@ import { type Buf, BufInventory } from "./buf.ts";
 import { integerIn } from "./validate.ts";
 import type { ComchConnection } from "./comch-connection.ts";
 import type { Device } from "./device.ts";
+import { DEVINFO } from "./device.ts";
 
 export interface FastPathOptions {
   /** Bytes per buffer; default 4096. */
@@ -89,7 +90,7 @@ export function configureImmLength(consumer: number, device: Device, opts: FastP
   let wanted = opts.immDataLength ?? 32;
   if (f.doca_comch_consumer_cap_get_max_imm_data_len) {
     d.scratch.clear(0);
-    if (f.doca_comch_consumer_cap_get_max_imm_data_len(device.devinfo, d.scratch.slot(0)) === 0) {
+    if (f.doca_comch_consumer_cap_get_max_imm_data_len(device[DEVINFO], d.scratch.slot(0)) === 0) {
       wanted = Math.min(wanted, d.scratch.u32At(0));
     }
   }

@@ -3,7 +3,7 @@
  * copies, or a caller's Buf) to a consumer id on the peer, with optional immediate data, on the shared task path.
  * Sends beyond the slot count wait in order; DOCA_ERROR_AGAIN (the consumer's queue is full) is retried in order.
  */
-import { INTERNAL, internalOnly } from "./resource.ts";
+import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
@@ -51,7 +51,7 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
   readonly againMeansRetry = true;
   task = 0;
 
-  constructor(readonly handle: number, readonly buffers: BufferSet, readonly imm: NativeMemory) {}
+  constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly imm: NativeMemory) {}
 
   allocInit(slot: number, send: Send): number {
     const d = doca();
@@ -62,10 +62,10 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
       buffers.bufs[slot].setData(buffers.address(slot), send.bytes.length);
     }
     this.imm.bytes.set(send.imm, slot * IMM_MAX);
-    const buf = send.own ? send.own.handle : buffers.bufs[slot].handle;
+    const buf = send.own ? send.own[HANDLE] : buffers.bufs[slot][HANDLE];
     d.scratch.clear(0);
     const rc = f.doca_comch_producer_task_send_alloc_init(
-      this.handle,
+      this.ctxHandle,
       buf,
       this.imm.address + slot * IMM_MAX,
       send.imm.length,
@@ -129,7 +129,7 @@ export class ComchProducer extends CtxResource {
     try {
       imm = NativeMemory.alloc(count * IMM_MAX);
       d.scratch.clear(0);
-      check(f.doca_comch_producer_create(connection.handle, d.scratch.slot(0)), "doca_comch_producer_create");
+      check(f.doca_comch_producer_create(connection[HANDLE], d.scratch.slot(0)), "doca_comch_producer_create");
       handle = d.scratch.u64(0);
       producer = new ComchProducer(INTERNAL, handle, connection, buffers, imm);
       const cbs = nativeCallbacks();

@@ -1,5 +1,5 @@
 /** Comch server (DPU side): accepts host clients on a name, over a representor of the host function. */
-import { INTERNAL, internalOnly } from "./resource.ts";
+import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { setImmediate } from "node:timers";
 import { doca, requireFns } from "./library.ts";
 import { check, DocaError, TimeoutError } from "./errors.ts";
@@ -11,6 +11,7 @@ import { checkName, checkSizes, ComchEndpoint } from "./comch-endpoint.ts";
 import { Waiters } from "./waiters.ts";
 import { integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device, DeviceRep } from "./device.ts";
+import { DEVINFO } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
 
 export interface ComchServerOptions {
@@ -49,7 +50,7 @@ export class ComchServer extends ComchEndpoint {
     opts.device.assertOpen();
     opts.rep.assertOpen();
     opts.pe.assertOpen();
-    checkName(opts.name, opts.device.devinfo);
+    checkName(opts.name, opts.device[DEVINFO]);
     // New connections are routed to their server through this (no guessing among servers).
     requireFns("doca_comch_server_get_server_ctx");
     const d = doca();
@@ -58,7 +59,7 @@ export class ComchServer extends ComchEndpoint {
     const sendTasks = opts.sendTasks ?? 64;
     d.scratch.clear(0);
     check(
-      f.doca_comch_server_create(opts.device.handle, opts.rep.handle, d.scratch.cstring(opts.name), d.scratch.slot(0)),
+      f.doca_comch_server_create(opts.device[HANDLE], opts.rep[HANDLE], d.scratch.cstring(opts.name), d.scratch.slot(0)),
       "doca_comch_server_create",
       `name "${opts.name}" on ${opts.device.info.pciAddr}`,
     );
@@ -150,8 +151,8 @@ export class ComchServer extends ComchEndpoint {
   }
 
   #tryDisconnect(connection: ComchConnection): number {
-    const handle = connection.handle;
-    const rc = doca().fns.doca_comch_server_disconnect(this.handle, handle);
+    const handle = connection[HANDLE];
+    const rc = doca().fns.doca_comch_server_disconnect(this[HANDLE], handle);
     if (rc === DocaErrorCode.AGAIN) return rc;
     this.#connections.delete(handle);
     // NOT_CONNECTED: the client left first; the connection is gone either way.

@@ -13,7 +13,7 @@ import { check, DocaError, TimeoutError } from "./errors.ts";
 import { CTX_STATE_NAMES, CtxState, DocaErrorCode } from "./constants.ts";
 import { type CtxOwner, nativeCallbacks, registerOwner, unregisterOwner } from "./callbacks.ts";
 import { remaining, Waiters } from "./waiters.ts";
-import { Resource } from "./resource.ts";
+import { Resource, HANDLE } from "./resource.ts";
 import type { ProgressEngine } from "./pe.ts";
 
 /** How long a stop may take before close() gives up (the object then stays open and close() may be retried). */
@@ -38,7 +38,7 @@ export class CtxCore {
     try {
       check(f.doca_ctx_set_user_data(ctx, this.id), "doca_ctx_set_user_data");
       check(f.doca_ctx_set_state_changed_cb(ctx, nativeCallbacks().stateChanged.address), "doca_ctx_set_state_changed_cb");
-      check(f.doca_pe_connect_ctx(pe.handle, ctx), "doca_pe_connect_ctx");
+      check(f.doca_pe_connect_ctx(pe[HANDLE], ctx), "doca_pe_connect_ctx");
     } catch (e) {
       unregisterOwner(this.id);
       throw e;

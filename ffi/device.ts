@@ -2,7 +2,7 @@
 import { doca, type Doca } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode, DEVINFO_IBDEV_NAME_SIZE, DEVINFO_IFACE_NAME_SIZE, DEVINFO_PCI_ADDR_SIZE, DEVINFO_REP_VUID_SIZE, RepFilter } from "./constants.ts";
-import { Resource, INTERNAL, internalOnly } from "./resource.ts";
+import { Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 
 export interface DeviceCaps {
   dmaMemcpy: boolean;
@@ -123,6 +123,9 @@ export function openDevice(pciAddr?: string): Device {
   return Device.open(first.pciAddr);
 }
 
+/** Key of Device's doca_devinfo pointer accessor (ffi/ only, like HANDLE). */
+export const DEVINFO: unique symbol = Symbol("doca-ts devinfo");
+
 export class Device extends Resource {
   protected readonly kind: string;
   readonly info: DeviceInfo;
@@ -153,9 +156,9 @@ export class Device extends Resource {
     });
   }
 
-  /** The doca_devinfo of the open device (valid while it is open). */
-  get devinfo(): number {
-    return doca().fns.doca_dev_as_devinfo(this.handle);
+  /** The doca_devinfo of the open device (valid while it is open; ffi/ only). */
+  get [DEVINFO](): number {
+    return doca().fns.doca_dev_as_devinfo(this[HANDLE]);
   }
 
   /** Representors this device manages (DPU side), network functions by default. */
@@ -186,7 +189,7 @@ export class Device extends Resource {
     d.scratch.clear(0);
     d.scratch.clear(1);
     check(
-      d.fns.doca_devinfo_rep_create_list(this.handle, filter, d.scratch.slot(0), d.scratch.slot(1)),
+      d.fns.doca_devinfo_rep_create_list(this[HANDLE], filter, d.scratch.slot(0), d.scratch.slot(1)),
       "doca_devinfo_rep_create_list",
     );
     const list = d.scratch.u64(0);

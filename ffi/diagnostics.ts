@@ -3,6 +3,7 @@
  * setNativeEnv for configuring the software device from JS on Bun, and the REPL's explicit escape hatch to a
  * wrapper's native pointer.
  */
+import { HANDLE } from "./resource.ts";
 import { doca, loadLibc, mapPages } from "./library.ts";
 import { check } from "./errors.ts";
 import type { Resource } from "./resource.ts";
@@ -30,7 +31,7 @@ export function setNativeEnv(name: string, value: string): void {
  * hand with `doca().fns`. Nothing in the library or the tasks uses it; the pointer dies with the object.
  */
 export function unsafeHandle(resource: Resource): number {
-  return resource.handle;
+  return resource[HANDLE];
 }
 
 /**

@@ -7,7 +7,7 @@ import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { nativeCallbacks } from "./callbacks.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
-import { hex } from "./resource.ts";
+import { hex, HANDLE, NATIVE } from "./resource.ts";
 import { type Native, type TaskKind, TaskPath } from "./task-path.ts";
 import { integerIn, MAX_TASKS, nonNegative } from "./validate.ts";
 import type { Device } from "./device.ts";
@@ -64,11 +64,11 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   }
 
   allocInit(slot: number, src: Buf, dst: Buf): number {
-    // Hot path: raw functions with pre-converted arguments (see Backend.native); nothing allocated here.
+    // Hot path: raw functions with pre-converted arguments (see Backend[NATIVE]); nothing allocated here.
     const d = doca();
     const raw = d.raw;
     const scratch = d.scratch;
-    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src.native, dst.native, this.#slotNative[slot], scratch.slotNative(0));
+    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#slotNative[slot], scratch.slotNative(0));
     if (rc === 0) this.task = raw.doca_dma_task_memcpy_as_task(scratch.u64Native(0));
     return rc;
   }
@@ -95,7 +95,7 @@ export class Dma extends CtxResource {
     const d = doca();
     const f = d.fns;
     d.scratch.clear(0);
-    check(f.doca_dma_create(device.handle, d.scratch.slot(0)), "doca_dma_create");
+    check(f.doca_dma_create(device[HANDLE], d.scratch.slot(0)), "doca_dma_create");
     const handle = d.scratch.u64(0);
     super(handle, [device, pe]);
     this.device = device;
@@ -104,7 +104,7 @@ export class Dma extends CtxResource {
     // 0 means the device did not say: no limit of ours (the device still refuses what it cannot do).
     this.maxBufSize = device.info.caps.dmaMaxBufSize || Number.MAX_SAFE_INTEGER;
     const kind = new MemcpyKind(maxTasks);
-    kind.bind(this.native);
+    kind.bind(this[NATIVE]);
     this.#path = new TaskPath(kind, pe, maxTasks);
     let core: CtxCore | undefined;
     try {
@@ -248,6 +248,6 @@ export class Dma extends CtxResource {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.#path.inflight} ${hex(this.handle)}`;
+    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.#path.inflight} ${hex(this[HANDLE])}`;
   }
 }

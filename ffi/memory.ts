@@ -3,7 +3,7 @@
  * call returns, and the peer process reads/writes it by address). `bytes` is a view over it.
  */
 import { loadLibc, mapPages } from "./library.ts";
-import { Resource, hex, INTERNAL, internalOnly } from "./resource.ts";
+import { Resource, hex, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 
 const PAGE = 4096;
 const MADV_DONTNEED = 4;
@@ -40,7 +40,7 @@ export class NativeMemory extends Resource {
   }
 
   get address(): number {
-    return this.handle;
+    return this[HANDLE];
   }
 
   /** A view over the native memory (throws once closed). */

@@ -1,7 +1,7 @@
 /** Memory maps: local maps over NativeMemory (with PCI export) and maps imported from a peer's export. */
 import { doca } from "./library.ts";
 import { check } from "./errors.ts";
-import { Resource, hex, INTERNAL, internalOnly } from "./resource.ts";
+import { Resource, hex, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import type { Device } from "./device.ts";
 import { NativeMemory } from "./memory.ts";
 import { Access } from "./constants.ts";
@@ -63,7 +63,7 @@ export class Mmap extends Resource {
       const address = memory.address + offset;
       check(f.doca_mmap_set_memrange(handle, address, length), "doca_mmap_set_memrange");
       check(f.doca_mmap_set_permissions(handle, permissions), "doca_mmap_set_permissions");
-      for (const dev of devices) check(f.doca_mmap_add_dev(handle, dev.handle), "doca_mmap_add_dev");
+      for (const dev of devices) check(f.doca_mmap_add_dev(handle, dev[HANDLE]), "doca_mmap_add_dev");
       check(f.doca_mmap_start(handle), "doca_mmap_start");
       return new Mmap(INTERNAL, handle, [...devices, memory], { address, length }, permissions);
     } catch (e) {
@@ -77,7 +77,7 @@ export class Mmap extends Resource {
     const d = doca();
     d.scratch.clear(0);
     d.scratch.clear(1);
-    check(d.fns.doca_mmap_export_pci(this.handle, device.handle, d.scratch.slot(0), d.scratch.slot(1)), "doca_mmap_export_pci");
+    check(d.fns.doca_mmap_export_pci(this[HANDLE], device[HANDLE], d.scratch.slot(0), d.scratch.slot(1)), "doca_mmap_export_pci");
     const address = d.scratch.u64(0);
     const length = d.scratch.u64(1);
     // The descriptor belongs to the mmap and dies with it: copy it out.
@@ -96,7 +96,7 @@ export class Mmap extends Resource {
     d.scratch.clear(0);
     try {
       check(
-        f.doca_mmap_create_from_export(0, staging.address, descriptor.length, device.handle, d.scratch.slot(0)),
+        f.doca_mmap_create_from_export(0, staging.address, descriptor.length, device[HANDLE], d.scratch.slot(0)),
         "doca_mmap_create_from_export",
       );
     } finally {

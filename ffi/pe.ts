@@ -8,7 +8,7 @@ import { setImmediate, setTimeout } from "node:timers";
 import { doca, loadLibc, mapPages, type PresentFns, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { inCallback } from "./callbacks.ts";
-import { Resource, hex } from "./resource.ts";
+import { Resource, hex, HANDLE, NATIVE } from "./resource.ts";
 
 const POLLIN = 1;
 /** Empty progress rounds (macrotask turns) before the pump goes to sleep on the fd. */
@@ -69,7 +69,7 @@ export class ProgressEngine extends Resource {
   /** Runs DOCA's progress once; true when something happened. Never call it from inside a DOCA callback. */
   progress(): boolean {
     if (inCallback) throw new Error("ProgressEngine.progress() called from inside a DOCA callback");
-    return doca().raw.doca_pe_progress(this.native) === 1;
+    return doca().raw.doca_pe_progress(this[NATIVE]) === 1;
   }
 
   /** Tasks in flight on this engine (when DOCA can tell). */
@@ -78,7 +78,7 @@ export class ProgressEngine extends Resource {
     const get = d.fns.doca_pe_get_num_inflight_tasks;
     if (!get) return undefined;
     d.scratch.clear(0);
-    check(get(this.handle, d.scratch.slot(0)), "doca_pe_get_num_inflight_tasks");
+    check(get(this[HANDLE], d.scratch.slot(0)), "doca_pe_get_num_inflight_tasks");
     return d.scratch.u64(0);
   }
 
@@ -87,7 +87,7 @@ export class ProgressEngine extends Resource {
    * off the main thread, clears it. Resolves true when woken by an event. Call progress() afterwards.
    */
   async wait(timeoutMs: number): Promise<boolean> {
-    const handle = this.handle;
+    const handle = this[HANDLE];
     const notify = this.#notify;
     if (!notify || this.notificationFd < 0) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(timeoutMs, 1)));
@@ -103,7 +103,7 @@ export class ProgressEngine extends Resource {
       this.#pendingPoll = loadLibc().libc.pollAsync(this.#pollfd, 1, Math.max(0, Math.round(timeoutMs)));
       this.#pendingPoll.finally(() => {
         this.#pendingPoll = undefined;
-        if (!this.closed) notify.doca_pe_clear_notification(this.handle, this.notificationFd);
+        if (!this.closed) notify.doca_pe_clear_notification(this[HANDLE], this.notificationFd);
       });
     }
     const kicked = new Promise<number>((resolve) => (this.#kick = () => resolve(-2)));
@@ -168,6 +168,6 @@ export class ProgressEngine extends Resource {
   }
 
   protected summary(): string {
-    return `${hex(this.handle)} fd=${this.notificationFd} demand=${this.#demand}`;
+    return `${hex(this[HANDLE])} fd=${this.notificationFd} demand=${this.#demand}`;
   }
 }

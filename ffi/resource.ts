@@ -28,6 +28,10 @@ interface Link {
   done: boolean;
 }
 
+/** Keys of the native pointer accessors: for ffi/ modules, not exported by mod.ts (the REPL: diagnostics.ts). */
+export const HANDLE: unique symbol = Symbol("doca-ts native handle");
+export const NATIVE: unique symbol = Symbol("doca-ts native handle, loader form");
+
 export abstract class Resource {
   #handle: number;
   #native: number | bigint | undefined;
@@ -73,14 +77,14 @@ export abstract class Resource {
     if (release) Resource.#finalizer.register(this, this.#link, this.#link);
   }
 
-  /** The native pointer (ffi/ only); throws a clear Error once closed. */
-  get handle(): number {
+  /** The native pointer, for ffi/ only (a symbol key: tasks and users never see it); throws once closed. */
+  get [HANDLE](): number {
     if (this.#handle === 0) throw closedError(this.kind);
     return this.#handle;
   }
 
-  /** The handle in the loader's fastest argument form (bigint on Deno), cached for hot paths. */
-  get native(): number | bigint {
+  /** The handle in the loader's fastest argument form (bigint on Deno), cached for hot paths (ffi/ only). */
+  get [NATIVE](): number | bigint {
     if (this.#handle === 0) throw closedError(this.kind);
     return (this.#native ??= loadLibc().backend.native(this.#handle));
   }

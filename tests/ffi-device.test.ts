@@ -70,7 +70,9 @@ describe("ffi: library and devices", () => {
     const dev = Device.open(HOST_PCI);
     dev.close();
     dev.close();
-    assert.throws(() => dev.handle, /Device 0000:b1:00.1 is closed/);
+    assert.throws(() => dev.openRepresentor("0000:b1:00.1"), /Device 0000:b1:00.1 is closed/);
+    assert.equal(Object.keys(dev).includes("handle"), false, "no pointer on the public surface");
+    assert.equal("handle" in dev, false, "no pointer getter either");
     assert.throws(() => dev.listRepresentors(), /is closed/);
   });
 });
