@@ -1,5 +1,6 @@
 /**
- * Every callback DOCA makes into JS goes through one bridge: one native callback per kind per runtime, created on
+ * Every callback DOCA makes into JS goes through one bridge (task completions through their one entry point,
+ * dispatchTaskCompletion, which a second completion source can call too): one native callback per kind, created on
  * first use and kept for the process (DOCA may call them while any context lives). DOCA hands back small integer ids
  * in the user data it carries (`union doca_data`): the ctx user data names a context owner, the Comch connection
  * user data names a connection owner. The id table is private to this module; no JS object crosses into C.
@@ -131,21 +132,29 @@ let made: NativeCallbacks | undefined;
 export function dispatchTaskCompletion(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
   const owner = owners[ctxUserData] as CtxOwner | undefined;
   if (!owner?.onTaskDone) return;
+  inCallback = true;
   try {
     owner.onTaskDone(task, taskUserData, ok);
   } catch (e) {
-    owner.fail(e);
+    try {
+      owner.fail(e);
+    } catch {
+      // fail() only rejects promises; never let anything reach DOCA's frames.
+    }
+  } finally {
+    inCallback = false;
   }
 }
 
 export function nativeCallbacks(): NativeCallbacks {
   if (made) return made;
+  const b = doca().backend;
   const ctxById = (userData: number) => owners[userData] as CtxOwner | undefined;
-  const taskOwner = (_task: number, _taskUserData: number, ctxUserData: number) => ctxById(ctxUserData);
   made = {
     stateChanged: bridge(CALLBACKS.ctxStateChanged, ctxById, (o, _ud, _ctx, prev, next) => o.onStateChanged(prev, next)),
-    taskOk: bridge(CALLBACKS.taskCompletion, taskOwner, (o, task, taskUserData) => o.onTaskDone?.(task, taskUserData, true)),
-    taskError: bridge(CALLBACKS.taskCompletion, taskOwner, (o, task, taskUserData) => o.onTaskDone?.(task, taskUserData, false)),
+    // Task completions are the hot path: straight to the completion entry point (its own call sites stay monomorphic).
+    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, true)),
+    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, false)),
     msgRecv: bridge(CALLBACKS.msgRecv, (_e, _b, _l, conn) => connectionOwnerOf(conn), (o, _e, buffer, length) => o.onMessage(buffer, length)),
     connected: bridge(
       CALLBACKS.connectionStatus,

@@ -236,22 +236,25 @@ export class TaskPath<A, B> {
     const task = this.#tasks[slot];
     if (!task) return; // not ours (or already settled by a shutdown)
     const a = this.#a[slot]!, b = this.#b[slot]!;
-    const error = ok ? undefined : new DocaError(raw.doca_task_get_status(task) as number, this.#kind.taskName);
-    try {
-      this.#kind.complete?.(slot, typedTask, ok, a, b);
-    } finally {
-      raw.doca_task_free(task);
-      const resolve = this.#resolves[slot], reject = this.#rejects[slot], batch = this.#batches[slot];
-      this.#tasks[slot] = 0;
-      this.#a[slot] = undefined;
-      this.#b[slot] = undefined;
-      this.#resolves[slot] = this.#rejects[slot] = this.#batches[slot] = undefined;
-      this.#free[this.#freeTop++] = slot;
-      if (--this.#inflight === 0) this.#pe.release();
-      this.#settle(error, resolve, reject, batch, a, b);
-      // Refill from the queue now that a slot is free (DOCA allows submitting from a completion callback).
-      if (this.#queue.length > 0) this.#drain();
+    let error: Error | undefined = ok ? undefined : new DocaError(raw.doca_task_get_status(task), this.#kind.taskName);
+    if (this.#kind.complete) {
+      try {
+        this.#kind.complete(slot, typedTask, ok, a, b);
+      } catch (e) {
+        error ??= e instanceof Error ? e : new Error(String(e));
+      }
     }
+    raw.doca_task_free(task);
+    const resolve = this.#resolves[slot], reject = this.#rejects[slot], batch = this.#batches[slot];
+    this.#tasks[slot] = 0;
+    this.#a[slot] = undefined;
+    this.#b[slot] = undefined;
+    this.#resolves[slot] = this.#rejects[slot] = this.#batches[slot] = undefined;
+    this.#free[this.#freeTop++] = slot;
+    if (--this.#inflight === 0) this.#pe.release();
+    this.#settle(error, resolve, reject, batch, a, b);
+    // Refill from the queue now that a slot is free (DOCA allows submitting from a completion callback).
+    if (this.#queue.length > 0) this.#drain();
   }
 
   /** The context is stopping: refuse new work and reject what waits in the queue (in-flight tasks get flushed). */
