@@ -13,10 +13,10 @@ import {
   ComchClient,
   Device,
   Dma,
-  listDevices,
   liveObjects,
   Mmap,
   NativeMemory,
+  openDevice,
   ProgressEngine,
 } from "../mod.ts";
 
@@ -24,14 +24,14 @@ const noCounter = noLiveCounter;
 
 /** The ffi/README.md example, verbatim apart from the assertion (tests/ffi-readme.test.ts runs it once). */
 async function readmeExample(): Promise<void> {
-  using dev = Device.open(listDevices()[0].pciAddr);
+  using dev = openDevice();
   using pe = new ProgressEngine();
   using src = NativeMemory.alloc(4096), dst = NativeMemory.alloc(4096);
   src.bytes.fill(7);
   using map = Mmap.create({ memory: src, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
   using map2 = Mmap.create({ memory: dst, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
   using inv = new BufInventory(2);
-  using dma = new Dma(dev, pe);
+  await using dma = new Dma(dev, pe);
   await dma.memcpy(inv.bufByData(map, src.address, 4096), inv.bufByAddr(map2, dst.address, 4096));
   if (dst.bytes[4095] !== 7) throw new Error("the copy did not land");
 }
