@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { DPU_PCI, dpuEnv, HOST_PCI, uniqueName } from "./helpers/sim-env.ts";
 import { spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
+import { Resource } from "../ffi/resource.ts";
 import {
   Access,
   Buf,
@@ -83,6 +84,42 @@ describe("ffi: ownership tree", () => {
     const lookalike = { handle: 1234, native: 1234, length: 16, address: 0, assertOpen() {} };
     // deno-lint-ignore no-explicit-any
     assert.throws(() => dma.memcpy(lookalike as any, lookalike as any), /must be a Buf/);
+  });
+});
+
+/** A tree node whose native destroy fails until told otherwise (the mechanism every wrapper inherits). */
+class Stubborn extends Resource {
+  protected readonly kind = "Stubborn";
+  failing = true;
+  destroyed = 0;
+  constructor(handle: number, parents: Resource[] = []) {
+    super(handle, parents);
+  }
+  protected destroyNative(): void {
+    if (this.failing) throw new Error("DOCA_ERROR_IN_USE (simulated)");
+    this.destroyed++;
+  }
+  protected summary(): string {
+    return "stub";
+  }
+}
+
+describe("ffi: a failed native destroy", () => {
+  test("leaves the object open, says so, and a retry works; children are closed first", async () => {
+    const parent = new Stubborn(0x1000);
+    const child = new Stubborn(0x2000, [parent]);
+    child.failing = false;
+    assert.throws(() => parent.close(), /IN_USE \(simulated\).*Stubborn is still open; close\(\) may be retried/);
+    assert.equal(child.closed, true, "the child was closed first");
+    assert.equal(parent.closed, false, "the parent stays open");
+    await assert.rejects(parent.closeAsync(), /still open/);
+    assert.equal(parent.closed, false);
+    parent.failing = false;
+    parent.close();
+    assert.equal(parent.closed, true);
+    assert.equal(parent.destroyed, 1, "destroyed exactly once");
+    parent.close();
+    assert.equal(parent.destroyed, 1, "closing twice does nothing");
   });
 });
 
