@@ -86,30 +86,45 @@ export function setConnectionOwner(connection: number, id: number): void {
   doca().fns.doca_comch_connection_set_user_data(connection, id);
 }
 
-type Args = [number, number, number, number];
+/** What a native callback reports; deliver() switches on it (no per-callback closures on the hot path). */
+const TASK_OK = 0, TASK_ERROR = 1, STATE = 2, MESSAGE = 3, CONNECTED = 4, DISCONNECTED = 5, CONSUMER_NEW = 6, CONSUMER_GONE = 7;
 
-/** The one bridge: finds the owner, runs the handler with the re-entrancy flag set, hands errors to the owner. */
-function bridge<O extends CallbackOwner>(
-  def: (typeof CALLBACKS)[keyof typeof CALLBACKS],
-  route: (...args: Args) => O | undefined,
-  handle: (owner: O, ...args: Args) => void,
-): NativeCallback {
-  return doca().backend.callback(def, (a = 0, b = 0, c = 0, d = 0) => {
-    const owner = route(a, b, c, d);
-    if (!owner) return;
-    inCallback = true;
-    try {
-      handle(owner, a, b, c, d);
-    } catch (e) {
-      try {
-        owner.fail(e);
-      } catch {
-        // fail() only rejects promises; never let anything reach DOCA's frames.
-      }
-    } finally {
-      inCallback = false;
+/**
+ * The one bridge: runs an owner's handler with the re-entrancy flag set and hands anything it throws to the owner
+ * (which rejects whoever awaits it); nothing unwinds through DOCA's C frames.
+ */
+function deliver(owner: CallbackOwner, event: number, a: number, b: number, c: number): void {
+  inCallback = true;
+  try {
+    switch (event) {
+      case TASK_OK:
+      case TASK_ERROR:
+        (owner as CtxOwner).onTaskDone?.(a, b, event === TASK_OK);
+        break;
+      case STATE:
+        (owner as CtxOwner).onStateChanged(a, b);
+        break;
+      case MESSAGE:
+        (owner as ConnectionOwner).onMessage(a, b);
+        break;
+      case CONNECTED:
+      case DISCONNECTED:
+        (owner as ConnectionOwner).onStatus(event === CONNECTED, c === 1);
+        break;
+      case CONSUMER_NEW:
+      case CONSUMER_GONE:
+        (owner as ConnectionOwner).onRemoteConsumer(a, event === CONSUMER_NEW);
+        break;
     }
-  });
+  } catch (e) {
+    try {
+      owner.fail(e);
+    } catch {
+      // fail() only rejects promises; never let anything reach DOCA's frames.
+    }
+  } finally {
+    inCallback = false;
+  }
 }
 
 interface NativeCallbacks {
@@ -130,40 +145,42 @@ let made: NativeCallbacks | undefined;
  * completion callbacks below; a native completion ring drained after progress can call it the same way).
  */
 export function dispatchTaskCompletion(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
-  const owner = owners[ctxUserData] as CtxOwner | undefined;
-  if (!owner?.onTaskDone) return;
-  inCallback = true;
-  try {
-    owner.onTaskDone(task, taskUserData, ok);
-  } catch (e) {
-    try {
-      owner.fail(e);
-    } catch {
-      // fail() only rejects promises; never let anything reach DOCA's frames.
-    }
-  } finally {
-    inCallback = false;
-  }
+  const owner = owners[ctxUserData];
+  if (owner) deliver(owner, ok ? TASK_OK : TASK_ERROR, task, taskUserData, 0);
 }
 
 export function nativeCallbacks(): NativeCallbacks {
   if (made) return made;
   const b = doca().backend;
-  const ctxById = (userData: number) => owners[userData] as CtxOwner | undefined;
+  const ctx = (userData: number) => owners[userData];
   made = {
-    stateChanged: bridge(CALLBACKS.ctxStateChanged, ctxById, (o, _ud, _ctx, prev, next) => o.onStateChanged(prev, next)),
-    // Task completions are the hot path: straight to the completion entry point (its own call sites stay monomorphic).
+    stateChanged: b.callback(CALLBACKS.ctxStateChanged, (userData, _ctx, prev, next) => {
+      const owner = ctx(userData);
+      if (owner) deliver(owner, STATE, prev, next, 0);
+    }),
+    // Task completions: the completion entry point (a second completion source calls it the same way).
     taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, true)),
     taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, false)),
-    msgRecv: bridge(CALLBACKS.msgRecv, (_e, _b, _l, conn) => connectionOwnerOf(conn), (o, _e, buffer, length) => o.onMessage(buffer, length)),
-    connected: bridge(
-      CALLBACKS.connectionStatus,
-      (_e, conn, ok) => (ok === 1 ? connectionOwnerOf(conn, true) : undefined),
-      (o) => o.onStatus(true, true),
-    ),
-    disconnected: bridge(CALLBACKS.connectionStatus, (_e, conn) => connectionOwnerOf(conn), (o, _e, _c, ok) => o.onStatus(false, ok === 1)),
-    consumerNew: bridge(CALLBACKS.consumerEvent, (_e, conn) => connectionOwnerOf(conn), (o, _e, _c, id) => o.onRemoteConsumer(id, true)),
-    consumerExpired: bridge(CALLBACKS.consumerEvent, (_e, conn) => connectionOwnerOf(conn), (o, _e, _c, id) => o.onRemoteConsumer(id, false)),
+    msgRecv: b.callback(CALLBACKS.msgRecv, (_event, buffer, length, connection) => {
+      const owner = connectionOwnerOf(connection);
+      if (owner) deliver(owner, MESSAGE, buffer, length, 0);
+    }),
+    connected: b.callback(CALLBACKS.connectionStatus, (_event, connection, ok) => {
+      const owner = ok === 1 ? connectionOwnerOf(connection, true) : undefined;
+      if (owner) deliver(owner, CONNECTED, 0, 0, ok);
+    }),
+    disconnected: b.callback(CALLBACKS.connectionStatus, (_event, connection, ok) => {
+      const owner = connectionOwnerOf(connection);
+      if (owner) deliver(owner, DISCONNECTED, 0, 0, ok);
+    }),
+    consumerNew: b.callback(CALLBACKS.consumerEvent, (_event, connection, id) => {
+      const owner = connectionOwnerOf(connection);
+      if (owner) deliver(owner, CONSUMER_NEW, id, 0, 0);
+    }),
+    consumerExpired: b.callback(CALLBACKS.consumerEvent, (_event, connection, id) => {
+      const owner = connectionOwnerOf(connection);
+      if (owner) deliver(owner, CONSUMER_GONE, id, 0, 0);
+    }),
   };
   return made;
 }
