@@ -3,10 +3,10 @@ import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxState } from "./constants.ts";
-import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
+import type { ConnectionOwner } from "./callbacks.ts";
 import { CtxCore } from "./ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
-import { checkName, checkSizes, ComchEndpoint } from "./comch-endpoint.ts";
+import { checkName, checkSizes, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
 import { integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device } from "./device.ts";
 import { DEVINFO } from "./device.ts";
@@ -57,14 +57,7 @@ export class ComchClient extends ComchEndpoint {
     const handle = d.scratch.u64(0);
     let client: ComchClient | undefined;
     try {
-      const cbs = nativeCallbacks();
-      check(f.doca_comch_client_task_send_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, sendTasks), "doca_comch_client_task_send_set_conf");
-      check(f.doca_comch_client_event_msg_recv_register(handle, cbs.msgRecv.address), "doca_comch_client_event_msg_recv_register");
-      if (f.doca_comch_client_event_consumer_register) {
-        check(f.doca_comch_client_event_consumer_register(handle, cbs.consumerNew.address, cbs.consumerExpired.address), "doca_comch_client_event_consumer_register");
-      }
-      if (opts.maxMsgSize !== undefined) check(f.doca_comch_client_set_max_msg_size(handle, maxMsgSize), "doca_comch_client_set_max_msg_size");
-      if (opts.recvQueueSize !== undefined) check(f.doca_comch_client_set_recv_queue_size(handle, opts.recvQueueSize), "doca_comch_client_set_recv_queue_size");
+      configureEndpoint("client", handle, sendTasks, opts);
       client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks);
       // DOCA_ERROR_IN_PROGRESS is the normal answer: RUNNING arrives through progress.
       if (client.core!.start()) client.#adoptConnection();

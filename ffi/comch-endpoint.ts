@@ -5,7 +5,7 @@
 import { doca, loadLibc, mapPages } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import type { ConnectionOwner } from "./callbacks.ts";
+import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
 import { type CtxCore, CtxResource } from "./ctx.ts";
 import { type TaskKind, TaskPath } from "./task-path.ts";
 import type { ComchConnection } from "./comch-connection.ts";
@@ -119,6 +119,42 @@ export abstract class ComchEndpoint extends CtxResource {
   }
 
   protected abstract destroyEndpoint(handle: number): void;
+}
+
+/** Each side's spelling of the configuration both share. */
+const SIDE_FNS = {
+  server: [
+    "doca_comch_server_task_send_set_conf",
+    "doca_comch_server_event_msg_recv_register",
+    "doca_comch_server_event_consumer_register",
+    "doca_comch_server_set_max_msg_size",
+    "doca_comch_server_set_recv_queue_size",
+  ],
+  client: [
+    "doca_comch_client_task_send_set_conf",
+    "doca_comch_client_event_msg_recv_register",
+    "doca_comch_client_event_consumer_register",
+    "doca_comch_client_set_max_msg_size",
+    "doca_comch_client_set_recv_queue_size",
+  ],
+} as const;
+
+/** Configures a new server or client: send tasks, message and consumer events, and the sizes the caller gave. */
+export function configureEndpoint(
+  side: keyof typeof SIDE_FNS,
+  handle: number,
+  sendTasks: number,
+  sizes: { maxMsgSize?: number; recvQueueSize?: number },
+): void {
+  const f = doca().fns;
+  const cbs = nativeCallbacks();
+  const [conf, recv, consumers, maxMsg, queue] = SIDE_FNS[side];
+  check(f[conf](handle, cbs.taskOk.address, cbs.taskError.address, sendTasks), conf);
+  check(f[recv](handle, cbs.msgRecv.address), recv);
+  const registerConsumers = f[consumers]; // optional: DOCA without the fast path has no consumer events
+  if (registerConsumers) check(registerConsumers(handle, cbs.consumerNew.address, cbs.consumerExpired.address), consumers);
+  if (sizes.maxMsgSize !== undefined) check(f[maxMsg](handle, sizes.maxMsgSize), maxMsg);
+  if (sizes.recvQueueSize !== undefined) check(f[queue](handle, sizes.recvQueueSize), queue);
 }
 
 export function checkName(name: string, devinfo: number): void {

@@ -7,7 +7,7 @@ import { DocaErrorCode } from "./constants.ts";
 import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
 import { CtxCore, STOP_TIMEOUT_MS } from "./ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
-import { checkName, checkSizes, ComchEndpoint } from "./comch-endpoint.ts";
+import { checkName, checkSizes, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
 import { Waiters } from "./waiters.ts";
 import { integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device, DeviceRep } from "./device.ts";
@@ -66,18 +66,12 @@ export class ComchServer extends ComchEndpoint {
     const handle = d.scratch.u64(0);
     let server: ComchServer | undefined;
     try {
+      configureEndpoint("server", handle, sendTasks, opts);
       const cbs = nativeCallbacks();
-      check(f.doca_comch_server_task_send_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, sendTasks), "doca_comch_server_task_send_set_conf");
-      check(f.doca_comch_server_event_msg_recv_register(handle, cbs.msgRecv.address), "doca_comch_server_event_msg_recv_register");
       check(
         f.doca_comch_server_event_connection_status_changed_register(handle, cbs.connected.address, cbs.disconnected.address),
         "doca_comch_server_event_connection_status_changed_register",
       );
-      if (f.doca_comch_server_event_consumer_register) {
-        check(f.doca_comch_server_event_consumer_register(handle, cbs.consumerNew.address, cbs.consumerExpired.address), "doca_comch_server_event_consumer_register");
-      }
-      if (opts.maxMsgSize !== undefined) check(f.doca_comch_server_set_max_msg_size(handle, maxMsgSize), "doca_comch_server_set_max_msg_size");
-      if (opts.recvQueueSize !== undefined) check(f.doca_comch_server_set_recv_queue_size(handle, opts.recvQueueSize), "doca_comch_server_set_recv_queue_size");
       server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks);
       server.core!.start();
       return server;
