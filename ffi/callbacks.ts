@@ -72,6 +72,15 @@ function ctxOwnerOf(ctx: number): CtxOwner | undefined {
  * knows it (a connection event creates it; other events may come before we could set the user data).
  */
 function connectionOwnerOf(connection: number, isNew = false): ConnectionOwner | undefined {
+  try {
+    return findConnectionOwner(connection, isNew);
+  } catch {
+    // A wrapper that cannot be made now (its server is closing): the event has no owner. Never throw into C.
+    return undefined;
+  }
+}
+
+function findConnectionOwner(connection: number, isNew: boolean): ConnectionOwner | undefined {
   const f = doca().fns;
   const id = isNew ? 0 : f.doca_comch_connection_get_user_data(connection);
   if (id) return owners[id] as ConnectionOwner | undefined;
