@@ -7,7 +7,7 @@ import type { ConnectionOwner } from "./callbacks.ts";
 import { CtxCore } from "./ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
 import { checkName, checkSizes, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
-import { integerIn, MAX_TASKS } from "./validate.ts";
+import { duration, integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device } from "./device.ts";
 import { DEVINFO } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
@@ -39,7 +39,7 @@ export class ComchClient extends ComchEndpoint {
   static async connect(opts: ComchClientOptions): Promise<ComchClient> {
     checkSizes("ComchClient.connect", { maxMsgSize: opts.maxMsgSize, recvQueueSize: opts.recvQueueSize });
     integerIn("ComchClient.connect", "sendTasks", opts.sendTasks, 1, MAX_TASKS);
-    integerIn("ComchClient.connect", "timeoutMs", opts.timeoutMs, 0, 2 ** 31 - 1);
+    duration("ComchClient.connect", "timeoutMs", opts.timeoutMs);
     opts.device.assertOpen();
     opts.pe.assertOpen();
     checkName(opts.name, opts.device[DEVINFO]);

@@ -8,7 +8,7 @@ import { Access } from "./constants.ts";
 import { NativeMemory } from "./memory.ts";
 import { Mmap } from "./mmap.ts";
 import { type Buf, BufInventory } from "./buf.ts";
-import { integerIn } from "./validate.ts";
+import { duration, integerIn } from "./validate.ts";
 import type { ComchConnection } from "./comch-connection.ts";
 import type { Device } from "./device.ts";
 import { DEVINFO } from "./device.ts";
@@ -44,7 +44,7 @@ export function checkFastPathOptions(where: string, opts: FastPathOptions): { bu
   integerIn(where, "bufferSize", opts.bufferSize, 1, 1 << 30);
   integerIn(where, "buffers", opts.buffers, 1, 4096);
   integerIn(where, "immDataLength", opts.immDataLength, 0, 1 << 16);
-  integerIn(where, "timeoutMs", opts.timeoutMs, 0, 2 ** 31 - 1);
+  duration(where, "timeoutMs", opts.timeoutMs);
   return { bufferSize: opts.bufferSize ?? 4096, buffers: opts.buffers ?? 16 };
 }
 

@@ -19,6 +19,14 @@ export function integerIn(where: string, name: string, value: unknown, min: numb
   }
 }
 
+/** A timeout in milliseconds (fractions allowed): 0 .. 2^31-1, the range every runtime's timers honour. */
+export function duration(where: string, name: string, value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !(value >= 0) || value > 2 ** 31 - 1) {
+    throw new RangeError(`${where}: ${name} must be a number of milliseconds from 0 to 2147483647, got ${describe(value)}`);
+  }
+}
+
 /** A length or address: a safe non-negative integer. */
 export function nonNegative(where: string, name: string, value: unknown): asserts value is number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {

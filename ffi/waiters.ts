@@ -29,6 +29,10 @@ export class Waiters<T> {
 
   /** Waits for the next resolveNext/resolveAll; rejects with TimeoutError(what) after timeoutMs (if given). */
   wait(what: string, timeoutMs?: number): Promise<T> {
+    if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !(timeoutMs >= 0) || timeoutMs > 2 ** 31 - 1)) {
+      // NaN would fire at once on some runtimes and never on others: refuse it the same way everywhere.
+      return Promise.reject(new RangeError(`timeoutMs must be a number of milliseconds from 0 to 2147483647, got ${timeoutMs}`));
+    }
     return new Promise<T>((resolve, reject) => {
       const entry: Entry<T> = { resolve, reject, timer: undefined };
       if (timeoutMs !== undefined) {

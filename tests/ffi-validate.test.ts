@@ -64,6 +64,16 @@ describe("ffi: options are checked before anything native exists", () => {
   });
 });
 
+describe("ffi: timeouts", () => {
+  test("a NaN or negative timeout is refused (not a wait that ends at once on one runtime and never on another)", async () => {
+    const { Waiters } = await import("../ffi/waiters.ts");
+    const waiters = new Waiters<number>(undefined);
+    for (const bad of [NaN, -1, Infinity]) await assert.rejects(waiters.wait("something", bad), /timeoutMs must be a number/);
+    const late = waiters.wait("something", 0);
+    await assert.rejects(late, /timed out after 0 ms waiting for something/);
+  });
+});
+
 describe("ffi: Dma copies of any length", () => {
   test("copy() splits a range larger than the max buf size into tasks, byte for byte", { timeout: 120_000 }, async () => {
     const size = 5 * MiB + 3;
