@@ -1,6 +1,7 @@
 // The API validates before it allocates (the same on Deno, Bun and Node), Buf.setData checks its own bounds, and
 // Dma copies any length through copy() while memcpy() beyond the device's limit names the limit and copy().
 import { describe, test } from "node:test";
+import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { HOST_PCI, pattern } from "./helpers/sim-env.ts";
 import { Access, BufInventory, Device, Dma, DocaError, liveObjects, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
@@ -61,6 +62,20 @@ describe("ffi: options are checked before anything native exists", () => {
     buf.setData(mem.address + 4100, 96);
     assert.equal(buf.dataLength, 96);
     assert.equal(buf.dataAddress, mem.address + 4100);
+  });
+});
+
+describe("ffi: failure paths release what they took", () => {
+  test("Mmap.fromExport frees its staging memory when the import fails (no page per hostile descriptor)", () => {
+    const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))![1]) / 1024;
+    using dev = Device.open(HOST_PCI);
+    const descriptor = new Uint8Array(1 << 20).fill(0x5a); // staged in fresh pages (too big for the scratch area)
+    const attempt = () => assert.throws(() => Mmap.fromExport(descriptor, dev), DocaError);
+    for (let i = 0; i < 3; i++) attempt();
+    const before = rssMiB();
+    for (let i = 0; i < 50; i++) attempt();
+    // Leaking the staging would add 50 MiB of touched pages; what remains is runtime noise.
+    assert.ok(rssMiB() - before < 20, `resident memory grew by ${(rssMiB() - before).toFixed(1)} MiB over 50 failed imports`);
   });
 });
 
