@@ -198,7 +198,7 @@ export abstract class Resource {
   }
 
   /** Plain objects close synchronously; contexts override this with closeAsync(). */
-  close(): void | Promise<void> {
+  close(): void {
     this.closeSync();
   }
 
