@@ -168,8 +168,14 @@ export function nativeCallbacks(): NativeCallbacks {
       if (owner) deliver(owner, STATE, prev, next, 0);
     }),
     // Task completions: the completion entry point (a second completion source calls it the same way).
-    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, true)),
-    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, false)),
+    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => {
+      const owner = owners[ctxUd];
+      if (owner) deliver(owner, TASK_OK, task, taskUd, 0);
+    }),
+    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => {
+      const owner = owners[ctxUd];
+      if (owner) deliver(owner, TASK_ERROR, task, taskUd, 0);
+    }),
     msgRecv: b.callback(CALLBACKS.msgRecv, (_event, buffer, length, connection) => {
       const owner = connectionOwnerOf(connection);
       if (owner) deliver(owner, MESSAGE, buffer, length, 0);

@@ -53,6 +53,10 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   /** Slot numbers in native form, for the task user data argument. */
   readonly #slotNative: Native[];
   #dma: Native = 0;
+  readonly #raw = doca().raw;
+  readonly #scratch = doca().scratch;
+  /** Scratch slot 0 (the new task's out-parameter) in native form. */
+  readonly #out = doca().scratch.slotNative(0);
 
   constructor(capacity: number) {
     const native = doca().backend.native;
@@ -64,12 +68,10 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   }
 
   allocInit(slot: number, src: Buf, dst: Buf): number {
-    // Hot path: raw functions with pre-converted arguments (see Backend[NATIVE]); nothing allocated here.
-    const d = doca();
-    const raw = d.raw;
-    const scratch = d.scratch;
-    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#slotNative[slot], scratch.slotNative(0));
-    if (rc === 0) this.task = raw.doca_dma_task_memcpy_as_task(scratch.u64Native(0));
+    // Hot path: raw functions with pre-converted arguments (see Backend.native), looked up once; nothing allocated.
+    const raw = this.#raw;
+    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#slotNative[slot], this.#out);
+    if (rc === 0) this.task = raw.doca_dma_task_memcpy_as_task(this.#scratch.u64Native(0));
     return rc;
   }
 }
@@ -136,8 +138,11 @@ export class Dma extends CtxResource {
    */
   memcpy(src: Buf, dst: Buf): Promise<void> {
     // Bad arguments and a closed Dma throw at once; DOCA's verdicts arrive as rejections.
-    assertBuf(src, "memcpy", "src");
-    assertBuf(dst, "memcpy", "dst");
+    if (!Buf.isOpenBuf(src) || !Buf.isOpenBuf(dst)) {
+      // The slow path says exactly what is wrong.
+      assertBuf(src, "memcpy", "src");
+      assertBuf(dst, "memcpy", "dst");
+    }
     this.assertOpen();
     if (src.length > this.maxBufSize) {
       const length = src.dataLength;
@@ -148,16 +153,21 @@ export class Dma extends CtxResource {
 
   /** Submits every pair, resolves once all completed (rejects with the first failure after all settled). */
   memcpyBatch(pairs: Array<[Buf, Buf]>): Promise<void> {
-    const srcs: Buf[] = [], dsts: Buf[] = [];
     this.assertOpen();
+    const n = pairs.length;
+    const srcs: Buf[] = new Array(n), dsts: Buf[] = new Array(n);
     let tooBig: DocaError | undefined;
-    pairs.forEach(([s, t], i) => {
-      assertBuf(s, "memcpyBatch", `pairs[${i}][0]`);
-      assertBuf(t, "memcpyBatch", `pairs[${i}][1]`);
+    for (let i = 0; i < n; i++) {
+      const pair = pairs[i];
+      const s = pair[0], t = pair[1];
+      if (!Buf.isOpenBuf(s) || !Buf.isOpenBuf(t)) {
+        assertBuf(s, "memcpyBatch", `pairs[${i}][0]`);
+        assertBuf(t, "memcpyBatch", `pairs[${i}][1]`);
+      }
       if (s.length > this.maxBufSize && s.dataLength > this.maxBufSize) tooBig ??= this.#tooBig(s.dataLength, "memcpyBatch");
-      srcs.push(s);
-      dsts.push(t);
-    });
+      srcs[i] = s;
+      dsts[i] = t;
+    }
     if (tooBig) return Promise.reject(tooBig);
     return this.#path.submitBatch(srcs, dsts);
   }

@@ -60,6 +60,8 @@ export class TaskPath<A, B> {
   readonly capacity: number;
   readonly #kind: TaskKind<A, B>;
   readonly #pe: ProgressEngine;
+  /** The hot-path functions, looked up once. */
+  readonly #raw = doca().raw;
   // Per-slot state (index = task user data).
   readonly #tasks: Native[];
   readonly #a: (A | undefined)[];
@@ -148,7 +150,7 @@ export class TaskPath<A, B> {
 
   #start(a: A, b: B, resolve: (() => void) | undefined, reject: ((e: Error) => void) | undefined, batch: Batch | undefined): void {
     const kind = this.#kind;
-    const raw = doca().raw;
+    const raw = this.#raw;
     const slot = this.#free[--this.#freeTop];
     let error: Error;
     try {
@@ -232,7 +234,7 @@ export class TaskPath<A, B> {
    * task, its user data (our slot) and whether it succeeded.
    */
   onTaskDone(typedTask: number, slot: number, ok: boolean): void {
-    const raw = doca().raw;
+    const raw = this.#raw;
     const task = this.#tasks[slot];
     if (!task) return; // not ours (or already settled by a shutdown)
     const a = this.#a[slot]!, b = this.#b[slot]!;
