@@ -150,8 +150,8 @@ interface NativeCallbacks {
 let made: NativeCallbacks | undefined;
 
 /**
- * Routes one task completion to its context's task path: the entry point every completion source uses (DOCA's
- * completion callbacks below; a native completion ring drained after progress can call it the same way).
+ * Routes one task completion to its context's task path: exactly what DOCA's completion callbacks below do, as a
+ * function another completion source (a native completion ring drained after each progress) can call.
  */
 export function dispatchTaskCompletion(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
   const owner = owners[ctxUserData];
