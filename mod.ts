@@ -1,23 +1,22 @@
 /**
  * doca-ts public API: NVIDIA DOCA (devices, memory maps, buffers, progress engine, DMA, Comch) from Deno, Bun and
- * Node. See ffi/README.md.
+ * Node. See ffi/README.md. (Diagnostics such as measureCallOverhead and setNativeEnv: ffi/diagnostics.ts.)
  */
-export { describeDevice, type DocaLibraryInfo, liveObjects, loadDoca, setNativeEnv } from "./ffi/library.ts";
+export { describeDevice, type DocaLibraryInfo, liveObjects, loadDoca } from "./ffi/library.ts";
 export { DocaError, TimeoutError } from "./ffi/errors.ts";
 export { Access, CtxState, DocaErrorCode, RepFilter } from "./ffi/constants.ts";
-export { Device, type DeviceCaps, type DeviceInfo, DeviceRep, listDevices, type RepInfo } from "./ffi/device.ts";
+export { Device, type DeviceCaps, type DeviceInfo, DeviceRep, listDevices, openDevice, type RepInfo } from "./ffi/device.ts";
 export { NativeMemory } from "./ffi/memory.ts";
 export { Mmap, type MmapOptions } from "./ffi/mmap.ts";
 export { Buf, BufInventory } from "./ffi/buf.ts";
 export { ProgressEngine } from "./ffi/pe.ts";
-export { Dma, type DmaOptions } from "./ffi/dma.ts";
+export { Dma, type DmaOptions, type DmaRange, type DmaRangeCopyOptions } from "./ffi/dma.ts";
 export { ComchConnection } from "./ffi/comch-connection.ts";
 export { ComchServer, type ComchServerOptions } from "./ffi/comch-server.ts";
 export { ComchClient, type ComchClientOptions } from "./ffi/comch-client.ts";
-export { measureCallOverhead, type OverheadReport } from "./ffi/overhead.ts";
 export { ComchConsumer } from "./ffi/comch-consumer.ts";
 export { ComchProducer } from "./ffi/comch-producer.ts";
-export type { FastPathMessage, FastPathOptions } from "./ffi/comch-fastpath-common.ts";
+export type { FastPathCreateOptions, FastPathMessage, FastPathOptions } from "./ffi/comch-fastpath-common.ts";
 
 // Task steps: the DMA Copy application and its composable pieces (tasks/), for scripts and the REPL.
 export { dmaCopy, type DmaCopyOptions, parseDmaCopyArgs, type Summary as DmaCopySummary } from "./tasks/dma-copy.ts";

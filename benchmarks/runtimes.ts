@@ -5,13 +5,14 @@
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
+import { currentRuntime } from "../ffi/runtime.ts";
 
 export type RuntimeName = "deno" | "bun" | "node";
 export const RUNTIMES: RuntimeName[] = ["deno", "bun", "node"];
 export const RUNTIME_LABEL: Record<RuntimeName | "c", string> = { c: "C", deno: "Deno", bun: "Bun", node: "Node" };
 
 export function denoPath(): string {
-  return "Deno" in globalThis ? process.execPath : join(repoRoot, "node_modules", "deno", "deno");
+  return currentRuntime() === "deno" ? process.execPath : join(repoRoot, "node_modules", "deno", "deno");
 }
 
 /** argv that runs `script args` under `runtime` (Deno gets only the permissions named). */

@@ -15,14 +15,14 @@ import {
   Access,
   type Buf,
   BufInventory,
-  Device,
+  type Device,
   Dma,
-  listDevices,
-  measureCallOverhead,
   Mmap,
   NativeMemory,
+  openDevice,
   ProgressEngine,
 } from "../mod.ts";
+import { measureCallOverhead } from "../ffi/diagnostics.ts";
 
 const MAX_BUFFERS = 1024;
 
@@ -59,9 +59,7 @@ class Bench implements Disposable {
   #remote: Mmap | undefined;
 
   constructor() {
-    const first = listDevices()[0];
-    if (!first) throw new Error("no DOCA device");
-    this.device = Device.open(first.pciAddr);
+    this.device = openDevice();
     this.dma = new Dma(this.device, this.pe, { maxTasks: MAX_BUFFERS });
     this.maxBuf = this.device.info.caps.dmaMaxBufSize;
   }

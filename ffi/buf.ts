@@ -1,14 +1,29 @@
-/** Buffer inventories and the buffers they hand out (a window of an mmap, with a data section inside it). */
+/**
+ * Buffer inventories and the buffers they hand out (a window of an mmap, with a data section inside it).
+ *
+ * Bounds are checked here, not left to the device: on DOCA, doca_buf_inventory_buf_get_by_args and
+ * doca_buf_set_data return SUCCESS for ranges outside the map or buffer (undefined behaviour on hardware).
+ */
 import { doca } from "./library.ts";
-import { check } from "./errors.ts";
-import { Resource, hex } from "./resource.ts";
+import { check, DocaError } from "./errors.ts";
+import { DocaErrorCode } from "./constants.ts";
+import { hex, Resource, INTERNAL, internalOnly, HANDLE, NATIVE } from "./resource.ts";
+import { integerIn, nonNegative } from "./validate.ts";
 import type { Mmap } from "./mmap.ts";
+
+/** Elements an inventory may hold (DOCA preallocates them all). */
+const MAX_INVENTORY = 1 << 24;
+
+/** Only BufInventory creates Bufs (set in Buf's static block, module-private). */
+let createBuf: (handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) => Buf;
 
 export class BufInventory extends Resource {
   protected readonly kind = "BufInventory";
   readonly capacity: number;
 
   constructor(capacity: number) {
+    integerIn("BufInventory", "capacity", capacity, 1, MAX_INVENTORY);
+    if (capacity === undefined) throw new RangeError("BufInventory: capacity is required");
     const d = doca();
     d.scratch.clear(0);
     check(d.fns.doca_buf_inventory_create(capacity, d.scratch.slot(0)), "doca_buf_inventory_create");
@@ -18,7 +33,10 @@ export class BufInventory extends Resource {
       d.fns.doca_buf_inventory_destroy(handle);
       check(rc, "doca_buf_inventory_start");
     }
-    super(handle, [], (h) => doca().fns.doca_buf_inventory_destroy(h));
+    super(handle, [], (h) => {
+      doca().fns.doca_buf_inventory_stop?.(h);
+      doca().fns.doca_buf_inventory_destroy(h);
+    });
     this.capacity = capacity;
   }
 
@@ -34,26 +52,31 @@ export class BufInventory extends Resource {
 
   #get(mmap: Mmap, address: number, length: number, data: number, dataLength: number): Buf {
     if (!Number.isSafeInteger(address) || address < 0 || !Number.isSafeInteger(length) || length < 0) {
-      throw new RangeError(`BufInventory: address ${address} and length ${length} must be non-negative integers`);
+      throw new RangeError(`BufInventory: address ${address} and length ${length} must be non-negative safe integers`);
+    }
+    const range = mmap.range;
+    const where = `${hex(address)}+${length} in mmap ${hex(range.address)}+${range.length}`;
+    if (address < range.address || address + length > range.address + range.length) {
+      throw new DocaError(DocaErrorCode.INVALID_VALUE, "doca_buf_inventory_buf_get_by_args", `${where}: outside the map`);
     }
     const d = doca();
     d.scratch.clear(0);
     check(
-      d.fns.doca_buf_inventory_buf_get_by_args(this.handle, mmap.handle, address, length, data, dataLength, d.scratch.slot(0)),
+      d.fns.doca_buf_inventory_buf_get_by_args(this[HANDLE], mmap[HANDLE], address, length, data, dataLength, d.scratch.slot(0)),
       "doca_buf_inventory_buf_get_by_args",
-      `${hex(address)}+${length} in mmap ${hex(mmap.range.address)}+${mmap.range.length}`,
+      where,
     );
-    return new Buf(d.scratch.u64(0), this, mmap, address, length);
+    return createBuf(d.scratch.u64(0), this, mmap, address, length);
   }
 
   protected destroyNative(handle: number): void {
     const f = doca().fns;
-    if (doca().has("doca_buf_inventory_stop")) f.doca_buf_inventory_stop(handle);
+    f.doca_buf_inventory_stop?.(handle);
     check(f.doca_buf_inventory_destroy(handle), "doca_buf_inventory_destroy");
   }
 
   protected summary(): string {
-    return `capacity=${this.capacity}`;
+    return `capacity=${this.capacity} bufs=${this.childCount}`;
   }
 }
 
@@ -61,36 +84,66 @@ export class Buf extends Resource {
   protected readonly kind = "Buf";
   readonly address: number;
   readonly length: number;
+  /** The map the buffer lies in (its parent with the inventory). */
+  readonly mmap: Mmap;
+  /** Brand only real Bufs carry (`#brand in x` cannot be forged with Object.create). */
+  readonly #brand = true;
 
-  /** @internal created by BufInventory. */
-  constructor(handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) {
+  static {
+    createBuf = (handle, inventory, mmap, address, length) => new Buf(INTERNAL, handle, inventory, mmap, address, length);
+  }
+
+  /** Not callable from outside this module: Bufs come from BufInventory.bufByAddr / bufByData. */
+  private constructor(token: symbol, handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) {
+    internalOnly(token, "Buf");
     super(handle, [inventory, mmap], (h) => doca().fns.doca_buf_dec_refcount(h, 0));
     this.address = address;
     this.length = length;
+    this.mmap = mmap;
+  }
+
+  /** True only for a Buf made by a BufInventory (not a look-alike object or a prototype trick). */
+  static isBuf(value: unknown): value is Buf {
+    return typeof value === "object" && value !== null && #brand in value;
+  }
+
+  /** isBuf and not closed, in one cheap test (the DMA hot path). */
+  static isOpenBuf(value: unknown): value is Buf {
+    return typeof value === "object" && value !== null && #brand in value && !(value as Buf).closed;
   }
 
   /** Start of the data section. */
   get dataAddress(): number {
     const d = doca();
     d.scratch.clear(0);
-    check(d.fns.doca_buf_get_data(this.handle, d.scratch.slot(0)), "doca_buf_get_data");
+    check(d.fns.doca_buf_get_data(this[HANDLE], d.scratch.slot(0)), "doca_buf_get_data");
     return d.scratch.u64(0);
   }
 
   get dataLength(): number {
     const d = doca();
     d.scratch.clear(0);
-    check(d.fns.doca_buf_get_data_len(this.handle, d.scratch.slot(0)), "doca_buf_get_data_len");
+    check(d.fns.doca_buf_get_data_len(this[HANDLE], d.scratch.slot(0)), "doca_buf_get_data_len");
     return d.scratch.u64(0);
   }
 
   /** Empties the data section (DMA appends to a destination's data: reset it before reusing the Buf as one). */
   resetData(): void {
-    check(doca().raw.doca_buf_reset_data_len(this.native), "doca_buf_reset_data_len");
+    check(doca().raw.doca_buf_reset_data_len(this[NATIVE]), "doca_buf_reset_data_len");
   }
 
+  /** Sets the data section to [address, address+length), which must lie inside the buffer (checked here). */
   setData(address: number, length: number): void {
-    check(doca().fns.doca_buf_set_data(this.handle, address, length), "doca_buf_set_data");
+    nonNegative("Buf.setData", "address", address);
+    nonNegative("Buf.setData", "length", length);
+    if (address < this.address || address + length > this.address + this.length) {
+      throw new DocaError(
+        DocaErrorCode.INVALID_VALUE,
+        "doca_buf_set_data",
+        `data ${hex(address)}+${length} outside the buffer ${hex(this.address)}+${this.length}`,
+      );
+    }
+    check(doca().fns.doca_buf_set_data(this[HANDLE], address, length), "doca_buf_set_data");
   }
 
   protected destroyNative(handle: number): void {

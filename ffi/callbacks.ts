@@ -1,66 +1,139 @@
 /**
- * One native callback per kind per runtime, created on first use and never freed (DOCA may call them while any
- * context lives). DOCA hands back a small integer id in the ctx user data (`union doca_data`); it indexes the owner
- * table below, so no JS object ever crosses into native code.
+ * Every callback DOCA makes into JS goes through one bridge (task completions through their one entry point,
+ * dispatchTaskCompletion, which a second completion source can call too): one native callback per kind, created on
+ * first use and kept for the process (DOCA may call them while any context lives). DOCA hands back small integer ids
+ * in the user data it carries (`union doca_data`): the ctx user data names a context owner, the Comch connection
+ * user data names a connection owner. The id table is private to this module; no JS object crosses into C.
+ *
+ * An exception thrown while handling a callback must not unwind through DOCA's C frames: the bridge catches it and
+ * gives it to the owner (fail()), which rejects whoever awaits that object, so it reaches the awaiting caller.
  */
 import { doca } from "./library.ts";
 import { CALLBACKS } from "./symbols.ts";
 import type { NativeCallback } from "./types.ts";
 
-/** What a context wrapper implements to receive DOCA's callbacks. */
-export interface CtxOwner {
-  onStateChanged(prev: number, next: number): void;
-  onTaskDone?(task: number, taskUserData: number, ok: boolean): void;
-  onMessage?(buffer: number, length: number, connection: number): void;
-  onConnection?(connection: number, connected: boolean, successful: boolean): void;
-  onConsumer?(connection: number, consumerId: number, created: boolean): void;
+/** Anything that receives callbacks: a failure while handling one goes to whoever awaits this object. */
+export interface CallbackOwner {
+  fail(error: unknown): void;
 }
 
-const owners: (CtxOwner | undefined)[] = [undefined]; // id 0 means "none"
+/** A context wrapper (ctx user data). */
+export interface CtxOwner extends CallbackOwner {
+  onStateChanged(prev: number, next: number): void;
+  /** The one completion entry point of a context's task path (success and error alike). */
+  onTaskDone?(task: number, taskUserData: number, ok: boolean): void;
+  /**
+   * Comch server/client: the owner of a connection whose user data is not set (yet). `isNew`: a connection event,
+   * the server creates the connection's wrapper; otherwise only one already known is returned.
+   */
+  connectionFor?(connection: number, isNew: boolean): ConnectionOwner | undefined;
+}
+
+/** A Comch connection (connection user data). */
+export interface ConnectionOwner extends CallbackOwner {
+  onMessage(buffer: number, length: number): void;
+  onStatus(connected: boolean, successful: boolean): void;
+  onRemoteConsumer(consumerId: number, created: boolean): void;
+}
+
+const owners: (CallbackOwner | undefined)[] = [undefined]; // id 0 means "none"
 const freeIds: number[] = [];
 
-export function registerOwner(owner: CtxOwner): number {
+export function registerOwner(owner: CallbackOwner): number {
   const id = freeIds.pop() ?? owners.length;
   owners[id] = owner;
   return id;
 }
 
 export function unregisterOwner(id: number): void {
-  if (owners[id]) {
+  if (id > 0 && owners[id]) {
     owners[id] = undefined;
     freeIds.push(id);
   }
 }
 
-export function ownerOf(id: number): CtxOwner | undefined {
-  return owners[id];
-}
-
 /** Set while DOCA is inside one of our callbacks: progress() must not be re-entered from there. */
 export let inCallback = false;
 
-/** Per-connection routing for comch events, which carry a connection pointer, not our id. */
-export const connectionOwners = new Map<number, CtxOwner>();
-/** Comch ctx pointer → owner, to route events of connections not seen yet. */
-export const comchCtxOwners = new Map<number, CtxOwner>();
+/** Scratch slot reserved for reads made inside callbacks (the caller of progress may own the low slots). */
+const CALLBACK_SLOT = 120;
 
-function routeConnection(connection: number): CtxOwner | undefined {
-  const known = connectionOwners.get(connection);
-  if (known) return known;
+/** The ctx owner of a context pointer, through the ctx user data we set (doca_ctx_get_user_data). */
+function ctxOwnerOf(ctx: number): CtxOwner | undefined {
+  if (!ctx) return undefined;
   const d = doca();
-  for (const fn of ["doca_comch_server_get_server_ctx", "doca_comch_client_get_client_ctx"] as const) {
-    if (!d.has(fn)) continue;
-    const ctx = d.fns[fn](connection) as number;
-    const owner = ctx ? comchCtxOwners.get(ctx) : undefined;
-    if (owner) return owner;
-  }
-  // Fall back on the only comch context there is, if just one.
-  return comchCtxOwners.size === 1 ? comchCtxOwners.values().next().value : undefined;
+  d.scratch.clear(CALLBACK_SLOT);
+  if (d.fns.doca_ctx_get_user_data(ctx, d.scratch.slot(CALLBACK_SLOT)) !== 0) return undefined;
+  return owners[d.scratch.u64(CALLBACK_SLOT)] as CtxOwner | undefined;
 }
 
-/** An exception must not unwind through DOCA's C frames: report it asynchronously and carry on. */
-function report(e: unknown): void {
-  void Promise.reject(e);
+/**
+ * The owner of a Comch connection: its user data when set, else the server or client context it belongs to
+ * knows it (a connection event creates it; other events may come before we could set the user data).
+ */
+function connectionOwnerOf(connection: number, isNew = false): ConnectionOwner | undefined {
+  try {
+    return findConnectionOwner(connection, isNew);
+  } catch {
+    // A wrapper that cannot be made now (its server is closing): the event has no owner. Never throw into C.
+    return undefined;
+  }
+}
+
+function findConnectionOwner(connection: number, isNew: boolean): ConnectionOwner | undefined {
+  const f = doca().fns;
+  const id = isNew ? 0 : f.doca_comch_connection_get_user_data(connection);
+  if (id) return owners[id] as ConnectionOwner | undefined;
+  const server = f.doca_comch_server_get_server_ctx?.(connection);
+  const client = server ? 0 : f.doca_comch_client_get_client_ctx?.(connection);
+  const ctx = server ? f.doca_comch_server_as_ctx(server) : client ? f.doca_comch_client_as_ctx(client) : 0;
+  return ctxOwnerOf(ctx)?.connectionFor?.(connection, isNew);
+}
+
+/** Tags a connection with its owner's id, so every later event finds it directly. */
+export function setConnectionOwner(connection: number, id: number): void {
+  doca().fns.doca_comch_connection_set_user_data(connection, id);
+}
+
+/** What a native callback reports; deliver() switches on it (no per-callback closures on the hot path). */
+const TASK_OK = 0, TASK_ERROR = 1, STATE = 2, MESSAGE = 3, CONNECTED = 4, DISCONNECTED = 5, CONSUMER_NEW = 6, CONSUMER_GONE = 7;
+
+/**
+ * The one bridge: runs an owner's handler with the re-entrancy flag set and hands anything it throws to the owner
+ * (which rejects whoever awaits it); nothing unwinds through DOCA's C frames.
+ */
+function deliver(owner: CallbackOwner, event: number, a: number, b: number, c: number): void {
+  inCallback = true;
+  try {
+    switch (event) {
+      case TASK_OK:
+      case TASK_ERROR:
+        (owner as CtxOwner).onTaskDone?.(a, b, event === TASK_OK);
+        break;
+      case STATE:
+        (owner as CtxOwner).onStateChanged(a, b);
+        break;
+      case MESSAGE:
+        (owner as ConnectionOwner).onMessage(a, b);
+        break;
+      case CONNECTED:
+      case DISCONNECTED:
+        (owner as ConnectionOwner).onStatus(event === CONNECTED, c === 1);
+        break;
+      case CONSUMER_NEW:
+      case CONSUMER_GONE:
+        (owner as ConnectionOwner).onRemoteConsumer(a, event === CONSUMER_NEW);
+        break;
+    }
+  } catch (e) {
+    try {
+      owner.fail(e);
+    } catch {
+      // fail() only rejects promises; never let anything reach DOCA's frames.
+    }
+  } finally {
+    inCallback = false;
+  }
 }
 
 interface NativeCallbacks {
@@ -76,89 +149,52 @@ interface NativeCallbacks {
 
 let made: NativeCallbacks | undefined;
 
+/**
+ * Routes one task completion to its context's task path: exactly what DOCA's completion callbacks below do, as a
+ * function another completion source (a native completion ring drained after each progress) can call.
+ */
+export function dispatchTaskCompletion(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
+  const owner = owners[ctxUserData];
+  if (owner) deliver(owner, ok ? TASK_OK : TASK_ERROR, task, taskUserData, 0);
+}
+
 export function nativeCallbacks(): NativeCallbacks {
   if (made) return made;
   const b = doca().backend;
+  const ctx = (userData: number) => owners[userData];
   made = {
     stateChanged: b.callback(CALLBACKS.ctxStateChanged, (userData, _ctx, prev, next) => {
-      inCallback = true;
-      try {
-        owners[userData]?.onStateChanged(prev, next);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
+      const owner = ctx(userData);
+      if (owner) deliver(owner, STATE, prev, next, 0);
     }),
-    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUserData, ctxUserData) => {
-      inCallback = true;
-      try {
-        owners[ctxUserData]?.onTaskDone?.(task, taskUserData, true);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
+    // Task completions: the completion entry point (a second completion source calls it the same way).
+    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => {
+      const owner = owners[ctxUd];
+      if (owner) deliver(owner, TASK_OK, task, taskUd, 0);
     }),
-    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUserData, ctxUserData) => {
-      inCallback = true;
-      try {
-        owners[ctxUserData]?.onTaskDone?.(task, taskUserData, false);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
+    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => {
+      const owner = owners[ctxUd];
+      if (owner) deliver(owner, TASK_ERROR, task, taskUd, 0);
     }),
     msgRecv: b.callback(CALLBACKS.msgRecv, (_event, buffer, length, connection) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onMessage?.(buffer, length, connection);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
+      const owner = connectionOwnerOf(connection);
+      if (owner) deliver(owner, MESSAGE, buffer, length, 0);
     }),
     connected: b.callback(CALLBACKS.connectionStatus, (_event, connection, ok) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onConnection?.(connection, true, ok === 1);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
+      const owner = ok === 1 ? connectionOwnerOf(connection, true) : undefined;
+      if (owner) deliver(owner, CONNECTED, 0, 0, ok);
     }),
     disconnected: b.callback(CALLBACKS.connectionStatus, (_event, connection, ok) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onConnection?.(connection, false, ok === 1);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
+      const owner = connectionOwnerOf(connection);
+      if (owner) deliver(owner, DISCONNECTED, 0, 0, ok);
     }),
     consumerNew: b.callback(CALLBACKS.consumerEvent, (_event, connection, id) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onConsumer?.(connection, id, true);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
+      const owner = connectionOwnerOf(connection);
+      if (owner) deliver(owner, CONSUMER_NEW, id, 0, 0);
     }),
     consumerExpired: b.callback(CALLBACKS.consumerEvent, (_event, connection, id) => {
-      inCallback = true;
-      try {
-        routeConnection(connection)?.onConsumer?.(connection, id, false);
-      } catch (e) {
-        report(e);
-      } finally {
-        inCallback = false;
-      }
+      const owner = connectionOwnerOf(connection);
+      if (owner) deliver(owner, CONSUMER_GONE, id, 0, 0);
     }),
   };
   return made;

@@ -1,98 +1,124 @@
 /**
- * One Comch connection (either end). Messages DOCA delivers are copied out at once (the buffer is only valid in the
- * callback) and queued; recv() takes from the queue or waits, keeping the progress engine pumped while it waits.
+ * One Comch connection (either end): a child of its server or client, and the parent of the fast-path producers and
+ * consumers created on it (connection.createProducer / createConsumer). Its events reach it through the connection
+ * user data (a small id, see callbacks.ts). Messages DOCA delivers are copied out at once (the buffer is valid only
+ * in the callback) and queued; recv() takes from the queue or waits, keeping the progress engine pumped meanwhile.
  */
-import { clearTimeout, setTimeout } from "node:timers";
-import { TimeoutError } from "./errors.ts";
-import { hex } from "./resource.ts";
+import { doca } from "./library.ts";
+import { type ConnectionOwner, registerOwner, setConnectionOwner, unregisterOwner } from "./callbacks.ts";
+import { hex, Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
+import { Waiters } from "./waiters.ts";
+import type { ComchEndpoint } from "./comch-endpoint.ts";
+import { ComchProducer } from "./comch-producer.ts";
+import { ComchConsumer } from "./comch-consumer.ts";
+import type { FastPathOptions } from "./comch-fastpath-common.ts";
 
-/** What a connection needs from its server or client. */
-export interface ComchEndpoint {
-  readonly kind: string;
-  sendOn(connection: number, bytes: Uint8Array): Promise<void>;
-  /** Keep the progress engine pumping (true) or stop asking (false). */
-  pump(on: boolean): void;
+/** Only the server and client create connections (set in the class's static block, module-private). */
+let createConnection: (handle: number, endpoint: ComchEndpoint) => ComchConnection;
+
+/** @internal for comch-server.ts / comch-client.ts. */
+export function newConnection(handle: number, endpoint: ComchEndpoint): ComchConnection {
+  return createConnection(handle, endpoint);
 }
 
-interface Waiter {
-  resolve: (m: Uint8Array) => void;
-  reject: (e: Error) => void;
-  timer: ReturnType<typeof setTimeout> | undefined;
-}
-
-export class ComchConnection {
+export class ComchConnection extends Resource implements ConnectionOwner {
+  protected readonly kind: string;
   readonly maxMsgSize: number;
-  /** @internal the doca_comch_connection pointer. */
-  readonly handle: number;
   readonly #endpoint: ComchEndpoint;
+  readonly #id: number;
   readonly #queue: Uint8Array[] = [];
-  readonly #waiters: Waiter[] = [];
+  readonly #messages: Waiters<Uint8Array>;
+  readonly #consumerWaiters: Waiters<number>;
+  /** Keeps the engine pumped while someone watches for the disconnect. */
+  readonly #watch: Waiters<void>;
   readonly #onDisconnect: (() => void)[] = [];
   #connected = true;
-  #watching = false;
-  /** Consumer ids the peer announced (fast path), in arrival order; and who waits for the next one. */
+  /** DOCA ended the connection (peer disconnect, client stopped): the native pointer must not be used again. */
+  #gone = false;
+  /** Something this connection's callbacks or watchers threw: the next recv() reports it. */
+  #failure: unknown;
+  /** Consumer ids the peer announced (fast path), in arrival order. */
   readonly #remoteConsumers: number[] = [];
-  readonly #consumerWaiters: ((id: number) => void)[] = [];
 
-  /** @internal created by ComchServer / ComchClient. */
-  constructor(handle: number, endpoint: ComchEndpoint, maxMsgSize: number) {
-    this.handle = handle;
+  static {
+    createConnection = (handle, endpoint) => new ComchConnection(INTERNAL, handle, endpoint);
+  }
+
+  private constructor(token: symbol, handle: number, endpoint: ComchEndpoint) {
+    internalOnly(token, "ComchConnection");
+    super(handle, [endpoint]);
     this.#endpoint = endpoint;
-    this.maxMsgSize = maxMsgSize;
+    this.kind = `${endpoint.kind} connection`;
+    this.maxMsgSize = endpoint.maxMsgSize;
+    this.#messages = new Waiters(endpoint.pe);
+    this.#consumerWaiters = new Waiters(endpoint.pe);
+    this.#watch = new Waiters(endpoint.pe);
+    this.#id = registerOwner(this);
+    setConnectionOwner(handle, this.#id);
   }
 
   get connected(): boolean {
-    return this.#connected;
+    return this.#connected && !this.closed;
+  }
+
+  /** The device and engine this connection's fast-path contexts use. */
+  get device() {
+    return this.#endpoint.device;
+  }
+
+  get pe() {
+    return this.#endpoint.pe;
   }
 
   /** Sends one message (≤ maxMsgSize bytes); resolves when DOCA completed the send task. */
   send(bytes: Uint8Array): Promise<void> {
-    if (!this.#connected) return Promise.reject(new Error(`${this.#endpoint.kind}: connection is closed`));
-    return this.#endpoint.sendOn(this.handle, bytes);
+    if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: connection is closed`));
+    return this.#endpoint.sendOn(this[HANDLE], bytes);
   }
 
   /** The next message. Rejects with TimeoutError after timeoutMs, or Error once the peer disconnected. */
   recv(opts: { timeoutMs?: number } = {}): Promise<Uint8Array> {
     const queued = this.#queue.shift();
     if (queued) return Promise.resolve(queued);
-    if (!this.#connected) return Promise.reject(new Error(`${this.#endpoint.kind}: peer disconnected`));
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, timer: undefined };
-      if (opts.timeoutMs !== undefined) {
-        waiter.timer = setTimeout(() => {
-          const i = this.#waiters.indexOf(waiter);
-          if (i >= 0) this.#waiters.splice(i, 1);
-          this.#endpoint.pump(false);
-          reject(new TimeoutError(`a Comch message on ${this.#endpoint.kind}`, opts.timeoutMs!));
-        }, opts.timeoutMs);
-      }
-      this.#waiters.push(waiter);
-      this.#endpoint.pump(true);
-    });
+    if (this.#failure !== undefined) {
+      const failure = this.#failure;
+      this.#failure = undefined;
+      return Promise.reject(failure);
+    }
+    if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: peer disconnected`));
+    return this.#messages.wait(`a Comch message on ${this.#endpoint.kind}`, opts.timeoutMs);
   }
 
   /** Every message until the peer disconnects. */
   async *messages(): AsyncIterableIterator<Uint8Array> {
-    while (this.#connected || this.#queue.length > 0) {
+    while (this.connected || this.#queue.length > 0) {
       try {
         yield await this.recv();
       } catch (e) {
-        if (!this.#connected) return;
+        if (!this.connected) return;
         throw e;
       }
     }
   }
 
-  /** Called once when the peer goes away (or the connection is closed); keeps the engine pumped to notice it. */
+  /**
+   * Called once when the peer goes away (or the connection is closed); keeps the engine pumped to notice it. An
+   * exception `cb` throws is not lost: the next recv() (or the one waiting) rejects with it.
+   */
   onDisconnect(cb: () => void): void {
-    if (!this.#connected) {
-      void Promise.resolve().then(cb);
+    if (!this.connected) {
+      queueMicrotask(() => this.#runWatcher(cb));
       return;
     }
     this.#onDisconnect.push(cb);
-    if (!this.#watching) {
-      this.#watching = true;
-      this.#endpoint.pump(true);
+    if (this.#watch.size === 0) void this.#watch.wait("the peer to disconnect").catch(() => {});
+  }
+
+  #runWatcher(cb: () => void): void {
+    try {
+      cb();
+    } catch (e) {
+      this.fail(e);
     }
   }
 
@@ -105,74 +131,114 @@ export class ComchConnection {
   waitForRemoteConsumer(opts: { timeoutMs?: number } = {}): Promise<number> {
     const known = this.#remoteConsumers[0];
     if (known !== undefined) return Promise.resolve(known);
-    return new Promise((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const waiter = (id: number) => {
-        if (timer !== undefined) clearTimeout(timer);
-        this.#endpoint.pump(false);
-        resolve(id);
-      };
-      if (opts.timeoutMs !== undefined) {
-        timer = setTimeout(() => {
-          const i = this.#consumerWaiters.indexOf(waiter);
-          if (i >= 0) this.#consumerWaiters.splice(i, 1);
-          this.#endpoint.pump(false);
-          reject(new TimeoutError(`the peer to create a Comch consumer on ${this.#endpoint.kind}`, opts.timeoutMs!));
-        }, opts.timeoutMs);
-      }
-      this.#consumerWaiters.push(waiter);
-      this.#endpoint.pump(true);
-    });
+    return this.#consumerWaiters.wait(`the peer to create a Comch consumer on ${this.#endpoint.kind}`, opts.timeoutMs);
+  }
+
+  /** A fast-path producer on this connection (its child: closed before the connection). */
+  createProducer(opts: FastPathOptions = {}): Promise<ComchProducer> {
+    this.assertOpen();
+    return ComchProducer.onConnection(this, opts);
+  }
+
+  /** A fast-path consumer on this connection (its child: closed before the connection). */
+  createConsumer(opts: FastPathOptions = {}): Promise<ComchConsumer> {
+    this.assertOpen();
+    return ComchConsumer.onConnection(this, opts);
+  }
+
+  /** @internal a message arrived (inside progress). */
+  onMessage(buffer: number, length: number): void {
+    const message = new Uint8Array(doca().backend.view(buffer, length)).slice();
+    if (!this.#messages.resolveNext(message)) this.#queue.push(message);
+  }
+
+  /** @internal the connection's status changed (server side: disconnect events). */
+  onStatus(connected: boolean, _successful: boolean): void {
+    if (!connected) this.gone();
+  }
+
+  /** @internal DOCA ended the connection: mark it disconnected; closing it later skips the native side. */
+  gone(): void {
+    if (this.#gone || this.closed) return;
+    this.#gone = true;
+    this.markDisconnected();
+    this.#endpoint.forgetConnection(this[HANDLE]);
+    // Nothing can use it any more: close it (and the producers/consumers on it) once this callback returns.
+    queueMicrotask(() => this.closeAsync().catch((e) => this.fail(e)));
   }
 
   /** @internal the peer created (or destroyed) a consumer. */
-  noteRemoteConsumer(id: number, created: boolean): void {
+  onRemoteConsumer(id: number, created: boolean): void {
     if (!created) {
       const i = this.#remoteConsumers.indexOf(id);
       if (i >= 0) this.#remoteConsumers.splice(i, 1);
       return;
     }
     this.#remoteConsumers.push(id);
-    for (const waiter of this.#consumerWaiters.splice(0)) waiter(id);
+    this.#consumerWaiters.resolveAll(id);
   }
 
-  /** @internal a message arrived (already copied). */
-  deliver(message: Uint8Array): void {
-    const waiter = this.#waiters.shift();
-    if (!waiter) {
-      this.#queue.push(message);
-      return;
-    }
-    if (waiter.timer !== undefined) clearTimeout(waiter.timer);
-    this.#endpoint.pump(false);
-    waiter.resolve(message);
+  /** @internal a callback or watcher failed: whoever waits on this connection gets the error. */
+  fail(error: unknown): void {
+    if (this.#messages.size > 0) this.#messages.rejectAll(error);
+    else this.#failure ??= error;
+    this.#consumerWaiters.rejectAll(error);
   }
 
   /** @internal the peer disconnected or our side closed. */
   markDisconnected(): void {
     if (!this.#connected) return;
     this.#connected = false;
-    for (const waiter of this.#waiters.splice(0)) {
-      if (waiter.timer !== undefined) clearTimeout(waiter.timer);
-      this.#endpoint.pump(false);
-      waiter.reject(new Error(`${this.#endpoint.kind}: peer disconnected`));
+    this.#messages.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
+    this.#consumerWaiters.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
+    this.#watch.resolveAll();
+    for (const cb of this.#onDisconnect.splice(0)) queueMicrotask(() => this.#runWatcher(cb));
+  }
+
+  /**
+   * Ends the connection: our id is cleared from it first (a late event then finds no owner rather than a reused
+   * id), restored if the end fails so the connection stays usable and close() can be retried.
+   */
+  protected override destroySync(handle: number): void {
+    if (this.#gone) return this.#ended();
+    setConnectionOwner(handle, 0);
+    try {
+      this.#endpoint.endConnectionSync(this);
+    } catch (e) {
+      setConnectionOwner(handle, this.#id);
+      throw e;
     }
-    if (this.#watching) {
-      this.#watching = false;
-      this.#endpoint.pump(false);
+    this.#ended();
+  }
+
+  protected override destroyAsync(handle: number): Promise<void> | void {
+    if (this.#gone) return this.#ended();
+    setConnectionOwner(handle, 0);
+    const restore = (e: unknown) => {
+      setConnectionOwner(handle, this.#id);
+      throw e;
+    };
+    let ending: Promise<void> | void = undefined;
+    try {
+      ending = this.#endpoint.endConnection(this);
+    } catch (e) {
+      restore(e);
     }
-    for (const cb of this.#onDisconnect.splice(0)) void Promise.resolve().then(cb);
+    if (!ending) return this.#ended();
+    return ending.then(() => this.#ended(), restore);
   }
 
-  toString(): string {
-    return `ComchConnection { ${this.#endpoint.kind} ${hex(this.handle)} ${this.#connected ? "connected" : "disconnected"} queued=${this.#queue.length} }`;
+  #ended(): void {
+    this.#endpoint.forgetConnection(this[HANDLE]);
+    unregisterOwner(this.#id);
+    this.markDisconnected();
   }
 
-  [Symbol.for("Deno.customInspect")](): string {
-    return this.toString();
+  protected destroyNative(handle: number): void {
+    this.destroySync(handle);
   }
 
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return this.toString();
+  protected summary(): string {
+    return `${this.#endpoint.kind} ${hex(this[HANDLE])} ${this.#connected ? "connected" : "disconnected"} queued=${this.#queue.length}`;
   }
 }

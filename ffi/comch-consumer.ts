@@ -1,163 +1,201 @@
 /**
- * Comch fast-path consumer: posts NativeMemory-backed receive buffers on a connection; a producer on the other side
- * fills them by consumer id. Each completed buffer is copied out and reposted at once.
+ * Comch fast-path consumer, created on a connection (connection.createConsumer): posts NativeMemory-backed receive
+ * buffers on the shared task path; a producer on the other side fills them by consumer id. Each completed buffer is
+ * copied out and reposted at once.
  */
-import { clearTimeout, setTimeout } from "node:timers";
-import { doca } from "./library.ts";
-import { check, DocaError, TimeoutError } from "./errors.ts";
-import { DocaErrorCode } from "./constants.ts";
-import { type CtxOwner, nativeCallbacks } from "./callbacks.ts";
-import { CtxCore } from "./ctx.ts";
-import { AsyncResource } from "./resource.ts";
-import { PumpGate } from "./comch-endpoint.ts";
-import { awaitRunning, BufferSet, configureImmLength, type FastPathMessage, type FastPathOptions } from "./comch-fastpath-common.ts";
+import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
+import { doca, requireFns } from "./library.ts";
+import { check } from "./errors.ts";
+import { nativeCallbacks } from "./callbacks.ts";
+import { CtxCore, CtxResource } from "./ctx.ts";
+import { type TaskKind, TaskPath } from "./task-path.ts";
+import { Waiters } from "./waiters.ts";
+import {
+  BufferSet,
+  checkFastPathOptions,
+  configureImmLength,
+  connectionOf,
+  type FastPathCreateOptions,
+  type FastPathMessage,
+  type FastPathOptions,
+} from "./comch-fastpath-common.ts";
+import type { ComchConnection } from "./comch-connection.ts";
 
-export class ComchConsumer extends AsyncResource implements CtxOwner {
+/** The consumer functions (optional in the table: older DOCA has no fast path). */
+const consumerFns = () =>
+  requireFns(
+    "doca_comch_consumer_create",
+    "doca_comch_consumer_destroy",
+    "doca_comch_consumer_as_ctx",
+    "doca_comch_consumer_get_id",
+    "doca_comch_consumer_task_post_recv_set_conf",
+    "doca_comch_consumer_task_post_recv_alloc_init",
+    "doca_comch_consumer_task_post_recv_as_task",
+    "doca_comch_consumer_task_post_recv_get_imm_data",
+  );
+
+/** doca_comch_consumer_task_post_recv: one receive buffer (its index) per task; completions yield messages. */
+class PostRecvKind implements TaskKind<number, undefined> {
+  readonly taskName = "doca_comch_consumer_task_post_recv";
+  readonly allocName = "doca_comch_consumer_task_post_recv_alloc_init";
+  task = 0;
+  stopping = false;
+
+  constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {}
+
+  allocInit(slot: number, index: number): number {
+    const d = doca();
+    const f = consumerFns();
+    const buf = this.buffers.bufs[index];
+    buf.setData(this.buffers.address(index), 0);
+    d.scratch.clear(0);
+    const rc = f.doca_comch_consumer_task_post_recv_alloc_init(this.ctxHandle, buf[HANDLE], d.scratch.slot(0));
+    if (rc !== 0) return rc;
+    this.task = f.doca_comch_consumer_task_post_recv_as_task(d.scratch.u64(0));
+    f.doca_task_set_user_data(this.task, slot);
+    return 0;
+  }
+
+  complete(_slot: number, typedTask: number, ok: boolean, index: number): void {
+    if (!ok || this.stopping) return;
+    const d = doca();
+    const f = consumerFns();
+    const buffers = this.buffers;
+    const length = buffers.bufs[index].dataLength;
+    const offset = index * buffers.size;
+    const bytes = buffers.memory.bytes.slice(offset, offset + length);
+    // DOCA 3.x headers have a per-task length getter; builds without it deliver the consumer's configured length.
+    const immLength = f.doca_comch_consumer_task_post_recv_get_imm_data_len?.(typedTask) ?? this.consumer.immDataLength;
+    const immAddress = f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask);
+    const imm = immLength && immAddress ? new Uint8Array(d.backend.view(immAddress, immLength)).slice() : new Uint8Array(0);
+    const producerId = f.doca_comch_consumer_task_post_recv_get_producer_id?.(typedTask);
+    this.consumer.deliver({ bytes, imm, producerId }, index);
+  }
+
+  detachedError(error: Error): void {
+    if (!this.stopping) this.consumer.fail(error);
+  }
+}
+
+export class ComchConsumer extends CtxResource {
   protected readonly kind = "ComchConsumer";
   /** The id the producer addresses (the peer also learns it from its consumer event). */
   id = 0;
   /** Immediate-data length configured on the consumer (used when DOCA has no per-task length getter). */
   immDataLength = 0;
-  readonly #core: CtxCore;
-  readonly #gate: PumpGate;
+  readonly connection: ComchConnection;
+  protected readonly core: CtxCore;
   readonly #buffers: BufferSet;
-  readonly #tasks: number[];
+  readonly #kind: PostRecvKind;
+  readonly #path: TaskPath<number, undefined>;
   readonly #queue: FastPathMessage[] = [];
-  readonly #waiters: ((m: FastPathMessage) => void)[] = [];
-  #stopping = false;
+  readonly #waiters: Waiters<FastPathMessage>;
+  #failure: unknown;
 
-  private constructor(handle: number, opts: FastPathOptions, buffers: BufferSet) {
-    super(handle, [opts.device, opts.pe], (h) => doca().fns.doca_comch_consumer_destroy(h));
+  private constructor(token: symbol, handle: number, connection: ComchConnection, buffers: BufferSet) {
+    internalOnly(token, "ComchConsumer");
+    super(handle, [connection, connection.pe, connection.device]);
+    this.connection = connection;
     this.#buffers = buffers;
-    this.#gate = new PumpGate(opts.pe);
-    this.#tasks = new Array(buffers.bufs.length).fill(0);
-    this.#core = new CtxCore(doca().fns.doca_comch_consumer_as_ctx(handle), opts.pe, this);
+    this.#waiters = new Waiters(connection.pe);
+    this.#kind = new PostRecvKind(handle, buffers, this);
+    this.#path = new TaskPath(this.#kind, connection.pe, buffers.bufs.length);
+    this.core = new CtxCore(consumerFns().doca_comch_consumer_as_ctx(handle), connection.pe, this);
   }
 
-  static async create(opts: FastPathOptions): Promise<ComchConsumer> {
-    const d = doca();
-    const f = d.fns;
-    if (!d.has("doca_comch_consumer_create")) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_comch_consumer_create");
-    const count = opts.buffers ?? 16;
-    const buffers = new BufferSet(opts.device, opts.bufferSize ?? 4096, count);
-    d.scratch.clear(0);
-    const rc = f.doca_comch_consumer_create(opts.connection.handle, buffers.mmap.handle, d.scratch.slot(0));
-    if (rc !== 0) {
-      buffers.close();
-      check(rc, "doca_comch_consumer_create");
+  /** Same as `opts.connection.createConsumer(opts)`. */
+  static create(opts: FastPathCreateOptions): Promise<ComchConsumer> {
+    try {
+      return connectionOf("ComchConsumer.create", opts).createConsumer(opts);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    const handle = d.scratch.u64(0);
+  }
+
+  /** @internal ComchConnection.createConsumer. */
+  static async onConnection(connection: ComchConnection, opts: FastPathOptions): Promise<ComchConsumer> {
+    const { bufferSize, buffers: count } = checkFastPathOptions("ComchConnection.createConsumer", opts);
+    const f = consumerFns();
+    const d = doca();
+    const buffers = new BufferSet(connection.device, bufferSize, count);
+    let handle = 0;
     let consumer: ComchConsumer | undefined;
     try {
-      consumer = new ComchConsumer(handle, opts, buffers);
+      d.scratch.clear(0);
+      check(f.doca_comch_consumer_create(connection[HANDLE], buffers.mmap[HANDLE], d.scratch.slot(0)), "doca_comch_consumer_create");
+      handle = d.scratch.u64(0);
+      consumer = new ComchConsumer(INTERNAL, handle, connection, buffers);
       const cbs = nativeCallbacks();
       check(f.doca_comch_consumer_task_post_recv_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, count), "doca_comch_consumer_task_post_recv_set_conf");
-      consumer.immDataLength = configureImmLength(handle, opts);
-      consumer.#core.start();
-      await awaitRunning(consumer.#core, consumer.#gate, "Comch consumer", opts.timeoutMs ?? 10_000);
+      consumer.immDataLength = configureImmLength(handle, connection.device, opts);
+      if (!consumer.core.start()) await consumer.core.untilRunning("Comch consumer", opts.timeoutMs ?? 10_000);
       d.scratch.clear(0);
       check(f.doca_comch_consumer_get_id(handle, d.scratch.slot(0)), "doca_comch_consumer_get_id");
       consumer.id = d.scratch.u32At(0);
-      for (let slot = 0; slot < count; slot++) consumer.#post(slot);
+      for (let index = 0; index < count; index++) consumer.#path.post(index, undefined);
+      if (consumer.#failure !== undefined) throw consumer.#failure;
       return consumer;
     } catch (e) {
-      if (consumer) consumer.close();
+      if (consumer) await consumer.close().catch(() => {});
       else {
-        f.doca_comch_consumer_destroy(handle);
+        if (handle) f.doca_comch_consumer_destroy(handle);
         buffers.close();
       }
       throw e;
     }
   }
 
-  #post(slot: number): void {
-    const d = doca();
-    const f = d.fns;
-    const buf = this.#buffers.bufs[slot];
-    buf.setData(this.#buffers.address(slot), 0);
-    d.scratch.clear(0);
-    check(f.doca_comch_consumer_task_post_recv_alloc_init(this.handle, buf.handle, d.scratch.slot(0)), "doca_comch_consumer_task_post_recv_alloc_init");
-    const task = f.doca_comch_consumer_task_post_recv_as_task(d.scratch.u64(0));
-    f.doca_task_set_user_data(task, slot);
-    const rc = f.doca_task_submit(task);
-    if (rc !== 0) {
-      f.doca_task_free(task);
-      check(rc, "doca_task_submit");
-    }
-    this.#tasks[slot] = task;
-  }
-
   /** The next message a producer sent to this consumer. */
   recv(opts: { timeoutMs?: number } = {}): Promise<FastPathMessage> {
-    this.assertOpen();
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const ready = this.#queue.shift();
     if (ready) return Promise.resolve(ready);
-    return new Promise((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const waiter = (m: FastPathMessage) => {
-        if (timer !== undefined) clearTimeout(timer);
-        this.#gate.set(false);
-        resolve(m);
-      };
-      if (opts.timeoutMs !== undefined) {
-        timer = setTimeout(() => {
-          const i = this.#waiters.indexOf(waiter);
-          if (i >= 0) this.#waiters.splice(i, 1);
-          this.#gate.set(false);
-          reject(new TimeoutError("a Comch fast-path message", opts.timeoutMs!));
-        }, opts.timeoutMs);
-      }
-      this.#waiters.push(waiter);
-      this.#gate.set(true);
-    });
-  }
-
-  /** @internal post-recv completion: copy the data and immediate bytes out, repost the buffer. */
-  onTaskDone(typedTask: number, slot: number, ok: boolean): void {
-    const d = doca();
-    const f = d.fns;
-    const task = this.#tasks[slot];
-    this.#tasks[slot] = 0;
-    if (!ok || this.#stopping) {
-      f.doca_task_free(task);
-      return;
+    if (this.#failure !== undefined) {
+      const failure = this.#failure;
+      this.#failure = undefined;
+      return Promise.reject(failure);
     }
-    const length = this.#buffers.bufs[slot].dataLength;
-    const offset = slot * this.#buffers.size;
-    const bytes = this.#buffers.memory.bytes.slice(offset, offset + length);
-    // DOCA 3.x headers have a per-task length getter; builds without it deliver the consumer's configured length.
-    const immLength = d.has("doca_comch_consumer_task_post_recv_get_imm_data_len")
-      ? f.doca_comch_consumer_task_post_recv_get_imm_data_len(typedTask) as number
-      : this.immDataLength;
-    const immAddress = f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask) as number;
-    const imm = immLength && immAddress ? new Uint8Array(d.backend.view(immAddress, immLength)).slice() : new Uint8Array(0);
-    const producerId = d.has("doca_comch_consumer_task_post_recv_get_producer_id")
-      ? f.doca_comch_consumer_task_post_recv_get_producer_id(typedTask) as number
-      : undefined;
-    f.doca_task_free(task);
-    const message = { bytes, imm, producerId };
-    const waiter = this.#waiters.shift();
-    if (waiter) waiter(message);
-    else this.#queue.push(message);
-    this.#post(slot);
+    return this.#waiters.wait("a Comch fast-path message", opts.timeoutMs);
   }
 
-  /** @internal */
-  onStateChanged(_prev: number, next: number): void {
-    this.#core?.noteState(next);
+  /** @internal a buffer completed: hand the message out, repost the buffer. */
+  deliver(message: FastPathMessage, index: number): void {
+    if (!this.#waiters.resolveNext(message)) this.#queue.push(message);
+    this.#path.post(index, undefined);
+  }
+
+  /** @internal the completion entry point. */
+  onTaskDone(task: number, slot: number, ok: boolean): void {
+    this.#path.onTaskDone(task, slot, ok);
+  }
+
+  /** @internal a callback or repost failed: the waiting recv() (or the next) rejects with it. */
+  override fail(error: unknown): void {
+    super.fail(error);
+    if (this.#waiters.size > 0) this.#waiters.rejectAll(error);
+    else this.#failure ??= error;
+  }
+
+  protected override beforeStop(): void {
+    this.#kind.stopping = true;
+    this.#path.refuse(new Error("ComchConsumer closed"));
+    this.#waiters.rejectAll(new Error("ComchConsumer closed"));
+  }
+
+  protected override afterStop(): void {
+    this.#path.shutdown(new Error("ComchConsumer closed"));
   }
 
   protected destroyNative(handle: number): void {
-    this.#stopping = true;
-    const drained = this.#core.stopAndDrain();
-    this.#gate.drop();
-    this.#core.dispose();
-    if (!drained) throw new Error("ComchConsumer: the context did not stop within 5 s");
-    check(doca().fns.doca_comch_consumer_destroy(handle), "doca_comch_consumer_destroy");
+    check(consumerFns().doca_comch_consumer_destroy(handle), "doca_comch_consumer_destroy");
     this.#buffers.close();
   }
 
   protected summary(): string {
-    return `id=${this.id} ${this.#core.stateName} buffers=${this.#buffers.bufs.length}x${this.#buffers.size} queued=${this.#queue.length}`;
+    return `id=${this.id} ${this.core.stateName} buffers=${this.#buffers.bufs.length}x${this.#buffers.size} queued=${this.#queue.length}`;
   }
 }

@@ -1,160 +1,169 @@
 /**
- * What the Comch server and client share: the ctx, the send path (messages staged in a native slab, one slot per
- * send task, the slot number in the task user data), copying received messages out, and pump bookkeeping.
+ * What the Comch server and client share: the context, the control-path send on the shared task path (messages
+ * staged in a native slab, one slot per send task), option checks, and their connections as children.
  */
-import { doca, mapPages, loadLibc } from "./library.ts";
+import { doca, loadLibc, mapPages } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import { connectionOwners, type CtxOwner } from "./callbacks.ts";
+import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
+import { type CtxCore, CtxResource } from "./ctx.ts";
+import { type TaskKind, TaskPath } from "./task-path.ts";
+import type { ComchConnection } from "./comch-connection.ts";
+import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
 
 type AllocFn = "doca_comch_server_task_send_alloc_init" | "doca_comch_client_task_send_alloc_init";
 
-interface PendingSend {
-  connection: number;
-  bytes: Uint8Array;
-  resolve: () => void;
-  reject: (e: Error) => void;
-}
-
-export class SendPath {
-  readonly slots: number;
-  readonly slotSize: number;
+/** doca_comch_task_send: (connection, bytes) → the bytes staged in the slot's slab area, one task. */
+class SendKind implements TaskKind<number, Uint8Array> {
+  readonly taskName = "doca_comch_task_send";
+  task: number = 0;
   readonly #slab: number;
   readonly #slabBytes: Uint8Array;
-  readonly #free: number[];
-  readonly #tasks: number[];
-  readonly #settle: (PendingSend | undefined)[];
-  readonly #queue: PendingSend[] = [];
-  #inflight = 0;
 
-  constructor(
-    readonly owner: { readonly handle: number; readonly pe: ProgressEngine },
-    readonly allocFn: AllocFn,
-    slots: number,
-    slotSize: number,
-  ) {
-    this.slots = slots;
-    this.slotSize = slotSize;
+  constructor(readonly allocName: AllocFn, readonly ctxHandle: number, slots: number, readonly slotSize: number) {
     this.#slab = mapPages(slots * slotSize);
     this.#slabBytes = new Uint8Array(doca().backend.view(this.#slab, slots * slotSize));
-    this.#free = Array.from({ length: slots }, (_, i) => slots - 1 - i);
-    this.#tasks = new Array(slots).fill(0);
-    this.#settle = new Array(slots).fill(undefined);
   }
 
-  get inflight(): number {
-    return this.#inflight;
-  }
-
-  send(connection: number, bytes: Uint8Array): Promise<void> {
-    if (bytes.length > this.slotSize) {
-      return Promise.reject(
-        new DocaError(DocaErrorCode.TOO_BIG, this.allocFn, `message of ${bytes.length} bytes > max ${this.slotSize}`),
-      );
-    }
-    return new Promise((resolve, reject) => {
-      const pending = { connection, bytes, resolve, reject };
-      if (this.#free.length > 0) this.#submit(pending);
-      else this.#queue.push(pending);
-    });
-  }
-
-  #submit(p: PendingSend): void {
+  allocInit(slot: number, connection: number, bytes: Uint8Array): number {
     const d = doca();
     const f = d.fns;
-    const slot = this.#free.pop()!;
     const address = this.#slab + slot * this.slotSize;
-    this.#slabBytes.set(p.bytes, slot * this.slotSize);
+    this.#slabBytes.set(bytes, slot * this.slotSize);
     d.scratch.clear(0);
-    let rc = f[this.allocFn](this.owner.handle, p.connection, address, p.bytes.length, d.scratch.slot(0));
-    let fn: string = this.allocFn;
-    if (rc === 0) {
-      const task = f.doca_comch_task_send_as_task(d.scratch.u64(0));
-      f.doca_task_set_user_data(task, slot);
-      rc = f.doca_task_submit(task);
-      if (rc === 0) {
-        this.#tasks[slot] = task;
-        this.#settle[slot] = p;
-        if (this.#inflight++ === 0) this.owner.pe.demand();
-        else this.owner.pe.kick();
-        return;
-      }
-      f.doca_task_free(task);
-      fn = "doca_task_submit";
+    const rc = f[this.allocName](this.ctxHandle, connection, address, bytes.length, d.scratch.slot(0));
+    if (rc !== 0) return rc;
+    this.task = f.doca_comch_task_send_as_task(d.scratch.u64(0));
+    f.doca_task_set_user_data(this.task, slot);
+    return 0;
+  }
+
+  /** A queued message must not change under us if the caller reuses its array. */
+  retain(connection: number, bytes: Uint8Array): [number, Uint8Array] {
+    return [connection, bytes.slice()];
+  }
+
+  free(slots: number): void {
+    loadLibc().libc.munmap(this.#slab, slots * this.slotSize);
+  }
+}
+
+/** A Comch server or client: the parent of its connections, with the send path they use. */
+export abstract class ComchEndpoint extends CtxResource {
+  abstract override readonly kind: string;
+  readonly name: string;
+  readonly pe: ProgressEngine;
+  readonly device: Device;
+  readonly maxMsgSize: number;
+  protected abstract override readonly core: CtxCore | undefined;
+  readonly #send: SendKind;
+  readonly #path: TaskPath<number, Uint8Array>;
+
+  protected constructor(
+    handle: number,
+    parents: (CtxResource | Device | ProgressEngine | import("./device.ts").DeviceRep)[],
+    opts: { name: string; pe: ProgressEngine; device: Device },
+    allocFn: AllocFn,
+    maxMsgSize: number,
+    sendTasks: number,
+  ) {
+    super(handle, parents);
+    this.name = opts.name;
+    this.pe = opts.pe;
+    this.device = opts.device;
+    this.maxMsgSize = maxMsgSize;
+    this.#send = new SendKind(allocFn, handle, sendTasks, maxMsgSize);
+    this.#path = new TaskPath(this.#send, opts.pe, sendTasks);
+  }
+
+  /** @internal a connection sends through its endpoint's task path. */
+  sendOn(connection: number, bytes: Uint8Array): Promise<void> {
+    this.assertOpen();
+    if (!(bytes instanceof Uint8Array)) return Promise.reject(new TypeError(`${this.kind}: send takes a Uint8Array`));
+    if (bytes.length > this.maxMsgSize) {
+      return Promise.reject(
+        new DocaError(DocaErrorCode.TOO_BIG, this.#send.allocName, `message of ${bytes.length} bytes > max ${this.maxMsgSize}`),
+      );
     }
-    this.#free.push(slot);
-    p.reject(new DocaError(rc, fn));
+    return this.#path.submit(connection, bytes);
   }
 
-  /** A send task completed (inside progress). */
-  done(slot: number, ok: boolean): void {
-    const f = doca().fns;
-    const task = this.#tasks[slot];
-    const p = this.#settle[slot];
-    if (!task || !p) return;
-    const error = ok ? undefined : new DocaError(f.doca_task_get_status(task), "doca_comch_task_send");
-    f.doca_task_free(task);
-    this.#tasks[slot] = 0;
-    this.#settle[slot] = undefined;
-    this.#free.push(slot);
-    if (--this.#inflight === 0) this.owner.pe.release();
-    if (error) p.reject(error);
-    else p.resolve();
-    const next = this.#queue.shift();
-    if (next) this.#submit(next);
+  /** @internal the completion entry point of the send path. */
+  onTaskDone(task: number, slot: number, ok: boolean): void {
+    this.#path.onTaskDone(task, slot, ok);
   }
 
-  /** Rejects queued sends and forgets in-flight accounting (after the ctx stopped). */
-  shutdown(reason: Error): void {
-    for (const p of this.#queue.splice(0)) p.reject(reason);
-    if (this.#inflight > 0) {
-      this.#inflight = 0;
-      this.owner.pe.release();
-    }
+  /** @internal an event for a connection whose user data is not set yet: the endpoint knows it (or not). */
+  abstract connectionFor(connection: number, isNew: boolean): ConnectionOwner | undefined;
+
+  /** @internal the connection ended: drop it from the endpoint's own list. */
+  forgetConnection(_connection: number): void {}
+
+  /** @internal the server disconnects a client; the client's connection ends with the client's stop. */
+  abstract endConnection(connection: ComchConnection): Promise<void> | void;
+  /** @internal synchronous form for closeSync. */
+  abstract endConnectionSync(connection: ComchConnection): void;
+
+  protected override beforeStop(): void {
+    this.#path.refuse(new Error(`${this.kind} closed before the message was sent`));
   }
 
-  free(): void {
-    loadLibc().libc.munmap(this.#slab, this.slots * this.slotSize);
+  protected override afterStop(): void {
+    this.#path.shutdown(new Error(`${this.kind} closed while the message was in flight`));
   }
+
+  protected override destroyNative(handle: number): void {
+    this.destroyEndpoint(handle);
+    this.#send.free(this.#path.capacity);
+  }
+
+  protected abstract destroyEndpoint(handle: number): void;
 }
 
-/** Copies a message out of DOCA's receive buffer (valid only during the callback). */
-export function copyMessage(buffer: number, length: number): Uint8Array {
-  return new Uint8Array(doca().backend.view(buffer, length)).slice();
-}
+/** Each side's spelling of the configuration both share. */
+const SIDE_FNS = {
+  server: [
+    "doca_comch_server_task_send_set_conf",
+    "doca_comch_server_event_msg_recv_register",
+    "doca_comch_server_event_consumer_register",
+    "doca_comch_server_set_max_msg_size",
+    "doca_comch_server_set_recv_queue_size",
+  ],
+  client: [
+    "doca_comch_client_task_send_set_conf",
+    "doca_comch_client_event_msg_recv_register",
+    "doca_comch_client_event_consumer_register",
+    "doca_comch_client_set_max_msg_size",
+    "doca_comch_client_set_recv_queue_size",
+  ],
+} as const;
 
-/** Pump bookkeeping: one pe.demand() per outstanding waiter. */
-export class PumpGate {
-  #count = 0;
-  constructor(private readonly pe: ProgressEngine) {}
-  set(on: boolean): void {
-    if (on) {
-      this.#count++;
-      this.pe.demand();
-    } else if (this.#count > 0) {
-      this.#count--;
-      this.pe.release();
-    }
-  }
-  drop(): void {
-    while (this.#count > 0) this.set(false);
-  }
-}
-
-export function registerConnection(connection: number, owner: CtxOwner): void {
-  connectionOwners.set(connection, owner);
-}
-
-export function forgetConnection(connection: number): void {
-  connectionOwners.delete(connection);
+/** Configures a new server or client: send tasks, message and consumer events, and the sizes the caller gave. */
+export function configureEndpoint(
+  side: keyof typeof SIDE_FNS,
+  handle: number,
+  sendTasks: number,
+  sizes: { maxMsgSize?: number; recvQueueSize?: number },
+): void {
+  const f = doca().fns;
+  const cbs = nativeCallbacks();
+  const [conf, recv, consumers, maxMsg, queue] = SIDE_FNS[side];
+  check(f[conf](handle, cbs.taskOk.address, cbs.taskError.address, sendTasks), conf);
+  check(f[recv](handle, cbs.msgRecv.address), recv);
+  const registerConsumers = f[consumers]; // optional: DOCA without the fast path has no consumer events
+  if (registerConsumers) check(registerConsumers(handle, cbs.consumerNew.address, cbs.consumerExpired.address), consumers);
+  if (sizes.maxMsgSize !== undefined) check(f[maxMsg](handle, sizes.maxMsgSize), maxMsg);
+  if (sizes.recvQueueSize !== undefined) check(f[queue](handle, sizes.recvQueueSize), queue);
 }
 
 export function checkName(name: string, devinfo: number): void {
+  if (typeof name !== "string" || name.length === 0) throw new TypeError(`Comch: the server name must be a non-empty string`);
   const d = doca();
-  if (!d.has("doca_comch_cap_get_max_name_len")) return;
+  const getMax = d.fns.doca_comch_cap_get_max_name_len;
+  if (!getMax) return;
   d.scratch.clear(0);
-  check(d.fns.doca_comch_cap_get_max_name_len(devinfo, d.scratch.slot(0)), "doca_comch_cap_get_max_name_len");
+  check(getMax(devinfo, d.scratch.slot(0)), "doca_comch_cap_get_max_name_len");
   const max = d.scratch.u32At(0);
   if (max && new TextEncoder().encode(name).length + 1 > max) {
     throw new DocaError(DocaErrorCode.INVALID_VALUE, "doca_comch_cap_get_max_name_len", `server name "${name}" longer than ${max - 1} bytes`);

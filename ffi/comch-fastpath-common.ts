@@ -1,24 +1,19 @@
 /**
  * What the Comch fast-path contexts share: options, the message shape, a set of registered buffers over one
- * NativeMemory, and waiting for a freshly started context to run.
+ * NativeMemory, the immediate-data length, and the context plumbing (created on a connection, its child).
  */
-import { clearTimeout, setTimeout } from "node:timers";
 import { doca } from "./library.ts";
-import { check, TimeoutError } from "./errors.ts";
-import { Access, CtxState } from "./constants.ts";
+import { check } from "./errors.ts";
+import { Access } from "./constants.ts";
 import { NativeMemory } from "./memory.ts";
 import { Mmap } from "./mmap.ts";
 import { type Buf, BufInventory } from "./buf.ts";
-import type { CtxCore } from "./ctx.ts";
-import type { PumpGate } from "./comch-endpoint.ts";
+import { duration, integerIn } from "./validate.ts";
 import type { ComchConnection } from "./comch-connection.ts";
 import type { Device } from "./device.ts";
-import type { ProgressEngine } from "./pe.ts";
+import { DEVINFO } from "./device.ts";
 
 export interface FastPathOptions {
-  connection: ComchConnection;
-  device: Device;
-  pe: ProgressEngine;
   /** Bytes per buffer; default 4096. */
   bufferSize?: number;
   /** Buffers posted (consumer) or sends in flight (producer); default 16. */
@@ -29,10 +24,36 @@ export interface FastPathOptions {
   timeoutMs?: number;
 }
 
+/** The static create() form: the connection to create on (device and engine are the connection's). */
+export interface FastPathCreateOptions extends FastPathOptions {
+  connection: ComchConnection;
+  /** Accepted for compatibility; must be the connection's device when given. */
+  device?: Device;
+  /** Accepted for compatibility; must be the connection's engine when given. */
+  pe?: unknown;
+}
+
 export interface FastPathMessage {
   bytes: Uint8Array;
   imm: Uint8Array;
   producerId?: number;
+}
+
+/** Checks options before anything native exists. */
+export function checkFastPathOptions(where: string, opts: FastPathOptions): { bufferSize: number; buffers: number } {
+  integerIn(where, "bufferSize", opts.bufferSize, 1, 1 << 30);
+  integerIn(where, "buffers", opts.buffers, 1, 4096);
+  integerIn(where, "immDataLength", opts.immDataLength, 0, 1 << 16);
+  duration(where, "timeoutMs", opts.timeoutMs);
+  return { bufferSize: opts.bufferSize ?? 4096, buffers: opts.buffers ?? 16 };
+}
+
+/** The connection of a static create() call, checking that device/pe (if given) are the connection's own. */
+export function connectionOf(where: string, opts: FastPathCreateOptions): ComchConnection {
+  const conn = opts.connection;
+  if (opts.device !== undefined && opts.device !== conn.device) throw new Error(`${where}: device must be the connection's device`);
+  if (opts.pe !== undefined && opts.pe !== conn.pe) throw new Error(`${where}: pe must be the connection's progress engine`);
+  return conn;
 }
 
 /** Buffers over one NativeMemory: memory, map, inventory, one Buf per slot (closed together). */
@@ -63,42 +84,22 @@ export class BufferSet {
 }
 
 /** Sets the consumer's immediate-data length (when DOCA has the setter) and returns what is in effect. */
-export function configureImmLength(consumer: number, opts: FastPathOptions): number {
+export function configureImmLength(consumer: number, device: Device, opts: FastPathOptions): number {
   const d = doca();
   const f = d.fns;
   let wanted = opts.immDataLength ?? 32;
-  if (d.has("doca_comch_consumer_cap_get_max_imm_data_len")) {
+  if (f.doca_comch_consumer_cap_get_max_imm_data_len) {
     d.scratch.clear(0);
-    if (f.doca_comch_consumer_cap_get_max_imm_data_len(opts.device.devinfo, d.scratch.slot(0)) === 0) {
+    if (f.doca_comch_consumer_cap_get_max_imm_data_len(device[DEVINFO], d.scratch.slot(0)) === 0) {
       wanted = Math.min(wanted, d.scratch.u32At(0));
     }
   }
-  if (d.has("doca_comch_consumer_set_imm_data_len")) {
+  if (f.doca_comch_consumer_set_imm_data_len) {
     check(f.doca_comch_consumer_set_imm_data_len(consumer, wanted), "doca_comch_consumer_set_imm_data_len");
   }
-  if (d.has("doca_comch_consumer_get_imm_data_len")) {
+  if (f.doca_comch_consumer_get_imm_data_len) {
     d.scratch.clear(0);
     if (f.doca_comch_consumer_get_imm_data_len(consumer, d.scratch.slot(0)) === 0) return d.scratch.u32At(0);
   }
   return wanted;
 }
-
-/** Waits until a freshly started context is RUNNING (producer/consumer starts may be asynchronous). */
-export async function awaitRunning(core: CtxCore, gate: PumpGate, what: string, timeoutMs: number): Promise<void> {
-  if (core.state === CtxState.RUNNING) return;
-  gate.set(true);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(`${what} to start`, timeoutMs)), timeoutMs);
-  });
-  try {
-    while (core.state !== CtxState.RUNNING) {
-      await Promise.race([core.nextStateChange(), timeout]);
-      if (core.state === CtxState.IDLE) throw new Error(`${what} failed to start`);
-    }
-  } finally {
-    clearTimeout(timer);
-    gate.set(false);
-  }
-}
-

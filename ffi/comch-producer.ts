@@ -1,82 +1,155 @@
 /**
- * Comch fast-path producer: sends buffers (its own registered copies, or a caller's Buf) to a consumer id on the
- * peer, with optional immediate data. Sends beyond the slot count wait for a free slot.
+ * Comch fast-path producer, created on a connection (connection.createProducer): sends buffers (its own registered
+ * copies, or a caller's Buf) to a consumer id on the peer, with optional immediate data, on the shared task path.
+ * Sends beyond the slot count wait in order; DOCA_ERROR_AGAIN (the consumer's queue is full) is retried in order.
  */
-import { clearTimeout, setTimeout } from "node:timers";
-import { doca } from "./library.ts";
+import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
+import { doca, requireFns } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import { type CtxOwner, nativeCallbacks } from "./callbacks.ts";
-import { CtxCore } from "./ctx.ts";
-import { AsyncResource } from "./resource.ts";
+import { nativeCallbacks } from "./callbacks.ts";
+import { CtxCore, CtxResource } from "./ctx.ts";
 import { NativeMemory } from "./memory.ts";
 import { Buf } from "./buf.ts";
-import { PumpGate } from "./comch-endpoint.ts";
-import { awaitRunning, BufferSet, type FastPathOptions } from "./comch-fastpath-common.ts";
+import { type TaskKind, TaskPath } from "./task-path.ts";
+import { integerIn } from "./validate.ts";
+import {
+  BufferSet,
+  checkFastPathOptions,
+  connectionOf,
+  type FastPathCreateOptions,
+  type FastPathOptions,
+} from "./comch-fastpath-common.ts";
+import type { ComchConnection } from "./comch-connection.ts";
 
-interface PendingSend {
+/** The producer functions (optional in the table: older DOCA has no fast path). */
+const producerFns = () =>
+  requireFns(
+    "doca_comch_producer_create",
+    "doca_comch_producer_destroy",
+    "doca_comch_producer_as_ctx",
+    "doca_comch_producer_task_send_set_conf",
+    "doca_comch_producer_task_send_alloc_init",
+    "doca_comch_producer_task_send_as_task",
+  );
+
+const IMM_MAX = 64;
+
+interface Send {
   own: Buf | undefined;
   bytes: Uint8Array | undefined;
   imm: Uint8Array;
   consumerId: number;
-  /** Staging slot, -1 until one is assigned. */
-  slot: number;
-  resolve: () => void;
-  reject: (e: Error) => void;
+  /** Whether bytes/imm are our own copies (safe to keep while queued). */
+  copied: boolean;
 }
 
-export class ComchProducer extends AsyncResource implements CtxOwner {
-  protected readonly kind = "ComchProducer";
-  readonly #core: CtxCore;
-  readonly #gate: PumpGate;
-  readonly #buffers: BufferSet;
-  readonly #imm: NativeMemory;
-  readonly #free: number[];
-  readonly #tasks: number[];
-  readonly #settle: (PendingSend | undefined)[];
-  /** Sends not yet submitted, in call order (the head may hold a slot while DOCA says AGAIN). */
-  readonly #queue: PendingSend[] = [];
-  #retryTimer: ReturnType<typeof setTimeout> | undefined;
-  static readonly IMM_MAX = 64;
+/** doca_comch_producer_task_send: stage the bytes (or take the caller's Buf), one task per slot. */
+class ProducerSendKind implements TaskKind<Send, undefined> {
+  readonly taskName = "doca_comch_producer_task_send";
+  readonly allocName = "doca_comch_producer_task_send_alloc_init";
+  readonly againMeansRetry = true;
+  task = 0;
 
-  private constructor(handle: number, opts: FastPathOptions, buffers: BufferSet) {
-    super(handle, [opts.device, opts.pe], (h) => doca().fns.doca_comch_producer_destroy(h));
-    const count = buffers.bufs.length;
-    this.#buffers = buffers;
-    this.#imm = NativeMemory.alloc(count * ComchProducer.IMM_MAX);
-    this.#free = Array.from({ length: count }, (_, i) => count - 1 - i);
-    this.#tasks = new Array(count).fill(0);
-    this.#settle = new Array(count).fill(undefined);
-    this.#gate = new PumpGate(opts.pe);
-    this.#core = new CtxCore(doca().fns.doca_comch_producer_as_ctx(handle), opts.pe, this);
+  constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly imm: NativeMemory) {}
+
+  allocInit(slot: number, send: Send): number {
+    const d = doca();
+    const f = producerFns();
+    const buffers = this.buffers;
+    if (send.bytes) {
+      buffers.memory.bytes.set(send.bytes, slot * buffers.size);
+      buffers.bufs[slot].setData(buffers.address(slot), send.bytes.length);
+    }
+    this.imm.bytes.set(send.imm, slot * IMM_MAX);
+    const buf = send.own ? send.own[HANDLE] : buffers.bufs[slot][HANDLE];
+    d.scratch.clear(0);
+    const rc = f.doca_comch_producer_task_send_alloc_init(
+      this.ctxHandle,
+      buf,
+      this.imm.address + slot * IMM_MAX,
+      send.imm.length,
+      send.consumerId,
+      d.scratch.slot(0),
+    );
+    if (rc !== 0) return rc;
+    this.task = f.doca_comch_producer_task_send_as_task(d.scratch.u64(0));
+    f.doca_task_set_user_data(this.task, slot);
+    return 0;
   }
 
-  static async create(opts: FastPathOptions): Promise<ComchProducer> {
-    const d = doca();
-    const f = d.fns;
-    if (!d.has("doca_comch_producer_create")) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_comch_producer_create");
-    const count = opts.buffers ?? 16;
-    d.scratch.clear(0);
-    check(f.doca_comch_producer_create(opts.connection.handle, d.scratch.slot(0)), "doca_comch_producer_create");
-    const handle = d.scratch.u64(0);
-    let producer: ComchProducer | undefined;
-    let buffers: BufferSet | undefined;
+  retain(send: Send): [Send, undefined] {
+    if (!send.copied) {
+      send.bytes = send.bytes?.slice();
+      send.imm = send.imm.slice();
+      send.copied = true;
+    }
+    return [send, undefined];
+  }
+}
+
+export class ComchProducer extends CtxResource {
+  protected readonly kind = "ComchProducer";
+  static readonly IMM_MAX = IMM_MAX;
+  protected readonly core: CtxCore;
+  readonly connection: ComchConnection;
+  readonly #buffers: BufferSet;
+  readonly #imm: NativeMemory;
+  readonly #path: TaskPath<Send, undefined>;
+
+  private constructor(token: symbol, handle: number, connection: ComchConnection, buffers: BufferSet, imm: NativeMemory) {
+    internalOnly(token, "ComchProducer");
+    super(handle, [connection, connection.pe, connection.device]);
+    this.connection = connection;
+    this.#buffers = buffers;
+    this.#imm = imm;
+    this.#path = new TaskPath(new ProducerSendKind(handle, buffers, imm), connection.pe, buffers.bufs.length);
+    this.core = new CtxCore(producerFns().doca_comch_producer_as_ctx(handle), connection.pe, this);
+  }
+
+  /** Same as `opts.connection.createProducer(opts)`. */
+  static create(opts: FastPathCreateOptions): Promise<ComchProducer> {
     try {
-      buffers = new BufferSet(opts.device, opts.bufferSize ?? 4096, count);
-      producer = new ComchProducer(handle, opts, buffers);
+      return connectionOf("ComchProducer.create", opts).createProducer(opts);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** @internal ComchConnection.createProducer. */
+  static async onConnection(connection: ComchConnection, opts: FastPathOptions): Promise<ComchProducer> {
+    const { bufferSize, buffers: count } = checkFastPathOptions("ComchConnection.createProducer", opts);
+    const f = producerFns();
+    const d = doca();
+    // Registered buffers first (no context yet): a failure here leaves nothing behind but what the set closes.
+    const buffers = new BufferSet(connection.device, bufferSize, count);
+    let imm: NativeMemory | undefined;
+    let handle = 0;
+    let producer: ComchProducer | undefined;
+    try {
+      imm = NativeMemory.alloc(count * IMM_MAX);
+      d.scratch.clear(0);
+      check(f.doca_comch_producer_create(connection[HANDLE], d.scratch.slot(0)), "doca_comch_producer_create");
+      handle = d.scratch.u64(0);
+      producer = new ComchProducer(INTERNAL, handle, connection, buffers, imm);
       const cbs = nativeCallbacks();
       check(f.doca_comch_producer_task_send_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, count), "doca_comch_producer_task_send_set_conf");
-      producer.#core.start();
-      await awaitRunning(producer.#core, producer.#gate, "Comch producer", opts.timeoutMs ?? 10_000);
+      if (!producer.core.start()) await producer.core.untilRunning("Comch producer", opts.timeoutMs ?? 10_000);
       return producer;
     } catch (e) {
-      if (producer) producer.close();
+      if (producer) await producer.close().catch(() => {});
       else {
-        f.doca_comch_producer_destroy(handle);
-        buffers?.close();
+        if (handle) f.doca_comch_producer_destroy(handle);
+        imm?.close();
+        buffers.close();
       }
       throw e;
     }
+  }
+
+  /** Sends in flight. */
+  get inflight(): number {
+    return this.#path.inflight;
   }
 
   /**
@@ -85,121 +158,45 @@ export class ComchProducer extends AsyncResource implements CtxOwner {
    * submitted in call order, also across DOCA_ERROR_AGAIN (consumer queue full) retries.
    */
   send(data: Uint8Array | Buf, consumerId: number, imm: Uint8Array = new Uint8Array(0)): Promise<void> {
-    this.assertOpen();
-    const own = data instanceof Buf ? data : undefined;
-    const bytes = own ? undefined : data as Uint8Array;
-    if (bytes && bytes.length > this.#buffers.size) {
-      return Promise.reject(new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", `${bytes.length} > ${this.#buffers.size}`));
-    }
-    if (imm.length > ComchProducer.IMM_MAX) {
-      return Promise.reject(new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", "immediate data"));
-    }
-    return new Promise((resolve, reject) => {
-      const entry: PendingSend = { own, bytes, imm, consumerId, slot: -1, resolve, reject };
-      // Stage into a slot now when one is free, so the caller may reuse its array at once; otherwise keep a copy.
-      if (this.#queue.length === 0 && this.#free.length > 0) this.#stage(entry);
-      else {
-        if (entry.bytes) entry.bytes = entry.bytes.slice();
-        entry.imm = entry.imm.slice();
+    try {
+      this.assertOpen();
+      integerIn("ComchProducer.send", "consumerId", consumerId, 0, 0xffff_ffff);
+      const own = Buf.isBuf(data) ? data : undefined;
+      if (own) own.assertOpen();
+      else if (!(data instanceof Uint8Array)) throw new TypeError("ComchProducer.send: data must be a Uint8Array or a Buf");
+      const bytes = own ? undefined : data as Uint8Array;
+      if (bytes && bytes.length > this.#buffers.size) {
+        throw new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", `${bytes.length} > ${this.#buffers.size}`);
       }
-      this.#queue.push(entry);
-      this.#drain();
-    });
-  }
-
-  /** Copies an entry's bytes and immediate data into a free slot. */
-  #stage(entry: PendingSend): void {
-    const slot = this.#free.pop()!;
-    entry.slot = slot;
-    if (entry.bytes) {
-      this.#buffers.memory.bytes.set(entry.bytes, slot * this.#buffers.size);
-      this.#buffers.bufs[slot].setData(this.#buffers.address(slot), entry.bytes.length);
-    }
-    this.#imm.bytes.set(entry.imm, slot * ComchProducer.IMM_MAX);
-  }
-
-  /** Submits queued sends in order until the queue is empty, slots run out, or DOCA says AGAIN. */
-  #drain(): void {
-    const d = doca();
-    const f = d.fns;
-    while (this.#queue.length > 0 && !this.#retryTimer && !this.closed) {
-      const entry = this.#queue[0];
-      if (entry.slot < 0) {
-        if (this.#free.length === 0) return; // resumed by onTaskDone
-        this.#stage(entry);
+      if (!(imm instanceof Uint8Array) || imm.length > IMM_MAX) {
+        throw new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", "immediate data");
       }
-      const slot = entry.slot;
-      const bufHandle = entry.own ? entry.own.handle : this.#buffers.bufs[slot].handle;
-      const immAddress = this.#imm.address + slot * ComchProducer.IMM_MAX;
-      d.scratch.clear(0);
-      let rc = f.doca_comch_producer_task_send_alloc_init(this.handle, bufHandle, immAddress, entry.imm.length, entry.consumerId, d.scratch.slot(0));
-      let fn = "doca_comch_producer_task_send_alloc_init";
-      if (rc === 0) {
-        const task = f.doca_comch_producer_task_send_as_task(d.scratch.u64(0));
-        f.doca_task_set_user_data(task, slot);
-        rc = f.doca_task_submit(task);
-        if (rc === 0) {
-          this.#queue.shift();
-          this.#tasks[slot] = task;
-          this.#settle[slot] = entry;
-          this.#gate.set(true);
-          continue;
-        }
-        f.doca_task_free(task);
-        fn = "doca_task_submit";
-      }
-      if (rc === DocaErrorCode.AGAIN) {
-        // The consumer's queue is full: let the engine run (it drains) and try the same message again.
-        this.#gate.set(true);
-        this.#retryTimer = setTimeout(() => {
-          this.#retryTimer = undefined;
-          this.#gate.set(false);
-          this.#drain();
-        }, 0);
-        return;
-      }
-      this.#queue.shift();
-      this.#free.push(slot);
-      entry.reject(new DocaError(rc, fn));
+      return this.#path.submit({ own, bytes, imm, consumerId, copied: false }, undefined);
+    } catch (e) {
+      return Promise.reject(e);
     }
   }
 
-  /** @internal */
-  onTaskDone(_typedTask: number, slot: number, ok: boolean): void {
-    const f = doca().fns;
-    const task = this.#tasks[slot];
-    const settle = this.#settle[slot];
-    if (!task || !settle) return;
-    const error = ok ? undefined : new DocaError(f.doca_task_get_status(task), "doca_comch_producer_task_send");
-    f.doca_task_free(task);
-    this.#tasks[slot] = 0;
-    this.#settle[slot] = undefined;
-    this.#gate.set(false);
-    this.#free.push(slot);
-    if (error) settle.reject(error);
-    else settle.resolve();
-    if (this.#queue.length > 0) this.#drain();
+  /** @internal the completion entry point. */
+  onTaskDone(task: number, slot: number, ok: boolean): void {
+    this.#path.onTaskDone(task, slot, ok);
   }
 
-  /** @internal */
-  onStateChanged(_prev: number, next: number): void {
-    this.#core?.noteState(next);
+  protected override beforeStop(): void {
+    this.#path.refuse(new Error("ComchProducer closed before the message was sent"));
+  }
+
+  protected override afterStop(): void {
+    this.#path.shutdown(new Error("ComchProducer closed while the message was in flight"));
   }
 
   protected destroyNative(handle: number): void {
-    if (this.#retryTimer) clearTimeout(this.#retryTimer);
-    this.#retryTimer = undefined;
-    for (const entry of this.#queue.splice(0)) entry.reject(new Error("ComchProducer closed before the message was sent"));
-    const drained = this.#core.stopAndDrain();
-    this.#gate.drop();
-    this.#core.dispose();
-    if (!drained) throw new Error("ComchProducer: the context did not stop within 5 s");
-    check(doca().fns.doca_comch_producer_destroy(handle), "doca_comch_producer_destroy");
+    check(producerFns().doca_comch_producer_destroy(handle), "doca_comch_producer_destroy");
     this.#buffers.close();
     this.#imm.close();
   }
 
   protected summary(): string {
-    return `${this.#core.stateName} inflight=${this.#buffers.bufs.length - this.#free.length}`;
+    return `${this.core.stateName} inflight=${this.#path.inflight}`;
   }
 }

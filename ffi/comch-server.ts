@@ -1,13 +1,17 @@
 /** Comch server (DPU side): accepts host clients on a name, over a representor of the host function. */
-import { clearTimeout, setTimeout } from "node:timers";
-import { doca } from "./library.ts";
-import { check, TimeoutError } from "./errors.ts";
-import { comchCtxOwners, type CtxOwner, nativeCallbacks } from "./callbacks.ts";
-import { CtxCore } from "./ctx.ts";
-import { AsyncResource } from "./resource.ts";
-import { ComchConnection, type ComchEndpoint } from "./comch-connection.ts";
-import { checkName, checkSizes, copyMessage, forgetConnection, PumpGate, registerConnection, SendPath } from "./comch-endpoint.ts";
+import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
+import { setImmediate } from "node:timers";
+import { doca, requireFns } from "./library.ts";
+import { check, DocaError, TimeoutError } from "./errors.ts";
+import { DocaErrorCode } from "./constants.ts";
+import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
+import { CtxCore, STOP_TIMEOUT_MS } from "./ctx.ts";
+import { type ComchConnection, newConnection } from "./comch-connection.ts";
+import { checkName, checkSizes, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
+import { Waiters } from "./waiters.ts";
+import { integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device, DeviceRep } from "./device.ts";
+import { DEVINFO } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
 
 export interface ComchServerOptions {
@@ -21,67 +25,58 @@ export interface ComchServerOptions {
   sendTasks?: number;
 }
 
-export class ComchServer extends AsyncResource implements CtxOwner, ComchEndpoint {
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class ComchServer extends ComchEndpoint {
   readonly kind: string;
-  readonly name: string;
-  readonly pe: ProgressEngine;
-  readonly device: Device;
-  readonly maxMsgSize: number;
-  readonly #core: CtxCore;
-  readonly #send: SendPath;
-  readonly #gate: PumpGate;
+  protected readonly core: CtxCore | undefined;
+  /** Live connections by native handle (this server's own list; events route through the connection user data). */
   readonly #connections = new Map<number, ComchConnection>();
   readonly #acceptQueue: ComchConnection[] = [];
-  readonly #acceptWaiters: ((c: ComchConnection) => void)[] = [];
+  readonly #acceptWaiters: Waiters<ComchConnection>;
 
-  private constructor(handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number) {
-    super(handle, [opts.device, opts.rep, opts.pe], (h) => doca().fns.doca_comch_server_destroy(h));
+  private constructor(token: symbol, handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number) {
+    internalOnly(token, "ComchServer");
+    super(handle, [opts.device, opts.rep, opts.pe], opts, "doca_comch_server_task_send_alloc_init", maxMsgSize, sendTasks);
     this.kind = `ComchServer "${opts.name}"`;
-    this.name = opts.name;
-    this.pe = opts.pe;
-    this.device = opts.device;
-    this.maxMsgSize = maxMsgSize;
-    this.#gate = new PumpGate(opts.pe);
-    this.#send = new SendPath(this, "doca_comch_server_task_send_alloc_init", sendTasks, maxMsgSize);
-    this.#core = new CtxCore(doca().fns.doca_comch_server_as_ctx(handle), opts.pe, this);
+    this.#acceptWaiters = new Waiters(opts.pe);
+    this.core = new CtxCore(doca().fns.doca_comch_server_as_ctx(handle), opts.pe, this);
   }
 
   /** Creates, configures and starts the server (it is listening when this returns). */
   static start(opts: ComchServerOptions): ComchServer {
+    checkSizes("ComchServer.start", { maxMsgSize: opts.maxMsgSize, recvQueueSize: opts.recvQueueSize });
+    integerIn("ComchServer.start", "sendTasks", opts.sendTasks, 1, MAX_TASKS);
+    opts.device.assertOpen();
+    opts.rep.assertOpen();
+    opts.pe.assertOpen();
+    checkName(opts.name, opts.device[DEVINFO]);
+    // New connections are routed to their server through this (no guessing among servers).
+    requireFns("doca_comch_server_get_server_ctx");
     const d = doca();
     const f = d.fns;
-    const caps = opts.device.info.caps;
-    checkName(opts.name, opts.device.devinfo);
-    checkSizes("ComchServer.start", { maxMsgSize: opts.maxMsgSize, recvQueueSize: opts.recvQueueSize, sendTasks: opts.sendTasks });
-    const maxMsgSize = opts.maxMsgSize ?? caps.comchMaxMsgSize;
+    const maxMsgSize = opts.maxMsgSize ?? opts.device.info.caps.comchMaxMsgSize;
     const sendTasks = opts.sendTasks ?? 64;
     d.scratch.clear(0);
     check(
-      f.doca_comch_server_create(opts.device.handle, opts.rep.handle, d.scratch.cstring(opts.name), d.scratch.slot(0)),
+      f.doca_comch_server_create(opts.device[HANDLE], opts.rep[HANDLE], d.scratch.cstring(opts.name), d.scratch.slot(0)),
       "doca_comch_server_create",
       `name "${opts.name}" on ${opts.device.info.pciAddr}`,
     );
     const handle = d.scratch.u64(0);
     let server: ComchServer | undefined;
     try {
+      configureEndpoint("server", handle, sendTasks, opts);
       const cbs = nativeCallbacks();
-      check(f.doca_comch_server_task_send_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, sendTasks), "doca_comch_server_task_send_set_conf");
-      check(f.doca_comch_server_event_msg_recv_register(handle, cbs.msgRecv.address), "doca_comch_server_event_msg_recv_register");
       check(
         f.doca_comch_server_event_connection_status_changed_register(handle, cbs.connected.address, cbs.disconnected.address),
         "doca_comch_server_event_connection_status_changed_register",
       );
-      if (d.has("doca_comch_server_event_consumer_register")) {
-        check(f.doca_comch_server_event_consumer_register(handle, cbs.consumerNew.address, cbs.consumerExpired.address), "doca_comch_server_event_consumer_register");
-      }
-      if (opts.maxMsgSize !== undefined) check(f.doca_comch_server_set_max_msg_size(handle, maxMsgSize), "doca_comch_server_set_max_msg_size");
-      if (opts.recvQueueSize !== undefined) check(f.doca_comch_server_set_recv_queue_size(handle, opts.recvQueueSize), "doca_comch_server_set_recv_queue_size");
-      server = new ComchServer(handle, opts, maxMsgSize, sendTasks);
-      comchCtxOwners.set(server.#core.ctx, server);
-      server.#core.start();
+      server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks);
+      server.core!.start();
       return server;
     } catch (e) {
-      if (server) server.close();
+      if (server) server.closeSync();
       else f.doca_comch_server_destroy(handle);
       throw e;
     }
@@ -89,7 +84,7 @@ export class ComchServer extends AsyncResource implements CtxOwner, ComchEndpoin
 
   /** Live connections. */
   get connections(): ComchConnection[] {
-    return [...this.#connections.values()];
+    return [...this.#connections.values()].filter((c) => c.connected);
   }
 
   /** The next client connection (already connected ones first). */
@@ -97,104 +92,84 @@ export class ComchServer extends AsyncResource implements CtxOwner, ComchEndpoin
     this.assertOpen();
     const ready = this.#acceptQueue.shift();
     if (ready) return Promise.resolve(ready);
-    return new Promise((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const waiter = (c: ComchConnection) => {
-        if (timer !== undefined) clearTimeout(timer);
-        this.#gate.set(false);
-        resolve(c);
-      };
-      if (opts.timeoutMs !== undefined) {
-        timer = setTimeout(() => {
-          const i = this.#acceptWaiters.indexOf(waiter);
-          if (i >= 0) this.#acceptWaiters.splice(i, 1);
-          this.#gate.set(false);
-          reject(new TimeoutError(`a client to connect to Comch server "${this.name}"`, opts.timeoutMs!));
-        }, opts.timeoutMs);
-      }
-      this.#acceptWaiters.push(waiter);
-      this.#gate.set(true);
-    });
+    return this.#acceptWaiters.wait(`a client to connect to Comch server "${this.name}"`, opts.timeoutMs);
   }
 
-  /** Disconnects one client. */
-  disconnect(connection: ComchConnection): void {
-    check(doca().fns.doca_comch_server_disconnect(this.handle, connection.handle), "doca_comch_server_disconnect");
-    this.#lost(connection.handle);
+  /** Disconnects one client (closing its connection and whatever was created on it). */
+  disconnect(connection: ComchConnection): Promise<void> {
+    return connection.closeAsync();
   }
 
-  /** @internal ComchEndpoint */
-  sendOn(connection: number, bytes: Uint8Array): Promise<void> {
-    this.assertOpen();
-    return this.#send.send(connection, bytes);
-  }
-
-  /** @internal ComchEndpoint */
-  pump(on: boolean): void {
-    if (!this.closed) this.#gate.set(on);
-  }
-
-  /** @internal */
-  onConnection(connection: number, connected: boolean, successful: boolean): void {
-    if (!connected) {
-      this.#lost(connection);
-      return;
-    }
-    if (!successful) return;
-    const conn = new ComchConnection(connection, this, this.maxMsgSize);
+  /** @internal a connection event (or an event before the connection's user data was set). */
+  connectionFor(connection: number, isNew: boolean): ConnectionOwner | undefined {
+    const known = this.#connections.get(connection);
+    if (known || !isNew) return known;
+    const conn = newConnection(connection, this);
     this.#connections.set(connection, conn);
-    registerConnection(connection, this);
-    const waiter = this.#acceptWaiters.shift();
-    if (waiter) waiter(conn);
-    else this.#acceptQueue.push(conn);
+    if (!this.#acceptWaiters.resolveNext(conn)) this.#acceptQueue.push(conn);
+    return conn;
   }
 
-  #lost(connection: number): void {
-    const conn = this.#connections.get(connection);
+  /** @internal */
+  override forgetConnection(connection: number): void {
     this.#connections.delete(connection);
-    forgetConnection(connection);
-    conn?.markDisconnected();
   }
 
-  /** @internal */
-  onConsumer(connection: number, consumerId: number, created: boolean): void {
-    this.#connections.get(connection)?.noteRemoteConsumer(consumerId, created);
+  /** @internal doca_comch_server_disconnect; DOCA_ERROR_AGAIN means "call again later": retried through progress. */
+  endConnection(connection: ComchConnection): Promise<void> | void {
+    if (this.#tryDisconnect(connection) !== DocaErrorCode.AGAIN) return;
+    return this.#retryDisconnect(connection);
   }
 
-  /** @internal */
-  onMessage(buffer: number, length: number, connection: number): void {
-    const conn = this.#connections.get(connection);
-    if (conn) conn.deliver(copyMessage(buffer, length));
+  async #retryDisconnect(connection: ComchConnection): Promise<void> {
+    const deadline = Date.now() + STOP_TIMEOUT_MS;
+    do {
+      if (Date.now() > deadline) throw new TimeoutError(`${this.kind} to disconnect a client`, STOP_TIMEOUT_MS);
+      this.pe.demand();
+      try {
+        await nextTurn();
+      } finally {
+        this.pe.release();
+      }
+    } while (this.#tryDisconnect(connection) === DocaErrorCode.AGAIN);
   }
 
-  /** @internal */
-  onTaskDone(_task: number, slot: number, ok: boolean): void {
-    this.#send.done(slot, ok);
-  }
-
-  /** @internal */
-  onStateChanged(_prev: number, next: number): void {
-    this.#core?.noteState(next);
-  }
-
-  /** close(): disconnects every client, stops and destroys the server. */
-  protected destroyNative(handle: number): void {
-    const f = doca().fns;
-    for (const conn of this.#connections.values()) {
-      f.doca_comch_server_disconnect(handle, conn.handle);
-      this.#lost(conn.handle);
+  /** @internal synchronous form (bounded): progresses the engine itself between attempts. */
+  endConnectionSync(connection: ComchConnection): void {
+    const deadline = Date.now() + STOP_TIMEOUT_MS;
+    while (this.#tryDisconnect(connection) === DocaErrorCode.AGAIN) {
+      if (!this.pe.progress() && Date.now() > deadline) {
+        throw new TimeoutError(`${this.kind} to disconnect a client`, STOP_TIMEOUT_MS);
+      }
     }
-    const drained = this.#core.stopAndDrain();
-    this.#send.shutdown(new Error(`${this.kind} closed`));
-    this.#gate.drop();
-    comchCtxOwners.delete(this.#core.ctx);
-    this.#core.dispose();
-    this.#send.free();
-    if (!drained) throw new Error(`${this.kind}: the context did not stop within 5 s`);
-    check(f.doca_comch_server_destroy(handle), "doca_comch_server_destroy");
+  }
+
+  #tryDisconnect(connection: ComchConnection): number {
+    const handle = connection[HANDLE];
+    const rc = doca().fns.doca_comch_server_disconnect(this[HANDLE], handle);
+    if (rc === DocaErrorCode.AGAIN) return rc;
+    this.#connections.delete(handle);
+    // NOT_CONNECTED: the client left first; the connection is gone either way.
+    if (rc !== 0 && rc !== DocaErrorCode.NOT_CONNECTED) throw new DocaError(rc, "doca_comch_server_disconnect");
+    return 0;
+  }
+
+  /** @internal */
+  override fail(error: unknown): void {
+    super.fail(error);
+    this.#acceptWaiters.rejectAll(error);
+  }
+
+  protected override beforeStop(): void {
+    super.beforeStop();
+    this.#acceptWaiters.rejectAll(new Error(`${this.kind} closed`));
+  }
+
+  protected destroyEndpoint(handle: number): void {
+    check(doca().fns.doca_comch_server_destroy(handle), "doca_comch_server_destroy");
   }
 
   protected summary(): string {
-    return `"${this.name}" on ${this.device.info.pciAddr} ${this.#core.stateName} connections=${this.#connections.size}`;
+    return `"${this.name}" on ${this.device.info.pciAddr} ${this.core?.stateName} connections=${this.connections.length}`;
   }
 }

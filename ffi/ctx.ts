@@ -1,12 +1,23 @@
 /**
- * The part every DOCA context wrapper shares (DMA, comch server/client, producer, consumer): our owner id in the
- * ctx user data, the state-changed callback, connecting to a progress engine, start, and a stop that drains.
+ * What every DOCA context wrapper shares (DMA, Comch server/client, producer, consumer): our owner id in the ctx
+ * user data, the state-changed callback, connecting to a progress engine, start, waiting for a state, and stop.
+ *
+ * Stopping is asynchronous in DOCA: doca_ctx_stop may leave the context STOPPING while in-flight tasks are flushed
+ * through their callbacks; it reaches IDLE inside a later doca_pe_progress. stop() awaits that transition while the
+ * engine's pump runs (it sleeps on the notification fd when nothing moves), so the event loop is never blocked.
+ * stopSync() is the bounded synchronous fallback that `using` ([Symbol.dispose]) and synchronous parents need: it
+ * drives progress itself for at most STOP_TIMEOUT_MS. Prefer `await using` / `await x.close()`.
  */
 import { doca } from "./library.ts";
-import { check, DocaError } from "./errors.ts";
-import { CtxState, CTX_STATE_NAMES, DocaErrorCode } from "./constants.ts";
+import { check, DocaError, TimeoutError } from "./errors.ts";
+import { CTX_STATE_NAMES, CtxState, DocaErrorCode } from "./constants.ts";
 import { type CtxOwner, nativeCallbacks, registerOwner, unregisterOwner } from "./callbacks.ts";
+import { remaining, Waiters } from "./waiters.ts";
+import { Resource, HANDLE } from "./resource.ts";
 import type { ProgressEngine } from "./pe.ts";
+
+/** How long a stop may take before close() gives up (the object then stays open and close() may be retried). */
+export const STOP_TIMEOUT_MS = 10_000;
 
 export class CtxCore {
   readonly ctx: number;
@@ -14,17 +25,20 @@ export class CtxCore {
   readonly pe: ProgressEngine;
   /** Last state DOCA reported through the state-changed callback. */
   state: number = CtxState.IDLE;
-  #stateWaiters: (() => void)[] = [];
+  readonly #changes: Waiters<void>;
+  /** Set once the native context is destroyed: nothing may touch `ctx` any more. */
+  #disposed = false;
 
   constructor(ctx: number, pe: ProgressEngine, owner: CtxOwner) {
     const f = doca().fns;
     this.ctx = ctx;
     this.pe = pe;
+    this.#changes = new Waiters<void>(pe);
     this.id = registerOwner(owner);
     try {
       check(f.doca_ctx_set_user_data(ctx, this.id), "doca_ctx_set_user_data");
       check(f.doca_ctx_set_state_changed_cb(ctx, nativeCallbacks().stateChanged.address), "doca_ctx_set_state_changed_cb");
-      check(f.doca_pe_connect_ctx(pe.handle, ctx), "doca_pe_connect_ctx");
+      check(f.doca_pe_connect_ctx(pe[HANDLE], ctx), "doca_pe_connect_ctx");
     } catch (e) {
       unregisterOwner(this.id);
       throw e;
@@ -34,14 +48,12 @@ export class CtxCore {
   /** Called by the owner's onStateChanged. */
   noteState(next: number): void {
     this.state = next;
-    const waiters = this.#stateWaiters;
-    this.#stateWaiters = [];
-    for (const w of waiters) w();
+    this.#changes.resolveAll();
   }
 
-  /** Resolves on the next state change (the pump must be demanded by the caller). */
-  nextStateChange(): Promise<void> {
-    return new Promise((resolve) => this.#stateWaiters.push(resolve));
+  /** A callback of this context failed: whoever awaits a state change learns why. */
+  fail(error: unknown): void {
+    this.#changes.rejectAll(error);
   }
 
   /** The state as DOCA has it now. */
@@ -65,21 +77,106 @@ export class CtxCore {
     return this.state === CtxState.RUNNING;
   }
 
-  /**
-   * Stops the context and progresses until it is IDLE (in-flight tasks are flushed through their callbacks
-   * meanwhile). Synchronous: callers are close paths. Returns false if it did not reach IDLE in time.
-   */
-  stopAndDrain(timeoutMs = 5000): boolean {
-    const f = doca().fns;
-    if (this.queryState() === CtxState.IDLE) return true;
-    const rc = f.doca_ctx_stop(this.ctx);
-    if (rc !== 0 && rc !== DocaErrorCode.IN_PROGRESS && rc !== DocaErrorCode.AGAIN) {
-      throw new DocaError(rc, "doca_ctx_stop");
+  /** Waits (pumping the engine) until the context is RUNNING; an IDLE context means it failed to start. */
+  async untilRunning(what: string, timeoutMs: number, idleMeans = `${what} failed to start (the context went back to idle)`): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.state !== CtxState.RUNNING) {
+      if (this.state === CtxState.IDLE && this.queryState() === CtxState.IDLE) throw new Error(idleMeans);
+      await this.#nextChange(`${what} to start`, deadline, timeoutMs);
     }
-    return this.pe.progressUntil(() => this.queryState() === CtxState.IDLE, timeoutMs);
+  }
+
+  async #nextChange(what: string, deadline: number, timeoutMs: number): Promise<void> {
+    if (Date.now() >= deadline) throw new TimeoutError(what, timeoutMs);
+    await this.#changes.wait(what, remaining(deadline)).catch((e) => {
+      throw e instanceof TimeoutError ? new TimeoutError(what, timeoutMs) : e;
+    });
+  }
+
+  /** Asks DOCA to stop; true when the context is IDLE at once (nothing was in flight). */
+  requestStop(): boolean {
+    if (this.queryState() === CtxState.IDLE) return true;
+    const rc = doca().fns.doca_ctx_stop(this.ctx);
+    if (rc !== 0 && rc !== DocaErrorCode.IN_PROGRESS && rc !== DocaErrorCode.AGAIN) throw new DocaError(rc, "doca_ctx_stop");
+    this.state = this.queryState();
+    return this.state === CtxState.IDLE;
+  }
+
+  /** After requestStop(): awaits IDLE through the engine's pump (in-flight tasks are flushed meanwhile). */
+  async untilIdle(what: string, timeoutMs = STOP_TIMEOUT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    // A synchronous close may take over meanwhile and destroy the context: stop looking at it then.
+    while (!this.#disposed && this.queryState() !== CtxState.IDLE) {
+      await this.#nextChange(`${what} to stop`, deadline, timeoutMs);
+    }
+    this.state = CtxState.IDLE;
+  }
+
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  /** The bounded synchronous fallback of stop() (for `using` and synchronous parents): drives progress itself. */
+  stopSync(what: string, timeoutMs = STOP_TIMEOUT_MS): void {
+    if (this.requestStop()) return;
+    const deadline = Date.now() + timeoutMs;
+    while (this.queryState() !== CtxState.IDLE) {
+      if (!this.pe.progress() && Date.now() > deadline) throw new TimeoutError(`${what} to stop`, timeoutMs);
+    }
+    this.state = CtxState.IDLE;
   }
 
   dispose(): void {
+    this.#disposed = true;
+    this.#changes.rejectAll(new Error("context destroyed"));
     unregisterOwner(this.id);
+  }
+}
+
+/**
+ * A context wrapper: close() is a Promise (stop awaited, then destroy), `await using` works, and `using` falls back
+ * to the bounded synchronous stop. Subclasses give their core, what to do once stopped, and the native destroy.
+ */
+export abstract class CtxResource extends Resource implements CtxOwner {
+  protected abstract readonly core: CtxCore | undefined;
+
+  /** Before the stop: refuse new work (queued work is rejected). */
+  protected beforeStop(): void {}
+  /** After IDLE, before the native destroy: settle what is left, free staging memory. */
+  protected afterStop(): void {}
+
+  override close(): Promise<void> {
+    return this.closeAsync();
+  }
+
+  /** Stops (awaiting IDLE only when DOCA is still flushing), then destroys; synchronous when nothing is in flight. */
+  protected override destroyAsync(handle: number): Promise<void> | void {
+    this.beforeStop();
+    if (!this.core || this.core.requestStop()) return this.#finish(handle);
+    const core = this.core;
+    // If a synchronous close took over while we waited, it already destroyed the context.
+    return core.untilIdle(this.kind).then(() => core.disposed ? undefined : this.#finish(handle));
+  }
+
+  protected override destroySync(handle: number): void {
+    this.beforeStop();
+    this.core?.stopSync(this.kind);
+    this.#finish(handle);
+  }
+
+  #finish(handle: number): void {
+    this.afterStop();
+    this.destroyNative(handle);
+    this.core?.dispose();
+  }
+
+  /** @internal DOCA reported a state change. */
+  onStateChanged(_prev: number, next: number): void {
+    this.core?.noteState(next);
+  }
+
+  /** @internal a callback of this context threw: reject whoever awaits it. */
+  fail(error: unknown): void {
+    this.core?.fail(error);
   }
 }

@@ -2,7 +2,7 @@
 import { doca, type Doca } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode, DEVINFO_IBDEV_NAME_SIZE, DEVINFO_IFACE_NAME_SIZE, DEVINFO_PCI_ADDR_SIZE, DEVINFO_REP_VUID_SIZE, RepFilter } from "./constants.ts";
-import { Resource } from "./resource.ts";
+import { Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 
 export interface DeviceCaps {
   dmaMemcpy: boolean;
@@ -33,10 +33,18 @@ function readPointerList(d: Doca, list: number, count: number): number[] {
 }
 
 /** Calls a `(obj, char *buf, uint32_t size)` / `(obj, char *buf)` getter and returns the text. */
-function readText(d: Doca, fn: keyof Doca["fns"], obj: number, size: number, withSize: boolean): string {
+type SizedTextGetter = "doca_devinfo_get_ibdev_name" | "doca_devinfo_get_iface_name" | "doca_devinfo_rep_get_vuid";
+type TextGetter = "doca_devinfo_get_pci_addr_str" | "doca_devinfo_rep_get_pci_addr_str";
+
+function readText(d: Doca, fn: SizedTextGetter | TextGetter, obj: number, size: number): string {
   const out = d.scratch.outText(size);
-  const rc = withSize ? d.fns[fn](obj, out, size) : d.fns[fn](obj, out);
-  check(rc, fn);
+  if (fn === "doca_devinfo_get_pci_addr_str" || fn === "doca_devinfo_rep_get_pci_addr_str") {
+    const getter = d.fns[fn];
+    if (!getter) return ""; // optional in older DOCA
+    check(getter(obj, out), fn);
+  } else {
+    check(d.fns[fn](obj, out, size), fn);
+  }
   return d.scratch.readOutText(size);
 }
 
@@ -62,11 +70,9 @@ function devinfoCaps(d: Doca, devinfo: number): DeviceCaps {
 
 function devinfoInfo(d: Doca, devinfo: number): DeviceInfo {
   return {
-    pciAddr: d.has("doca_devinfo_get_pci_addr_str")
-      ? readText(d, "doca_devinfo_get_pci_addr_str", devinfo, DEVINFO_PCI_ADDR_SIZE, false)
-      : "",
-    ibdevName: readText(d, "doca_devinfo_get_ibdev_name", devinfo, DEVINFO_IBDEV_NAME_SIZE, true),
-    ifaceName: readText(d, "doca_devinfo_get_iface_name", devinfo, DEVINFO_IFACE_NAME_SIZE, true),
+    pciAddr: readText(d, "doca_devinfo_get_pci_addr_str", devinfo, DEVINFO_PCI_ADDR_SIZE),
+    ibdevName: readText(d, "doca_devinfo_get_ibdev_name", devinfo, DEVINFO_IBDEV_NAME_SIZE),
+    ifaceName: readText(d, "doca_devinfo_get_iface_name", devinfo, DEVINFO_IFACE_NAME_SIZE),
     caps: devinfoCaps(d, devinfo),
   };
 }
@@ -100,11 +106,32 @@ export function listDevices(): DeviceInfo[] {
   return withDeviceList((d, devinfos) => devinfos.map((info) => devinfoInfo(d, info)));
 }
 
+/**
+ * Opens the device at `pciAddr`, or the first DOCA device when none is named. With no device at all: a DocaError
+ * NOT_FOUND that says so (and where DOCA was loaded from), not a TypeError.
+ */
+export function openDevice(pciAddr?: string): Device {
+  if (pciAddr !== undefined) return Device.open(pciAddr);
+  const first = listDevices()[0];
+  if (!first) {
+    throw new DocaError(
+      DocaErrorCode.NOT_FOUND,
+      "doca_devinfo_create_list",
+      `no DOCA device found (DOCA from ${doca().info.dir}); name one with a PCI address once one exists`,
+    );
+  }
+  return Device.open(first.pciAddr);
+}
+
+/** Key of Device's doca_devinfo pointer accessor (ffi/ only, like HANDLE). */
+export const DEVINFO: unique symbol = Symbol("doca-ts devinfo");
+
 export class Device extends Resource {
   protected readonly kind: string;
   readonly info: DeviceInfo;
 
-  private constructor(handle: number, info: DeviceInfo) {
+  private constructor(token: symbol, handle: number, info: DeviceInfo) {
+    internalOnly(token, "Device");
     super(handle, [], (h) => doca().fns.doca_dev_close(h));
     this.info = info;
     this.kind = `Device ${info.pciAddr}`;
@@ -125,13 +152,13 @@ export class Device extends Resource {
       const info = devinfoInfo(d, match);
       d.scratch.clear(0);
       check(d.fns.doca_dev_open(match, d.scratch.slot(0)), "doca_dev_open", pciAddr);
-      return new Device(d.scratch.u64(0), info);
+      return new Device(INTERNAL, d.scratch.u64(0), info);
     });
   }
 
-  /** The doca_devinfo of the open device (valid while it is open). */
-  get devinfo(): number {
-    return doca().fns.doca_dev_as_devinfo(this.handle);
+  /** The doca_devinfo of the open device (valid while it is open; ffi/ only). */
+  get [DEVINFO](): number {
+    return doca().fns.doca_dev_as_devinfo(this[HANDLE]);
   }
 
   /** Representors this device manages (DPU side), network functions by default. */
@@ -153,7 +180,7 @@ export class Device extends Resource {
       const info = repInfo(d, match);
       d.scratch.clear(0);
       check(d.fns.doca_dev_rep_open(match, d.scratch.slot(0)), "doca_dev_rep_open", pciAddr);
-      return new DeviceRep(d.scratch.u64(0), info, this);
+      return newDeviceRep(d.scratch.u64(0), info, this);
     });
   }
 
@@ -162,7 +189,7 @@ export class Device extends Resource {
     d.scratch.clear(0);
     d.scratch.clear(1);
     check(
-      d.fns.doca_devinfo_rep_create_list(this.handle, filter, d.scratch.slot(0), d.scratch.slot(1)),
+      d.fns.doca_devinfo_rep_create_list(this[HANDLE], filter, d.scratch.slot(0), d.scratch.slot(1)),
       "doca_devinfo_rep_create_list",
     );
     const list = d.scratch.u64(0);
@@ -187,20 +214,26 @@ export class Device extends Resource {
 
 function repInfo(d: Doca, rep: number): RepInfo {
   return {
-    pciAddr: d.has("doca_devinfo_rep_get_pci_addr_str")
-      ? readText(d, "doca_devinfo_rep_get_pci_addr_str", rep, DEVINFO_PCI_ADDR_SIZE, false)
-      : "",
-    vuid: readText(d, "doca_devinfo_rep_get_vuid", rep, DEVINFO_REP_VUID_SIZE, true),
+    pciAddr: readText(d, "doca_devinfo_rep_get_pci_addr_str", rep, DEVINFO_PCI_ADDR_SIZE),
+    vuid: readText(d, "doca_devinfo_rep_get_vuid", rep, DEVINFO_REP_VUID_SIZE),
   };
 }
+
+/** Only Device.openRepresentor creates DeviceReps (set in DeviceRep's static block). */
+let newDeviceRep: (handle: number, info: RepInfo, device: Device) => DeviceRep;
 
 export class DeviceRep extends Resource {
   protected readonly kind: string;
   readonly info: RepInfo;
   readonly device: Device;
 
-  /** @internal opened through Device.openRepresentor. */
-  constructor(handle: number, info: RepInfo, device: Device) {
+  static {
+    newDeviceRep = (handle, info, device) => new DeviceRep(INTERNAL, handle, info, device);
+  }
+
+  /** Not callable from outside ffi/: opened through Device.openRepresentor. */
+  private constructor(token: symbol, handle: number, info: RepInfo, device: Device) {
+    internalOnly(token, "DeviceRep");
     super(handle, [device], (h) => doca().fns.doca_dev_rep_close(h));
     this.info = info;
     this.device = device;

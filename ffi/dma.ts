@@ -1,47 +1,43 @@
 /**
- * DMA memcpy. Tasks are identified by a slot number carried in the task user data; per-slot arrays hold the
- * doca_task pointer and how to settle it, so the hot path allocates nothing but the Promise it returns (and
- * memcpyBatch one Promise per batch). Beyond maxTasks, submissions wait in a JS queue and go out as slots free.
+ * DMA memcpy on the shared task path (task-path.ts): a copy is one task between two Bufs of at most the device's
+ * max buf size; copy() splits a range of any length into such tasks, several in flight, one Promise.
  */
 import { doca } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import { nativeCallbacks, type CtxOwner } from "./callbacks.ts";
-import { CtxCore } from "./ctx.ts";
-import { Resource, hex } from "./resource.ts";
+import { nativeCallbacks } from "./callbacks.ts";
+import { CtxCore, CtxResource } from "./ctx.ts";
+import { hex, HANDLE, NATIVE } from "./resource.ts";
+import { type Native, type TaskKind, TaskPath } from "./task-path.ts";
+import { integerIn, MAX_TASKS, nonNegative } from "./validate.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
-import { Buf } from "./buf.ts";
-
-type Settle = (error?: Error) => void;
-
-interface Batch {
-  remaining: number;
-  error: Error | undefined;
-  resolve: () => void;
-  reject: (e: Error) => void;
-}
-
-type Native = number | bigint;
-
-interface Queued {
-  src: Native;
-  dst: Native;
-  resolve?: () => void;
-  reject?: (e: Error) => void;
-  batch?: Batch;
-}
+import type { Mmap } from "./mmap.ts";
+import { Buf, BufInventory } from "./buf.ts";
 
 export interface DmaOptions {
-  /** Tasks DOCA preallocates (and the most in flight at once); default 256. */
+  /** Tasks DOCA preallocates (and the most in flight at once); default 256, at most 65536. */
   maxTasks?: number;
+}
+
+/** A stretch of a memory map: where a copy reads or writes. */
+export interface DmaRange {
+  mmap: Mmap;
+  address: number;
+  length: number;
+}
+
+export interface DmaRangeCopyOptions {
+  /** Tasks in flight at once for this copy; default 8 (bounded by the Dma's maxTasks). */
+  inflight?: number;
 }
 
 /** Only a Buf from a BufInventory carries a live doca_buf; anything else would hand native code a forged pointer. */
 function assertBuf(value: unknown, method: string, name: string): asserts value is Buf {
-  if (!(value instanceof Buf)) {
+  if (!Buf.isBuf(value)) {
     throw new TypeError(`Dma.${method}: ${name} must be a Buf from BufInventory.bufByAddr/bufByData, got ${describe(value)}`);
   }
+  value.assertOpen();
 }
 
 function describe(value: unknown): string {
@@ -49,54 +45,69 @@ function describe(value: unknown): string {
   return value.constructor?.name ?? "object";
 }
 
-export class Dma extends Resource implements CtxOwner {
+/** doca_dma_task_memcpy: (src Buf, dst Buf) → one task, the slot as its user data. */
+class MemcpyKind implements TaskKind<Buf, Buf> {
+  readonly taskName = "doca_dma_task_memcpy";
+  readonly allocName = "doca_dma_task_memcpy_alloc_init";
+  task: Native = 0;
+  /** Slot numbers in native form, for the task user data argument. */
+  readonly #slotNative: Native[];
+  #dma: Native = 0;
+  readonly #raw = doca().raw;
+  readonly #scratch = doca().scratch;
+  /** Scratch slot 0 (the new task's out-parameter) in native form. */
+  readonly #out = doca().scratch.slotNative(0);
+
+  constructor(capacity: number) {
+    const native = doca().backend.native;
+    this.#slotNative = Array.from({ length: capacity }, (_, i) => native(i));
+  }
+
+  bind(dma: Native): void {
+    this.#dma = dma;
+  }
+
+  allocInit(slot: number, src: Buf, dst: Buf): number {
+    // Hot path: raw functions with pre-converted arguments (see Backend.native), looked up once; nothing allocated.
+    const raw = this.#raw;
+    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#slotNative[slot], this.#out);
+    if (rc === 0) this.task = raw.doca_dma_task_memcpy_as_task(this.#scratch.u64Native(0));
+    return rc;
+  }
+}
+
+export class Dma extends CtxResource {
   protected readonly kind = "Dma";
   readonly device: Device;
   readonly pe: ProgressEngine;
   readonly maxTasks: number;
-  readonly #core: CtxCore;
-  // Per-slot state (index = task user data).
-  /** doca_task per slot, in native form (bigint on Deno) so completion frees it without conversions. */
-  readonly #tasks: Native[];
-  /** Slot numbers in native form, for the task user data argument. */
-  readonly #slotNative: Native[];
-  readonly #resolves: ((() => void) | undefined)[];
-  readonly #rejects: (((e: Error) => void) | undefined)[];
-  readonly #batches: (Batch | undefined)[];
-  readonly #free: Int32Array;
-  #freeTop: number;
-  #inflight = 0;
-  readonly #queue: Queued[] = [];
-  // The Promise executor is shared (no closure per memcpy): it parks resolve/reject here for the caller.
-  #nextResolve: () => void = () => {};
-  #nextReject: (e: Error) => void = () => {};
-  readonly #executor = (resolve: () => void, reject: (e: Error) => void) => {
-    this.#nextResolve = resolve;
-    this.#nextReject = reject;
-  };
+  /** The largest copy one task may do (doca_dma_cap_task_memcpy_get_max_buf_size). */
+  readonly maxBufSize: number;
+  protected readonly core: CtxCore;
+  readonly #path: TaskPath<Buf, Buf>;
 
   constructor(device: Device, pe: ProgressEngine, opts: DmaOptions = {}) {
-    const d = doca();
-    const f = d.fns;
+    integerIn("Dma", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
     const maxTasks = opts.maxTasks ?? 256;
+    device.assertOpen();
+    pe.assertOpen();
     if (!device.info.caps.dmaMemcpy) {
       throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_dma_cap_task_memcpy_is_supported", device.info.pciAddr);
     }
+    const d = doca();
+    const f = d.fns;
     d.scratch.clear(0);
-    check(f.doca_dma_create(device.handle, d.scratch.slot(0)), "doca_dma_create");
+    check(f.doca_dma_create(device[HANDLE], d.scratch.slot(0)), "doca_dma_create");
     const handle = d.scratch.u64(0);
-    super(handle, [device, pe], (h) => doca().fns.doca_dma_destroy(h));
+    super(handle, [device, pe]);
     this.device = device;
     this.pe = pe;
     this.maxTasks = maxTasks;
-    this.#tasks = new Array(maxTasks).fill(0);
-    this.#slotNative = Array.from({ length: maxTasks }, (_, i) => d.backend.native(i));
-    this.#resolves = new Array(maxTasks).fill(undefined);
-    this.#rejects = new Array(maxTasks).fill(undefined);
-    this.#batches = new Array(maxTasks).fill(undefined);
-    this.#free = new Int32Array(maxTasks);
-    for (let i = 0; i < maxTasks; i++) this.#free[i] = maxTasks - 1 - i;
-    this.#freeTop = maxTasks;
+    // 0 means the device did not say: no limit of ours (the device still refuses what it cannot do).
+    this.maxBufSize = device.info.caps.dmaMaxBufSize || Number.MAX_SAFE_INTEGER;
+    const kind = new MemcpyKind(maxTasks);
+    kind.bind(this[NATIVE]);
+    this.#path = new TaskPath(kind, pe, maxTasks);
     let core: CtxCore | undefined;
     try {
       core = new CtxCore(f.doca_dma_as_ctx(handle), pe, this);
@@ -109,7 +120,7 @@ export class Dma extends Resource implements CtxOwner {
       this.abandon();
       throw e;
     }
-    this.#core = core;
+    this.core = core;
   }
 
   static caps(device: Device): { maxBufSize: number; maxBufListLen: number } {
@@ -118,119 +129,135 @@ export class Dma extends Resource implements CtxOwner {
 
   /** Tasks submitted and not yet completed. */
   get inflight(): number {
-    return this.#inflight;
+    return this.#path.inflight;
   }
 
-  /** Copies src's data into dst (dst's data section becomes the copied bytes). Rejects with DocaError. */
+  /**
+   * Copies src's data into dst (dst's data section grows by the copied bytes) as one task: at most maxBufSize
+   * bytes (use copy() for more). Rejects with DocaError (fn "doca_dma_task_memcpy").
+   */
   memcpy(src: Buf, dst: Buf): Promise<void> {
-    assertBuf(src, "memcpy", "src");
-    assertBuf(dst, "memcpy", "dst");
-    const s = src.native;
-    const t = dst.native;
+    // Bad arguments and a closed Dma throw at once; DOCA's verdicts arrive as rejections.
+    if (!Buf.isOpenBuf(src) || !Buf.isOpenBuf(dst)) {
+      // The slow path says exactly what is wrong.
+      assertBuf(src, "memcpy", "src");
+      assertBuf(dst, "memcpy", "dst");
+    }
     this.assertOpen();
-    const promise = new Promise<void>(this.#executor);
-    if (this.#freeTop > 0) this.#submit(s, t, this.#nextResolve, this.#nextReject, undefined);
-    else this.#queue.push({ src: s, dst: t, resolve: this.#nextResolve, reject: this.#nextReject });
-    return promise;
+    if (src.length > this.maxBufSize) {
+      const length = src.dataLength;
+      if (length > this.maxBufSize) return Promise.reject(this.#tooBig(length, "memcpy"));
+    }
+    return this.#path.submit(src, dst);
   }
 
   /** Submits every pair, resolves once all completed (rejects with the first failure after all settled). */
   memcpyBatch(pairs: Array<[Buf, Buf]>): Promise<void> {
     this.assertOpen();
-    if (pairs.length === 0) return Promise.resolve();
-    pairs.forEach(([s, t], i) => {
-      assertBuf(s, "memcpyBatch", `pairs[${i}][0]`);
-      assertBuf(t, "memcpyBatch", `pairs[${i}][1]`);
-    });
-    const handles = pairs.map(([s, t]) => [s.native, t.native]);
-    return new Promise<void>((resolve, reject) => {
-      const batch: Batch = { remaining: handles.length, error: undefined, resolve, reject };
-      for (const [s, t] of handles) {
-        if (this.#freeTop > 0) this.#submit(s, t, undefined, undefined, batch);
-        else this.#queue.push({ src: s, dst: t, batch });
+    const n = pairs.length;
+    const srcs: Buf[] = new Array(n), dsts: Buf[] = new Array(n);
+    let tooBig: DocaError | undefined;
+    for (let i = 0; i < n; i++) {
+      const pair = pairs[i];
+      const s = pair[0], t = pair[1];
+      if (!Buf.isOpenBuf(s) || !Buf.isOpenBuf(t)) {
+        assertBuf(s, "memcpyBatch", `pairs[${i}][0]`);
+        assertBuf(t, "memcpyBatch", `pairs[${i}][1]`);
       }
-    });
-  }
-
-  #submit(src: Native, dst: Native, resolve: (() => void) | undefined, reject: ((e: Error) => void) | undefined, batch: Batch | undefined): void {
-    const d = doca();
-    // Hot path: raw functions with pre-converted arguments (see Backend.native); nothing allocated here.
-    const f = d.raw;
-    const slot = this.#free[--this.#freeTop];
-    const scratch = d.scratch;
-    let rc = f.doca_dma_task_memcpy_alloc_init(this.native, src, dst, this.#slotNative[slot], scratch.slotNative(0));
-    let fn = "doca_dma_task_memcpy_alloc_init";
-    if (rc === 0) {
-      const task = f.doca_dma_task_memcpy_as_task(scratch.u64Native(0));
-      rc = f.doca_task_submit(task);
-      if (rc === 0) {
-        this.#tasks[slot] = task;
-        this.#resolves[slot] = resolve;
-        this.#rejects[slot] = reject;
-        this.#batches[slot] = batch;
-        if (this.#inflight++ === 0) this.pe.demand();
-        else this.pe.kick();
-        return;
-      }
-      f.doca_task_free(task);
-      fn = "doca_task_submit";
+      if (s.length > this.maxBufSize && s.dataLength > this.maxBufSize) tooBig ??= this.#tooBig(s.dataLength, "memcpyBatch");
+      srcs[i] = s;
+      dsts[i] = t;
     }
-    this.#free[this.#freeTop++] = slot;
-    this.#settle(new DocaError(rc, fn), resolve, reject, batch);
+    if (tooBig) return Promise.reject(tooBig);
+    return this.#path.submitBatch(srcs, dsts);
   }
 
-  #settle(error: Error | undefined, resolve?: () => void, reject?: (e: Error) => void, batch?: Batch): void {
-    if (batch) {
-      if (error && !batch.error) batch.error = error;
-      if (--batch.remaining === 0) {
-        if (batch.error) batch.reject(batch.error);
-        else batch.resolve();
+  /** One task copies at most maxBufSize bytes (the device refuses more, or worse on hardware): say what to use. */
+  #tooBig(length: number, method: string): DocaError {
+    return new DocaError(
+      DocaErrorCode.INVALID_VALUE,
+      "doca_dma_task_memcpy",
+      `Dma.${method}: ${length} bytes exceed the device's max DMA buf size of ${this.maxBufSize} bytes ` +
+        "(doca_dma_cap_task_memcpy_get_max_buf_size); use Dma.copy(src, dst) for a copy of any length",
+    );
+  }
+
+  /**
+   * Copies src into dst, any length: split into tasks of at most maxBufSize, `inflight` of them at once, one
+   * Promise. A Buf source copies its data section; a Buf destination receives into its range (from its start).
+   * Resolves with the number of bytes copied; on a failure the remaining chunks are not started.
+   */
+  async copy(src: Buf | DmaRange, dst: Buf | DmaRange, opts: DmaRangeCopyOptions = {}): Promise<number> {
+    this.assertOpen();
+    integerIn("Dma.copy", "inflight", opts.inflight, 1, this.maxTasks);
+    const from = this.#range(src, "src", true);
+    const to = this.#range(dst, "dst", false);
+    if (from.length > to.length) {
+      throw new RangeError(`Dma.copy: source of ${from.length} bytes does not fit the destination of ${to.length} bytes`);
+    }
+    const total = from.length;
+    if (total === 0) return 0;
+    const chunk = this.maxBufSize;
+    const chunks = Math.ceil(total / chunk);
+    const window = Math.min(opts.inflight ?? 8, chunks, this.maxTasks);
+    using inventory = new BufInventory(2 * window);
+    let next = 0;
+    let failure: unknown;
+    const lane = async () => {
+      while (failure === undefined && next < chunks) {
+        const offset = next++ * chunk;
+        const length = Math.min(chunk, total - offset);
+        const s = inventory.bufByData(from.mmap, from.address + offset, length);
+        const t = inventory.bufByAddr(to.mmap, to.address + offset, length);
+        try {
+          await this.#path.submit(s, t);
+        } catch (e) {
+          failure ??= e;
+        } finally {
+          s.closeSync();
+          t.closeSync();
+        }
       }
-    } else if (error) reject!(error);
-    else resolve!();
+    };
+    await Promise.all(Array.from({ length: window }, lane));
+    if (failure !== undefined) throw failure;
+    return total;
   }
 
-  /** @internal DOCA's memcpy completion (success or error), from inside doca_pe_progress. */
-  onTaskDone(_task: number, slot: number, ok: boolean): void {
-    const f = doca().raw;
-    const task = this.#tasks[slot];
-    const error = ok ? undefined : new DocaError(f.doca_task_get_status(task), "doca_dma_task_memcpy");
-    f.doca_task_free(task);
-    const resolve = this.#resolves[slot], reject = this.#rejects[slot], batch = this.#batches[slot];
-    this.#resolves[slot] = this.#rejects[slot] = this.#batches[slot] = undefined;
-    this.#free[this.#freeTop++] = slot;
-    if (--this.#inflight === 0) this.pe.release();
-    this.#settle(error, resolve, reject, batch);
-    // Refill from the queue now that a slot is free (DOCA allows submitting from a completion callback).
-    const next = this.#queue.shift();
-    if (next && !this.closed) this.#submit(next.src, next.dst, next.resolve, next.reject, next.batch);
+  #range(value: Buf | DmaRange, name: string, isSource: boolean): DmaRange {
+    if (Buf.isBuf(value)) {
+      value.assertOpen();
+      return isSource
+        ? { mmap: value.mmap, address: value.dataAddress, length: value.dataLength }
+        : { mmap: value.mmap, address: value.address, length: value.length };
+    }
+    if (typeof value !== "object" || value === null || !("mmap" in value)) {
+      throw new TypeError(`Dma.copy: ${name} must be a Buf or { mmap, address, length }, got ${describe(value)}`);
+    }
+    nonNegative(`Dma.copy ${name}`, "address", value.address);
+    nonNegative(`Dma.copy ${name}`, "length", value.length);
+    value.mmap.assertOpen();
+    return value;
   }
 
-  /** @internal */
-  onStateChanged(_prev: number, next: number): void {
-    this.#core?.noteState(next);
+  /** @internal the completion entry point (success or error), from inside doca_pe_progress. */
+  onTaskDone(task: number, slot: number, ok: boolean): void {
+    this.#path.onTaskDone(task, slot, ok);
   }
 
-  /** Stops (flushing in-flight tasks, which reject) and destroys. Queued copies reject. */
-  override close(): void {
-    if (this.closed) return;
-    const closedError = new Error("Dma closed before the copy was submitted");
-    for (const q of this.#queue.splice(0)) this.#settle(closedError, q.resolve, q.reject, q.batch);
-    super.close();
+  protected override beforeStop(): void {
+    this.#path.refuse(new Error("Dma closed before the copy was submitted"));
+  }
+
+  protected override afterStop(): void {
+    this.#path.shutdown(new Error("Dma closed while the copy was in flight"));
   }
 
   protected destroyNative(handle: number): void {
-    const drained = this.#core.stopAndDrain();
-    this.#core.dispose();
-    if (this.#inflight > 0) {
-      this.#inflight = 0;
-      this.pe.release();
-    }
-    if (!drained) throw new Error("Dma.close: the context did not stop within 5 s");
     check(doca().fns.doca_dma_destroy(handle), "doca_dma_destroy");
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.#core?.stateName ?? "?"} inflight=${this.#inflight} ${hex(this.handle)}`;
+    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.#path.inflight} ${hex(this[HANDLE])}`;
   }
 }

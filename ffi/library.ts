@@ -2,16 +2,19 @@
  * Loads DOCA (and libc) once per process through the runtime's loader and hands the bound functions to the
  * wrappers. loadDoca() is the public face: it reports where the libraries came from and what they are.
  */
-import { backend as selectBackend, currentRuntime, type RuntimeName } from "./loaders/select.ts";
+import { backend as selectBackend } from "./loaders/select.ts";
+import { currentRuntime, type RuntimeName } from "./runtime.ts";
 import { discoverLibraries, type DocaLibraryName } from "./discover.ts";
 import { DOCA_SYMBOLS, LIBC_SYMBOLS } from "./symbols.ts";
-import type { Backend, BoundLibrary, NativeFn } from "./types.ts";
+import type { AsyncTwins, Backend, BoundFns, BoundLibrary, NativeFn, RawFns } from "./types.ts";
 import { Scratch } from "./scratch.ts";
-import { setErrorDescriber } from "./errors.ts";
-import { fallbackErrorName } from "./constants.ts";
+import { DocaError, setErrorDescriber } from "./errors.ts";
+import { DocaErrorCode, fallbackErrorName } from "./constants.ts";
 
-export type DocaFns = { [K in keyof typeof DOCA_SYMBOLS]: NativeFn };
-export type LibcFns = { [K in keyof typeof LIBC_SYMBOLS]: NativeFn } & { pollAsync: NativeFn };
+/** Every DOCA function with the TS type derived from its symbol-table entry (optional ones may be undefined). */
+export type DocaFns = BoundFns<typeof DOCA_SYMBOLS>;
+export type DocaRawFns = RawFns<typeof DOCA_SYMBOLS>;
+export type LibcFns = BoundFns<typeof LIBC_SYMBOLS> & AsyncTwins<typeof LIBC_SYMBOLS>;
 
 export interface DocaLibraryInfo {
   dir: string;
@@ -30,7 +33,7 @@ export interface DocaLibraryInfo {
 export interface Doca {
   readonly fns: DocaFns;
   /** Hot-path forms of the same functions: native() arguments in, native 64-bit results out (see types.ts). */
-  readonly raw: DocaFns;
+  readonly raw: DocaRawFns;
   /** Whether an optional function exists in this DOCA. */
   has(name: keyof typeof DOCA_SYMBOLS): boolean;
   readonly libc: LibcFns;
@@ -54,23 +57,6 @@ export function loadLibc(): { libc: LibcFns; backend: Backend } {
     libcState = { libc: bound.fns as unknown as LibcFns, backend: b };
   }
   return libcState;
-}
-
-/**
- * Sets an environment variable where native code (DOCA, the software device) reads it. Deno and Node forward
- * process.env writes to the C environment; Bun 1.4 does not, so configuration such as DOCA_SIM_DIR set from JS
- * must also go through here before DOCA is loaded.
- */
-export function setNativeEnv(name: string, value: string): void {
-  const { libc, backend } = loadLibc();
-  const bytes = new TextEncoder().encode(`${name}\0${value}\0`);
-  const address = mapPages(4096);
-  try {
-    new Uint8Array(backend.view(address, bytes.length)).set(bytes);
-    if (libc.setenv(address, address + name.length + 1, 1) !== 0) throw new Error(`setenv(${name}) failed`);
-  } finally {
-    libc.munmap(address, 4096);
-  }
 }
 
 /** Maps fresh zeroed pages; returns the address. Throws on failure. */
@@ -133,7 +119,7 @@ function bindAll(libDir?: string): Doca {
     backend.view,
     backend.native,
   );
-  const typed = fns as DocaFns;
+  const typed = fns as unknown as DocaFns;
   const str = (address: number) => (address ? backend.cstring(address) : "");
   const aliasesUsed = Object.fromEntries(Object.entries(resolved).filter(([k, v]) => k !== v));
   const optionalMissing = Object.keys(DOCA_SYMBOLS).filter((k) => !fns[k]);
@@ -152,7 +138,7 @@ function bindAll(libDir?: string): Doca {
   }));
   return {
     fns: typed,
-    raw: raw as DocaFns,
+    raw: raw as unknown as DocaRawFns,
     has: (name) => !!fns[name],
     libc,
     backend,
@@ -178,14 +164,30 @@ export function doca(): Doca {
   return state ?? (loadDoca(), state!);
 }
 
+/** The functions of `names` with `undefined` ruled out. */
+export type PresentFns<K extends keyof DocaFns> = { [P in K]: NonNullable<DocaFns[P]> };
+
+/**
+ * Optional functions a feature cannot do without (the Comch fast path, say): returns them typed as present, or
+ * throws DocaError NOT_SUPPORTED naming the first one this DOCA lacks.
+ */
+export function requireFns<K extends keyof DocaFns>(...names: K[]): DocaFns & PresentFns<K> {
+  const fns = doca().fns;
+  for (const name of names) {
+    if (!fns[name]) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, name, "this DOCA does not export it");
+  }
+  return fns as DocaFns & PresentFns<K>;
+}
+
 /** Live DOCA objects per the software device (doca_sim_live_objects), or undefined on real DOCA. */
 export function liveObjects(): number | undefined {
-  const d = doca();
-  return d.has("doca_sim_live_objects") ? Number(d.fns.doca_sim_live_objects()) : undefined;
+  const live = doca().fns.doca_sim_live_objects;
+  return live ? live() : undefined;
 }
 
 /** One-line software-device summary (doca_sim_describe), or undefined on real DOCA. */
 export function describeDevice(): string | undefined {
   const d = doca();
-  return d.has("doca_sim_describe") ? d.backend.cstring(d.fns.doca_sim_describe() as number) : undefined;
+  const describe = d.fns.doca_sim_describe;
+  return describe ? d.backend.cstring(describe()) : undefined;
 }

@@ -3,7 +3,7 @@
  * call returns, and the peer process reads/writes it by address). `bytes` is a view over it.
  */
 import { loadLibc, mapPages } from "./library.ts";
-import { Resource, hex } from "./resource.ts";
+import { Resource, hex, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 
 const PAGE = 4096;
 const MADV_DONTNEED = 4;
@@ -24,7 +24,8 @@ export class NativeMemory extends Resource {
   readonly #mapped: number;
   #bytes: Uint8Array;
 
-  private constructor(address: number, length: number, mapped: number) {
+  private constructor(token: symbol, address: number, length: number, mapped: number) {
+    internalOnly(token, "NativeMemory");
     super(address, [], (a) => loadLibc().libc.munmap(a, mapped));
     this.length = length;
     this.#mapped = mapped;
@@ -35,11 +36,11 @@ export class NativeMemory extends Resource {
   static alloc(length: number): NativeMemory {
     if (!Number.isSafeInteger(length) || length <= 0) throw new RangeError(`NativeMemory.alloc: bad length ${length}`);
     const mapped = Math.ceil(length / PAGE) * PAGE;
-    return new NativeMemory(mapPages(mapped), length, mapped);
+    return new NativeMemory(INTERNAL, mapPages(mapped), length, mapped);
   }
 
   get address(): number {
-    return this.handle;
+    return this[HANDLE];
   }
 
   /** A view over the native memory (throws once closed). */

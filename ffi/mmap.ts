@@ -1,10 +1,11 @@
 /** Memory maps: local maps over NativeMemory (with PCI export) and maps imported from a peer's export. */
 import { doca } from "./library.ts";
 import { check } from "./errors.ts";
-import { Resource, hex } from "./resource.ts";
+import { Resource, hex, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import type { Device } from "./device.ts";
 import { NativeMemory } from "./memory.ts";
 import { Access } from "./constants.ts";
+import { permissionMask } from "./validate.ts";
 
 export interface MmapOptions {
   memory: NativeMemory;
@@ -27,7 +28,8 @@ export class Mmap extends Resource {
   readonly permissions: number | undefined;
   readonly imported: boolean;
 
-  private constructor(handle: number, parents: (Device | NativeMemory)[], range: Mmap["range"], permissions: number | undefined) {
+  private constructor(token: symbol, handle: number, parents: (Device | NativeMemory)[], range: Mmap["range"], permissions: number | undefined) {
+    internalOnly(token, "Mmap");
     super(handle, parents, (h) => doca().fns.doca_mmap_destroy(h));
     this.range = range;
     this.permissions = permissions;
@@ -37,6 +39,9 @@ export class Mmap extends Resource {
   /** Creates, configures (range, permissions, devices) and starts a map over `memory`. */
   static create(opts: MmapOptions): Mmap {
     const { memory, permissions, devices } = opts;
+    permissionMask("Mmap.create", permissions);
+    if (!Array.isArray(devices) || devices.length === 0) throw new TypeError("Mmap.create: devices must list at least one Device");
+    for (const dev of devices) dev.assertOpen();
     if (!(memory instanceof NativeMemory)) {
       // A JS-heap buffer can be moved or freed by the GC while DOCA (or the peer) still uses its address.
       throw new TypeError("Mmap.create: memory must be a NativeMemory (NativeMemory.alloc), not a JS-heap buffer");
@@ -58,9 +63,9 @@ export class Mmap extends Resource {
       const address = memory.address + offset;
       check(f.doca_mmap_set_memrange(handle, address, length), "doca_mmap_set_memrange");
       check(f.doca_mmap_set_permissions(handle, permissions), "doca_mmap_set_permissions");
-      for (const dev of devices) check(f.doca_mmap_add_dev(handle, dev.handle), "doca_mmap_add_dev");
+      for (const dev of devices) check(f.doca_mmap_add_dev(handle, dev[HANDLE]), "doca_mmap_add_dev");
       check(f.doca_mmap_start(handle), "doca_mmap_start");
-      return new Mmap(handle, [...devices, memory], { address, length }, permissions);
+      return new Mmap(INTERNAL, handle, [...devices, memory], { address, length }, permissions);
     } catch (e) {
       f.doca_mmap_destroy(handle);
       throw e;
@@ -72,7 +77,7 @@ export class Mmap extends Resource {
     const d = doca();
     d.scratch.clear(0);
     d.scratch.clear(1);
-    check(d.fns.doca_mmap_export_pci(this.handle, device.handle, d.scratch.slot(0), d.scratch.slot(1)), "doca_mmap_export_pci");
+    check(d.fns.doca_mmap_export_pci(this[HANDLE], device[HANDLE], d.scratch.slot(0), d.scratch.slot(1)), "doca_mmap_export_pci");
     const address = d.scratch.u64(0);
     const length = d.scratch.u64(1);
     // The descriptor belongs to the mmap and dies with it: copy it out.
@@ -81,21 +86,29 @@ export class Mmap extends Resource {
 
   /** Imports a peer's exported map (its addresses are in `range`). */
   static fromExport(descriptor: Uint8Array, device: Device): Mmap {
+    if (!(descriptor instanceof Uint8Array)) {
+      throw new TypeError(`Mmap.fromExport: the descriptor must be a Uint8Array, got ${typeof descriptor}`);
+    }
+    device.assertOpen();
     const d = doca();
     const f = d.fns;
     const staging = d.scratch.bytes(descriptor);
     d.scratch.clear(0);
-    check(
-      f.doca_mmap_create_from_export(0, staging.address, descriptor.length, device.handle, d.scratch.slot(0)),
-      "doca_mmap_create_from_export",
-    );
-    staging.done();
+    try {
+      check(
+        f.doca_mmap_create_from_export(0, staging.address, descriptor.length, device[HANDLE], d.scratch.slot(0)),
+        "doca_mmap_create_from_export",
+      );
+    } finally {
+      // The staging pages (large descriptors) are ours whether or not the import worked.
+      staging.done();
+    }
     const handle = d.scratch.u64(0);
     try {
       d.scratch.clear(1);
       d.scratch.clear(2);
       check(f.doca_mmap_get_memrange(handle, d.scratch.slot(1), d.scratch.slot(2)), "doca_mmap_get_memrange");
-      return new Mmap(handle, [device], { address: d.scratch.u64(1), length: d.scratch.u64(2) }, undefined);
+      return new Mmap(INTERNAL, handle, [device], { address: d.scratch.u64(1), length: d.scratch.u64(2) }, undefined);
     } catch (e) {
       f.doca_mmap_destroy(handle);
       throw e;

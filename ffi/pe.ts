@@ -5,10 +5,10 @@
  * main thread) instead of spinning.
  */
 import { setImmediate, setTimeout } from "node:timers";
-import { doca, mapPages, loadLibc } from "./library.ts";
+import { doca, loadLibc, mapPages, type PresentFns, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { inCallback } from "./callbacks.ts";
-import { Resource, hex } from "./resource.ts";
+import { Resource, hex, HANDLE, NATIVE } from "./resource.ts";
 
 const POLLIN = 1;
 /** Empty progress rounds (macrotask turns) before the pump goes to sleep on the fd. */
@@ -25,6 +25,8 @@ const MAX_SLEEP_MS = 50;
 const MAX_MICROTASK_MS = 2;
 /** Microtask hops per yield: enough for a continuation two or three awaits away (memcpy in an async helper). */
 const MICROTASK_HOPS = 4;
+
+type NotifyFn = "doca_pe_get_notification_handle" | "doca_pe_request_notification" | "doca_pe_clear_notification";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -43,6 +45,8 @@ export class ProgressEngine extends Resource {
   #pumping = false;
   #kick: (() => void) | undefined;
   #pendingPoll: Promise<number> | undefined;
+  /** The notification API, when this DOCA has all of it. */
+  readonly #notify: PresentFns<NotifyFn> | undefined;
 
   constructor() {
     const d = doca();
@@ -51,9 +55,11 @@ export class ProgressEngine extends Resource {
     const handle = d.scratch.u64(0);
     super(handle, [], (h) => doca().fns.doca_pe_destroy(h));
     let fd = -1;
-    if (d.has("doca_pe_get_notification_handle") && d.has("doca_pe_request_notification")) {
+    const f = d.fns;
+    if (f.doca_pe_get_notification_handle && f.doca_pe_request_notification && f.doca_pe_clear_notification) {
+      this.#notify = requireFns("doca_pe_get_notification_handle", "doca_pe_request_notification", "doca_pe_clear_notification");
       d.scratch.clear(0);
-      if (d.fns.doca_pe_get_notification_handle(handle, d.scratch.slot(0)) === 0) fd = d.scratch.i32At(0);
+      if (this.#notify.doca_pe_get_notification_handle(handle, d.scratch.slot(0)) === 0) fd = d.scratch.i32At(0);
     }
     this.notificationFd = fd;
     this.#pollfd = mapPages(4096);
@@ -63,15 +69,16 @@ export class ProgressEngine extends Resource {
   /** Runs DOCA's progress once; true when something happened. Never call it from inside a DOCA callback. */
   progress(): boolean {
     if (inCallback) throw new Error("ProgressEngine.progress() called from inside a DOCA callback");
-    return doca().raw.doca_pe_progress(this.native) === 1;
+    return doca().raw.doca_pe_progress(this[NATIVE]) === 1;
   }
 
   /** Tasks in flight on this engine (when DOCA can tell). */
   get inflight(): number | undefined {
     const d = doca();
-    if (!d.has("doca_pe_get_num_inflight_tasks")) return undefined;
+    const get = d.fns.doca_pe_get_num_inflight_tasks;
+    if (!get) return undefined;
     d.scratch.clear(0);
-    check(d.fns.doca_pe_get_num_inflight_tasks(this.handle, d.scratch.slot(0)), "doca_pe_get_num_inflight_tasks");
+    check(get(this[HANDLE], d.scratch.slot(0)), "doca_pe_get_num_inflight_tasks");
     return d.scratch.u64(0);
   }
 
@@ -80,23 +87,23 @@ export class ProgressEngine extends Resource {
    * off the main thread, clears it. Resolves true when woken by an event. Call progress() afterwards.
    */
   async wait(timeoutMs: number): Promise<boolean> {
-    const d = doca();
-    const handle = this.handle;
-    if (this.notificationFd < 0) {
+    const handle = this[HANDLE];
+    const notify = this.#notify;
+    if (!notify || this.notificationFd < 0) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(timeoutMs, 1)));
       return false;
     }
     if (!this.#pendingPoll) {
-      check(d.fns.doca_pe_request_notification(handle), "doca_pe_request_notification");
+      check(notify.doca_pe_request_notification(handle), "doca_pe_request_notification");
       // Something may have completed before the arm took effect: progress once more before sleeping.
       if (this.progress()) return true;
       this.#pollView.setInt32(0, this.notificationFd, true);
       this.#pollView.setInt16(4, POLLIN, true);
       this.#pollView.setInt16(6, 0, true);
-      this.#pendingPoll = loadLibc().libc.pollAsync(this.#pollfd, 1, Math.max(0, Math.round(timeoutMs))) as Promise<number>;
+      this.#pendingPoll = loadLibc().libc.pollAsync(this.#pollfd, 1, Math.max(0, Math.round(timeoutMs)));
       this.#pendingPoll.finally(() => {
         this.#pendingPoll = undefined;
-        if (!this.closed) doca().fns.doca_pe_clear_notification(this.handle, this.notificationFd);
+        if (!this.closed) notify.doca_pe_clear_notification(this[HANDLE], this.notificationFd);
       });
     }
     const kicked = new Promise<number>((resolve) => (this.#kick = () => resolve(-2)));
@@ -152,18 +159,6 @@ export class ProgressEngine extends Resource {
     }
   }
 
-  /**
-   * Runs progress() synchronously until `done()` or `timeoutMs` passes (used by close paths that must finish
-   * before returning). Returns whether done() became true.
-   */
-  progressUntil(done: () => boolean, timeoutMs: number): boolean {
-    const deadline = Date.now() + timeoutMs;
-    while (!done()) {
-      if (!this.progress() && Date.now() > deadline) return done();
-    }
-    return true;
-  }
-
   protected destroyNative(handle: number): void {
     const d = doca();
     this.#kick?.();
@@ -173,6 +168,6 @@ export class ProgressEngine extends Resource {
   }
 
   protected summary(): string {
-    return `${hex(this.handle)} fd=${this.notificationFd} demand=${this.#demand}`;
+    return `${hex(this[HANDLE])} fd=${this.notificationFd} demand=${this.#demand}`;
   }
 }

@@ -1,97 +1,233 @@
 /**
- * The lifecycle every wrapper shares: an open/closed native handle, children closed before their parents,
- * use-after-close caught in JS (never handed to native code), double close a no-op, a FinalizationRegistry
- * backstop for handles the program forgot, and a short REPL summary.
+ * The lifecycle every wrapper shares, i.e. the ownership tree:
+ *
+ *   - A child names its parents when it is created (a Buf: its inventory and mmap; a context: its device and
+ *     progress engine; a producer: its Comch connection). The child holds its parents strongly; a parent knows its
+ *     children only by native handle (handle → link with a WeakRef), so a forgotten child can still be collected.
+ *   - Closing a parent closes its live children first (newest first), then frees itself. A child that was collected
+ *     before anyone closed it is released through its link; one whose finalizer already ran is simply gone.
+ *   - A FinalizationRegistry keyed by the child's link frees the native object of a forgotten child. The link holds
+ *     the child's parents, so no parent is ever finalized (destroyed) before a child that still needs it.
+ *   - A native destroy that fails leaves the object open (closed stays false) and the error says so: close() may be
+ *     retried once the cause is gone.
+ *   - close() is synchronous for plain objects and a Promise for contexts (CtxResource), whose stop is awaited through
+ *     the progress engine. closeAsync() / `await using` never blocks the event loop; closeSync() / `using` falls back
+ *     to a bounded synchronous stop for any context below (see ctx.ts).
  */
 import { closedError } from "./errors.ts";
 import { loadLibc } from "./library.ts";
 
-interface Backstop {
-  release: () => void;
+/** How a parent knows one child without keeping it alive. */
+interface Link {
+  readonly handle: number;
+  readonly ref: WeakRef<Resource>;
+  /** Frees the native object of a child that was collected while open (no JS object left to call). */
+  readonly release: ((handle: number) => unknown) | undefined;
+  /** Held strongly on purpose: while this link is registered, every parent stays alive. */
+  readonly parents: Resource[];
+  done: boolean;
 }
 
-/** Frees native handles whose JS object was collected while still open (best effort, errors ignored). */
-const backstop = new FinalizationRegistry<Backstop>((held) => {
-  try {
-    held.release();
-  } catch {
-    // Nothing useful to do while the garbage collector runs.
-  }
-});
+/** Keys of the native pointer accessors: for ffi/ modules, not exported by mod.ts (the REPL: diagnostics.ts). */
+export const HANDLE: unique symbol = Symbol("doca-ts native handle");
+export const NATIVE: unique symbol = Symbol("doca-ts native handle, loader form");
 
 export abstract class Resource {
   #handle: number;
-  readonly #children = new Set<Resource>();
-  readonly #parents: Resource[] = [];
-  #closing = false;
   #native: number | bigint | undefined;
+  #link: Link;
+  readonly #children = new Map<number, Link>();
+  #closing: Promise<void> | boolean = false;
 
   /** What the object is called in errors ("Mmap", "Device 0000:03:00.1"). */
   protected abstract readonly kind: string;
 
-  protected constructor(handle: number, parents: Resource[] = [], release?: (handle: number) => void) {
-    this.#handle = handle;
-    // Check every parent before linking to any, so a refused object leaves no dangling child behind.
-    for (const parent of parents) parent.assertOpen();
-    for (const parent of parents) {
-      parent.#children.add(this);
-      this.#parents.push(parent);
+  static readonly #finalizer = new FinalizationRegistry<Link>((link) => Resource.#release(link));
+
+  /** Releases a forgotten child's native object and unlinks it from its parents (errors ignored: GC time). */
+  static #release(link: Link): void {
+    if (link.done) return;
+    link.done = true;
+    Resource.#finalizer.unregister(link);
+    try {
+      link.release?.(link.handle);
+    } catch {
+      // Nothing useful to do with an error while collecting garbage.
     }
-    if (release) backstop.register(this, { release: () => release(handle) }, this);
+    Resource.#unlink(link);
   }
 
-  /** The native pointer; throws a clear Error once closed. */
-  get handle(): number {
+  /** Removes a link from its parents (only where it is still the entry: a handle may have been reused since). */
+  static #unlink(link: Link): void {
+    for (const parent of link.parents) {
+      if (parent.#children.get(link.handle) === link) parent.#children.delete(link.handle);
+    }
+  }
+
+  /**
+   * @param release frees the native object if the JS object is collected while open (the finalizer's job);
+   *   omit it for objects something else keeps alive until closed (contexts, registered with their engine).
+   */
+  protected constructor(handle: number, parents: Resource[] = [], release?: (handle: number) => unknown) {
+    // Check every parent before linking to any, so a refused object leaves no dangling child behind.
+    for (const parent of parents) parent.assertOpen();
+    this.#handle = handle;
+    this.#link = { handle, ref: new WeakRef(this), release, parents: [...parents], done: false };
+    for (const parent of parents) parent.#children.set(handle, this.#link);
+    if (release) Resource.#finalizer.register(this, this.#link, this.#link);
+  }
+
+  /** The native pointer, for ffi/ only (a symbol key: tasks and users never see it); throws once closed. */
+  get [HANDLE](): number {
     if (this.#handle === 0) throw closedError(this.kind);
     return this.#handle;
   }
 
-  /** The handle in the loader's fastest argument form (bigint on Deno), cached for hot paths. */
-  get native(): number | bigint {
-    const handle = this.handle;
-    return (this.#native ??= loadLibc().backend.native(handle));
+  /** The handle in the loader's fastest argument form (bigint on Deno), cached for hot paths (ffi/ only). */
+  get [NATIVE](): number | bigint {
+    if (this.#handle === 0) throw closedError(this.kind);
+    return (this.#native ??= loadLibc().backend.native(this.#handle));
   }
 
   get closed(): boolean {
     return this.#handle === 0;
   }
 
+  /** Live children (for tests and the REPL): how many objects this one would close first. */
+  get childCount(): number {
+    return this.#children.size;
+  }
+
   assertOpen(): void {
-    if (this.#handle === 0 || this.#closing) throw closedError(this.kind);
+    if (this.#handle === 0 || this.#closing !== false) throw closedError(this.kind);
   }
 
   /** For constructors that fail after super(): the caller freed the native object itself. */
   protected abandon(): void {
-    backstop.unregister(this);
-    this.#handle = 0;
-    for (const parent of this.#parents) parent.#children.delete(this);
+    this.#forget();
   }
 
-  /** Frees the native object (children already gone). Errors propagate to close(). */
+  /** Frees the native object (children already gone). Throwing leaves the object open. */
   protected abstract destroyNative(handle: number): void;
 
-  /** Closes children (newest first), then this object. Closing twice does nothing. */
-  close(): void | Promise<void> {
-    if (this.#handle === 0 || this.#closing) return;
+  /** The synchronous teardown (contexts: bounded stop first). Default: destroyNative. */
+  protected destroySync(handle: number): void {
+    this.destroyNative(handle);
+  }
+
+  /** The asynchronous teardown (contexts: await the stop through the engine). Default: destroyNative. */
+  protected destroyAsync(handle: number): Promise<void> | void {
+    this.destroyNative(handle);
+  }
+
+  /** Closes children (newest first), then this object, without awaiting anything. Closing twice does nothing. */
+  closeSync(): void {
+    // An async close still waiting (a context STOPPING) is finished here, synchronously: a synchronous parent
+    // cannot wait for it. Its pending Promise then resolves as the object is closed.
+    if (this.#handle === 0 || this.#closing === true) return;
     this.#closing = true;
     try {
-      for (const child of [...this.#children].reverse()) {
-        // Async closers (comch) finish their native work synchronously; a rejection here has nowhere to go.
-        const done = child.close();
-        if (done) done.catch(() => {});
+      for (const link of this.#childLinks()) {
+        const child = link.ref.deref();
+        if (child) child.closeSync();
+        else Resource.#release(link);
       }
-      this.destroyNative(this.#handle);
+      this.destroySync(this.#handle);
+    } catch (e) {
+      throw this.#stillOpen(e);
     } finally {
-      backstop.unregister(this);
-      this.#handle = 0;
-      this.#native = undefined;
       this.#closing = false;
-      for (const parent of this.#parents) parent.#children.delete(this);
     }
+    this.#forget();
+  }
+
+  /**
+   * Closes children (newest first, each awaited), then this object; never blocks the event loop. Whatever can be
+   * done at once is done before this returns (a context with nothing in flight is stopped and destroyed already):
+   * only a real wait (a context still STOPPING) continues asynchronously.
+   */
+  closeAsync(): Promise<void> {
+    if (this.#handle === 0) return Promise.resolve();
+    if (this.#closing instanceof Promise) return this.#closing;
+    if (this.#closing) return Promise.resolve(); // a synchronous close is running (we were called from it)
+    this.#closing = true;
+    let pending: Promise<void> | undefined;
+    try {
+      pending = this.#closeFrom(this.#childLinks(), 0);
+    } catch (e) {
+      this.#closing = false;
+      return Promise.reject(this.#stillOpen(e));
+    }
+    if (!pending) {
+      this.#closing = false;
+      this.#forget();
+      return Promise.resolve();
+    }
+    const closing = pending.then(
+      () => {
+        this.#closing = false;
+        this.#forget();
+      },
+      (e) => {
+        this.#closing = false;
+        if (this.#handle === 0) return; // a synchronous close took over and finished it
+        throw this.#stillOpen(e);
+      },
+    );
+    this.#closing = closing;
+    return closing;
+  }
+
+  /** Closes children from `links[i]` on, then destroys: undefined when all of it happened synchronously. */
+  #closeFrom(links: Link[], i: number): Promise<void> | undefined {
+    if (this.#handle === 0) return undefined; // a synchronous close took over meanwhile
+    for (; i < links.length; i++) {
+      const child = links[i].ref.deref();
+      if (!child) {
+        Resource.#release(links[i]);
+        continue;
+      }
+      const done = child.closeAsync();
+      if (!child.closed) {
+        const next = i + 1;
+        return done.then(() => this.#closeFrom(links, next));
+      }
+    }
+    const destroyed = this.destroyAsync(this.#handle);
+    return destroyed ? destroyed : undefined;
+  }
+
+  /** Plain objects close synchronously; contexts override this with closeAsync(). */
+  close(): void {
+    this.closeSync();
   }
 
   [Symbol.dispose](): void {
-    void this.close();
+    this.closeSync();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.closeAsync();
+  }
+
+  #childLinks(): Link[] {
+    return [...this.#children.values()].reverse();
+  }
+
+  #stillOpen(e: unknown): unknown {
+    if (e instanceof Error && !e.message.includes("still open")) {
+      e.message += ` (${this.kind} is still open; close() may be retried)`;
+    }
+    return e;
+  }
+
+  #forget(): void {
+    const link = this.#link;
+    link.done = true;
+    Resource.#finalizer.unregister(link);
+    Resource.#unlink(link);
+    this.#handle = 0;
+    this.#native = undefined;
   }
 
   /** One line for humans: PCI address, range, state — not internals. */
@@ -110,20 +246,14 @@ export abstract class Resource {
   }
 }
 
-/** Contexts whose close is awaited (Comch): the same lifecycle, with close() returning a Promise for `await using`. */
-export abstract class AsyncResource extends Resource {
-  override close(): Promise<void> {
-    try {
-      super.close();
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  }
+/**
+ * Passed by ffi/ to constructors that must not be called from outside (a forged handle would reach native code):
+ * module-private to ffi/, not exported by mod.ts.
+ */
+export const INTERNAL: unique symbol = Symbol("doca-ts internal constructor");
 
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
+export function internalOnly(token: unknown, what: string): void {
+  if (token !== INTERNAL) throw new TypeError(`${what} objects are created by doca-ts, not with new ${what}(...)`);
 }
 
 export const hex = (n: number) => `0x${n.toString(16)}`;

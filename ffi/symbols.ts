@@ -33,10 +33,6 @@ export const DOCA_SYMBOLS = {
   doca_devinfo_get_ibdev_name: { lib: "common", params: ["ptr", "ptr", "u32"], result: "i32" },
   // doca_error_t doca_devinfo_get_iface_name(const struct doca_devinfo *devinfo, char *iface_name, uint32_t size);
   doca_devinfo_get_iface_name: { lib: "common", params: ["ptr", "ptr", "u32"], result: "i32" },
-  // doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo, enum doca_pci_func_type *pci_func_type);
-  doca_devinfo_get_pci_func_type: { lib: "common", params: ["ptr", "ptr"], result: "i32", optional: true },
-  // doca_error_t doca_devinfo_get_sf_index(const struct doca_devinfo *devinfo, uint32_t *sf_index);
-  doca_devinfo_get_sf_index: { lib: "common", params: ["ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_dev_open(struct doca_devinfo *devinfo, struct doca_dev **dev);
   doca_dev_open: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_dev_close(struct doca_dev *dev);
@@ -65,8 +61,6 @@ export const DOCA_SYMBOLS = {
   doca_mmap_destroy: { lib: "common", params: ["ptr"], result: "i32" },
   // doca_error_t doca_mmap_start(struct doca_mmap *mmap);
   doca_mmap_start: { lib: "common", params: ["ptr"], result: "i32" },
-  // doca_error_t doca_mmap_stop(struct doca_mmap *mmap);
-  doca_mmap_stop: { lib: "common", params: ["ptr"], result: "i32", optional: true },
   // doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t len);
   doca_mmap_set_memrange: { lib: "common", params: ["ptr", "ptr", "usize"], result: "i32" },
   // doca_error_t doca_mmap_get_memrange(const struct doca_mmap *mmap, void **addr, size_t *len);
@@ -101,8 +95,6 @@ export const DOCA_SYMBOLS = {
   doca_buf_reset_data_len: { lib: "common", params: ["ptr"], result: "i32" },
   // doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len);
   doca_buf_set_data: { lib: "common", params: ["ptr", "ptr", "usize"], result: "i32" },
-  // doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2);
-  doca_buf_chain_list: { lib: "common", params: ["ptr", "ptr"], result: "i32", optional: true },
 
   // ---------------------------------------------------------------- progress engine, tasks (doca_pe.h)
   // doca_error_t doca_pe_create(struct doca_pe **pe);
@@ -110,7 +102,7 @@ export const DOCA_SYMBOLS = {
   // doca_error_t doca_pe_destroy(struct doca_pe *pe);
   doca_pe_destroy: { lib: "common", params: ["ptr"], result: "i32" },
   // uint8_t doca_pe_progress(struct doca_pe *pe);
-  doca_pe_progress: { lib: "common", params: ["ptr"], result: "u8", callbacks: true },
+  doca_pe_progress: { lib: "common", params: ["ptr"], result: "u8" },
   // doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
   doca_pe_connect_ctx: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_pe_get_notification_handle(const struct doca_pe *pe, doca_notification_handle_t *handle);  (int fd on Linux)
@@ -129,14 +121,12 @@ export const DOCA_SYMBOLS = {
   doca_task_get_status: { lib: "common", params: ["ptr"], result: "i32" },
   // void doca_task_set_user_data(struct doca_task *task, union doca_data user_data);
   doca_task_set_user_data: { lib: "common", params: ["ptr", "u64"], result: "void" },
-  // union doca_data doca_task_get_user_data(const struct doca_task *task);
-  doca_task_get_user_data: { lib: "common", params: ["ptr"], result: "u64", optional: true },
 
   // ---------------------------------------------------------------- contexts (doca_ctx.h)
   // doca_error_t doca_ctx_start(struct doca_ctx *ctx);   (may fire the state-changed callback synchronously)
-  doca_ctx_start: { lib: "common", params: ["ptr"], result: "i32", callbacks: true },
+  doca_ctx_start: { lib: "common", params: ["ptr"], result: "i32" },
   // doca_error_t doca_ctx_stop(struct doca_ctx *ctx);    (may fire state-changed / flushed-task callbacks)
-  doca_ctx_stop: { lib: "common", params: ["ptr"], result: "i32", callbacks: true },
+  doca_ctx_stop: { lib: "common", params: ["ptr"], result: "i32" },
   // doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states *state);
   doca_ctx_get_state: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user_data);
@@ -145,8 +135,6 @@ export const DOCA_SYMBOLS = {
   doca_ctx_get_user_data: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_changed_callback_t cb);
   doca_ctx_set_state_changed_cb: { lib: "common", params: ["ptr", "ptr"], result: "i32" },
-  // doca_error_t doca_ctx_get_num_inflight_tasks(const struct doca_ctx *ctx, size_t *num_inflight_tasks);
-  doca_ctx_get_num_inflight_tasks: { lib: "common", params: ["ptr", "ptr"], result: "i32", optional: true },
 
   // ---------------------------------------------------------------- software-device diagnostics (absent from real DOCA)
   // uint64_t doca_sim_live_objects(void);
@@ -194,7 +182,7 @@ export const DOCA_SYMBOLS = {
   // doca_error_t doca_comch_server_set_recv_queue_size(struct doca_comch_server *comch_server, uint32_t size);
   doca_comch_server_set_recv_queue_size: { lib: "comch", params: ["ptr", "u32"], result: "i32" },
   // doca_error_t doca_comch_server_disconnect(struct doca_comch_server *comch_server, struct doca_comch_connection *connection);
-  doca_comch_server_disconnect: { lib: "comch", params: ["ptr", "ptr"], result: "i32", callbacks: true },
+  doca_comch_server_disconnect: { lib: "comch", params: ["ptr", "ptr"], result: "i32" },
   // doca_error_t doca_comch_server_task_send_set_conf(struct doca_comch_server *comch_server, doca_comch_task_send_completion_cb_t task_completion_cb, doca_comch_task_send_completion_cb_t task_error_cb, uint32_t num_send_tasks);
   doca_comch_server_task_send_set_conf: { lib: "comch", params: ["ptr", "ptr", "ptr", "u32"], result: "i32" },
   // doca_error_t doca_comch_server_task_send_alloc_init(struct doca_comch_server *comch_server, struct doca_comch_connection *peer, const void *msg, uint32_t len, struct doca_comch_task_send **task);
@@ -254,8 +242,6 @@ export const DOCA_SYMBOLS = {
   doca_comch_producer_task_send_alloc_init: { lib: "comch", params: ["ptr", "ptr", "ptr", "u32", "u32", "ptr"], result: "i32", optional: true },
   // struct doca_task *doca_comch_producer_task_send_as_task(struct doca_comch_producer_task_send *task);
   doca_comch_producer_task_send_as_task: { lib: "comch", params: ["ptr"], result: "ptr", optional: true },
-  // const struct doca_buf *doca_comch_producer_task_send_get_buf(const struct doca_comch_producer_task_send *task);
-  doca_comch_producer_task_send_get_buf: { lib: "comch", params: ["ptr"], result: "ptr", optional: true },
   // doca_error_t doca_comch_consumer_create(struct doca_comch_connection *comch_connection, struct doca_mmap *buf_mmap, struct doca_comch_consumer **consumer);
   doca_comch_consumer_create: { lib: "comch", params: ["ptr", "ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *consumer);
@@ -270,8 +256,6 @@ export const DOCA_SYMBOLS = {
   doca_comch_consumer_task_post_recv_alloc_init: { lib: "comch", params: ["ptr", "ptr", "ptr"], result: "i32", optional: true },
   // struct doca_task *doca_comch_consumer_task_post_recv_as_task(struct doca_comch_consumer_task_post_recv *task);
   doca_comch_consumer_task_post_recv_as_task: { lib: "comch", params: ["ptr"], result: "ptr", optional: true },
-  // struct doca_buf *doca_comch_consumer_task_post_recv_get_buf(const struct doca_comch_consumer_task_post_recv *task);
-  doca_comch_consumer_task_post_recv_get_buf: { lib: "comch", params: ["ptr"], result: "ptr", optional: true },
   // const uint8_t *doca_comch_consumer_task_post_recv_get_imm_data(const struct doca_comch_consumer_task_post_recv *task);
   doca_comch_consumer_task_post_recv_get_imm_data: { lib: "comch", params: ["ptr"], result: "ptr", optional: true },
   // doca_error_t doca_comch_consumer_set_imm_data_len(struct doca_comch_consumer *consumer, uint32_t imm_data_len);

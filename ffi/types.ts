@@ -17,17 +17,45 @@ export interface SymbolDef {
   optional?: true;
   /** Older (or newer) spellings tried when the primary name is absent. */
   aliases?: readonly string[];
-  /** May run completion / state callbacks synchronously (Deno needs `callback: true` for these). */
-  callbacks?: true;
   /** Blocks the calling thread: loaders also provide an off-main-thread variant (`<name>Async`). */
   blocking?: true;
 }
 
 export type SymbolTable = Record<string, SymbolDef>;
 
-/** A native function bound by a loader: numbers in, number out (void → undefined). */
+/** A native function bound by a loader, untyped (the loaders' own view; wrappers use BoundFns). */
 // deno-lint-ignore no-explicit-any
 export type NativeFn = (...args: any[]) => any;
+
+/** The kinds that are 64 bits wide: on Deno their fastest (raw) form is a bigint. */
+type Wide = "ptr" | "u64" | "usize";
+type ResultOf<T extends NativeType> = T extends "void" ? void : number;
+type RawArg<T> = T extends Wide ? number | bigint : number;
+type RawResultOf<T extends NativeType> = T extends "void" ? void : T extends Wide ? number | bigint : number;
+/** A tuple of parameter kinds → a tuple of JS argument types (homomorphic over the tuple, so arity is kept). */
+type Args<P extends readonly NativeType[]> = { -readonly [K in keyof P]: number };
+type RawArgs<P extends readonly NativeType[]> = { -readonly [K in keyof P]: RawArg<P[K]> };
+
+/** The TS type of one symbol above the loaders: a number per parameter, a number (or void) back. */
+export type TypedFn<D extends SymbolDef> = (...args: Args<D["params"]>) => ResultOf<D["result"]>;
+
+/** The same symbol's hot-path form: 64-bit arguments may be pre-converted (Backend.native), 64-bit results native. */
+export type RawFn<D extends SymbolDef> = (...args: RawArgs<D["params"]>) => RawResultOf<D["result"]>;
+
+/** Every symbol of a table with its derived type; optional symbols may be undefined. */
+export type BoundFns<T extends SymbolTable> = {
+  [K in keyof T]: T[K] extends { optional: true } ? TypedFn<T[K]> | undefined : TypedFn<T[K]>;
+};
+
+/** Hot-path forms of a table's symbols (see BoundLibrary.raw). */
+export type RawFns<T extends SymbolTable> = {
+  [K in keyof T]: T[K] extends { optional: true } ? RawFn<T[K]> | undefined : RawFn<T[K]>;
+};
+
+/** `<name>Async` twins of the table's blocking symbols: the same call off the main thread. */
+export type AsyncTwins<T extends SymbolTable> = {
+  [K in keyof T as T[K] extends { blocking: true } ? `${K & string}Async` : never]: (...args: Args<T[K]["params"]>) => Promise<number>;
+};
 
 export interface CallbackDef {
   params: readonly NativeType[];
@@ -64,7 +92,7 @@ export interface Backend {
   readonly runtime: "deno" | "bun" | "node";
   /** Opens a library and binds every symbol of `table` whose lib matches `lib`; absent symbols land in `missing`. */
   bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLibrary;
-  /** A callback C can call on the JS main thread (only from inside a `callbacks: true` call). */
+  /** A callback C can call on the JS main thread (DOCA calls it from inside doca_pe_progress / ctx start / stop). */
   callback(def: CallbackDef, fn: (...args: number[]) => void): NativeCallback;
   /** A number in the form 64-bit arguments take fastest (Deno: bigint; Bun, Node: the number itself). */
   native(n: number): number | bigint;

@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { currentRuntime } from "../ffi/runtime.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
@@ -119,7 +120,7 @@ const runtimes: Record<string, RuntimeRun> = {
   deno: {
     name: "Deno",
     // The deno running this script (deno task test); node_modules/.bin holds no deno link (see bootstrap.mjs).
-    command: "Deno" in globalThis ? process.execPath : join(root, "node_modules", "deno", "deno"),
+    command: currentRuntime() === "deno" ? process.execPath : join(root, "node_modules", "deno", "deno"),
     args: (junit) => ["test", "--allow-all", "--reporter=dot", `--junit-path=${junit}`, ...files],
     env: values.slow ? { DOCA_TS_SLOW: "1" } : {},
   },

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import process from "node:process";
-import { ComchClient, Device, listDevices, ProgressEngine } from "../mod.ts";
+import { ComchClient, openDevice, ProgressEngine } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { DEFAULT_SERVICE } from "./comch-server.ts";
 
@@ -23,7 +23,7 @@ export async function runComchClient(opts: {
   timeoutMs?: number;
 }): Promise<string[]> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  using device = Device.open(opts.pciAddr ?? listDevices()[0].pciAddr);
+  using device = openDevice(opts.pciAddr);
   using pe = new ProgressEngine();
   const client = await ComchClient.connect({ device, name: opts.name ?? DEFAULT_SERVICE, pe, timeoutMs });
   const answers: string[] = [];

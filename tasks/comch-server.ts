@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import process from "node:process";
-import { ComchServer, Device, listDevices, ProgressEngine } from "../mod.ts";
+import { ComchServer, openDevice, ProgressEngine } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 
 export const DEFAULT_SERVICE = "comch_ctrl_path_sample";
@@ -32,7 +32,7 @@ export async function runComchServer(opts: {
   /** Called once the server is started (scripts start the client after it). */
   onListening?: () => void;
 }): Promise<ServerRun> {
-  using device = Device.open(opts.pciAddr ?? listDevices()[0].pciAddr);
+  using device = openDevice(opts.pciAddr);
   using pe = new ProgressEngine();
   using rep = device.openRepresentor(opts.repPci);
   const server = ComchServer.start({ device, rep, name: opts.name ?? DEFAULT_SERVICE, pe });

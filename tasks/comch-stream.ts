@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import process from "node:process";
-import { ComchClient, ComchConsumer, ComchProducer, ComchServer, Device, listDevices, ProgressEngine } from "../mod.ts";
+import { ComchClient, ComchConsumer, ComchProducer, ComchServer, openDevice, ProgressEngine } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { formatBytes, formatRate } from "./dma-copy/progress.ts";
 
@@ -37,7 +37,7 @@ function report(side: "host" | "dpu", messages: number, size: number, seconds: n
 
 /** DPU: accept, create a consumer, receive the announced stream checking sequence numbers, answer the report. */
 export async function streamConsumer(opts: { pciAddr?: string; repPci: string; name?: string; timeoutMs: number }): Promise<StreamReport> {
-  using device = Device.open(opts.pciAddr ?? listDevices()[0].pciAddr);
+  using device = openDevice(opts.pciAddr);
   using pe = new ProgressEngine();
   using rep = device.openRepresentor(opts.repPci);
   const server = ComchServer.start({ device, rep, name: opts.name ?? STREAM_SERVICE, pe });
@@ -77,7 +77,7 @@ export async function streamProducer(opts: {
   inflight: number;
   timeoutMs: number;
 }): Promise<{ host: StreamReport; dpu: StreamReport }> {
-  using device = Device.open(opts.pciAddr ?? listDevices()[0].pciAddr);
+  using device = openDevice(opts.pciAddr);
   using pe = new ProgressEngine();
   const client = await ComchClient.connect({ device, name: opts.name ?? STREAM_SERVICE, pe, timeoutMs: opts.timeoutMs });
   try {

@@ -12,8 +12,9 @@
 import process from "node:process";
 import { ComchClient } from "../ffi/comch-client.ts";
 import { ComchServer } from "../ffi/comch-server.ts";
-import { Device, listDevices } from "../ffi/device.ts";
-import { loadDoca, setNativeEnv } from "../ffi/library.ts";
+import { type Device, openDevice as openDeviceOrFirst } from "../ffi/device.ts";
+import { loadDoca } from "../ffi/library.ts";
+import { setNativeEnv } from "../ffi/diagnostics.ts";
 import { ProgressEngine } from "../ffi/pe.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { createLogger, LogLevel } from "./common/log-level.ts";
@@ -32,10 +33,7 @@ export { parseDmaCopyArgs };
 const VERSION = "0.1.0";
 
 function openDevice(pciAddr: string | undefined): Device {
-  if (pciAddr) return Device.open(pciAddr);
-  const first = listDevices()[0];
-  if (!first) throw new Error("no DOCA device found; give one with -p/--pci-addr");
-  return Device.open(first.pciAddr);
+  return openDeviceOrFirst(pciAddr || undefined);
 }
 
 /** Runs one side of the copy in this process. Rejects with a message that says what went wrong. */

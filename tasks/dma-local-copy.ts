@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { createHash } from "node:crypto";
 import process from "node:process";
-import { Access, BufInventory, Device, Dma, listDevices, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
+import { Access, BufInventory, Dma, Mmap, NativeMemory, openDevice, ProgressEngine } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
 
@@ -30,7 +30,7 @@ export interface LocalCopyResult {
 
 /** Copies `data` through DMA into fresh memory and reports both buffers. */
 export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<LocalCopyResult & { copy: Uint8Array }> {
-  using device = Device.open(pciAddr ?? listDevices()[0].pciAddr);
+  using device = openDevice(pciAddr);
   const max = Dma.caps(device).maxBufSize;
   if (data.length === 0 || data.length > max) throw new Error(`size must be 1..${max} bytes (the device's max DMA buffer), got ${data.length}`);
   using pe = new ProgressEngine();

@@ -11,9 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
+import { currentRuntime } from "../ffi/runtime.ts";
 import type { Row } from "../benchmarks/rows.ts";
 
-const onDeno = "Deno" in globalThis;
+const onDeno = currentRuntime() === "deno";
 const bench = (args: string[]) =>
   spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "scripts", "benchmark.ts"), ...args], {
     cwd: repoRoot,

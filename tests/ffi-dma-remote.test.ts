@@ -2,12 +2,13 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { DPU_PCI, dpuEnv, HOST_PCI, pattern } from "./helpers/sim-env.ts";
+import { noLiveCounter } from "./helpers/live-objects.ts";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { Access, Device, liveObjects, Mmap, NativeMemory } from "../mod.ts";
 
 const SIZE = 256 * 1024;
 
-describe("ffi: DMA across processes (host exports, DPU copies)", { timeout: 120_000 }, () => {
+describe("ffi: DMA across processes (host exports, DPU copies)", { timeout: 120_000, skip: noLiveCounter }, () => {
   let dpu: RuntimeChild;
   let dev: Device;
   let start: number | undefined;

@@ -2,7 +2,7 @@
  * Bun loader: bun:ffi. Pointers are "ptr" (numbers), 64-bit results use the "*_fast" kinds so small values come back
  * as numbers. bun:ffi's dlopen fails on the first absent symbol, so presence is probed with libc dlsym first and
  * only present symbols are linked (linkSymbols). Bun has no off-thread FFI calls: blocking symbols run in a Worker
- * (bun-poll-worker.ts) that shares our address space and posts the result back.
+ * (bun-blocking-worker.ts) that shares our address space and posts the result back.
  *
  * Types for bun:ffi are declared locally (minimal) so `deno check` never needs bun-types.
  */
@@ -99,7 +99,10 @@ function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLib
     const def = table[key];
     // A NULL "ptr" result comes back as null: keep 0 = NULL above the loader.
     fns[key] = def.result === "ptr" ? (...args: number[]) => raw(...args) ?? 0 : raw;
-    if (def.blocking) fns[`${key}Async`] = (...args: number[]) => runInWorker(resolved[key], args);
+    if (def.blocking) {
+      const request = { path, name: resolved[key], args: def.params.map(argType), returns: resultType(def.result) };
+      fns[`${key}Async`] = (...values: number[]) => runInWorker({ ...request, values });
+    }
   }
   return {
     path,
@@ -117,27 +120,36 @@ function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLib
 // ------------------------------------------------------------------ blocking calls in Workers
 interface PooledWorker {
   postMessage(m: unknown): void;
-  onmessage: ((e: { data: { rc: number } }) => void) | null;
+  onmessage: ((e: { data: { rc: number; error?: string } }) => void) | null;
   ref?: () => void;
   unref?: () => void;
 }
 const idleWorkers: PooledWorker[] = [];
 
-/** Runs one blocking libc call (poll) on a pooled Worker; one call per Worker at a time. */
-function runInWorker(name: string, args: number[]): Promise<number> {
+interface BlockingCall {
+  path: string;
+  name: string;
+  args: string[];
+  returns: string;
+  values: number[];
+}
+
+/** Runs one blocking native call on a pooled Worker; one call per Worker at a time. */
+function runInWorker(call: BlockingCall): Promise<number> {
   const WorkerCtor = (globalThis as unknown as { Worker: new (url: URL) => PooledWorker }).Worker;
-  const worker = idleWorkers.pop() ?? new WorkerCtor(new URL("./bun-poll-worker.ts", import.meta.url));
+  const worker = idleWorkers.pop() ?? new WorkerCtor(new URL("./bun-blocking-worker.ts", import.meta.url));
   // Referenced only while a call runs: Bun 1.4 busy-waits on an unref'd Worker that has a call in flight, and an
   // idle Worker must not keep the process alive.
   worker.ref?.();
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     worker.onmessage = (e) => {
       worker.onmessage = null;
       worker.unref?.();
       idleWorkers.push(worker);
-      resolve(e.data.rc);
+      if (e.data.error) reject(new Error(`${call.name} in the blocking-call worker: ${e.data.error}`));
+      else resolve(e.data.rc);
     };
-    worker.postMessage({ name, args });
+    worker.postMessage(call);
   });
 }
 

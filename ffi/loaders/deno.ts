@@ -1,7 +1,6 @@
 /**
- * Deno loader: Deno.dlopen. Pointers travel as "usize" (plain numbers, fast calls, no pointer objects to allocate);
- * symbols that may run callbacks are declared `callback: true` on Deno 1.x (Deno 2 no longer has or needs the
- * flag); blocking symbols get a `nonblocking: true` twin.
+ * Deno loader (Deno 2): Deno.dlopen. Pointers travel as "usize" (plain numbers, fast calls, no pointer objects to
+ * allocate); blocking symbols get a `nonblocking: true` twin.
  */
 import type { Backend, BoundLibrary, CallbackDef, NativeCallback, NativeFn, NativeType, SymbolDef, SymbolTable } from "../types.ts";
 
@@ -41,7 +40,6 @@ function num(v: unknown): number {
 
 
 function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLibrary {
-  const LEGACY_CALLBACK_FLAG = Number(Deno.version.deno.split(".")[0]) < 2;
   // Every spelling is declared optional so that one dlopen tells us which exist; required ones are checked after.
   const decl: Record<string, Deno.ForeignFunction> = {};
   const spellings: Record<string, string[]> = {};
@@ -50,10 +48,7 @@ function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLib
     spellings[key] = [key, ...(def.aliases ?? [])];
     for (const name of spellings[key]) {
       const base = { name, parameters: paramsToDeno(def.params), result: toDeno(def.result), optional: true } as const;
-      // Deno 1.x needed `callback: true` on symbols that re-enter JS; Deno 2 dropped the flag (every call may).
-      decl[`${key}@${name}`] = def.callbacks && LEGACY_CALLBACK_FLAG
-        ? ({ ...base, callback: true } as Deno.ForeignFunction)
-        : base;
+      decl[`${key}@${name}`] = base;
       if (def.blocking) decl[`${key}@${name}@async`] = { ...base, nonblocking: true };
     }
   }

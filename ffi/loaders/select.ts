@@ -4,14 +4,9 @@ import { denoBackend } from "./deno.ts";
 import { bunBackend } from "./bun.ts";
 import { nodeBackend } from "./node.ts";
 
-export type RuntimeName = "deno" | "bun" | "node";
+import { currentRuntime } from "../runtime.ts";
 
-export function currentRuntime(): RuntimeName {
-  const g = globalThis as Record<string, unknown>;
-  if (typeof g.Deno !== "undefined") return "deno";
-  if (typeof g.Bun !== "undefined") return "bun";
-  return "node";
-}
+export { currentRuntime, type RuntimeName } from "../runtime.ts";
 
 let chosen: Backend | undefined;
 

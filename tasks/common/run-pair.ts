@@ -7,17 +7,18 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
+import { currentRuntime } from "../../ffi/runtime.ts";
 
 export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
 
 /** How to run a TypeScript file with the current runtime. */
 export function runtimeCommand(script: string, args: string[]): { command: string; args: string[] } {
-  const g = globalThis as Record<string, unknown>;
-  if (typeof g.Deno !== "undefined") {
-    const deno = g.Deno as { execPath(): string };
+  const runtime = currentRuntime();
+  if (runtime === "deno") {
+    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
     return { command: deno.execPath(), args: ["run", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", script, ...args] };
   }
-  if (typeof g.Bun !== "undefined") return { command: process.execPath, args: [script, ...args] };
+  if (runtime === "bun") return { command: process.execPath, args: [script, ...args] };
   return { command: process.execPath, args: ["--import", "tsx", script, ...args] };
 }
 

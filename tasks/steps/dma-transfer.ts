@@ -13,7 +13,7 @@ import { Buffer } from "node:buffer";
 import process from "node:process";
 import { BufInventory } from "../../ffi/buf.ts";
 import { Access } from "../../ffi/constants.ts";
-import { Device, listDevices } from "../../ffi/device.ts";
+import { openDevice } from "../../ffi/device.ts";
 import { Dma } from "../../ffi/dma.ts";
 import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
@@ -82,7 +82,7 @@ async function main(argv: string[]): Promise<void> {
   if (!(offset >= 0 && length > 0 && offset + length <= exported.length)) {
     throw new Error(`range offset ${offset} length ${length} does not fit the export of ${exported.length} bytes`);
   }
-  using device = Device.open(values["pci-addr"] ?? listDevices()[0].pciAddr);
+  using device = openDevice(values["pci-addr"]);
   using pe = new ProgressEngine();
   using remote = Mmap.fromExport(new Uint8Array(Buffer.from(exported.descriptor, "base64")), device);
   using local = NativeMemory.alloc(length);

@@ -12,7 +12,7 @@ import { Buffer } from "node:buffer";
 import process from "node:process";
 import { ComchClient } from "../../ffi/comch-client.ts";
 import { ComchServer } from "../../ffi/comch-server.ts";
-import { Device, listDevices } from "../../ffi/device.ts";
+import { openDevice } from "../../ffi/device.ts";
 import { ProgressEngine } from "../../ffi/pe.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { type MessageChannel, Messenger } from "../dma-copy/messenger.ts";
@@ -72,7 +72,7 @@ async function main(argv: string[]): Promise<void> {
   if ((values.send === undefined) === (values.receive === undefined)) throw new Error("need exactly one of --send FILE / --receive FILE");
   const name = values.name ?? "doca-ts descriptor";
   const timeoutMs = Number(values.timeout ?? 30) * 1000;
-  using device = Device.open(values["pci-addr"] ?? listDevices()[0].pciAddr);
+  using device = openDevice(values["pci-addr"]);
   using pe = new ProgressEngine();
   if (values.send !== undefined) {
     const exported = JSON.parse(readFileSync(values.send, "utf8")) as { descriptor: string; address: number };

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { Access } from "../../ffi/constants.ts";
-import { Device, listDevices } from "../../ffi/device.ts";
+import { Device, openDevice } from "../../ffi/device.ts";
 import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { isMain, print, runMain } from "../common/main.ts";
@@ -74,7 +74,7 @@ async function main(argv: string[]): Promise<void> {
   const input = values.in !== undefined ? new Uint8Array(readFileSync(values.in)) : undefined;
   const length = input ? input.length : Number(values.length);
   if (!Number.isSafeInteger(length) || length <= 0) throw new Error("need --in FILE (not empty) or --length N > 0");
-  using device = Device.open(values["pci-addr"] ?? listDevices()[0].pciAddr);
+  using device = openDevice(values["pci-addr"]);
   using memory = NativeMemory.alloc(length);
   if (input) memory.bytes.set(input);
   else for (let i = 0; i < length; i++) memory.bytes[i] = i & 0xff;

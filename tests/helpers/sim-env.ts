@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { setNativeEnv } from "../../ffi/library.ts";
+import { setNativeEnv } from "../../ffi/diagnostics.ts";
 
 export const simDir: string = process.env.DOCA_SIM_DIR ??= mkdtempSync(join(tmpdir(), "doca-ts-test-"));
 // Bun does not pass process.env writes on to C's getenv(): make sure the software device sees the same folder.

@@ -13,14 +13,10 @@ import process from "node:process";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
-export type Runtime = "deno" | "bun" | "node";
+import { currentRuntime, type RuntimeName } from "../../ffi/runtime.ts";
 
-export function currentRuntime(): Runtime {
-  const g = globalThis as Record<string, unknown>;
-  if (typeof g.Deno !== "undefined") return "deno";
-  if (typeof g.Bun !== "undefined") return "bun";
-  return "node";
-}
+export { currentRuntime };
+export type Runtime = RuntimeName;
 
 /** The command line that runs `script` under the current runtime. */
 export function runtimeCommand(script: string, args: string[] = []): { command: string; args: string[] } {

@@ -1,9 +1,43 @@
 /**
+ * The internal/diagnostic entry (not the library API of mod.ts): the FFI call-cost probe the benchmarks use,
+ * setNativeEnv for configuring the software device from JS on Bun, and the REPL's explicit escape hatch to a
+ * wrapper's native pointer.
+ */
+import { HANDLE } from "./resource.ts";
+import { doca, loadLibc, mapPages } from "./library.ts";
+import { check } from "./errors.ts";
+import type { Resource } from "./resource.ts";
+
+/**
+ * Sets an environment variable where native code (DOCA, the software device) reads it. Deno and Node forward
+ * process.env writes to the C environment; Bun 1.4 does not, so configuration such as DOCA_SIM_DIR set from JS
+ * must also go through here before DOCA is loaded.
+ */
+export function setNativeEnv(name: string, value: string): void {
+  const { libc, backend } = loadLibc();
+  const bytes = new TextEncoder().encode(`${name}\0${value}\0`);
+  if (bytes.length > 4096) throw new RangeError(`setNativeEnv: ${name}=... is longer than 4 KiB`);
+  const address = mapPages(4096);
+  try {
+    new Uint8Array(backend.view(address, bytes.length)).set(bytes);
+    if (libc.setenv(address, address + name.length + 1, 1) !== 0) throw new Error(`setenv(${name}) failed`);
+  } finally {
+    libc.munmap(address, 4096);
+  }
+}
+
+/**
+ * REPL escape hatch: the native pointer behind a wrapper (a doca_mmap *, doca_buf *, ...), for poking at DOCA by
+ * hand with `doca().fns`. Nothing in the library or the tasks uses it; the pointer dies with the object.
+ */
+export function unsafeHandle(resource: Resource): number {
+  return resource[HANDLE];
+}
+
+/**
  * Measures the FFI cost of representative DOCA calls on the current runtime (ns per call), for benchmarks and
  * the README. The calls do (almost) nothing inside DOCA, so what is measured is mostly the binding's overhead.
  */
-import { doca } from "./library.ts";
-import { check } from "./errors.ts";
 
 export interface OverheadReport {
   runtime: string;
