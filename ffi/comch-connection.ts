@@ -12,6 +12,8 @@ import type { ComchEndpoint } from "./comch-endpoint.ts";
 import { ComchProducer } from "./comch-producer.ts";
 import { ComchConsumer } from "./comch-consumer.ts";
 import type { FastPathOptions } from "./comch-fastpath-common.ts";
+import type { Device } from "./device.ts";
+import type { ProgressEngine } from "./pe.ts";
 
 /** Only the server and client create connections (set in the class's static block, module-private). */
 let createConnection: (handle: number, endpoint: ComchEndpoint) => ComchConnection;
@@ -62,11 +64,11 @@ export class ComchConnection extends Resource implements ConnectionOwner {
   }
 
   /** The device and engine this connection's fast-path contexts use. */
-  get device() {
+  get device(): Device {
     return this.#endpoint.device;
   }
 
-  get pe() {
+  get pe(): ProgressEngine {
     return this.#endpoint.pe;
   }
 

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { Access } from "../../ffi/constants.ts";
-import { Device, openDevice } from "../../ffi/device.ts";
+import { type Device, openDevice } from "../../ffi/device.ts";
 import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { isMain, print, runMain } from "../common/main.ts";
