@@ -255,9 +255,10 @@ struct sim_remote {
 	uint32_t index;                             /* entry in the exporter's registry */
 	uint8_t key[SIM_EXPORT_KEY_LEN];
 	char exporter_pci[DOCA_DEVINFO_PCI_ADDR_SIZE];
-	const struct sim_registry_entry *entry;     /* the entry inside the exporter's registry file, mapped read-only */
-	void *map_base;                             /* the mapping holding entry (munmap on destroy) */
+	const struct sim_registry_entry *entry;     /* the entry inside the exporter's registry, mapped read-only */
+	void *map_base;                             /* the mapping holding entry (munmap on destroy; NULL for our own) */
 	size_t map_len;
+	int pidfd;                                  /* pins the exporter (-1 when it is this process) */
 };
 
 struct doca_mmap {

@@ -51,7 +51,7 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 				mmap->live_bufs);
 	unexport(mmap);
 	if (mmap->from_export)
-		sim_registry_detach(mmap->remote.map_base, mmap->remote.map_len);
+		sim_registry_detach(&mmap->remote);
 	else if (mmap->started && mmap->free_cb != NULL)
 		mmap->free_cb(mmap->base, mmap->len, mmap->free_cb_opaque);
 	for (size_t i = 0; i < mmap->num_devs; i++)
@@ -284,17 +284,7 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev 
 			return DOCA_ERROR_NO_MEMORY;
 		mmap->export_descs[at] = desc;
 	}
-	desc->magic = SIM_DESC_MAGIC;
-	desc->version = SIM_DESC_VERSION;
-	desc->length = sizeof(*desc);
-	sim_registry_identity(&desc->pid, &desc->nonce);
-	desc->index = (uint32_t)mmap->export_index;
-	sim_registry_key(mmap->export_index, desc->key);
-	desc->base = (uint64_t)(uintptr_t)mmap->base;
-	desc->len = mmap->len;
-	desc->permissions = mmap->permissions;
-	memset(desc->pci, 0, sizeof(desc->pci));
-	memcpy(desc->pci, dev->info->pci_addr, strlen(dev->info->pci_addr));
+	sim_registry_describe(mmap->export_index, dev->info->pci_addr, desc);
 	mmap->exported = true;
 	*export_desc = desc;
 	*export_desc_len = sizeof(*desc);
@@ -323,7 +313,8 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	err = sim_registry_attach(&desc, &m->remote.entry, &m->remote.map_base, &m->remote.map_len);
+	/* Proves that the process the descriptor names exported exactly this, and still does (registry.h) */
+	err = sim_registry_attach(&desc, &m->remote);
 	if (err != DOCA_SUCCESS) {
 		free(m);
 		return err;
