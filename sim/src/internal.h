@@ -60,7 +60,9 @@ SIM_EXPORT void sim_log(enum sim_log_level level, const char *fmt, ...) __attrib
 /* Log why a call fails (debug level) and return err: `return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap started", __func__);` */
 SIM_EXPORT doca_error_t sim_fail(doca_error_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Runtime directory shared by host and DPU processes (DOCA_SIM_DIR, created 0700). Stable for the process lifetime. */
+/* Runtime directory shared by host and DPU processes (DOCA_SIM_DIR, created 0700; runtime_dir.c). Stable for the
+ * process lifetime. NULL when the folder is refused (a symlink, another owner, writable by others): the reason is
+ * logged once, and every caller fails with a DOCA error. */
 SIM_EXPORT const char *sim_dir(void);
 
 /* ------------------------------------------------------------------------------------------------------------------
