@@ -46,6 +46,10 @@ describe("forged, replayed and self-naming export descriptors never reach a byte
       "ok replays naming a reused pid (old or forged start time, old secrets): DOCA_ERROR_NOT_PERMITTED, its memory unchanged",
     ],
     tamper: ["the exporter's registry cannot be"],
+    fork: [
+      "ok a forked child exports its inherited mmap from its own registry",
+      "ok the child's destroy of its inherited copy left the parent's export live",
+    ],
   };
   for (const [scenario, lines] of Object.entries(scenarios)) {
     test(scenario, () => {

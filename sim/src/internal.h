@@ -277,6 +277,7 @@ struct doca_mmap {
 	size_t live_bufs;             /* bufs from any inventory referencing this mmap */
 	/* exporter side */
 	int export_index;             /* entry in our registry, -1 when not exported */
+	pid_t export_pid;             /* process whose registry holds export_index (a forked child's is not its own) */
 	bool exported;
 	void *export_descs[SIM_MMAP_MAX_DEVS]; /* per device in devs[]: descriptor from doca_mmap_export_pci (owned) */
 	/* importer side */

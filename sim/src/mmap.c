@@ -32,7 +32,8 @@ doca_error_t doca_mmap_create(struct doca_mmap **mmap)
 /* Revoke the export and free the descriptors: the part of stop shared with destroy */
 static void unexport(struct doca_mmap *mmap)
 {
-	if (mmap->export_index >= 0)
+	/* An mmap inherited through fork() names its parent's entry: the parent revokes its own */
+	if (mmap->export_index >= 0 && mmap->export_pid == getpid())
 		sim_registry_revoke(mmap->export_index);
 	mmap->export_index = -1;
 	mmap->exported = false;
@@ -270,6 +271,14 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev 
 		return sim_fail(DOCA_ERROR_NOT_FOUND, "%s: device was not added to the mmap", __func__);
 	if ((mmap->permissions & PCI_ACCESS) == 0)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap has no PCI access permission", __func__);
+	if (mmap->export_index >= 0 && mmap->export_pid != getpid()) {
+		/* exported by the parent of this forked process: export it afresh from our own registry */
+		mmap->export_index = -1;
+		for (size_t i = 0; i < SIM_MMAP_MAX_DEVS; i++) {
+			free(mmap->export_descs[i]);
+			mmap->export_descs[i] = NULL;
+		}
+	}
 	if (mmap->export_index < 0)
 		err = sim_registry_publish((uint64_t)(uintptr_t)mmap->base, mmap->len, mmap->permissions,
 					   dev->info->pci_addr, &mmap->export_index, (uint8_t[SIM_EXPORT_KEY_LEN]){0});
@@ -277,6 +286,7 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev 
 		err = sim_registry_add_pci(mmap->export_index, dev->info->pci_addr);
 	if (err != DOCA_SUCCESS)
 		return err;
+	mmap->export_pid = getpid();
 	desc = mmap->export_descs[at];
 	if (desc == NULL) {
 		desc = calloc(1, sizeof(*desc));

@@ -15,6 +15,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "registry.h"
@@ -103,6 +104,8 @@ static doca_error_t create_own_registry(void)
 		close(fd);
 		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "export registry mmap: %s", strerror(errno));
 	}
+	/* A forked child must not write its parent's table: it gets its own registry at its first export */
+	(void)madvise(map, REGISTRY_SIZE, MADV_DONTFORK);
 	/* Importers map it: it must never shrink under them (SIGBUS), and no one may write it but this mapping */
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0 &&
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
@@ -170,10 +173,15 @@ doca_error_t sim_registry_publish(uint64_t base, uint64_t len, uint32_t permissi
 
 doca_error_t sim_registry_add_pci(int index, const char *pci)
 {
-	struct sim_registry_entry *e = &own_entries[index];
+	struct sim_registry_entry *e;
 	doca_error_t err = DOCA_ERROR_NO_MEMORY;
 
 	pthread_mutex_lock(&registry_lock);
+	if (own_header == NULL || own_pid != getpid()) {
+		pthread_mutex_unlock(&registry_lock);
+		return sim_fail(DOCA_ERROR_BAD_STATE, "export registry entry %d is not this process's", index);
+	}
+	e = &own_entries[index];
 	for (unsigned i = 0; i < SIM_REGISTRY_PCIS; i++) {
 		if (strcmp(e->pci[i], pci) == 0 || e->pci[i][0] == '\0') {
 			snprintf(e->pci[i], sizeof(e->pci[i]), "%s", pci);
@@ -189,10 +197,14 @@ void sim_registry_revoke(int index)
 {
 	struct sim_registry_entry *e;
 
-	if (index < 0 || own_entries == NULL)
+	if (index < 0 || index >= (int)SIM_REGISTRY_ENTRIES)
 		return;
-	e = &own_entries[index];
 	pthread_mutex_lock(&registry_lock);
+	if (own_entries == NULL || own_pid != getpid()) {
+		pthread_mutex_unlock(&registry_lock);
+		return;
+	}
+	e = &own_entries[index];
 	atomic_store_explicit(&e->live, 0, memory_order_release);
 	/* A revoked key can never match again, even if the slot is reused with the same range */
 	memset(e->key, 0, sizeof(e->key));
@@ -277,12 +289,13 @@ static int open_pidfd(pid_t pid)
 #endif
 }
 
-/* Does process pid hold a read-write shared mapping of our registry memfd with inode ino? Only the exporter's own
- * create_own_registry makes one, so this tells our registry from a memfd merely passed to the process. */
-static bool maps_registry(pid_t pid, ino_t ino)
+/* Does process pid hold a read-write shared mapping of our registry memfd (device dev, inode ino)? Only the exporter's
+ * own create_own_registry makes one, so this tells our registry from a memfd merely passed to the process. */
+static bool maps_registry(pid_t pid, dev_t dev, ino_t ino)
 {
 	char path[64];
-	char line[1024];
+	char *line = NULL;
+	size_t cap = 0;
 	bool found = false;
 	FILE *f;
 
@@ -290,17 +303,22 @@ static bool maps_registry(pid_t pid, ino_t ino)
 	f = fopen(path, "re");
 	if (f == NULL)
 		return false;
-	while (!found && fgets(line, sizeof(line), f) != NULL) {
+	/* "start-end perms offset major:minor inode   path": whole lines (getline), the fields before the path are the
+	 * kernel's own, and the path must be exactly our memfd's */
+	while (!found && getline(&line, &cap, f) > 0) {
 		char perms[8];
+		unsigned int major_no, minor_no;
 		unsigned long long inode;
 		int name_at = 0;
 
-		if (sscanf(line, "%*s %7s %*s %*s %llu %n", perms, &inode, &name_at) < 2 || name_at == 0)
+		if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &major_no, &minor_no, &inode, &name_at) < 4 ||
+		    name_at == 0)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		found = inode == (unsigned long long)ino && strcmp(perms, "rw-s") == 0 &&
-			strcmp(line + name_at, MEMFD_LINK) == 0;
+		found = inode == (unsigned long long)ino && major_no == major(dev) && minor_no == minor(dev) &&
+			strcmp(perms, "rw-s") == 0 && strcmp(line + name_at, MEMFD_LINK) == 0;
 	}
+	free(line);
 	fclose(f);
 	return found;
 }
@@ -332,7 +350,7 @@ static doca_error_t open_remote_registry(const struct sim_export_desc *desc, int
 	seals = fcntl(fd, F_GET_SEALS);
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != REGISTRY_SIZE || seals < 0 ||
 	    (seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) != (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
-	    (st.st_mode & 0777) != 0400 || !maps_registry(desc->pid, st.st_ino)) {
+	    (st.st_mode & 0777) != 0400 || !maps_registry(desc->pid, st.st_dev, st.st_ino)) {
 		close(fd);
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "fd %d of pid %d is not its export registry", (int)desc->registry_fd,
 				(int)desc->pid);

@@ -12,6 +12,7 @@
  *                   live exporter's pid (pid reuse, simulated), with the old and with a forged matching start time;
  *                   a DMA through a map imported before the kill                     -> refused, no byte touched
  *   tamper          another process cannot write the exporter's registry (sealed memfd, mode 0400)
+ *   fork            a forked child's export is its own; its destroy of the inherited mmap keeps the parent's export
  *
  * The victim and the exporter check their secret/pattern bytes at the end: no byte outside a live export changed.
  * Usage: hostile_exports <scenario>
@@ -490,6 +491,57 @@ static void scenario_tamper(void)
 	stop_child(&b);
 }
 
+/* A forked child that destroys an mmap its parent exported must not revoke the parent's export; exporting it again
+ * gives the child a descriptor of its own registry */
+static void scenario_fork(struct dpu *d)
+{
+	uint8_t *mine = calloc(1, EXPORT_LEN);
+	struct doca_mmap *exp, *imp;
+	struct desc_v2 genuine;
+	const void *desc;
+	size_t desc_len;
+	int up[2], status;
+	pid_t pid;
+	char verdict = 0;
+
+	T_TRUE(mine != NULL && pipe(up) == 0);
+	t_fill(mine, EXPORT_LEN, EXPORT_SEED);
+	exp = t_mmap(d->dev, mine, EXPORT_LEN, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_ONLY);
+	T_OK(doca_mmap_export_pci(exp, d->dev, &desc, &desc_len));
+	memcpy(&genuine, desc, sizeof(genuine));
+	pid = fork();
+	T_TRUE(pid >= 0);
+	if (pid == 0) {
+		struct desc_v2 childs;
+		struct doca_mmap *own;
+
+		close(up[0]);
+		/* the child's copy of the parent's export: exported afresh, from the child's own registry */
+		T_OK(doca_mmap_export_pci(exp, d->dev, &desc, &desc_len));
+		memcpy(&childs, desc, sizeof(childs));
+		T_TRUE(childs.pid == getpid() && childs.nonce != genuine.nonce);
+		T_OK(doca_mmap_create_from_export(NULL, &childs, sizeof(childs), d->dev, &own));
+		T_OK(doca_mmap_destroy(own));
+		T_OK(doca_mmap_destroy(exp));
+		verdict = 1;
+		T_TRUE(write(up[1], &verdict, 1) == 1);
+		_exit(0);
+	}
+	close(up[1]);
+	T_TRUE(read(up[0], &verdict, 1) == 1 && verdict == 1);
+	T_TRUE(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(up[0]);
+	t_say("ok a forked child exports its inherited mmap from its own registry");
+	T_OK(doca_mmap_create_from_export(NULL, &genuine, sizeof(genuine), d->dev, &imp));
+	T_OK(copy_from(d, imp, genuine.base, EXPORT_LEN));
+	T_TRUE(t_check(d->local, EXPORT_LEN, EXPORT_SEED));
+	T_OK(doca_mmap_destroy(imp));
+	T_OK(doca_mmap_destroy(exp));
+	expect_refused(d, &genuine, "own descriptor after its mmap was destroyed");
+	t_say("ok the child's destroy of its inherited copy left the parent's export live");
+	free(mine);
+}
+
 int main(int argc, char **argv)
 {
 	struct dpu d;
@@ -497,7 +549,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && (strcmp(argv[1], "--victim") == 0 || strcmp(argv[1], "--exporter") == 0))
 		return child_main(strcmp(argv[1], "--exporter") == 0, atoi(argv[2]), atoi(argv[3]));
 	if (argc != 2) {
-		fprintf(stderr, "usage: hostile_exports <never_exported|self_code|replay_killed|tamper>\n");
+		fprintf(stderr, "usage: hostile_exports <never_exported|self_code|replay_killed|tamper|fork>\n");
 		return 2;
 	}
 	memset(&d, 0, sizeof(d));
@@ -510,6 +562,8 @@ int main(int argc, char **argv)
 		scenario_replay_killed(&d);
 	else if (strcmp(argv[1], "tamper") == 0)
 		scenario_tamper();
+	else if (strcmp(argv[1], "fork") == 0)
+		scenario_fork(&d);
 	else {
 		fprintf(stderr, "unknown scenario %s\n", argv[1]);
 		return 2;
