@@ -1,7 +1,8 @@
 /**
  * Hostile inputs to the software device itself (issue 9; the trust model is in docs/FAULTS.md):
  *  - forged and replayed export descriptors, planted registries: sim/tests/hostile_exports.c, one scenario per run
- *    (a C program: it forges descriptors byte by byte, SIGKILLs exporters and checks the victims' bytes);
+ *    (a C program: it forges descriptors byte by byte, SIGKILLs exporters and checks the victims' bytes), and
+ *    descriptors forged in TypeScript against the runtime's own process (fault-helpers/hostile-probe.ts forge);
  *  - a runtime folder someone else controls (a symbolic link, writable by others, another owner): the first call that
  *    needs it fails with a DOCA error and the reason is logged, on the runtime running this file;
  *  - bad DOCA_SIM_CONFIG input (a FIFO, trailing bytes, non-JSON numbers, nonsensical sizes) refused at load naming
@@ -96,6 +97,20 @@ function assertRefused(p: Probe, error: RegExp, logged: RegExp): void {
   assert.match(String(p.outcome.message), error);
   assert.match(p.stderr, logged, "the reason is logged on stderr");
 }
+
+describe("forged descriptors through the TypeScript API (this runtime's process as the victim)", () => {
+  test("naming itself or its parent, or a changed own export: DOCA_ERROR_NOT_PERMITTED; the genuine one imports", async () => {
+    const w = faultSpace("forge-ts");
+    const p = await probe("forge", { DOCA_SIM_DIR: w.sim, DOCA_SIM_SIDE: "dpu", DOCA_SIM_LOG: "1" });
+    counters.inputs += 136;
+    counters.faults += 136;
+    assert.equal(p.signal, null, `the runtime crashed (${p.signal}); stderr:\n${p.stderr}`);
+    assert.equal(p.code, 0, `the probe died (exit ${p.code}); stderr:\n${p.stderr}`);
+    assert.ok(p.outcome, `no outcome line; stderr:\n${p.stderr}`);
+    assert.equal(p.outcome.threw, false, String(p.outcome.message));
+    assert.deepEqual(p.outcome.result, { refused: 136, genuineImported: true });
+  });
+});
 
 // ------------------------------------------------------------------ runtime folder
 
