@@ -2,6 +2,7 @@
  * Fuzzing, bounded and deterministic (seeded) so CI can run it every time:
  *   - sim/fuzz/fuzz_export_desc.c: random and mutated descriptors into doca_mmap_create_from_export,
  *   - sim/fuzz/fuzz_comch_frames.c: random and mutated raw frames into a Comch server's socket,
+ *   - sim/fuzz/fuzz_json.c: random and mutated DOCA_SIM_CONFIG documents into the JSON reader,
  *     both built from sim/src with ASan+UBSan by sim/fuzz/build-fuzz.ts (plain -O1 if the sanitizers are missing),
  *   - the TypeScript DMA Copy decoder (tasks/dma-copy/protocol.ts): random and mutated bytes must decode or throw
  *     ProtocolError, never read outside the bytes given, never hang.
@@ -93,6 +94,24 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
       counters.inputs += Number(m[1]);
       counters.faults += Number(m[2]) - Number(m[3]);
       assert.ok(Date.now() - t0 < (SLOW ? 100_000 : 30_000), "bounded run");
+    });
+  }
+
+  for (const seed of seeds) {
+    test(`DOCA_SIM_CONFIG JSON documents into the reader (seed ${seed})`, { timeout: 120_000 }, () => {
+      const n = SLOW ? 500_000 : 20_000;
+      const r = runHarness(exe.fuzz_json.path, [String(n), String(seed)], {}, 100_000);
+      assert.equal(
+        r.signal,
+        null,
+        `harness crashed (${r.signal}); stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`,
+      );
+      assert.equal(r.status, 0, `stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+      const m = /FUZZ json inputs (\d+) accepted (\d+) rejected (\d+)/.exec(r.stdout);
+      assert.ok(m, r.stdout);
+      assert.ok(Number(m[2]) > 0 && Number(m[3]) > 0, "both accepted and refused documents were read");
+      counters.inputs += Number(m[1]);
+      counters.faults += Number(m[3]);
     });
   }
 
