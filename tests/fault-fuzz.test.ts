@@ -2,6 +2,7 @@
  * Fuzzing, bounded and deterministic (seeded) so CI can run it every time:
  *   - sim/fuzz/fuzz_export_desc.c: random and mutated descriptors into doca_mmap_create_from_export,
  *   - sim/fuzz/fuzz_comch_frames.c: random and mutated raw frames into a Comch server's socket,
+ *   - sim/fuzz/fuzz_json.c: random and mutated DOCA_SIM_CONFIG documents into the JSON reader,
  *     both built from sim/src with ASan+UBSan by sim/fuzz/build-fuzz.ts (plain -O1 if the sanitizers are missing),
  *   - the TypeScript DMA Copy decoder (tasks/dma-copy/protocol.ts): random and mutated bytes must decode or throw
  *     ProtocolError, never read outside the bytes given, never hang.
@@ -96,6 +97,24 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
     });
   }
 
+  for (const seed of seeds) {
+    test(`DOCA_SIM_CONFIG JSON documents into the reader (seed ${seed})`, { timeout: 120_000 }, () => {
+      const n = SLOW ? 500_000 : 20_000;
+      const r = runHarness(exe.fuzz_json.path, [String(n), String(seed)], {}, 100_000);
+      assert.equal(
+        r.signal,
+        null,
+        `harness crashed (${r.signal}); stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`,
+      );
+      assert.equal(r.status, 0, `stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+      const m = /FUZZ json inputs (\d+) accepted (\d+) rejected (\d+)/.exec(r.stdout);
+      assert.ok(m, r.stdout);
+      assert.ok(Number(m[2]) > 0 && Number(m[3]) > 0, "both accepted and refused documents were read");
+      counters.inputs += Number(m[1]);
+      counters.faults += Number(m[3]);
+    });
+  }
+
   test("the harnesses report their sanitizer build (informational)", () => {
     for (const b of built) {
       console.log(`fuzz harness ${b.name}: ${b.sanitized ? "ASan+UBSan" : "no sanitizers available"}`);
@@ -151,7 +170,8 @@ describe("TypeScript DMA Copy decoder", () => {
     return a.ok ? "ok" : "rejected";
   }
 
-  test("random bytes: decode or ProtocolError, nothing read outside the message", () => {
+  // Bun's default 5 s per test is too short on a loaded 2-core machine
+  test("random bytes: decode or ProtocolError, nothing read outside the message", { timeout: 120_000 }, () => {
     const rand = rng(0xd0ca);
     const n = SLOW ? 400_000 : 40_000;
     let ok = 0;
@@ -173,7 +193,8 @@ describe("TypeScript DMA Copy decoder", () => {
     assert.ok(Date.now() - t0 < 60_000, "no input makes the decoder slow");
   });
 
-  test("mutated valid messages: decode or ProtocolError; a decoded EXPORT_DESCRIPTOR is self-consistent", () => {
+  // Bun's default 5 s per test is too short on a loaded 2-core machine
+  test("mutated valid messages: decode or ProtocolError; a decoded EXPORT_DESCRIPTOR is self-consistent", { timeout: 120_000 }, () => {
     const rand = rng(0xbeef);
     const seeds = valid();
     const n = SLOW ? 400_000 : 40_000;

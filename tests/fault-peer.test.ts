@@ -57,8 +57,8 @@ const hostCases: HostCase[] = [
   { name: "bad-bool", error: /file_in_host/, status: true },
   { name: "size-overflow", error: /18446744073709551615|beyond 2\^53|supports at most/, status: true },
   { name: "size-overflow-ext", error: /18446744073709551615|beyond 2\^53|supports at most/, status: true },
-  { name: "desc-len-bigger", error: /EXPORT_DESCRIPTOR declares a 1080-byte descriptor but carries 80/, status: true },
-  { name: "desc-len-smaller", error: /EXPORT_DESCRIPTOR declares a 10-byte descriptor but carries 80/, status: true },
+  { name: "desc-len-bigger", error: /EXPORT_DESCRIPTOR declares a 1088-byte descriptor but carries 88/, status: true },
+  { name: "desc-len-smaller", error: /EXPORT_DESCRIPTOR declares a 10-byte descriptor but carries 88/, status: true },
   { name: "desc-len-huge", error: /EXPORT_DESCRIPTOR declares a 18446744073709551615-byte descriptor/, status: true },
   {
     name: "forged-random",

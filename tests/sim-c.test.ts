@@ -181,7 +181,7 @@ describe("software device: DMA between a host process and a DPU process", () => 
     ["out_of_range", /ok bufs outside the exported range: DOCA_ERROR_INVALID_VALUE/],
     [
       "vanished",
-      /ok copy from a vanished host process: DOCA_ERROR_IO_FAILED\nok the registry file of the dead host was removed/,
+      /ok copy from a vanished host process: DOCA_ERROR_IO_FAILED\nok no registry file in DOCA_SIM_DIR, from the dead host or from an exporter/,
     ],
   ];
   for (const [scenario, expected] of scenarios) {

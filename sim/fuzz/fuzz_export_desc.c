@@ -119,7 +119,7 @@ static void try_import(const uint8_t *desc, size_t len, unsigned long i)
 }
 
 static const uint64_t interesting[] = {0, 1, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0x80000000u, 0xffffffffu,
-				       0x7fffffffffffffffull, 0x8000000000000000ull, 0xffffffffffffffffull, 4096, 65536, 80};
+				       0x7fffffffffffffffull, 0x8000000000000000ull, 0xffffffffffffffffull, 4096, 65536, 80, 88};
 
 /* One mutated or random input derived from the iteration's random stream */
 static size_t make_input(uint8_t *buf)
@@ -154,7 +154,7 @@ static size_t make_input(uint8_t *buf)
 			break;
 		case 2: { /* an interesting u64 at an aligned field */
 			uint64_t v = interesting[rnd() % (sizeof(interesting) / sizeof(interesting[0]))];
-			size_t off = (size_t)(rnd() % 10) * 8;
+			size_t off = (size_t)(rnd() % 11) * 8; /* every u64 slot of the 88-byte descriptor */
 			if (off + 8 <= DESC_MAX)
 				memcpy(buf + off, &v, 8);
 			break;

@@ -68,6 +68,8 @@ static doca_error_t client_start(struct doca_ctx *ctx)
 	struct doca_comch_client *c = as_client(ctx);
 	doca_error_t err;
 
+	if (sim_dir() == NULL) /* the reason was logged: runtime_dir.c */
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "comch client: the runtime folder was refused");
 	if (comch_server_path(c->path, sizeof(c->path), sim_dir(), c->ep.dev->info->pci_addr, c->name) != 0)
 		return sim_fail(DOCA_ERROR_INITIALIZATION, "comch client: socket path too long in %s", sim_dir());
 	if (c->conn != NULL && !comch_conn_release_if_unused(c->conn))

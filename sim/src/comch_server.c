@@ -36,6 +36,8 @@ static doca_error_t server_start(struct doca_ctx *ctx)
 	doca_error_t err;
 	int rc;
 
+	if (sim_dir() == NULL) /* the reason was logged: runtime_dir.c */
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "comch server: the runtime folder was refused");
 	rc = comch_server_path(s->path, sizeof(s->path), sim_dir(), s->rep->info->pci_addr, s->name);
 	if (rc != 0)
 		return sim_fail(DOCA_ERROR_INITIALIZATION, "comch server: socket path too long in %s", sim_dir());

@@ -5,16 +5,24 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "json.h"
 
 #define MAX_DEVICES 16
 #define MAX_REPS 16
+#define MAX_CONFIG_SIZE (1 << 20)
+/* Below this a Comch message cannot carry DMA Copy's EXPORT_DESCRIPTOR (a header and an 88-byte export descriptor),
+ * and the failure would surface later as a protocol error blamed on the peer */
+#define MIN_COMCH_MSG_SIZE 256u
 
 /* The devices of one side of the link */
 struct device_table {
@@ -220,9 +228,28 @@ static doca_error_t read_caps(const char *path, const struct json_value *obj, st
 	CAP_U("comch_max_send_tasks", comch_max_send_tasks, 1u << 20);
 	CAP_U("comch_max_buf_size", comch_max_buf_size, 1u << 30);
 #undef CAP_U
-	if (err == DOCA_SUCCESS && caps->dma_max_buf_list_len == 0)
+	if (err != DOCA_SUCCESS)
+		return err;
+	/* Values DOCA itself would never report: refuse them here, naming the key, rather than fail later */
+	if (caps->dma_max_buf_size == 0)
+		return bad(path, "\"dma_max_buf_size\" must be at least 1", NULL);
+	if (caps->dma_max_buf_list_len == 0)
 		return bad(path, "\"dma_max_buf_list_len\" must be at least 1", NULL);
-	return err;
+	if (caps->dma_max_num_tasks == 0)
+		return bad(path, "\"dma_max_num_tasks\" must be at least 1", NULL);
+	if (caps->comch_max_msg_size < MIN_COMCH_MSG_SIZE)
+		return bad(path, "\"comch_max_msg_size\" must be at least 256 (a DMA Copy export descriptor message)", NULL);
+	if (caps->comch_max_name_len < 2)
+		return bad(path, "\"comch_max_name_len\" must be at least 2 (one character and the NUL)", NULL);
+	if (caps->comch_max_clients == 0)
+		return bad(path, "\"comch_max_clients\" must be at least 1", NULL);
+	if (caps->comch_max_recv_queue_size == 0)
+		return bad(path, "\"comch_max_recv_queue_size\" must be at least 1", NULL);
+	if (caps->comch_max_send_tasks == 0)
+		return bad(path, "\"comch_max_send_tasks\" must be at least 1", NULL);
+	if (caps->comch_max_buf_size == 0)
+		return bad(path, "\"comch_max_buf_size\" must be at least 1", NULL);
+	return DOCA_SUCCESS;
 }
 
 static doca_error_t read_reps(const char *path, const struct json_value *dev, struct doca_devinfo *owner)
@@ -265,6 +292,59 @@ static doca_error_t read_reps(const char *path, const struct json_value *dev, st
 	return DOCA_SUCCESS;
 }
 
+/* The configuration file's text (NUL-terminated, no NUL inside), or NULL after logging why. Only a regular file is
+ * read: opened without blocking, so a FIFO or a device is refused at once instead of hanging the first DOCA call. */
+static char *read_config_text(const char *path)
+{
+	struct stat st = {0};
+	char *text;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		bad(path, "cannot open the file", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		bad(path, S_ISFIFO(st.st_mode)  ? "is a FIFO, not a regular file"
+			  : S_ISDIR(st.st_mode) ? "is a directory, not a regular file"
+						: "is not a regular file",
+		    NULL);
+		close(fd);
+		return NULL;
+	}
+	if (st.st_size > MAX_CONFIG_SIZE) {
+		bad(path, "is larger than 1 MiB", NULL);
+		close(fd);
+		return NULL;
+	}
+	text = calloc(1, (size_t)st.st_size + 1);
+	while (text != NULL && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (text == NULL || got != (size_t)st.st_size) {
+		bad(path, "cannot read the file", NULL);
+		free(text);
+		return NULL;
+	}
+	if (strlen(text) != got) {
+		char where[32];
+
+		snprintf(where, sizeof(where), "at byte %zu", strlen(text));
+		bad(path, "invalid JSON: a NUL byte in the file", where);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* Load one side's section; a missing section is an error only for the process's own side */
 static doca_error_t load_json(const char *path, enum sim_side side, struct device_table *table, bool required)
 {
@@ -273,26 +353,10 @@ static doca_error_t load_json(const char *path, enum sim_side side, struct devic
 	struct json_value *root;
 	const struct json_value *section, *devices;
 	doca_error_t err = DOCA_SUCCESS;
-	FILE *f = fopen(path, "r");
-	char *text;
-	long size;
+	char *text = read_config_text(path);
 
-	if (f == NULL)
-		return bad(path, "cannot open the file", NULL);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	if (size < 0 || size > (1 << 20)) {
-		fclose(f);
-		return bad(path, "file missing or larger than 1 MiB", NULL);
-	}
-	text = calloc(1, (size_t)size + 1);
-	if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size) {
-		fclose(f);
-		free(text);
-		return bad(path, "cannot read the file", NULL);
-	}
-	fclose(f);
+	if (text == NULL)
+		return DOCA_ERROR_BAD_CONFIG;
 	root = json_parse(text, errbuf, sizeof(errbuf));
 	free(text);
 	if (root == NULL)

@@ -1,6 +1,6 @@
 /*
- * Diagnostics of the software device: live-object counters (leak tests), logging, the runtime directory and the two
- * non-DOCA exported functions doca_sim_live_objects / doca_sim_describe.
+ * Diagnostics of the software device: live-object counters (leak tests), logging and the two non-DOCA exported
+ * functions doca_sim_live_objects / doca_sim_describe.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -87,26 +87,6 @@ doca_error_t sim_fail(doca_error_t err, const char *fmt, ...)
 		va_end(ap);
 	}
 	return err;
-}
-
-const char *sim_dir(void)
-{
-	static char dir[512];
-
-	if (dir[0] == '\0') {
-		const char *env = getenv("DOCA_SIM_DIR");
-		const char *xdg = getenv("XDG_RUNTIME_DIR");
-
-		if (env != NULL && *env != '\0')
-			snprintf(dir, sizeof(dir), "%s", env);
-		else if (xdg != NULL && *xdg != '\0')
-			snprintf(dir, sizeof(dir), "%s/doca-sim", xdg);
-		else
-			snprintf(dir, sizeof(dir), "/tmp/doca-sim-%u", (unsigned)getuid());
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-			sim_log(SIM_LOG_ERROR, "cannot create DOCA_SIM_DIR %s: %s", dir, strerror(errno));
-	}
-	return dir;
 }
 
 uint64_t doca_sim_live_objects(void)

@@ -60,7 +60,9 @@ SIM_EXPORT void sim_log(enum sim_log_level level, const char *fmt, ...) __attrib
 /* Log why a call fails (debug level) and return err: `return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap started", __func__);` */
 SIM_EXPORT doca_error_t sim_fail(doca_error_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Runtime directory shared by host and DPU processes (DOCA_SIM_DIR, created 0700). Stable for the process lifetime. */
+/* Runtime directory shared by host and DPU processes (DOCA_SIM_DIR, created 0700; runtime_dir.c). Stable for the
+ * process lifetime. NULL when the folder is refused (a symlink, another owner, writable by others): the reason is
+ * logged once, and every caller fails with a DOCA error. */
 SIM_EXPORT const char *sim_dir(void);
 
 /* ------------------------------------------------------------------------------------------------------------------
@@ -321,9 +323,10 @@ struct sim_remote {
 	uint32_t index;                             /* entry in the exporter's registry */
 	uint8_t key[SIM_EXPORT_KEY_LEN];
 	char exporter_pci[DOCA_DEVINFO_PCI_ADDR_SIZE];
-	const struct sim_registry_entry *entry;     /* the entry inside the exporter's registry file, mapped read-only */
-	void *map_base;                             /* the mapping holding entry (munmap on destroy) */
+	const struct sim_registry_entry *entry;     /* the entry inside the exporter's registry, mapped read-only */
+	void *map_base;                             /* the mapping holding entry (munmap on destroy; NULL for our own) */
 	size_t map_len;
+	int pidfd;                                  /* pins the exporter (-1 when it is this process) */
 };
 
 struct doca_mmap {
@@ -341,6 +344,7 @@ struct doca_mmap {
 	size_t live_bufs;             /* bufs from any inventory referencing this mmap */
 	/* exporter side */
 	int export_index;             /* entry in our registry, -1 when not exported */
+	pid_t export_pid;             /* process whose registry holds export_index (a forked child's is not its own) */
 	bool exported;
 	void *export_descs[SIM_MMAP_MAX_DEVS]; /* per device in devs[]: descriptor from doca_mmap_export_pci (owned) */
 	/* importer side */

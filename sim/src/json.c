@@ -52,6 +52,77 @@ static void release(struct json_value *v)
 	free(v->children);
 }
 
+/* Four hex digits at p, or -1 */
+static long hex4(const char *p)
+{
+	long v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	return v;
+}
+
+/* The code point of a \u escape at ps->p (just after the 'u'), joining a surrogate pair; -1 on error (reported) */
+static long parse_unicode_escape(struct parser *ps)
+{
+	long hi = hex4(ps->p);
+	long lo;
+
+	if (hi < 0) {
+		fail(ps, "\\u must be followed by four hex digits");
+		return -1;
+	}
+	ps->p += 4;
+	if (hi >= 0xdc00 && hi <= 0xdfff) {
+		fail(ps, "\\u%04lx is a lone low surrogate", hi);
+		return -1;
+	}
+	if (hi < 0xd800 || hi > 0xdbff)
+		return hi;
+	if (ps->p[0] != '\\' || ps->p[1] != 'u' || (lo = hex4(ps->p + 2)) < 0xdc00 || lo > 0xdfff) {
+		fail(ps, "\\u%04lx (a high surrogate) must be followed by a \\u escape of a low surrogate", hi);
+		return -1;
+	}
+	ps->p += 6;
+	return 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
+}
+
+/* Append code point cp (<= 0x10ffff) to out as UTF-8; out has room for 4 more bytes */
+static size_t put_utf8(char *out, long cp)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
 static char *parse_string_raw(struct parser *ps)
 {
 	size_t cap = 16, len = 0;
@@ -68,31 +139,50 @@ static char *parse_string_raw(struct parser *ps)
 		return NULL;
 	}
 	while (*ps->p != '"') {
-		char c = *ps->p;
+		unsigned char c = (unsigned char)*ps->p;
+		long cp = c;
 
 		if (c == '\0' || c == '\n') {
 			fail(ps, "unterminated string");
 			free(out);
 			return NULL;
 		}
+		if (c < 0x20) {
+			fail(ps, "control character 0x%02x in a string (write it as a \\u escape)", c);
+			free(out);
+			return NULL;
+		}
+		ps->p++;
 		if (c == '\\') {
-			ps->p++;
-			switch (*ps->p) {
-			case '"': c = '"'; break;
-			case '\\': c = '\\'; break;
-			case '/': c = '/'; break;
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
+			char e = *ps->p++;
+
+			switch (e) {
+			case '"': cp = '"'; break;
+			case '\\': cp = '\\'; break;
+			case '/': cp = '/'; break;
+			case 'n': cp = '\n'; break;
+			case 't': cp = '\t'; break;
+			case 'r': cp = '\r'; break;
+			case 'b': cp = '\b'; break;
+			case 'f': cp = '\f'; break;
+			case 'u':
+				cp = parse_unicode_escape(ps);
+				if (cp == 0) {
+					fail(ps, "\\u0000 (a NUL character) is not allowed in a string here");
+					cp = -1;
+				}
+				break;
 			default:
-				fail(ps, "unsupported escape \\%c", *ps->p);
+				ps->p--;
+				fail(ps, "invalid escape \\%c", e ? e : '?');
+				cp = -1;
+			}
+			if (cp < 0) {
 				free(out);
 				return NULL;
 			}
 		}
-		if (len + 1 >= cap) {
+		if (len + 5 >= cap) {
 			char *bigger = realloc(out, cap * 2);
 
 			if (bigger == NULL) {
@@ -103,12 +193,77 @@ static char *parse_string_raw(struct parser *ps)
 			out = bigger;
 			cap *= 2;
 		}
-		out[len++] = c;
-		ps->p++;
+		/* Raw bytes (UTF-8 of the file) are copied as they are; escapes are encoded as UTF-8 */
+		if (c == '\\')
+			len += put_utf8(out + len, cp);
+		else
+			out[len++] = (char)c;
 	}
 	ps->p++;
 	out[len] = '\0';
 	return out;
+}
+
+/* A number by JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (no hex, no leading zeros, no +) */
+static bool parse_number(struct parser *ps, double *out)
+{
+	const char *p = ps->p;
+	char text[64];
+	char *end;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0') {
+		p++;
+		if (*p >= '0' && *p <= '9') {
+			fail(ps, "numbers may not have leading zeros");
+			return false;
+		}
+	} else if (*p >= '1' && *p <= '9') {
+		while (*p >= '0' && *p <= '9')
+			p++;
+	} else {
+		fail(ps, "unexpected character '%c'", *ps->p ? *ps->p : '?');
+		return false;
+	}
+	if (*p == '.') {
+		p++;
+		if (!(*p >= '0' && *p <= '9')) {
+			fail(ps, "a digit must follow the decimal point");
+			return false;
+		}
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9')) {
+			fail(ps, "a digit must follow the exponent");
+			return false;
+		}
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '.' || *p == '_') {
+		fail(ps, "not a JSON number (JSON has decimal numbers only)");
+		return false;
+	}
+	if ((size_t)(p - ps->p) >= sizeof(text)) {
+		fail(ps, "number too long");
+		return false;
+	}
+	/* strtod on a copy holding exactly the validated text (it would accept hex, inf and nan on its own) */
+	memcpy(text, ps->p, (size_t)(p - ps->p));
+	text[p - ps->p] = '\0';
+	*out = strtod(text, &end);
+	if (*end != '\0') {
+		fail(ps, "cannot read the number %s", text);
+		return false;
+	}
+	ps->p = p;
+	return true;
 }
 
 static bool parse_value(struct parser *ps, struct json_value *out, int depth);
@@ -215,18 +370,9 @@ static bool parse_value(struct parser *ps, struct json_value *out, int depth)
 	case '\0':
 		fail(ps, "unexpected end of input");
 		return false;
-	default: {
-		char *end;
-
+	default:
 		out->type = JSON_NUMBER;
-		out->number = strtod(ps->p, &end);
-		if (end == ps->p) {
-			fail(ps, "unexpected character '%c'", *ps->p ? *ps->p : '?');
-			return false;
-		}
-		ps->p = end;
-		return true;
-	}
+		return parse_number(ps, &out->number);
 	}
 }
 
@@ -242,7 +388,7 @@ struct json_value *json_parse(const char *text, char *err, size_t err_len)
 	if (parse_value(&ps, root, 0)) {
 		skip_space(&ps);
 		if (*ps.p != '\0')
-			fail(&ps, "trailing characters after the document");
+			fail(&ps, "trailing characters after the JSON value");
 	}
 	if (ps.failed) {
 		json_free(root);

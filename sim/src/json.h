@@ -1,6 +1,7 @@
 /*
- * A small JSON reader for DOCA_SIM_CONFIG: parses a whole document into a tree. Enough for configuration files
- * (objects, arrays, strings with the common escapes, numbers, true/false/null); no streaming, no \u surrogates.
+ * A small JSON reader for DOCA_SIM_CONFIG: parses a whole document into a tree, by RFC 8259's grammar (strings with
+ * every escape, \uXXXX and surrogate pairs as UTF-8; decimal numbers only; nothing after the value). \u0000 is refused
+ * (strings are C strings). No streaming.
  */
 #ifndef SIM_JSON_H_
 #define SIM_JSON_H_

@@ -33,7 +33,8 @@ doca_error_t doca_mmap_create(struct doca_mmap **mmap)
 /* Revoke the export and free the descriptors: the part of stop shared with destroy */
 static void unexport(struct doca_mmap *mmap)
 {
-	if (mmap->export_index >= 0)
+	/* An mmap inherited through fork() names its parent's entry: the parent revokes its own */
+	if (mmap->export_index >= 0 && mmap->export_pid == getpid())
 		sim_registry_revoke(mmap->export_index);
 	mmap->export_index = -1;
 	mmap->exported = false;
@@ -56,7 +57,7 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 	}
 	unexport(mmap);
 	if (mmap->from_export)
-		sim_registry_detach(mmap->remote.map_base, mmap->remote.map_len);
+		sim_registry_detach(&mmap->remote);
 	else if (mmap->started && mmap->free_cb != NULL)
 		mmap->free_cb(mmap->base, mmap->len, mmap->free_cb_opaque);
 	for (size_t i = 0; i < mmap->num_devs; i++)
@@ -294,6 +295,14 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev 
 		return sim_fail(DOCA_ERROR_NOT_FOUND, "%s: device was not added to the mmap", __func__);
 	if ((mmap->permissions & PCI_ACCESS) == 0)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap has no PCI access permission", __func__);
+	if (mmap->export_index >= 0 && mmap->export_pid != getpid()) {
+		/* exported by the parent of this forked process: export it afresh from our own registry */
+		mmap->export_index = -1;
+		for (size_t i = 0; i < SIM_MMAP_MAX_DEVS; i++) {
+			free(mmap->export_descs[i]);
+			mmap->export_descs[i] = NULL;
+		}
+	}
 	if (mmap->export_index < 0)
 		err = sim_registry_publish((uint64_t)(uintptr_t)mmap->base, mmap->len, mmap->permissions,
 					   dev->info->pci_addr, &mmap->export_index, (uint8_t[SIM_EXPORT_KEY_LEN]){0});
@@ -301,6 +310,7 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev 
 		err = sim_registry_add_pci(mmap->export_index, dev->info->pci_addr);
 	if (err != DOCA_SUCCESS)
 		return err;
+	mmap->export_pid = getpid();
 	desc = mmap->export_descs[at];
 	if (desc == NULL) {
 		desc = calloc(1, sizeof(*desc));
@@ -308,17 +318,7 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev 
 			return DOCA_ERROR_NO_MEMORY;
 		mmap->export_descs[at] = desc;
 	}
-	desc->magic = SIM_DESC_MAGIC;
-	desc->version = SIM_DESC_VERSION;
-	desc->length = sizeof(*desc);
-	sim_registry_identity(&desc->pid, &desc->nonce);
-	desc->index = (uint32_t)mmap->export_index;
-	sim_registry_key(mmap->export_index, desc->key);
-	desc->base = (uint64_t)(uintptr_t)mmap->base;
-	desc->len = mmap->len;
-	desc->permissions = mmap->permissions;
-	memset(desc->pci, 0, sizeof(desc->pci));
-	memcpy(desc->pci, dev->info->pci_addr, strlen(dev->info->pci_addr));
+	sim_registry_describe(mmap->export_index, dev->info->pci_addr, desc);
 	mmap->exported = true;
 	*export_desc = desc;
 	*export_desc_len = sizeof(*desc);
@@ -347,7 +347,8 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	err = sim_registry_attach(&desc, &m->remote.entry, &m->remote.map_base, &m->remote.map_len);
+	/* Proves that the process the descriptor names exported exactly this, and still does (registry.h) */
+	err = sim_registry_attach(&desc, &m->remote);
 	if (err != DOCA_SUCCESS) {
 		free(m);
 		return err;

@@ -1,13 +1,12 @@
 /*
- * Export registry files (see registry.h): creation on first export, stale-file cleanup, entry publication and
- * revocation on the exporter side; attach and validation on the importer side.
+ * Export registry (see registry.h and docs/FAULTS.md): the exporter's sealed memfd, entry publication and revocation;
+ * on the importer side, the proof that a descriptor names a live export of the process it names.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,24 +14,24 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "registry.h"
 
 #define REGISTRY_SIZE (sizeof(struct sim_registry_header) + SIM_REGISTRY_ENTRIES * sizeof(struct sim_registry_entry))
+/* What /proc/PID/fd/N and /proc/PID/maps show for our registry */
+#define MEMFD_LINK "/memfd:" SIM_REGISTRY_MEMFD_NAME " (deleted)"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sim_registry_header *own_header; /* this process's registry, NULL until the first export */
 static struct sim_registry_entry *own_entries;
-static char own_path[600];
+static int own_fd = -1;
 static pid_t own_pid;
 static uint64_t own_nonce;
+static uint64_t own_start_time;
 static uint8_t entry_used[SIM_REGISTRY_ENTRIES]; /* slots held by our mmaps (live or being revoked) */
-
-static void registry_path(char *out, size_t cap, pid_t pid, uint64_t nonce)
-{
-	snprintf(out, cap, "%s/export-%d-%016llx.reg", sim_dir(), (int)pid, (unsigned long long)nonce);
-}
 
 static void random_bytes(void *out, size_t len)
 {
@@ -54,69 +53,81 @@ static void random_bytes(void *out, size_t len)
 	}
 }
 
-/* Unlink registry files whose process no longer exists */
-static void remove_stale_files(void)
+uint64_t sim_process_start_time(pid_t pid)
 {
-	DIR *dir = opendir(sim_dir());
-	struct dirent *ent;
+	char path[64];
+	char text[1024];
+	const char *p;
+	unsigned long long ticks;
+	ssize_t n;
+	int fd;
 
-	if (dir == NULL)
-		return;
-	while ((ent = readdir(dir)) != NULL) {
-		int pid;
-		unsigned long long nonce;
-		char path[600];
-
-		if (sscanf(ent->d_name, "export-%d-%16llx.reg", &pid, &nonce) != 2 || pid <= 0)
-			continue;
-		if (kill(pid, 0) == 0 || errno != ESRCH)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", sim_dir(), ent->d_name);
-		unlink(path);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	/* The command name (field 2) may hold spaces and parentheses: fields resume after the last ')' */
+	p = strrchr(text, ')');
+	if (p == NULL)
+		return 0;
+	p++;
+	/* after ')' come fields 3, 4, ...: skip 19 of them to reach field 22 */
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (p == NULL)
+			return 0;
 	}
-	closedir(dir);
+	return sscanf(p, " %llu", &ticks) == 1 ? (uint64_t)ticks : 0;
 }
 
-static void unlink_own_registry(void)
-{
-	/* A forked child inherits the atexit handler but not the file */
-	if (own_header != NULL && getpid() == own_pid)
-		unlink(own_path);
-}
-
-/* Create this process's registry file; called with registry_lock held */
+/* Create this process's registry; called with registry_lock held */
 static doca_error_t create_own_registry(void)
 {
 	int fd;
 	void *map;
 
-	remove_stale_files();
-	own_pid = getpid();
-	random_bytes(&own_nonce, sizeof(own_nonce));
-	registry_path(own_path, sizeof(own_path), own_pid, own_nonce);
-	fd = open(own_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = memfd_create(SIM_REGISTRY_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
-		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "export registry %s: %s", own_path, strerror(errno));
-	if (ftruncate(fd, (off_t)REGISTRY_SIZE) != 0) {
+		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "export registry memfd_create: %s", strerror(errno));
+	/* Read-only for anyone who reopens it through /proc/PID/fd: only our own mapping writes it */
+	if (fchmod(fd, 0400) != 0 || ftruncate(fd, (off_t)REGISTRY_SIZE) != 0) {
 		close(fd);
-		unlink(own_path);
-		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "export registry ftruncate: %s", strerror(errno));
+		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "export registry setup: %s", strerror(errno));
 	}
 	map = mmap(NULL, REGISTRY_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (map == MAP_FAILED) {
-		unlink(own_path);
+		close(fd);
 		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "export registry mmap: %s", strerror(errno));
 	}
+	/* A forked child must not write its parent's table: it gets its own registry at its first export */
+	(void)madvise(map, REGISTRY_SIZE, MADV_DONTFORK);
+	/* Importers map it: it must never shrink under them (SIGBUS), and no one may write it but this mapping */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0 &&
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		munmap(map, REGISTRY_SIZE);
+		close(fd);
+		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "export registry seals: %s", strerror(errno));
+	}
+	own_pid = getpid();
+	own_start_time = sim_process_start_time(own_pid);
+	random_bytes(&own_nonce, sizeof(own_nonce));
+	/* A forked child starts its own registry: what it inherited belongs to its parent */
+	memset(entry_used, 0, sizeof(entry_used));
+	own_fd = fd;
 	own_header = map;
 	own_entries = (struct sim_registry_entry *)(own_header + 1);
 	own_header->pid = own_pid;
 	own_header->nonce = own_nonce;
+	own_header->start_time = own_start_time;
 	own_header->num_entries = SIM_REGISTRY_ENTRIES;
 	own_header->version = SIM_REGISTRY_VERSION;
 	atomic_thread_fence(memory_order_release);
 	own_header->magic = SIM_REGISTRY_MAGIC;
-	atexit(unlink_own_registry);
 	/* Let the DPU-side process use process_vm_readv/writev on us under Yama ptrace_scope=1 */
 	if (prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0)
 		sim_log(SIM_LOG_DEBUG, "prctl(PR_SET_PTRACER): %s", strerror(errno));
@@ -162,10 +173,15 @@ doca_error_t sim_registry_publish(uint64_t base, uint64_t len, uint32_t permissi
 
 doca_error_t sim_registry_add_pci(int index, const char *pci)
 {
-	struct sim_registry_entry *e = &own_entries[index];
+	struct sim_registry_entry *e;
 	doca_error_t err = DOCA_ERROR_NO_MEMORY;
 
 	pthread_mutex_lock(&registry_lock);
+	if (own_header == NULL || own_pid != getpid()) {
+		pthread_mutex_unlock(&registry_lock);
+		return sim_fail(DOCA_ERROR_BAD_STATE, "export registry entry %d is not this process's", index);
+	}
+	e = &own_entries[index];
 	for (unsigned i = 0; i < SIM_REGISTRY_PCIS; i++) {
 		if (strcmp(e->pci[i], pci) == 0 || e->pci[i][0] == '\0') {
 			snprintf(e->pci[i], sizeof(e->pci[i]), "%s", pci);
@@ -181,10 +197,14 @@ void sim_registry_revoke(int index)
 {
 	struct sim_registry_entry *e;
 
-	if (index < 0 || own_entries == NULL)
+	if (index < 0 || index >= (int)SIM_REGISTRY_ENTRIES)
 		return;
-	e = &own_entries[index];
 	pthread_mutex_lock(&registry_lock);
+	if (own_entries == NULL || own_pid != getpid()) {
+		pthread_mutex_unlock(&registry_lock);
+		return;
+	}
+	e = &own_entries[index];
 	atomic_store_explicit(&e->live, 0, memory_order_release);
 	/* A revoked key can never match again, even if the slot is reused with the same range */
 	memset(e->key, 0, sizeof(e->key));
@@ -192,65 +212,242 @@ void sim_registry_revoke(int index)
 	pthread_mutex_unlock(&registry_lock);
 }
 
-void sim_registry_key(int index, uint8_t key[SIM_EXPORT_KEY_LEN])
+void sim_registry_describe(int index, const char *pci, struct sim_export_desc *desc)
 {
-	memcpy(key, own_entries[index].key, SIM_EXPORT_KEY_LEN);
+	const struct sim_registry_entry *e = &own_entries[index];
+
+	memset(desc, 0, sizeof(*desc));
+	desc->magic = SIM_DESC_MAGIC;
+	desc->version = SIM_DESC_VERSION;
+	desc->length = sizeof(*desc);
+	desc->pid = own_pid;
+	desc->index = (uint32_t)index;
+	desc->nonce = own_nonce;
+	desc->start_time = own_start_time;
+	memcpy(desc->key, e->key, SIM_EXPORT_KEY_LEN);
+	desc->base = e->base;
+	desc->len = e->len;
+	desc->permissions = e->permissions;
+	desc->registry_fd = own_fd;
+	memcpy(desc->pci, pci, strnlen(pci, sizeof(desc->pci) - 1));
 }
 
-void sim_registry_identity(pid_t *pid, uint64_t *nonce)
-{
-	*pid = own_pid;
-	*nonce = own_nonce;
-}
+/* ---- importer side ---- */
 
-doca_error_t sim_registry_attach(const struct sim_export_desc *desc, const struct sim_registry_entry **entry,
-				 void **map_base, size_t *map_len)
+/* Does entry e of a registry with header hdr hold exactly the export desc describes? */
+static doca_error_t check_entry(const struct sim_registry_header *hdr, const struct sim_registry_entry *e,
+				const struct sim_export_desc *desc)
 {
-	char path[600];
-	struct stat st;
-	const struct sim_registry_header *hdr;
-	const struct sim_registry_entry *e;
-	void *map;
-	int fd;
 	bool pci_ok = false;
 
-	registry_path(path, sizeof(path), desc->pid, desc->nonce);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export of pid %d is gone (%s)", (int)desc->pid, strerror(errno));
-	if (fstat(fd, &st) != 0 || (size_t)st.st_size < REGISTRY_SIZE) {
-		close(fd);
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export registry %s is malformed", path);
-	}
-	map = mmap(NULL, REGISTRY_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "mmap of %s: %s", path, strerror(errno));
-	hdr = map;
 	if (hdr->magic != SIM_REGISTRY_MAGIC || hdr->version != SIM_REGISTRY_VERSION || hdr->pid != desc->pid ||
-	    hdr->nonce != desc->nonce || desc->index >= hdr->num_entries) {
-		munmap(map, REGISTRY_SIZE);
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export descriptor does not match registry %s", path);
-	}
-	e = (const struct sim_registry_entry *)(hdr + 1) + desc->index;
+	    hdr->nonce != desc->nonce || hdr->start_time != desc->start_time)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export descriptor does not match the registry of pid %d",
+				(int)desc->pid);
 	for (unsigned i = 0; i < SIM_REGISTRY_PCIS; i++)
-		if (e->pci[i][0] != '\0' && sim_pci_equal(e->pci[i], desc->pci))
+		if (e->pci[i][0] != '\0' && strnlen(e->pci[i], sizeof(e->pci[i])) < sizeof(e->pci[i]) &&
+		    sim_pci_equal(e->pci[i], desc->pci))
 			pci_ok = true;
 	if (!atomic_load_explicit(&e->live, memory_order_acquire) ||
 	    memcmp(e->key, desc->key, SIM_EXPORT_KEY_LEN) != 0 || e->base != desc->base || e->len != desc->len ||
-	    e->permissions != desc->permissions || !pci_ok) {
-		munmap(map, REGISTRY_SIZE);
+	    e->permissions != desc->permissions || !pci_ok)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export entry %u of pid %d is revoked or the key is wrong",
 				desc->index, (int)desc->pid);
-	}
-	*entry = e;
-	*map_base = map;
-	*map_len = REGISTRY_SIZE;
 	return DOCA_SUCCESS;
 }
 
-void sim_registry_detach(void *map_base, size_t map_len)
+/* An import naming this process: checked against our own table, under the same rules as a remote one */
+static doca_error_t attach_own(const struct sim_export_desc *desc, struct sim_remote *remote)
 {
-	if (map_base != NULL)
-		munmap(map_base, map_len);
+	doca_error_t err;
+
+	pthread_mutex_lock(&registry_lock);
+	if (own_header == NULL || own_pid != getpid())
+		err = sim_fail(DOCA_ERROR_NOT_PERMITTED, "export descriptor names this process, which exported nothing");
+	else if (desc->registry_fd != own_fd || desc->index >= SIM_REGISTRY_ENTRIES || !entry_used[desc->index])
+		err = sim_fail(DOCA_ERROR_NOT_PERMITTED, "export descriptor names no export of this process");
+	else
+		err = check_entry(own_header, &own_entries[desc->index], desc);
+	if (err == DOCA_SUCCESS) {
+		remote->entry = &own_entries[desc->index];
+		remote->map_base = NULL;
+		remote->map_len = 0;
+		remote->pidfd = -1;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return err;
+}
+
+static int open_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Does process pid hold a read-write shared mapping of our registry memfd (device dev, inode ino)? Only the exporter's
+ * own create_own_registry makes one, so this tells our registry from a memfd merely passed to the process. */
+static bool maps_registry(pid_t pid, dev_t dev, ino_t ino)
+{
+	char path[64];
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	/* "start-end perms offset major:minor inode   path": whole lines (getline), the fields before the path are the
+	 * kernel's own, and the path must be exactly our memfd's */
+	while (!found && getline(&line, &cap, f) > 0) {
+		char perms[8];
+		unsigned int major_no, minor_no;
+		unsigned long long inode;
+		int name_at = 0;
+
+		if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &major_no, &minor_no, &inode, &name_at) < 4 ||
+		    name_at == 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		found = inode == (unsigned long long)ino && major_no == major(dev) && minor_no == minor(dev) &&
+			strcmp(perms, "rw-s") == 0 && strcmp(line + name_at, MEMFD_LINK) == 0;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Open the registry memfd the descriptor names in process pid and check it is one of ours, sealed and full size */
+static doca_error_t open_remote_registry(const struct sim_export_desc *desc, int *out)
+{
+	char path[64];
+	char link[128];
+	struct stat st;
+	ssize_t n;
+	int seals;
+	int fd;
+
+	if (desc->registry_fd < 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export descriptor names no registry");
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)desc->pid, (int)desc->registry_fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "pid %d holds no export registry (%s)", (int)desc->pid,
+				strerror(errno));
+	link[n] = '\0';
+	if (strcmp(link, MEMFD_LINK) != 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "pid %d holds no export registry at fd %d", (int)desc->pid,
+				(int)desc->registry_fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC); /* follows the magic link to the file */
+	if (fd < 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export registry of pid %d: %s", (int)desc->pid, strerror(errno));
+	seals = fcntl(fd, F_GET_SEALS);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != REGISTRY_SIZE || seals < 0 ||
+	    (seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) != (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
+	    (st.st_mode & 0777) != 0400 || !maps_registry(desc->pid, st.st_dev, st.st_ino)) {
+		close(fd);
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "fd %d of pid %d is not its export registry", (int)desc->registry_fd,
+				(int)desc->pid);
+	}
+	*out = fd;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sim_registry_attach(const struct sim_export_desc *desc, struct sim_remote *remote)
+{
+	const struct sim_registry_header *hdr;
+	void *map = MAP_FAILED;
+	doca_error_t err;
+	int pidfd;
+	int fd = -1;
+
+	if (desc->pid <= 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export descriptor names pid %d", (int)desc->pid);
+	remote->pid = desc->pid;
+	if (desc->pid == getpid())
+		return attach_own(desc, remote);
+	/* Pin the process first: everything checked below is then about this very process, if it is still alive at
+	 * the end (a pid is not reused before its process has exited and been reaped) */
+	pidfd = open_pidfd(desc->pid);
+	if (pidfd < 0 && errno != ENOSYS)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "exporter pid %d is gone (%s)", (int)desc->pid, strerror(errno));
+	if (desc->start_time == 0 || sim_process_start_time(desc->pid) != desc->start_time) {
+		err = sim_fail(DOCA_ERROR_NOT_PERMITTED,
+			       "pid %d is not the process that exported (start time differs: exited, pid reused or forged)",
+			       (int)desc->pid);
+		goto fail;
+	}
+	err = open_remote_registry(desc, &fd);
+	if (err != DOCA_SUCCESS)
+		goto fail;
+	map = mmap(NULL, REGISTRY_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		err = sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "mmap of the registry of pid %d: %s", (int)desc->pid,
+			       strerror(errno));
+		goto fail;
+	}
+	hdr = map;
+	if (desc->index >= SIM_REGISTRY_ENTRIES || hdr->num_entries != SIM_REGISTRY_ENTRIES) {
+		err = sim_fail(DOCA_ERROR_NOT_PERMITTED, "export descriptor names entry %u of pid %d", desc->index,
+			       (int)desc->pid);
+		goto fail;
+	}
+	err = check_entry(hdr, (const struct sim_registry_entry *)(hdr + 1) + desc->index, desc);
+	if (err != DOCA_SUCCESS)
+		goto fail;
+	remote->entry = (const struct sim_registry_entry *)(hdr + 1) + desc->index;
+	remote->map_base = map;
+	remote->map_len = REGISTRY_SIZE;
+	remote->pidfd = pidfd;
+	/* Still the process we checked (without pidfd support: its start time again) */
+	if (!sim_registry_exporter_alive(remote)) {
+		err = sim_fail(DOCA_ERROR_NOT_PERMITTED, "exporter pid %d exited during the import", (int)desc->pid);
+		goto fail;
+	}
+	return DOCA_SUCCESS;
+fail:
+	if (map != MAP_FAILED)
+		munmap(map, REGISTRY_SIZE);
+	if (pidfd >= 0)
+		close(pidfd);
+	remote->entry = NULL;
+	remote->map_base = NULL;
+	remote->pidfd = -1;
+	return err;
+}
+
+bool sim_registry_exporter_alive(const struct sim_remote *remote)
+{
+	struct pollfd p;
+
+	if (remote->pid == getpid())
+		return true;
+	if (remote->pidfd < 0) {
+		const struct sim_registry_header *hdr = remote->map_base;
+
+		return hdr != NULL && sim_process_start_time(remote->pid) == hdr->start_time;
+	}
+	/* A pidfd polls readable once its process has exited */
+	p.fd = remote->pidfd;
+	p.events = POLLIN;
+	p.revents = 0;
+	return poll(&p, 1, 0) == 0;
+}
+
+void sim_registry_detach(struct sim_remote *remote)
+{
+	if (remote->map_base != NULL)
+		munmap(remote->map_base, remote->map_len);
+	if (remote->pidfd >= 0)
+		close(remote->pidfd);
+	remote->map_base = NULL;
+	remote->entry = NULL;
+	remote->pidfd = -1;
 }

@@ -1,11 +1,18 @@
 /*
- * Export registry of the software device. Each exporting process owns one file under DOCA_SIM_DIR,
- * "export-<pid>-<nonce>.reg", mapped MAP_SHARED: a header and a table of entries, one per exported mmap. Importers map
- * the exporter's file read-only and re-check their entry (live flag + 128-bit key) before every DMA access, so
- * stopping or destroying the exporter's mmap revokes access immediately.
+ * Export registry of the software device (the trust model is in docs/FAULTS.md).
  *
- * The export descriptor handed to the importer (doca_mmap_export_pci) is a fixed, versioned little struct naming the
- * file (pid, nonce), the entry index, the key, the range, the permissions and the exporting device.
+ * Each exporting process keeps its registry in an anonymous memory file (memfd "doca-sim-registry") that it alone
+ * created: mode 0400, sealed against shrinking, growing and any new writable opening or mapping, mapped read-write
+ * shared by the exporter only. Nothing of it lives in DOCA_SIM_DIR, so nothing there can be planted or replaced.
+ *
+ * The export descriptor handed to the importer names the exporter (pid and its start time, /proc/PID/stat field 22),
+ * the registry (its fd number in the exporter, a random 64-bit nonce) and the entry (index, random 128-bit key, range,
+ * permissions, device). An importer in another process proves the descriptor before trusting it: a pidfd pins the
+ * process; its start time matches; its fd is a memfd of ours that it holds mapped read-write shared (/proc/PID/maps:
+ * only the software device's exporter maps one so); the file's header repeats pid, start time and nonce; the entry is
+ * live with that key, range, permissions and device. It then maps the file read-only and re-checks the entry (live
+ * flag + key) and the pidfd (the exporter still runs, so its pid was not reused) before every DMA access. An importer
+ * naming itself is checked against its own in-memory table instead, with the same rules.
  */
 #ifndef SIM_REGISTRY_H_
 #define SIM_REGISTRY_H_
@@ -17,12 +24,13 @@
 #include "internal.h"
 
 #define SIM_REGISTRY_MAGIC 0x47455253u /* "SREG" */
-#define SIM_REGISTRY_VERSION 1u
+#define SIM_REGISTRY_VERSION 2u
 #define SIM_REGISTRY_ENTRIES 4096u
 #define SIM_REGISTRY_PCIS 4u /* devices one mmap can be exported through */
+#define SIM_REGISTRY_MEMFD_NAME "doca-sim-registry"
 
 #define SIM_DESC_MAGIC 0x58455344u /* "DSEX" */
-#define SIM_DESC_VERSION 1u
+#define SIM_DESC_VERSION 2u
 
 struct sim_registry_entry {
 	_Atomic uint32_t live;  /* 1 while the export is valid */
@@ -39,7 +47,7 @@ struct sim_registry_header {
 	int32_t pid;
 	uint32_t num_entries;
 	uint64_t nonce;
-	uint64_t reserved;
+	uint64_t start_time; /* the exporter's start time in clock ticks after boot (/proc/PID/stat field 22) */
 };
 
 /* The wire form of an export descriptor (host byte order; both sides run on this machine) */
@@ -50,30 +58,33 @@ struct sim_export_desc {
 	int32_t pid;
 	uint32_t index;
 	uint64_t nonce;
+	uint64_t start_time;
 	uint8_t key[SIM_EXPORT_KEY_LEN];
 	uint64_t base;
 	uint64_t len;
 	uint32_t permissions;
+	int32_t registry_fd; /* the registry memfd's number in the exporter */
 	char pci[16];
-	uint32_t reserved;
 };
 
 /* Exporter side: publish [base, base+len) with permissions; fills index and key. NO_MEMORY when the table is full. */
 doca_error_t sim_registry_publish(uint64_t base, uint64_t len, uint32_t permissions, const char *pci, int *index,
 				  uint8_t key[SIM_EXPORT_KEY_LEN]);
-/* Exporter side: the key of one of our live entries */
-void sim_registry_key(int index, uint8_t key[SIM_EXPORT_KEY_LEN]);
 /* Exporter side: add another device to an existing entry */
 doca_error_t sim_registry_add_pci(int index, const char *pci);
 /* Exporter side: revoke (stop/destroy of the exported mmap) */
 void sim_registry_revoke(int index);
-/* Exporter side: pid and nonce naming this process's registry file */
-void sim_registry_identity(pid_t *pid, uint64_t *nonce);
+/* Exporter side: fill the descriptor of entry index (identity, key, range, permissions) for device pci */
+void sim_registry_describe(int index, const char *pci, struct sim_export_desc *desc);
 
-/* Importer side: map the exporter's registry and find the descriptor's entry, checking it is live and matches.
- * On success *entry points into a read-only mapping [*map_base, *map_base + *map_len). */
-doca_error_t sim_registry_attach(const struct sim_export_desc *desc, const struct sim_registry_entry **entry,
-				 void **map_base, size_t *map_len);
-void sim_registry_detach(void *map_base, size_t map_len);
+/* Importer side: prove the descriptor (see above) and fill remote (entry, mapping, pidfd, identity).
+ * DOCA_ERROR_NOT_PERMITTED for anything that does not prove a live export of the process it names. */
+doca_error_t sim_registry_attach(const struct sim_export_desc *desc, struct sim_remote *remote);
+/* Importer side: is the exporter of remote still the process that was proven at attach? */
+bool sim_registry_exporter_alive(const struct sim_remote *remote);
+void sim_registry_detach(struct sim_remote *remote);
+
+/* Start time of process pid in clock ticks after boot (/proc/PID/stat field 22); 0 if it cannot be read */
+uint64_t sim_process_start_time(pid_t pid);
 
 #endif /* SIM_REGISTRY_H_ */

@@ -19,6 +19,9 @@ doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_
 
 	if (!mmap->from_export || e == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	/* The pid now may be another process once the exporter has exited: never touch it then */
+	if (!sim_registry_exporter_alive(&mmap->remote))
+		return sim_fail(DOCA_ERROR_IO_FAILED, "exporter pid %d has exited", (int)mmap->remote.pid);
 	if (!atomic_load_explicit(&e->live, memory_order_acquire) ||
 	    memcmp(e->key, mmap->remote.key, SIM_EXPORT_KEY_LEN) != 0)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export of pid %d entry %u was revoked", (int)mmap->remote.pid,
