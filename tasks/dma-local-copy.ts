@@ -43,6 +43,7 @@ export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<
   using dma = new Dma(device, pe);
   const t0 = performance.now();
   await dmaTransfer({
+    pe,
     dma,
     inventory,
     from: { mmap: srcMap, address: src.address },

@@ -48,7 +48,7 @@ describe("dma-copy flags", () => {
     usage(["-f", "a", "--side", "nic"], /--side: expected host or dpu, got "nic"/);
     usage(["-f", "a", "-p", "mlx5_0"], /-p\/--pci-addr: "mlx5_0" is not a PCI address/);
     usage(["-f", "a", "--timeout", "0"], /--timeout/);
-    usage(["-f", "a", "--slots", "two"], /--slots: expected a positive integer/);
+    usage(["-f", "a", "--slots", "two"], /--slots: expected a whole number/);
     usage(["-f", "a", "--bogus"], /bogus/);
   });
   test("log level names and --quiet", () => {
