@@ -83,22 +83,44 @@ export function checkFreeSpace(dir: string, bytes: number, shownAs: string): voi
   }
 }
 
-/** Removes the temporary files of dead doca-ts runs in `dir`; returns what it removed and what it left (live pid). */
-export function removeStaleTemporaries(dir: string): { removed: string[]; live: string[] } {
+/** true / false, or undefined when this process may not tell (Deno without --allow-run or --allow-all). */
+function processAlive(pid: number): boolean | undefined {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? /\b(ESRCH|EPERM)\b/.exec(String(e))?.[1];
+    if (code === "ESRCH") return false;
+    if (code === "EPERM") return true; // someone else's process
+  }
+  try {
+    return existsSync(`/proc/${pid}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes the temporary files of dead doca-ts runs in `dir` (name pattern + the pid in it is not a live process);
+ * returns what it removed, what belongs to live runs, and what it could not judge (left in place, to report).
+ */
+export function removeStaleTemporaries(dir: string): { removed: string[]; live: string[]; unknown: string[] } {
   const removed: string[] = [];
   const live: string[] = [];
+  const unknown: string[] = [];
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return { removed, live };
+    return { removed, live, unknown };
   }
   for (const name of names) {
     const m = SUFFIX.exec(name);
     if (!m) continue;
     const pid = Number(m[1]);
-    if (pid === process.pid || existsSync(`/proc/${pid}`)) {
-      live.push(name);
+    const alive = pid === process.pid ? true : processAlive(pid);
+    if (alive !== false) {
+      (alive ? live : unknown).push(name);
       continue;
     }
     try {
@@ -106,7 +128,7 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
       removed.push(name);
     } catch { /* someone else removed it, or we may not: leave it */ }
   }
-  return { removed, live };
+  return { removed, live, unknown };
 }
 
 export class AtomicFile {

@@ -29,6 +29,7 @@ export async function hostTransfer(ctx: SessionContext, local: LocalFile, answer
   if (!local.have) {
     const stale = removeStaleTemporaries(dirname(ctx.options.file));
     for (const name of stale.removed) ctx.log.info(`removed ${name}, the temporary file of a dead run`);
+    for (const name of stale.unknown) ctx.log.warn(`${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
     checkFreeSpace(dirname(ctx.options.file), size, ctx.options.file);
   }
   ctx.log.info(`${local.have ? "sending" : "receiving"} ${size} bytes, ${extended ? "doca-ts peer (chunked, verified)" : "classic single-buffer mode"}`);
