@@ -16,7 +16,7 @@ import {
   encodeWindow,
   MsgType,
   ProtocolError,
-} from "../tasks/dma-copy/protocol.ts";
+} from "../tasks/wire/protocol.ts";
 
 const hex = (s: string) => Uint8Array.from(s.replace(/\s+/g, "").match(/../g)!.map((b) => parseInt(b, 16)));
 

@@ -83,7 +83,7 @@ export class Messenger {
     const detail = cause instanceof Error ? cause.message : String(cause);
     const timedOut = cause instanceof Error && cause.name === "TimeoutError";
     const text = timedOut
-      ? `${this.peer} sent nothing for ${this.timeoutMs / 1000} s while ${what} (--timeout)`
+      ? `gave up ${what} after ${this.timeoutMs / 1000} s (--timeout): ${this.peer} did not send it in time`
       : `${this.peer} disconnected while ${what}: ${detail}`;
     return new PeerLostError(text, { cause });
   }
