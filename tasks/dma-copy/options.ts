@@ -79,7 +79,7 @@ folder you ran the command from (INIT_CWD under npm run / deno task).
 Exit status: 0 when the file was copied (verified, and committed by the receiver), 2 for bad flags, 130/143 when
 interrupted by SIGINT/SIGTERM, 1 with a message on stderr otherwise.`;
 
-const FLAGS = {
+export const FLAGS = {
   file: { type: "string", short: "f" },
   "pci-addr": { type: "string", short: "p" },
   "dev-pci": { type: "string" },

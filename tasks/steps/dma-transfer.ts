@@ -88,35 +88,41 @@ export async function dmaTransfer(opts: {
   await pollUntilComplete(opts.pe, submitDmaCopy(opts));
 }
 
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  descriptor: { type: "string" },
+  read: { type: "string" },
+  write: { type: "string" },
+  offset: { type: "string" },
+  length: { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  side: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 const HELP = `Usage: dma-transfer --descriptor FILE (--read OUT | --write IN) [--offset N] [--length N] [-p PCI]
                     [--side host|dpu]
 
-Imports a memory map exported by the peer (export-mmap.ts --out FILE writes the JSON this reads: base64
-descriptor, address, length) and runs one DMA copy: --read copies the peer's bytes into OUT, --write copies IN's
+Imports a memory map exported by the peer (FILE is the JSON export-mmap.ts writes: base64 descriptor,
+address, length) and runs one DMA copy: --read copies the peer's bytes into OUT, --write copies IN's
 bytes into the peer's memory (the export must allow PCI writes). Run it on the other side of the export (on the
 software device: --side dpu, the default, for a host export; else DOCA_SIM_SIDE). Prints what it moved. No wait
-on a peer: the exporter must keep its map alive while this runs.`;
+on a peer: the exporter must keep its map alive while this runs.
+Flags: --descriptor FILE, --read OUT, --write IN, --offset N, --length N, -p/--pci-addr PCI (default: the
+first device), --side host|dpu, -h/--help.`;
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseFlags(argv, {
-    descriptor: { type: "string" },
-    read: { type: "string" },
-    write: { type: "string" },
-    offset: { type: "string" },
-    length: { type: "string" },
-    "pci-addr": { type: "string", short: "p" },
-    side: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
   if (!values.descriptor || (values.read === undefined) === (values.write === undefined)) {
     throw new UsageError("need --descriptor FILE and exactly one of --read OUT / --write IN");
   }
   applySide(parseSide(values.side, process.env, "dpu"));
-  const exported = JSON.parse(readFileSync(userPath(values.descriptor), "utf8")) as { descriptor: string; address: number; length: number };
   const offset = values.offset === undefined ? 0 : wholeNumber(values.offset, "--offset");
+  const wanted = values.length === undefined ? undefined : positiveInt(values.length, "--length");
+  const exported = JSON.parse(readFileSync(userPath(values.descriptor), "utf8")) as { descriptor: string; address: number; length: number };
   const input = values.write !== undefined ? new Uint8Array(readFileSync(userPath(values.write))) : undefined;
-  const length = input ? input.length : values.length !== undefined ? positiveInt(values.length, "--length") : exported.length - offset;
+  const length = input ? input.length : wanted ?? exported.length - offset;
   if (!(offset >= 0 && length > 0 && offset + length <= exported.length)) {
     throw new Error(`range offset ${offset} length ${length} does not fit the export of ${exported.length} bytes`);
   }

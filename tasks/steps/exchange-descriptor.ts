@@ -56,6 +56,18 @@ export function importDescriptor(device: Device, received: DescriptorMsg, length
   return remote;
 }
 
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  send: { type: "string" },
+  receive: { type: "string" },
+  length: { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  "rep-pci": { type: "string", short: "r" },
+  name: { type: "string" },
+  timeout: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 const HELP = `Usage: exchange-descriptor (--send FILE | --receive FILE) [-p PCI] [-r REP_PCI] [--name NAME] [--length N]
                            [--timeout SECONDS]
 
@@ -65,19 +77,12 @@ message, then waits for the peer's status.
 it to FILE in export-mmap.ts's JSON form and answers success. The message carries no length: give --length N to
 record it (dma-transfer.ts uses it; default 0).
 --name sets the Comch server name (default "doca-ts descriptor"); --timeout SECONDS bounds the wait for the peer
-(default 30 s, on both sides). -p/--pci-addr picks the device (default: the first one found).`;
+(default 30 s, on both sides). -p/--pci-addr picks the device (default: the first one found).
+Flags: --send FILE, --receive FILE, -p/--pci-addr PCI, -r/--rep-pci REP_PCI, --name NAME, --length N,
+--timeout SECONDS, -h/--help.`;
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseFlags(argv, {
-    send: { type: "string" },
-    receive: { type: "string" },
-    length: { type: "string" },
-    "pci-addr": { type: "string", short: "p" },
-    "rep-pci": { type: "string", short: "r" },
-    name: { type: "string" },
-    timeout: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
   if ((values.send === undefined) === (values.receive === undefined)) throw new UsageError("need exactly one of --send FILE / --receive FILE");
   const name = values.name ?? "doca-ts descriptor";

@@ -53,24 +53,29 @@ export function describeExport(e: { descriptor: Uint8Array; address: number; len
   return JSON.stringify({ descriptor: Buffer.from(e.descriptor).toString("base64"), address: e.address, length: e.length });
 }
 
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  in: { type: "string" },
+  length: { type: "string" },
+  writable: { type: "boolean" },
+  out: { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  side: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 const HELP = `Usage: export-mmap (--in FILE | --length N) [--writable] [--out FILE] [-p PCI] [--side host|dpu]
 
 Allocates native memory (filled from --in, or N bytes of the pattern i & 0xff), maps it for the device with PCI
 read access (--writable: read/write), exports it with doca_mmap_export_pci and prints one JSON line
 {descriptor (base64), address, length} (also written to --out). It then waits until stdin closes, printing the
 first 32 bytes of the memory as hex when it does, so a peer's writes can be seen (it waits for stdin as long as
-it stays open: no timeout). The software device's side: --side (default host, else DOCA_SIM_SIDE).`;
+it stays open: no timeout). The software device's side: --side (default host, else DOCA_SIM_SIDE).
+Flags: --in FILE, --length N, --writable, --out FILE, -p/--pci-addr PCI (default: the first device),
+--side host|dpu, -h/--help.`;
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseFlags(argv, {
-    in: { type: "string" },
-    length: { type: "string" },
-    writable: { type: "boolean" },
-    out: { type: "string" },
-    "pci-addr": { type: "string", short: "p" },
-    side: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
   if ((values.in === undefined) === (values.length === undefined)) throw new UsageError("need exactly one of --in FILE / --length N");
   const input = values.in !== undefined ? new Uint8Array(readFileSync(userPath(values.in))) : undefined;
