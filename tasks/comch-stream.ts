@@ -11,7 +11,7 @@ import { ComchClient, ComchConsumer, ComchProducer, ProgressEngine } from "../mo
 import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { formatBytes, formatRate } from "./dma-copy/progress.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";
 const MAX_SIZE = 4096;

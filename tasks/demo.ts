@@ -13,7 +13,7 @@ import { parseFlags, wholeNumber } from "./common/cli.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
-import { formatBytes, formatRate } from "./dma-copy/progress.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = { size: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;

@@ -8,7 +8,7 @@ import { parseFlags, parseSide } from "./common/cli.ts";
 import { applySide } from "./common/device.ts";
 import { Device, type DeviceInfo, listDevices, loadDoca, type RepInfo } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { formatBytes } from "./dma-copy/progress.ts";
+import { formatBytes } from "./common/units.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = { json: { type: "boolean" }, side: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
