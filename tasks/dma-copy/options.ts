@@ -60,7 +60,7 @@ folder you ran the command from (INIT_CWD under npm run / deno task).
   -f, --file PATH          file to send, or to create when the peer has it (mandatory)
   -p, --pci-addr PCI       DOCA device PCI address (alias --dev-pci); default: the first device found
   -r, --rep-pci PCI        representor PCI address of the host function (mandatory on the DPU)
-      --side host|dpu      which side this process is (default: DOCA_SIM_SIDE, else host)
+      --side host|dpu      which side this process is (default: DOCA_SIM_SIDE, else dpu with -r, else host)
   -l, --log-level LEVEL    10 disable, 20 critical, 30 error, 40 warning, 50 info (default), 60 debug, 70 trace
       --sdk-log-level LVL  accepted for compatibility with NVIDIA's flags; doca-ts has no SDK log to configure
   -j, --json FILE          read flags from a JSON file (keys are the long flag names); command line wins
@@ -143,9 +143,10 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
   if (pciAddr && devPci && pciAddr !== devPci) {
     throw new UsageError(`-p/--pci-addr ${pciAddr} and --dev-pci ${devPci} name different devices; give one`);
   }
-  const sideText = str("side") ?? env.DOCA_SIM_SIDE ?? "host";
-  if (sideText !== "host" && sideText !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(sideText)}`);
   const repPci = pci(str("rep-pci"), "-r/--rep-pci");
+  // Only the DPU side takes -r (as with NVIDIA's application): it implies the side when nothing else says.
+  const sideText = str("side") ?? env.DOCA_SIM_SIDE ?? (repPci ? "dpu" : "host");
+  if (sideText !== "host" && sideText !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(sideText)}`);
   if (sideText === "dpu" && !repPci) throw new UsageError("missing -r/--rep-pci: the DPU side needs the representor of the host function");
 
   let logLevel: number = LogLevel.INFO;
