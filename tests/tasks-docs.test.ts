@@ -113,6 +113,20 @@ describe("every command block of the docs has a test", () => {
   });
 });
 
+describe("npm install says nothing a newcomer must decide", () => {
+  test("every installed package with an install script has a recorded allowScripts decision", () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { allowScripts?: Record<string, boolean> };
+    const lock = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { hasInstallScript?: boolean; optional?: boolean }>;
+    };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([path, p]) => path.startsWith("node_modules/") && p.hasInstallScript)
+      .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + 13));
+    assert.ok(withScripts.length > 0, "the lock file lists the packages with install scripts");
+    for (const name of withScripts) assert.ok(name in (pkg.allowScripts ?? {}), `${name} has an install script and no allowScripts entry`);
+  });
+});
+
 describe("the docs' commands run as written", { skip: onDeno ? false : "run once, under Deno" }, () => {
   for (const { file, block, key } of inventory) {
     test(`${file}: ${key.slice(0, 70)}`, { timeout: 300_000 }, async () => {

@@ -60,6 +60,14 @@ describe("--help documents exactly the flags each task accepts", () => {
   }
 });
 
+test("dma-copy's --help promises nothing it does not do (no 'nothing on failure'), and tells about Ctrl-C", async () => {
+  const r = await startChild(task("dma-copy.ts"), ["--help"], {}, 60_000).done;
+  assert.doesNotMatch(r.stdout, /nothing on failure/);
+  assert.match(r.stdout, /Ctrl-C/);
+  assert.match(r.stdout, /130\/143/);
+  assert.match(r.stdout, /the sender exits 0 only after that/);
+});
+
 describe("usage errors exit 2 and name the flag", () => {
   const cases: [string, string[], RegExp][] = [
     ["comch-client.ts", ["--timeout", "abc"], /--timeout: expected a positive number of seconds \(at most 86400\), got "abc"/],

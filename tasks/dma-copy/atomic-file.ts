@@ -83,7 +83,10 @@ export function checkFreeSpace(dir: string, bytes: number, shownAs: string): voi
   }
 }
 
-/** true / false, or undefined when this process may not tell (Deno without --allow-run or --allow-all). */
+/**
+ * true / false, or undefined when this process may not tell (Deno without --allow-run or --allow-all: the deno task
+ * and the shebang of dma-copy grant --allow-run for this signal-0 probe).
+ */
 function processAlive(pid: number): boolean | undefined {
   try {
     process.kill(pid, 0);
