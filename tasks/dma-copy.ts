@@ -69,7 +69,14 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       ComchClient.connect({ device, name: options.serverName, pe, timeoutMs: options.timeoutMs }),
       signal,
       `connecting to the DPU side's Comch server "${options.serverName}"`,
-    );
+    ).catch((e: Error) => {
+      if (e.name === "InterruptedError") throw interrupted(e, doing("the DPU side"), local, options);
+      throw new PeerLostError(
+        `could not reach the DPU side: no Comch server "${options.serverName}" accepted within ` +
+          `${options.timeoutMs / 1000} s (--timeout); is dma-copy running there? (${e.message})`,
+        { cause: e },
+      );
+    });
     const messenger = new Messenger(client.connection as MessageChannel, { timeoutMs: options.timeoutMs, peer: "the DPU side", signal });
     let peerIsDocaTs = false;
     try {
