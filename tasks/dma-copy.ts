@@ -171,6 +171,8 @@ export function formatSummary(s: Summary): string {
   const verb = s.role === "send" ? "sent" : "received";
   const how = s.mode === "extended"
     ? `${s.chunks} chunk${s.chunks === 1 ? "" : "s"} of ≤ ${formatBytes(s.chunkSize)}, ${s.slots} in flight, SHA-256 ${s.sha256?.slice(0, 16)}… verified`
+    : s.role === "send" && s.side === "dpu"
+    ? "classic single buffer; NVIDIA's protocol has no receipt: the host writes its file after this"
     : "classic single buffer";
   const rss = s.peakRssBytes !== undefined ? `, peak RSS ${formatBytes(s.peakRssBytes)} (${s.peakRssSource})` : "";
   return `dma-copy ${s.side}: ${verb} ${s.file} (${formatBytes(s.bytes)}) in ${s.seconds.toFixed(3)} s, ` +

@@ -48,7 +48,7 @@ export class RefusedError extends Error {
 /** Checks the host's direction message, answers it, and runs the copy. */
 export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: DirectionMsg): Promise<TransferResult> {
   const { messenger, options, device } = ctx;
-  if (local.have && dir.fileInHost) throw new RefusedError(`${options.file} exists on both the host and the DPU (DPU: ${options.file})`);
+  if (local.have && dir.fileInHost) throw new RefusedError(`the file exists on both the host and the DPU (DPU: ${options.file})`);
   if (!local.have && !dir.fileInHost) throw new RefusedError(`the file exists on neither the host nor the DPU (DPU: ${options.file})`);
   const size = local.have ? local.size : safeNumber(dir.fileSize, "file size");
   const maxBuf = Dma.caps(device).maxBufSize;
