@@ -8,7 +8,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { DPU_LISTENING, startChild } from "../tasks/common/run-pair.ts";
@@ -92,10 +92,14 @@ describe("signals and leftovers", () => {
     assert.match(r.stderr, /interrupted \(SIGTERM\) while waiting for the host side to connect/);
   });
 
-  test("a temporary file left by a killed run is removed by the next run in that folder; a live one is kept", async () => {
+  test("a temporary file left by a killed run is removed by the next run in that folder; a live or recent one is kept", async () => {
     const w = workspace("stale");
     spaces.push(w);
-    writePatternFile(join(w.dpu, ".f.bin.doca-ts-999999999-dead1.part"), 100);
+    const dead = join(w.dpu, ".f.bin.doca-ts-999999999-dead1.part");
+    writePatternFile(dead, 100);
+    const hourAgo = new Date(Date.now() - 3600_000);
+    utimesSync(dead, hourAgo, hourAgo); // a file written to just now may be a copy in another pid namespace
+    writePatternFile(join(w.dpu, ".h.bin.doca-ts-999999998-recent.part"), 100);
     writePatternFile(join(w.dpu, `.g.bin.doca-ts-${process.pid}-alive1.part`), 100);
     const expect = writePatternFile(join(w.host, "f.bin"), 1000);
     const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "20"], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
@@ -105,7 +109,8 @@ describe("signals and leftovers", () => {
     assert.equal(h.code, 0, h.stderr);
     assert.equal(d.code, 0, d.stderr);
     assert.match(d.stderr, /removed \.f\.bin\.doca-ts-999999999-dead1\.part, the temporary file of a dead run/);
-    assert.deepEqual(w.list(w.dpu), [`.g.bin.doca-ts-${process.pid}-alive1.part`, "f.bin"]);
+    assert.match(d.stderr, /\.h\.bin\.doca-ts-999999998-recent\.part looks like the temporary file of an earlier run/);
+    assert.deepEqual(w.list(w.dpu), [`.g.bin.doca-ts-${process.pid}-alive1.part`, ".h.bin.doca-ts-999999998-recent.part", "f.bin"]);
     assert.equal(sha256File(join(w.dpu, "f.bin")), expect);
   });
 });

@@ -103,8 +103,19 @@ function processAlive(pid: number): boolean | undefined {
   }
 }
 
+const RECENT_MS = 2 * 60_000;
+
+function recentlyWritten(path: string): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs < RECENT_MS;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Removes the temporary files of dead doca-ts runs in `dir` (name pattern + the pid in it is not a live process);
+ * Removes the temporary files of dead doca-ts runs in `dir` (name pattern + the pid in it is not a live process +
+ * not written to in the last two minutes);
  * returns what it removed, what belongs to live runs, and what it could not judge (left in place, to report).
  */
 export function removeStaleTemporaries(dir: string): { removed: string[]; live: string[]; unknown: string[] } {
@@ -122,6 +133,12 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
     if (!m) continue;
     const pid = Number(m[1]);
     const alive = pid === process.pid ? true : processAlive(pid);
+    // A pid from another pid namespace (a container sharing the folder) looks dead: a file written to in the last
+    // minutes may still be someone's copy in progress, so it is only reported.
+    if (alive === false && recentlyWritten(join(dir, name))) {
+      unknown.push(name);
+      continue;
+    }
     if (alive !== false) {
       (alive ? live : unknown).push(name);
       continue;
