@@ -54,8 +54,8 @@ between two doca-ts sides files of any size move in chunks, verified by SHA-256 
 The receiving side writes a hidden temporary file in the target folder, fsyncs and renames it, then tells the
 sender; the sender exits 0 only after that (between doca-ts sides; see docs/PROTOCOL.md for NVIDIA's protocol).
 On failure or Ctrl-C the temporary file is removed and the target name is never created; a run killed outright
-(SIGKILL) leaves its temporary file, which a later run in that folder removes (or reports, if under 2 minutes old). Relative paths are relative to the
-folder you ran the command from (INIT_CWD under npm run / deno task).
+(SIGKILL) leaves its temporary file, which a later run in that folder removes (or reports, if under 2 minutes
+old). Relative paths are relative to the folder you ran the command from (INIT_CWD under npm run / deno task).
 
   -f, --file PATH          file to send, or to create when the peer has it (mandatory)
   -p, --pci-addr PCI       DOCA device PCI address (alias --dev-pci); default: the first device found
