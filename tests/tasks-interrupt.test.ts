@@ -81,6 +81,30 @@ describe("interrupting the receiver never lets the sender report a copy the rece
 });
 
 describe("signals and leftovers", () => {
+  for (const direction of ["host→dpu", "dpu→host"] as const) {
+    test(`${direction}: Ctrl-C on the sender: it tells the receiver, which keeps no file`, { timeout: 120_000 }, async () => {
+      const w = workspace("intr-send");
+      spaces.push(w);
+      const senderDir = direction === "host→dpu" ? w.host : w.dpu;
+      const receiverDir = direction === "host→dpu" ? w.dpu : w.host;
+      writePatternFile(join(senderDir, "f.bin"), SIZE);
+      const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 90_000);
+      await dpu.waitForStderr(DPU_LISTENING, 60_000);
+      const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
+      for (let i = 0; i < 3000 && w.list(receiverDir).length === 0; i++) await sleep(10);
+      await sleep(100);
+      (direction === "host→dpu" ? host : dpu).signal!("SIGINT");
+      const [h, d] = await Promise.all([host.done, dpu.done]);
+      const [sender, receiver] = direction === "host→dpu" ? [h, d] : [d, h];
+      if (sender.code === 0) return; // the copy beat the signal: nothing to check
+      assert.equal(sender.code, 130, sender.stderr);
+      assert.match(sender.stderr, /interrupted \(SIGINT\) while .*f\.bin is unchanged/);
+      assert.notEqual(receiver.code, 0, receiver.stderr);
+      assert.match(receiver.stderr, /peer failed: (host|DPU): .*interrupted \(SIGINT\)|disconnected/, receiver.stderr);
+      assert.deepEqual(w.list(receiverDir), [], "no file and no temporary file at the receiver");
+    });
+  }
+
   test("SIGTERM on the DPU while it waits for the host: exit 143, one line", async () => {
     const w = workspace("term");
     spaces.push(w);
