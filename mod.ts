@@ -1,6 +1,7 @@
 /**
  * doca-ts public API: NVIDIA DOCA (devices, memory maps, buffers, progress engine, DMA, Comch) from Deno, Bun and
- * Node. See ffi/README.md. (Diagnostics such as measureCallOverhead and setNativeEnv: ffi/diagnostics.ts.)
+ * Node. See ffi/README.md. The tasks (DMA Copy, its steps, CLI helpers) have their own entry: tasks/mod.ts.
+ * Diagnostics (measureCallOverhead, setNativeEnv, the REPL's unsafeHandle): ffi/diagnostics.ts.
  */
 export { describeDevice, type DocaLibraryInfo, liveObjects, loadDoca } from "./ffi/library.ts";
 export { DocaError, TimeoutError } from "./ffi/errors.ts";
@@ -18,8 +19,3 @@ export { ComchConsumer } from "./ffi/comch-consumer.ts";
 export { ComchProducer } from "./ffi/comch-producer.ts";
 export type { FastPathCreateOptions, FastPathMessage, FastPathOptions } from "./ffi/comch-fastpath-common.ts";
 
-// Task steps: the DMA Copy application and its composable pieces (tasks/), for scripts and the REPL.
-export { dmaCopy, type DmaCopyOptions, parseDmaCopyArgs, type Summary as DmaCopySummary } from "./tasks/dma-copy.ts";
-export { describeExport, type ExportedMmap, exportMmap } from "./tasks/steps/export-mmap.ts";
-export { receiveDescriptor, sendDescriptor } from "./tasks/steps/exchange-descriptor.ts";
-export { dmaTransfer, type TransferEnd } from "./tasks/steps/dma-transfer.ts";

@@ -5,6 +5,8 @@ import console from "node:console";
 // directory (`deno task` runs in the repository root): build the URL from there, keep the types from the file.
 const doca: typeof import("../mod.ts") = await import(new URL("mod.ts", `file://${Deno.cwd()}/`).href);
 (globalThis as Record<string, unknown>).doca = doca;
+// The tasks and their steps (dmaCopy, exportMmap, sendDescriptor, dmaTransfer, ...) as `tasks`.
+(globalThis as Record<string, unknown>).tasks = await import(new URL("tasks/mod.ts", `file://${Deno.cwd()}/`).href);
 
 try {
   const info = doca.loadDoca();

@@ -3,17 +3,33 @@
  * Comch control path, host side: connects to a Comch server, sends text messages and prints the answers (the flow
  * of NVIDIA's comch_ctrl_path client sample). Pairs with tasks/comch-server.ts.
  */
-import { parseArgs } from "node:util";
 import process from "node:process";
-import { ComchClient, openDevice, ProgressEngine } from "../mod.ts";
+import { ComchClient, ProgressEngine } from "../mod.ts";
+import { parseFlags, parseSide, positiveInt, positiveSecondsMs } from "./common/cli.ts";
+import { applySide, openDeviceOf } from "./common/device.ts";
+import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printable } from "./common/printable.ts";
 import { DEFAULT_SERVICE } from "./comch-server.ts";
 
-const HELP = `Usage: comch-client [-p PCI] [-s NAME] [-t TEXT] [--count N] [--timeout SECONDS]
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  "pci-addr": { type: "string", short: "p" },
+  name: { type: "string", short: "s" },
+  text: { type: "string", short: "t" },
+  count: { type: "string" },
+  timeout: { type: "string" },
+  side: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const HELP = `Usage: comch-client [-p PCI] [-s NAME] [-t TEXT] [--count N] [--timeout SECONDS] [--side host|dpu]
 
 Runs on the host. Connects to the Comch server NAME (default "${DEFAULT_SERVICE}") through device PCI (default:
 the first device), sends TEXT (default "Message from the client") N times (default 1), printing each answer.
-Fails if the server does not answer within the timeout (default 10 s).`;
+Waits: connecting and each answer are limited to --timeout (default 10 s). --side: the software device's side
+(default host, else DOCA_SIM_SIDE). Exit status 0, 2 for bad flags, 130/143 when interrupted, 1 otherwise.
+Flags: -p/--pci-addr PCI, -s/--name NAME, -t/--text TEXT, --count N, --timeout SECONDS, --side host|dpu, -h/--help.`;
 
 export async function runComchClient(opts: {
   pciAddr?: string;
@@ -21,16 +37,20 @@ export async function runComchClient(opts: {
   text?: string;
   count?: number;
   timeoutMs?: number;
+  /** Aborting it (Ctrl-C) ends the current wait with an InterruptedError. */
+  signal?: AbortSignal;
 }): Promise<string[]> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  using device = openDevice(opts.pciAddr);
+  const name = opts.name ?? DEFAULT_SERVICE;
+  using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
-  const client = await ComchClient.connect({ device, name: opts.name ?? DEFAULT_SERVICE, pe, timeoutMs });
+  const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs }), opts.signal, `connecting to the Comch server "${name}"`);
   const answers: string[] = [];
   try {
     for (let i = 0; i < (opts.count ?? 1); i++) {
       await client.connection.send(new TextEncoder().encode(opts.text ?? "Message from the client"));
-      answers.push(new TextDecoder().decode(await client.connection.recv({ timeoutMs })));
+      const answer = await raceAbort(client.connection.recv({ timeoutMs }), opts.signal, `waiting for answer ${i + 1} from the DPU side`);
+      answers.push(new TextDecoder().decode(answer));
     }
   } finally {
     await client.close();
@@ -39,29 +59,23 @@ export async function runComchClient(opts: {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      "pci-addr": { type: "string", short: "p" },
-      name: { type: "string", short: "s" },
-      text: { type: "string", short: "t" },
-      count: { type: "string" },
-      timeout: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) {
     print(HELP);
     return 0;
   }
+  const count = values.count === undefined ? 1 : positiveInt(values.count, "--count");
+  const timeoutMs = values.timeout === undefined ? undefined : positiveSecondsMs(values.timeout, "--timeout");
+  applySide(parseSide(values.side, process.env, "host"));
   const answers = await runComchClient({
     pciAddr: values["pci-addr"],
     name: values.name,
     text: values.text,
-    count: values.count ? Number(values.count) : 1,
-    timeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
+    count,
+    timeoutMs,
+    signal: stopOnSignals(),
   });
-  for (const a of answers) print(`comch-client: server answered "${a}"`);
+  for (const a of answers) print(`comch-client: server answered "${printable(a)}"`);
   return 0;
 }
 

@@ -3,19 +3,39 @@
  * Comch control path, DPU side: a Comch server that prints every text message a client sends and answers it
  * (the flow of NVIDIA's comch_ctrl_path server sample). Pairs with tasks/comch-client.ts.
  */
-import { parseArgs } from "node:util";
 import process from "node:process";
-import { ComchServer, openDevice, ProgressEngine } from "../mod.ts";
+import { ProgressEngine } from "../mod.ts";
+import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printable } from "./common/printable.ts";
 
 export const DEFAULT_SERVICE = "comch_ctrl_path_sample";
 
-const HELP = `Usage: comch-server -r REP_PCI [-p PCI] [-s NAME] [-t TEXT] [--count N] [--timeout SECONDS]
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  "pci-addr": { type: "string", short: "p" },
+  "rep-pci": { type: "string", short: "r" },
+  name: { type: "string", short: "s" },
+  text: { type: "string", short: "t" },
+  count: { type: "string" },
+  timeout: { type: "string" },
+  side: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
-Runs on the DPU (software device: DOCA_SIM_SIDE=dpu). Starts a Comch server named NAME (default
-"${DEFAULT_SERVICE}") on device PCI for the host function represented by REP_PCI, waits for one client, then for
-each message it receives prints it and answers TEXT (default "Message from the server"; "{}" in TEXT is replaced by
-the received text). Exits after N messages (default 1) or when the client disconnects.`;
+const HELP = `Usage: comch-server -r REP_PCI [-p PCI] [-s NAME] [-t TEXT] [--count N] [--timeout SECONDS]
+                    [--side host|dpu]
+
+Runs on the DPU (software device: --side dpu, the default here, else DOCA_SIM_SIDE). Starts a Comch server named
+NAME (default "${DEFAULT_SERVICE}") on device PCI for the host function represented by REP_PCI, waits for one
+client, then for each message it receives prints it and answers TEXT (default "Message from the server"; "{}" in
+TEXT is replaced by the received text). Exits after N messages (default 1) or when the client disconnects.
+Waits: without --timeout it waits for the client and for each message forever (Ctrl-C stops it); with --timeout
+SECONDS each of those waits is limited. Exit status 0, 2 for bad flags, 130/143 when interrupted, 1 otherwise.
+Flags: -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME, -t/--text TEXT,
+--count N, --timeout SECONDS, --side host|dpu, -h/--help.`;
 
 export interface ServerRun {
   received: string[];
@@ -31,22 +51,25 @@ export async function runComchServer(opts: {
   onMessage?: (text: string) => void;
   /** Called once the server is started (scripts start the client after it). */
   onListening?: () => void;
+  /** Aborting it (Ctrl-C) ends the current wait with an InterruptedError. */
+  signal?: AbortSignal;
 }): Promise<ServerRun> {
-  using device = openDevice(opts.pciAddr);
+  using device = openDeviceOf(opts.pciAddr);
+  requireServerSide(device, "comch-server");
   using pe = new ProgressEngine();
   using rep = device.openRepresentor(opts.repPci);
-  const server = ComchServer.start({ device, rep, name: opts.name ?? DEFAULT_SERVICE, pe });
+  const server = startServer({ device, rep, name: opts.name ?? DEFAULT_SERVICE, pe });
   const received: string[] = [];
   try {
     opts.onListening?.();
-    const conn = await server.accept({ timeoutMs: opts.timeoutMs });
+    const conn = await raceAbort(server.accept({ timeoutMs: opts.timeoutMs }), opts.signal, "waiting for a client");
     const count = opts.count ?? 1;
     while (received.length < count) {
       let bytes: Uint8Array;
       try {
-        bytes = await conn.recv({ timeoutMs: opts.timeoutMs });
+        bytes = await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), opts.signal, `waiting for message ${received.length + 1} from the host side`);
       } catch (e) {
-        if (!conn.connected) break; // client left
+        if ((e as Error).name !== "InterruptedError" && !conn.connected) break; // client left
         throw e;
       }
       const text = new TextDecoder().decode(bytes);
@@ -61,32 +84,26 @@ export async function runComchServer(opts: {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      "pci-addr": { type: "string", short: "p" },
-      "rep-pci": { type: "string", short: "r" },
-      name: { type: "string", short: "s" },
-      text: { type: "string", short: "t" },
-      count: { type: "string" },
-      timeout: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) {
     print(HELP);
     return 0;
   }
-  if (!values["rep-pci"]) throw new Error("missing -r/--rep-pci: the representor of the host function to serve");
+  if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the representor of the host function to serve");
+  const count = values.count === undefined ? 1 : positiveInt(values.count, "--count");
+  const timeoutMs = values.timeout === undefined ? undefined : positiveSecondsMs(values.timeout, "--timeout");
+  applySide(parseSide(values.side, process.env, "dpu"));
+  const name = values.name ?? DEFAULT_SERVICE;
   const run = await runComchServer({
-    onListening: () => process.stderr.write(`comch-server: waiting for a client on "${values.name ?? DEFAULT_SERVICE}"\n`),
+    onListening: () => process.stderr.write(`comch-server: waiting for a client on "${name}"${timeoutMs ? ` (up to ${timeoutMs / 1000} s)` : ""}\n`),
     pciAddr: values["pci-addr"],
     repPci: values["rep-pci"],
-    name: values.name,
+    name,
     reply: values.text,
-    count: values.count ? Number(values.count) : 1,
-    timeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
-    onMessage: (text) => print(`comch-server: received "${text}"`),
+    count,
+    timeoutMs,
+    onMessage: (text) => print(`comch-server: received "${printable(text)}"`),
+    signal: stopOnSignals(),
   });
   print(`comch-server: done after ${run.received.length} message(s)`);
   return 0;

@@ -6,13 +6,29 @@
  *   DPU:  DOCA_SIM_SIDE=dpu deno task comch-stream --side dpu -r 0000:b1:00.1
  *   host: deno task comch-stream --count 100000 --size 1024
  */
-import { parseArgs } from "node:util";
 import process from "node:process";
-import { ComchClient, ComchConsumer, ComchProducer, ComchServer, openDevice, ProgressEngine } from "../mod.ts";
+import { ComchClient, ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
+import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { formatBytes, formatRate } from "./dma-copy/progress.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";
+const MAX_SIZE = 4096;
+
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  side: { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  "rep-pci": { type: "string", short: "r" },
+  name: { type: "string", short: "s" },
+  count: { type: "string" },
+  size: { type: "string" },
+  inflight: { type: "string" },
+  timeout: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 const HELP = `Usage: comch-stream [--side host|dpu] [-r REP_PCI] [-p PCI] [--count N] [--size BYTES] [--inflight K]
                     [-s NAME] [--timeout SECONDS] [--json]
@@ -21,7 +37,11 @@ Streams N fast-path messages (Comch producer on the host → consumer on the DPU
 bytes/s on both sides. The DPU side (--side dpu, or DOCA_SIM_SIDE=dpu; needs -r) is the Comch server "${STREAM_SERVICE}"
 and must start first. The host announces N and the size on the control path, sends the messages with up to K
 (default 16) in flight, and prints the DPU's report next to its own. Every message carries its sequence number;
-the DPU fails on loss, duplication or reordering. Defaults: N = 10000, size = 1024 bytes (≤ 4096).`;
+the DPU fails on loss, duplication or reordering. Defaults: N = 10000, size = 1024 bytes (4..4096).
+Waits: every wait on the peer (the DPU for the host, each message) is limited to --timeout (default 30 s).
+Exit status 0, 2 for bad flags, 130/143 when interrupted (SIGINT/SIGTERM end the process), 1 otherwise.
+Flags: --side host|dpu, -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME,
+--count N, --size BYTES, --inflight K, --timeout SECONDS, --json (one JSON line), -h/--help.`;
 
 export interface StreamReport {
   side: "host" | "dpu";
@@ -35,16 +55,32 @@ function report(side: "host" | "dpu", messages: number, size: number, seconds: n
   return { side, messages, bytes: messages * size, seconds, messagesPerSecond: seconds > 0 ? messages / seconds : 0 };
 }
 
+/** The host's announcement, checked: the DPU sizes its buffers by its own limit, never by what the host says. */
+function readPlan(bytes: Uint8Array): { count: number; size: number } {
+  let plan: { count?: unknown; size?: unknown };
+  try {
+    plan = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new Error("the host side's announcement is not JSON");
+  }
+  const { count, size } = plan ?? {};
+  if (!Number.isSafeInteger(count) || (count as number) <= 0 || !Number.isSafeInteger(size) || (size as number) < 4 || (size as number) > MAX_SIZE) {
+    throw new Error(`the host side announced a stream this side does not serve (count 1.., size 4..${MAX_SIZE})`);
+  }
+  return { count: count as number, size: size as number };
+}
+
 /** DPU: accept, create a consumer, receive the announced stream checking sequence numbers, answer the report. */
 export async function streamConsumer(opts: { pciAddr?: string; repPci: string; name?: string; timeoutMs: number }): Promise<StreamReport> {
-  using device = openDevice(opts.pciAddr);
+  using device = openDeviceOf(opts.pciAddr);
+  requireServerSide(device, "comch-stream --side dpu");
   using pe = new ProgressEngine();
   using rep = device.openRepresentor(opts.repPci);
-  const server = ComchServer.start({ device, rep, name: opts.name ?? STREAM_SERVICE, pe });
+  const server = startServer({ device, rep, name: opts.name ?? STREAM_SERVICE, pe });
   try {
     process.stderr.write(`comch-stream dpu: waiting for the host on "${opts.name ?? STREAM_SERVICE}"\n`);
     const conn = await server.accept({ timeoutMs: opts.timeoutMs });
-    const plan = JSON.parse(new TextDecoder().decode(await conn.recv({ timeoutMs: opts.timeoutMs }))) as { count: number; size: number };
+    const plan = readPlan(await conn.recv({ timeoutMs: opts.timeoutMs }));
     const consumer = await ComchConsumer.create({ connection: conn, device, pe, bufferSize: Math.max(plan.size, 8) });
     try {
       await conn.send(new TextEncoder().encode(JSON.stringify({ ready: true })));
@@ -77,7 +113,7 @@ export async function streamProducer(opts: {
   inflight: number;
   timeoutMs: number;
 }): Promise<{ host: StreamReport; dpu: StreamReport }> {
-  using device = openDevice(opts.pciAddr);
+  using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
   const client = await ComchClient.connect({ device, name: opts.name ?? STREAM_SERVICE, pe, timeoutMs: opts.timeoutMs });
   try {
@@ -109,41 +145,24 @@ export async function streamProducer(opts: {
   }
 }
 
-function positive(value: string | undefined, fallback: number, flag: string, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0 || n > max) throw new Error(`${flag}: expected an integer 1..${max}, got ${JSON.stringify(value)}`);
-  return n;
-}
-
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      side: { type: "string" },
-      "pci-addr": { type: "string", short: "p" },
-      "rep-pci": { type: "string", short: "r" },
-      name: { type: "string", short: "s" },
-      count: { type: "string" },
-      size: { type: "string" },
-      inflight: { type: "string" },
-      timeout: { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) {
     print(HELP);
     return 0;
   }
-  const side = values.side ?? process.env.DOCA_SIM_SIDE ?? "host";
-  if (side !== "host" && side !== "dpu") throw new Error(`--side: expected host or dpu, got ${JSON.stringify(side)}`);
-  const timeoutMs = positive(values.timeout, 30, "--timeout") * 1000;
+  const side = parseSide(values.side, process.env, "host");
+  const timeoutMs = values.timeout === undefined ? 30_000 : positiveSecondsMs(values.timeout, "--timeout");
+  const count = values.count === undefined ? 10_000 : positiveInt(values.count, "--count");
+  const size = values.size === undefined ? 1024 : positiveInt(values.size, "--size", MAX_SIZE);
+  if (size < 4) throw new UsageError(`--size: at least 4 bytes (room for the sequence number), got ${size}`);
+  const inflight = values.inflight === undefined ? 16 : positiveInt(values.inflight, "--inflight", 1024);
+  applySide(side);
   const line = (r: StreamReport) =>
     `comch-stream ${r.side}: ${r.messages} messages, ${formatBytes(r.bytes)} in ${r.seconds.toFixed(3)} s: ` +
     `${Math.round(r.messagesPerSecond)} msg/s, ${formatRate(r.bytes, r.seconds)}`;
   if (side === "dpu") {
-    if (!values["rep-pci"]) throw new Error("missing -r/--rep-pci: the DPU side serves the host function's representor");
+    if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the DPU side serves the host function's representor");
     const r = await streamConsumer({ pciAddr: values["pci-addr"], repPci: values["rep-pci"], name: values.name, timeoutMs });
     print(values.json ? JSON.stringify(r) : line(r));
     return 0;
@@ -151,9 +170,9 @@ async function main(argv: string[]): Promise<number> {
   const both = await streamProducer({
     pciAddr: values["pci-addr"],
     name: values.name,
-    count: positive(values.count, 10_000, "--count"),
-    size: Math.max(4, positive(values.size, 1024, "--size", 4096)), // room for the sequence number
-    inflight: positive(values.inflight, 16, "--inflight", 1024),
+    count,
+    size,
+    inflight,
     timeoutMs,
   });
   if (values.json) print(JSON.stringify(both));

@@ -4,23 +4,28 @@
  * dma-copy in both directions with a file larger than one DMA buffer, then a small copy in NVIDIA's classic
  * single-buffer sequence, and every result is checked by SHA-256. Exit status 1 on any failure or mismatch.
  */
-import { parseArgs } from "node:util";
 import { createHash, randomFillSync } from "node:crypto";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { parseFlags, wholeNumber } from "./common/cli.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
-import { formatBytes, formatRate } from "./dma-copy/progress.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
+
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = { size: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
 
 const HELP = `Usage: demo [--size BYTES] [--keep]
 
 On the software DOCA device: generates a random file (default 5 MiB, larger than one 2 MiB DMA buffer), copies it
 host → DPU and back DPU → host with tasks/dma-copy.ts running as two separate processes, then copies a 64 KiB file
-with --classic (NVIDIA's single-buffer message sequence), and checks every result's SHA-256 against the original.
---keep leaves the working folder (printed) in place. Needs the software device: deno task sim:build.`;
+in classic mode (NVIDIA's single-buffer message sequence), and checks every result's SHA-256 against the original.
+--keep leaves the working folder (printed) in place. Needs the software device: deno task sim:build. Waits: each
+copy's sides give up after 30 s without their peer (dma-copy's default timeout).
+Flags: --size BYTES, --keep, -h/--help.`;
 
 export const HOST_PCI = "0000:b1:00.1";
 export const DPU_PCI = "0000:03:00.1";
@@ -77,13 +82,12 @@ async function runStep(step: Step, env: Record<string, string>): Promise<{ ok: b
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { size: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) {
     print(HELP);
     return 0;
   }
-  const size = values.size === undefined ? 5 * 1024 * 1024 : Number(values.size);
-  if (!Number.isSafeInteger(size) || size < 0) throw new Error(`--size: expected a byte count, got ${JSON.stringify(values.size)}`);
+  const size = values.size === undefined ? 5 * 1024 * 1024 : wholeNumber(values.size, "--size");
   const work = mkdtempSync(join(tmpdir(), "doca-ts-demo-"));
   const hostDir = join(work, "host");
   const dpuDir = join(work, "dpu");

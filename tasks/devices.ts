@@ -3,17 +3,22 @@
  * Lists the DOCA devices this process sees, their representors and capabilities: a table for people (on a TTY or
  * by default), one JSON document with --json for scripts.
  */
-import { parseArgs } from "node:util";
 import process from "node:process";
+import { parseFlags, parseSide } from "./common/cli.ts";
+import { applySide } from "./common/device.ts";
 import { Device, type DeviceInfo, listDevices, loadDoca, type RepInfo } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { formatBytes } from "./dma-copy/progress.ts";
+import { formatBytes } from "./common/units.ts";
 
-const HELP = `Usage: devices [--json]
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = { json: { type: "boolean" }, side: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
 
-Lists every DOCA device of this side (software device: DOCA_SIM_SIDE picks host or dpu) with PCI address, ibdev and
-interface names, DMA and Comch capabilities, and the network representors each device exposes (on a DPU: the host
-functions it can serve). --json prints {library, devices: [{...info, representors: [...]}]}.`;
+const HELP = `Usage: devices [--json] [--side host|dpu]
+
+Lists every DOCA device of this side (software device: --side, else DOCA_SIM_SIDE, else host) with PCI address,
+ibdev and interface names, DMA and Comch capabilities, and the network representors each device exposes (on a DPU:
+the host functions it can serve). --json prints {library, devices: [{...info, representors: [...]}]}. No waits.
+Flags: --json, --side host|dpu, -h/--help.`;
 
 export interface DeviceListing extends DeviceInfo {
   representors: RepInfo[];
@@ -61,11 +66,12 @@ export function formatListing(devices: DeviceListing[]): string {
 }
 
 function main(argv: string[]): number {
-  const { values } = parseArgs({ args: argv, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) {
     print(HELP);
     return 0;
   }
+  applySide(parseSide(values.side, process.env, "host"));
   const library = loadDoca();
   const devices = listDevicesWithReps();
   if (values.json) {

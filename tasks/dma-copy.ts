@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write
+#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * DMA Copy: copies a file between the host and the DPU over DOCA DMA, speaking the message protocol of NVIDIA's
  * DOCA DMA Copy application (so either side may be NVIDIA's doca_dma_copy) and, between two doca-ts sides, an
@@ -7,24 +7,25 @@
  *   host:  deno task dma-copy -f /tmp/big.bin -p 0000:b1:00.1
  *   DPU:   deno task dma-copy -f /tmp/big.bin -p 0000:03:00.1 -r 0000:b1:00.1 --side dpu
  *
- * Importable: `await dmaCopy(options)` runs one side in this process and resolves with its Summary.
+ * Importable (tasks/mod.ts): `await dmaCopy(options)` runs one side in this process and resolves with its Summary.
  */
 import process from "node:process";
 import { ComchClient } from "../ffi/comch-client.ts";
-import { ComchServer } from "../ffi/comch-server.ts";
-import { type Device, openDevice as openDeviceOrFirst } from "../ffi/device.ts";
+import type { Device } from "../ffi/device.ts";
 import { loadDoca } from "../ffi/library.ts";
-import { setNativeEnv } from "../ffi/diagnostics.ts";
 import { ProgressEngine } from "../ffi/pe.ts";
+import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { InterruptedError, raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { createLogger, LogLevel } from "./common/log-level.ts";
+import { type MessageChannel, Messenger, PeerFailedError, PeerLostError } from "./wire/messenger.ts";
+import { encodeDirection, expectType, MsgType } from "./wire/protocol.ts";
+import { checkTargetFolder } from "./dma-copy/atomic-file.ts";
 import { dpuTransfer, RefusedError } from "./dma-copy/dpu-side.ts";
 import { hostTransfer } from "./dma-copy/host-side.ts";
-import { probeLocalFile } from "./dma-copy/local-file.ts";
-import { type MessageChannel, Messenger, PeerFailedError } from "./dma-copy/messenger.ts";
+import { type LocalFile, probeLocalFile } from "./dma-copy/local-file.ts";
 import { DMA_COPY_HELP, type DmaCopyOptions, parseDmaCopyArgs } from "./dma-copy/options.ts";
 import { formatBytes, formatRate, PeakRss, ProgressBar } from "./dma-copy/progress.ts";
-import { encodeDirection, expectType, MsgType } from "./dma-copy/protocol.ts";
 import type { SessionContext, Summary, TransferResult } from "./dma-copy/session.ts";
 
 export type { DmaCopyOptions, Summary };
@@ -32,16 +33,21 @@ export { parseDmaCopyArgs };
 
 const VERSION = "0.1.0";
 
-function openDevice(pciAddr: string | undefined): Device {
-  return openDeviceOrFirst(pciAddr || undefined);
-}
-
-/** Runs one side of the copy in this process. Rejects with a message that says what went wrong. */
-export async function dmaCopy(options: DmaCopyOptions): Promise<Summary> {
+/**
+ * Runs one side of the copy in this process. Resolves only when the copy is complete: when this side receives,
+ * the file is durable under its name; when it sends (extended protocol), the receiver said it committed the file.
+ * Rejects with a message that says what went wrong; `signal` (e.g. Ctrl-C) interrupts it cleanly: the peer is told,
+ * DOCA objects are closed, no temporary file stays, and the rejection is an InterruptedError.
+ */
+export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSignal } = {}): Promise<Summary> {
+  const { signal } = run;
   const log = createLogger(options.logLevel, `dma-copy ${options.side}`);
   const rss = options.stats ? new PeakRss().start() : undefined;
   const local = probeLocalFile(options.file);
-  using device = openDevice(options.pciAddr);
+  // A host without the file will receive it: check the target folder before connecting. (The DPU checks when the
+  // host's request arrives, so that the host hears why.)
+  if (!local.have && options.side === "host") checkTargetFolder(options.file);
+  using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   const showBar = !options.quiet && !options.jsonOutput && process.stderr.isTTY === true;
   const context = (messenger: Messenger): SessionContext => ({
@@ -50,41 +56,57 @@ export async function dmaCopy(options: DmaCopyOptions): Promise<Summary> {
     pe,
     messenger,
     log,
+    signal,
     progress: (total) => new ProgressBar(total, showBar),
   });
   log.debug(`device ${device.info.pciAddr}; ${local.have ? `have ${options.file} (${local.size} bytes)` : `will create ${options.file}`}`);
 
   let result: TransferResult;
   let started = 0;
+  const doing = (peer: string) => local.have ? `sending ${options.file} to ${peer}` : `receiving ${options.file} from ${peer}`;
   if (options.side === "host") {
-    const client = await ComchClient.connect({ device, name: options.serverName, pe, timeoutMs: options.timeoutMs });
-    const messenger = new Messenger(client.connection as MessageChannel, options.timeoutMs);
+    const client = await raceAbort(
+      ComchClient.connect({ device, name: options.serverName, pe, timeoutMs: options.timeoutMs }),
+      signal,
+      `connecting to the DPU side's Comch server "${options.serverName}"`,
+    ).catch((e: Error) => {
+      if (e.name === "InterruptedError") throw interrupted(e, doing("the DPU side"), local, options);
+      throw new PeerLostError(
+        `could not reach the DPU side: no Comch server "${options.serverName}" accepted within ` +
+          `${options.timeoutMs / 1000} s (--timeout); is dma-copy running there? (${e.message})`,
+        { cause: e },
+      );
+    });
+    const messenger = new Messenger(client.connection as MessageChannel, { timeoutMs: options.timeoutMs, peer: "the DPU side", signal });
     let peerIsDocaTs = false;
     try {
       started = performance.now();
       await messenger.send(encodeDirection({ fileInHost: local.have, fileSize: local.have ? local.size : 0, docaTs: !options.classic }));
       const answer = await messenger.recvAny("the DPU's answer to the direction message");
-      if (answer.type === MsgType.STATUS && !answer.isSuccess) throw refusal(messenger, device, local.have ? local.size : undefined);
+      if (answer.type === MsgType.STATUS && !answer.isSuccess) throw refusal(messenger, device, options, local);
       const dir = expectType(answer, MsgType.DIRECTION);
       peerIsDocaTs = dir.docaTs;
       result = await hostTransfer(context(messenger), local, dir);
     } catch (e) {
-      if (!(e instanceof PeerFailedError)) await messenger.sendFailure(`host: ${(e as Error).message}`, peerIsDocaTs);
-      throw e;
+      if (!(e instanceof PeerFailedError) && !(e instanceof PeerLostError)) {
+        await messenger.sendFailure(`host: ${(e as Error).message}`, peerIsDocaTs);
+      }
+      throw interrupted(e, doing("the DPU side"), local, options);
     } finally {
       await client.close();
     }
   } else {
     if (!options.repPci) throw new Error("the DPU side needs -r/--rep-pci");
+    requireServerSide(device, "dma-copy --side dpu");
     using rep = device.openRepresentor(options.repPci);
-    const server = ComchServer.start({ device, rep, name: options.serverName, pe });
+    const server = startServer({ device, rep, name: options.serverName, pe });
     try {
       // Scripts that start the host once the DPU listens (tasks/common/run-pair.ts) look for this line.
       const listening = `waiting for the host on Comch server "${options.serverName}"`;
-      if (options.logLevel >= LogLevel.INFO) log.info(listening);
+      if (options.logLevel >= LogLevel.INFO) log.info(`${listening} (up to ${options.timeoutMs / 1000} s)`);
       else if (process.env.DOCA_TS_ANNOUNCE_LISTEN) process.stderr.write(`${listening}\n`);
-      const connection = await server.accept({ timeoutMs: options.timeoutMs });
-      const messenger = new Messenger(connection as MessageChannel, options.timeoutMs);
+      const connection = await raceAbort(server.accept({ timeoutMs: options.timeoutMs }), signal, "waiting for the host side to connect");
+      const messenger = new Messenger(connection as MessageChannel, { timeoutMs: options.timeoutMs, peer: "the host side", signal });
       let peerIsDocaTs = false;
       try {
         started = performance.now();
@@ -92,9 +114,14 @@ export async function dmaCopy(options: DmaCopyOptions): Promise<Summary> {
         peerIsDocaTs = dir.docaTs && !options.classic;
         result = await dpuTransfer(context(messenger), local, dir);
       } catch (e) {
-        if (!(e instanceof PeerFailedError)) await messenger.sendFailure(`DPU: ${(e as Error).message}`, peerIsDocaTs);
-        throw e instanceof RefusedError ? new Error(`refused: ${e.message}`) : e;
+        if (!(e instanceof PeerFailedError) && !(e instanceof PeerLostError)) {
+          await messenger.sendFailure(`DPU: ${(e as Error).message}`, peerIsDocaTs);
+        }
+        if (e instanceof RefusedError) throw new Error(`refused: ${e.message}`);
+        throw interrupted(e, doing("the host side"), local, options);
       }
+    } catch (e) {
+      throw interrupted(e, "waiting for the host side", local, options);
     } finally {
       await server.close();
     }
@@ -112,22 +139,40 @@ export async function dmaCopy(options: DmaCopyOptions): Promise<Summary> {
   };
 }
 
-/** The host's error when the DPU answers the direction message with a failure status. */
-function refusal(messenger: Messenger, device: Device, size: number | undefined): Error {
-  const base = messenger.peerFailure("the direction answer");
-  if (base.message.startsWith("peer failed:")) return new PeerFailedError(`the DPU refused the copy: ${base.message.slice(13)}`);
+/** An interruption says what this side was doing and what it left behind; other errors pass unchanged. */
+function interrupted(e: unknown, doing: string, local: LocalFile, options: DmaCopyOptions): unknown {
+  if (!(e instanceof InterruptedError) || e.message.startsWith("dma-copy ")) return e;
+  const left = local.have ? `${options.file} is unchanged` : `${options.file} was not created (the partial data is removed)`;
+  return new InterruptedError(e.signal, `dma-copy ${options.side}: ${e.message} (${doing}); ${left}`);
+}
+
+/** The host's error when the DPU answers the direction message with a failure status; names both sides' files. */
+function refusal(messenger: Messenger, device: Device, options: DmaCopyOptions, local: LocalFile): Error {
+  const here = `host: ${options.file} ${local.have ? `exists (${local.size} bytes)` : "does not exist"}`;
+  if (messenger.reason) return new PeerFailedError(`the DPU refused the copy: ${messenger.reason} (${here})`);
   const maxBuf = device.info.caps.dmaMaxBufSize;
-  const hint = size !== undefined && size > maxBuf
-    ? ` The file has ${size} bytes, more than one DMA buffer (${maxBuf} bytes here): the DPU is probably NVIDIA's ` +
-      `doca_dma_copy, which supports at most one DMA buffer per file.`
-    : " NVIDIA's doca_dma_copy refuses files present on both or neither side and files larger than its max DMA buffer.";
-  return new PeerFailedError(`the DPU refused the copy (failure status, no reason given).${hint}`);
+  const big = local.have && local.size > maxBuf;
+  let hint: string;
+  if (options.classic) {
+    hint = big
+      ? ` With --classic the copy is NVIDIA's single-buffer protocol: at most one DMA buffer (${maxBuf} bytes here), ` +
+        `and the file has ${local.size} bytes. Drop --classic on both sides to copy it in chunks.`
+      : " With --classic the DPU does not hear doca-ts's reasons: its own output says why.";
+  } else {
+    hint = big
+      ? ` The file has ${local.size} bytes, more than one DMA buffer (${maxBuf} bytes here): the DPU is NVIDIA's ` +
+        `doca_dma_copy or doca-ts with --classic, which copy at most one DMA buffer per file.`
+      : " NVIDIA's doca_dma_copy refuses files present on both or neither side and files larger than its max DMA buffer.";
+  }
+  return new PeerFailedError(`the DPU refused the copy (failure status, no reason given; ${here}).${hint}`);
 }
 
 export function formatSummary(s: Summary): string {
   const verb = s.role === "send" ? "sent" : "received";
   const how = s.mode === "extended"
     ? `${s.chunks} chunk${s.chunks === 1 ? "" : "s"} of ≤ ${formatBytes(s.chunkSize)}, ${s.slots} in flight, SHA-256 ${s.sha256?.slice(0, 16)}… verified`
+    : s.role === "send" && s.side === "dpu"
+    ? "classic single buffer; NVIDIA's protocol has no receipt: the host writes its file after this"
     : "classic single buffer";
   const rss = s.peakRssBytes !== undefined ? `, peak RSS ${formatBytes(s.peakRssBytes)} (${s.peakRssSource})` : "";
   return `dma-copy ${s.side}: ${verb} ${s.file} (${formatBytes(s.bytes)}) in ${s.seconds.toFixed(3)} s, ` +
@@ -146,12 +191,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const options = command.options;
-  // The software device learns its side from the C environment; Bun does not forward process.env writes to it.
-  if (process.env.DOCA_SIM_SIDE !== options.side) {
-    process.env.DOCA_SIM_SIDE = options.side;
-    setNativeEnv("DOCA_SIM_SIDE", options.side);
-  }
-  const summary = await dmaCopy(options);
+  applySide(options.side);
+  const summary = await dmaCopy(options, { signal: stopOnSignals() });
   if (options.jsonOutput) print(JSON.stringify(summary));
   else if (!options.quiet) print(formatSummary(summary));
   return 0;

@@ -3,12 +3,22 @@
  * DMA local copy: two buffers in this process, one device, one DMA memcpy task (the flow of NVIDIA's
  * dma_local_copy sample). Prints a check of both buffers and exits non-zero if they differ.
  */
-import { parseArgs } from "node:util";
 import { createHash } from "node:crypto";
 import process from "node:process";
-import { Access, BufInventory, Dma, Mmap, NativeMemory, openDevice, ProgressEngine } from "../mod.ts";
+import { Access, BufInventory, Dma, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
+import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
+import { openDeviceOf } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
+
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  text: { type: "string", short: "t" },
+  size: { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 const HELP = `Usage: dma-local-copy [-t TEXT | --size BYTES] [-p PCI] [--json]
 
@@ -17,7 +27,9 @@ each buffer's length and SHA-256 (and the text, for -t). Exit status 1 if the de
   -t, --text TEXT      bytes to copy (default "This is a sample piece of text")
       --size BYTES     copy BYTES of a pattern instead (must fit the device's max DMA buffer size)
   -p, --pci-addr PCI   device (default: the first one found)
-      --json           print the result as one JSON object`;
+      --json           print the result as one JSON object
+  -h, --help           this text
+No peer and no waits: one local DMA task.`;
 
 export interface LocalCopyResult {
   device: string;
@@ -30,7 +42,7 @@ export interface LocalCopyResult {
 
 /** Copies `data` through DMA into fresh memory and reports both buffers. */
 export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<LocalCopyResult & { copy: Uint8Array }> {
-  using device = openDevice(pciAddr);
+  using device = openDeviceOf(pciAddr);
   const max = Dma.caps(device).maxBufSize;
   if (data.length === 0 || data.length > max) throw new Error(`size must be 1..${max} bytes (the device's max DMA buffer), got ${data.length}`);
   using pe = new ProgressEngine();
@@ -43,6 +55,7 @@ export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<
   using dma = new Dma(device, pe);
   const t0 = performance.now();
   await dmaTransfer({
+    pe,
     dma,
     inventory,
     from: { mmap: srcMap, address: src.address },
@@ -65,24 +78,15 @@ export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      text: { type: "string", short: "t" },
-      size: { type: "string" },
-      "pci-addr": { type: "string", short: "p" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) {
     print(HELP);
     return 0;
   }
   let data: Uint8Array;
+  if (values.size !== undefined && values.text !== undefined) throw new UsageError("give -t/--text or --size, not both");
   if (values.size !== undefined) {
-    const n = Number(values.size);
-    if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--size: expected a positive integer, got ${JSON.stringify(values.size)}`);
+    const n = positiveInt(values.size, "--size");
     data = new Uint8Array(n).map((_, i) => (i * 31 + 7) & 0xff);
   } else {
     data = new TextEncoder().encode(values.text ?? "This is a sample piece of text");

@@ -1,7 +1,7 @@
 /**
  * The smaller tasks, each run as a child process of this test's runtime on the software device: devices (both
- * sides), dma-local-copy, comch-server + comch-client, comch-stream, the export/exchange/transfer steps, and
- * every task's --help.
+ * sides), dma-local-copy, comch-server + comch-client, comch-stream, the export/exchange/transfer steps (every
+ * task's --help: tests/tasks-help.test.ts).
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -29,20 +29,6 @@ async function run(name: string, args: string[], env: Record<string, string>) {
   assert.equal(r.code, 0, `${name} ${args.join(" ")} exited ${r.code ?? r.signal}:\n${r.stderr}`);
   return r.stdout;
 }
-
-describe("every task's --help", () => {
-  for (const name of ["dma-copy.ts", "dma-local-copy.ts", "comch-server.ts", "comch-client.ts", "comch-stream.ts", "devices.ts", "demo.ts", "steps/export-mmap.ts", "steps/exchange-descriptor.ts", "steps/dma-transfer.ts"]) {
-    test(name, async () => {
-      const out = await run(name, ["--help"], {});
-      assert.match(out, /^Usage: /);
-    });
-  }
-  test("dma-copy usage errors exit 2 and name the problem", async () => {
-    const r = await startChild(task("dma-copy.ts"), ["-p", HOST_PCI], {}, 60_000).done;
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /missing -f\/--file/);
-  });
-});
 
 describe("devices", () => {
   test("host and DPU views (JSON)", async () => {

@@ -40,6 +40,12 @@ describe("dma-copy flags", () => {
     usage(["-f", "a"], /missing -r\/--rep-pci/, { DOCA_SIM_SIDE: "dpu" });
     assert.equal(run(["-f", "a"], { DOCA_SIM_SIDE: "host" }).side, "host");
     assert.equal(run(["-f", "a"]).side, "host");
+    assert.equal(run(["-f", "a", "-r", "b1:00.1"]).side, "dpu", "-r alone means the DPU side, as in NVIDIA's application");
+    assert.equal(run(["-f", "a", "-r", "b1:00.1"], { DOCA_SIM_SIDE: "host" }).side, "host");
+  });
+  test("a relative -f is relative to INIT_CWD (npm run / deno task), else the working folder", () => {
+    assert.equal(run(["-f", "./x.bin"], { INIT_CWD: "/home/u/data" }).file, "/home/u/data/x.bin");
+    assert.equal(run(["-f", "/abs/x.bin"], { INIT_CWD: "/home/u/data" }).file, "/abs/x.bin");
   });
   test("bad level, bad side, bad PCI address, bad numbers, unknown flag", () => {
     usage(["-f", "a", "-l", "55"], /-l\/--log-level: bad level "55"/);
@@ -48,7 +54,7 @@ describe("dma-copy flags", () => {
     usage(["-f", "a", "--side", "nic"], /--side: expected host or dpu, got "nic"/);
     usage(["-f", "a", "-p", "mlx5_0"], /-p\/--pci-addr: "mlx5_0" is not a PCI address/);
     usage(["-f", "a", "--timeout", "0"], /--timeout/);
-    usage(["-f", "a", "--slots", "two"], /--slots: expected a positive integer/);
+    usage(["-f", "a", "--slots", "two"], /--slots: expected a whole number/);
     usage(["-f", "a", "--bogus"], /bogus/);
   });
   test("log level names and --quiet", () => {

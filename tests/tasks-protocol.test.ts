@@ -16,7 +16,7 @@ import {
   encodeWindow,
   MsgType,
   ProtocolError,
-} from "../tasks/dma-copy/protocol.ts";
+} from "../tasks/wire/protocol.ts";
 
 const hex = (s: string) => Uint8Array.from(s.replace(/\s+/g, "").match(/../g)!.map((b) => parseInt(b, 16)));
 
@@ -29,10 +29,15 @@ describe("NVIDIA DMA Copy messages (DOCA 3.3 layouts)", () => {
 
   test("direction from doca-ts carries the magic in the padding only", () => {
     const bytes = encodeDirection({ fileInHost: false, docaTs: true });
-    assert.deepEqual(bytes, hex("01000000 00 647401 0000000000000000"));
+    assert.deepEqual(bytes, hex("01000000 00 647402 0000000000000000"));
     const m = decodeMessage(bytes);
     assert.equal(m.type, MsgType.DIRECTION);
     assert.equal((m as { docaTs: boolean }).docaTs, true);
+  });
+
+  test("a version-1 doca-ts peer (no final receipt from the receiver) is treated like NVIDIA's application", () => {
+    const m = decodeMessage(hex("01000000 00 647401 0000000000000000")) as { docaTs: boolean };
+    assert.equal(m.docaTs, false);
   });
 
   test("an NVIDIA direction with garbage padding is not mistaken for doca-ts", () => {

@@ -1,6 +1,7 @@
 /**
  * Entry-point helpers shared by every task: "am I the script being run?" on Deno, Bun and Node (Node 20 has no
- * import.meta.main), and one place that turns a thrown error into a message and a non-zero exit status.
+ * import.meta.main), and one place that turns a thrown error into a message and an exit status: 2 for usage errors,
+ * 130/143 for Ctrl-C/SIGTERM (tasks/common/interrupt.ts), 1 otherwise.
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,17 +18,25 @@ export function isMain(meta: { url: string; main?: boolean }): boolean {
   return script !== undefined && resolve(script) === fileURLToPath(meta.url);
 }
 
-/** Runs `fn`; on error prints "<program>: <message>" to stderr and exits 2 for usage errors, 1 otherwise. */
+/**
+ * Runs `fn`; on error prints one line to stderr ("error: …", or "interrupted (SIGINT) while …") and exits 2 for
+ * usage errors, the signal's status (130/143) for an interruption, 1 otherwise.
+ */
 export async function runMain(fn: () => Promise<number | void> | number | void): Promise<never> {
   let code = 0;
   try {
     code = (await fn()) ?? 0;
   } catch (e) {
-    const err = e as Error;
+    const err = e as Error & { exitCode?: number };
     const usage = err?.name === "UsageError";
-    process.stderr.write(`error: ${err?.message ?? String(e)}${usage ? " (see --help)" : ""}\n`);
+    if (err?.name === "InterruptedError") {
+      process.stderr.write(`${err.message}\n`);
+      code = err.exitCode ?? 130;
+    } else {
+      process.stderr.write(`error: ${err?.message ?? String(e)}${usage ? " (see --help)" : ""}\n`);
+      code = usage ? 2 : 1;
+    }
     if (process.env.DOCA_TS_DEBUG && err?.stack) process.stderr.write(err.stack + "\n");
-    code = usage ? 2 : 1;
   }
   process.exit(code);
 }

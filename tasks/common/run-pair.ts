@@ -33,7 +33,10 @@ export interface RunningChild {
   /** Resolves once the child has written `text` to stderr (or rejects when it exits first). */
   waitForStderr(text: string, timeoutMs: number): Promise<void>;
   done: Promise<ChildResult>;
+  /** SIGKILL. */
   kill(): void;
+  /** Sends `name` (e.g. "SIGINT") to the child. */
+  signal?(name: NodeJS.Signals): void;
 }
 
 export function startChild(script: string, args: string[], env: Record<string, string>, timeoutMs: number): RunningChild {
@@ -60,6 +63,12 @@ export function startChild(script: string, args: string[], env: Record<string, s
   return {
     done,
     kill: () => child.kill("SIGKILL"),
+    // process.kill, not child.kill: after child.kill() Deno reports the signal instead of the exit status.
+    signal: (name) => {
+      try {
+        if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, name);
+      } catch { /* it just exited */ }
+    },
     waitForStderr(text, waitMs) {
       if (stderr.includes(text)) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {

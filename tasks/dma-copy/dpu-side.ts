@@ -1,15 +1,21 @@
 /**
- * The DPU half of DMA Copy (Comch server; imports the host's export and runs every DMA task). Classic mode answers
- * exactly like NVIDIA's application (one DMA task, size ≤ one DMA buffer); extended mode moves the file through
- * the host's window of slots with several DMA tasks in flight (docs/PROTOCOL.md).
+ * The DPU half of DMA Copy (Comch server), built from the steps in NVIDIA's order: receive the host's export
+ * descriptor and import it (steps/exchange-descriptor.ts), then DMA tasks polled through the progress engine
+ * (steps/dma-transfer.ts). Classic mode answers exactly like NVIDIA's application (one DMA task, size ≤ one DMA
+ * buffer); extended mode moves the file through the host's window of slots with several DMA tasks in flight
+ * (docs/PROTOCOL.md). Whichever side receives has the last word: the DPU sends its final STATUS(true) only after
+ * committing a received file, and when it sends, succeeds only once the host's final STATUS says it committed.
  */
+import { dirname } from "node:path";
 import { BufInventory } from "../../ffi/buf.ts";
 import { Access } from "../../ffi/constants.ts";
 import { Dma } from "../../ffi/dma.ts";
 import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
-import { dmaTransfer } from "../steps/dma-transfer.ts";
-import { AtomicFile } from "./atomic-file.ts";
+import { raceAbort } from "../common/interrupt.ts";
+import { importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
+import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
+import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "./atomic-file.ts";
 import { FileReader, type LocalFile } from "./local-file.ts";
 import {
   type DirectionMsg,
@@ -20,7 +26,7 @@ import {
   encodeStatus,
   MsgType,
   ProtocolError,
-} from "./protocol.ts";
+} from "../wire/protocol.ts";
 import {
   FailureLatch,
   sameBytes,
@@ -42,17 +48,26 @@ export class RefusedError extends Error {
 /** Checks the host's direction message, answers it, and runs the copy. */
 export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: DirectionMsg): Promise<TransferResult> {
   const { messenger, options, device } = ctx;
-  if (local.have && dir.fileInHost) throw new RefusedError(`${options.file} exists on both the host and the DPU`);
-  if (!local.have && !dir.fileInHost) throw new RefusedError(`${options.file} exists on neither the host nor the DPU`);
+  if (local.have && dir.fileInHost) throw new RefusedError(`the file exists on both the host and the DPU (DPU: ${options.file})`);
+  if (!local.have && !dir.fileInHost) throw new RefusedError(`the file exists on neither the host nor the DPU (DPU: ${options.file})`);
   const size = local.have ? local.size : safeNumber(dir.fileSize, "file size");
   const maxBuf = Dma.caps(device).maxBufSize;
   const extended = dir.docaTs && !options.classic;
   if (!extended && size > maxBuf) {
-    const who = dir.docaTs ? "classic mode (--classic)" : "the host is NVIDIA's doca_dma_copy (or a peer without the doca-ts extension), which";
+    const who = options.classic
+      ? "classic mode (--classic on this DPU side)"
+      : "the host is NVIDIA's doca_dma_copy, doca-ts with --classic, or a peer without the doca-ts extension; its protocol";
     throw new RefusedError(`${who} supports at most ${maxBuf} bytes (one DMA buffer); the file has ${size} bytes`);
   }
-  // Create the target before agreeing to receive: a bad path fails here, before the host exports anything.
-  const out = local.have ? undefined : AtomicFile.create(options.file);
+  // Create the target before agreeing to receive: a bad path or a full disk fails here, before the host exports.
+  let out: AtomicFile | undefined;
+  if (!local.have) {
+    const stale = removeStaleTemporaries(dirname(options.file));
+    for (const name of stale.removed) ctx.log.info(`removed ${name}, the temporary file of a dead run`);
+    for (const name of stale.unknown) ctx.log.warn(`${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
+    checkTargetFolder(options.file, size);
+    out = AtomicFile.create(options.file);
+  }
   try {
     await messenger.send(encodeDirection({ fileInHost: !local.have, fileSize: local.have ? size : 0, docaTs: extended }));
     ctx.log.info(`${local.have ? "sending" : "receiving"} ${size} bytes, ${extended ? "doca-ts peer (chunked, verified)" : "classic single-buffer mode"}`);
@@ -63,24 +78,14 @@ export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: Di
   }
 }
 
-function checkRange(remote: Mmap, address: number, length: number): void {
-  const { address: start, length: total } = remote.range;
-  if (address < start || address + length > start + total) {
-    throw new ProtocolError(
-      `host range 0x${address.toString(16)}+${length} is outside its export 0x${start.toString(16)}+${total}`,
-    );
-  }
-}
-
 /** `out` is the file being received, or undefined when this side sends. */
 async function classicDpu(ctx: SessionContext, out: AtomicFile | undefined, size: number): Promise<TransferResult> {
   const { device, messenger, options, pe } = ctx;
   const have = out === undefined;
-  const exp = await messenger.recv(MsgType.EXPORT_DESCRIPTOR, "the host's export descriptor");
-  const hostAddr = safeNumber(exp.hostAddr, "host address");
+  const received = await receiveDescriptor(messenger, "the host's export descriptor");
+  const hostAddr = received.address;
   const bar = ctx.progress(size);
-  using remote = Mmap.fromExport(exp.descriptor, device);
-  checkRange(remote, hostAddr, size);
+  using remote = importDescriptor(device, received, size);
   if (size > 0) {
     using memory = NativeMemory.alloc(size);
     using map = Mmap.create({
@@ -92,16 +97,19 @@ async function classicDpu(ctx: SessionContext, out: AtomicFile | undefined, size
     using dma = new Dma(device, pe, { maxTasks: 1 });
     const localEnd = { mmap: map, address: memory.address };
     const remoteEnd = { mmap: remote, address: hostAddr };
+    const copy = (from: TransferEnd, to: TransferEnd) =>
+      raceAbort(guardDma(ctx, dmaTransfer({ dma, pe, inventory, from, to, length: size }), 0), ctx.signal, "the DMA copy ran");
     if (have) {
       using reader = new FileReader(options.file);
       reader.readExactly(memory.bytes, 0);
-      await dmaTransfer({ dma, inventory, from: localEnd, to: remoteEnd, length: size });
+      await copy(localEnd, remoteEnd);
     } else {
-      await dmaTransfer({ dma, inventory, from: remoteEnd, to: localEnd, length: size });
+      await copy(remoteEnd, localEnd);
       out.writeAt(memory.bytes, 0);
     }
   }
   out?.commit();
+  // Classic has no receipt from the host: when the DPU sends, this status is its last word (docs/PROTOCOL.md).
   await sendFinalStatus(ctx);
   bar.update(size);
   bar.finish();
@@ -119,10 +127,9 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
     throw new ProtocolError(`window of ${win.slotCount} × ${slotSize} bytes exceeds the limits sent (${MAX_SLOTS} × ${maxChunk})`);
   }
   const slotCount = win.slotCount;
-  const exp = await messenger.recv(MsgType.EXPORT_DESCRIPTOR, "the host's export descriptor");
-  const hostAddr = safeNumber(exp.hostAddr, "host address");
-  using remote = Mmap.fromExport(exp.descriptor, device);
-  checkRange(remote, hostAddr, slotCount * slotSize);
+  const received = await receiveDescriptor(messenger, "the host's export descriptor");
+  const hostAddr = received.address;
+  using remote = importDescriptor(device, received, slotCount * slotSize);
 
   using memory = NativeMemory.alloc(slotCount * slotSize);
   using map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
@@ -132,7 +139,7 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
     local: (slot) => ({ mmap: map, address: memory.address + slot * slotSize }),
     remote: (slot) => ({ mmap: remote, address: hostAddr + slot * slotSize }),
     view: (slot, length) => memory.bytes.subarray(slot * slotSize, slot * slotSize + length),
-    copy: (from, to, length) => dmaTransfer({ dma, inventory, from, to, length }),
+    copy: (from, to, length, offset) => guardDma(ctx, dmaTransfer({ dma, pe, inventory, from, to, length }), offset),
   };
   const hash = sha256();
   const bar = ctx.progress(size);
@@ -148,29 +155,49 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
   if (theirs.totalBytes !== BigInt(size) || !sameBytes(theirs.digest, digest)) {
     throw new RefusedError(`SHA-256 mismatch: DPU ${toHex(digest)}, host ${toHex(theirs.digest)} (${theirs.totalBytes} bytes)`);
   }
-  out?.commit();
-  await sendFinalStatus(ctx);
+  if (out) {
+    out.commit();
+    await sendFinalStatus(ctx);
+  } else {
+    // We sent: the host commits its file, then answers with its own final STATUS. Only that is success.
+    await messenger.send(encodeStatus(true));
+    const receipt = await messenger.recv(MsgType.STATUS, "the host side to commit the file (its final status)");
+    if (!receipt.isSuccess) throw messenger.peerFailure("the host side to commit the file");
+  }
   return { role: have ? "send" : "receive", bytes: size, mode: "extended", chunks: Math.ceil(size / slotSize), chunkSize: slotSize, slots: slotCount, sha256: toHex(digest) };
 }
 
 /**
- * The last message, after the file is complete and in place (received and verified, or fully sent). If the host
- * vanishes now, nothing is lost or partial: say so and succeed rather than report a failed copy that completed.
+ * The receiver's last message, once the file is durable under its name (or, in classic mode, the DPU's status after
+ * sending). If the host vanishes now, the file is whole: say so and succeed rather than report a failed copy.
  */
 async function sendFinalStatus(ctx: SessionContext): Promise<void> {
+  await ctx.messenger.sendBestEffort(encodeStatus(true), "the copy completed but the final status could not reach the host side", ctx.log);
+}
+
+/**
+ * A failed DMA task usually means the host went away (its memory is gone): say so in the one peer-loss shape when
+ * the connection confirms it within a moment; otherwise report the DMA failure itself.
+ */
+async function guardDma(ctx: SessionContext, copy: Promise<void>, offset: number): Promise<void> {
   try {
-    await ctx.messenger.send(encodeStatus(true));
+    await copy;
   } catch (e) {
-    ctx.log.warn(`the copy completed but the final status could not reach the host: ${(e as Error).message}`);
+    if (e instanceof Error && e.name === "InterruptedError") throw e;
+    const channel = ctx.messenger.channel;
+    for (let i = 0; i < 20 && channel.connected !== false; i++) await new Promise((r) => setTimeout(r, 10));
+    const what = `the DMA of the chunk at byte ${offset} ran`;
+    if (channel.connected === false) throw ctx.messenger.lost(what, e);
+    throw new Error(`DMA of the chunk at byte ${offset} failed: ${(e as Error).message}`, { cause: e });
   }
 }
 
-type End = { mmap: Mmap; address: number };
+type End = TransferEnd;
 interface Lanes {
   local(slot: number): End;
   remote(slot: number): End;
   view(slot: number, length: number): Uint8Array;
-  copy(from: End, to: End, length: number): Promise<void>;
+  copy(from: End, to: End, length: number, offset: number): Promise<void>;
 }
 
 /**
@@ -201,7 +228,7 @@ async function dpuReceive(
       throw new ProtocolError(`CHUNK_READY slot ${slot} offset ${ready.offset} length ${length} is out of order or out of range`);
     }
     announced += length;
-    const copied = lanes.copy(lanes.remote(slot), lanes.local(slot), length);
+    const copied = lanes.copy(lanes.remote(slot), lanes.local(slot), length, offset);
     copied.catch(() => {}); // reported through the ordered chain below
     inOrder = inOrder.then(async () => {
       await copied;
@@ -246,7 +273,7 @@ async function dpuSend(
       hash.update(view);
       pending.set(slot, { offset: at, length });
       offset += length;
-      const copied = lanes.copy(lanes.local(slot), lanes.remote(slot), length);
+      const copied = lanes.copy(lanes.local(slot), lanes.remote(slot), length, at);
       copied.catch(() => {});
       inOrder = inOrder.then(async () => {
         await copied;

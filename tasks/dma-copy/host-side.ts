@@ -1,23 +1,17 @@
 /**
- * The host half of DMA Copy (Comch client; exports memory, the DPU runs the DMA). Classic mode is NVIDIA's
- * sequence with one buffer holding the whole file; extended mode exports a ring of slots once and streams the
- * file through it (docs/PROTOCOL.md).
+ * The host half of DMA Copy (Comch client), built from the steps in NVIDIA's order: export memory
+ * (steps/export-mmap.ts), send its descriptor (steps/exchange-descriptor.ts); the DPU runs every DMA task. Classic
+ * mode is NVIDIA's sequence with one buffer holding the whole file; extended mode exports a ring of slots once and
+ * streams the file through it (docs/PROTOCOL.md). Memory is bounded by this side's own limits (its device's max DMA
+ * buffer size, --slots), never by what the DPU announces.
  */
-import { Access } from "../../ffi/constants.ts";
+import { dirname } from "node:path";
 import { NativeMemory } from "../../ffi/memory.ts";
-import { Mmap } from "../../ffi/mmap.ts";
-import { AtomicFile } from "./atomic-file.ts";
+import { exportMmap } from "../steps/export-mmap.ts";
+import { sendDescriptor } from "../steps/exchange-descriptor.ts";
+import { type DirectionMsg, encodeChecksum, encodeChunk, encodeStatus, encodeWindow, MsgType, ProtocolError } from "../wire/protocol.ts";
+import { AtomicFile, checkFreeSpace, removeStaleTemporaries } from "./atomic-file.ts";
 import { FileReader, type LocalFile } from "./local-file.ts";
-import { PeerFailedError } from "./messenger.ts";
-import {
-  type DirectionMsg,
-  encodeChecksum,
-  encodeChunk,
-  encodeExportDescriptor,
-  encodeWindow,
-  MsgType,
-  ProtocolError,
-} from "./protocol.ts";
 import { sameBytes, type SessionContext, safeNumber, sha256, toHex, type TransferResult } from "./session.ts";
 
 /** After our direction message: the DPU's answer decides the mode. */
@@ -28,6 +22,16 @@ export async function hostTransfer(ctx: SessionContext, local: LocalFile, answer
   if (local.have && !answer.fileInHost) throw new ProtocolError("the DPU claims to have the file too: it must be on one side only");
   const size = local.have ? local.size : safeNumber(answer.fileSize, "file size");
   const extended = answer.docaTs && !ctx.options.classic;
+  const maxBuf = ctx.device.info.caps.dmaMaxBufSize;
+  if (!local.have && !extended && size > maxBuf) {
+    throw new ProtocolError(`the DPU announces ${size} bytes in classic mode, more than one DMA buffer here (${maxBuf} bytes)`);
+  }
+  if (!local.have) {
+    const stale = removeStaleTemporaries(dirname(ctx.options.file));
+    for (const name of stale.removed) ctx.log.info(`removed ${name}, the temporary file of a dead run`);
+    for (const name of stale.unknown) ctx.log.warn(`${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
+    checkFreeSpace(dirname(ctx.options.file), size, ctx.options.file);
+  }
   ctx.log.info(`${local.have ? "sending" : "receiving"} ${size} bytes, ${extended ? "doca-ts peer (chunked, verified)" : "classic single-buffer mode"}`);
   return extended ? await extendedHost(ctx, local.have, size) : await classicHost(ctx, local.have, size);
 }
@@ -41,24 +45,17 @@ async function classicHost(ctx: SessionContext, have: boolean, size: number): Pr
     using reader = new FileReader(options.file);
     reader.readExactly(memory.bytes.subarray(0, size), 0);
   }
-  using map = Mmap.create({
-    memory,
-    length: Math.max(size, 1),
-    permissions: have ? Access.PCI_READ_ONLY : Access.PCI_READ_WRITE,
-    devices: [device],
-  });
-  await messenger.send(encodeExportDescriptor(memory.address, map.exportPci(device)));
-  const status = await messenger.recv(MsgType.STATUS, "the DPU's final status");
-  if (!status.isSuccess) throw messenger.peerFailure("the DMA copy");
-  if (!have) {
-    const out = AtomicFile.create(options.file);
-    try {
-      out.writeAt(memory.bytes.subarray(0, size), 0);
-      out.commit();
-    } catch (e) {
-      out.abort();
-      throw e;
-    }
+  const out = have ? undefined : AtomicFile.create(options.file);
+  try {
+    using exported = exportMmap({ device, memory, writable: !have, length: Math.max(size, 1) });
+    await sendDescriptor(messenger, exported);
+    const status = await messenger.recv(MsgType.STATUS, "the DPU's final status");
+    if (!status.isSuccess) throw messenger.peerFailure("the DMA copy");
+    out?.writeAt(memory.bytes.subarray(0, size), 0);
+    out?.commit();
+  } catch (e) {
+    out?.abort();
+    throw e;
   }
   bar.update(size);
   bar.finish();
@@ -68,18 +65,15 @@ async function classicHost(ctx: SessionContext, have: boolean, size: number): Pr
 async function extendedHost(ctx: SessionContext, have: boolean, size: number): Promise<TransferResult> {
   const { device, messenger, options } = ctx;
   const params = await messenger.recv(MsgType.EXT_PARAMS, "the DPU's transfer limits");
-  const maxChunk = safeNumber(params.maxChunk, "max chunk");
+  // The DPU's limits can only lower ours: memory is slots (≤ --slots) × slot size (≤ our max DMA buffer).
+  const maxChunk = Math.min(safeNumber(params.maxChunk, "max chunk"), device.info.caps.dmaMaxBufSize);
   const slotSize = Math.max(1, Math.min(maxChunk, options.chunkSize ?? Infinity, size));
   const chunks = Math.ceil(size / slotSize);
   const slotCount = Math.max(1, Math.min(options.slots, params.maxSlots, chunks));
   using ring = NativeMemory.alloc(slotCount * slotSize);
-  using map = Mmap.create({
-    memory: ring,
-    permissions: have ? Access.PCI_READ_ONLY : Access.PCI_READ_WRITE,
-    devices: [device],
-  });
+  using exported = exportMmap({ device, memory: ring, writable: !have });
   await messenger.send(encodeWindow(slotCount, slotSize));
-  await messenger.send(encodeExportDescriptor(ring.address, map.exportPci(device)));
+  await sendDescriptor(messenger, exported);
   ctx.log.debug(`ring: ${slotCount} slots of ${slotSize} bytes at 0x${ring.address.toString(16)}`);
 
   const hash = sha256();
@@ -100,9 +94,13 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
     const status = await messenger.recv(MsgType.STATUS, "the DPU's final status");
     if (!status.isSuccess) throw messenger.peerFailure("the final status");
     if (theirs.totalBytes !== BigInt(size) || !sameBytes(theirs.digest, digest)) {
-      throw new PeerFailedError(`SHA-256 mismatch: host ${toHex(digest)}, DPU ${toHex(theirs.digest)} (${theirs.totalBytes} bytes)`);
+      throw new Error(`SHA-256 mismatch: host ${toHex(digest)}, DPU ${toHex(theirs.digest)} (${theirs.totalBytes} bytes)`);
     }
-    out?.commit();
+    if (out) {
+      // The receiver has the last word: the DPU reports success only once it hears the file is durable here.
+      out.commit();
+      await messenger.sendBestEffort(encodeStatus(true), "the copy completed but the host's final status could not reach the DPU side", ctx.log);
+    }
     return { role: have ? "send" : "receive", bytes: size, mode: "extended", chunks, chunkSize: slotSize, slots: slotCount, sha256: toHex(digest) };
   } catch (e) {
     out?.abort();

@@ -5,7 +5,9 @@
  */
 import { parseArgs } from "node:util";
 import process from "node:process";
+import { positiveInt, positiveSecondsMs, UsageError } from "../common/cli.ts";
 import { readJsonConfig } from "../common/json-config.ts";
+import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
 
 export const SERVER_NAME = "dma copy server";
@@ -42,25 +44,28 @@ export interface DmaCopyOptions {
 
 export type ParsedCommand = { kind: "help" } | { kind: "version" } | { kind: "run"; options: DmaCopyOptions };
 
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError };
 
 export const DMA_COPY_HELP = `Usage: dma-copy -f FILE [options]
 
 Copies FILE between the host and the DPU over DOCA DMA (the side that has the file sends it, the other writes it).
 Speaks the message protocol of NVIDIA's DOCA DMA Copy application, so either side may be NVIDIA's doca_dma_copy;
 between two doca-ts sides files of any size move in chunks, verified by SHA-256 (docs/PROTOCOL.md).
-The receiving side writes atomically: a temporary file in the target folder, fsync, rename; nothing on failure.
+The receiving side writes a hidden temporary file in the target folder, fsyncs and renames it, then tells the
+sender; the sender exits 0 only after that (between doca-ts sides; see docs/PROTOCOL.md for NVIDIA's protocol).
+On failure or Ctrl-C the temporary file is removed and the target name is never created; a run killed outright
+(SIGKILL) leaves its temporary file, which a later run in that folder removes (or reports, if under 2 minutes
+old). Relative paths are relative to the folder you ran the command from (INIT_CWD under npm run / deno task).
 
   -f, --file PATH          file to send, or to create when the peer has it (mandatory)
   -p, --pci-addr PCI       DOCA device PCI address (alias --dev-pci); default: the first device found
   -r, --rep-pci PCI        representor PCI address of the host function (mandatory on the DPU)
-      --side host|dpu      which side this process is (default: DOCA_SIM_SIDE, else host)
+      --side host|dpu      which side this process is (default: DOCA_SIM_SIDE, else dpu with -r, else host)
   -l, --log-level LEVEL    10 disable, 20 critical, 30 error, 40 warning, 50 info (default), 60 debug, 70 trace
       --sdk-log-level LVL  accepted for compatibility with NVIDIA's flags; doca-ts has no SDK log to configure
   -j, --json FILE          read flags from a JSON file (keys are the long flag names); command line wins
-      --timeout SECONDS    limit on every wait for the peer (default ${DEFAULT_TIMEOUT_SECONDS})
+      --timeout SECONDS    limit on every wait for the peer: connecting, the DPU waiting for the host,
+                           each message (default ${DEFAULT_TIMEOUT_SECONDS} s; nothing the peer sends extends it)
       --slots N            chunks in flight between doca-ts peers (default ${DEFAULT_SLOTS})
       --chunk-size BYTES   chunk size cap between doca-ts peers (default: the DPU's max DMA buffer size)
       --classic            never use the doca-ts extension (single buffer, like NVIDIA's application)
@@ -71,9 +76,10 @@ The receiving side writes atomically: a temporary file in the target folder, fsy
   -v, --version            print versions and exit
   -h, --help               this text
 
-Exit status: 0 when the file was copied (and verified), non-zero with a message on stderr otherwise.`;
+Exit status: 0 when the file was copied (verified, and committed by the receiver), 2 for bad flags, 130/143 when
+interrupted by SIGINT/SIGTERM, 1 with a message on stderr otherwise.`;
 
-const FLAGS = {
+export const FLAGS = {
   file: { type: "string", short: "f" },
   "pci-addr": { type: "string", short: "p" },
   "dev-pci": { type: "string" },
@@ -93,14 +99,6 @@ const FLAGS = {
   version: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },
 } as const;
-
-function positiveInt(value: string, flag: string, max = Number.MAX_SAFE_INTEGER): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0 || n > max) {
-    throw new UsageError(`${flag}: expected a positive integer${max < Number.MAX_SAFE_INTEGER ? ` ≤ ${max}` : ""}, got ${JSON.stringify(value)}`);
-  }
-  return n;
-}
 
 const PCI = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 
@@ -137,16 +135,18 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
   }
   const str = (k: string) => (typeof merged[k] === "string" ? merged[k] as string : undefined);
 
-  const file = str("file");
-  if (!file) throw new UsageError("missing -f/--file: the file to send or to create");
+  const given = str("file");
+  if (!given) throw new UsageError("missing -f/--file: the file to send or to create");
+  const file = userPath(given, env);
   const pciAddr = str("pci-addr");
   const devPci = str("dev-pci");
   if (pciAddr && devPci && pciAddr !== devPci) {
     throw new UsageError(`-p/--pci-addr ${pciAddr} and --dev-pci ${devPci} name different devices; give one`);
   }
-  const sideText = str("side") ?? env.DOCA_SIM_SIDE ?? "host";
-  if (sideText !== "host" && sideText !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(sideText)}`);
   const repPci = pci(str("rep-pci"), "-r/--rep-pci");
+  // Only the DPU side takes -r (as with NVIDIA's application): it implies the side when nothing else says.
+  const sideText = str("side") ?? env.DOCA_SIM_SIDE ?? (repPci ? "dpu" : "host");
+  if (sideText !== "host" && sideText !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(sideText)}`);
   if (sideText === "dpu" && !repPci) throw new UsageError("missing -r/--rep-pci: the DPU side needs the representor of the host function");
 
   let logLevel: number = LogLevel.INFO;
@@ -157,10 +157,7 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  const timeoutSeconds = str("timeout") === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(str("timeout"));
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
-    throw new UsageError(`--timeout: expected a positive number of seconds, got ${JSON.stringify(str("timeout"))}`);
-  }
+  const timeoutMs = str("timeout") === undefined ? DEFAULT_TIMEOUT_SECONDS * 1000 : positiveSecondsMs(str("timeout")!, "--timeout");
   const quiet = merged.quiet === true;
   return {
     kind: "run",
@@ -171,7 +168,7 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
       side: sideText,
       logLevel: quiet ? Math.min(logLevel, LogLevel.ERROR) : logLevel,
       sdkLogLevel,
-      timeoutMs: Math.round(timeoutSeconds * 1000),
+      timeoutMs,
       quiet,
       jsonOutput: merged["json-output"] === true,
       stats: merged.stats === true,

@@ -3,9 +3,9 @@ import { createHash, type Hash } from "node:crypto";
 import type { Device } from "../../ffi/device.ts";
 import type { ProgressEngine } from "../../ffi/pe.ts";
 import type { Logger } from "../common/log-level.ts";
-import type { Messenger } from "./messenger.ts";
+import type { Messenger } from "../wire/messenger.ts";
 import type { DmaCopyOptions } from "./options.ts";
-import { ProtocolError } from "./protocol.ts";
+export { safeNumber } from "../wire/protocol.ts";
 import type { ProgressBar } from "./progress.ts";
 
 export interface SessionContext {
@@ -16,6 +16,8 @@ export interface SessionContext {
   log: Logger;
   /** Created once the size is known. */
   progress: (total: number) => ProgressBar;
+  /** Aborted by Ctrl-C / SIGTERM: every wait ends with an InterruptedError. */
+  signal?: AbortSignal;
 }
 
 export interface Summary {
@@ -60,11 +62,6 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
-/** A wire u64 as a JS number, or ProtocolError if it cannot be one. */
-export function safeNumber(value: bigint, what: string): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new ProtocolError(`${what} ${value} is beyond 2^53`);
-  return Number(value);
-}
 
 /** Rejects once `failed` is called: lets a receive loop stop waiting when background work failed. */
 export class FailureLatch {

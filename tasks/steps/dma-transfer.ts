@@ -1,40 +1,44 @@
 #!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write
 /**
- * Step: one DMA copy between a local buffer and a remote exported buffer (submit + wait through the progress
- * engine). Importable (`dmaTransfer`) and runnable: import a descriptor written by export-mmap.ts and read from or
- * write to the exporter's memory.
+ * Step 3 of NVIDIA's DMA Copy flow: one DMA memcpy between a local buffer and a remote exported one. It is two
+ * steps, as in NVIDIA's samples: submit the task (`submitDmaCopy`: get a source and a destination doca_buf, submit a
+ * memcpy task), then poll the progress engine until the task's completion callback ran (`pollUntilComplete`: the
+ * doca_pe_progress loop). `dmaTransfer` runs both. Runnable: import a descriptor written by export-mmap.ts and read
+ * from or write to the exporter's memory.
  *
  *   DOCA_SIM_SIDE=dpu deno run -A tasks/steps/dma-transfer.ts --descriptor desc.json --read out.bin
  *   DOCA_SIM_SIDE=dpu deno run -A tasks/steps/dma-transfer.ts --descriptor desc.json --write in.bin
  */
-import { parseArgs } from "node:util";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
+import { setImmediate } from "node:timers";
 import { BufInventory } from "../../ffi/buf.ts";
 import { Access } from "../../ffi/constants.ts";
-import { openDevice } from "../../ffi/device.ts";
 import { Dma } from "../../ffi/dma.ts";
 import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { ProgressEngine } from "../../ffi/pe.ts";
+import { parseFlags, parseSide, positiveInt, UsageError, wholeNumber } from "../common/cli.ts";
+import { applySide, openDeviceOf } from "../common/device.ts";
 import { isMain, print, runMain } from "../common/main.ts";
+import { userPath } from "../common/user-path.ts";
 
 export interface TransferEnd {
   mmap: Mmap;
   address: number;
 }
 
-/** Copies `length` bytes from `from` to `to` with one DMA memcpy task; buffers are released whatever happens. */
-export async function dmaTransfer(opts: {
-  dma: Dma;
-  inventory: BufInventory;
-  from: TransferEnd;
-  to: TransferEnd;
-  length: number;
-}): Promise<void> {
+/** A submitted DMA task: settles once its completion (or error) callback ran; its buffers are released then. */
+export type DmaCompletion = Promise<void>;
+
+/**
+ * Gets the two doca_bufs and submits one memcpy task of `length` bytes from `from` to `to`. The returned completion
+ * settles through the progress engine (see pollUntilComplete); the buffers are released when it does.
+ */
+export function submitDmaCopy(opts: { dma: Dma; inventory: BufInventory; from: TransferEnd; to: TransferEnd; length: number }): DmaCompletion {
   const { dma, inventory, from, to, length } = opts;
-  if (length === 0) return; // DOCA buffers cannot be empty; nothing to move
+  if (length === 0) return Promise.resolve(); // DOCA buffers cannot be empty; nothing to move
   const src = inventory.bufByData(from.mmap, from.address, length);
   let dst;
   try {
@@ -43,46 +47,86 @@ export async function dmaTransfer(opts: {
     src.close();
     throw e;
   }
-  try {
-    await dma.memcpy(src, dst);
-  } finally {
+  const release = () => {
     src.close();
     dst.close();
+  };
+  let submitted: Promise<void>;
+  try {
+    submitted = dma.memcpy(src, dst);
+  } catch (e) {
+    release();
+    throw e;
   }
+  return submitted.finally(release);
 }
 
-const HELP = `Usage: dma-transfer --descriptor FILE (--read OUT | --write IN) [--offset N] [--length N] [-p PCI]
+/**
+ * The doca_pe_progress loop of NVIDIA's samples, without blocking the event loop: progress the engine once per
+ * turn of the event loop until `completion` settled (callbacks run inside progress()), then return its outcome.
+ * Many completions may be polled at once; the engine's own pump keeps running beside these calls.
+ */
+export async function pollUntilComplete(pe: ProgressEngine, completion: DmaCompletion): Promise<void> {
+  let settled = false;
+  const watched = completion.then(() => void (settled = true), () => void (settled = true));
+  while (!settled) {
+    pe.progress();
+    await Promise.race([watched, new Promise<void>((resolve) => setImmediate(resolve))]);
+  }
+  return completion;
+}
 
-Imports a memory map exported by the peer (export-mmap.ts --out FILE writes the JSON this reads: base64
-descriptor, address, length) and runs one DMA copy: --read copies the peer's bytes into OUT, --write copies IN's
+/** Submits one DMA memcpy and polls the progress engine until it completed; buffers released whatever happens. */
+export async function dmaTransfer(opts: {
+  dma: Dma;
+  pe: ProgressEngine;
+  inventory: BufInventory;
+  from: TransferEnd;
+  to: TransferEnd;
+  length: number;
+}): Promise<void> {
+  await pollUntilComplete(opts.pe, submitDmaCopy(opts));
+}
+
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  descriptor: { type: "string" },
+  read: { type: "string" },
+  write: { type: "string" },
+  offset: { type: "string" },
+  length: { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  side: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const HELP = `Usage: dma-transfer --descriptor FILE (--read OUT | --write IN) [--offset N] [--length N] [-p PCI]
+                    [--side host|dpu]
+
+Imports a memory map exported by the peer (FILE is the JSON export-mmap.ts writes: base64 descriptor,
+address, length) and runs one DMA copy: --read copies the peer's bytes into OUT, --write copies IN's
 bytes into the peer's memory (the export must allow PCI writes). Run it on the other side of the export (on the
-software device: DOCA_SIM_SIDE=dpu for a host export). Prints what it moved.`;
+software device: --side dpu, the default, for a host export; else DOCA_SIM_SIDE). Prints what it moved. No wait
+on a peer: the exporter must keep its map alive while this runs.
+Flags: --descriptor FILE, --read OUT, --write IN, --offset N, --length N, -p/--pci-addr PCI (default: the
+first device), --side host|dpu, -h/--help.`;
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      descriptor: { type: "string" },
-      read: { type: "string" },
-      write: { type: "string" },
-      offset: { type: "string" },
-      length: { type: "string" },
-      "pci-addr": { type: "string", short: "p" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
   if (!values.descriptor || (values.read === undefined) === (values.write === undefined)) {
-    throw new Error("need --descriptor FILE and exactly one of --read OUT / --write IN (see --help)");
+    throw new UsageError("need --descriptor FILE and exactly one of --read OUT / --write IN");
   }
-  const exported = JSON.parse(readFileSync(values.descriptor, "utf8")) as { descriptor: string; address: number; length: number };
-  const offset = Number(values.offset ?? 0);
-  const input = values.write !== undefined ? new Uint8Array(readFileSync(values.write)) : undefined;
-  const length = input ? input.length : Number(values.length ?? exported.length - offset);
+  applySide(parseSide(values.side, process.env, "dpu"));
+  const offset = values.offset === undefined ? 0 : wholeNumber(values.offset, "--offset");
+  const wanted = values.length === undefined ? undefined : positiveInt(values.length, "--length");
+  const exported = JSON.parse(readFileSync(userPath(values.descriptor), "utf8")) as { descriptor: string; address: number; length: number };
+  const input = values.write !== undefined ? new Uint8Array(readFileSync(userPath(values.write))) : undefined;
+  const length = input ? input.length : wanted ?? exported.length - offset;
   if (!(offset >= 0 && length > 0 && offset + length <= exported.length)) {
     throw new Error(`range offset ${offset} length ${length} does not fit the export of ${exported.length} bytes`);
   }
-  using device = openDevice(values["pci-addr"]);
+  using device = openDeviceOf(values["pci-addr"]);
   using pe = new ProgressEngine();
   using remote = Mmap.fromExport(new Uint8Array(Buffer.from(exported.descriptor, "base64")), device);
   using local = NativeMemory.alloc(length);
@@ -93,11 +137,11 @@ async function main(argv: string[]): Promise<void> {
   const remoteEnd = { mmap: remote, address: remote.range.address + offset };
   const localEnd = { mmap: localMap, address: local.address };
   if (input) {
-    await dmaTransfer({ dma, inventory, from: localEnd, to: remoteEnd, length });
+    await dmaTransfer({ dma, pe, inventory, from: localEnd, to: remoteEnd, length });
     print(`wrote ${length} bytes to the peer at offset ${offset}`);
   } else {
-    await dmaTransfer({ dma, inventory, from: remoteEnd, to: localEnd, length });
-    writeFileSync(values.read!, local.bytes);
+    await dmaTransfer({ dma, pe, inventory, from: remoteEnd, to: localEnd, length });
+    writeFileSync(userPath(values.read!), local.bytes);
     print(`read ${length} bytes from the peer at offset ${offset} into ${values.read}`);
   }
 }

@@ -1,101 +1,125 @@
 #!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write
 /**
- * Step: hand an export descriptor (and the exporter's address) to the other side over Comch, in NVIDIA's
- * EXPORT_DESCRIPTOR message layout. Importable (`sendDescriptor` / `receiveDescriptor`) and runnable:
+ * Step 2 of NVIDIA's DMA Copy flow: hand an export descriptor (and the exporter's address) to the other side over
+ * Comch in the EXPORT_DESCRIPTOR message layout, and on the other side turn it into a memory map of the peer's
+ * memory (doca_mmap_create_from_export), checking that the range the peer will use lies inside what it exported.
+ * Importable (`sendDescriptor`, `receiveDescriptor`, `importDescriptor`) and runnable:
  *
  *   host: deno run -A tasks/steps/exchange-descriptor.ts --send desc.json           (desc.json from export-mmap.ts)
  *   DPU:  DOCA_SIM_SIDE=dpu deno run -A tasks/steps/exchange-descriptor.ts --receive got.json -r 0000:b1:00.1
  */
-import { parseArgs } from "node:util";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { ComchClient } from "../../ffi/comch-client.ts";
-import { ComchServer } from "../../ffi/comch-server.ts";
-import { openDevice } from "../../ffi/device.ts";
+import type { Device } from "../../ffi/device.ts";
+import { Mmap } from "../../ffi/mmap.ts";
 import { ProgressEngine } from "../../ffi/pe.ts";
+import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "../common/cli.ts";
+import { stopOnSignals } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
-import { type MessageChannel, Messenger } from "../dma-copy/messenger.ts";
-import { encodeExportDescriptor, encodeStatus, MsgType } from "../dma-copy/protocol.ts";
-import { safeNumber } from "../dma-copy/session.ts";
+import { applySide, openDeviceOf, startServer } from "../common/device.ts";
+import { userPath } from "../common/user-path.ts";
+import { type MessageChannel, Messenger } from "../wire/messenger.ts";
+import { encodeExportDescriptor, encodeStatus, MsgType, ProtocolError, safeNumber } from "../wire/protocol.ts";
 
-/** Sends the descriptor and waits for the peer's STATUS (success = it imported the map). */
-export async function sendDescriptor(channel: MessageChannel, address: number, descriptor: Uint8Array, timeoutMs = 30_000): Promise<void> {
-  const m = new Messenger(channel, timeoutMs);
-  await m.send(encodeExportDescriptor(address, descriptor));
-  const status = await m.recv(MsgType.STATUS, "the peer's status after the descriptor");
-  if (!status.isSuccess) throw m.peerFailure("the descriptor to be accepted");
+/** A descriptor as it travels: the exporter's base address and doca_mmap_export_pci's bytes. */
+export interface DescriptorMsg {
+  address: number;
+  descriptor: Uint8Array;
 }
 
-/** Receives one descriptor; `accept` (e.g. Mmap.fromExport) decides the STATUS answered. */
-export async function receiveDescriptor<T>(
-  channel: MessageChannel,
-  accept: (d: { address: number; descriptor: Uint8Array }) => T | Promise<T>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const m = new Messenger(channel, timeoutMs);
-  const msg = await m.recv(MsgType.EXPORT_DESCRIPTOR, "an export descriptor");
-  try {
-    const result = await accept({ address: safeNumber(msg.hostAddr, "address"), descriptor: msg.descriptor });
-    await m.send(encodeStatus(true));
-    return result;
-  } catch (e) {
-    await m.sendFailure(String(e), false);
-    throw e;
+/** Sends one EXPORT_DESCRIPTOR message (the whole message must fit the Comch max message size). */
+export async function sendDescriptor(messenger: Messenger, exported: DescriptorMsg): Promise<void> {
+  await messenger.send(encodeExportDescriptor(exported.address, exported.descriptor), "sending the export descriptor");
+}
+
+/** Waits for one EXPORT_DESCRIPTOR message (within the messenger's deadline). */
+export async function receiveDescriptor(messenger: Messenger, what = "the export descriptor"): Promise<DescriptorMsg> {
+  const msg = await messenger.recv(MsgType.EXPORT_DESCRIPTOR, what);
+  return { address: safeNumber(msg.hostAddr, "exported address"), descriptor: msg.descriptor };
+}
+
+/**
+ * doca_mmap_create_from_export on a received descriptor, then checks that `length` bytes from its address lie inside
+ * the exported range (a peer may announce any address: the range comes from the export itself).
+ */
+export function importDescriptor(device: Device, received: DescriptorMsg, length: number): Mmap {
+  const remote = Mmap.fromExport(received.descriptor, device);
+  const { address: start, length: total } = remote.range;
+  if (received.address < start || received.address + length > start + total) {
+    remote.close();
+    throw new ProtocolError(
+      `host range 0x${received.address.toString(16)}+${length} is outside its export 0x${start.toString(16)}+${total}`,
+    );
   }
+  return remote;
 }
 
-const HELP = `Usage: exchange-descriptor (--send FILE | --receive FILE) [-p PCI] [-r REP_PCI] [--name NAME]
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  send: { type: "string" },
+  receive: { type: "string" },
+  length: { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  "rep-pci": { type: "string", short: "r" },
+  name: { type: "string" },
+  timeout: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const HELP = `Usage: exchange-descriptor (--send FILE | --receive FILE) [-p PCI] [-r REP_PCI] [--name NAME] [--length N]
+                           [--timeout SECONDS]
 
 --send: (host, Comch client) reads export-mmap.ts's JSON from FILE and sends it as an EXPORT_DESCRIPTOR
 message, then waits for the peer's status.
 --receive: (DPU, Comch server; needs -r, the host function's representor) waits for one EXPORT_DESCRIPTOR, writes
 it to FILE in export-mmap.ts's JSON form and answers success. The message carries no length: give --length N to
 record it (dma-transfer.ts uses it; default 0).
---name sets the Comch server name (default "doca-ts descriptor").`;
+--name sets the Comch server name (default "doca-ts descriptor"); --timeout SECONDS bounds the wait for the peer
+(default 30 s, on both sides). -p/--pci-addr picks the device (default: the first one found).
+Flags: --send FILE, --receive FILE, -p/--pci-addr PCI, -r/--rep-pci REP_PCI, --name NAME, --length N,
+--timeout SECONDS, -h/--help.`;
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      send: { type: "string" },
-      receive: { type: "string" },
-      length: { type: "string" },
-      "pci-addr": { type: "string", short: "p" },
-      "rep-pci": { type: "string", short: "r" },
-      name: { type: "string" },
-      timeout: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
-  if ((values.send === undefined) === (values.receive === undefined)) throw new Error("need exactly one of --send FILE / --receive FILE");
+  if ((values.send === undefined) === (values.receive === undefined)) throw new UsageError("need exactly one of --send FILE / --receive FILE");
   const name = values.name ?? "doca-ts descriptor";
-  const timeoutMs = Number(values.timeout ?? 30) * 1000;
-  using device = openDevice(values["pci-addr"]);
+  const timeoutMs = values.timeout === undefined ? 30_000 : positiveSecondsMs(values.timeout, "--timeout");
+  const length = values.length === undefined ? 0 : positiveInt(values.length, "--length");
+  applySide(values.send !== undefined ? "host" : "dpu");
+  const signal = stopOnSignals();
+  using device = openDeviceOf(values["pci-addr"]);
   using pe = new ProgressEngine();
   if (values.send !== undefined) {
-    const exported = JSON.parse(readFileSync(values.send, "utf8")) as { descriptor: string; address: number };
+    const path = userPath(values.send);
+    const exported = JSON.parse(readFileSync(path, "utf8")) as { descriptor: string; address: number };
     const client = await ComchClient.connect({ device, name, pe, timeoutMs });
     try {
-      await sendDescriptor(client.connection, exported.address, new Uint8Array(Buffer.from(exported.descriptor, "base64")), timeoutMs);
+      const messenger = new Messenger(client.connection, { timeoutMs, peer: "the DPU side", signal });
+      await sendDescriptor(messenger, { address: exported.address, descriptor: new Uint8Array(Buffer.from(exported.descriptor, "base64")) });
+      // This runnable step adds one STATUS so the sender knows the receiver has the descriptor.
+      const status = await messenger.recv(MsgType.STATUS, "the receiver's status after the descriptor");
+      if (!status.isSuccess) throw messenger.peerFailure("the descriptor to be accepted");
       print(`sent a descriptor for address 0x${exported.address.toString(16)}`);
     } finally {
       await client.close();
     }
     return;
   }
-  if (!values["rep-pci"]) throw new Error("--receive runs the Comch server: give -r/--rep-pci");
+  if (!values["rep-pci"]) throw new UsageError("--receive runs the Comch server: give -r/--rep-pci");
   using rep = device.openRepresentor(values["rep-pci"]);
-  const server = ComchServer.start({ device, rep, name, pe });
+  const server = startServer({ device, rep, name, pe });
   try {
-    process.stderr.write(`exchange-descriptor: waiting for a descriptor on "${name}"\n`);
+    process.stderr.write(`exchange-descriptor: waiting for a descriptor on "${name}" (up to ${timeoutMs / 1000} s)\n`);
     const conn = await server.accept({ timeoutMs });
-    await receiveDescriptor(conn, ({ address, descriptor }) => {
-      const json = { descriptor: Buffer.from(descriptor).toString("base64"), address, length: Number(values.length ?? 0) };
-      writeFileSync(values.receive!, JSON.stringify(json));
-      print(`received a ${descriptor.length}-byte descriptor for address 0x${address.toString(16)} into ${values.receive}`);
-    }, timeoutMs);
+    const messenger = new Messenger(conn as MessageChannel, { timeoutMs, peer: "the host side", signal });
+    const got = await receiveDescriptor(messenger);
+    const out = userPath(values.receive!);
+    writeFileSync(out, JSON.stringify({ descriptor: Buffer.from(got.descriptor).toString("base64"), address: got.address, length }));
+    await messenger.send(encodeStatus(true));
+    print(`received a ${got.descriptor.length}-byte descriptor for address 0x${got.address.toString(16)} into ${values.receive}`);
   } finally {
     await server.close();
   }

@@ -1,20 +1,22 @@
 #!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write
 /**
- * Step: put memory in a memory map the other side of PCIe may access, and export it. Importable (`exportMmap`)
+ * Step 1 of NVIDIA's DMA Copy flow (host side): put memory in a memory map the other side of PCIe may access, and export it. Importable (`exportMmap`)
  * and runnable: fills a buffer (from a file or a pattern), exports it, prints/writes the descriptor with its
  * address and length, then keeps the map alive until stdin closes (the peer needs it to exist while it copies).
  *
  *   deno run -A tasks/steps/export-mmap.ts --in data.bin --out desc.json --writable
  */
-import { parseArgs } from "node:util";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { Access } from "../../ffi/constants.ts";
-import { type Device, openDevice } from "../../ffi/device.ts";
+import type { Device } from "../../ffi/device.ts";
 import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
+import { parseFlags, parseSide, positiveInt, UsageError } from "../common/cli.ts";
+import { applySide, openDeviceOf } from "../common/device.ts";
 import { isMain, print, runMain } from "../common/main.ts";
+import { userPath } from "../common/user-path.ts";
 
 export interface ExportedMmap extends Disposable {
   memory: NativeMemory;
@@ -51,36 +53,42 @@ export function describeExport(e: { descriptor: Uint8Array; address: number; len
   return JSON.stringify({ descriptor: Buffer.from(e.descriptor).toString("base64"), address: e.address, length: e.length });
 }
 
-const HELP = `Usage: export-mmap (--in FILE | --length N) [--writable] [--out FILE] [-p PCI]
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  in: { type: "string" },
+  length: { type: "string" },
+  writable: { type: "boolean" },
+  out: { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  side: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const HELP = `Usage: export-mmap (--in FILE | --length N) [--writable] [--out FILE] [-p PCI] [--side host|dpu]
 
 Allocates native memory (filled from --in, or N bytes of the pattern i & 0xff), maps it for the device with PCI
 read access (--writable: read/write), exports it with doca_mmap_export_pci and prints one JSON line
 {descriptor (base64), address, length} (also written to --out). It then waits until stdin closes, printing the
-first 32 bytes of the memory as hex when it does, so a peer's writes can be seen.`;
+first 32 bytes of the memory as hex when it does, so a peer's writes can be seen (it waits for stdin as long as
+it stays open: no timeout). The software device's side: --side (default host, else DOCA_SIM_SIDE).
+Flags: --in FILE, --length N, --writable, --out FILE, -p/--pci-addr PCI (default: the first device),
+--side host|dpu, -h/--help.`;
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      in: { type: "string" },
-      length: { type: "string" },
-      writable: { type: "boolean" },
-      out: { type: "string" },
-      "pci-addr": { type: "string", short: "p" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
-  const input = values.in !== undefined ? new Uint8Array(readFileSync(values.in)) : undefined;
-  const length = input ? input.length : Number(values.length);
-  if (!Number.isSafeInteger(length) || length <= 0) throw new Error("need --in FILE (not empty) or --length N > 0");
-  using device = openDevice(values["pci-addr"]);
+  if ((values.in === undefined) === (values.length === undefined)) throw new UsageError("need exactly one of --in FILE / --length N");
+  const input = values.in !== undefined ? new Uint8Array(readFileSync(userPath(values.in))) : undefined;
+  const length = input ? input.length : positiveInt(values.length!, "--length");
+  if (length === 0) throw new Error(`--in ${values.in}: the file is empty (a memory map cannot be)`);
+  applySide(parseSide(values.side, process.env, "host"));
+  using device = openDeviceOf(values["pci-addr"]);
   using memory = NativeMemory.alloc(length);
   if (input) memory.bytes.set(input);
   else for (let i = 0; i < length; i++) memory.bytes[i] = i & 0xff;
   using exported = exportMmap({ device, memory, writable: values.writable });
   const line = describeExport(exported);
-  if (values.out) writeFileSync(values.out, line);
+  if (values.out) writeFileSync(userPath(values.out), line);
   print(line);
   await new Promise<void>((resolve) => {
     process.stdin.on("end", resolve).on("close", resolve).resume();

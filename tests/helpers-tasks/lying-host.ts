@@ -2,8 +2,10 @@
  * A doca-ts-speaking host that misbehaves on purpose, to check the DPU's verification: it runs the extended
  * sequence for FILE with one slot, then either announces a wrong SHA-256 ("bad-checksum") or a chunk at the wrong
  * offset ("bad-offset"). Prints one JSON line: the message types it received after misbehaving, and the status.
+ * "vanish-before-commit" receives a file from the DPU honestly and exits after the DPU's final STATUS, before it
+ * would commit and answer (a receiver killed in the last moment).
  *
- *   args: bad-checksum|bad-offset FILE
+ *   args: bad-checksum|bad-offset FILE  |  vanish-before-commit
  */
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -18,16 +20,36 @@ import {
   encodeWindow,
   type Msg,
   MsgType,
-} from "../../tasks/dma-copy/protocol.ts";
+} from "../../tasks/wire/protocol.ts";
 
 const [mode, file] = process.argv.slice(2);
-const data = new Uint8Array(readFileSync(file));
+const data = file ? new Uint8Array(readFileSync(file)) : new Uint8Array(0);
 const device = Device.open("0000:b1:00.1");
 const pe = new ProgressEngine();
 const client = await ComchClient.connect({ device, name: "dma copy server", pe, timeoutMs: 20_000 });
 const conn = client.connection;
 const next = async (): Promise<Msg> => decodeMessage(await conn.recv({ timeoutMs: 20_000 }));
 const out: { received: string[]; status?: boolean; reason?: string; error?: string } = { received: [] };
+
+if (mode === "vanish-before-commit") {
+  await conn.send(encodeDirection({ fileInHost: false, docaTs: true }));
+  const dir = await next();
+  const params = await next();
+  if (dir.type !== MsgType.DIRECTION || params.type !== MsgType.EXT_PARAMS) throw new Error("not a doca-ts DPU");
+  const size = Number(dir.fileSize);
+  using memory = NativeMemory.alloc(size);
+  using map = Mmap.create({ memory, permissions: Access.PCI_READ_WRITE, devices: [device] });
+  await conn.send(encodeWindow(1, size));
+  await conn.send(encodeExportDescriptor(memory.address, map.exportPci(device)));
+  const ready = await next();
+  if (ready.type !== MsgType.CHUNK_READY) throw new Error(`expected CHUNK_READY, got ${ready.type}`);
+  await conn.send(encodeChunk(MsgType.CHUNK_DONE, 0, 0, size));
+  await conn.send(encodeChecksum(size, new Uint8Array(createHash("sha256").update(memory.bytes).digest())));
+  const theirs = await next();
+  const status = await next();
+  process.stdout.write(JSON.stringify({ received: [theirs.type.toString(16), status.type.toString(16)] }) + "\n");
+  process.exit(0); // no commit, no final status: the DPU must not call this a success
+}
 
 try {
   await conn.send(encodeDirection({ fileInHost: true, fileSize: data.length, docaTs: true }));

@@ -1,0 +1,49 @@
+/**
+ * Command-line helpers every task shares: UsageError (runMain exits 2 with "see --help"), strict numeric flags, and
+ * parseArgs wrapped so an unknown or malformed flag is a UsageError too.
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** A whole number 1..max written in decimal ("12"; not "1e3", "0x10", "", "abc"). */
+export function positiveInt(value: string, flag: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0 || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? "≥ 1" : `1..${max}`;
+    throw new UsageError(`${flag}: expected a whole number ${range}, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+/** A whole number 0..max written in decimal. */
+export function wholeNumber(value: string, flag: string, max = Number.MAX_SAFE_INTEGER): number {
+  return value.trim() === "0" ? 0 : positiveInt(value, flag, max);
+}
+
+/** A positive number of seconds ("2", "0.5"), returned in milliseconds; at most a day. */
+export function positiveSecondsMs(value: string, flag: string): number {
+  const n = Number(value);
+  if (!/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) || !(n > 0) || n > 86_400) {
+    throw new UsageError(`${flag}: expected a positive number of seconds (at most 86400), got ${JSON.stringify(value)}`);
+  }
+  return Math.max(1, Math.round(n * 1000));
+}
+
+/** node:util parseArgs, strict, with its errors as UsageError. */
+export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** "--side host|dpu", else DOCA_SIM_SIDE, else `fallback`. */
+export function parseSide(value: string | undefined, env: Record<string, string | undefined>, fallback: "host" | "dpu"): "host" | "dpu" {
+  const side = value ?? env.DOCA_SIM_SIDE ?? fallback;
+  if (side !== "host" && side !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(side)}`);
+  return side;
+}

@@ -1,0 +1,56 @@
+/**
+ * Device choices every task makes the same way: which side this process is (on the software device the library
+ * learns it from DOCA_SIM_SIDE), the device to open (-p, else the first one, with a clear error when there is none),
+ * and a Comch server whose failures say what the user must change (wrong side, name already served).
+ */
+import process from "node:process";
+import { ComchServer, type ComchServerOptions } from "../../ffi/comch-server.ts";
+import { type Device, openDevice } from "../../ffi/device.ts";
+import { DocaError } from "../../ffi/errors.ts";
+import { setNativeEnv } from "../../ffi/diagnostics.ts";
+
+/**
+ * Tells the software device which side this process is, before it lists devices. Bun does not forward
+ * process.env writes to C's getenv, hence setNativeEnv too. Harmless with real DOCA (it ignores the variable).
+ */
+export function applySide(side: "host" | "dpu"): void {
+  if (process.env.DOCA_SIM_SIDE === side) return;
+  process.env.DOCA_SIM_SIDE = side;
+  setNativeEnv("DOCA_SIM_SIDE", side);
+}
+
+/** openDevice (-p/--pci-addr's device, or the first one listed), with the flag to use when there is none. */
+export function openDeviceOf(pciAddr: string | undefined): Device {
+  try {
+    return openDevice(pciAddr || undefined);
+  } catch (e) {
+    if (pciAddr || !(e instanceof DocaError) || e.docaName !== "DOCA_ERROR_NOT_FOUND") throw e;
+    throw new Error("no DOCA device found on this side; give one with -p/--pci-addr (see the devices task)", { cause: e });
+  }
+}
+
+/** The device must be able to run a Comch server: only a DPU can. */
+export function requireServerSide(device: Device, task: string): void {
+  if (!device.info.caps.comchServer) {
+    throw new Error(
+      `${task} must run on the DPU side: device ${device.info.pciAddr} cannot run a Comch server (it is a host ` +
+        `function). On the software device run it with --side dpu (or DOCA_SIM_SIDE=dpu).`,
+    );
+  }
+}
+
+/** ComchServer.start, with "already served" in words. */
+export function startServer(opts: ComchServerOptions): ComchServer {
+  try {
+    return ComchServer.start(opts);
+  } catch (e) {
+    if (e instanceof DocaError && e.docaName === "DOCA_ERROR_IN_USE") {
+      throw new Error(
+        `a Comch server named "${opts.name}" is already running for this host function (another process serves ` +
+          `it): stop it or pick another name (${e.message})`,
+        { cause: e },
+      );
+    }
+    throw e;
+  }
+}

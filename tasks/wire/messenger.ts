@@ -1,0 +1,192 @@
+/**
+ * Typed send/receive of DMA Copy messages over one Comch connection, for the steps and the application alike.
+ *
+ * The peer is not trusted: every wait has one deadline, fixed when the wait starts, that nothing the peer sends
+ * (FAILURE_REASON texts, repeated messages) moves; a peer's text is kept escaped (tasks/common/printable.ts) and only
+ * the first reason counts; an AbortSignal (Ctrl-C) ends any wait at once. Losing the peer reads the same in every
+ * direction: "the DPU side disconnected while <what>: <DOCA detail>".
+ */
+import { printable } from "../common/printable.ts";
+import { interruption } from "../common/interrupt.ts";
+import {
+  decodeMessage,
+  encodeFailureReason,
+  encodeStatus,
+  expectType,
+  type Msg,
+  MsgType,
+  msgTypeName,
+  ProtocolError,
+} from "./protocol.ts";
+
+/** What the messenger needs from a connection (ComchConnection satisfies it; tests use an in-memory pair). */
+export interface MessageChannel {
+  readonly maxMsgSize: number;
+  /** False once the peer is known to be gone (optional: in-memory channels may not say). */
+  readonly connected?: boolean;
+  send(bytes: Uint8Array): Promise<void>;
+  recv(opts?: { timeoutMs?: number }): Promise<Uint8Array>;
+}
+
+/** The peer said it failed (FAILURE_REASON / STATUS(false)). */
+export class PeerFailedError extends Error {
+  override name = "PeerFailedError";
+}
+
+/** The peer went away or stayed silent past the deadline. */
+export class PeerLostError extends Error {
+  override name = "PeerLostError";
+}
+
+export interface MessengerOptions {
+  /** Every wait's deadline, in milliseconds from the moment the wait starts. */
+  timeoutMs: number;
+  /** How messages name the other side: "the DPU side" or "the host side". */
+  peer?: string;
+  /** Aborting it (Ctrl-C) ends the current and every later wait with an InterruptedError. */
+  signal?: AbortSignal;
+}
+
+export class Messenger {
+  #reason: string | undefined;
+  readonly timeoutMs: number;
+  readonly peer: string;
+  readonly signal: AbortSignal | undefined;
+
+  constructor(readonly channel: MessageChannel, options: MessengerOptions | number) {
+    const o = typeof options === "number" ? { timeoutMs: options } : options;
+    this.timeoutMs = o.timeoutMs;
+    this.peer = o.peer ?? "the peer";
+    this.signal = o.signal;
+  }
+
+  /** The peer's first failure reason, escaped for printing (undefined if it sent none). */
+  get reason(): string | undefined {
+    return this.#reason;
+  }
+
+  async send(bytes: Uint8Array, what = `sending ${msgTypeName(new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true))}`): Promise<void> {
+    if (bytes.length > this.channel.maxMsgSize) {
+      throw new ProtocolError(`message of ${bytes.length} bytes exceeds the Comch max message size ${this.channel.maxMsgSize}`);
+    }
+    if (this.signal?.aborted) throw interruption(this.signal, what);
+    try {
+      await this.channel.send(bytes);
+    } catch (e) {
+      // A peer that failed says why and goes away: prefer its queued reason over "connection closed".
+      throw (await this.#queuedFailure()) ?? this.lost(what, e);
+    }
+  }
+
+  /** The error for losing the peer while doing `what`, with the underlying detail after it. */
+  lost(what: string, cause: unknown): PeerLostError {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    const timedOut = cause instanceof Error && cause.name === "TimeoutError";
+    const text = timedOut
+      ? `gave up ${what} after ${this.timeoutMs / 1000} s (--timeout): ${this.peer} did not send it in time`
+      : `${this.peer} disconnected while ${what}: ${detail}`;
+    return new PeerLostError(text, { cause });
+  }
+
+  /** A failure STATUS already received (looked for among the next few queued messages, 300 ms at most), if any. */
+  async #queuedFailure(): Promise<PeerFailedError | undefined> {
+    const deadline = Date.now() + 300;
+    for (let i = 0; i < 16; i++) {
+      const left = deadline - Date.now();
+      if (left <= 0) return undefined;
+      let m: Msg;
+      try {
+        m = decodeMessage(await this.channel.recv({ timeoutMs: left }));
+      } catch {
+        return undefined;
+      }
+      if (m.type === MsgType.FAILURE_REASON) this.#keepReason(m.text);
+      else if (m.type === MsgType.STATUS && !m.isSuccess) return this.peerFailure("the peer");
+    }
+    return undefined;
+  }
+
+  #keepReason(text: string): void {
+    this.#reason ??= printable(text);
+  }
+
+  /**
+   * The next message, decoded, within one deadline (`timeoutMs` from now). Failure reasons are absorbed (they
+   * precede a STATUS) without moving the deadline.
+   */
+  async recvAny(what: string): Promise<Msg> {
+    const waiting = `waiting for ${what}`;
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw this.lost(waiting, Object.assign(new Error("deadline passed"), { name: "TimeoutError" }));
+      const raw = await this.#recvRaw(left, waiting);
+      const m = decodeMessage(raw);
+      if (m.type === MsgType.FAILURE_REASON) {
+        this.#keepReason(m.text);
+        continue;
+      }
+      return m;
+    }
+  }
+
+  async #recvRaw(timeoutMs: number, waiting: string): Promise<Uint8Array> {
+    const signal = this.signal;
+    if (signal?.aborted) throw interruption(signal, waiting);
+    const received = this.channel.recv({ timeoutMs });
+    let onAbort: (() => void) | undefined;
+    const aborted = signal
+      ? new Promise<never>((_, reject) => {
+        onAbort = () => reject(interruption(signal, waiting));
+        signal.addEventListener("abort", onAbort, { once: true });
+      })
+      : undefined;
+    try {
+      return await (aborted ? Promise.race([received, aborted]) : received);
+    } catch (e) {
+      if (e instanceof Error && e.name === "InterruptedError") {
+        received.catch(() => {});
+        throw e;
+      }
+      throw this.lost(waiting, e);
+    } finally {
+      if (onAbort) signal!.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** The next message, which must be `type`; a failure STATUS from the peer becomes PeerFailedError. */
+  async recv<T extends Msg["type"]>(type: T, what = msgTypeName(type)): Promise<Extract<Msg, { type: T }>> {
+    const m = await this.recvAny(what);
+    if (m.type === MsgType.STATUS && type !== MsgType.STATUS && !m.isSuccess) throw this.peerFailure(what);
+    return expectType(m, type);
+  }
+
+  /** The error for a peer's failure STATUS, carrying its (escaped) reason when it sent one. */
+  peerFailure(what: string): PeerFailedError {
+    return new PeerFailedError(
+      this.#reason ? `peer failed: ${this.#reason}` : `${this.peer} answered failure status while we waited for ${what}`,
+    );
+  }
+
+  /**
+   * Sends a message that must not turn a completed copy into a failure (a final status after the file is durable):
+   * an interruption does not stop it and a lost peer only earns a warning.
+   */
+  async sendBestEffort(bytes: Uint8Array, warning: string, log: { warn(msg: string): void }): Promise<void> {
+    try {
+      await this.channel.send(bytes);
+    } catch (e) {
+      log.warn(`${warning}: ${(e as Error).message}`);
+    }
+  }
+
+  /** Best effort: tells the peer why we stop (doca-ts peers only), then NVIDIA's failure status. Never throws. */
+  async sendFailure(reason: string | undefined, peerIsDocaTs: boolean): Promise<void> {
+    try {
+      if (peerIsDocaTs && reason) await this.channel.send(encodeFailureReason(reason, this.channel.maxMsgSize));
+      await this.channel.send(encodeStatus(false));
+    } catch {
+      // the connection may already be gone; the local error is what matters
+    }
+  }
+}

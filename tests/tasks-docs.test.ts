@@ -1,0 +1,138 @@
+/**
+ * Docs that work as written (issue 12 §5): every ```sh block of README.md, ffi/README.md and tasks/README.md has a
+ * plan here, and the test fails on a block without one (so a new command in the docs needs a test) or a plan
+ * without its block (so a removed command takes its plan along). The plans run the blocks as a newcomer would, in a
+ * shell from the repository root, with scratch folders substituted for the /tmp paths the docs use; the one block
+ * that needs a BlueField is checked by parsing its flags. Running the commands is done once, under Deno (the
+ * commands start their own runtimes); Bun and Node check the inventory.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { repoRoot } from "../tasks/common/run-pair.ts";
+import { parseDmaCopyArgs } from "../tasks/dma-copy/options.ts";
+
+const DOCS = ["README.md", "ffi/README.md", "tasks/README.md"];
+const onDeno = typeof (globalThis as Record<string, unknown>).Deno !== "undefined";
+const scratch: string[] = [];
+after(() => scratch.forEach((d) => rmSync(d, { recursive: true, force: true })));
+function folder(tag: string): string {
+  const d = mkdtempSync(join(tmpdir(), `doca-ts-docs-${tag}-`));
+  scratch.push(d);
+  return d;
+}
+
+function blocks(file: string, lang: string): string[] {
+  const text = readFileSync(join(repoRoot, file), "utf8");
+  return [...text.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
+}
+
+function sh(script: string, opts: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {}) {
+  return new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawn("bash", ["-c", script], { cwd: repoRoot, env: { ...process.env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stdin.end(opts.stdin ?? "");
+    const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 240_000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+async function runs(script: string, expect: RegExp[], opts?: Parameters<typeof sh>[1]) {
+  const r = await sh(script, opts);
+  assert.equal(r.code, 0, `exit ${r.code}:\n${script}\n---\n${r.out}`);
+  for (const e of expect) assert.match(r.out, e, r.out);
+  return r.out;
+}
+
+/** How each block is checked, keyed by the block's first line. */
+const plans: Record<string, (block: string) => Promise<void>> = {
+  // Quick start. `npm test` is the command that runs this very test (CI: .ci/run); the demo runs here.
+  "npm run demo   # a host process and a DPU process copy a file both ways over DMA, and check every byte": async (block) => {
+    assert.match(block, /^npm test /m);
+    assert.match(readFileSync(join(repoRoot, "package.json"), "utf8"), /"test": /);
+    await runs("npm run demo", [/demo: every copy verified/]);
+  },
+  "npm run deno -- task dma-copy --help                     # Deno: `npm run deno --` stands for `deno`": async (block) => {
+    const out = await runs(block, [/0000:b1:00\.1/], { env: { DOCA_SIM_DIR: folder("rt") } });
+    assert.equal(out.match(/^Usage: dma-copy /gm)?.length, 3, "Deno, Bun and Node each printed dma-copy's help");
+  },
+  "node /path/to/doca-ts/node_modules/deno/bin.cjs run --allow-ffi --allow-env --allow-read my-copy.mts": async (block) => {
+    // The API example of README.md, saved outside the repository as the docs describe.
+    const dir = folder("own");
+    const example = blocks("README.md", "ts")[0].replaceAll(`from "./mod.ts"`, `from "${join(repoRoot, "mod.ts")}"`);
+    assert.match(example, /console\.log\(dst\.bytes\[4095\]\); \/\/ 7/);
+    writeFileSync(join(dir, "my-copy.mts"), example);
+    const lines = block.replaceAll("/path/to/doca-ts", repoRoot).trim().split("\n");
+    assert.equal(lines.length, 3);
+    for (const line of lines) await runs(`cd ${dir} && ${line}`, [/^7$/m], { env: { DOCA_SIM_DIR: dir } });
+    // The other spelling for Node: a .ts file next to a package.json of "type": "module".
+    copyFileSync(join(dir, "my-copy.mts"), join(dir, "my-copy.ts"));
+    writeFileSync(join(dir, "package.json"), `{"type": "module"}\n`);
+    await runs(`cd ${dir} && ${lines[2].replace("my-copy.mts", "my-copy.ts")}`, [/^7$/m], { env: { DOCA_SIM_DIR: dir } });
+  },
+  // Needs a BlueField: the flags must parse, and -r alone must select the DPU side.
+  "deno task dma-copy -f /tmp/received.bin -p 03:00.1 -r b1:00.1   # on the DPU: the Comch server, the DMA engine": (block) => {
+    const [dpuLine, hostLine] = block.trim().split("\n").map((l) => l.replace(/#.*/, "").trim().split(/\s+/).slice(3));
+    const dpu = parseDmaCopyArgs(dpuLine, {});
+    const host = parseDmaCopyArgs(hostLine, {});
+    assert.ok(dpu.kind === "run" && dpu.options.side === "dpu" && dpu.options.repPci === "b1:00.1");
+    assert.ok(host.kind === "run" && host.options.side === "host" && host.options.pciAddr === "b1:00.1");
+    return Promise.resolve();
+  },
+  "mkdir -p /tmp/doca-demo/host /tmp/doca-demo/dpu && head -c 5000000 /dev/urandom > /tmp/doca-demo/host/big.bin": async (block) => {
+    const dir = folder("pair");
+    await runs(block.replaceAll("/tmp/doca-demo", dir), [/dma-copy host: sent .*big\.bin/]);
+    assert.deepEqual(readFileSync(join(dir, "dpu", "big.bin")), readFileSync(join(dir, "host", "big.bin")));
+  },
+  "npm run deno -- task repl      # or, with a deno of your own: deno task repl": async (block) => {
+    await runs(block, [/devices: 0000:b1:00\.1/, /a\\\\x1b/], { stdin: `tasks.printable("a\\x1b")\n`, env: { DOCA_SIM_DIR: folder("repl") } });
+  },
+  "npm run deno -- test -A tests/ffi-dma-local.test.ts": async (block) => {
+    for (const line of block.trim().split("\n")) await runs(line, [], { env: { DOCA_SIM_DIR: folder("ffi") } });
+  },
+  "export DOCA_SIM_DIR=/tmp/doca-steps; mkdir -p $DOCA_SIM_DIR && head -c 10000 /dev/urandom > $DOCA_SIM_DIR/in.bin": async (block) => {
+    await runs(block.replaceAll("/tmp/doca-steps", folder("steps")), [/the DPU read the host's bytes/]);
+  },
+};
+
+const inventory = DOCS.flatMap((file) => blocks(file, "sh").map((block) => ({ file, block, key: block.split("\n")[0] })));
+
+describe("every command block of the docs has a test", () => {
+  test("no block without a plan, no plan without its block", () => {
+    for (const { file, key } of inventory) assert.ok(key in plans, `${file}: no test runs the block starting "${key}"`);
+    for (const key of Object.keys(plans)) assert.ok(inventory.some((b) => b.key === key), `a plan for a block no doc has: "${key}"`);
+  });
+});
+
+describe("npm install says nothing a newcomer must decide", () => {
+  test("every installed package with an install script has a recorded allowScripts decision", () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { allowScripts?: Record<string, boolean> };
+    const lock = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { hasInstallScript?: boolean; optional?: boolean }>;
+    };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([path, p]) => path.startsWith("node_modules/") && p.hasInstallScript)
+      .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + 13));
+    assert.ok(withScripts.length > 0, "the lock file lists the packages with install scripts");
+    for (const name of withScripts) assert.ok(name in (pkg.allowScripts ?? {}), `${name} has an install script and no allowScripts entry`);
+  });
+});
+
+describe("the docs' commands run as written", { skip: onDeno ? false : "run once, under Deno" }, () => {
+  for (const { file, block, key } of inventory) {
+    test(`${file}: ${key.slice(0, 70)}`, { timeout: 300_000 }, async () => {
+      const plan = plans[key];
+      assert.ok(plan, `no plan for "${key}"`);
+      await plan(block);
+    });
+  }
+});

@@ -1,0 +1,95 @@
+/**
+ * Every task's --help tells the truth about its flags (issue 10 §6, issue 12 §3): each task runs with --help as a
+ * child of this runtime, and the flags its parser accepts (the task's exported FLAGS) are exactly the flags its
+ * help documents — long and short spellings both ways — and the help states the task's waits.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { startChild } from "../tasks/common/run-pair.ts";
+import { FLAGS as dmaCopy } from "../tasks/dma-copy/options.ts";
+import { FLAGS as dmaLocalCopy } from "../tasks/dma-local-copy.ts";
+import { FLAGS as comchServer } from "../tasks/comch-server.ts";
+import { FLAGS as comchClient } from "../tasks/comch-client.ts";
+import { FLAGS as comchStream } from "../tasks/comch-stream.ts";
+import { FLAGS as devices } from "../tasks/devices.ts";
+import { FLAGS as demo } from "../tasks/demo.ts";
+import { FLAGS as exportMmap } from "../tasks/steps/export-mmap.ts";
+import { FLAGS as exchangeDescriptor } from "../tasks/steps/exchange-descriptor.ts";
+import { FLAGS as dmaTransfer } from "../tasks/steps/dma-transfer.ts";
+
+type Flags = Record<string, { type: string; short?: string }>;
+const tasks: [string, Flags][] = [
+  ["dma-copy.ts", dmaCopy],
+  ["dma-local-copy.ts", dmaLocalCopy],
+  ["comch-server.ts", comchServer],
+  ["comch-client.ts", comchClient],
+  ["comch-stream.ts", comchStream],
+  ["devices.ts", devices],
+  ["demo.ts", demo],
+  ["steps/export-mmap.ts", exportMmap],
+  ["steps/exchange-descriptor.ts", exchangeDescriptor],
+  ["steps/dma-transfer.ts", dmaTransfer],
+];
+const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
+
+/** Flags a help text mentions: "--long" words and "-x" letters (not inside words or numbers). */
+function mentioned(help: string): { long: Set<string>; short: Set<string> } {
+  const long = new Set([...help.matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)].map((m) => m[1]));
+  const short = new Set([...help.matchAll(/(?<![\w-])-([a-zA-Z])(?![\w-])/g)].map((m) => m[1]));
+  return { long, short };
+}
+
+describe("--help documents exactly the flags each task accepts", () => {
+  for (const [name, flags] of tasks) {
+    test(name, async () => {
+      const r = await startChild(task(name), ["--help"], {}, 60_000).done;
+      assert.equal(r.code, 0, r.stderr);
+      const help = r.stdout;
+      assert.match(help, /^Usage: /);
+      const { long, short } = mentioned(help);
+      for (const [flag, spec] of Object.entries(flags)) {
+        assert.ok(long.has(flag), `--${flag} is accepted but not in --help`);
+        if (spec.short) assert.ok(short.has(spec.short), `-${spec.short} (--${flag}) is accepted but not in --help`);
+      }
+      const shorts = new Set(Object.values(flags).map((s) => s.short).filter(Boolean));
+      for (const flag of long) assert.ok(flag in flags, `--help mentions --${flag}, which the parser rejects`);
+      for (const s of short) assert.ok(shorts.has(s), `--help mentions -${s}, which the parser rejects`);
+      assert.match(help, /wait|Wait|timeout/, "the help states the task's waits (or that it has none)");
+    });
+  }
+});
+
+test("dma-copy's --help promises nothing it does not do (no 'nothing on failure'), and tells about Ctrl-C", async () => {
+  const r = await startChild(task("dma-copy.ts"), ["--help"], {}, 60_000).done;
+  assert.doesNotMatch(r.stdout, /nothing on failure/);
+  assert.match(r.stdout, /Ctrl-C/);
+  assert.match(r.stdout, /130\/143/);
+  assert.match(r.stdout, /the sender exits 0 only after that/);
+});
+
+describe("usage errors exit 2 and name the flag", () => {
+  const cases: [string, string[], RegExp][] = [
+    ["comch-client.ts", ["--timeout", "abc"], /--timeout: expected a positive number of seconds \(at most 86400\), got "abc"/],
+    ["comch-client.ts", ["--count", "abc"], /--count: expected a whole number ≥ 1, got "abc"/],
+    ["comch-server.ts", ["-r", "0000:b1:00.1", "--count", "0"], /--count: expected a whole number/],
+    ["comch-stream.ts", ["--size", "9000"], /--size: expected a whole number 1\.\.4096/],
+    ["dma-copy.ts", ["-f", "x", "--timeout", "NaN"], /--timeout: expected a positive number/],
+    ["dma-copy.ts", ["-p", "0000:b1:00.1"], /missing -f\/--file/],
+    ["dma-local-copy.ts", ["--size", "1e3"], /--size: expected a whole number/],
+    ["demo.ts", ["--size", "-1"], /--size/],
+    ["devices.ts", ["--side", "nic"], /--side: expected host or dpu/],
+    ["steps/dma-transfer.ts", ["--descriptor", "d.json", "--read", "o", "--offset", "x"], /--offset/],
+    ["steps/exchange-descriptor.ts", ["--send", "d.json", "--timeout", "-3"], /--timeout/],
+    ["steps/export-mmap.ts", ["--length", "ten"], /--length: expected a whole number/],
+    ["comch-client.ts", ["--bogus"], /bogus/],
+  ];
+  for (const [name, args, pattern] of cases) {
+    test(`${name} ${args.join(" ")}`, async () => {
+      const r = await startChild(task(name), args, {}, 60_000).done;
+      assert.equal(r.code, 2, `exit ${r.code}: ${r.stderr}`);
+      assert.match(r.stderr, pattern);
+      assert.match(r.stderr, /\(see --help\)/);
+    });
+  }
+});

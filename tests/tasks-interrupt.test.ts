@@ -1,0 +1,140 @@
+/**
+ * A copy is done only when the receiver has it (issue 12 §1-2): the receiver of a paced copy (small chunks, two
+ * slots, so interruptions land mid-copy) is interrupted at spread-out moments with SIGINT or SIGKILL, in each
+ * direction. Whatever the moment, the sender exits 0 only if the receiver's file is whole under its name; the
+ * receiver never leaves a partial file under the target name; after SIGINT it leaves no temporary file, says what
+ * it interrupted in one line and exits 130. DOCA_TS_INTERRUPTS sets the number per direction (default 4; the slow
+ * group, DOCA_TS_SLOW=1, runs 20).
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { DPU_LISTENING, startChild } from "../tasks/common/run-pair.ts";
+import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+
+const spaces: Workspace[] = [];
+after(() => spaces.forEach((w) => w.remove()));
+const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
+const COUNT = Number(process.env.DOCA_TS_INTERRUPTS ?? (process.env.DOCA_TS_SLOW === "1" ? 20 : 4));
+const SIZE = 16 * 1024 * 1024;
+const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "20", "--quiet"];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Direction = "host→dpu" | "dpu→host";
+
+async function interruptedCopy(direction: Direction, how: "SIGINT" | "SIGKILL", delayMs: number) {
+  const w = workspace("intr");
+  spaces.push(w);
+  const senderDir = direction === "host→dpu" ? w.host : w.dpu;
+  const receiverDir = direction === "host→dpu" ? w.dpu : w.host;
+  const expect = writePatternFile(join(senderDir, "f.bin"), SIZE, delayMs + 1);
+  const dpu = startChild(
+    script,
+    ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced],
+    { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" },
+    90_000,
+  );
+  await dpu.waitForStderr(DPU_LISTENING, 60_000);
+  const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
+  const receiver = direction === "host→dpu" ? dpu : host;
+  // The receiver's temporary file exists once the copy is under way; interrupt it `delayMs` later.
+  for (let i = 0; i < 3000 && w.list(receiverDir).length === 0; i++) await sleep(10);
+  await sleep(delayMs);
+  if (how === "SIGKILL") receiver.kill();
+  else receiver.signal!("SIGINT");
+  const [h, d] = await Promise.all([host.done, dpu.done]);
+  const [sender, recv] = direction === "host→dpu" ? [h, d] : [d, h];
+  const target = join(receiverDir, "f.bin");
+  const context = `${direction} ${how} after ${delayMs} ms\nsender (${sender.code}): ${sender.stderr}\nreceiver (${recv.code ?? recv.signal}): ${recv.stderr}`;
+  if (existsSync(target)) assert.equal(sha256File(target), expect, `a file under the target name must be whole; ${context}`);
+  if (sender.code === 0) assert.ok(existsSync(target), `the sender reported success without the receiver's file; ${context}`);
+  if (how === "SIGINT") {
+    if (recv.code === 0) {
+      assert.ok(existsSync(target), context); // finished before the signal arrived
+    } else {
+      assert.equal(recv.code, 130, context);
+      assert.match(recv.stderr, /interrupted \(SIGINT\) while .*was not created/, context);
+      assert.equal(recv.stderr.trim().split("\n").filter((l) => l.includes("interrupted")).length, 1, context);
+      assert.deepEqual(w.list(receiverDir), [], `no file and no temporary file after SIGINT; ${context}`);
+      assert.notEqual(sender.code, 0, context);
+    }
+  }
+  return { sender, recv, completed: existsSync(target) };
+}
+
+describe("interrupting the receiver never lets the sender report a copy the receiver lacks", () => {
+  for (const direction of ["host→dpu", "dpu→host"] as const) {
+    test(`${direction}: ${COUNT} interruptions (SIGINT and SIGKILL) at spread-out moments`, { timeout: COUNT * 120_000 }, async () => {
+      let interrupted = 0;
+      for (let i = 0; i < COUNT; i++) {
+        const how = i % 2 === 0 ? "SIGINT" : "SIGKILL";
+        const r = await interruptedCopy(direction, how, Math.floor((i * 1000) / COUNT));
+        if (!r.completed) interrupted++;
+      }
+      process.stderr.write(`${direction}: ${interrupted} of ${COUNT} interruptions landed before the copy completed\n`);
+      // Not a timing assertion: at least one interruption must have landed mid-copy, or the test proved nothing.
+      assert.ok(interrupted > 0, "every copy finished before its interruption: the pacing no longer works");
+    });
+  }
+});
+
+describe("signals and leftovers", () => {
+  for (const direction of ["host→dpu", "dpu→host"] as const) {
+    test(`${direction}: Ctrl-C on the sender: it tells the receiver, which keeps no file`, { timeout: 120_000 }, async () => {
+      const w = workspace("intr-send");
+      spaces.push(w);
+      const senderDir = direction === "host→dpu" ? w.host : w.dpu;
+      const receiverDir = direction === "host→dpu" ? w.dpu : w.host;
+      writePatternFile(join(senderDir, "f.bin"), SIZE);
+      const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 90_000);
+      await dpu.waitForStderr(DPU_LISTENING, 60_000);
+      const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
+      for (let i = 0; i < 3000 && w.list(receiverDir).length === 0; i++) await sleep(10);
+      await sleep(100);
+      (direction === "host→dpu" ? host : dpu).signal!("SIGINT");
+      const [h, d] = await Promise.all([host.done, dpu.done]);
+      const [sender, receiver] = direction === "host→dpu" ? [h, d] : [d, h];
+      if (sender.code === 0) return; // the copy beat the signal: nothing to check
+      assert.equal(sender.code, 130, sender.stderr);
+      assert.match(sender.stderr, /interrupted \(SIGINT\) while .*f\.bin is unchanged/);
+      assert.notEqual(receiver.code, 0, receiver.stderr);
+      assert.match(receiver.stderr, /peer failed: (host|DPU): .*interrupted \(SIGINT\)|disconnected/, receiver.stderr);
+      assert.deepEqual(w.list(receiverDir), [], "no file and no temporary file at the receiver");
+    });
+  }
+
+  test("SIGTERM on the DPU while it waits for the host: exit 143, one line", async () => {
+    const w = workspace("term");
+    spaces.push(w);
+    const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
+    await dpu.waitForStderr(DPU_LISTENING, 60_000);
+    dpu.signal!("SIGTERM");
+    const r = await dpu.done;
+    assert.equal(r.code, 143, r.stderr);
+    assert.match(r.stderr, /interrupted \(SIGTERM\) while waiting for the host side to connect/);
+  });
+
+  test("a temporary file left by a killed run is removed by the next run in that folder; a live or recent one is kept", async () => {
+    const w = workspace("stale");
+    spaces.push(w);
+    const dead = join(w.dpu, ".f.bin.doca-ts-999999999-dead1.part");
+    writePatternFile(dead, 100);
+    const hourAgo = new Date(Date.now() - 3600_000);
+    utimesSync(dead, hourAgo, hourAgo); // a file written to just now may be a copy in another pid namespace
+    writePatternFile(join(w.dpu, ".h.bin.doca-ts-999999998-recent.part"), 100);
+    writePatternFile(join(w.dpu, `.g.bin.doca-ts-${process.pid}-alive1.part`), 100);
+    const expect = writePatternFile(join(w.host, "f.bin"), 1000);
+    const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "20"], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
+    await dpu.waitForStderr(DPU_LISTENING, 60_000);
+    const h = await startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, "--timeout", "20"], { ...w.env, DOCA_SIM_SIDE: "host" }, 60_000).done;
+    const d = await dpu.done;
+    assert.equal(h.code, 0, h.stderr);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stderr, /removed \.f\.bin\.doca-ts-999999999-dead1\.part, the temporary file of a dead run/);
+    assert.match(d.stderr, /\.h\.bin\.doca-ts-999999998-recent\.part looks like the temporary file of an earlier run/);
+    assert.deepEqual(w.list(w.dpu), [`.g.bin.doca-ts-${process.pid}-alive1.part`, ".h.bin.doca-ts-999999998-recent.part", "f.bin"]);
+    assert.equal(sha256File(join(w.dpu, "f.bin")), expect);
+  });
+});
