@@ -4,7 +4,7 @@
  *   - sim/fuzz/fuzz_comch_frames.c: random and mutated raw frames into a Comch server's socket,
  *   - sim/fuzz/fuzz_json.c: random and mutated DOCA_SIM_CONFIG documents into the JSON reader,
  *     both built from sim/src with ASan+UBSan by sim/fuzz/build-fuzz.ts (plain -O1 if the sanitizers are missing),
- *   - the TypeScript DMA Copy decoder (tasks/dma-copy/protocol.ts): random and mutated bytes must decode or throw
+ *   - the TypeScript DMA Copy decoder (tasks/wire/protocol.ts): random and mutated bytes must decode or throw
  *     ProtocolError, never read outside the bytes given, never hang.
  * DOCA_TS_SLOW=1 runs more inputs and seeds. Longer campaigns (libFuzzer, AFL++): sim/fuzz/README.md.
  */
@@ -27,7 +27,7 @@ import {
   encodeWindow,
   MsgType,
   ProtocolError,
-} from "../tasks/dma-copy/protocol.ts";
+} from "../tasks/wire/protocol.ts";
 import { FaultCounters, rng, SLOW } from "./fault-helpers/common.ts";
 
 const counters = new FaultCounters("fault-fuzz");

@@ -36,7 +36,7 @@ import {
   encodeWindow,
   type Msg,
   MsgType,
-} from "../../tasks/dma-copy/protocol.ts";
+} from "../../tasks/wire/protocol.ts";
 
 const [role, scenario, sizeText, serverName] = process.argv.slice(2);
 const size = Number(sizeText);
