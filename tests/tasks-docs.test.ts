@@ -102,6 +102,51 @@ const plans: Record<string, (block: string) => Promise<void>> = {
   "export DOCA_SIM_DIR=/tmp/doca-steps; mkdir -p $DOCA_SIM_DIR && head -c 10000 /dev/urandom > $DOCA_SIM_DIR/in.bin": async (block) => {
     await runs(block.replaceAll("/tmp/doca-steps", folder("steps")), [/the DPU read the host's bytes/]);
   },
+  // "Use it in your own project": pack here, install into a project beside it, import "doca-ts" from Bun and Node.
+  "npm pack                                   # in this repository: doca-ts-0.1.0.tgz (until it is on npm)": async (block) => {
+    const dir = folder("pkg");
+    const [pack, install] = block.trim().split("\n").map((l) => l.replace(/#.*/, "").trim());
+    await runs(`${pack} --pack-destination ${dir}`, [/doca-ts-\d+\.\d+\.\d+\.tgz/]);
+    await runs(`mkdir ${dir}/my-project && ${install.replace("../doca-ts/", `${dir}/`)} --prefer-offline --no-audit --no-fund`.replace("cd my-project", `cd ${dir}/my-project`), []);
+    const script = blocks("README.md", "ts").find((b) => b.includes(`from "doca-ts"`));
+    assert.ok(script, "README shows the import");
+    writeFileSync(join(dir, "my-project", "my-script.ts"), `${script}console.log(loadDoca().version, listDevices().length > 0, typeof Device);\n`);
+    const env = { DOCA_SIM_DIR: dir, XDG_CACHE_HOME: join(dir, "cache") };
+    const bun = join(repoRoot, "node_modules", ".bin", "bun");
+    await runs(`cd ${dir}/my-project && ${bun} my-script.ts`, [/-sim true function/], { env });
+    await runs(`cd ${dir}/my-project && node --import tsx my-script.ts`, [/-sim true function/], { env });
+  },
+  // The offline archive: tests/pkg-offline.test.ts builds one (x86-64, for this machine) with the script behind
+  // `npm run pack:offline` and runs the launcher the second block names, with no network; here: the names agree.
+  "npm run pack:offline                       # build/doca-ts-offline-0.1.0-aarch64.tar.gz  (--arch x86_64 for a host)": (block) => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string; scripts: Record<string, string> };
+    assert.match(pkg.scripts["pack:offline"], /scripts\/pack-offline\.ts/);
+    assert.ok(block.includes(`build/doca-ts-offline-${pkg.version}-aarch64.tar.gz`), "the archive name has the version");
+    assert.match(readFileSync(join(repoRoot, "tests", "pkg-offline.test.ts"), "utf8"), /scripts\/pack-offline\.ts/);
+    assert.match(readFileSync(join(repoRoot, "scripts", "pack-offline.ts"), "utf8"), /doca-ts-offline-<arch>\/\n \*\s+doca-ts\s+launcher/);
+    return Promise.resolve();
+  },
+  "tar xzf doca-ts-offline-0.1.0-aarch64.tar.gz": (block) => {
+    const version = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
+    assert.ok(block.includes(`tar xzf doca-ts-offline-${version}-aarch64.tar.gz`));
+    assert.match(block, /^\.\/doca-ts-offline-aarch64\/doca-ts doctor/m);
+    return Promise.resolve();
+  },
+  // doctor on this machine (the software device); `--peer` is run against a live server by tests/tasks-doctor.test.ts.
+  "deno task doctor                 # or: bun tasks/doctor.ts, node --import tsx tasks/doctor.ts; --json for one document": async (block) => {
+    const first = block.split("\n")[0].replace(/#.*/, "").trim();
+    const r = await sh(`PATH=${repoRoot}/node_modules/deno:$PATH ${first}`, { env: { DOCA_SIM_DIR: folder("doctor") } });
+    assert.ok(r.code === 0 || r.code === 1, `doctor exits 0, or 1 with problems: ${r.code}\n${r.out}`);
+    assert.match(r.out, /software device|3\.\d+\.\d+-sim/, r.out);
+    assert.match(readFileSync(join(repoRoot, "tests", "tasks-doctor.test.ts"), "utf8"), /"--peer", name/);
+  },
+  // A DOCA C program on the software device, built and run as the README says (binary into a scratch folder).
+  "deno task sim:build                       # build/sim/lib/libdoca_{common,dma,comch}.so": async (block) => {
+    const dir = folder("cprog");
+    const script = block.replaceAll("-o local_dma", `-o ${dir}/local_dma`).replace("./local_dma", `${dir}/local_dma`);
+    const out = await runs(`PATH=${repoRoot}/node_modules/deno:$PATH; ${script}`, [], { env: { DOCA_SIM_DIR: dir } });
+    assert.doesNotMatch(out, /strict:/, "the example makes no strict-mode report");
+  },
 };
 
 const inventory = DOCS.flatMap((file) => blocks(file, "sh").map((block) => ({ file, block, key: block.split("\n")[0] })));
