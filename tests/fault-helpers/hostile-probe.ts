@@ -103,7 +103,7 @@ function decode(b: Uint8Array): Desc {
   };
 }
 
-async function forge(): Promise<unknown> {
+function forge(): unknown {
   const dev = Device.open(DPU_PCI);
   const mem = NativeMemory.alloc(65536);
   let refused = 0;
