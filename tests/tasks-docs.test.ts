@@ -169,6 +169,8 @@ describe("npm install says nothing a newcomer must decide", () => {
       .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + 13));
     assert.ok(withScripts.length > 0, "the lock file lists the packages with install scripts");
     for (const name of withScripts) assert.ok(name in (pkg.allowScripts ?? {}), `${name} has an install script and no allowScripts entry`);
+    // Bun's postinstall links its per-platform binary: refused, `bun` is a stub that only prints an error.
+    assert.equal(pkg.allowScripts?.bun, true, "Bun's install script must run");
   });
 });
 
