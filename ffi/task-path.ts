@@ -209,19 +209,22 @@ export class TaskPath<A, B> {
 
   /**
    * Batch fast path: the first min(n, free slots) requests go to the kind's submitMany in one go. Pair k takes the
-   * k-th free slot from the top of the free stack (the most recently completed first), so a batch that repeats the
-   * previous one finds its tasks armed as it needs them. Slots without a task get one first (allocInit). Returns
+   * k-th of the top n free slots in completion order, so a batch that repeats the previous one finds its tasks
+   * armed as it needs them. Slots without a task get one first (allocInit). Returns
    * how many requests were submitted; the caller takes the rest through the per-task path.
    */
   #startMany(as: readonly A[], bs: readonly B[], batch: Batch): number {
     const kind = this.#kind;
     const n = Math.min(as.length, this.#freeTop);
     if (n < 2) return 0;
-    const free = this.#free;
-    // The top of the stack is popped first by #start: take the slots in that order (top down).
+    const free = this.#free, order = this.#order;
+    // The n slots under the top of the free stack, oldest-freed first: completions push slots in completion order,
+    // so a batch that repeats the previous one gets back, pair by pair, the tasks armed with its own buffers.
+    const base = this.#freeTop - n;
+    for (let k = 0; k < n; k++) order[k] = free[base + k];
     let ready = 0;
     for (; ready < n; ready++) {
-      const slot = free[this.#freeTop - 1 - ready];
+      const slot = order[ready];
       if (this.#tasks[slot] !== 0) continue;
       let rc: number;
       try {
@@ -233,15 +236,13 @@ export class TaskPath<A, B> {
       this.#tasks[slot] = kind.task;
     }
     if (ready < 2) return 0;
-    // Lay the chosen slots out in submission order at [base, base+ready) of a scratch copy.
-    const order = this.#order;
-    for (let k = 0; k < ready; k++) order[k] = free[this.#freeTop - 1 - k];
     let submitted: number;
     try {
       submitted = kind.submitMany!(order, 0, ready, as, bs, 0);
     } catch {
       submitted = 0;
     }
+    if (submitted === 0) return 0;
     for (let k = 0; k < submitted; k++) {
       const slot = order[k];
       this.#busy[slot] = 1;
@@ -250,10 +251,9 @@ export class TaskPath<A, B> {
       this.#resolves[slot] = this.#rejects[slot] = undefined;
       this.#batches[slot] = batch;
     }
-    if (submitted === 0) return 0;
-    // Rebuild the top of the free stack without the submitted slots; the others keep their order (top = next to pop).
-    let top = this.#freeTop - ready;
-    for (let k = ready - 1; k >= submitted; k--) free[top++] = order[k];
+    // The slots not submitted stay free, in the same order.
+    let top = base;
+    for (let k = submitted; k < n; k++) free[top++] = order[k];
     this.#freeTop = top;
     if (this.#inflight === 0) this.#pe.demand();
     else this.#pe.kick();
