@@ -200,7 +200,7 @@ function toRows(plan: MicroPlan, results: Map<string, Map<string, number>[]>): R
 
   // Where a 64 B task's time goes (ffi/task-cost.ts): ns per task, against C's whole task (1 / its rate at 128).
   const COST = "3b. per-task cost, 64 B, 128 in flight";
-  const cTask = (who: string, i: number) => 1e9 / results.get("c")![i].get(key("rate", 64, 128))!;
+  const cTask = (_who: string, i: number) => 1e9 / results.get("c")![i].get(key("rate", 64, 128))!;
   rows.push({ section: COST, name: "whole task through the DOCA API (driver.c)", runtime: "C", size: 64, value: round3(median(results.get("c")!.map((_, i) => cTask("c", i)))), unit: "ns/task", ratio: null, against: null });
   for (const rt of plan.runtimes) {
     for (const [variant, name] of COST_VARIANTS) {
