@@ -141,10 +141,13 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     n = Math.min(n, each.capacity);
     const fns = batchFunctions();
     const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
+    // The handles memcpyBatch already read (one getter per Buf per batch), when these are its arrays.
+    const srcN = srcs === this.#batchSrcs ? this.#batchSrcN : srcs.map((b) => b[NATIVE]);
+    const dstN = dsts === this.#batchDsts ? this.#batchDstN : dsts.map((b) => b[NATIVE]);
     let rearm = false;
     for (let k = 0; k < n; k++) {
       const slot = slots[from + k];
-      const s = srcs[offset + k][NATIVE], t = dsts[offset + k][NATIVE];
+      const s = srcN[offset + k], t = dstN[offset + k];
       if (this.#armedSrc[slot] !== s || this.#armedDst[slot] !== t) {
         rearm = true;
         this.#armedSrc[slot] = s;
@@ -162,16 +165,36 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     return each.run(fns.submit, n, true, K);
   }
 
+  /** memcpyBatch's arrays and their native handles, read once per batch. */
+  #batchSrcs: readonly Buf[] = [];
+  #batchDsts: readonly Buf[] = [];
+  #batchSrcN: Native[] = [];
+  #batchDstN: Native[] = [];
+
+  /** The next submitMany is for these arrays, whose handles are srcN/dstN. */
+  prepareBatch(srcs: readonly Buf[], dsts: readonly Buf[], srcN: Native[], dstN: Native[]): void {
+    this.#batchSrcs = srcs;
+    this.#batchDsts = dsts;
+    this.#batchSrcN = srcN;
+    this.#batchDstN = dstN;
+  }
+
+  /** Forgets the batch arrays (nothing of a finished batch is kept alive by the kind). */
+  endBatch(): void {
+    this.#batchSrcs = this.#batchDsts = [];
+    this.#batchSrcN = this.#batchDstN = [];
+  }
+
   /** Resets the data section of every destination (memcpyBatch's resetDestinations), natively where possible. */
-  resetAll(dsts: readonly Buf[]): void {
+  resetAll(dstN: readonly Native[]): void {
     const each = this.#each;
     let done = 0;
-    if (each && dsts.length >= 2) {
-      const n = Math.min(dsts.length, each.capacity);
-      for (let k = 0; k < n; k++) each.set(2, k, dsts[k][NATIVE]);
+    if (each && dstN.length >= 2) {
+      const n = Math.min(dstN.length, each.capacity);
+      for (let k = 0; k < n; k++) each.set(2, k, dstN[k]);
       done = each.run(batchFunctions().reset, n, true, 2);
     }
-    for (let k = done; k < dsts.length; k++) check(this.#raw.doca_buf_reset_data_len(dsts[k][NATIVE]), "doca_buf_reset_data_len");
+    for (let k = done; k < dstN.length; k++) check(this.#raw.doca_buf_reset_data_len(dstN[k]), "doca_buf_reset_data_len");
   }
 
 
@@ -273,6 +296,7 @@ export class Dma extends CtxResource {
     this.assertOpen();
     const n = pairs.length;
     const srcs: Buf[] = new Array(n), dsts: Buf[] = new Array(n);
+    const srcN: Native[] = new Array(n), dstN: Native[] = new Array(n);
     let tooBig: DocaError | undefined;
     for (let i = 0; i < n; i++) {
       const pair = pairs[i];
@@ -284,10 +308,17 @@ export class Dma extends CtxResource {
       if (s.length > this.maxBufSize && s.dataLength > this.maxBufSize) tooBig ??= this.#tooBig(s.dataLength, "memcpyBatch");
       srcs[i] = s;
       dsts[i] = t;
+      srcN[i] = s[NATIVE];
+      dstN[i] = t[NATIVE];
     }
     if (tooBig) return Promise.reject(tooBig);
-    if (opts.resetDestinations === true) this.#kind.resetAll(dsts);
-    return this.#path.submitBatch(srcs, dsts);
+    if (opts.resetDestinations === true) this.#kind.resetAll(dstN);
+    this.#kind.prepareBatch(srcs, dsts, srcN, dstN);
+    try {
+      return this.#path.submitBatch(srcs, dsts);
+    } finally {
+      this.#kind.endBatch();
+    }
   }
 
   /** One task copies at most maxBufSize bytes (the device refuses more, or worse on hardware): say what to use. */
