@@ -181,7 +181,7 @@ export class TaskPath<A, B> {
   submit(a: A, b: B): Promise<void> {
     if (this.#refused) return Promise.reject(this.#refused);
     const promise = new Promise<void>(this.#executor);
-    if (this.canSubmitNow) this.#start(a, b, this.#nextResolve, this.#nextReject, undefined);
+    if (this.#freeTop > 0 && this.#queue.length === 0 && !this.#retrying) this.#start(a, b, this.#nextResolve, this.#nextReject, undefined);
     else this.#enqueue(a, b, this.#nextResolve, this.#nextReject, undefined);
     return promise;
   }
