@@ -260,6 +260,11 @@ export class Dma extends CtxResource {
     return this.#path.inflight;
   }
 
+  /** Where task completions come from: the native completion ring, or JS callbacks (the fallback). */
+  get completionSource(): "ring" | "js" {
+    return this.#path.usesRing ? "ring" : "js";
+  }
+
   /**
    * Completed tasks kept for reuse (re-armed for the next copies instead of freed and allocated again): live DOCA
    * task objects while the Dma is open, freed when it closes. For leak accounting.

@@ -98,6 +98,7 @@ interface Checks {
   after: string;
   flushed: string[];
   batchError: string;
+  sources: string[];
   leaked: number;
 }
 
@@ -122,6 +123,11 @@ describe("completion ring: DMA guarantees on both completion paths", () => {
       assert.equal(c.flushed.length, 16);
       for (const f of c.flushed) assert.match(f, /^DOCA_ERROR_/, "every copy in flight at close rejects with DOCA's flush status");
       assert.equal(c.batchError, "DOCA_ERROR_NOT_PERMITTED");
+      assert.deepEqual(
+        c.sources,
+        ring ? ["ring", "js", "ring"] : ["js", "js", "js"],
+        "a context the ring cannot take uses JS callbacks (and copies); a closed context returns its ring entries",
+      );
       assert.equal(c.leaked, 0, "no DOCA object left behind (kept tasks freed at stop)");
     });
   }

@@ -9,7 +9,7 @@ import process from "node:process";
 import "./sim-env.ts";
 import { HOST_PCI, pattern } from "./sim-env.ts";
 import { Access, BufInventory, Device, Dma, DocaError, liveObjects, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
-import { completionRing } from "../../ffi/completion-ring.ts";
+import { completionRing, RING_CAPACITY } from "../../ffi/completion-ring.ts";
 
 const before = liveObjects();
 const dev = Device.open(HOST_PCI);
@@ -77,6 +77,18 @@ try {
 }
 dma2.close();
 
+// 6. Ring reservations: a context that takes the whole ring leaves none for the next (JS callbacks, still correct);
+// closing it returns its entries.
+const whole = new Dma(dev, pe, { maxTasks: RING_CAPACITY });
+const overflow = new Dma(dev, pe, { maxTasks: 4 });
+const sources = [whole.completionSource, overflow.completionSource];
+await overflow.memcpy(inv.bufByData(srcMap, src.address, 64), inv.bufByAddr(dstMap, dst.address, 64));
+await overflow.close();
+await whole.close();
+const again = new Dma(dev, pe, { maxTasks: RING_CAPACITY });
+sources.push(again.completionSource);
+await again.close();
+
 inv.close();
 for (const r of [roMap, dstMap, srcMap, ro, dst, src, pe, dev]) r.close();
 process.stdout.write(JSON.stringify({
@@ -89,5 +101,6 @@ process.stdout.write(JSON.stringify({
   after: after.status,
   flushed: flushed.map((r) => (r.status === "rejected" ? (r.reason instanceof DocaError ? r.reason.docaName : "other") : "fulfilled")),
   batchError,
+  sources,
   leaked: before === undefined ? 0 : liveObjects()! - before,
 }) + "\n");
