@@ -76,12 +76,14 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   /** Scratch slot 0 (the new task's out-parameter) in native form. */
   readonly #out = doca().scratch.slotNative(0);
 
-  // Per slot: the doca_dma_task_memcpy and the buffers (native form) it is armed with.
+  // Per slot: the doca_dma_task_memcpy (native form, for calls), and as plain numbers (comparisons and the batch
+  // columns: on Deno native values are BigInts, whose === and conversions cost on every task) the same task, its
+  // doca_task, and the buffers it is armed with.
   readonly #memcpyTasks: Native[];
-  /** The same task as a doca_task (what the path submits and frees). */
-  readonly #tasks: Native[];
-  readonly #armedSrc: Native[];
-  readonly #armedDst: Native[];
+  readonly #memcpyTasksH: number[];
+  readonly #tasksH: number[];
+  readonly #armedSrc: number[];
+  readonly #armedDst: number[];
   /** The native batch loop, or undefined (no executable memory, unsupported arch, DOCA_TS_JS_CALLBACKS=1). */
   readonly #each: CallEach | undefined;
 
@@ -89,7 +91,8 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     const native = doca().backend.native;
     this.#slotNative = Array.from({ length: capacity }, (_, i) => native(i));
     this.#memcpyTasks = new Array(capacity).fill(0);
-    this.#tasks = new Array(capacity).fill(0);
+    this.#memcpyTasksH = new Array(capacity).fill(0);
+    this.#tasksH = new Array(capacity).fill(0);
     this.#armedSrc = new Array(capacity).fill(0);
     this.#armedDst = new Array(capacity).fill(0);
     this.#each = callEach();
@@ -103,28 +106,28 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   allocInit(slot: number, src: Buf, dst: Buf): number {
     // Hot path: raw functions with pre-converted arguments (see Backend.native), looked up once; nothing allocated.
     const raw = this.#raw;
-    const s = src[NATIVE], t = dst[NATIVE];
-    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, s, t, this.#slotNative[slot], this.#out);
+    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#slotNative[slot], this.#out);
     if (rc === 0) {
       const memcpyTask = this.#scratch.u64Native(0);
       this.task = raw.doca_dma_task_memcpy_as_task(memcpyTask);
       this.#memcpyTasks[slot] = memcpyTask;
-      this.#tasks[slot] = this.task;
-      this.#armedSrc[slot] = s;
-      this.#armedDst[slot] = t;
+      this.#memcpyTasksH[slot] = Number(memcpyTask);
+      this.#tasksH[slot] = Number(this.task);
+      this.#armedSrc[slot] = src[HANDLE];
+      this.#armedDst[slot] = dst[HANDLE];
     }
     return rc;
   }
 
   rearm(slot: number, src: Buf, dst: Buf): number {
     const raw = this.#raw;
-    const s = src[NATIVE], t = dst[NATIVE];
+    const s = src[HANDLE], t = dst[HANDLE];
     if (this.#armedSrc[slot] !== s) {
-      raw.doca_dma_task_memcpy_set_src(this.#memcpyTasks[slot], s);
+      raw.doca_dma_task_memcpy_set_src(this.#memcpyTasks[slot], src[NATIVE]);
       this.#armedSrc[slot] = s;
     }
     if (this.#armedDst[slot] !== t) {
-      raw.doca_dma_task_memcpy_set_dst(this.#memcpyTasks[slot], t);
+      raw.doca_dma_task_memcpy_set_dst(this.#memcpyTasks[slot], dst[NATIVE]);
       this.#armedDst[slot] = t;
     }
     return 0;
@@ -142,8 +145,8 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     const fns = batchFunctions();
     const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
     // The handles memcpyBatch already read (one getter per Buf per batch), when these are its arrays.
-    const srcN = srcs === this.#batchSrcs ? this.#batchSrcN : srcs.map((b) => b[NATIVE]);
-    const dstN = dsts === this.#batchDsts ? this.#batchDstN : dsts.map((b) => b[NATIVE]);
+    const srcN = srcs === this.#batchSrcs ? this.#batchSrcN : srcs.map((b) => b[HANDLE]);
+    const dstN = dsts === this.#batchDsts ? this.#batchDstN : dsts.map((b) => b[HANDLE]);
     let rearm = false;
     for (let k = 0; k < n; k++) {
       const slot = slots[from + k];
@@ -153,10 +156,10 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
         this.#armedSrc[slot] = s;
         this.#armedDst[slot] = t;
       }
-      each.set(T, k, this.#memcpyTasks[slot]);
+      each.set(T, k, this.#memcpyTasksH[slot]);
       each.set(S, k, s);
       each.set(D, k, t);
-      each.set(K, k, this.#tasks[slot]);
+      each.set(K, k, this.#tasksH[slot]);
     }
     if (rearm) {
       each.run(fns.setSrc, n, false, T, S);
@@ -165,14 +168,14 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     return each.run(fns.submit, n, true, K);
   }
 
-  /** memcpyBatch's arrays and their native handles, read once per batch. */
+  /** memcpyBatch's arrays and their handles (plain numbers), read once per batch. */
   #batchSrcs: readonly Buf[] = [];
   #batchDsts: readonly Buf[] = [];
-  #batchSrcN: Native[] = [];
-  #batchDstN: Native[] = [];
+  #batchSrcN: number[] = [];
+  #batchDstN: number[] = [];
 
   /** The next submitMany is for these arrays, whose handles are srcN/dstN. */
-  prepareBatch(srcs: readonly Buf[], dsts: readonly Buf[], srcN: Native[], dstN: Native[]): void {
+  prepareBatch(srcs: readonly Buf[], dsts: readonly Buf[], srcN: number[], dstN: number[]): void {
     this.#batchSrcs = srcs;
     this.#batchDsts = dsts;
     this.#batchSrcN = srcN;
@@ -186,7 +189,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   }
 
   /** Resets the data section of every destination (memcpyBatch's resetDestinations), natively where possible. */
-  resetAll(dstN: readonly Native[]): void {
+  resetAll(dstN: readonly number[]): void {
     const each = this.#each;
     let done = 0;
     if (each && dstN.length >= 2) {
@@ -194,7 +197,8 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
       for (let k = 0; k < n; k++) each.set(2, k, dstN[k]);
       done = each.run(batchFunctions().reset, n, true, 2);
     }
-    for (let k = done; k < dstN.length; k++) check(this.#raw.doca_buf_reset_data_len(dstN[k]), "doca_buf_reset_data_len");
+    const native = doca().backend.native;
+    for (let k = done; k < dstN.length; k++) check(this.#raw.doca_buf_reset_data_len(native(dstN[k])), "doca_buf_reset_data_len");
   }
 
 
@@ -301,7 +305,7 @@ export class Dma extends CtxResource {
     this.assertOpen();
     const n = pairs.length;
     const srcs: Buf[] = new Array(n), dsts: Buf[] = new Array(n);
-    const srcN: Native[] = new Array(n), dstN: Native[] = new Array(n);
+    const srcN: number[] = new Array(n), dstN: number[] = new Array(n);
     let tooBig: DocaError | undefined;
     for (let i = 0; i < n; i++) {
       const pair = pairs[i];
@@ -313,8 +317,8 @@ export class Dma extends CtxResource {
       if (s.length > this.maxBufSize && s.dataLength > this.maxBufSize) tooBig ??= this.#tooBig(s.dataLength, "memcpyBatch");
       srcs[i] = s;
       dsts[i] = t;
-      srcN[i] = s[NATIVE];
-      dstN[i] = t[NATIVE];
+      srcN[i] = s[HANDLE];
+      dstN[i] = t[HANDLE];
     }
     if (tooBig) return Promise.reject(tooBig);
     if (opts.resetDestinations === true) this.#kind.resetAll(dstN);
