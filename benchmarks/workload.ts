@@ -23,6 +23,7 @@ import {
   ProgressEngine,
 } from "../mod.ts";
 import { measureCallOverhead } from "../ffi/diagnostics.ts";
+import { measureTaskCost } from "../ffi/task-cost.ts";
 
 const MAX_BUFFERS = 1024;
 
@@ -144,11 +145,28 @@ class Bench implements Disposable {
     const pairs = src.map((s, i): [Buf, Buf] => [s, dst[i]]);
     let tasks = 0;
     do {
-      for (const d of dst) d.resetData();
-      await this.dma.memcpyBatch(pairs);
+      await this.dma.memcpyBatch(pairs, { resetDestinations: true });
       tasks += pairs.length;
     } while (performance.now() < end);
     return tasks;
+  }
+
+  /** Per-task cost breakdown (ffi/task-cost.ts): one line per variant, op cost-<variant>, ns per task. */
+  async costCell(cell: Cell, seconds: number): Promise<void> {
+    using a = NativeMemory.alloc(cell.size * cell.depth);
+    using b = NativeMemory.alloc(cell.size * cell.depth);
+    using aMap = Mmap.create({ memory: a, permissions: Access.LOCAL_READ_WRITE, devices: [this.device] });
+    using bMap = Mmap.create({ memory: b, permissions: Access.LOCAL_READ_WRITE, devices: [this.device] });
+    const pairs = Array.from({ length: cell.depth }, (_, i): [Buf, Buf] => [
+      this.inventory.bufByData(aMap, a.address + i * cell.size, cell.size),
+      this.inventory.bufByAddr(bMap, b.address + i * cell.size, cell.size),
+    ]);
+    try {
+      const cost = await measureTaskCost(this.device, this.pe, pairs, seconds / 5);
+      for (const [variant, ns] of Object.entries(cost)) report({ ...cell, op: `cost-${variant}` }, ns, "ns");
+    } finally {
+      for (const [s, d] of pairs) s.close(), d.close();
+    }
   }
 
   /** ns per idle doca_pe_progress: through the raw binding (the FFI floor) or ProgressEngine.progress(). */
@@ -188,6 +206,7 @@ async function main(argv: string[]): Promise<void> {
   using bench = new Bench();
   for (const cell of cells) {
     if (cell.op === "call" || cell.op === "call-api") bench.callCell(cell, seconds);
+    else if (cell.op === "cost") await bench.costCell(cell, seconds);
     else if (["local", "read", "write", "rate", "batch"].includes(cell.op)) await bench.dmaCell(cell, seconds);
     else throw new Error(`unknown cell "${cell.op}"`);
   }

@@ -154,8 +154,21 @@ let made: NativeCallbacks | undefined;
  * function another completion source (a native completion ring drained after each progress) can call.
  */
 export function dispatchTaskCompletion(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
-  const owner = owners[ctxUserData];
-  if (owner) deliver(owner, ok ? TASK_OK : TASK_ERROR, task, taskUserData, 0);
+  const owner = owners[ctxUserData] as CtxOwner | undefined;
+  if (!owner) return;
+  // deliver() without its event switch: this runs once per task (the ring drain calls it for every completion).
+  inCallback = true;
+  try {
+    owner.onTaskDone?.(task, taskUserData, ok);
+  } catch (e) {
+    try {
+      owner.fail(e);
+    } catch {
+      // fail() only rejects promises; never let anything reach DOCA's frames.
+    }
+  } finally {
+    inCallback = false;
+  }
 }
 
 export function nativeCallbacks(): NativeCallbacks {
@@ -168,14 +181,8 @@ export function nativeCallbacks(): NativeCallbacks {
       if (owner) deliver(owner, STATE, prev, next, 0);
     }),
     // Task completions: the completion entry point (a second completion source calls it the same way).
-    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => {
-      const owner = owners[ctxUd];
-      if (owner) deliver(owner, TASK_OK, task, taskUd, 0);
-    }),
-    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => {
-      const owner = owners[ctxUd];
-      if (owner) deliver(owner, TASK_ERROR, task, taskUd, 0);
-    }),
+    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, true)),
+    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, false)),
     msgRecv: b.callback(CALLBACKS.msgRecv, (_event, buffer, length, connection) => {
       const owner = connectionOwnerOf(connection);
       if (owner) deliver(owner, MESSAGE, buffer, length, 0);

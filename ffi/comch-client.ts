@@ -1,4 +1,5 @@
 /** Comch client (host side): connects to a named server on the DPU. */
+import { type CompletionCallbacks, completionCallbacks } from "./completion-ring.ts";
 import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca } from "./library.ts";
 import { check } from "./errors.ts";
@@ -28,9 +29,9 @@ export class ComchClient extends ComchEndpoint {
   protected readonly core: CtxCore | undefined;
   #connection: ComchConnection | undefined;
 
-  private constructor(token: symbol, handle: number, opts: ComchClientOptions, maxMsgSize: number, sendTasks: number) {
+  private constructor(token: symbol, handle: number, opts: ComchClientOptions, maxMsgSize: number, sendTasks: number, tasks: CompletionCallbacks) {
     internalOnly(token, "ComchClient");
-    super(handle, [opts.device, opts.pe], opts, "doca_comch_client_task_send_alloc_init", maxMsgSize, sendTasks);
+    super(handle, [opts.device, opts.pe], opts, "doca_comch_client_task_send_alloc_init", maxMsgSize, sendTasks, tasks);
     this.kind = `ComchClient "${opts.name}"`;
     this.core = new CtxCore(doca().fns.doca_comch_client_as_ctx(handle), opts.pe, this);
   }
@@ -56,9 +57,10 @@ export class ComchClient extends ComchEndpoint {
     );
     const handle = d.scratch.u64(0);
     let client: ComchClient | undefined;
+    const tasks = completionCallbacks(sendTasks);
     try {
-      configureEndpoint("client", handle, sendTasks, opts);
-      client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks);
+      configureEndpoint("client", handle, sendTasks, opts, tasks);
+      client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks, tasks);
       // DOCA_ERROR_IN_PROGRESS is the normal answer: RUNNING arrives through progress.
       if (client.core!.start()) client.#adoptConnection();
       else {
@@ -71,7 +73,10 @@ export class ComchClient extends ComchEndpoint {
       return client;
     } catch (e) {
       if (client) await client.close().catch(() => {});
-      else f.doca_comch_client_destroy(handle);
+      else {
+        f.doca_comch_client_destroy(handle);
+        tasks.release();
+      }
       throw e;
     }
   }

@@ -6,7 +6,6 @@
 import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
-import { nativeCallbacks } from "./callbacks.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { type TaskKind, TaskPath } from "./task-path.ts";
 import { Waiters } from "./waiters.ts";
@@ -125,8 +124,9 @@ export class ComchConsumer extends CtxResource {
       check(f.doca_comch_consumer_create(connection[HANDLE], buffers.mmap[HANDLE], d.scratch.slot(0)), "doca_comch_consumer_create");
       handle = d.scratch.u64(0);
       consumer = new ComchConsumer(INTERNAL, handle, connection, buffers);
-      const cbs = nativeCallbacks();
-      check(f.doca_comch_consumer_task_post_recv_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, count), "doca_comch_consumer_task_post_recv_set_conf");
+      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      const cbs = consumer.#path.completionCallbacks();
+      check(f.doca_comch_consumer_task_post_recv_set_conf(handle, cbs.ok, cbs.error, count), "doca_comch_consumer_task_post_recv_set_conf");
       consumer.immDataLength = configureImmLength(handle, connection.device, opts);
       if (!consumer.core.start()) await consumer.core.untilRunning("Comch consumer", opts.timeoutMs ?? 10_000);
       d.scratch.clear(0);

@@ -8,6 +8,7 @@ import { DocaErrorCode } from "./constants.ts";
 import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
 import { type CtxCore, CtxResource } from "./ctx.ts";
 import { type TaskKind, TaskPath } from "./task-path.ts";
+import type { CompletionCallbacks } from "./completion-ring.ts";
 import type { ComchConnection } from "./comch-connection.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
@@ -67,6 +68,7 @@ export abstract class ComchEndpoint extends CtxResource {
     allocFn: AllocFn,
     maxMsgSize: number,
     sendTasks: number,
+    callbacks: CompletionCallbacks,
   ) {
     super(handle, parents);
     this.name = opts.name;
@@ -75,6 +77,7 @@ export abstract class ComchEndpoint extends CtxResource {
     this.maxMsgSize = maxMsgSize;
     this.#send = new SendKind(allocFn, handle, sendTasks, maxMsgSize);
     this.#path = new TaskPath(this.#send, opts.pe, sendTasks);
+    this.#path.adoptCallbacks(callbacks);
   }
 
   /** @internal a connection sends through its endpoint's task path. */
@@ -145,11 +148,13 @@ export function configureEndpoint(
   handle: number,
   sendTasks: number,
   sizes: { maxMsgSize?: number; recvQueueSize?: number },
+  tasks: CompletionCallbacks,
 ): void {
   const f = doca().fns;
   const cbs = nativeCallbacks();
   const [conf, recv, consumers, maxMsg, queue] = SIDE_FNS[side];
-  check(f[conf](handle, cbs.taskOk.address, cbs.taskError.address, sendTasks), conf);
+  // Send completions: the native completion ring when it has room (task-path.ts), else JS callbacks.
+  check(f[conf](handle, tasks.ok, tasks.error, sendTasks), conf);
   check(f[recv](handle, cbs.msgRecv.address), recv);
   const registerConsumers = f[consumers]; // optional: DOCA without the fast path has no consumer events
   if (registerConsumers) check(registerConsumers(handle, cbs.consumerNew.address, cbs.consumerExpired.address), consumers);

@@ -7,7 +7,6 @@ import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import { nativeCallbacks } from "./callbacks.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { NativeMemory } from "./memory.ts";
 import { Buf } from "./buf.ts";
@@ -132,8 +131,9 @@ export class ComchProducer extends CtxResource {
       check(f.doca_comch_producer_create(connection[HANDLE], d.scratch.slot(0)), "doca_comch_producer_create");
       handle = d.scratch.u64(0);
       producer = new ComchProducer(INTERNAL, handle, connection, buffers, imm);
-      const cbs = nativeCallbacks();
-      check(f.doca_comch_producer_task_send_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, count), "doca_comch_producer_task_send_set_conf");
+      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      const cbs = producer.#path.completionCallbacks();
+      check(f.doca_comch_producer_task_send_set_conf(handle, cbs.ok, cbs.error, count), "doca_comch_producer_task_send_set_conf");
       if (!producer.core.start()) await producer.core.untilRunning("Comch producer", opts.timeoutMs ?? 10_000);
       return producer;
     } catch (e) {

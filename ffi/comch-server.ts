@@ -1,4 +1,5 @@
 /** Comch server (DPU side): accepts host clients on a name, over a representor of the host function. */
+import { type CompletionCallbacks, completionCallbacks } from "./completion-ring.ts";
 import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { setImmediate } from "node:timers";
 import { doca, requireFns } from "./library.ts";
@@ -35,9 +36,9 @@ export class ComchServer extends ComchEndpoint {
   readonly #acceptQueue: ComchConnection[] = [];
   readonly #acceptWaiters: Waiters<ComchConnection>;
 
-  private constructor(token: symbol, handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number) {
+  private constructor(token: symbol, handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number, tasks: CompletionCallbacks) {
     internalOnly(token, "ComchServer");
-    super(handle, [opts.device, opts.rep, opts.pe], opts, "doca_comch_server_task_send_alloc_init", maxMsgSize, sendTasks);
+    super(handle, [opts.device, opts.rep, opts.pe], opts, "doca_comch_server_task_send_alloc_init", maxMsgSize, sendTasks, tasks);
     this.kind = `ComchServer "${opts.name}"`;
     this.#acceptWaiters = new Waiters(opts.pe);
     this.core = new CtxCore(doca().fns.doca_comch_server_as_ctx(handle), opts.pe, this);
@@ -65,19 +66,23 @@ export class ComchServer extends ComchEndpoint {
     );
     const handle = d.scratch.u64(0);
     let server: ComchServer | undefined;
+    const tasks = completionCallbacks(sendTasks);
     try {
-      configureEndpoint("server", handle, sendTasks, opts);
+      configureEndpoint("server", handle, sendTasks, opts, tasks);
       const cbs = nativeCallbacks();
       check(
         f.doca_comch_server_event_connection_status_changed_register(handle, cbs.connected.address, cbs.disconnected.address),
         "doca_comch_server_event_connection_status_changed_register",
       );
-      server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks);
+      server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks, tasks);
       server.core!.start();
       return server;
     } catch (e) {
       if (server) server.closeSync();
-      else f.doca_comch_server_destroy(handle);
+      else {
+        f.doca_comch_server_destroy(handle);
+        tasks.release();
+      }
       throw e;
     }
   }

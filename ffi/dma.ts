@@ -5,7 +5,6 @@
 import { doca } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import { nativeCallbacks } from "./callbacks.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { hex, HANDLE, NATIVE } from "./resource.ts";
 import { type Native, type TaskKind, TaskPath } from "./task-path.ts";
@@ -14,6 +13,22 @@ import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
 import type { Mmap } from "./mmap.ts";
 import { Buf, BufInventory } from "./buf.ts";
+import { callEach, type CallEach, symbolAddress } from "./native-call.ts";
+
+/** Native addresses of the functions memcpyBatch runs over columns of handles (native-call.ts), looked up once. */
+let batchFns: { setSrc: number; setDst: number; submit: number; reset: number } | undefined;
+function batchFunctions(): { setSrc: number; setDst: number; submit: number; reset: number } {
+  if (!batchFns) {
+    const files = doca().info.files;
+    batchFns = {
+      setSrc: symbolAddress(files.dma, "doca_dma_task_memcpy_set_src"),
+      setDst: symbolAddress(files.dma, "doca_dma_task_memcpy_set_dst"),
+      submit: symbolAddress(files.common, "doca_task_submit"),
+      reset: symbolAddress(files.common, "doca_buf_reset_data_len"),
+    };
+  }
+  return batchFns;
+}
 
 export interface DmaOptions {
   /** Tasks DOCA preallocates (and the most in flight at once); default 256, at most 65536. */
@@ -45,7 +60,10 @@ function describe(value: unknown): string {
   return value.constructor?.name ?? "object";
 }
 
-/** doca_dma_task_memcpy: (src Buf, dst Buf) → one task, the slot as its user data. */
+/**
+ * doca_dma_task_memcpy: (src Buf, dst Buf) → one task, the slot as its user data. Tasks are reused: a completed
+ * task is re-armed with doca_dma_task_memcpy_set_src/_set_dst (only when the buffers changed) and resubmitted.
+ */
 class MemcpyKind implements TaskKind<Buf, Buf> {
   readonly taskName = "doca_dma_task_memcpy";
   readonly allocName = "doca_dma_task_memcpy_alloc_init";
@@ -58,9 +76,27 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   /** Scratch slot 0 (the new task's out-parameter) in native form. */
   readonly #out = doca().scratch.slotNative(0);
 
+  // Per slot: the doca_dma_task_memcpy (native form, for calls), and as plain numbers (comparisons and the batch
+  // columns: on Deno native values are BigInts, whose === and conversions cost on every task) the same task, its
+  // doca_task, and the buffers it is armed with.
+  readonly #memcpyTasks: Native[];
+  readonly #memcpyTasksH: number[];
+  readonly #tasksH: number[];
+  readonly #armedSrc: number[];
+  readonly #armedDst: number[];
+  /** The native batch loop, or undefined (no executable memory, unsupported arch, DOCA_TS_JS_CALLBACKS=1). */
+  readonly #each: CallEach | undefined;
+
   constructor(capacity: number) {
     const native = doca().backend.native;
     this.#slotNative = Array.from({ length: capacity }, (_, i) => native(i));
+    this.#memcpyTasks = new Array(capacity).fill(0);
+    this.#memcpyTasksH = new Array(capacity).fill(0);
+    this.#tasksH = new Array(capacity).fill(0);
+    this.#armedSrc = new Array(capacity).fill(0);
+    this.#armedDst = new Array(capacity).fill(0);
+    this.#each = callEach();
+    if (this.#each === undefined) this.submitMany = undefined;
   }
 
   bind(dma: Native): void {
@@ -71,9 +107,101 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     // Hot path: raw functions with pre-converted arguments (see Backend.native), looked up once; nothing allocated.
     const raw = this.#raw;
     const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#slotNative[slot], this.#out);
-    if (rc === 0) this.task = raw.doca_dma_task_memcpy_as_task(this.#scratch.u64Native(0));
+    if (rc === 0) {
+      const memcpyTask = this.#scratch.u64Native(0);
+      this.task = raw.doca_dma_task_memcpy_as_task(memcpyTask);
+      this.#memcpyTasks[slot] = memcpyTask;
+      this.#memcpyTasksH[slot] = Number(memcpyTask);
+      this.#tasksH[slot] = Number(this.task);
+      this.#armedSrc[slot] = src[HANDLE];
+      this.#armedDst[slot] = dst[HANDLE];
+    }
     return rc;
   }
+
+  rearm(slot: number, src: Buf, dst: Buf): number {
+    const raw = this.#raw;
+    const s = src[HANDLE], t = dst[HANDLE];
+    if (this.#armedSrc[slot] !== s) {
+      raw.doca_dma_task_memcpy_set_src(this.#memcpyTasks[slot], src[NATIVE]);
+      this.#armedSrc[slot] = s;
+    }
+    if (this.#armedDst[slot] !== t) {
+      raw.doca_dma_task_memcpy_set_dst(this.#memcpyTasks[slot], dst[NATIVE]);
+      this.#armedDst[slot] = t;
+    }
+    return 0;
+  }
+
+  /**
+   * Re-arms and submits n kept tasks with native loops (native-call.ts): set_src and set_dst over columns only when
+   * some pair changed, then doca_task_submit over the task column stopping at the first failure: three FFI calls
+   * per batch instead of one or three per task. Columns skip writes of unchanged values, so a batch that repeats
+   * the previous one writes nothing.
+   */
+  submitMany?(slots: Int32Array, from: number, n: number, srcs: readonly Buf[], dsts: readonly Buf[], offset: number): number {
+    const each = this.#each!;
+    n = Math.min(n, each.capacity);
+    const fns = batchFunctions();
+    const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
+    // The handles memcpyBatch already read (one getter per Buf per batch), when these are its arrays.
+    const srcN = srcs === this.#batchSrcs ? this.#batchSrcN : srcs.map((b) => b[HANDLE]);
+    const dstN = dsts === this.#batchDsts ? this.#batchDstN : dsts.map((b) => b[HANDLE]);
+    let rearm = false;
+    for (let k = 0; k < n; k++) {
+      const slot = slots[from + k];
+      const s = srcN[offset + k], t = dstN[offset + k];
+      if (this.#armedSrc[slot] !== s || this.#armedDst[slot] !== t) {
+        rearm = true;
+        this.#armedSrc[slot] = s;
+        this.#armedDst[slot] = t;
+      }
+      each.set(T, k, this.#memcpyTasksH[slot]);
+      each.set(S, k, s);
+      each.set(D, k, t);
+      each.set(K, k, this.#tasksH[slot]);
+    }
+    if (rearm) {
+      each.run(fns.setSrc, n, false, T, S);
+      each.run(fns.setDst, n, false, T, D);
+    }
+    return each.run(fns.submit, n, true, K);
+  }
+
+  /** memcpyBatch's arrays and their handles (plain numbers), read once per batch. */
+  #batchSrcs: readonly Buf[] = [];
+  #batchDsts: readonly Buf[] = [];
+  #batchSrcN: number[] = [];
+  #batchDstN: number[] = [];
+
+  /** The next submitMany is for these arrays, whose handles are srcN/dstN. */
+  prepareBatch(srcs: readonly Buf[], dsts: readonly Buf[], srcN: number[], dstN: number[]): void {
+    this.#batchSrcs = srcs;
+    this.#batchDsts = dsts;
+    this.#batchSrcN = srcN;
+    this.#batchDstN = dstN;
+  }
+
+  /** Forgets the batch arrays (nothing of a finished batch is kept alive by the kind). */
+  endBatch(): void {
+    this.#batchSrcs = this.#batchDsts = [];
+    this.#batchSrcN = this.#batchDstN = [];
+  }
+
+  /** Resets the data section of every destination (memcpyBatch's resetDestinations), natively where possible. */
+  resetAll(dstN: readonly number[]): void {
+    const each = this.#each;
+    let done = 0;
+    if (each && dstN.length >= 2) {
+      const n = Math.min(dstN.length, each.capacity);
+      for (let k = 0; k < n; k++) each.set(2, k, dstN[k]);
+      done = each.run(batchFunctions().reset, n, true, 2);
+    }
+    const native = doca().backend.native;
+    for (let k = done; k < dstN.length; k++) check(this.#raw.doca_buf_reset_data_len(native(dstN[k])), "doca_buf_reset_data_len");
+  }
+
+
 }
 
 export class Dma extends CtxResource {
@@ -85,6 +213,7 @@ export class Dma extends CtxResource {
   readonly maxBufSize: number;
   protected readonly core: CtxCore;
   readonly #path: TaskPath<Buf, Buf>;
+  readonly #kind: MemcpyKind;
 
   constructor(device: Device, pe: ProgressEngine, opts: DmaOptions = {}) {
     integerIn("Dma", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
@@ -107,14 +236,17 @@ export class Dma extends CtxResource {
     this.maxBufSize = device.info.caps.dmaMaxBufSize || Number.MAX_SAFE_INTEGER;
     const kind = new MemcpyKind(maxTasks);
     kind.bind(this[NATIVE]);
+    this.#kind = kind;
     this.#path = new TaskPath(kind, pe, maxTasks);
     let core: CtxCore | undefined;
     try {
       core = new CtxCore(f.doca_dma_as_ctx(handle), pe, this);
-      const cbs = nativeCallbacks();
-      check(f.doca_dma_task_memcpy_set_conf(handle, cbs.taskOk.address, cbs.taskError.address, maxTasks), "doca_dma_task_memcpy_set_conf");
+      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      const cbs = this.#path.completionCallbacks();
+      check(f.doca_dma_task_memcpy_set_conf(handle, cbs.ok, cbs.error, maxTasks), "doca_dma_task_memcpy_set_conf");
       core.start();
     } catch (e) {
+      this.#path.releaseCallbacks();
       core?.dispose();
       f.doca_dma_destroy(handle);
       this.abandon();
@@ -130,6 +262,19 @@ export class Dma extends CtxResource {
   /** Tasks submitted and not yet completed. */
   get inflight(): number {
     return this.#path.inflight;
+  }
+
+  /** Where task completions come from: the native completion ring, or JS callbacks (the fallback). */
+  get completionSource(): "ring" | "js" {
+    return this.#path.usesRing ? "ring" : "js";
+  }
+
+  /**
+   * Completed tasks kept for reuse (re-armed for the next copies instead of freed and allocated again): live DOCA
+   * task objects while the Dma is open, freed when it closes. For leak accounting.
+   */
+  get keptTasks(): number {
+    return this.#path.kept;
   }
 
   /**
@@ -151,11 +296,16 @@ export class Dma extends CtxResource {
     return this.#path.submit(src, dst);
   }
 
-  /** Submits every pair, resolves once all completed (rejects with the first failure after all settled). */
-  memcpyBatch(pairs: Array<[Buf, Buf]>): Promise<void> {
+  /**
+   * Submits every pair, resolves once all completed (rejects with the first failure after all settled). Where
+   * executable memory is allowed the pairs that fit the free tasks go out through native loops (three FFI calls
+   * per batch). `resetDestinations`: empty each destination's data section first (a loop reusing its destinations).
+   */
+  memcpyBatch(pairs: Array<[Buf, Buf]>, opts: { resetDestinations?: boolean } = {}): Promise<void> {
     this.assertOpen();
     const n = pairs.length;
     const srcs: Buf[] = new Array(n), dsts: Buf[] = new Array(n);
+    const srcN: number[] = new Array(n), dstN: number[] = new Array(n);
     let tooBig: DocaError | undefined;
     for (let i = 0; i < n; i++) {
       const pair = pairs[i];
@@ -167,9 +317,17 @@ export class Dma extends CtxResource {
       if (s.length > this.maxBufSize && s.dataLength > this.maxBufSize) tooBig ??= this.#tooBig(s.dataLength, "memcpyBatch");
       srcs[i] = s;
       dsts[i] = t;
+      srcN[i] = s[HANDLE];
+      dstN[i] = t[HANDLE];
     }
     if (tooBig) return Promise.reject(tooBig);
-    return this.#path.submitBatch(srcs, dsts);
+    if (opts.resetDestinations === true) this.#kind.resetAll(dstN);
+    this.#kind.prepareBatch(srcs, dsts, srcN, dstN);
+    try {
+      return this.#path.submitBatch(srcs, dsts);
+    } finally {
+      this.#kind.endBatch();
+    }
   }
 
   /** One task copies at most maxBufSize bytes (the device refuses more, or worse on hardware): say what to use. */

@@ -8,6 +8,7 @@ import { setImmediate, setTimeout } from "node:timers";
 import { doca, loadLibc, mapPages, type PresentFns, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { inCallback } from "./callbacks.ts";
+import { drainCompletions, ringDraining } from "./completion-ring.ts";
 import { Resource, hex, HANDLE, NATIVE } from "./resource.ts";
 
 const POLLIN = 1;
@@ -47,6 +48,9 @@ export class ProgressEngine extends Resource {
   #pendingPoll: Promise<number> | undefined;
   /** The notification API, when this DOCA has all of it. */
   readonly #notify: PresentFns<NotifyFn> | undefined;
+  /** Hot path: doca_pe_progress and our handle in native form, in plain fields (a getter per call costs on Deno). */
+  readonly #raw = doca().raw;
+  #native: number | bigint;
 
   constructor() {
     const d = doca();
@@ -54,6 +58,7 @@ export class ProgressEngine extends Resource {
     check(d.fns.doca_pe_create(d.scratch.slot(0)), "doca_pe_create");
     const handle = d.scratch.u64(0);
     super(handle, [], (h) => doca().fns.doca_pe_destroy(h));
+    this.#native = this[NATIVE];
     let fd = -1;
     const f = d.fns;
     if (f.doca_pe_get_notification_handle && f.doca_pe_request_notification && f.doca_pe_clear_notification) {
@@ -68,8 +73,13 @@ export class ProgressEngine extends Resource {
 
   /** Runs DOCA's progress once; true when something happened. Never call it from inside a DOCA callback. */
   progress(): boolean {
-    if (inCallback) throw new Error("ProgressEngine.progress() called from inside a DOCA callback");
-    return doca().raw.doca_pe_progress(this[NATIVE]) === 1;
+    if (inCallback || ringDraining()) throw new Error("ProgressEngine.progress() called from inside a DOCA callback");
+    if (this.#native === 0) void this[NATIVE]; // closed: throws the usual "closed" error
+    const moved = this.#raw.doca_pe_progress(this.#native) === 1;
+    // The native completion ring (completion-ring.ts): completions recorded during that progress go to the task
+    // paths now, through the same entry point as JS callbacks.
+    drainCompletions();
+    return moved;
   }
 
   /** Tasks in flight on this engine (when DOCA can tell). */
@@ -163,6 +173,7 @@ export class ProgressEngine extends Resource {
     const d = doca();
     this.#kick?.();
     check(d.fns.doca_pe_destroy(handle), "doca_pe_destroy");
+    this.#native = 0;
     // The pollfd page is left mapped while a poll may still be reading it; a few bytes per engine.
     if (!this.#pendingPoll) loadLibc().libc.munmap(this.#pollfd, 4096);
   }

@@ -161,6 +161,11 @@ export const DOCA_SYMBOLS = {
   doca_dma_task_memcpy_alloc_init: { lib: "dma", params: ["ptr", "ptr", "ptr", "u64", "ptr"], result: "i32" },
   // struct doca_task *doca_dma_task_memcpy_as_task(struct doca_dma_task_memcpy *task);
   doca_dma_task_memcpy_as_task: { lib: "dma", params: ["ptr"], result: "ptr" },
+  // Task reuse (issue 13): re-arm a completed memcpy task with other buffers instead of free + alloc_init.
+  // void doca_dma_task_memcpy_set_src(struct doca_dma_task_memcpy *task, const struct doca_buf *src);
+  doca_dma_task_memcpy_set_src: { lib: "dma", params: ["ptr", "ptr"], result: "void" },
+  // void doca_dma_task_memcpy_set_dst(struct doca_dma_task_memcpy *task, struct doca_buf *dst);
+  doca_dma_task_memcpy_set_dst: { lib: "dma", params: ["ptr", "ptr"], result: "void" },
 
   // ---------------------------------------------------------------- libdoca_comch (doca_comch.h)
   // doca_error_t doca_comch_cap_server_is_supported(const struct doca_devinfo *devinfo);

@@ -10,12 +10,23 @@
  * Hot path: nothing is allocated per task besides the Promise the caller gets (the executor is shared; per-slot
  * state lives in preallocated arrays; the queue only grows beyond capacity). The objects a task uses (a and b, e.g.
  * the two Bufs of a memcpy) are held in the slot until it settles, so no finalizer can free them under the device.
+ *
+ * Fast path (issue 13), for every kind alike:
+ * - completions: completionCallbacks() gives the context's *_set_conf the native completion ring's callbacks when
+ *   the ring has room for this path's capacity (else the JS ones); ProgressEngine.progress() drains the ring after
+ *   each doca_pe_progress into dispatchTaskCompletion, which lands in onTaskDone here, as a JS callback would.
+ * - task reuse: a kind with a `rearm` hook keeps its task in the slot after completion and re-arms it for the next
+ *   request (DOCA allows resubmitting a completed task); kept tasks are freed when the context is asked to stop
+ *   (refuse()), and from then on completed tasks are freed at once. Kinds without `rearm` alloc/free per task.
+ * - batches: a kind with `submitMany` submits a batch's first free-slot-full of requests in one go (DMA: native
+ *   call loops, three FFI calls per batch); the rest and any failure take the per-task path.
  */
 import { doca } from "./library.ts";
 import { DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import type { ProgressEngine } from "./pe.ts";
 import { setTimeout } from "node:timers";
+import { type CompletionCallbacks, completionCallbacks } from "./completion-ring.ts";
 
 export type Native = number | bigint;
 
@@ -39,6 +50,17 @@ export interface TaskKind<A, B> {
   detachedError?(error: Error, a: A, b: B): void;
   /** DOCA_ERROR_AGAIN at submit means "full, try again after progress" for this kind (producer send). */
   readonly againMeansRetry?: boolean;
+  /**
+   * Task reuse: re-arms the slot's kept task (the one its last allocInit made, already completed) for (a, b);
+   * returns the doca_error_t. Present only where DOCA lets a kind's task be re-armed (DMA memcpy: set_src/set_dst).
+   */
+  rearm?(slot: number, a: A, b: B): number;
+  /**
+   * Batch submit: `slots[from..from+n)` are free slots that all hold a kept (armed for something) task, `as`/`bs`
+   * from `offset` the requests; re-arm and submit them in order, return how many were submitted (a failure stops
+   * there; the path retries that request on the per-task path, which reports its error).
+   */
+  submitMany?(slots: Int32Array, from: number, n: number, as: readonly A[], bs: readonly B[], offset: number): number;
 }
 
 interface Batch {
@@ -69,7 +91,14 @@ export class TaskPath<A, B> {
   readonly #resolves: ((() => void) | undefined)[];
   readonly #rejects: (((e: Error) => void) | undefined)[];
   readonly #batches: (Batch | undefined)[];
+  /** 1 while the slot's task is submitted (#tasks may also hold a kept, completed task for reuse). */
+  readonly #busy: Uint8Array;
+  readonly #reuse: boolean;
+  /** Completion callbacks given to DOCA (ring or JS); the ring reservation is returned at shutdown. */
+  #callbacks: CompletionCallbacks | undefined;
   readonly #free: Int32Array;
+  /** Scratch for #startMany: the slots of one batch in submission order. */
+  readonly #order: Int32Array;
   #freeTop: number;
   #inflight = 0;
   readonly #queue: Queued<A, B>[] = [];
@@ -94,14 +123,48 @@ export class TaskPath<A, B> {
     this.#resolves = new Array(capacity).fill(undefined);
     this.#rejects = new Array(capacity).fill(undefined);
     this.#batches = new Array(capacity).fill(undefined);
+    this.#busy = new Uint8Array(capacity);
+    this.#reuse = typeof kind.rearm === "function";
     this.#free = new Int32Array(capacity);
+    this.#order = new Int32Array(capacity);
     for (let i = 0; i < capacity; i++) this.#free[i] = capacity - 1 - i;
     this.#freeTop = capacity;
+  }
+
+  /**
+   * The completion callbacks this path's context gives its *_set_conf (call once, before starting the context):
+   * the native ring's when it has room for `capacity` tasks, else the JS callbacks.
+   */
+  completionCallbacks(): { ok: number; error: number; ring: boolean } {
+    this.#callbacks ??= completionCallbacks(this.capacity);
+    return this.#callbacks;
+  }
+
+  /** Takes callbacks chosen before this path existed (Comch endpoints configure before they construct). */
+  adoptCallbacks(callbacks: CompletionCallbacks): void {
+    this.#callbacks = callbacks;
+  }
+
+  /** Returns the ring reservation: the context is IDLE or was never started (idempotent). */
+  releaseCallbacks(): void {
+    this.#callbacks?.release();
+  }
+
+  /** Whether completions of this path come through the native ring. */
+  get usesRing(): boolean {
+    return this.#callbacks?.ring === true;
   }
 
   /** Tasks submitted and not yet completed. */
   get inflight(): number {
     return this.#inflight;
+  }
+
+  /** Completed tasks kept in their slots for reuse (live DOCA tasks until the context stops; kinds with rearm). */
+  get kept(): number {
+    let n = 0;
+    for (let slot = 0; slot < this.capacity; slot++) if (this.#tasks[slot] !== 0 && this.#busy[slot] === 0) n++;
+    return n;
   }
 
   /** Requests waiting for a slot. */
@@ -118,7 +181,7 @@ export class TaskPath<A, B> {
   submit(a: A, b: B): Promise<void> {
     if (this.#refused) return Promise.reject(this.#refused);
     const promise = new Promise<void>(this.#executor);
-    if (this.canSubmitNow) this.#start(a, b, this.#nextResolve, this.#nextReject, undefined);
+    if (this.#freeTop > 0 && this.#queue.length === 0 && !this.#retrying) this.#start(a, b, this.#nextResolve, this.#nextReject, undefined);
     else this.#enqueue(a, b, this.#nextResolve, this.#nextReject, undefined);
     return promise;
   }
@@ -129,7 +192,8 @@ export class TaskPath<A, B> {
     if (as.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const batch: Batch = { remaining: as.length, error: undefined, resolve, reject };
-      for (let i = 0; i < as.length; i++) {
+      let i = this.#kind.submitMany && this.canSubmitNow ? this.#startMany(as, bs, batch) : 0;
+      for (; i < as.length; i++) {
         if (this.canSubmitNow) this.#start(as[i], bs[i], undefined, undefined, batch);
         else this.#enqueue(as[i], bs[i], undefined, undefined, batch);
       }
@@ -143,6 +207,60 @@ export class TaskPath<A, B> {
     else this.#enqueue(a, b, undefined, undefined, undefined);
   }
 
+  /**
+   * Batch fast path: the first min(n, free slots) requests go to the kind's submitMany in one go. Pair k takes the
+   * k-th of the top n free slots in completion order, so a batch that repeats the previous one finds its tasks
+   * armed as it needs them. Slots without a task get one first (allocInit). Returns
+   * how many requests were submitted; the caller takes the rest through the per-task path.
+   */
+  #startMany(as: readonly A[], bs: readonly B[], batch: Batch): number {
+    const kind = this.#kind;
+    const n = Math.min(as.length, this.#freeTop);
+    if (n < 2) return 0;
+    const free = this.#free, order = this.#order;
+    // The n slots under the top of the free stack, oldest-freed first: completions push slots in completion order,
+    // so a batch that repeats the previous one gets back, pair by pair, the tasks armed with its own buffers.
+    const base = this.#freeTop - n;
+    for (let k = 0; k < n; k++) order[k] = free[base + k];
+    let ready = 0;
+    for (; ready < n; ready++) {
+      const slot = order[ready];
+      if (this.#tasks[slot] !== 0) continue;
+      let rc: number;
+      try {
+        rc = kind.allocInit(slot, as[ready], bs[ready]);
+      } catch {
+        rc = -1;
+      }
+      if (rc !== 0) break; // the per-task path allocates again and reports the failure
+      this.#tasks[slot] = kind.task;
+    }
+    if (ready < 2) return 0;
+    let submitted: number;
+    try {
+      submitted = kind.submitMany!(order, 0, ready, as, bs, 0);
+    } catch {
+      submitted = 0;
+    }
+    if (submitted === 0) return 0;
+    for (let k = 0; k < submitted; k++) {
+      const slot = order[k];
+      this.#busy[slot] = 1;
+      this.#a[slot] = as[k];
+      this.#b[slot] = bs[k];
+      this.#resolves[slot] = this.#rejects[slot] = undefined;
+      this.#batches[slot] = batch;
+    }
+    // The slots not submitted stay free, in the same order.
+    let top = base;
+    for (let k = submitted; k < n; k++) free[top++] = order[k];
+    this.#freeTop = top;
+    if (this.#inflight === 0) this.#pe.demand();
+    else this.#pe.kick();
+    this.#inflight += submitted;
+    return submitted;
+  }
+
   #enqueue(a: A, b: B, resolve: (() => void) | undefined, reject: ((e: Error) => void) | undefined, batch: Batch | undefined): void {
     if (this.#kind.retain) [a, b] = this.#kind.retain(a, b);
     this.#queue.push({ a, b, resolve, reject, batch });
@@ -154,12 +272,19 @@ export class TaskPath<A, B> {
     const slot = this.#free[--this.#freeTop];
     let error: Error;
     try {
-      let rc = kind.allocInit(slot, a, b);
+      let task = this.#tasks[slot];
+      let rc: number;
+      if (task !== 0) {
+        rc = kind.rearm!(slot, a, b); // a kept task (only kinds with rearm keep them)
+      } else {
+        rc = kind.allocInit(slot, a, b);
+        if (rc === 0) task = kind.task;
+      }
       if (rc === 0) {
-        const task = kind.task;
         rc = raw.doca_task_submit(task);
         if (rc === 0) {
           this.#tasks[slot] = task;
+          this.#busy[slot] = 1;
           this.#a[slot] = a;
           this.#b[slot] = b;
           this.#resolves[slot] = resolve;
@@ -169,7 +294,9 @@ export class TaskPath<A, B> {
           else this.#pe.kick();
           return;
         }
+        // A task DOCA refused is still ours: free it (a kept one too; the slot allocates afresh next time).
         raw.doca_task_free(task);
+        this.#tasks[slot] = 0;
         if (rc === DocaErrorCode.AGAIN && kind.againMeansRetry) {
           this.#free[this.#freeTop++] = slot;
           this.#retryLater(a, b, resolve, reject, batch);
@@ -235,8 +362,8 @@ export class TaskPath<A, B> {
    */
   onTaskDone(typedTask: number, slot: number, ok: boolean): void {
     const raw = this.#raw;
+    if (this.#busy[slot] !== 1) return; // not ours (or already settled by a shutdown)
     const task = this.#tasks[slot];
-    if (!task) return; // not ours (or already settled by a shutdown)
     const a = this.#a[slot]!, b = this.#b[slot]!;
     let error: Error | undefined = ok ? undefined : new DocaError(raw.doca_task_get_status(task), this.#kind.taskName);
     if (this.#kind.complete) {
@@ -246,9 +373,13 @@ export class TaskPath<A, B> {
         error ??= e instanceof Error ? e : new Error(String(e));
       }
     }
-    raw.doca_task_free(task);
+    this.#busy[slot] = 0;
+    // Reuse: the task stays in the slot for its next request, unless the context is stopping (or the kind cannot).
+    if (!this.#reuse || this.#refused) {
+      raw.doca_task_free(task);
+      this.#tasks[slot] = 0;
+    }
     const resolve = this.#resolves[slot], reject = this.#rejects[slot], batch = this.#batches[slot];
-    this.#tasks[slot] = 0;
     this.#a[slot] = undefined;
     this.#b[slot] = undefined;
     this.#resolves[slot] = this.#rejects[slot] = this.#batches[slot] = undefined;
@@ -263,13 +394,26 @@ export class TaskPath<A, B> {
   refuse(reason: Error): void {
     this.#refused ??= reason;
     for (const q of this.#queue.splice(0)) this.#settle(reason, q.resolve, q.reject, q.batch, q.a, q.b);
+    this.#freeKeptTasks();
+  }
+
+  /** Frees every kept task not in flight (before the stop: DOCA wants a context's tasks freed before it is destroyed). */
+  #freeKeptTasks(): void {
+    if (!this.#reuse) return;
+    for (let slot = 0; slot < this.capacity; slot++) {
+      if (this.#tasks[slot] !== 0 && this.#busy[slot] === 0) {
+        this.#raw.doca_task_free(this.#tasks[slot]);
+        this.#tasks[slot] = 0;
+      }
+    }
   }
 
   /** The context is IDLE: anything DOCA did not flush is settled with `reason` (its task is gone with the ctx). */
   shutdown(reason: Error): void {
     this.refuse(reason);
     for (let slot = 0; slot < this.capacity; slot++) {
-      if (!this.#tasks[slot]) continue;
+      if (this.#busy[slot] !== 1) continue;
+      this.#busy[slot] = 0;
       const resolve = this.#resolves[slot], reject = this.#rejects[slot], batch = this.#batches[slot];
       const a = this.#a[slot]!, b = this.#b[slot]!;
       this.#tasks[slot] = 0;
@@ -282,5 +426,6 @@ export class TaskPath<A, B> {
       this.#inflight = 0;
       this.#pe.release();
     }
+    this.releaseCallbacks(); // IDLE: no completion can reach the ring for this context any more
   }
 }
