@@ -9,6 +9,7 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { runEndToEnd } from "../benchmarks/end-to-end.ts";
 import { buildDriver, runMicro } from "../benchmarks/micro.ts";
+import { buildComchDriver } from "../benchmarks/comch.ts";
 import { formatMarkdown, formatTable, type Row } from "../benchmarks/rows.ts";
 import { RUNTIMES, type RuntimeName } from "../benchmarks/runtimes.ts";
 
@@ -17,7 +18,8 @@ const HELP = `Usage: deno task bench [--full | --smoke] [--runtimes deno,bun,nod
 Measures on the software DOCA device, side by side in one run (rounds alternate C and each runtime; ratios are
 medians of per-round ratios):
   1. the machine's limits: one-thread memcpy, process_vm_readv/writev
-  2. C (benchmarks/driver.c) doing DMA memcpy tasks through the DOCA API, against those limits
+  2. C (benchmarks/driver.c) doing DMA memcpy tasks through the DOCA API, against those limits, and Comch
+     messages host → DPU, control path and fast path (benchmarks/comch-driver.c, two processes)
   3. the same workloads from Deno, Bun and Node through doca-ts, against C
   4. the FFI cost of an idle doca_pe_progress per runtime, against C
   5. tasks/dma-copy.ts end to end (host and DPU processes) against dd bs=4M, peak RSS, 1 MiB wall time
@@ -67,6 +69,7 @@ const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 const started = performance.now();
 const driver = buildDriver();
+buildComchDriver();
 const rows: Row[] = await runMicro({ ...settings, depth: 16, runtimes, log });
 if (!values["no-e2e"]) rows.push(...(await runEndToEnd({ ...settings, runtimes, driver, log })));
 

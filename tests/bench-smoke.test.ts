@@ -53,7 +53,8 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
     for (const name of ["memcpy", "process_vm_readv", "process_vm_writev"]) assert.ok(has("1.", name, "C"), name);
     for (const runtime of ["C", "Deno", "Bun", "Node"]) {
       const section = runtime === "C" ? "2." : "3.";
-      for (const name of ["DMA local", "DMA remote → local", "DMA local → remote", "64 B tasks, 128 in flight"]) {
+      const comch = ["Comch control path send, 64 B", "Comch control path send, 4080 B", "Comch fast path producer → consumer, 64 B", "Comch fast path producer → consumer, 4 KiB"];
+      for (const name of ["DMA local", "DMA remote → local", "DMA local → remote", "64 B tasks, 128 in flight", ...comch]) {
         assert.ok(has(section, name, runtime), `${name} on ${runtime}`);
       }
       assert.ok(has("4.", "doca_pe_progress", runtime), `call overhead on ${runtime}`);

@@ -10,10 +10,10 @@ const text = (s: string) => new TextEncoder().encode(s);
 const str = (b: Uint8Array) => new TextDecoder().decode(b);
 
 /** Starts an echo server in a DPU process of the same runtime. */
-async function startServer(name: string): Promise<RuntimeChild> {
+async function startServer(name: string, greeting?: string): Promise<RuntimeChild> {
   const dpu = spawnRuntime(new URL("./helpers/dpu-side.ts", import.meta.url), { env: dpuEnv() });
   await dpu.request({ op: "open", pci: DPU_PCI }, 30_000);
-  await dpu.request({ op: "serve", name, repPci: HOST_PCI });
+  await dpu.request({ op: "serve", name, repPci: HOST_PCI, greeting });
   return dpu;
 }
 
@@ -53,6 +53,19 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       await dpu.close();
     }
     assert.equal(liveObjects(), start, "no leaked handles");
+  });
+
+  test("a message the server sends as soon as it accepts is not lost in the client's connect", async () => {
+    const name = uniqueName("greet");
+    const dpu = await startServer(name, "hello at accept");
+    try {
+      using dev = Device.open(HOST_PCI);
+      using pe = new ProgressEngine();
+      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+      assert.equal(str(await client.connection.recv({ timeoutMs: 10_000 })), "hello at accept");
+    } finally {
+      await dpu.close();
+    }
   });
 
   test("killing the server process is seen by the client within a timeout", async () => {

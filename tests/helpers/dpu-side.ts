@@ -4,7 +4,7 @@
  *
  * Requests: open {pci} · import {descriptor: base64} · read {offset, length} (DMA remote→local, returns base64)
  * · write {offset, data: base64} (DMA local→remote) · dropImport · serve {name, repPci} (Comch echo server:
- * every message comes back prefixed with "echo:") · accepted (waits for the first client) · exit.
+ * every message comes back prefixed with "echo:"; with greeting, that text is sent first, at accept) · accepted (waits for the first client) · exit.
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
@@ -48,13 +48,15 @@ async function copy(direction: "read" | "write", offset: number, length: number,
   return local.bytes.slice();
 }
 
-function serve(name: string, repPci: string): void {
+function serve(name: string, repPci: string, greeting?: string): void {
   if (!device || !pe) throw new Error("open first");
   const rep = device.openRepresentor(repPci);
   server = ComchServer.start({ device, rep, name, pe });
   void (async () => {
     const conn = await server!.accept();
     connection = conn;
+    // sent at once: it may reach the client in the same progress call as the end of its handshake
+    if (greeting !== undefined) await conn.send(new TextEncoder().encode(greeting));
     reply({ event: "accepted" });
     conn.onDisconnect(() => reply({ event: "disconnected" }));
     for await (const msg of conn.messages()) {
@@ -89,7 +91,7 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
       remote = undefined;
       return { ok: true };
     case "serve":
-      serve(String(req.name), String(req.repPci));
+      serve(String(req.name), String(req.repPci), req.greeting === undefined ? undefined : String(req.greeting));
       return { ok: true };
     case "consume": {
       if (!connection || !device || !pe) throw new Error("no client connected yet");
