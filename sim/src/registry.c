@@ -60,10 +60,20 @@ uint64_t sim_process_start_time(pid_t pid)
 	const char *p;
 	unsigned long long ticks;
 	ssize_t n;
+	int proc;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Opened relative to /proc, not as "/proc/PID/stat": qemu-user answers absolute /proc paths that name the
+	 * emulated process itself with a stat line of its own making, whose start time is computed separately and
+	 * may differ from the kernel's by a tick; the exporter and its importers must read the same kernel value.
+	 */
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (proc < 0)
+		return 0;
+	fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+	close(proc);
 	if (fd < 0)
 		return 0;
 	n = read(fd, text, sizeof(text) - 1);
