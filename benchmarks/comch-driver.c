@@ -47,25 +47,8 @@
 /* Empty progress calls before sleeping on the engine's notification handle (as doca-ts's pump does) */
 #define IDLE_SPINS 32
 
-static void die(const char *what, const char *detail)
-{
-	fprintf(stderr, "comch driver: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-	exit(1);
-}
-
-static void ok(doca_error_t rc, const char *call)
-{
-	if (rc != DOCA_SUCCESS)
-		die(call, doca_error_get_name(rc));
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define DRIVER_NAME "comch driver"
+#include "driver-common.h"
 
 /*
  * One step of a loop that waits for the peer: doca_pe_progress, and after IDLE_SPINS calls in a row that did

@@ -3,26 +3,19 @@
  * its client (host side, same participant) once the server printed "listening". Both are always reaped: a side
  * that fails, exits early or outlives the deadline gets the other one killed, and the run rejects with both stderrs.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
+import { buildCDriver, driverPath } from "./c-driver.ts";
 import { type RuntimeName, runtimeArgv } from "./runtimes.ts";
 
-const SIM_LIB = join(repoRoot, "build", "sim", "lib");
-export const COMCH_DRIVER = join(repoRoot, "build", "bench", "comch-driver");
+export const COMCH_DRIVER = driverPath("comch-driver");
 const COMCH_WORKLOAD = join(repoRoot, "benchmarks", "comch-workload.ts");
 
 /** Builds benchmarks/comch-driver.c against the software device (like benchmarks/driver.c). */
 export function buildComchDriver(): string {
-  if (!existsSync(join(SIM_LIB, "libdoca_comch.so"))) throw new Error("software device not built: run deno task sim:build");
-  mkdirSync(join(repoRoot, "build", "bench"), { recursive: true });
-  const args = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", join(repoRoot, "sim", "include"),
-    join(repoRoot, "benchmarks", "comch-driver.c"), "-L", SIM_LIB, `-Wl,-rpath,${SIM_LIB}`, "-ldoca_comch", "-ldoca_common", "-o", COMCH_DRIVER];
-  const cc = spawnSync(process.env.CC ?? "cc", args, { encoding: "utf8" });
-  if (cc.status !== 0) throw new Error(`cc failed building the Comch bench driver:\n${cc.stderr}`);
-  return COMCH_DRIVER;
+  return buildCDriver("comch-driver", ["doca_comch", "doca_common"]);
 }
 
 function sideArgv(who: "c" | RuntimeName, args: string[]): string[] {

@@ -43,25 +43,8 @@
 
 #define MAX_DEPTH 1024
 
-static void die(const char *what, const char *detail)
-{
-	fprintf(stderr, "bench driver: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-	exit(1);
-}
-
-static void ok(doca_error_t rc, const char *call)
-{
-	if (rc != DOCA_SUCCESS)
-		die(call, doca_error_get_name(rc));
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define DRIVER_NAME "bench driver"
+#include "driver-common.h"
 
 /* Fresh memory filled with `fill`: sources get SRC_BYTE, destinations DST_BYTE, so a copy that moved nothing shows */
 #define SRC_BYTE 0x5a

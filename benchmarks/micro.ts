@@ -3,13 +3,14 @@
  * each runtime, and the per-call FFI cost. Rounds alternate C and the runtimes (the order rotating each round);
  * every ratio is taken inside one round and the row shows the median over rounds.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { repoRoot } from "../tasks/common/run-pair.ts";
+import { buildCDriver, driverPath } from "./c-driver.ts";
 import { median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 import { runComchCells } from "./comch.ts";
@@ -25,8 +26,7 @@ export interface MicroPlan {
   log: (line: string) => void;
 }
 
-const SIM_LIB = join(repoRoot, "build", "sim", "lib");
-const DRIVER = join(repoRoot, "build", "bench", "driver");
+const DRIVER = driverPath("driver");
 const WORKLOAD = join(repoRoot, "benchmarks", "workload.ts");
 const RATE_DEPTHS = [1, 16, 128];
 /** Task sizes of the task-rate rows: 64 B (descriptor-sized) and 4 KiB (a page). */
@@ -45,13 +45,7 @@ const COST_VARIANTS: [string, string][] = [
 
 /** Builds benchmarks/driver.c against the software device (like any DOCA C program). */
 export function buildDriver(): string {
-  if (!existsSync(join(SIM_LIB, "libdoca_dma.so"))) throw new Error("software device not built: run deno task sim:build");
-  mkdirSync(join(repoRoot, "build", "bench"), { recursive: true });
-  const args = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", join(repoRoot, "sim", "include"),
-    join(repoRoot, "benchmarks", "driver.c"), "-L", SIM_LIB, `-Wl,-rpath,${SIM_LIB}`, "-ldoca_dma", "-ldoca_common", "-o", DRIVER];
-  const cc = spawnSync(process.env.CC ?? "cc", args, { encoding: "utf8" });
-  if (cc.status !== 0) throw new Error(`cc failed building the bench driver:\n${cc.stderr}`);
-  return DRIVER;
+  return buildCDriver("driver", ["doca_dma", "doca_common"]);
 }
 
 interface Result {
