@@ -108,6 +108,7 @@ FFI_TESTS=(tests/ffi-device.test.ts tests/ffi-dma-local.test.ts tests/ffi-memory
 SLOW_FFI_TESTS=(tests/ffi-device.test.ts tests/ffi-dma-local.test.ts tests/ffi-readme.test.ts)
 [ -z "${ARM_LANE_FULL:-}" ] || SLOW_FFI_TESTS=("${FFI_TESTS[@]}")
 failures=0
+passes=0
 check() { # name, command...
   local name=$1
   shift
@@ -116,6 +117,7 @@ check() { # name, command...
   log=$(mktemp)
   if "$@" >"$log" 2>&1; then
     say "ok   $name ($(($(date +%s) - t0)) s)"
+    passes=$((passes + 1))
   else
     say "FAIL $name ($(($(date +%s) - t0)) s)"
     tail -30 "$log" | sed 's/^/    /'
@@ -195,4 +197,5 @@ say "left out: test files that spawn their own child processes (an emulated proc
 say "  binary without binfmt); cross-process DMA runs through the software device's /proc/<pid>/mem fallback, as"
 say "  qemu-user does not implement process_vm_readv/writev"
 say "$failures failure(s), $(($(date +%s) - started)) s"
+echo "arm64: $passes passed, $failures failed" # the plain closing line CI reads
 [ $failures = 0 ]
