@@ -55,6 +55,29 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
     assert.equal(liveObjects(), start, "no leaked handles");
   });
 
+  test("the server disconnects a client while its sends are in flight (DOCA_ERROR_AGAIN is retried)", async () => {
+    const name = uniqueName("busy");
+    const dpu = await startServer(name);
+    try {
+      using dev = Device.open(HOST_PCI);
+      using pe = new ProgressEngine();
+      const client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+      await awaitEvent(dpu, "accepted");
+      const gone = new Promise<void>((resolve) => client.connection.onDisconnect(resolve));
+      dpu.send({ op: "disconnectBusy", count: 32 });
+      let r: { ok?: boolean; event?: string; error?: string; connected?: boolean };
+      do r = await dpu.receive<typeof r>(30_000); while (r.event === "disconnected"); // the server's watcher line
+      assert.equal(r.error, undefined, "disconnect() must not throw on DOCA_ERROR_AGAIN");
+      assert.equal(r.ok, true);
+      assert.equal(r.connected, false);
+      await gone;
+      assert.equal(client.connection.connected, false, "the client saw the disconnect");
+      await client.close();
+    } finally {
+      await dpu.close();
+    }
+  });
+
   test("a message the server sends as soon as it accepts is not lost in the client's connect", async () => {
     const name = uniqueName("greet");
     const dpu = await startServer(name, "hello at accept");

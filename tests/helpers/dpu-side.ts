@@ -4,7 +4,8 @@
  *
  * Requests: open {pci} · import {descriptor: base64} · read {offset, length} (DMA remote→local, returns base64)
  * · write {offset, data: base64} (DMA local→remote) · dropImport · serve {name, repPci} (Comch echo server:
- * every message comes back prefixed with "echo:"; with greeting, that text is sent first, at accept) · accepted (waits for the first client) · exit.
+ * every message comes back prefixed with "echo:"; with greeting, that text is sent first, at accept) · accepted (waits for the first client)
+ * · disconnectBusy {count} (sends count messages to the client and disconnects it without waiting for them) · exit.
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
@@ -104,6 +105,15 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
         }
       })().catch(() => {});
       return { ok: true, id: consumer.id };
+    }
+    case "disconnectBusy": {
+      // The sends are still in flight when disconnect() runs: DOCA may answer DOCA_ERROR_AGAIN ("call again
+      // later"; the software device does whenever sends are in flight), which the wrapper must retry, not throw.
+      if (!server || !connection) throw new Error("no client connected yet");
+      const sends = Array.from({ length: Number(req.count) }, (_, i) => connection!.send(new TextEncoder().encode(`busy ${i}`)));
+      await server.disconnect(connection);
+      const settled = await Promise.allSettled(sends);
+      return { ok: true, connected: connection.connected, sent: settled.filter((r) => r.status === "fulfilled").length };
     }
     case "exit":
       await server?.close();
