@@ -1,17 +1,15 @@
 /*
  * Data movement of the DMA memcpy task. Local memory is copied with memcpy; memory of another process (an mmap created
- * from an export) with one process_vm_readv/writev per task, repeated only if the kernel transfers part of it.
- * Before touching remote memory the exporter's registry entry is re-checked (live, key, range) together with the
- * export permissions, and never a byte outside the exported range is accessed.
+ * from an export) through sim_remote_copy (remote.c: one process_vm_readv/writev per piece, repeated only if the
+ * kernel transfers part of it, after the export, range, page and protection checks). The export permissions are
+ * checked here, and never a byte outside the exported range is accessed.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "dma_internal.h"
-#include "dma_proc_mem.h"
+#include "vma.h"
 
 #define PCI_ACCESS (DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE)
 
@@ -72,57 +70,6 @@ static bool mmap_has_dev(const struct doca_mmap *mmap, const struct doca_dev *de
 	return false;
 }
 
-static doca_error_t errno_status(int err)
-{
-	switch (err) {
-	case ESRCH:
-		return DOCA_ERROR_IO_FAILED; /* the exporting process is gone */
-	case EPERM:
-		return DOCA_ERROR_NOT_PERMITTED; /* ptrace access to the exporter denied */
-	case EFAULT:
-		return DOCA_ERROR_IO_FAILED; /* the exporter unmapped its memory */
-	case ENOMEM:
-		return DOCA_ERROR_NO_MEMORY;
-	default:
-		return DOCA_ERROR_IO_FAILED;
-	}
-}
-
-/* One remote transfer, looping on partial completion; remote_is_src selects readv or writev */
-static doca_error_t remote_copy(const struct doca_mmap *remote, bool remote_is_src, void *local, uint64_t remote_addr,
-				size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		struct iovec liov = {.iov_base = (char *)local + done, .iov_len = len - done};
-		struct iovec riov = {.iov_base = (void *)(uintptr_t)(remote_addr + done), .iov_len = len - done};
-		doca_error_t err;
-		ssize_t moved;
-
-		/* Re-validate before every access: the exporter may have revoked the export meanwhile */
-		err = sim_remote_check(remote, remote_addr + done, len - done);
-		if (err != DOCA_SUCCESS)
-			return err;
-		moved = remote_is_src ? process_vm_readv(remote->remote.pid, &liov, 1, &riov, 1, 0)
-				      : process_vm_writev(remote->remote.pid, &liov, 1, &riov, 1, 0);
-		if (moved < 0 && errno == ENOSYS) /* qemu-user, some sandboxes: same permission check, another door */
-			moved = sim_proc_mem_copy(remote->remote.pid, liov.iov_base, remote_addr + done, len - done,
-						  !remote_is_src);
-		if (moved < 0) {
-			if (errno == EINTR)
-				continue;
-			return sim_fail(errno_status(errno), "dma memcpy: process_vm_%s(pid %d): %s",
-					remote_is_src ? "readv" : "writev", (int)remote->remote.pid, strerror(errno));
-		}
-		if (moved == 0)
-			return sim_fail(DOCA_ERROR_IO_FAILED, "dma memcpy: no progress copying pid %d memory",
-					(int)remote->remote.pid);
-		done += (size_t)moved;
-	}
-	return DOCA_SUCCESS;
-}
-
 /* Permission and liveness checks for one side, traced when it is remote */
 static doca_error_t check_side(const struct doca_mmap *mmap, uint64_t addr, size_t len, bool is_dst)
 {
@@ -153,13 +100,15 @@ static doca_error_t copy_piece(const struct doca_mmap *smap, uint64_t from, cons
 	if (src_remote && dst_remote)
 		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "dma memcpy: both buffers are in other processes");
 	if (src_remote)
-		return remote_copy(smap, true, (void *)(uintptr_t)to, from, len);
+		return sim_remote_copy(smap, true, (void *)(uintptr_t)to, from, len);
 	if (dst_remote)
-		return remote_copy(dmap, false, (void *)(uintptr_t)from, to, len);
-	/* same process: re-check imported mmaps of our own exports like remote ones */
-	if (smap->from_export && sim_remote_check(smap, from, len) != DOCA_SUCCESS)
+		return sim_remote_copy(dmap, false, (void *)(uintptr_t)from, to, len);
+	/* same process: re-check imported mmaps of our own exports like remote ones (a page gone would crash us) */
+	if (smap->from_export && (sim_remote_check(smap, from, len) != DOCA_SUCCESS ||
+				  sim_remote_check_pages(smap, from, len, SIM_VMA_READ) != DOCA_SUCCESS))
 		return DOCA_ERROR_NOT_PERMITTED;
-	if (dmap->from_export && sim_remote_check(dmap, to, len) != DOCA_SUCCESS)
+	if (dmap->from_export && (sim_remote_check(dmap, to, len) != DOCA_SUCCESS ||
+				  sim_remote_check_pages(dmap, to, len, SIM_VMA_WRITE) != DOCA_SUCCESS))
 		return DOCA_ERROR_NOT_PERMITTED;
 	memmove((void *)(uintptr_t)to, (const void *)(uintptr_t)from, len);
 	return DOCA_SUCCESS;

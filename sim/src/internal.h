@@ -327,6 +327,9 @@ struct sim_remote {
 	void *map_base;                             /* the mapping holding entry (munmap on destroy; NULL for our own) */
 	size_t map_len;
 	int pidfd;                                  /* pins the exporter (-1 when it is this process) */
+	int registry_fd;                            /* our own open of its registry: the revocation barrier (-1: own) */
+	int maps_fd;                                /* its /proc/PID/maps, opened at import: bound to that image */
+	int mem_fd;                                 /* its /proc/PID/mem, opened at import (the fallback path), or -1 */
 };
 
 struct doca_mmap {
@@ -354,6 +357,15 @@ struct doca_mmap {
 /* Re-check, right before touching [addr, addr+len) of an imported mmap, that the export is still live, the key still
  * matches and the range lies inside. DOCA_ERROR_NOT_PERMITTED if revoked/forged/out of range. */
 SIM_EXPORT doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_t len);
+/* The one door to another process's memory (remote.c): copies len bytes between local memory and remote_addr of an
+ * imported mmap (remote_is_src: read it), checking right before each access that the export is live, the range
+ * inside, and the bytes still the pages registered at export with the protection the access needs (vma.h); the
+ * exporter's revocation waits for it (registry.h). process_vm_readv/writev, else /proc/PID/mem with the same checks. */
+SIM_EXPORT doca_error_t sim_remote_copy(const struct doca_mmap *mmap, bool remote_is_src, void *local,
+					uint64_t remote_addr, size_t len);
+/* For imports of this process's own exports (plain memmove): the same page checks, need = SIM_VMA_READ/WRITE */
+SIM_EXPORT doca_error_t sim_remote_check_pages(const struct doca_mmap *mmap, uint64_t addr, size_t len,
+					       uint32_t need);
 /* Append one line to DOCA_SIM_TRACE (no-op if unset) describing a remote access */
 SIM_EXPORT void sim_trace_remote(const struct doca_mmap *mmap, uint64_t addr, size_t len, char rw, const char *verdict);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -147,9 +148,20 @@ static doca_error_t create_own_registry(void)
 doca_error_t sim_registry_publish(uint64_t base, uint64_t len, uint32_t permissions, const char *pci, int *index,
 				  uint8_t key[SIM_EXPORT_KEY_LEN])
 {
+	struct sim_vma_id vmas[SIM_REGISTRY_VMAS];
+	uint32_t num_vmas = 0;
 	doca_error_t err = DOCA_SUCCESS;
 	int slot = -1;
+	int maps = sim_vma_open_maps(getpid());
 
+	/* The pages registered are the mappings covering the range now: importers check each access against them */
+	if (maps < 0)
+		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "export: /proc/%d/maps: %s", (int)getpid(), strerror(errno));
+	sim_vma_name_own(maps, base, len);
+	err = sim_vma_record(maps, base, len, vmas, SIM_REGISTRY_VMAS, &num_vmas);
+	close(maps);
+	if (err != DOCA_SUCCESS)
+		return err;
 	pthread_mutex_lock(&registry_lock);
 	if (own_header == NULL || own_pid != getpid())
 		err = create_own_registry();
@@ -172,6 +184,8 @@ doca_error_t sim_registry_publish(uint64_t base, uint64_t len, uint32_t permissi
 		e->base = base;
 		e->len = len;
 		e->permissions = permissions;
+		e->num_vmas = num_vmas;
+		memcpy(e->vmas, vmas, sizeof(vmas[0]) * num_vmas);
 		random_bytes(e->key, SIM_EXPORT_KEY_LEN);
 		memcpy(key, e->key, SIM_EXPORT_KEY_LEN);
 		atomic_store_explicit(&e->live, 1, memory_order_release);
@@ -215,9 +229,15 @@ void sim_registry_revoke(int index)
 		return;
 	}
 	e = &own_entries[index];
-	atomic_store_explicit(&e->live, 0, memory_order_release);
+	/* The barrier: the exclusive lock waits until every importer's access that passed its checks has finished;
+	 * accesses starting later wait for it, then find the entry revoked */
+	while (flock(own_fd, LOCK_EX) != 0 && errno == EINTR)
+		;
+	atomic_store_explicit(&e->live, 0, memory_order_seq_cst);
 	/* A revoked key can never match again, even if the slot is reused with the same range */
 	memset(e->key, 0, sizeof(e->key));
+	atomic_thread_fence(memory_order_seq_cst);
+	(void)flock(own_fd, LOCK_UN);
 	entry_used[index] = 0;
 	pthread_mutex_unlock(&registry_lock);
 }
@@ -283,6 +303,13 @@ static doca_error_t attach_own(const struct sim_export_desc *desc, struct sim_re
 		remote->map_base = NULL;
 		remote->map_len = 0;
 		remote->pidfd = -1;
+		remote->registry_fd = -1;
+		remote->mem_fd = -1;
+		remote->maps_fd = sim_vma_open_maps(getpid());
+		if (remote->maps_fd < 0) {
+			err = sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "import: /proc/self/maps: %s", strerror(errno));
+			remote->entry = NULL;
+		}
 	}
 	pthread_mutex_unlock(&registry_lock);
 	return err;
@@ -299,42 +326,38 @@ static int open_pidfd(pid_t pid)
 #endif
 }
 
-/* Does process pid hold a read-write shared mapping of our registry memfd (device dev, inode ino)? Only the exporter's
- * own create_own_registry makes one, so this tells our registry from a memfd merely passed to the process. */
-static bool maps_registry(pid_t pid, dev_t dev, ino_t ino)
+/* Does the process whose maps are open as maps_fd hold a read-write shared mapping of our registry memfd (device dev,
+ * inode ino)? Only the exporter's own create_own_registry makes one, so this tells our registry from a memfd merely
+ * passed to the process. */
+static bool maps_registry(int maps_fd, dev_t dev, ino_t ino)
 {
-	char path[64];
-	char *line = NULL;
-	size_t cap = 0;
+	size_t len;
+	char *text = sim_vma_maps_text(maps_fd, &len);
 	bool found = false;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return false;
-	/* "start-end perms offset major:minor inode   path": whole lines (getline), the fields before the path are the
-	 * kernel's own, and the path must be exactly our memfd's */
-	while (!found && getline(&line, &cap, f) > 0) {
+	/* "start-end perms offset major:minor inode   path": whole lines, the fields before the path are the kernel's
+	 * own, and the path must be exactly our memfd's */
+	for (char *line = text; !found && line != NULL && *line != '\0';) {
+		char *next = strchr(line, '\n');
 		char perms[8];
 		unsigned int major_no, minor_no;
 		unsigned long long inode;
 		int name_at = 0;
 
-		if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &major_no, &minor_no, &inode, &name_at) < 4 ||
-		    name_at == 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		found = inode == (unsigned long long)ino && major_no == major(dev) && minor_no == minor(dev) &&
-			strcmp(perms, "rw-s") == 0 && strcmp(line + name_at, MEMFD_LINK) == 0;
+		if (next != NULL)
+			*next++ = '\0';
+		if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &major_no, &minor_no, &inode, &name_at) >= 4 &&
+		    name_at != 0)
+			found = inode == (unsigned long long)ino && major_no == major(dev) && minor_no == minor(dev) &&
+				strcmp(perms, "rw-s") == 0 && strcmp(line + name_at, MEMFD_LINK) == 0;
+		line = next;
 	}
-	free(line);
-	fclose(f);
+	free(text);
 	return found;
 }
 
 /* Open the registry memfd the descriptor names in process pid and check it is one of ours, sealed and full size */
-static doca_error_t open_remote_registry(const struct sim_export_desc *desc, int *out)
+static doca_error_t open_remote_registry(const struct sim_export_desc *desc, int maps_fd, int *out)
 {
 	char path[64];
 	char link[128];
@@ -360,7 +383,7 @@ static doca_error_t open_remote_registry(const struct sim_export_desc *desc, int
 	seals = fcntl(fd, F_GET_SEALS);
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != REGISTRY_SIZE || seals < 0 ||
 	    (seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) != (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
-	    (st.st_mode & 0777) != 0400 || !maps_registry(desc->pid, st.st_dev, st.st_ino)) {
+	    (st.st_mode & 0777) != 0400 || !maps_registry(maps_fd, st.st_dev, st.st_ino)) {
 		close(fd);
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "fd %d of pid %d is not its export registry", (int)desc->registry_fd,
 				(int)desc->pid);
@@ -376,7 +399,9 @@ doca_error_t sim_registry_attach(const struct sim_export_desc *desc, struct sim_
 	doca_error_t err;
 	int pidfd;
 	int fd = -1;
+	int maps_fd = -1, mem_fd = -1;
 
+	remote->registry_fd = remote->maps_fd = remote->mem_fd = remote->pidfd = -1;
 	if (desc->pid <= 0)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export descriptor names pid %d", (int)desc->pid);
 	remote->pid = desc->pid;
@@ -393,11 +418,17 @@ doca_error_t sim_registry_attach(const struct sim_export_desc *desc, struct sim_
 			       (int)desc->pid);
 		goto fail;
 	}
-	err = open_remote_registry(desc, &fd);
+	/* Its maps, opened first: this descriptor stays bound to the address space it names now, so the registry found
+	 * through it below and every later page check are about this very image (after an exec it answers nothing) */
+	maps_fd = sim_vma_open_maps(desc->pid);
+	if (maps_fd < 0) {
+		err = sim_fail(DOCA_ERROR_NOT_PERMITTED, "/proc/%d/maps: %s", (int)desc->pid, strerror(errno));
+		goto fail;
+	}
+	err = open_remote_registry(desc, maps_fd, &fd);
 	if (err != DOCA_SUCCESS)
 		goto fail;
 	map = mmap(NULL, REGISTRY_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
 	if (map == MAP_FAILED) {
 		err = sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "mmap of the registry of pid %d: %s", (int)desc->pid,
 			       strerror(errno));
@@ -416,6 +447,18 @@ doca_error_t sim_registry_attach(const struct sim_export_desc *desc, struct sim_
 	remote->map_base = map;
 	remote->map_len = REGISTRY_SIZE;
 	remote->pidfd = pidfd;
+	remote->registry_fd = fd;
+	remote->maps_fd = maps_fd;
+	/* The fallback path's door, bound to this image like maps_fd (refused where process_vm_* would be too) */
+	{
+		char path[32];
+
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)desc->pid);
+		mem_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (mem_fd < 0)
+			mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+		remote->mem_fd = mem_fd;
+	}
 	/* Still the process we checked (without pidfd support: its start time again) */
 	if (!sim_registry_exporter_alive(remote)) {
 		err = sim_fail(DOCA_ERROR_NOT_PERMITTED, "exporter pid %d exited during the import", (int)desc->pid);
@@ -427,9 +470,15 @@ fail:
 		munmap(map, REGISTRY_SIZE);
 	if (pidfd >= 0)
 		close(pidfd);
+	if (fd >= 0)
+		close(fd);
+	if (maps_fd >= 0)
+		close(maps_fd);
+	if (mem_fd >= 0)
+		close(mem_fd);
 	remote->entry = NULL;
 	remote->map_base = NULL;
-	remote->pidfd = -1;
+	remote->pidfd = remote->registry_fd = remote->maps_fd = remote->mem_fd = -1;
 	return err;
 }
 
@@ -451,13 +500,37 @@ bool sim_registry_exporter_alive(const struct sim_remote *remote)
 	return poll(&p, 1, 0) == 0;
 }
 
+bool sim_registry_access_begin(const struct sim_remote *remote)
+{
+	if (remote->registry_fd < 0)
+		return true;
+	for (;;) {
+		if (flock(remote->registry_fd, LOCK_SH) == 0)
+			return true;
+		if (errno != EINTR)
+			return false;
+	}
+}
+
+void sim_registry_access_end(const struct sim_remote *remote)
+{
+	if (remote->registry_fd >= 0)
+		(void)flock(remote->registry_fd, LOCK_UN);
+}
+
 void sim_registry_detach(struct sim_remote *remote)
 {
 	if (remote->map_base != NULL)
 		munmap(remote->map_base, remote->map_len);
 	if (remote->pidfd >= 0)
 		close(remote->pidfd);
+	if (remote->registry_fd >= 0)
+		close(remote->registry_fd);
+	if (remote->maps_fd >= 0)
+		close(remote->maps_fd);
+	if (remote->mem_fd >= 0)
+		close(remote->mem_fd);
 	remote->map_base = NULL;
 	remote->entry = NULL;
-	remote->pidfd = -1;
+	remote->pidfd = remote->registry_fd = remote->maps_fd = remote->mem_fd = -1;
 }

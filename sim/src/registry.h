@@ -11,8 +11,13 @@
  * process; its start time matches; its fd is a memfd of ours that it holds mapped read-write shared (/proc/PID/maps:
  * only the software device's exporter maps one so); the file's header repeats pid, start time and nonce; the entry is
  * live with that key, range, permissions and device. It then maps the file read-only and re-checks the entry (live
- * flag + key) and the pidfd (the exporter still runs, so its pid was not reused) before every DMA access. An importer
- * naming itself is checked against its own in-memory table instead, with the same rules.
+ * flag + key) and the pidfd (the exporter still runs, so its pid was not reused) before every DMA access, and that the
+ * bytes are still the mappings recorded at export (vma.h). An importer naming itself is checked against its own
+ * in-memory table instead, with the same rules.
+ *
+ * Revocation is a barrier: each remote access holds a shared flock(2) on the importer's own open of the registry memfd
+ * from its checks to the end of its copy; the exporter's revocation takes the exclusive lock before clearing the
+ * entry, so it waits for every access that passed its checks, and every later access sees the entry revoked.
  */
 #ifndef SIM_REGISTRY_H_
 #define SIM_REGISTRY_H_
@@ -22,11 +27,13 @@
 #include <sys/types.h>
 
 #include "internal.h"
+#include "vma.h"
 
 #define SIM_REGISTRY_MAGIC 0x47455253u /* "SREG" */
-#define SIM_REGISTRY_VERSION 2u
+#define SIM_REGISTRY_VERSION 3u
 #define SIM_REGISTRY_ENTRIES 4096u
 #define SIM_REGISTRY_PCIS 4u /* devices one mmap can be exported through */
+#define SIM_REGISTRY_VMAS 16u /* mappings one export may span (vma.h) */
 #define SIM_REGISTRY_MEMFD_NAME "doca-sim-registry"
 
 #define SIM_DESC_MAGIC 0x58455344u /* "DSEX" */
@@ -39,6 +46,9 @@ struct sim_registry_entry {
 	uint64_t len;
 	uint8_t key[SIM_EXPORT_KEY_LEN];
 	char pci[SIM_REGISTRY_PCIS][16]; /* devices the mmap was exported through ("" = unused) */
+	uint32_t num_vmas;               /* the mappings that covered the range at export (vma.h) */
+	uint32_t pad;
+	struct sim_vma_id vmas[SIM_REGISTRY_VMAS];
 };
 
 struct sim_registry_header {
@@ -80,6 +90,10 @@ void sim_registry_describe(int index, const char *pci, struct sim_export_desc *d
 /* Importer side: prove the descriptor (see above) and fill remote (entry, mapping, pidfd, identity).
  * DOCA_ERROR_NOT_PERMITTED for anything that does not prove a live export of the process it names. */
 doca_error_t sim_registry_attach(const struct sim_export_desc *desc, struct sim_remote *remote);
+/* Importer side: hold off the exporter's revocation during one access (shared lock on the registry); false if the
+ * lock cannot be taken. Always paired with sim_registry_access_end. No-op for imports of this process's own exports. */
+bool sim_registry_access_begin(const struct sim_remote *remote);
+void sim_registry_access_end(const struct sim_remote *remote);
 /* Importer side: is the exporter of remote still the process that was proven at attach? */
 bool sim_registry_exporter_alive(const struct sim_remote *remote);
 void sim_registry_detach(struct sim_remote *remote);

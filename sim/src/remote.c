@@ -1,16 +1,22 @@
 /*
- * Checks made right before every access to another process's memory through an imported mmap, and the optional
- * DOCA_SIM_TRACE log of those accesses (used by the fault-injection tests).
+ * The one door to another process's memory through an imported mmap: the checks made right before every access
+ * (export live, range inside, the pages still those registered, with the protection the access needs), the revocation
+ * barrier around it, the copy itself (process_vm_readv/writev, else /proc/PID/mem), and the optional DOCA_SIM_TRACE
+ * log of those accesses (used by the fault-injection tests).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "proc_mem.h"
 #include "registry.h"
+#include "vma.h"
 
 doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_t len)
 {
@@ -30,6 +36,91 @@ doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "access 0x%llx+%zu outside export 0x%llx+%zu",
 				(unsigned long long)addr, len, (unsigned long long)base, mmap->len);
 	return DOCA_SUCCESS;
+}
+
+doca_error_t sim_remote_check_pages(const struct doca_mmap *mmap, uint64_t addr, size_t len, uint32_t need)
+{
+	const struct sim_registry_entry *e = mmap->remote.entry;
+	uint32_t count;
+
+	if (e == NULL || mmap->remote.maps_fd < 0)
+		return DOCA_ERROR_NOT_PERMITTED;
+	/* the registry is the exporter's alone (sealed), but never trust a count to stay inside the array */
+	count = e->num_vmas;
+	if (count > SIM_REGISTRY_VMAS)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "export of pid %d: corrupt mapping record", (int)mmap->remote.pid);
+	return sim_vma_check(mmap->remote.maps_fd, e->vmas, count, addr, len, need);
+}
+
+static doca_error_t errno_status(int err)
+{
+	switch (err) {
+	case ESRCH:
+		return DOCA_ERROR_IO_FAILED; /* the exporting process (image) is gone */
+	case EPERM:
+		return DOCA_ERROR_NOT_PERMITTED; /* ptrace access to the exporter denied */
+	case EFAULT:
+		return DOCA_ERROR_IO_FAILED; /* a page vanished under the access (e.g. a truncated shared file) */
+	case ENOMEM:
+		return DOCA_ERROR_NO_MEMORY;
+	default:
+		return DOCA_ERROR_IO_FAILED;
+	}
+}
+
+static ssize_t transfer(const struct sim_remote *r, bool remote_is_src, void *local, uint64_t remote_addr, size_t len)
+{
+	struct iovec liov = {.iov_base = local, .iov_len = len};
+	struct iovec riov = {.iov_base = (void *)(uintptr_t)remote_addr, .iov_len = len};
+	ssize_t moved;
+
+	if (!sim_proc_mem_forced()) {
+		moved = remote_is_src ? process_vm_readv(r->pid, &liov, 1, &riov, 1, 0)
+				      : process_vm_writev(r->pid, &liov, 1, &riov, 1, 0);
+		if (moved >= 0 || errno != ENOSYS)
+			return moved;
+	}
+	/* qemu-user, some sandboxes: same permission check, another door; the page checks were made for both */
+	return sim_proc_mem_copy(r->mem_fd, local, remote_addr, len, !remote_is_src);
+}
+
+doca_error_t sim_remote_copy(const struct doca_mmap *mmap, bool remote_is_src, void *local, uint64_t remote_addr,
+			     size_t len)
+{
+	const struct sim_remote *r = &mmap->remote;
+	uint32_t need = remote_is_src ? SIM_VMA_READ : SIM_VMA_WRITE;
+	doca_error_t err = DOCA_SUCCESS;
+	size_t done = 0;
+
+	/* From the first check to the last byte, the exporter's revocation waits for us (registry.h) */
+	if (!sim_registry_access_begin(r))
+		return sim_fail(DOCA_ERROR_IO_FAILED, "dma memcpy: cannot lock the registry of pid %d: %s", (int)r->pid,
+				strerror(errno));
+	while (done < len) {
+		ssize_t moved;
+
+		/* Re-validate before every access: the exporter may have revoked the export or remapped its memory */
+		err = sim_remote_check(mmap, remote_addr + done, len - done);
+		if (err == DOCA_SUCCESS)
+			err = sim_remote_check_pages(mmap, remote_addr + done, len - done, need);
+		if (err != DOCA_SUCCESS)
+			break;
+		moved = transfer(r, remote_is_src, (char *)local + done, remote_addr + done, len - done);
+		if (moved < 0 && errno == EINTR)
+			continue;
+		if (moved < 0) {
+			err = sim_fail(errno_status(errno), "dma memcpy: %s pid %d memory: %s",
+				       remote_is_src ? "reading" : "writing", (int)r->pid, strerror(errno));
+			break;
+		}
+		if (moved == 0) {
+			err = sim_fail(DOCA_ERROR_IO_FAILED, "dma memcpy: no progress copying pid %d memory", (int)r->pid);
+			break;
+		}
+		done += (size_t)moved;
+	}
+	sim_registry_access_end(r);
+	return err;
 }
 
 static int trace_fd(void)
