@@ -157,6 +157,7 @@ static bool handle_hello(struct doca_comch_connection *conn, const struct comch_
 	if (hello.version != COMCH_WIRE_VERSION)
 		return false;
 	conn->peer_pid = hello.pid;
+	conn->peer_max_msg_size = hello.max_msg_size;
 	if (conn->ep->is_server) {
 		struct comch_hello ack = {.version = COMCH_WIRE_VERSION, .pid = (uint32_t)getpid(),
 					  .max_msg_size = conn->ep->max_msg_size};
@@ -221,8 +222,15 @@ static bool dispatch(struct doca_comch_connection *conn, const struct comch_fram
 
 	switch (hdr->kind) {
 	case COMCH_FRAME_MSG:
-		if (passed_fd >= 0)
+		/* A message longer than this side's configured maximum never reaches it: the peer broke the size both
+		 * sides announced at the handshake, and is disconnected */
+		if (passed_fd >= 0 || (uint64_t)len > ep->max_msg_size) {
+			if (passed_fd < 0)
+				sim_log(SIM_LOG_ERROR, "comch: a %zd-byte message exceeds this side's max msg size %u: "
+						      "disconnecting the peer",
+					len, ep->max_msg_size);
 			return false;
+		}
 		conn->counters[DOCA_COMCH_COUNTER_RECV_MESSAGES]++;
 		conn->counters[DOCA_COMCH_COUNTER_RECV_BYTES] += (uint64_t)len;
 		if (ep->msg_recv_cb != NULL)

@@ -74,6 +74,7 @@ struct doca_comch_connection {
 	bool connect_reported; /* server: connect callback fired, so a disconnect callback is owed */
 	union doca_data user_data;
 	uint32_t peer_pid;
+	uint32_t peer_max_msg_size; /* the peer's configured maximum (handshake): no message sent above it */
 	uint64_t counters[5];	    /* live, indexed by enum doca_comch_counter */
 	uint64_t counters_snap[5];  /* what doca_comch_connection_get_counter reports */
 	struct doca_comch_task_send *pending_head, *pending_tail; /* submitted, not yet written to the socket */

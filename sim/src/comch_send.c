@@ -59,6 +59,10 @@ doca_error_t comch_send_alloc_init(struct comch_endpoint *ep, struct doca_comch_
 	if (len > ep->max_msg_size)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch send: %u bytes exceed max msg size %u", len,
 				ep->max_msg_size);
+	/* ... and the receiver's, announced at the handshake: it would never receive the message */
+	if (peer->peer_max_msg_size != 0 && len > peer->peer_max_msg_size)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "comch send: %u bytes exceed the peer's max msg size %u", len,
+				peer->peer_max_msg_size);
 	if (ep->ctx.state != DOCA_CTX_STATE_RUNNING)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "comch send alloc_init: context not running");
 	t = ep->free_tasks;
