@@ -139,7 +139,7 @@ static int client_progress(struct doca_ctx *ctx)
 	return comch_conn_progress(c->conn);
 }
 
-void comch_client_on_conn_active(struct doca_comch_connection *conn)
+static void client_conn_active(struct doca_comch_connection *conn)
 {
 	struct doca_comch_client *c = (struct doca_comch_client *)conn->ep;
 
@@ -147,7 +147,7 @@ void comch_client_on_conn_active(struct doca_comch_connection *conn)
 	sim_ctx_set_state(&c->ep.ctx, DOCA_CTX_STATE_RUNNING);
 }
 
-void comch_client_on_conn_dead(struct doca_comch_connection *conn)
+static void client_conn_dead(struct doca_comch_connection *conn)
 {
 	struct doca_comch_client *c = (struct doca_comch_client *)conn->ep;
 
@@ -159,6 +159,8 @@ void comch_client_on_conn_dead(struct doca_comch_connection *conn)
 	if (c->ep.ctx.state == DOCA_CTX_STATE_RUNNING)
 		(void)doca_ctx_stop(&c->ep.ctx); /* RUNNING -> STOPPING -> IDLE once failed sends are reported */
 }
+
+static const struct comch_ep_ops client_conn_ops = {.conn_active = client_conn_active, .conn_dead = client_conn_dead};
 
 /* ---- public API ---- */
 
@@ -182,6 +184,7 @@ SIM_EXPORT doca_error_t doca_comch_client_create(struct doca_dev *dev, const cha
 	if (c == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	err = comch_ep_init(&c->ep, dev, false);
+	c->ep.ops = &client_conn_ops;
 	if (err != DOCA_SUCCESS) {
 		free(c);
 		return err;

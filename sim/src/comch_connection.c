@@ -133,17 +133,58 @@ void comch_conn_kill(struct doca_comch_connection *conn, bool tell_peer, doca_er
 	conn->state = COMCH_CONN_DEAD;
 	/* Closing the peer consumers' data sockets makes our producers fail instead of writing into the void */
 	close_remote_consumers(conn);
-	comch_send_fail_pending(conn, pending_status);
+	comch_conn_fail_pending(conn, pending_status);
 }
 
 /* The peer went away (or misbehaved): tear down and let the endpoint report it */
+/* ---- the queue of sends waiting for room in the socket (filled by comch_send.c) ---- */
+
+static void pending_pop(struct doca_comch_connection *conn)
+{
+	conn->pending_head = conn->pending_head->next;
+	if (conn->pending_head == NULL)
+		conn->pending_tail = NULL;
+}
+
+int comch_conn_flush(struct doca_comch_connection *conn)
+{
+	int did = 0;
+
+	while (conn->pending_head != NULL && conn->fd >= 0) {
+		struct doca_comch_task_send *t = conn->pending_head;
+		int rc = comch_conn_send_frame(conn, COMCH_FRAME_MSG, 0, t->msg, t->len, -1);
+
+		if (rc == -EAGAIN)
+			break; /* the peer's queue is full: retry on a later progress */
+		pending_pop(conn);
+		t->next = NULL;
+		did = 1;
+		if (rc != 0) {
+			sim_task_complete(&t->base, DOCA_ERROR_NOT_CONNECTED);
+			continue;
+		}
+		conn->counters[DOCA_COMCH_COUNTER_SENT_MESSAGES]++;
+		conn->counters[DOCA_COMCH_COUNTER_SENT_BYTES] += t->len;
+		sim_task_complete(&t->base, DOCA_SUCCESS);
+	}
+	return did;
+}
+
+void comch_conn_fail_pending(struct doca_comch_connection *conn, doca_error_t status)
+{
+	while (conn->pending_head != NULL) {
+		struct doca_comch_task_send *t = conn->pending_head;
+
+		pending_pop(conn);
+		t->next = NULL;
+		sim_task_complete(&t->base, status);
+	}
+}
+
 static void conn_lost(struct doca_comch_connection *conn)
 {
 	comch_conn_kill(conn, false, DOCA_ERROR_NOT_CONNECTED);
-	if (conn->ep->is_server)
-		comch_server_on_conn_dead(conn);
-	else
-		comch_client_on_conn_dead(conn);
+	conn->ep->ops->conn_dead(conn);
 }
 
 static bool handle_hello(struct doca_comch_connection *conn, const struct comch_frame_hdr *hdr, ssize_t len)
@@ -166,10 +207,7 @@ static bool handle_hello(struct doca_comch_connection *conn, const struct comch_
 			return false;
 	}
 	conn->state = COMCH_CONN_ACTIVE;
-	if (conn->ep->is_server)
-		comch_server_on_conn_active(conn);
-	else
-		comch_client_on_conn_active(conn);
+	conn->ep->ops->conn_active(conn);
 	return true;
 }
 
@@ -268,7 +306,7 @@ int comch_conn_progress(struct doca_comch_connection *conn)
 
 	if (conn->fd < 0)
 		return 0;
-	did |= comch_send_flush(conn);
+	did |= comch_conn_flush(conn);
 	for (i = 0; i < COMCH_FRAMES_PER_PROGRESS && conn->fd >= 0; i++) {
 		struct comch_frame_hdr hdr;
 		int passed_fd = -1;
@@ -296,7 +334,7 @@ int comch_conn_progress(struct doca_comch_connection *conn)
 		}
 	}
 	if (conn->fd >= 0)
-		did |= comch_send_flush(conn);
+		did |= comch_conn_flush(conn);
 	return did;
 }
 

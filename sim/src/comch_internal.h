@@ -88,9 +88,17 @@ struct doca_comch_connection {
 
 /* ---- what a server and a client share ---- */
 
+struct comch_ep_ops {
+	void (*conn_active)(struct doca_comch_connection *conn); /* handshake completed */
+	void (*conn_dead)(struct doca_comch_connection *conn);   /* peer gone, reset or protocol error */
+};
+
 struct comch_endpoint {
 	struct doca_ctx ctx; /* first: *_as_ctx is a cast */
 	bool is_server;
+	/* What the connection state machine reports to its endpoint (server or client): a table, so that
+	 * comch_connection.c depends on neither comch_server.c nor comch_client.c */
+	const struct comch_ep_ops *ops;
 	struct doca_dev *dev;
 	uint32_t max_msg_size;
 	uint32_t recv_queue_size;
@@ -196,11 +204,10 @@ int comch_conn_remote_consumer_fd(struct doca_comch_connection *conn, uint32_t i
 void comch_conn_attach_user(struct doca_comch_connection *conn);
 void comch_conn_detach_user(struct doca_comch_connection *conn);
 
-/* Endpoint hooks the connection calls back into (comch_server.c / comch_client.c) */
-void comch_server_on_conn_active(struct doca_comch_connection *conn);
-void comch_server_on_conn_dead(struct doca_comch_connection *conn);
-void comch_client_on_conn_active(struct doca_comch_connection *conn);
-void comch_client_on_conn_dead(struct doca_comch_connection *conn);
+/* Writes the queued sends of conn (its pending list); returns 1 when anything was written */
+int comch_conn_flush(struct doca_comch_connection *conn);
+/* Completes every queued send of conn with status, nothing written */
+void comch_conn_fail_pending(struct doca_comch_connection *conn, doca_error_t status);
 
 /* ---- send tasks (comch_send.c) ---- */
 
@@ -208,9 +215,6 @@ doca_error_t comch_send_pool_create(struct comch_endpoint *ep);
 void comch_send_pool_destroy(struct comch_endpoint *ep);
 doca_error_t comch_send_alloc_init(struct comch_endpoint *ep, struct doca_comch_connection *peer, const void *msg,
 				   uint32_t len, struct doca_comch_task_send **task);
-/* Writes queued sends of conn; returns 1 when anything was written */
-int comch_send_flush(struct doca_comch_connection *conn);
-void comch_send_fail_pending(struct doca_comch_connection *conn, doca_error_t status);
 /* Send tasks on conn submitted and not yet completed (queued to write, or completion not delivered) */
 bool comch_send_inflight_on(const struct doca_comch_connection *conn);
 doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task);

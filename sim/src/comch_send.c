@@ -91,48 +91,6 @@ static void send_task_free(struct doca_task *task)
 	ep->free_tasks = t;
 }
 
-static void pending_pop(struct doca_comch_connection *conn)
-{
-	conn->pending_head = conn->pending_head->next;
-	if (conn->pending_head == NULL)
-		conn->pending_tail = NULL;
-}
-
-int comch_send_flush(struct doca_comch_connection *conn)
-{
-	int did = 0;
-
-	while (conn->pending_head != NULL && conn->fd >= 0) {
-		struct doca_comch_task_send *t = conn->pending_head;
-		int rc = comch_conn_send_frame(conn, COMCH_FRAME_MSG, 0, t->msg, t->len, -1);
-
-		if (rc == -EAGAIN)
-			break; /* the peer's queue is full: retry on a later progress */
-		pending_pop(conn);
-		t->next = NULL;
-		did = 1;
-		if (rc != 0) {
-			sim_task_complete(&t->base, DOCA_ERROR_NOT_CONNECTED);
-			continue;
-		}
-		conn->counters[DOCA_COMCH_COUNTER_SENT_MESSAGES]++;
-		conn->counters[DOCA_COMCH_COUNTER_SENT_BYTES] += t->len;
-		sim_task_complete(&t->base, DOCA_SUCCESS);
-	}
-	return did;
-}
-
-void comch_send_fail_pending(struct doca_comch_connection *conn, doca_error_t status)
-{
-	while (conn->pending_head != NULL) {
-		struct doca_comch_task_send *t = conn->pending_head;
-
-		pending_pop(conn);
-		t->next = NULL;
-		sim_task_complete(&t->base, status);
-	}
-}
-
 bool comch_send_inflight_on(const struct doca_comch_connection *conn)
 {
 	const struct doca_ctx *ctx = &conn->ep->ctx;
@@ -166,7 +124,7 @@ doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task)
 		conn->pending_head = t;
 	conn->pending_tail = t;
 	/* Write right away when the socket has room: keeps latency low without waiting for the next progress */
-	(void)comch_send_flush(conn);
+	(void)comch_conn_flush(conn);
 	return DOCA_SUCCESS;
 }
 

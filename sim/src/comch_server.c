@@ -147,7 +147,7 @@ static int server_progress(struct doca_ctx *ctx)
 	return did;
 }
 
-void comch_server_on_conn_active(struct doca_comch_connection *conn)
+static void server_conn_active(struct doca_comch_connection *conn)
 {
 	struct doca_comch_server *s = (struct doca_comch_server *)conn->ep;
 
@@ -156,7 +156,7 @@ void comch_server_on_conn_active(struct doca_comch_connection *conn)
 		s->connect_cb((struct doca_comch_event_connection_status_changed *)s, conn, 1);
 }
 
-void comch_server_on_conn_dead(struct doca_comch_connection *conn)
+static void server_conn_dead(struct doca_comch_connection *conn)
 {
 	struct doca_comch_server *s = (struct doca_comch_server *)conn->ep;
 
@@ -166,6 +166,8 @@ void comch_server_on_conn_dead(struct doca_comch_connection *conn)
 	if (s->disconnect_cb != NULL)
 		s->disconnect_cb((struct doca_comch_event_connection_status_changed *)s, conn, 1);
 }
+
+static const struct comch_ep_ops server_conn_ops = {.conn_active = server_conn_active, .conn_dead = server_conn_dead};
 
 /* ---- public API ---- */
 
@@ -192,6 +194,7 @@ SIM_EXPORT doca_error_t doca_comch_server_create(struct doca_dev *dev, struct do
 	if (s == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	err = comch_ep_init(&s->ep, dev, true);
+	s->ep.ops = &server_conn_ops;
 	if (err != DOCA_SUCCESS) {
 		free(s);
 		return err;

@@ -1,6 +1,6 @@
 /*
- * Diagnostics of the software device: live-object counters (leak tests), logging and the two non-DOCA exported
- * functions doca_sim_live_objects / doca_sim_describe.
+ * Diagnostics of the software device: live-object counters (leak tests), logging and doca_sim_live_objects. Depends
+ * on no other file of the device (everyone logs); doca_sim_describe, which reads the configuration, is describe.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +45,11 @@ void sim_live_dec(enum sim_kind kind)
 uint64_t sim_live_count(enum sim_kind kind)
 {
 	return atomic_load_explicit(&live[kind], memory_order_relaxed);
+}
+
+const char *sim_live_kind_name(enum sim_kind kind)
+{
+	return kind_names[kind];
 }
 
 static int log_level(void)
@@ -96,26 +101,4 @@ uint64_t doca_sim_live_objects(void)
 	for (int kind = 0; kind < SIM_KIND_COUNT_; kind++)
 		total += sim_live_count((enum sim_kind)kind);
 	return total;
-}
-
-const char *doca_sim_describe(void)
-{
-	static char text[1024];
-	struct doca_devinfo **devs = NULL;
-	size_t count = 0;
-	size_t used;
-
-	used = (size_t)snprintf(text, sizeof(text), "side=%s", sim_side() == SIM_SIDE_DPU ? "dpu" : "host");
-	if (sim_devices(&devs, &count) == DOCA_SUCCESS) {
-		for (size_t i = 0; i < count && used < sizeof(text); i++) {
-			used += (size_t)snprintf(text + used, sizeof(text) - used, " dev=%s(%s,reps=%zu)", devs[i]->pci_addr,
-						 devs[i]->ibdev_name, devs[i]->num_reps);
-		}
-	} else if (used < sizeof(text)) {
-		used += (size_t)snprintf(text + used, sizeof(text) - used, " devices=bad-config");
-	}
-	for (int kind = 0; kind < SIM_KIND_COUNT_ && used < sizeof(text); kind++)
-		used += (size_t)snprintf(text + used, sizeof(text) - used, " %s=%llu", kind_names[kind],
-					 (unsigned long long)sim_live_count((enum sim_kind)kind));
-	return text;
 }
