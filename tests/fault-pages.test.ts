@@ -1,8 +1,8 @@
 /**
  * Memory is bound to pages, and the /proc/PID/mem fallback reaches no more than process_vm_readv/writev (issue 17
  * §1, §2; docs/FAULTS.md "Memory bound to pages"). The exporter changes what lies at its exported addresses (munmap,
- * a file or fresh memory mapped over them, mremap, mprotect, PROT_NONE, exec, MADV_DONTNEED, a truncated shared
- * file) or destroys its mmap while the importer streams writes: sim/tests/pages_bound.c, one scenario per run, each
+ * a file, shared memory or fresh memory mapped over them, mremap, mprotect, PROT_NONE, exec, MADV_DONTNEED, a
+ * truncated shared file; and what must keep working: a forked child's exec, protections changed and restored) or destroys its mmap while the importer streams writes: sim/tests/pages_bound.c, one scenario per run, each
  * on both paths (DOCA_SIM_FORCE_PROC_MEM=1 is the test-only switch to the fallback), which must print the same lines.
  * The cross-process DMA cases of sim/tests/dma_remote.c run on the fallback too.
  */
@@ -52,7 +52,10 @@ const pages: Record<string, RegExp> = {
   mprotect_ro: /ok write after mprotect_ro: DOCA_ERROR_NOT_PERMITTED, the host's memory and files unchanged/,
   prot_none: /ok read after prot_none: DOCA_ERROR_NOT_PERMITTED.*\nok write after prot_none: DOCA_ERROR_NOT_PERMITTED/,
   exec: /ok read after exec: DOCA_ERROR_IO_FAILED.*\nok write after exec: DOCA_ERROR_IO_FAILED, the host's memory and files unchanged/,
+  shm_over: /ok read after shm_over: DOCA_ERROR_NOT_PERMITTED.*\nok write after shm_over: DOCA_ERROR_NOT_PERMITTED, the host's memory and files unchanged/,
   dontneed: /ok read after dontneed: DOCA_SUCCESS.*\nok write after dontneed: DOCA_SUCCESS/,
+  fork_exec: /ok read after fork_exec: DOCA_SUCCESS.*\nok write after fork_exec: DOCA_SUCCESS/,
+  reprotect: /ok read after reprotect: DOCA_SUCCESS.*\nok write after reprotect: DOCA_SUCCESS/,
   truncate: /ok read after truncate: DOCA_ERROR_IO_FAILED.*\nok write after truncate: DOCA_ERROR_IO_FAILED/,
   destroy_race: /ok 20 rounds: no byte changed after doca_mmap_destroy returned; \d+ writes submitted after it all failed/,
 };

@@ -18,7 +18,9 @@
 #include "registry.h"
 #include "vma.h"
 
-doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_t len)
+/* The export's own checks; alive: also poll the exporter's pidfd (the page check of sim_remote_copy tells an
+ * exporter gone through its maps descriptor, so the copy path skips that system call) */
+static doca_error_t check_export(const struct doca_mmap *mmap, uint64_t addr, size_t len, bool alive)
 {
 	const struct sim_registry_entry *e = mmap->remote.entry;
 	uint64_t base = (uint64_t)(uintptr_t)mmap->base;
@@ -26,7 +28,7 @@ doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_
 	if (!mmap->from_export || e == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	/* The pid now may be another process once the exporter has exited: never touch it then */
-	if (!sim_registry_exporter_alive(&mmap->remote))
+	if (alive && !sim_registry_exporter_alive(&mmap->remote))
 		return sim_fail(DOCA_ERROR_IO_FAILED, "exporter pid %d has exited", (int)mmap->remote.pid);
 	if (!atomic_load_explicit(&e->live, memory_order_acquire) ||
 	    memcmp(e->key, mmap->remote.key, SIM_EXPORT_KEY_LEN) != 0)
@@ -36,6 +38,11 @@ doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "access 0x%llx+%zu outside export 0x%llx+%zu",
 				(unsigned long long)addr, len, (unsigned long long)base, mmap->len);
 	return DOCA_SUCCESS;
+}
+
+doca_error_t sim_remote_check(const struct doca_mmap *mmap, uint64_t addr, size_t len)
+{
+	return check_export(mmap, addr, len, true);
 }
 
 doca_error_t sim_remote_check_pages(const struct doca_mmap *mmap, uint64_t addr, size_t len, uint32_t need)
@@ -100,7 +107,7 @@ doca_error_t sim_remote_copy(const struct doca_mmap *mmap, bool remote_is_src, v
 		ssize_t moved;
 
 		/* Re-validate before every access: the exporter may have revoked the export or remapped its memory */
-		err = sim_remote_check(mmap, remote_addr + done, len - done);
+		err = check_export(mmap, remote_addr + done, len - done, false);
 		if (err == DOCA_SUCCESS)
 			err = sim_remote_check_pages(mmap, remote_addr + done, len - done, need);
 		if (err != DOCA_SUCCESS)

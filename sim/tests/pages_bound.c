@@ -11,7 +11,10 @@
  *   mprotect_ro  the range made read-only                              -> NOT_PERMITTED both ways, bytes unchanged
  *   prot_none    one page in the middle made PROT_NONE                 -> NOT_PERMITTED both ways
  *   exec         the exporter execs; the new image maps a secret there -> IO_FAILED, secret unread and unchanged
+ *   shm_over     a memfd (shared memory) mapped over it                -> NOT_PERMITTED, its bytes unread and unchanged
  *   dontneed     madvise(MADV_DONTNEED): same mapping, contents dropped -> allowed: reads zeros, writes land
+ *   fork_exec    the exporter forks a child that execs                 -> allowed: the exporter's image is unchanged
+ *   reprotect    read-only, then read-write again (the same pages)     -> allowed
  *   truncate     an exported MAP_SHARED file is truncated to 0        -> IO_FAILED both ways, no SIGBUS anywhere
  *   destroy_race the DPU streams 1 MiB writes while the host destroys its mmap, 20 times: once doca_mmap_destroy has
  *                returned, no byte changes, and every write started after the DPU learnt of it fails
@@ -164,6 +167,29 @@ static void mutate(const char *scenario, uint8_t *mem, size_t len, int file_fd, 
 		t_fill(other, len, SECRET_SEED);
 		T_TRUE(mremap(other, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, mem) == mem);
 		*expect = SECRET_SEED;
+	} else if (strcmp(scenario, "shm_over") == 0) {
+		int fd = memfd_create("pages-bound-shm", MFD_CLOEXEC);
+		uint8_t *tmp = malloc(len);
+
+		T_TRUE(fd >= 0 && tmp != NULL && ftruncate(fd, (off_t)len) == 0);
+		T_TRUE(mmap(mem, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == mem);
+		t_fill(mem, len, SECRET_SEED);
+		close(fd);
+		free(tmp);
+		*expect = SECRET_SEED;
+	} else if (strcmp(scenario, "fork_exec") == 0) {
+		pid_t child = fork();
+		int status;
+
+		T_TRUE(child >= 0);
+		if (child == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		T_TRUE(waitpid(child, &status, 0) == child);
+	} else if (strcmp(scenario, "reprotect") == 0) {
+		T_TRUE(mprotect(mem, len, PROT_READ) == 0);
+		T_TRUE(mprotect(mem, len, PROT_READ | PROT_WRITE) == 0);
 	} else if (strcmp(scenario, "mprotect_ro") == 0) {
 		T_TRUE(mprotect(mem, len, PROT_READ) == 0);
 	} else if (strcmp(scenario, "prot_none") == 0) {
@@ -267,6 +293,8 @@ static int host_main(const char *scenario, int rfd, int wfd)
 		recv_msg(rfd, &msg);
 		if (strcmp(msg.cmd, "verify") != 0)
 			break;
+		if (msg.addr != 0) /* the DPU wrote (an allowed scenario): its pattern must be there */
+			expect = (uint32_t)msg.addr;
 		send_msg(wfd, host_holds(scenario, mem, len, expect) ? "verified" : "mismatch", 0, 0, NULL, 0);
 	}
 	/* The exporter's own teardown (its pages may be gone: the mmap still destroys) */
@@ -377,7 +405,7 @@ static void dpu_scenario(struct dpu *d, const char *scenario)
 
 	if (strcmp(scenario, "exec") == 0 || strcmp(scenario, "truncate") == 0)
 		want = DOCA_ERROR_IO_FAILED;
-	if (strcmp(scenario, "dontneed") == 0)
+	if (strcmp(scenario, "dontneed") == 0 || strcmp(scenario, "fork_exec") == 0 || strcmp(scenario, "reprotect") == 0)
 		want = DOCA_SUCCESS;
 	if ((strcmp(scenario, "anon_over") == 0 || strcmp(scenario, "mremap") == 0) && !kernel_names_anon()) {
 		/* the documented limit: the new anonymous pages are reached; say so, and check exactly that */
@@ -400,13 +428,21 @@ static void dpu_scenario(struct dpu *d, const char *scenario)
 	} else if (strcmp(scenario, "dontneed") == 0) {
 		for (size_t i = 0; i < len; i++)
 			T_TRUE(d->local[i] == 0); /* MADV_DONTNEED: the same mapping, its pages dropped: zeros */
+	} else if (strcmp(scenario, "fork_exec") == 0 || strcmp(scenario, "reprotect") == 0) {
+		T_TRUE(local_has(d->local, len, HOST_SEED)); /* the registered pages, untouched */
 	} else {
 		T_TRUE(local_has(d->local, len, SECRET_SEED)); /* the limit above, exactly */
 	}
 	t_say("ok read after %s: %s, nothing else read", scenario, doca_error_get_name(want));
 	if (want == DOCA_SUCCESS) {
 		/* a write lands in the mapping, which the host then sees */
+		t_fill(d->local, len, DPU_SEED);
 		T_OK(copy(d, remote, d->desc.addr, len, true));
+		if (strcmp(scenario, "fork_exec") == 0 || strcmp(scenario, "reprotect") == 0) {
+			send_msg(d->wfd, "verify", DPU_SEED, 0, NULL, 0);
+			recv_msg(d->rfd, &m);
+			T_TRUE(strcmp(m.cmd, "verified") == 0);
+		}
 		t_say("ok write after %s: DOCA_SUCCESS (same mapping)", scenario);
 	} else {
 		t_fill(d->local, len, DPU_SEED);
