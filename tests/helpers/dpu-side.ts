@@ -5,7 +5,10 @@
  * Requests: open {pci} · import {descriptor: base64} · read {offset, length} (DMA remote→local, returns base64)
  * · write {offset, data: base64} (DMA local→remote) · dropImport · serve {name, repPci} (Comch echo server:
  * every message comes back prefixed with "echo:"; with greeting, that text is sent first, at accept) · accepted (waits for the first client)
- * · disconnectBusy {count} (sends count messages to the client and disconnects it without waiting for them) · exit.
+ * · disconnectBusy {count} (sends count messages to the client and disconnects it without waiting for them)
+ * · stream {length, depth} (writes length bytes of 0xee at the import's start again and again, depth in flight; answers
+ * once the first landed) · revoked (writes submitted from now on are counted as "after") · streamStop (answers the
+ * counts of writes after: succeeded and failed) · exit.
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
@@ -30,6 +33,41 @@ let dma: Dma | undefined;
 let server: ComchServer | undefined;
 let connection: ComchConnection | undefined;
 let consumer: ComchConsumer | undefined;
+
+/** A background stream of DMA writes into the import (the destroy-barrier test of fault-pages-api) */
+interface Stream {
+  stop: boolean;
+  after: boolean;
+  okAfter: number;
+  failedAfter: number;
+  done?: Promise<void>;
+}
+let stream: Stream | undefined;
+
+async function streamWrites(s: Stream, length: number, depth: number, started: () => void): Promise<void> {
+  if (!device || !remote || !pe) throw new Error("open and import first");
+  const d = (dma ??= new Dma(device, pe));
+  const target = remote;
+  using local = NativeMemory.alloc(length);
+  local.bytes.fill(0xee);
+  using map = Mmap.create({ memory: local, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
+  using inv = new BufInventory(depth * 2);
+  const worker = async () => {
+    while (!s.stop) {
+      const after = s.after;
+      using src = inv.bufByData(map, local.address, length);
+      using dst = inv.bufByAddr(target, target.range.address, length);
+      try {
+        await d.memcpy(src, dst);
+        if (after) s.okAfter++;
+      } catch {
+        if (after) s.failedAfter++;
+      }
+      started();
+    }
+  };
+  await Promise.all(Array.from({ length: depth }, worker));
+}
 
 const reply = (m: unknown) => process.stdout.write(JSON.stringify(m) + "\n");
 
@@ -114,6 +152,25 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
       await server.disconnect(connection);
       const settled = await Promise.allSettled(sends);
       return { ok: true, connected: connection.connected, sent: settled.filter((r) => r.status === "fulfilled").length };
+    }
+    case "stream": {
+      const s: Stream = { stop: false, after: false, okAfter: 0, failedAfter: 0 };
+      stream = s;
+      let first!: () => void;
+      const landed = new Promise<void>((resolve) => (first = resolve));
+      s.done = streamWrites(s, Number(req.length), Number(req.depth), first);
+      await Promise.race([landed, s.done]);
+      return { ok: true };
+    }
+    case "revoked":
+      if (!stream) throw new Error("no stream");
+      stream.after = true;
+      return { ok: true };
+    case "streamStop": {
+      if (!stream) throw new Error("no stream");
+      stream.stop = true;
+      await stream.done;
+      return { ok: true, okAfter: stream.okAfter, failedAfter: stream.failedAfter };
     }
     case "exit":
       await server?.close();
