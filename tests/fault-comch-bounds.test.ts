@@ -3,6 +3,8 @@
  * sim/tests/comch_flood.c runs a DPU-side server that never serves its clients and reports its RSS while
  *  - 3 clients flood it with maximum-size messages (22,000 each, 256 MiB in all; 2,000 each unless DOCA_TS_SLOW=1),
  *  - a DOCA client connects and disconnects 100,000 times (3,000 unless DOCA_TS_SLOW=1),
+ *  - 600 raw peers connect and never complete the handshake (more than the 512 client slots): after the server's
+ *    handshake deadline (300 ms in the test; 10 s by default) a DOCA client still connects,
  *  - a server configured with a maximum message size of 256 is sent 4,000 bytes through the API (refused at
  *    alloc_init) and by a raw peer (disconnected; the message never reaches the server's callback).
  * The figures are printed; the C program fails when the RSS grows by 8 MiB under the flood or 2 MiB over the cycles.
@@ -52,6 +54,13 @@ describe("Comch on the software device: bounded under clients the DPU never serv
     const out = run(["cycles", String(n)]);
     counters.faults += n;
     assert.match(out, new RegExp(`^SERVER msgs=0 too_long=0 connects=${n} disconnects=${n}$`, "m"));
+  });
+
+  test("peers that never complete the handshake do not hold the server's client slots", () => {
+    const out = run(["halfopen"]);
+    counters.faults += 600;
+    assert.match(out, /^ok \d+ peers connected without a handshake; [\d.]+ s later a DOCA client connected and sent$/m);
+    assert.match(out, /^SERVER msgs=1 too_long=0 connects=1 disconnects=1$/m);
   });
 
   test("a message longer than the receiver's configured maximum never reaches it", () => {

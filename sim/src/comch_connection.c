@@ -24,6 +24,7 @@ struct doca_comch_connection *comch_conn_new(struct comch_endpoint *ep, int fd)
 	conn->fd = fd;
 	conn->state = COMCH_CONN_HANDSHAKE;
 	conn->next_local_id = 1;
+	conn->born_ns = comch_now_ns();
 	pthread_mutex_init(&conn->lock, NULL);
 	if (fd >= 0) {
 		comch_watch(&ep->ctx, fd);
@@ -335,6 +336,14 @@ int comch_conn_progress(struct doca_comch_connection *conn)
 	}
 	if (conn->fd >= 0)
 		did |= comch_conn_flush(conn);
+	/* A peer that connected and never completed the handshake holds one of the server's comch_max_clients slots:
+	 * not for longer than the deadline (server side only: a client waits for a busy server as long as it likes) */
+	if (ep->is_server && conn->fd >= 0 && conn->state == COMCH_CONN_HANDSHAKE &&
+	    comch_now_ns() - conn->born_ns > comch_handshake_deadline_ns()) {
+		sim_log(SIM_LOG_DEBUG, "comch: a peer did not complete the handshake in time: dropped");
+		conn_lost(conn);
+		did = 1;
+	}
 	return did;
 }
 

@@ -75,6 +75,7 @@ struct doca_comch_connection {
 	union doca_data user_data;
 	uint32_t peer_pid;
 	uint32_t peer_max_msg_size; /* the peer's configured maximum (handshake): no message sent above it */
+	int64_t born_ns;            /* accepted or connected (comch_now_ns): the handshake has a deadline */
 	uint64_t counters[5];	    /* live, indexed by enum doca_comch_counter */
 	uint64_t counters_snap[5];  /* what doca_comch_connection_get_counter reports */
 	struct doca_comch_task_send *pending_head, *pending_tail; /* submitted, not yet written to the socket */
@@ -242,6 +243,8 @@ void comch_watch(struct doca_ctx *ctx, int fd);
 void comch_unwatch(struct doca_ctx *ctx, int fd);
 
 int64_t comch_now_ns(void);
+/* How long an accepted peer may take to complete the handshake: DOCA_SIM_HANDSHAKE_MS, default 10 s */
+int64_t comch_handshake_deadline_ns(void);
 
 /* DOCA 2.7 names, exported as aliases of the 3.x functions */
 doca_error_t doca_comch_server_event_connection_register(struct doca_comch_server *comch_server,

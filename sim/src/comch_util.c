@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <stdlib.h>
 #include <time.h>
 
 #include "comch_internal.h"
@@ -65,4 +66,17 @@ int64_t comch_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+int64_t comch_handshake_deadline_ns(void)
+{
+	static int64_t deadline = -1;
+
+	if (deadline < 0) {
+		const char *ms = getenv("DOCA_SIM_HANDSHAKE_MS");
+		long v = ms != NULL && *ms != '\0' ? strtol(ms, NULL, 10) : 0;
+
+		deadline = (v > 0 ? (int64_t)v : 10000) * 1000000ll;
+	}
+	return deadline;
 }

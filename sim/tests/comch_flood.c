@@ -9,6 +9,9 @@
  *   comch_flood cycles N    N connect/disconnect cycles of a DOCA client (create, start, RUNNING, stop, IDLE,
  *                           destroy); prints the server's RSS after the first 10 % and at the end (must not grow
  *                           by more than 2 MiB: no per-connection leak)
+ *   comch_flood halfopen    600 raw peers connect and never say hello (more than the server's 512 client slots);
+ *                           after the server's handshake deadline (DOCA_SIM_HANDSHAKE_MS, 300 ms here) a DOCA client
+ *                           connects and its connection works
  *   comch_flood bigmsg      the server is configured with a maximum message size of 256: a DOCA client's 4000-byte
  *                           send is refused at alloc_init (DOCA_ERROR_INVALID_VALUE); a raw peer that sends one anyway
  *                           is disconnected and the server never receives it
@@ -151,6 +154,7 @@ static void start_server(uint32_t max_msg)
 		close(out[0]);
 		snprintf(m, sizeof(m), "%u", max_msg);
 		setenv("DOCA_SIM_SIDE", "dpu", 1);
+		setenv("DOCA_SIM_HANDSHAKE_MS", "300", 1);
 		execl("/proc/self/exe", "comch_flood", "--server", m, (char *)NULL);
 		_exit(127);
 	}
@@ -333,6 +337,51 @@ struct wire_hello {
 	uint32_t max_msg_size;
 };
 
+static void server_socket(struct sockaddr_un *addr)
+{
+	DIR *d = opendir(getenv("DOCA_SIM_DIR"));
+	struct dirent *e;
+
+	EXPECT(d != NULL);
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "comch-", 6) == 0 && strstr(e->d_name, ".sock") != NULL)
+			EXPECT(snprintf(addr->sun_path, sizeof(addr->sun_path), "%.60s/%.40s", getenv("DOCA_SIM_DIR"),
+					e->d_name) < (int)sizeof(addr->sun_path));
+	closedir(d);
+}
+
+#define HALF_OPEN 600
+
+static void halfopen(struct doca_dev *dev)
+{
+	static int fds[HALF_OPEN];
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct doca_comch_task_send *task;
+	struct client c;
+	int opened = 0;
+	double t0;
+
+	server_socket(&addr);
+	for (int i = 0; i < HALF_OPEN; i++) {
+		fds[i] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		EXPECT(fds[i] >= 0);
+		/* the kernel's listen backlog may refuse some while the server is busy: those are not half-open */
+		if (connect(fds[i], (struct sockaddr *)&addr, sizeof(addr)) == 0)
+			opened++;
+	}
+	t0 = now_s();
+	usleep(1000 * 1000); /* past the 300 ms deadline, with slack for a loaded machine */
+	client_open(dev, &c);
+	CHECK(doca_comch_client_task_send_alloc_init(c.client, c.conn, "hi", 2, &task));
+	CHECK(doca_task_submit(doca_comch_task_send_as_task(task)));
+	c.inflight++;
+	client_close(&c);
+	say("ok %d peers connected without a handshake; %.1f s later a DOCA client connected and sent", opened,
+	    now_s() - t0);
+	for (int i = 0; i < HALF_OPEN; i++)
+		close(fds[i]);
+}
+
 static void bigmsg(struct doca_dev *dev)
 {
 	static uint8_t frame[sizeof(struct wire_hdr) + 4000];
@@ -355,17 +404,7 @@ static void bigmsg(struct doca_dev *dev)
 	    "256 bytes go");
 
 	/* A peer that ignores the announced maximum, on the server's socket (the only one in DOCA_SIM_DIR) */
-	{
-		DIR *d = opendir(getenv("DOCA_SIM_DIR"));
-		struct dirent *e;
-
-		EXPECT(d != NULL);
-		while ((e = readdir(d)) != NULL)
-			if (strncmp(e->d_name, "comch-", 6) == 0 && strstr(e->d_name, ".sock") != NULL)
-				EXPECT(snprintf(addr.sun_path, sizeof(addr.sun_path), "%.60s/%.40s",
-						getenv("DOCA_SIM_DIR"), e->d_name) < (int)sizeof(addr.sun_path));
-		closedir(d);
-	}
+	server_socket(&addr);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	EXPECT(fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0);
 	memcpy(frame, &h, sizeof(h));
@@ -399,8 +438,8 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && strcmp(mode, "--server") == 0)
 		return server_main((uint32_t)strtoul(argv[2], NULL, 10));
-	if (strcmp(mode, "bigmsg") != 0 && (n == 0 || (strcmp(mode, "flood") != 0 && strcmp(mode, "cycles") != 0))) {
-		fprintf(stderr, "usage: comch_flood flood N | cycles N | bigmsg\n");
+	if (strcmp(mode, "bigmsg") != 0 && strcmp(mode, "halfopen") != 0 && (n == 0 || (strcmp(mode, "flood") != 0 && strcmp(mode, "cycles") != 0))) {
+		fprintf(stderr, "usage: comch_flood flood N | cycles N | halfopen | bigmsg\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -411,6 +450,8 @@ int main(int argc, char **argv)
 		flood(dev, n);
 	else if (strcmp(mode, "cycles") == 0)
 		cycles(dev, n);
+	else if (strcmp(mode, "halfopen") == 0)
+		halfopen(dev);
 	else
 		bigmsg(dev);
 	CHECK(doca_dev_close(dev));
