@@ -62,7 +62,7 @@ const pages: Record<string, RegExp> = {
 
 describe("memory is bound to pages: the exporter changes its memory after the import", () => {
   for (const [scenario, expected] of Object.entries(pages)) {
-    test(`${scenario}: refused on process_vm_* and on /proc/PID/mem alike`, () => {
+    test(`${scenario}: refused on process_vm_* and on /proc/PID/mem alike`, { timeout: 300_000 }, () => {
       const primary = run("pages_bound", scenario, false);
       const fallback = run("pages_bound", scenario, true);
       assert.match(primary, expected);
@@ -75,7 +75,7 @@ describe("memory is bound to pages: the exporter changes its memory after the im
 
 describe("the /proc/PID/mem fallback gives what process_vm_* give on every cross-process DMA case", () => {
   for (const scenario of ["to_host", "from_host", "ro_write", "revoked", "host_reads_dpu", "out_of_range", "vanished"]) {
-    test(scenario, () => {
+    test(scenario, { timeout: 300_000 }, () => {
       const primary = run("dma_remote", scenario, false);
       const fallback = run("dma_remote", scenario, true);
       const verdicts = (out: string) => out.split("\n").filter((l) => l.startsWith("ok "));
