@@ -186,7 +186,7 @@ int rdma_tcp_connect(const char *address, uint16_t port, int timeout_ms);
 /* The address our listeners advertise in exported details (DOCA_SIM_RDMA_ADDR, default 127.0.0.1) */
 const char *rdma_local_address(void);
 
-/* rdma.c (lock held) */
+/* rdma_conn.c (lock held) */
 void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn);
 void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status);
 struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm);

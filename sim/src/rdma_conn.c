@@ -1,0 +1,126 @@
+/*
+ * Software DOCA device, libdoca_rdma: connection objects and the queues both threads feed (completions, connection
+ * events), with rdma->lock held. The lowest layer of the RDMA files: rdma.c (API) and rdma_io.c (I/O thread) call it,
+ * it calls neither.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "rdma_internal.h"
+
+/* Connections one context keeps (live and closed) before it refuses more: a flood of CM requests is bounded */
+#define RDMA_MAX_CONN_OBJECTS 4096
+
+void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn)
+{
+	struct rdma_event *e = calloc(1, sizeof(*e));
+	uint64_t one = 1;
+	if (e == NULL)
+		return;
+	e->type = type;
+	e->conn = conn;
+	if (rdma->events_tail != NULL)
+		rdma->events_tail->next = e;
+	else
+		rdma->events_head = e;
+	rdma->events_tail = e;
+	if (rdma->notify_fd >= 0 && write(rdma->notify_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: the pe is awake anyway */
+	}
+}
+
+void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status)
+{
+	uint64_t one = 1;
+	task->base.status = status;
+	task->base.next = NULL;
+	if (rdma->done_tail != NULL)
+		rdma->done_tail->next = &task->base;
+	else
+		rdma->done_head = &task->base;
+	rdma->done_tail = &task->base;
+	if (rdma->notify_fd >= 0 && write(rdma->notify_fd, &one, sizeof(one)) < 0) {
+		/* saturated: already readable */
+	}
+}
+
+void rdma_sock_init(struct rdma_sock *sock, int fd)
+{
+	memset(sock, 0, sizeof(*sock));
+	sock->fd = fd;
+}
+
+struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm)
+{
+	struct doca_rdma_connection *c;
+	uint32_t objects = 0;
+
+	for (c = rdma->conns; c != NULL; c = c->next)
+		objects++;
+	if (objects >= RDMA_MAX_CONN_OBJECTS || rdma->num_conns >= rdma->max_conns)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->rdma = rdma;
+	c->id = rdma->next_conn_id++;
+	c->cm = cm;
+	c->listen_fd = -1;
+	for (int i = 0; i < 2; i++)
+		rdma_sock_init(&c->socks[i], -1);
+	if (getrandom(c->secret, sizeof(c->secret), 0) != sizeof(c->secret)) {
+		free(c);
+		return NULL;
+	}
+	c->next = rdma->conns;
+	rdma->conns = c;
+	rdma->num_conns++;
+	sim_live_inc(SIM_KIND_CONNECTION);
+	return c;
+}
+
+void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, doca_error_t why)
+{
+	if (conn->state == CONN_CLOSED)
+		return;
+	for (int i = 0; i < conn->num_socks; i++) {
+		struct rdma_sock *s = &conn->socks[i];
+		if (s->fd >= 0)
+			close(s->fd);
+		s->fd = -1;
+		while (s->out_head != NULL) {
+			struct rdma_out *o = s->out_head;
+			s->out_head = o->next;
+			free(o);
+		}
+		s->out_tail = NULL;
+		if (s->in_task != NULL && s->in_task->kind == RDMA_RECEIVE) {
+			/* a receive that was being filled goes back to the front of the queue */
+			s->in_task->wait_next = rdma->receives_head;
+			rdma->receives_head = s->in_task;
+			if (rdma->receives_tail == NULL)
+				rdma->receives_tail = s->in_task;
+		}
+		s->in_task = NULL;
+	}
+	conn->num_socks = 0;
+	if (conn->listen_fd >= 0)
+		close(conn->listen_fd);
+	conn->listen_fd = -1;
+	while (conn->awaiting != NULL) {
+		struct rdma_task *t = conn->awaiting;
+		conn->awaiting = t->wait_next;
+		rdma_finish_task(rdma, t, why);
+	}
+	if (conn->cm && rdma->ctx.state == DOCA_CTX_STATE_RUNNING && why != SIM_TASK_FLUSHED_STATUS) {
+		if (conn->state == CONN_CONNECTED)
+			rdma_queue_event(rdma, EV_DISCONNECTED, conn);
+		else if (conn->state == CONN_CONNECTING || conn->state == CONN_REQUESTED)
+			rdma_queue_event(rdma, EV_FAILURE, conn);
+	}
+	conn->state = CONN_CLOSED;
+	rdma->num_conns--;
+}
