@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { buildSoftwareDevice, packageRoot, SimBuildError, simSourcesPresent } from "../scripts/sim-builder.ts";
+import { buildSoftwareDevice, packageRoot, SimBuildError, simSourcesPresent } from "./sim-build/builder.ts";
 
 export const DOCA_LIBRARIES = ["common", "dma", "comch"] as const;
 export type DocaLibraryName = typeof DOCA_LIBRARIES[number];

@@ -6,6 +6,8 @@
 import { parseArgs } from "node:util";
 import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printJson } from "./common/output.ts";
+import { printable } from "../ffi/printable.ts";
 import { type DoctorReport, runDoctor } from "./doctor/report.ts";
 
 const HELP = `Usage: doctor [--json] [--peer NAME] [-p PCI] [--timeout SECONDS]
@@ -63,7 +65,7 @@ export function formatReport(r: DoctorReport): string {
     out.push(`self-test local DMA ${t.localDma.bytes} B: ${t.localDma.ok ? "ok" : `FAILED ${t.localDma.error}`} (${ms(t.localDma.ms)})`);
   }
   if (t.comch) {
-    out.push(`self-test Comch with "${t.comch.peer}": ${t.comch.ok ? `ok, answered "${t.comch.answer}"` : `FAILED ${t.comch.error}`} (${ms(t.comch.ms)})`);
+    out.push(`self-test Comch with "${t.comch.peer}": ${t.comch.ok ? `ok, answered "${printable(t.comch.answer ?? "", 200)}"` : `FAILED ${t.comch.error}`} (${ms(t.comch.ms)})`);
   }
   if (r.problems.length === 0) out.push("no problems found");
   for (const p of r.problems) out.push(`PROBLEM ${p.problem}\n  fix: ${p.fix}`);
@@ -88,7 +90,8 @@ async function main(argv: string[]): Promise<number> {
   const timeout = values.timeout === undefined ? 10 : Number(values.timeout);
   if (!(timeout > 0)) throw Object.assign(new Error(`--timeout must be a positive number of seconds`), { name: "UsageError" });
   const report = await runDoctor({ peer: values.peer, pciAddr: values["pci-addr"], timeoutMs: timeout * 1000 });
-  print(values.json ? JSON.stringify(report, null, 2) : formatReport(report));
+  if (values.json) printJson(report, 2);
+  else print(formatReport(report));
   return report.problems.length ? 1 : 0;
 }
 

@@ -1,7 +1,9 @@
 /**
- * Builds the software DOCA device with a C compiler. Shared by `deno task sim:build` (scripts/build-sim.ts) and by
- * the library itself, which builds the device on demand into a per-user cache when doca-ts is used from a package
- * (ffi/discover.ts). Only node: modules, so it runs under Deno, Bun and Node.
+ * Builds the software DOCA device with a C compiler. Part of the library (it lives in ffi/ so that ffi/ imports
+ * nothing outside ffi/): the library builds the device on demand into a per-user cache when doca-ts is used from a
+ * package (ffi/discover.ts), and `deno task sim:build` (scripts/build-sim.ts) is a command line over it. Only
+ * node: modules, so it runs under Deno, Bun and Node. The output folder must be one only this user (or root)
+ * controls (ffi/trusted-path.ts): it is checked before anything is compiled into it.
  *
  *   <out>/lib/libdoca_common.so.N  sim/src/*.c except dma*.c and comch*.c
  *   <out>/lib/libdoca_dma.so.N     sim/src/dma*.c, linked to libdoca_common
@@ -57,7 +59,8 @@ export class SimBuildError extends Error {
 }
 
 const thisFile = fileURLToPath(import.meta.url);
-export const packageRoot: string = resolve(dirname(thisFile), "..");
+/** The package (or repository) root: this file is <root>/ffi/sim-build/builder.ts. */
+export const packageRoot: string = resolve(dirname(thisFile), "..", "..");
 
 /** True when the C sources of the software device are present (a clone, or the npm package). */
 export function simSourcesPresent(root: string = packageRoot): boolean {
