@@ -12,7 +12,8 @@ import { type DoctorReport, runDoctor } from "./doctor/report.ts";
 
 const HELP = `Usage: doctor [--json] [--peer NAME] [-p PCI] [--timeout SECONDS]
 
-Reports which DOCA libraries were found where (every candidate folder and why it was rejected), their version and
+Reports which DOCA libraries were found where (every candidate folder and why it was rejected, and the trust check
+of each folder and library file: owned by you or root, writable by nobody else), their version and
 sonames, which renamed functions resolved to which spelling and which optional ones are missing, the devices and
 representors with their capabilities, the side (host or DPU) as detected, how cross-process DMA works here
 (hardware DMA, or the software device's process_vm_* / /proc/<pid>/mem and the Yama ptrace_scope), then runs a
@@ -32,6 +33,7 @@ export function formatReport(r: DoctorReport): string {
   out.push(`libraries (${ms(r.libraries.ms)})`);
   for (const c of r.libraries.candidates) {
     out.push(`  ${c.rejected ? "rejected" : "used    "}  ${c.dir}  [${c.origin}]${c.rejected ? `: ${c.rejected}` : ""}`);
+    for (const t of c.trust ?? []) out.push(`    trust ${t.trusted ? "ok       " : "REFUSED  "} ${t.trusted ? t.path : t.reason}`);
   }
   if (r.libraries.error) out.push(`  error: ${r.libraries.error.split("\n")[0]}`);
   if (r.libraries.version) {

@@ -20,6 +20,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symli
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { checkTrustedPath, UntrustedPathError } from "../trusted-path.ts";
 
 export const FLAVOURS = {
   "3": { soname: "3", folder: "3" },
@@ -183,6 +184,15 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
   };
 
   mkdirSync(libDir, { recursive: true });
+  // Never compile into, and so never later load from, a folder someone else could change.
+  for (const folder of [options.outDir, libDir]) {
+    try {
+      checkTrustedPath(folder, "folder");
+    } catch (e) {
+      if (e instanceof UntrustedPathError) throw new SimBuildError(`refusing to build into ${folder}: ${e.message}`);
+      throw e;
+    }
+  }
   const isDma = (name: string) => name.startsWith("dma");
   const isComch = (name: string) => name.startsWith("comch");
   buildLibrary("libdoca_common", sources((name) => !isDma(name) && !isComch(name)), false);
