@@ -25,5 +25,6 @@ export function printable(text: string, maxLength = Infinity): string {
 
 /** JSON.stringify, with the characters JSON leaves raw (DEL, C1, bidi, separators) as \u escapes too: still JSON. */
 export function printableJson(value: unknown, space?: number): string {
-  return JSON.stringify(value, null, space).replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  // A raw line break in JSON's output is only ever its own indentation (strings carry \n escaped): keep it.
+  return JSON.stringify(value, null, space).replace(CONTROL, (c) => c === "\n" ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

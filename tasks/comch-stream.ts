@@ -108,16 +108,16 @@ async function tellPeerWhy(conn: { send(bytes: Uint8Array): Promise<void> }, e: 
   await conn.send(encode({ stop: (e as Error).message })).catch(() => {});
 }
 
-/** Rejects when `pending` (the peer's next control message) arrives first and is a stop notice. */
+/**
+ * Rejects when `pending` (the peer's next control message) is a stop notice, or the connection fails; any other
+ * message (the DPU's report, which may overtake our last completions) leaves it pending: its reader takes it.
+ */
 function watchPeer(pending: Promise<Uint8Array>, from: string): Promise<never> {
-  return pending.then(
-    (bytes) => {
-      throw peerStopped(decodeControl(bytes, from), from) ?? new Error(`${from} sent a control message out of turn`);
-    },
-    (e) => {
-      throw e;
-    },
-  );
+  return pending.then((bytes) => {
+    const stopped = peerStopped(decodeControl(bytes, from), from);
+    if (stopped) throw stopped;
+    return new Promise<never>(() => {});
+  });
 }
 
 /** DPU: accept, create a consumer, receive the announced stream checking sequence numbers, answer the report. */
@@ -184,8 +184,17 @@ export async function streamProducer(opts: {
     const conn = client.connection;
     try {
       await conn.send(encode({ count: opts.count, size: opts.size }));
-      const consumerId = await raceAbort(conn.waitForRemoteConsumer({ timeoutMs: opts.timeoutMs }), signal, "waiting for the DPU's consumer");
-      const ready = decodeControl(await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), signal, "waiting for the DPU to be ready"), "the DPU side");
+      // The DPU's first control message is {ready} or a stop notice; a stop must not leave us waiting for a consumer.
+      const first = conn.recv({ timeoutMs: opts.timeoutMs }).then((bytes) => decodeControl(bytes, "the DPU side"));
+      first.catch(() => {});
+      const stopFirst = first.then((m) => {
+        const stopped = peerStopped(m, "the DPU side");
+        if (stopped) throw stopped;
+        return new Promise<never>(() => {});
+      });
+      stopFirst.catch(() => {});
+      const consumerId = await raceAbort(Promise.race([conn.waitForRemoteConsumer({ timeoutMs: opts.timeoutMs }), stopFirst]), signal, "waiting for the DPU's consumer");
+      const ready = await raceAbort(first, signal, "waiting for the DPU to be ready");
       const refused = peerStopped(ready, "the DPU side");
       if (refused) throw refused;
       const producer = await ComchProducer.create({ connection: conn, device, pe, bufferSize: opts.size, buffers: opts.inflight });
