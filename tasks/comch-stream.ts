@@ -120,6 +120,21 @@ function watchPeer(pending: Promise<Uint8Array>, from: string): Promise<never> {
   });
 }
 
+/**
+ * A peer that stops tells us why, then goes: its departure may fail our fast-path task before its notice is read.
+ * Prefer the notice when it comes within a moment of the failure (as the DMA Copy messenger prefers a reason).
+ */
+async function preferNotice(e: unknown, notice: Promise<never>): Promise<unknown> {
+  if ((e as Error)?.name === "InterruptedError") return e;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const moment = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 500)));
+  try {
+    return await Promise.race([notice, moment]).then(() => e, (stop: Error) => (stop?.message?.includes(" stopped: ") ? stop : e));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** DPU: accept, create a consumer, receive the announced stream checking sequence numbers, answer the report. */
 export async function streamConsumer(opts: { pciAddr?: string; repPci: string; name?: string; timeoutMs: number; signal?: AbortSignal }): Promise<StreamReport> {
   const { signal } = opts;
@@ -143,7 +158,10 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
         hostStop.catch(() => {});
         let t0 = 0;
         for (let i = 0; i < plan.count; i++) {
-          const m = await raceAbort(Promise.race([consumer.recv({ timeoutMs: opts.timeoutMs }), hostStop]), signal, `receiving message ${i + 1} of ${plan.count}`);
+          const m = await raceAbort(Promise.race([consumer.recv({ timeoutMs: opts.timeoutMs }), hostStop]), signal, `receiving message ${i + 1} of ${plan.count}`)
+            .catch(async (e) => {
+              throw await preferNotice(e, hostStop);
+            });
           if (i === 0) t0 = performance.now();
           const seq = new DataView(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength).getUint32(0, true);
           if (seq !== i || m.bytes.length !== plan.size) {
@@ -204,18 +222,24 @@ export async function streamProducer(opts: {
         fromDpu.catch(() => {});
         const dpuStop = watchPeer(fromDpu, "the DPU side");
         dpuStop.catch(() => {});
+        printError(`comch-stream host: sending ${opts.count} messages of ${opts.size} bytes to "${name}"`);
         const message = new Uint8Array(opts.size);
         const seq = new DataView(message.buffer);
         const inflight = new Set<Promise<void>>();
         const t0 = performance.now();
-        for (let i = 0; i < opts.count; i++) {
-          seq.setUint32(0, i, true);
-          const p = producer.send(message, consumerId).finally(() => inflight.delete(p));
-          p.catch(() => {});
-          inflight.add(p);
-          if (inflight.size >= opts.inflight) await raceAbort(Promise.race([...inflight, dpuStop]), signal, `sending message ${i + 1} of ${opts.count}`);
-        }
-        await raceAbort(Promise.race([Promise.all(inflight), dpuStop]), signal, "sending the last messages");
+        const sending = async () => {
+          for (let i = 0; i < opts.count; i++) {
+            seq.setUint32(0, i, true);
+            const p = producer.send(message, consumerId).finally(() => inflight.delete(p));
+            p.catch(() => {});
+            inflight.add(p);
+            if (inflight.size >= opts.inflight) await raceAbort(Promise.race([...inflight, dpuStop]), signal, `sending message ${i + 1} of ${opts.count}`);
+          }
+          await raceAbort(Promise.race([Promise.all(inflight), dpuStop]), signal, "sending the last messages");
+        };
+        await sending().catch(async (e) => {
+          throw await preferNotice(e, dpuStop);
+        });
         const host = report("host", opts.count, opts.size, (performance.now() - t0) / 1000);
         let timer: ReturnType<typeof setTimeout> | undefined;
         const late = new Promise<never>((_, reject) => {
