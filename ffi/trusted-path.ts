@@ -15,7 +15,7 @@
  * `chmod g-w`. Only node:fs lstat/readlink (Deno's --allow-read) and this process's uid (effectiveUid) are needed.
  */
 import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import process from "node:process";
 import { spawnSync } from "node:child_process";
 import { backend } from "./loaders/select.ts";
@@ -107,7 +107,9 @@ const modeText = (st: Stats) => `0${(st.mode & 0o7777).toString(8)}`;
  * error (ENOENT), so the caller can tell "missing" from "untrusted".
  */
 export function checkTrustedPath(path: string, kind: "folder" | "file", uid: number | undefined = effectiveUid()): void {
-  const target = resolve(path);
+  // Not path.resolve(): it folds "link/.." lexically, while the kernel (and so dlopen) goes up from the link's
+  // target. The walk below takes ".." the kernel's way, so it checks what will really be opened.
+  const target = isAbsolute(path) ? path : `${process.cwd()}/${path}`;
   if (uid === undefined) {
     throw new UntrustedPathError(target, target, "cannot be checked: this process's user is unknown", "under Deno grant --allow-ffi, --allow-sys or --allow-run (the tasks do)");
   }

@@ -83,6 +83,18 @@ describe("library folders and files are checked before they are loaded", () => {
     assert.match(rejection(planted) ?? "accepted", /planted is not trusted: it is owned by uid 65534.*symbolic link someone else planted/);
   });
 
+  test("\"link/..\" is checked where the kernel goes (the link target's parent), not where the text points", () => {
+    const mine = libCopy();
+    const theirs = libCopy();
+    chmodSync(theirs.parent, 0o777); // someone else's playground, holding a "lib" that looks fine by itself
+    mkdirSync(join(theirs.parent, "sub"));
+    symlinkSync(join(theirs.parent, "sub"), join(mine.parent, "link"));
+    // Text says <mine>/lib; the kernel opens <theirs>/lib.
+    const tricky = `${mine.parent}/link/../lib`;
+    assert.match(untrustedReason(tricky, "folder") ?? "accepted", /may be changed by every user \(mode 0777/);
+    assert.match(untrustedReason(`${tricky}/libdoca_dma.so.3`, "file") ?? "accepted", /may be changed by every user/);
+  });
+
   test("a link to a folder that is not ours is refused through the link; a loop of links is refused", () => {
     const c = libCopy();
     chmodSync(c.lib, 0o777);
