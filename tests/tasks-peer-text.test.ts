@@ -7,6 +7,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DPU_LISTENING, startChild } from "../tasks/common/run-pair.ts";
 import { HOST_PCI, DPU_PCI, type Workspace, workspace } from "./helpers-tasks/workspace.ts";
@@ -92,6 +93,24 @@ describe("peer text is escaped on its way to the terminal", () => {
     clean("dma-copy dpu", d.stdout + d.stderr);
     assert.match(d.stderr, /\\x1b\]0;owned\\x07\\x1b\[2J\\x0dFORGED no problems found\\x0a\\x9b31m\\u202eevil\\u200f\\x00end/);
     assert.deepEqual(w2.list(w2.dpu), []);
+  });
+
+  test("device names from DOCA (here a crafted DOCA_SIM_CONFIG): devices (text, JSON) and the REPL summary", async () => {
+    const w = space("pt-names");
+    const config = join(w.root, "config.json");
+    writeFileSync(config, JSON.stringify({ host: { devices: [{ pci: "0000:b1:00.1", ibdev: "mlx5\x1b]0;owned\x07\r\u202e", iface: "p0\x9b2J" }] } }));
+    const env = { ...w.env, DOCA_SIM_CONFIG: config, DOCA_SIM_SIDE: "host" };
+    for (const args of [[], ["--json"]]) {
+      const r = await startChild(task("devices"), args, env, 60_000).done;
+      assert.equal(r.code, 0, r.stderr);
+      clean(`devices ${args.join(" ")}`, r.stdout + r.stderr);
+      if (args.length) assert.equal(JSON.parse(r.stdout).devices[0].ibdevName, "mlx5\x1b]0;owned\x07\r\u202e");
+      else assert.match(r.stdout, /mlx5\\x1b\]0;owned\\x07\\x0d\\u202e/);
+    }
+    const probe = await startChild(helper("summary-probe"), [], env, 60_000).done;
+    assert.equal(probe.code, 0, probe.stderr);
+    clean("Device.toString()", probe.stdout);
+    assert.match(probe.stdout, /^Device \{ 0000:b1:00\.1 mlx5\\x1b/);
   });
 
   test("the one escaping function: text and JSON forms", async () => {
