@@ -100,6 +100,31 @@ describe("Ctrl-C in a terminal through every wrapper", { skip }, () => {
     });
   }
 
+  test("the terminal goes away mid-copy (ssh dropped: its pty closes): the receiver gets SIGHUP and stops cleanly", { timeout: 120_000 }, async () => {
+    const w = workspace("wrap-hup");
+    spaces.push(w);
+    writePatternFile(join(w.host, "f.bin"), 16 * 1024 * 1024);
+    const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "30"];
+    const terminal = spawn("script", ["-qec", WRAPPERS["deno task"](["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced]), "/dev/null"], {
+      cwd: repoRoot,
+      env: { ...process.env, ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" },
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    let output = "";
+    terminal.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
+    for (let i = 0; i < 3000 && !output.includes("waiting for the host"); i++) await new Promise((r) => setTimeout(r, 20));
+    const host = startChild(new URL("../tasks/dma-copy.ts", import.meta.url).pathname, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced, "--quiet"], { ...w.env, DOCA_SIM_SIDE: "host" }, 120_000);
+    for (let i = 0; i < 3000 && w.list(w.dpu).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(w.list(w.dpu).length > 0, `the copy never started:\n${output}`);
+    terminal.kill("SIGKILL"); // the terminal window closed: the kernel hangs up its pty
+    const h = await host.done;
+    terminal.stdin!.destroy();
+    assert.notEqual(h.code, 0, h.stderr);
+    assert.match(h.stderr, /peer failed: DPU: .*interrupted \(SIGHUP\)/, h.stderr);
+    for (let i = 0; i < 500 && w.list(w.dpu).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(w.list(w.dpu), [], "no file and no temporary file");
+  });
+
   for (const [name, wrap] of Object.entries(WRAPPERS)) {
     test(`${name}: 20 interruptions of a waiting DPU, each with the clean line and exit 130`, { skip: SLOW ? false : "slow group (DOCA_TS_SLOW=1)", timeout: 300_000 }, async () => {
       const w = workspace("wrap-wait");
