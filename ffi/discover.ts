@@ -4,13 +4,20 @@
  * does not matter), then the per-user cache of the software device. When nothing is found and the software
  * device's C sources are at hand (a clone, or the npm package), it is built into that cache on first use with the
  * system C compiler; without a compiler the error says so. A failure lists every path tried and how to fix it.
+ *
+ * Code is loaded only from folders this user controls: each candidate folder and each library file in it is
+ * checked by ffi/trusted-path.ts (owned by the user or root, nobody else may write it or anything on the way to
+ * it, no link planted by someone else) before it is accepted; an untrusted one is rejected with the reason, and
+ * never built into. Without $XDG_CACHE_HOME and $HOME the cache is a private folder /tmp/doca-ts-<uid> created
+ * with mode 0700, used only while it is ours alone.
  */
 import console from "node:console";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { join } from "node:path";
-import { buildSoftwareDevice, packageRoot, SimBuildError, simSourcesPresent } from "../scripts/sim-builder.ts";
+import { isAbsolute, join } from "node:path";
+import { buildSoftwareDevice, packageRoot, SimBuildError, simSourcesPresent } from "./sim-build/builder.ts";
+import { checkTrustedPath, effectiveUid, untrustedReason, UntrustedPathError } from "./trusted-path.ts";
 
 export const DOCA_LIBRARIES = ["common", "dma", "comch"] as const;
 export type DocaLibraryName = typeof DOCA_LIBRARIES[number];
@@ -34,6 +41,10 @@ export interface CandidateReport {
   found: Partial<Record<DocaLibraryName, string>>;
   /** Why the folder was not used; absent for the accepted one. */
   rejected?: string;
+  /** True when it was rejected by a trust check (it held the libraries). */
+  untrusted?: boolean;
+  /** The trust checks made (the folder, then each library file found), each with why it failed. */
+  trust: { path: string; trusted: boolean; reason?: string }[];
 }
 
 const ARCH = process.arch === "arm64" ? "aarch64" : process.arch === "x64" ? "x86_64" : process.arch;
@@ -47,12 +58,56 @@ function packageVersion(): string {
 }
 
 /**
- * Where the software device is built for a library user: $XDG_CACHE_HOME/doca-ts/sim-<version>-<arch>
- * ($HOME/.cache without XDG_CACHE_HOME; $HOME, not os.homedir(), which Deno guards behind --allow-sys).
+ * The folder holding the per-user cache: $XDG_CACHE_HOME (when absolute, as the XDG spec requires), else
+ * $HOME/.cache ($HOME, not os.homedir(), which Deno guards behind --allow-sys), else a private /tmp/doca-ts-<uid>
+ * (never a folder shared with other users).
  */
+function cacheRoot(): { dir: string; private?: string } {
+  const xdg = process.env.XDG_CACHE_HOME;
+  if (xdg && isAbsolute(xdg)) return { dir: xdg };
+  const home = process.env.HOME;
+  if (home && isAbsolute(home)) return { dir: join(home, ".cache") };
+  const uid = effectiveUid();
+  const own = `/tmp/doca-ts-${uid ?? "unknown-user"}`;
+  return { dir: own, private: own };
+}
+
+/** Where the software device is built for a library user: <cache root>/doca-ts/sim-<version>-<arch>. */
 export function softwareDeviceCacheDir(): string {
-  const cache = process.env.XDG_CACHE_HOME || join(process.env.HOME || "/tmp", ".cache");
-  return join(cache, "doca-ts", `sim-${packageVersion()}-${ARCH}`);
+  return join(cacheRoot().dir, "doca-ts", `sim-${packageVersion()}-${ARCH}`);
+}
+
+/**
+ * Creates the cache folder, mode 0700, and checks it is ours alone. The /tmp fallback is created by this user
+ * exclusively (mkdir fails if it exists); one that already exists is used only if it passes the trust check (ours,
+ * mode without group/other write, reached through no link of someone else's) — else the error names the fix.
+ */
+function prepareCache(outDir: string): void {
+  const root = cacheRoot();
+  if (root.private) preparePrivateFolder(root.private);
+  mkdirSync(outDir, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Creates `folder` with mode 0700 (mkdir, which fails rather than follow or reuse anything), or accepts an existing
+ * one only when checkTrustedPath does (ours or root's, no group/other write, no foreign link on the way); throws
+ * SimBuildError naming the fix otherwise. Exported for tests.
+ */
+export function preparePrivateFolder(folder: string): void {
+  try {
+    mkdirSync(folder, { mode: 0o700 });
+  } catch (e) {
+    if ((e as { code?: string }).code !== "EEXIST") throw e;
+  }
+  try {
+    checkTrustedPath(folder, "folder");
+  } catch (e) {
+    if (!(e instanceof UntrustedPathError)) throw e;
+    throw new SimBuildError(
+      `there is no $HOME or $XDG_CACHE_HOME, and the private fallback ${folder} is not ours alone: ${e.message}. ` +
+        `Set XDG_CACHE_HOME (or HOME) to a folder of your own, or remove ${folder}`,
+    );
+  }
 }
 
 function repositoryBuild(): string | undefined {
@@ -82,7 +137,7 @@ export function candidateDirs(libDir?: string): string[] {
 export function probeCandidates(libDir?: string): CandidateReport[] {
   const reports: CandidateReport[] = [];
   for (const { dir, origin } of candidates(libDir)) {
-    const report: CandidateReport = { dir, origin, tried: [], found: {} };
+    const report: CandidateReport = { dir, origin, tried: [], found: {}, trust: [] };
     reports.push(report);
     for (const lib of DOCA_LIBRARIES) {
       const path = SUFFIXES.map((suffix) => join(dir, `libdoca_${lib}${suffix}`)).find((path) => {
@@ -92,13 +147,43 @@ export function probeCandidates(libDir?: string): CandidateReport[] {
       if (path) report.found[lib] = path;
     }
     const missing = DOCA_LIBRARIES.filter((lib) => !report.found[lib]);
-    if (missing.length === 0) return reports;
+    if (missing.length === 0) {
+      const distrust = trustChecks(report);
+      if (!distrust) return reports;
+      report.rejected = distrust;
+      report.untrusted = true;
+      if (origin !== "libDir option" && origin !== "DOCA_LIB_DIR") warnUntrusted(report);
+      continue;
+    }
     report.rejected = !existsSync(dir)
       ? "folder does not exist"
       : `no ${missing.map((lib) => `libdoca_${lib}`).join(", ")} (${SUFFIXES.join(", ")})` +
         (missing.includes("comch") && missing.length === 1 ? ": DOCA older than 2.7 has no libdoca_comch" : "");
   }
   return reports;
+}
+
+/** Checks the folder and each library found in it; returns the first reason for distrust, if any. */
+function trustChecks(report: CandidateReport): string | undefined {
+  const uid = effectiveUid();
+  let first: string | undefined;
+  const check = (path: string, kind: "folder" | "file") => {
+    const reason = untrustedReason(path, kind, uid);
+    report.trust.push({ path, trusted: !reason, ...(reason ? { reason } : {}) });
+    first ??= reason;
+  };
+  check(report.dir, "folder");
+  for (const file of Object.values(report.found)) check(file, "file");
+  return first;
+}
+
+const warned = new Set<string>();
+
+/** A folder holding DOCA that we will not load is worth one line on stderr: the user expected it to be used. */
+function warnUntrusted(report: CandidateReport): void {
+  if (warned.has(report.dir)) return;
+  warned.add(report.dir);
+  console.error(`doca-ts: not loading DOCA from ${report.dir} [${report.origin}]: ${report.rejected}`);
 }
 
 function accepted(reports: CandidateReport[]): DiscoveredLibraries | undefined {
@@ -114,6 +199,7 @@ function buildIntoCache(): string | undefined {
   if (!simSourcesPresent()) return "the software device's C sources are not part of this installation";
   const outDir = softwareDeviceCacheDir();
   try {
+    prepareCache(outDir);
     buildSoftwareDevice({
       outDir,
       tests: false,
@@ -127,6 +213,7 @@ function buildIntoCache(): string | undefined {
       return `building the software DOCA device into ${outDir} needs --allow-run and --allow-write under Deno ` +
         `(${(error as Error).message})`;
     }
+    if (typeof (error as { code?: unknown })?.code === "string") return `cannot create ${outDir}: ${(error as Error).message}`;
     throw error;
   }
 }
@@ -144,8 +231,10 @@ export function discoverLibraries(libDir?: string): DiscoveredLibraries {
   }
   if (found) return found;
   const tried = reports.flatMap((r) => r.tried);
+  const distrusted = reports.filter((r) => r.untrusted);
   throw new Error(
     `DOCA libraries not found (libdoca_common, libdoca_dma, libdoca_comch). Tried:\n  ${tried.join("\n  ")}\n` +
+      distrusted.map((r) => `Refused ${r.dir}: ${r.rejected}\n`).join("") +
       (buildProblem ? `Software device: ${buildProblem}.\n` : "") +
       "Fix: set DOCA_LIB_DIR (or pass { libDir }) to the folder holding them, or build the software DOCA device " +
       "with `deno task sim:build` (it lands in build/sim/lib).",

@@ -16,6 +16,7 @@
  */
 import { closedError } from "./errors.ts";
 import { loadLibc } from "./library.ts";
+import { printable } from "./printable.ts";
 
 /** How a parent knows one child without keeping it alive. */
 interface Link {
@@ -233,8 +234,9 @@ export abstract class Resource {
   /** One line for humans: PCI address, range, state — not internals. */
   protected abstract summary(): string;
 
+  /** Escaped (ffi/printable.ts): names and vuids come from the device and its configuration, and reach a REPL raw. */
   toString(): string {
-    return `${this.constructor.name} { ${this.closed ? "closed" : this.summary()} }`;
+    return printable(`${this.constructor.name} { ${this.closed ? "closed" : this.summary()} }`);
   }
 
   [Symbol.for("Deno.customInspect")](): string {

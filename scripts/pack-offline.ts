@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { buildSoftwareDevice, packageRoot, SimBuildError } from "./sim-builder.ts";
+import { buildSoftwareDevice, packageRoot, SimBuildError } from "../ffi/sim-build/builder.ts";
 
 const HELP = `Usage: pack-offline.ts [--arch aarch64|x86_64] [--out FILE] [--no-prebuild]
 

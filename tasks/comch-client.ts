@@ -9,7 +9,7 @@ import { parseFlags, parseSide, positiveInt, positiveSecondsMs } from "./common/
 import { applySide, openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printable } from "./common/printable.ts";
+import { printable } from "../ffi/printable.ts";
 import { DEFAULT_SERVICE } from "./comch-server.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */

@@ -9,7 +9,8 @@ import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } fro
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printable } from "./common/printable.ts";
+import { printable } from "../ffi/printable.ts";
+import { printError } from "./common/output.ts";
 
 export const DEFAULT_SERVICE = "comch_ctrl_path_sample";
 
@@ -95,7 +96,7 @@ async function main(argv: string[]): Promise<number> {
   applySide(parseSide(values.side, process.env, "dpu"));
   const name = values.name ?? DEFAULT_SERVICE;
   const run = await runComchServer({
-    onListening: () => process.stderr.write(`comch-server: waiting for a client on "${name}"${timeoutMs ? ` (up to ${timeoutMs / 1000} s)` : ""}\n`),
+    onListening: () => printError(`comch-server: waiting for a client on "${name}"${timeoutMs ? ` (up to ${timeoutMs / 1000} s)` : ""}`),
     pciAddr: values["pci-addr"],
     repPci: values["rep-pci"],
     name,

@@ -10,7 +10,10 @@ import process from "node:process";
 import { ComchClient, ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
 import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printError, printJson } from "./common/output.ts";
+import { printable } from "../ffi/printable.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";
@@ -39,7 +42,8 @@ and must start first. The host announces N and the size on the control path, sen
 (default 16) in flight, and prints the DPU's report next to its own. Every message carries its sequence number;
 the DPU fails on loss, duplication or reordering. Defaults: N = 10000, size = 1024 bytes (4..4096).
 Waits: every wait on the peer (the DPU for the host, each message) is limited to --timeout (default 30 s).
-Exit status 0, 2 for bad flags, 130/143 when interrupted (SIGINT/SIGTERM end the process), 1 otherwise.
+Interrupted (Ctrl-C, SIGTERM, SIGHUP, closed output), a side tells the other why before it leaves.
+Exit status 0, 2 for bad flags, 130/143/129/141 when interrupted (SIGINT/SIGTERM/SIGHUP/output closed), 1 otherwise.
 Flags: --side host|dpu, -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME,
 --count N, --size BYTES, --inflight K, --timeout SECONDS, --json (one JSON line), -h/--help.`;
 
@@ -55,49 +59,124 @@ function report(side: "host" | "dpu", messages: number, size: number, seconds: n
   return { side, messages, bytes: messages * size, seconds, messagesPerSecond: seconds > 0 ? messages / seconds : 0 };
 }
 
+const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+
+/** A control message from the peer, parsed; anything but a JSON object is refused. */
+function decodeControl(bytes: Uint8Array, from: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new Error(`${from} sent a control message that is not JSON`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${from} sent a control message that is not an object`);
+  return value as Record<string, unknown>;
+}
+
+/** The peer's "I stopped" notice ({stop: reason}) as an error, its reason escaped whole (line breaks included). */
+function peerStopped(message: Record<string, unknown>, from: string): Error | undefined {
+  if (!("stop" in message)) return undefined;
+  return new Error(`${from} stopped: ${printable(String(message.stop), 500)}`);
+}
+
 /** The host's announcement, checked: the DPU sizes its buffers by its own limit, never by what the host says. */
 function readPlan(bytes: Uint8Array): { count: number; size: number } {
-  let plan: { count?: unknown; size?: unknown };
-  try {
-    plan = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    throw new Error("the host side's announcement is not JSON");
-  }
-  const { count, size } = plan ?? {};
+  const plan = decodeControl(bytes, "the host side");
+  const { count, size } = plan;
   if (!Number.isSafeInteger(count) || (count as number) <= 0 || !Number.isSafeInteger(size) || (size as number) < 4 || (size as number) > MAX_SIZE) {
     throw new Error(`the host side announced a stream this side does not serve (count 1.., size 4..${MAX_SIZE})`);
   }
   return { count: count as number, size: size as number };
 }
 
+/** The DPU's report, checked: only numbers are taken from it, so nothing the peer chose reaches the output. */
+function readReport(message: Record<string, unknown>): StreamReport {
+  const num = (key: string) => {
+    const v = message[key];
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Error(`the DPU side's report has no valid "${key}"`);
+    return v;
+  };
+  return { side: "dpu", messages: num("messages"), bytes: num("bytes"), seconds: num("seconds"), messagesPerSecond: num("messagesPerSecond") };
+}
+
+/**
+ * Tells the peer why this side stops (best effort: the connection may be gone) when `e` is an interruption, so the
+ * peer's error says "the host side stopped: interrupted (SIGTERM) …" instead of a bare disconnection.
+ */
+async function tellPeerWhy(conn: { send(bytes: Uint8Array): Promise<void> }, e: unknown): Promise<void> {
+  if ((e as Error)?.name !== "InterruptedError") return;
+  await conn.send(encode({ stop: (e as Error).message })).catch(() => {});
+}
+
+/**
+ * Rejects when `pending` (the peer's next control message) is a stop notice, or the connection fails; any other
+ * message (the DPU's report, which may overtake our last completions) leaves it pending: its reader takes it.
+ */
+function watchPeer(pending: Promise<Uint8Array>, from: string): Promise<never> {
+  return pending.then((bytes) => {
+    const stopped = peerStopped(decodeControl(bytes, from), from);
+    if (stopped) throw stopped;
+    return new Promise<never>(() => {});
+  });
+}
+
+/**
+ * A peer that stops tells us why, then goes: its departure may fail our fast-path task before its notice is read.
+ * Prefer the notice when it comes within a moment of the failure (as the DMA Copy messenger prefers a reason).
+ */
+async function preferNotice(e: unknown, notice: Promise<never>): Promise<unknown> {
+  if ((e as Error)?.name === "InterruptedError") return e;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const moment = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 500)));
+  try {
+    return await Promise.race([notice, moment]).then(() => e, (stop: Error) => (stop?.message?.includes(" stopped: ") ? stop : e));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** DPU: accept, create a consumer, receive the announced stream checking sequence numbers, answer the report. */
-export async function streamConsumer(opts: { pciAddr?: string; repPci: string; name?: string; timeoutMs: number }): Promise<StreamReport> {
+export async function streamConsumer(opts: { pciAddr?: string; repPci: string; name?: string; timeoutMs: number; signal?: AbortSignal }): Promise<StreamReport> {
+  const { signal } = opts;
   using device = openDeviceOf(opts.pciAddr);
   requireServerSide(device, "comch-stream --side dpu");
   using pe = new ProgressEngine();
   using rep = device.openRepresentor(opts.repPci);
   const server = startServer({ device, rep, name: opts.name ?? STREAM_SERVICE, pe });
   try {
-    process.stderr.write(`comch-stream dpu: waiting for the host on "${opts.name ?? STREAM_SERVICE}"\n`);
-    const conn = await server.accept({ timeoutMs: opts.timeoutMs });
-    const plan = readPlan(await conn.recv({ timeoutMs: opts.timeoutMs }));
-    const consumer = await ComchConsumer.create({ connection: conn, device, pe, bufferSize: Math.max(plan.size, 8) });
+    printError(`comch-stream dpu: waiting for the host on "${opts.name ?? STREAM_SERVICE}"`);
+    const conn = await raceAbort(server.accept({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host side to connect");
     try {
-      await conn.send(new TextEncoder().encode(JSON.stringify({ ready: true })));
-      let t0 = 0;
-      for (let i = 0; i < plan.count; i++) {
-        const m = await consumer.recv({ timeoutMs: opts.timeoutMs });
-        if (i === 0) t0 = performance.now();
-        const seq = new DataView(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength).getUint32(0, true);
-        if (seq !== i || m.bytes.length !== plan.size) {
-          throw new Error(`message ${i}: got sequence ${seq} and ${m.bytes.length} bytes (expected ${plan.size})`);
+      const plan = readPlan(await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host's announcement"));
+      const consumer = await ComchConsumer.create({ connection: conn, device, pe, bufferSize: Math.max(plan.size, 8) });
+      try {
+        await conn.send(encode({ ready: true }));
+        // The host's next control message can only be a stop notice: watch for it while receiving.
+        const fromHost = conn.recv();
+        fromHost.catch(() => {});
+        const hostStop = watchPeer(fromHost, "the host side");
+        hostStop.catch(() => {});
+        let t0 = 0;
+        for (let i = 0; i < plan.count; i++) {
+          const m = await raceAbort(Promise.race([consumer.recv({ timeoutMs: opts.timeoutMs }), hostStop]), signal, `receiving message ${i + 1} of ${plan.count}`)
+            .catch(async (e) => {
+              throw await preferNotice(e, hostStop);
+            });
+          if (i === 0) t0 = performance.now();
+          const seq = new DataView(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength).getUint32(0, true);
+          if (seq !== i || m.bytes.length !== plan.size) {
+            throw new Error(`message ${i}: got sequence ${seq} and ${m.bytes.length} bytes (expected ${plan.size})`);
+          }
         }
+        const r = report("dpu", plan.count, plan.size, (performance.now() - t0) / 1000);
+        await conn.send(encode(r));
+        return r;
+      } finally {
+        await consumer.close();
       }
-      const r = report("dpu", plan.count, plan.size, (performance.now() - t0) / 1000);
-      await conn.send(new TextEncoder().encode(JSON.stringify(r)));
-      return r;
-    } finally {
-      await consumer.close();
+    } catch (e) {
+      await tellPeerWhy(conn, e);
+      throw e;
     }
   } finally {
     await server.close();
@@ -112,33 +191,70 @@ export async function streamProducer(opts: {
   size: number;
   inflight: number;
   timeoutMs: number;
+  signal?: AbortSignal;
 }): Promise<{ host: StreamReport; dpu: StreamReport }> {
+  const { signal } = opts;
   using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
-  const client = await ComchClient.connect({ device, name: opts.name ?? STREAM_SERVICE, pe, timeoutMs: opts.timeoutMs });
+  const name = opts.name ?? STREAM_SERVICE;
+  const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs: opts.timeoutMs }), signal, `connecting to the Comch server "${name}"`);
   try {
     const conn = client.connection;
-    await conn.send(new TextEncoder().encode(JSON.stringify({ count: opts.count, size: opts.size })));
-    const consumerId = await conn.waitForRemoteConsumer({ timeoutMs: opts.timeoutMs });
-    await conn.recv({ timeoutMs: opts.timeoutMs }); // {ready}: its buffers are posted
-    const producer = await ComchProducer.create({ connection: conn, device, pe, bufferSize: opts.size, buffers: opts.inflight });
     try {
-      const message = new Uint8Array(opts.size);
-      const seq = new DataView(message.buffer);
-      const inflight = new Set<Promise<void>>();
-      const t0 = performance.now();
-      for (let i = 0; i < opts.count; i++) {
-        seq.setUint32(0, i, true);
-        const p = producer.send(message, consumerId).finally(() => inflight.delete(p));
-        inflight.add(p);
-        if (inflight.size >= opts.inflight) await Promise.race(inflight);
+      await conn.send(encode({ count: opts.count, size: opts.size }));
+      // The DPU's first control message is {ready} or a stop notice; a stop must not leave us waiting for a consumer.
+      const first = conn.recv({ timeoutMs: opts.timeoutMs }).then((bytes) => decodeControl(bytes, "the DPU side"));
+      first.catch(() => {});
+      const stopFirst = first.then((m) => {
+        const stopped = peerStopped(m, "the DPU side");
+        if (stopped) throw stopped;
+        return new Promise<never>(() => {});
+      });
+      stopFirst.catch(() => {});
+      const consumerId = await raceAbort(Promise.race([conn.waitForRemoteConsumer({ timeoutMs: opts.timeoutMs }), stopFirst]), signal, "waiting for the DPU's consumer");
+      const ready = await raceAbort(first, signal, "waiting for the DPU to be ready");
+      const refused = peerStopped(ready, "the DPU side");
+      if (refused) throw refused;
+      const producer = await ComchProducer.create({ connection: conn, device, pe, bufferSize: opts.size, buffers: opts.inflight });
+      try {
+        // The DPU's next control message is its report, or a stop notice while we still send.
+        const fromDpu = conn.recv();
+        fromDpu.catch(() => {});
+        const dpuStop = watchPeer(fromDpu, "the DPU side");
+        dpuStop.catch(() => {});
+        printError(`comch-stream host: sending ${opts.count} messages of ${opts.size} bytes to "${name}"`);
+        const message = new Uint8Array(opts.size);
+        const seq = new DataView(message.buffer);
+        const inflight = new Set<Promise<void>>();
+        const t0 = performance.now();
+        const sending = async () => {
+          for (let i = 0; i < opts.count; i++) {
+            seq.setUint32(0, i, true);
+            const p = producer.send(message, consumerId).finally(() => inflight.delete(p));
+            p.catch(() => {});
+            inflight.add(p);
+            if (inflight.size >= opts.inflight) await raceAbort(Promise.race([...inflight, dpuStop]), signal, `sending message ${i + 1} of ${opts.count}`);
+          }
+          await raceAbort(Promise.race([Promise.all(inflight), dpuStop]), signal, "sending the last messages");
+        };
+        await sending().catch(async (e) => {
+          throw await preferNotice(e, dpuStop);
+        });
+        const host = report("host", opts.count, opts.size, (performance.now() - t0) / 1000);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the DPU side sent no report within ${opts.timeoutMs / 1000} s (--timeout)`)), opts.timeoutMs);
+        });
+        const answer = decodeControl(await raceAbort(Promise.race([fromDpu, late]), signal, "waiting for the DPU's report").finally(() => clearTimeout(timer)), "the DPU side");
+        const stopped = peerStopped(answer, "the DPU side");
+        if (stopped) throw stopped;
+        return { host, dpu: readReport(answer) };
+      } finally {
+        await producer.close();
       }
-      await Promise.all(inflight);
-      const host = report("host", opts.count, opts.size, (performance.now() - t0) / 1000);
-      const dpu = JSON.parse(new TextDecoder().decode(await conn.recv({ timeoutMs: opts.timeoutMs }))) as StreamReport;
-      return { host, dpu };
-    } finally {
-      await producer.close();
+    } catch (e) {
+      await tellPeerWhy(conn, e);
+      throw e;
     }
   } finally {
     await client.close();
@@ -163,8 +279,9 @@ async function main(argv: string[]): Promise<number> {
     `${Math.round(r.messagesPerSecond)} msg/s, ${formatRate(r.bytes, r.seconds)}`;
   if (side === "dpu") {
     if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the DPU side serves the host function's representor");
-    const r = await streamConsumer({ pciAddr: values["pci-addr"], repPci: values["rep-pci"], name: values.name, timeoutMs });
-    print(values.json ? JSON.stringify(r) : line(r));
+    const r = await streamConsumer({ pciAddr: values["pci-addr"], repPci: values["rep-pci"], name: values.name, timeoutMs, signal: stopOnSignals() });
+    if (values.json) printJson(r);
+    else print(line(r));
     return 0;
   }
   const both = await streamProducer({
@@ -174,8 +291,9 @@ async function main(argv: string[]): Promise<number> {
     size,
     inflight,
     timeoutMs,
+    signal: stopOnSignals(),
   });
-  if (values.json) print(JSON.stringify(both));
+  if (values.json) printJson(both);
   else {
     print(line(both.host));
     print(line(both.dpu));

@@ -1,15 +1,19 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write --allow-run
+#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write --allow-run --allow-sys
 /**
  * Demo on the software device: a host process and a DPU process (DOCA_SIM_SIDE=dpu, a private DOCA_SIM_DIR) run
  * dma-copy in both directions with a file larger than one DMA buffer, then a small copy in NVIDIA's classic
  * single-buffer sequence, and every result is checked by SHA-256. Exit status 1 on any failure or mismatch.
+ * Like every task it refuses sizes it cannot hold (at most MAX_DEMO_SIZE, and room for three copies in the work
+ * folder) before writing anything, and any stop (Ctrl-C, SIGTERM, SIGHUP, closed output) stops both sides the same
+ * way and removes its work folder.
  */
 import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statfsSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { parseFlags, wholeNumber } from "./common/cli.ts";
+import { parseFlags, UsageError, wholeNumber } from "./common/cli.ts";
+import { interruption, onForcedExit, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
@@ -23,22 +27,66 @@ const HELP = `Usage: demo [--size BYTES] [--keep]
 On the software DOCA device: generates a random file (default 5 MiB, larger than one 2 MiB DMA buffer), copies it
 host → DPU and back DPU → host with tasks/dma-copy.ts running as two separate processes, then copies a 64 KiB file
 in classic mode (NVIDIA's single-buffer message sequence), and checks every result's SHA-256 against the original.
---keep leaves the working folder (printed) in place. Needs the software device: deno task sim:build. Waits: each
-copy's sides give up after 30 s without their peer (dma-copy's default timeout).
+--size is at most 4 GiB (4294967296), and the work folder (under $TMPDIR, else /tmp) must have room for three
+copies of the file: both are checked before anything is written. --keep leaves the working folder (printed) in
+place. Needs the software device: deno task sim:build. Waits: each copy's sides give up after 20 s without their
+peer. Ctrl-C, SIGTERM, SIGHUP or a closed output stop both sides cleanly and remove the work folder.
+Exit status 0 when every copy was verified, 1 when one failed, 2 for bad flags, 130/143/129/141 when interrupted
+(SIGINT/SIGTERM/SIGHUP/output closed).
 Flags: --size BYTES, --keep, -h/--help.`;
+
+/** The largest --size: the demo writes the file three times (original, DPU copy, copy back). */
+export const MAX_DEMO_SIZE = 4 * 1024 * 1024 * 1024;
+const SMALL = 64 * 1024;
+
+/** Refuses a work folder without room for the demo's files (three copies of `size` and two small files). */
+function checkRoom(folder: string, size: number): void {
+  const needed = 3 * size + 2 * SMALL;
+  let free: number;
+  try {
+    const s = statfsSync(folder);
+    free = Number(s.bavail) * Number(s.bsize);
+  } catch (e) {
+    const name = (e as Error)?.name;
+    if (name === "NotCapable" || name === "PermissionDenied") {
+      throw new Error(`cannot check the free space in ${folder}: Deno needs --allow-sys (deno task demo grants it)`);
+    }
+    throw new Error(`cannot check the free space in ${folder}: ${(e as Error).message}`);
+  }
+  if (needed > free) {
+    throw new UsageError(
+      `--size ${size}: the demo needs ${formatBytes(needed)} in ${folder} (three copies of the file) and it has ` +
+        `${formatBytes(free)} free; choose a smaller --size or set TMPDIR to a folder with room`,
+    );
+  }
+}
 
 export const HOST_PCI = "0000:b1:00.1";
 export const DPU_PCI = "0000:03:00.1";
 
+/** SHA-256 of a file read 4 MiB at a time (a 4 GiB file does not fit one read). */
 function sha256File(path: string): string {
-  return createHash("sha256").update(readFileSync(path)).digest("hex");
+  const hash = createHash("sha256");
+  const fd = openSync(path, "r");
+  try {
+    const block = new Uint8Array(4 << 20);
+    for (let n; (n = readSync(fd, block, 0, block.length, null)) > 0;) hash.update(block.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest("hex");
 }
 
-function writeRandomFile(path: string, size: number): void {
+/** Writes `size` random bytes, giving the event loop a turn every 16 MiB so that a stop is heard at once. */
+async function writeRandomFile(path: string, size: number, signal: AbortSignal): Promise<void> {
   const fd = openSync(path, "wx");
   try {
     const block = new Uint8Array(1 << 20);
     for (let done = 0; done < size; done += block.length) {
+      if (done % (16 << 20) === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        if (signal.aborted) throw interruption(signal, `writing the demo's ${formatBytes(size)} file`);
+      }
       const n = Math.min(block.length, size - done);
       randomFillSync(block, 0, n);
       writeSync(fd, block, 0, n, done);
@@ -56,12 +104,14 @@ interface Step {
   expect: string;
 }
 
-async function runStep(step: Step, env: Record<string, string>): Promise<{ ok: boolean; line: string }> {
+async function runStep(step: Step, env: Record<string, string>, signal: AbortSignal): Promise<{ ok: boolean; line: string }> {
   const { host, dpu } = await runCopyPair({
+    signal,
     hostArgs: ["-f", step.hostFile, "-p", HOST_PCI, "--json-output", "--stats", "--timeout", "20", ...step.extra],
     dpuArgs: ["-f", step.dpuFile, "-p", DPU_PCI, "-r", HOST_PCI, "--json-output", "--stats", "--timeout", "20", ...step.extra],
     env,
   });
+  if (signal.aborted) throw interruption(signal, `copying ${step.title}; both sides were stopped`);
   if (host.code !== 0 || dpu.code !== 0) {
     return { ok: false, line: `${step.title}: FAILED (host exit ${host.code}, DPU exit ${dpu.code})\n  host: ${host.stderr.trim()}\n  DPU: ${dpu.stderr.trim()}` };
   }
@@ -87,8 +137,12 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
-  const size = values.size === undefined ? 5 * 1024 * 1024 : wholeNumber(values.size, "--size");
+  const size = values.size === undefined ? 5 * 1024 * 1024 : wholeNumber(values.size, "--size", MAX_DEMO_SIZE);
+  const signal = stopOnSignals();
+  checkRoom(tmpdir(), size);
   const work = mkdtempSync(join(tmpdir(), "doca-ts-demo-"));
+  // If the process has to leave without unwinding (a second Ctrl-C, a hung child), the folder still goes.
+  const unregister = onForcedExit(() => values.keep || rmSync(work, { recursive: true, force: true }));
   const hostDir = join(work, "host");
   const dpuDir = join(work, "dpu");
   const simDir = join(work, "sim");
@@ -97,22 +151,23 @@ async function main(argv: string[]): Promise<number> {
   let failures = 0;
   try {
     const original = join(hostDir, "original.bin");
-    writeRandomFile(original, size);
+    await writeRandomFile(original, size, signal);
     const expect = sha256File(original);
     print(`demo: ${formatBytes(size)} random file, sha256 ${expect}; host ${HOST_PCI}, DPU ${DPU_PCI} (separate processes)`);
     const small = join(hostDir, "small.bin");
-    writeRandomFile(small, 64 * 1024);
+    await writeRandomFile(small, SMALL, signal);
     const steps: Step[] = [
       { title: "host → DPU", hostFile: original, dpuFile: join(dpuDir, "from-host.bin"), extra: [], expect },
       { title: "DPU → host", hostFile: join(hostDir, "from-dpu.bin"), dpuFile: join(dpuDir, "from-host.bin"), extra: [], expect },
       { title: "classic (NVIDIA sequence) host → DPU", hostFile: small, dpuFile: join(dpuDir, "small.bin"), extra: ["--classic"], expect: sha256File(small) },
     ];
     for (const step of steps) {
-      const r = await runStep(step, env);
+      const r = await runStep(step, env, signal);
       print(r.line);
       if (!r.ok) failures++;
     }
   } finally {
+    unregister();
     if (values.keep) print(`demo: files kept in ${work}`);
     else rmSync(work, { recursive: true, force: true });
   }

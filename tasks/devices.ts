@@ -8,6 +8,7 @@ import { parseFlags, parseSide } from "./common/cli.ts";
 import { applySide } from "./common/device.ts";
 import { Device, type DeviceInfo, listDevices, loadDoca, type RepInfo } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printJson } from "./common/output.ts";
 import { formatBytes } from "./common/units.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
@@ -75,7 +76,7 @@ function main(argv: string[]): number {
   const library = loadDoca();
   const devices = listDevicesWithReps();
   if (values.json) {
-    print(JSON.stringify({ library: { dir: library.dir, version: library.version, softwareDevice: library.isSoftwareDevice }, devices }, null, 2));
+    printJson({ library: { dir: library.dir, version: library.version, softwareDevice: library.isSoftwareDevice }, devices }, 2);
   } else {
     print(`DOCA ${library.version} from ${library.dir}${library.isSoftwareDevice ? " (software device)" : ""}`);
     print(formatListing(devices));

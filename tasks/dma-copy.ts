@@ -17,6 +17,7 @@ import { ProgressEngine } from "../ffi/pe.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printError, printJson } from "./common/output.ts";
 import { createLogger, LogLevel } from "./common/log-level.ts";
 import { type MessageChannel, Messenger, PeerFailedError, PeerLostError } from "./wire/messenger.ts";
 import { encodeDirection, expectType, MsgType } from "./wire/protocol.ts";
@@ -104,7 +105,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       // Scripts that start the host once the DPU listens (tasks/common/run-pair.ts) look for this line.
       const listening = `waiting for the host on Comch server "${options.serverName}"`;
       if (options.logLevel >= LogLevel.INFO) log.info(`${listening} (up to ${options.timeoutMs / 1000} s)`);
-      else if (process.env.DOCA_TS_ANNOUNCE_LISTEN) process.stderr.write(`${listening}\n`);
+      else if (process.env.DOCA_TS_ANNOUNCE_LISTEN) printError(listening);
       const connection = await raceAbort(server.accept({ timeoutMs: options.timeoutMs }), signal, "waiting for the host side to connect");
       const messenger = new Messenger(connection as MessageChannel, { timeoutMs: options.timeoutMs, peer: "the host side", signal });
       let peerIsDocaTs = false;
@@ -193,7 +194,7 @@ export async function main(argv: string[]): Promise<number> {
   const options = command.options;
   applySide(options.side);
   const summary = await dmaCopy(options, { signal: stopOnSignals() });
-  if (options.jsonOutput) print(JSON.stringify(summary));
+  if (options.jsonOutput) printJson(summary);
   else if (!options.quiet) print(formatSummary(summary));
   return 0;
 }

@@ -9,6 +9,7 @@ import { Access, BufInventory, Dma, Mmap, NativeMemory, ProgressEngine } from ".
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printJson } from "./common/output.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
@@ -93,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const { copy, ...result } = await dmaLocalCopy(data, values["pci-addr"]);
   if (values.json) {
-    print(JSON.stringify(result));
+    printJson(result);
   } else {
     print(`device ${result.device}: DMA memcpy of ${result.bytes} bytes in ${result.microseconds.toFixed(0)} µs`);
     print(`  source      sha256 ${result.sourceSha256}`);

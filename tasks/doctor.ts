@@ -6,11 +6,14 @@
 import { parseArgs } from "node:util";
 import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printJson } from "./common/output.ts";
+import { printable } from "../ffi/printable.ts";
 import { type DoctorReport, runDoctor } from "./doctor/report.ts";
 
 const HELP = `Usage: doctor [--json] [--peer NAME] [-p PCI] [--timeout SECONDS]
 
-Reports which DOCA libraries were found where (every candidate folder and why it was rejected), their version and
+Reports which DOCA libraries were found where (every candidate folder and why it was rejected, and the trust check
+of each folder and library file: owned by you or root, writable by nobody else), their version and
 sonames, which renamed functions resolved to which spelling and which optional ones are missing, the devices and
 representors with their capabilities, the side (host or DPU) as detected, how cross-process DMA works here
 (hardware DMA, or the software device's process_vm_* / /proc/<pid>/mem and the Yama ptrace_scope), then runs a
@@ -30,6 +33,7 @@ export function formatReport(r: DoctorReport): string {
   out.push(`libraries (${ms(r.libraries.ms)})`);
   for (const c of r.libraries.candidates) {
     out.push(`  ${c.rejected ? "rejected" : "used    "}  ${c.dir}  [${c.origin}]${c.rejected ? `: ${c.rejected}` : ""}`);
+    for (const t of c.trust ?? []) out.push(`    trust ${t.trusted ? "ok       " : "REFUSED  "} ${t.trusted ? t.path : t.reason}`);
   }
   if (r.libraries.error) out.push(`  error: ${r.libraries.error.split("\n")[0]}`);
   if (r.libraries.version) {
@@ -63,7 +67,7 @@ export function formatReport(r: DoctorReport): string {
     out.push(`self-test local DMA ${t.localDma.bytes} B: ${t.localDma.ok ? "ok" : `FAILED ${t.localDma.error}`} (${ms(t.localDma.ms)})`);
   }
   if (t.comch) {
-    out.push(`self-test Comch with "${t.comch.peer}": ${t.comch.ok ? `ok, answered "${t.comch.answer}"` : `FAILED ${t.comch.error}`} (${ms(t.comch.ms)})`);
+    out.push(`self-test Comch with "${t.comch.peer}": ${t.comch.ok ? `ok, answered "${printable(t.comch.answer ?? "", 200)}"` : `FAILED ${t.comch.error}`} (${ms(t.comch.ms)})`);
   }
   if (r.problems.length === 0) out.push("no problems found");
   for (const p of r.problems) out.push(`PROBLEM ${p.problem}\n  fix: ${p.fix}`);
@@ -88,7 +92,8 @@ async function main(argv: string[]): Promise<number> {
   const timeout = values.timeout === undefined ? 10 : Number(values.timeout);
   if (!(timeout > 0)) throw Object.assign(new Error(`--timeout must be a positive number of seconds`), { name: "UsageError" });
   const report = await runDoctor({ peer: values.peer, pciAddr: values["pci-addr"], timeoutMs: timeout * 1000 });
-  print(values.json ? JSON.stringify(report, null, 2) : formatReport(report));
+  if (values.json) printJson(report, 2);
+  else print(formatReport(report));
   return report.problems.length ? 1 : 0;
 }
 

@@ -21,4 +21,4 @@ export { type DeviceListing, listDevicesWithReps } from "./devices.ts";
 export { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
 export { applySide, openDeviceOf } from "./common/device.ts";
 export { userPath } from "./common/user-path.ts";
-export { printable } from "./common/printable.ts";
+export { printable, printableJson } from "../ffi/printable.ts";

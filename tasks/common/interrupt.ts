@@ -1,14 +1,24 @@
 /**
- * Ctrl-C and `kill` for every task, on Deno, Bun and Node alike (all three deliver SIGINT/SIGTERM to
- * node:process listeners): the first signal aborts an AbortSignal the task's waits race against, so the task unwinds
- * through its own cleanup (stop DMA, close DOCA objects, remove its temporary file, tell the peer) and runMain
- * exits 130 (SIGINT) or 143 (SIGTERM) with one line saying what was interrupted. If unwinding hangs, or a second
- * signal comes, the registered last-resort cleanups run synchronously and the process exits at once.
+ * Every way a task is told to stop behaves like Ctrl-C, on Deno, Bun and Node alike: SIGINT, SIGTERM, SIGHUP (a
+ * terminal or ssh session that went away) and output that can no longer be written (a closed pipe, EPIPE: named
+ * SIGPIPE here). The first of them aborts an AbortSignal the task's waits race against, so the task unwinds through
+ * its own cleanup (stop DMA, close DOCA objects, remove its temporary file, tell the peer why) and runMain exits with
+ * the conventional status: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP), 141 (SIGPIPE), after one line saying what was
+ * interrupted.
+ *
+ * A task that does not observe the signal (it never called stopOnSignals) is ended at once by the same stop, after
+ * the registered last-resort cleanups, with the same line and status. If unwinding hangs, or the user sends another
+ * stop more than a second after the first, the last-resort cleanups run synchronously and the process exits at once.
+ * A second signal within that second is the same stop delivered twice: a Ctrl-C reaches every process of the
+ * terminal's foreground group, and wrappers (npm run, deno task, node's bin shims) forward it to their child again.
  */
 import process from "node:process";
+import { onOutputLost, printError, watchOutput } from "./output.ts";
 
-export type StopSignal = "SIGINT" | "SIGTERM";
-const EXIT_CODES: Record<StopSignal, number> = { SIGINT: 130, SIGTERM: 143 };
+export type StopSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGPIPE";
+
+/** 128 + the signal's number, as a shell reports a process killed by it. */
+export const EXIT_CODES: Record<StopSignal, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGPIPE: 141 };
 
 /** Thrown by a wait that the user interrupted; runMain prints its message and exits with `exitCode`. */
 export class InterruptedError extends Error {
@@ -20,11 +30,19 @@ export class InterruptedError extends Error {
   }
 }
 
+function stopName(reason: unknown): StopSignal {
+  return typeof reason === "string" && Object.hasOwn(EXIT_CODES, reason) ? reason as StopSignal : "SIGINT";
+}
+
+/** How a stop is described: "SIGINT", or "SIGPIPE: stdout closed". */
+function describe(name: StopSignal): string {
+  return name === "SIGPIPE" && lostStream ? `SIGPIPE: ${lostStream} closed` : name;
+}
+
 /** The InterruptedError an aborted signal carries (or a SIGINT one for any other abort reason). */
 export function interruption(signal: AbortSignal, what: string): InterruptedError {
-  const reason = signal.reason as unknown;
-  const name: StopSignal = reason === "SIGTERM" ? "SIGTERM" : "SIGINT";
-  return new InterruptedError(name, `interrupted (${name}) while ${what}`);
+  const name = stopName(signal.reason);
+  return new InterruptedError(name, `interrupted (${describe(name)}) while ${what}`);
 }
 
 /** Rejects with interruption(signal, what) as soon as `signal` aborts; otherwise settles like `p`. */
@@ -61,26 +79,56 @@ function forceExit(code: number): never {
   process.exit(code);
 }
 
-let installed: AbortController | undefined;
+/** Stops within this many milliseconds of the first are the same stop delivered again (wrappers, process groups). */
+const SAME_STOP_MS = 1000;
+
+let controller: AbortController | undefined;
+let claimed = false;
+let firstStopAt = 0;
+let lostStream: string | undefined;
+
+function stop(name: StopSignal, graceMs: number): void {
+  const c = controller!;
+  if (c.signal.aborted) {
+    // The same Ctrl-C forwarded by a wrapper: ignore. A later one: the user insists.
+    if (performance.now() - firstStopAt >= SAME_STOP_MS) forceExit(EXIT_CODES[stopName(c.signal.reason)]);
+    return;
+  }
+  firstStopAt = performance.now();
+  c.abort(name);
+  if (!claimed) {
+    // Nobody unwinds on this signal: end now, as cleanly as the default action would but with a line and a status.
+    printError(`interrupted (${describe(name)})`);
+    forceExit(EXIT_CODES[name]);
+  }
+  const timer = setTimeout(() => {
+    printError(`interrupted (${describe(name)}): cleanup did not finish within ${graceMs / 1000} s, exiting`);
+    forceExit(EXIT_CODES[name]);
+  }, graceMs);
+  (timer as { unref?: () => void }).unref?.();
+}
 
 /**
- * Installs SIGINT/SIGTERM listeners once and returns the AbortSignal they abort (reason: the signal's name).
+ * Installs the stop handlers once (SIGINT, SIGTERM, SIGHUP, lost output); runMain does this for every task.
  * `graceMs` bounds the unwinding: after it the process exits anyway.
  */
-export function stopOnSignals(graceMs = 10_000): AbortSignal {
-  if (installed) return installed.signal;
-  const controller = new AbortController();
-  installed = controller;
-  for (const name of ["SIGINT", "SIGTERM"] as const) {
-    process.on(name, () => {
-      if (controller.signal.aborted) forceExit(EXIT_CODES[name]); // second signal: no more waiting
-      controller.abort(name);
-      const timer = setTimeout(() => {
-        process.stderr.write(`interrupted (${name}): cleanup did not finish within ${graceMs / 1000} s, exiting\n`);
-        forceExit(EXIT_CODES[name]);
-      }, graceMs);
-      (timer as { unref?: () => void }).unref?.();
-    });
-  }
+export function installStopHandlers(graceMs = 10_000): AbortSignal {
+  if (controller) return controller.signal;
+  controller = new AbortController();
+  watchOutput();
+  for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(name, () => stop(name, graceMs));
+  onOutputLost((stream) => {
+    lostStream ??= stream;
+    stop("SIGPIPE", graceMs);
+  });
   return controller.signal;
+}
+
+/**
+ * The AbortSignal every stop aborts (reason: the signal's name), for a task that unwinds on it: calling this says
+ * the task observes it, so a stop no longer ends the process at once.
+ */
+export function stopOnSignals(graceMs = 10_000): AbortSignal {
+  claimed = true;
+  return installStopHandlers(graceMs);
 }

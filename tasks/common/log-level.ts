@@ -1,5 +1,5 @@
 /** DOCA's log levels (doca_log.h numeric values) and a tiny stderr logger that honours them. */
-import process from "node:process";
+import { printError } from "./output.ts";
 
 export const LogLevel = { DISABLE: 10, CRIT: 20, ERROR: 30, WARNING: 40, INFO: 50, DEBUG: 60, TRACE: 70 } as const;
 
@@ -39,7 +39,7 @@ export interface Logger {
 
 export function createLogger(level: number, tag: string): Logger {
   const at = (threshold: number, label: string) => (msg: string) => {
-    if (level >= threshold) process.stderr.write(`[${tag}] ${label}: ${msg}\n`);
+    if (level >= threshold) printError(`[${tag}] ${label}: ${msg}`);
   };
   return {
     error: at(LogLevel.ERROR, "ERROR"),

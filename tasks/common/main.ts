@@ -1,11 +1,16 @@
 /**
  * Entry-point helpers shared by every task: "am I the script being run?" on Deno, Bun and Node (Node 20 has no
  * import.meta.main), and one place that turns a thrown error into a message and an exit status: 2 for usage errors,
- * 130/143 for Ctrl-C/SIGTERM (tasks/common/interrupt.ts), 1 otherwise.
+ * 130/143/129/141 for SIGINT/SIGTERM/SIGHUP/lost output (tasks/common/interrupt.ts), 1 otherwise. Every task's
+ * output goes through tasks/common/output.ts (control characters escaped; a closed pipe stops the task cleanly).
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
+import { EXIT_CODES, installStopHandlers } from "./interrupt.ts";
+import { outputLostOn, print, printError } from "./output.ts";
+
+export { print };
 
 /**
  * True when the module whose `import.meta` is given is the program's entry point. Deno and Bun say so themselves
@@ -23,6 +28,7 @@ export function isMain(meta: { url: string; main?: boolean }): boolean {
  * usage errors, the signal's status (130/143) for an interruption, 1 otherwise.
  */
 export async function runMain(fn: () => Promise<number | void> | number | void): Promise<never> {
+  installStopHandlers();
   let code = 0;
   try {
     code = (await fn()) ?? 0;
@@ -30,18 +36,15 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
     const err = e as Error & { exitCode?: number };
     const usage = err?.name === "UsageError";
     if (err?.name === "InterruptedError") {
-      process.stderr.write(`${err.message}\n`);
+      printError(err.message);
       code = err.exitCode ?? 130;
     } else {
-      process.stderr.write(`error: ${err?.message ?? String(e)}${usage ? " (see --help)" : ""}\n`);
+      printError(`error: ${err?.message ?? String(e)}${usage ? " (see --help)" : ""}`);
       code = usage ? 2 : 1;
     }
-    if (process.env.DOCA_TS_DEBUG && err?.stack) process.stderr.write(err.stack + "\n");
+    if (process.env.DOCA_TS_DEBUG && err?.stack) printError(err.stack);
   }
+  // Output that could not be written ends the task as SIGPIPE would have, even when the work itself finished.
+  if (outputLostOn() && (code === 0 || code === 1)) code = EXIT_CODES.SIGPIPE;
   process.exit(code);
-}
-
-/** One line on stdout (works the same on every runtime, no DOM lib needed). */
-export function print(line: string): void {
-  process.stdout.write(line + "\n");
 }

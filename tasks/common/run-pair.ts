@@ -16,7 +16,7 @@ export function runtimeCommand(script: string, args: string[]): { command: strin
   const runtime = currentRuntime();
   if (runtime === "deno") {
     const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-    return { command: deno.execPath(), args: ["run", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", script, ...args] };
+    return { command: deno.execPath(), args: ["run", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-sys", script, ...args] };
   }
   if (runtime === "bun") return { command: process.execPath, args: [script, ...args] };
   return { command: process.execPath, args: ["--import", "tsx", script, ...args] };
@@ -95,19 +95,40 @@ export async function runCopyPair(opts: {
   dpuArgs: string[];
   env: Record<string, string>;
   timeoutMs?: number;
+  /**
+   * Aborting it (reason: "SIGINT", "SIGTERM", "SIGHUP" or "SIGPIPE") passes the stop on to both sides (SIGTERM for
+   * SIGPIPE, which is not a signal they were sent), so they unwind as if interrupted themselves; the result is
+   * whatever they then report.
+   */
+  signal?: AbortSignal;
 }): Promise<{ host: ChildResult; dpu: ChildResult }> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const script = fileURLToPath(new URL("../dma-copy.ts", import.meta.url));
   const dpuEnv = { ...opts.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" };
-  const dpu = startChild(script, ["--side", "dpu", ...opts.dpuArgs], dpuEnv, timeoutMs);
+  const children: RunningChild[] = [];
+  const forward = () => {
+    const reason = opts.signal?.reason;
+    const name = (reason === "SIGINT" || reason === "SIGHUP" ? reason : "SIGTERM") as NodeJS.Signals;
+    for (const child of children) child.signal?.(name);
+  };
+  if (opts.signal?.aborted) throw new Error("runCopyPair: already stopped");
+  opts.signal?.addEventListener("abort", forward, { once: true });
   try {
-    await dpu.waitForStderr(DPU_LISTENING, Math.min(timeoutMs, 30_000));
-  } catch (e) {
-    dpu.kill();
-    const r = await dpu.done;
-    return { dpu: r, host: { code: null, signal: null, stdout: "", stderr: `host not started: ${(e as Error).message}` } };
+    const dpu = startChild(script, ["--side", "dpu", ...opts.dpuArgs], dpuEnv, timeoutMs);
+    children.push(dpu);
+    try {
+      await dpu.waitForStderr(DPU_LISTENING, Math.min(timeoutMs, 30_000));
+      if (opts.signal?.aborted) throw new Error("stopped before the host side started");
+    } catch (e) {
+      if (!opts.signal?.aborted) dpu.kill();
+      const r = await dpu.done;
+      return { dpu: r, host: { code: null, signal: null, stdout: "", stderr: `host not started: ${(e as Error).message}` } };
+    }
+    const host = startChild(script, ["--side", "host", ...opts.hostArgs], { ...opts.env, DOCA_SIM_SIDE: "host" }, timeoutMs);
+    children.push(host);
+    const [h, d] = await Promise.all([host.done, dpu.done]);
+    return { host: h, dpu: d };
+  } finally {
+    opts.signal?.removeEventListener("abort", forward);
   }
-  const host = startChild(script, ["--side", "host", ...opts.hostArgs], { ...opts.env, DOCA_SIM_SIDE: "host" }, timeoutMs);
-  const [h, d] = await Promise.all([host.done, dpu.done]);
-  return { host: h, dpu: d };
 }

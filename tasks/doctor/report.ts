@@ -101,6 +101,14 @@ function libraries(report: DoctorReport): void {
   const started = performance.now();
   const lib = report.libraries;
   lib.candidates = probeCandidates();
+  for (const c of lib.candidates.filter((c) => c.untrusted)) {
+    const reason = c.trust.find((t) => !t.trusted)?.reason ?? c.rejected;
+    report.problems.push({
+      problem: `DOCA in ${c.dir} [${c.origin}] is not loaded: ${reason}`,
+      fix: "make the folder, every folder above it and the libraries owned by you or root and writable by nobody " +
+        "else (the message names the component), or set DOCA_LIB_DIR to a folder that is",
+    });
+  }
   try {
     const info = loadDoca();
     lib.dir = info.dir;

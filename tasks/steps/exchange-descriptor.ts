@@ -18,6 +18,7 @@ import { ProgressEngine } from "../../ffi/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "../common/cli.ts";
 import { stopOnSignals } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
+import { printError } from "../common/output.ts";
 import { applySide, openDeviceOf, startServer } from "../common/device.ts";
 import { userPath } from "../common/user-path.ts";
 import { type MessageChannel, Messenger } from "../wire/messenger.ts";
@@ -112,7 +113,7 @@ async function main(argv: string[]): Promise<void> {
   using rep = device.openRepresentor(values["rep-pci"]);
   const server = startServer({ device, rep, name, pe });
   try {
-    process.stderr.write(`exchange-descriptor: waiting for a descriptor on "${name}" (up to ${timeoutMs / 1000} s)\n`);
+    printError(`exchange-descriptor: waiting for a descriptor on "${name}" (up to ${timeoutMs / 1000} s)`);
     const conn = await server.accept({ timeoutMs });
     const messenger = new Messenger(conn as MessageChannel, { timeoutMs, peer: "the host side", signal });
     const got = await receiveDescriptor(messenger);

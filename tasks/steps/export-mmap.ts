@@ -15,6 +15,7 @@ import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { parseFlags, parseSide, positiveInt, UsageError } from "../common/cli.ts";
 import { applySide, openDeviceOf } from "../common/device.ts";
+import { raceAbort, stopOnSignals } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
 
@@ -70,7 +71,8 @@ Allocates native memory (filled from --in, or N bytes of the pattern i & 0xff), 
 read access (--writable: read/write), exports it with doca_mmap_export_pci and prints one JSON line
 {descriptor (base64), address, length} (also written to --out). It then waits until stdin closes, printing the
 first 32 bytes of the memory as hex when it does, so a peer's writes can be seen (it waits for stdin as long as
-it stays open: no timeout). The software device's side: --side (default host, else DOCA_SIM_SIDE).
+it stays open: no timeout; Ctrl-C, SIGTERM, SIGHUP or a closed stdout close the map and exit 130/143/129/141).
+The software device's side: --side (default host, else DOCA_SIM_SIDE).
 Flags: --in FILE, --length N, --writable, --out FILE, -p/--pci-addr PCI (default: the first device),
 --side host|dpu, -h/--help.`;
 
@@ -90,9 +92,16 @@ async function main(argv: string[]): Promise<void> {
   const line = describeExport(exported);
   if (values.out) writeFileSync(userPath(values.out), line);
   print(line);
-  await new Promise<void>((resolve) => {
+  // Ctrl-C, SIGTERM, SIGHUP or a closed stdout end the wait like stdin's end would, but as an interruption: the map
+  // is revoked and closed on the way out (`using`), and the exit status says which stop it was.
+  const stdinClosed = new Promise<void>((resolve) => {
     process.stdin.on("end", resolve).on("close", resolve).resume();
   });
+  try {
+    await raceAbort(stdinClosed, stopOnSignals(), "keeping the export alive (waiting for stdin to close)");
+  } finally {
+    process.stdin.pause();
+  }
   print(Buffer.from(memory.bytes.subarray(0, 32)).toString("hex"));
 }
 

@@ -5,7 +5,9 @@
  * "vanish-before-commit" receives a file from the DPU honestly and exits after the DPU's final STATUS, before it
  * would commit and answer (a receiver killed in the last moment).
  *
- *   args: bad-checksum|bad-offset FILE  |  vanish-before-commit
+ * "escape-reason" announces a file, then fails with a FAILURE_REASON full of terminal escapes.
+ *
+ *   args: bad-checksum|bad-offset FILE  |  vanish-before-commit  |  escape-reason
  */
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -17,6 +19,8 @@ import {
   encodeChunk,
   encodeDirection,
   encodeExportDescriptor,
+  encodeFailureReason,
+  encodeStatus,
   encodeWindow,
   type Msg,
   MsgType,
@@ -30,6 +34,17 @@ const client = await ComchClient.connect({ device, name: "dma copy server", pe, 
 const conn = client.connection;
 const next = async (): Promise<Msg> => decodeMessage(await conn.recv({ timeoutMs: 20_000 }));
 const out: { received: string[]; status?: boolean; reason?: string; error?: string } = { received: [] };
+
+if (mode === "escape-reason") {
+  // A host that says why it "failed" with terminal escapes (tests/tasks-peer-text.test.ts): the DPU must print them escaped.
+  const { HOSTILE_TEXT } = await import("./hostile-text.ts");
+  await conn.send(encodeDirection({ fileInHost: true, fileSize: 1000, docaTs: true }));
+  await next();
+  await conn.send(encodeFailureReason(HOSTILE_TEXT));
+  await conn.send(encodeStatus(false));
+  await new Promise((r) => setTimeout(r, 2000)); // let the DPU read them before the connection goes
+  process.exit(0);
+}
 
 if (mode === "vanish-before-commit") {
   await conn.send(encodeDirection({ fileInHost: false, docaTs: true }));

@@ -1,7 +1,9 @@
 /**
- * Builds the software DOCA device with a C compiler. Shared by `deno task sim:build` (scripts/build-sim.ts) and by
- * the library itself, which builds the device on demand into a per-user cache when doca-ts is used from a package
- * (ffi/discover.ts). Only node: modules, so it runs under Deno, Bun and Node.
+ * Builds the software DOCA device with a C compiler. Part of the library (it lives in ffi/ so that ffi/ imports
+ * nothing outside ffi/): the library builds the device on demand into a per-user cache when doca-ts is used from a
+ * package (ffi/discover.ts), and `deno task sim:build` (scripts/build-sim.ts) is a command line over it. Only
+ * node: modules, so it runs under Deno, Bun and Node. The output folder must be one only this user (or root)
+ * controls (ffi/trusted-path.ts): it is checked before anything is compiled into it.
  *
  *   <out>/lib/libdoca_common.so.N  sim/src/*.c except dma*.c, comch*.c and rdma*.c
  *   <out>/lib/libdoca_dma.so.N     sim/src/dma*.c, linked to libdoca_common
@@ -19,6 +21,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symli
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { checkTrustedPath, UntrustedPathError } from "../trusted-path.ts";
 
 export const FLAVOURS = {
   "3": { soname: "3", folder: "3" },
@@ -58,7 +61,8 @@ export class SimBuildError extends Error {
 }
 
 const thisFile = fileURLToPath(import.meta.url);
-export const packageRoot: string = resolve(dirname(thisFile), "..");
+/** The package (or repository) root: this file is <root>/ffi/sim-build/builder.ts. */
+export const packageRoot: string = resolve(dirname(thisFile), "..", "..");
 
 /** True when the C sources of the software device are present (a clone, or the npm package). */
 export function simSourcesPresent(root: string = packageRoot): boolean {
@@ -181,6 +185,15 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
   };
 
   mkdirSync(libDir, { recursive: true });
+  // Never compile into, and so never later load from, a folder someone else could change.
+  for (const folder of [options.outDir, libDir]) {
+    try {
+      checkTrustedPath(folder, "folder");
+    } catch (e) {
+      if (e instanceof UntrustedPathError) throw new SimBuildError(`refusing to build into ${folder}: ${e.message}`);
+      throw e;
+    }
+  }
   const isDma = (name: string) => name.startsWith("dma");
   const isComch = (name: string) => name.startsWith("comch");
   const isRdma = (name: string) => name.startsWith("rdma");

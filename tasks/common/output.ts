@@ -1,0 +1,79 @@
+/**
+ * The one way a task writes to its terminal or logs. Every line passes through printable() (ffi/printable.ts), so
+ * no control character reaches the terminal from any source: peer texts, DOCA's messages, file names. The program's
+ * own line breaks survive (one printable() call per line); text from a peer must be escaped whole where it enters
+ * (messenger reasons, Comch answers), so a peer's "\n" cannot forge a line either. JSON goes out JSON-escaped.
+ *
+ * Output that can no longer be written (the reader of a pipe went away: `2>&1 | head -1`, EPIPE; a terminal that
+ * hung up, EIO) never throws into the task: the first failure is remembered, nothing more is written, and the
+ * listeners registered with onOutputLost (tasks/common/interrupt.ts: a clean stop, exit 141) are told once.
+ */
+import process from "node:process";
+import { printable, printableJson } from "../../ffi/printable.ts";
+
+export type OutputStream = "stdout" | "stderr";
+
+let lost: { stream: OutputStream; code: string } | undefined;
+const lostListeners = new Set<(stream: OutputStream, code: string) => void>();
+let watching = false;
+
+function outputLost(stream: OutputStream, error: unknown): void {
+  if (lost) return;
+  lost = { stream, code: (error as { code?: string })?.code ?? (error as Error)?.name ?? "error" };
+  for (const listener of lostListeners) {
+    try {
+      listener(stream, lost.code);
+    } catch { /* a listener's failure must not become an uncaught error in a stream callback */ }
+  }
+}
+
+/**
+ * Listens for write errors on stdout and stderr (every runtime reports EPIPE as an 'error' event; without a
+ * listener it becomes "Uncaught Error: write EPIPE"). runMain calls it; library users' processes are left alone.
+ */
+export function watchOutput(): void {
+  if (watching) return;
+  watching = true;
+  for (const name of ["stdout", "stderr"] as const) {
+    const stream = process[name] as unknown as { on?: (event: string, fn: (e: unknown) => void) => void };
+    stream.on?.("error", (e) => outputLost(name, e));
+  }
+}
+
+/** Called once when stdout or stderr can no longer be written (EPIPE, EIO). */
+export function onOutputLost(listener: (stream: OutputStream, code: string) => void): () => void {
+  lostListeners.add(listener);
+  if (lost) listener(lost.stream, lost.code);
+  return () => lostListeners.delete(listener);
+}
+
+/** Which stream was lost and why, if one was. */
+export function outputLostOn(): { stream: OutputStream; code: string } | undefined {
+  return lost;
+}
+
+/** Writes `text` and a line break; each of its lines escaped by printable(). Never throws. */
+export function writeLines(stream: OutputStream, text: string): void {
+  if (lost) return;
+  const safe = String(text).split("\n").map((line) => printable(line)).join("\n");
+  try {
+    process[stream].write(`${safe}\n`);
+  } catch (e) {
+    outputLost(stream, e);
+  }
+}
+
+/** One line (or several) on stdout. */
+export function print(text: string): void {
+  writeLines("stdout", text);
+}
+
+/** One line (or several) on stderr. */
+export function printError(text: string): void {
+  writeLines("stderr", text);
+}
+
+/** `value` as JSON on stdout, with every control character \u-escaped (still valid JSON, same value). */
+export function printJson(value: unknown, space?: number): void {
+  writeLines("stdout", printableJson(value, space));
+}

@@ -1,0 +1,205 @@
+/**
+ * Every way a task is told to stop behaves like Ctrl-C (issue 17 class 6, issue 18 §2): SIGHUP and SIGTERM, a
+ * closed output pipe (`2>&1 | head -1`), the same Ctrl-C delivered twice (as wrappers do), on dma-copy, comch-stream,
+ * export-mmap and demo: the temporary file or work folder is removed, the peer is told why, the exit status is the
+ * documented one (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 141 output closed) and the task says what it interrupted in
+ * one line, with no "Uncaught" trace.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import process from "node:process";
+import { join } from "node:path";
+import { DPU_LISTENING, repoRoot, runtimeCommand, startChild } from "../tasks/common/run-pair.ts";
+import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+
+const spaces: Workspace[] = [];
+after(() => spaces.forEach((w) => w.remove()));
+const space = (tag: string) => {
+  const w = workspace(tag);
+  spaces.push(w);
+  return w;
+};
+const task = (name: string) => new URL(`../tasks/${name}.ts`, import.meta.url).pathname;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "20", "--quiet"];
+const SIZE = 16 * 1024 * 1024;
+const noTrace = (stderr: string) => assert.doesNotMatch(stderr, /Uncaught|^\s+at /m, stderr);
+
+/** Waits (up to 30 s, failing loudly) until `dir` holds a file: the receiver's temporary file, the copy is under way. */
+async function untilWriting(dir: string): Promise<void> {
+  for (let i = 0; i < 3000; i++) {
+    if (readdirSync(dir).length > 0) return;
+    await sleep(10);
+  }
+  throw new Error(`no temporary file appeared in ${dir} within 30 s`);
+}
+
+/** A paced host → DPU copy; `stop` interrupts the DPU (the receiver) once it writes. */
+async function interruptReceiver(tag: string, stop: (dpu: ReturnType<typeof startChild>) => Promise<void> | void) {
+  const w = space(tag);
+  writePatternFile(join(w.host, "f.bin"), SIZE);
+  const dpu = startChild(task("dma-copy"), ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 90_000);
+  await dpu.waitForStderr(DPU_LISTENING, 60_000);
+  const host = startChild(task("dma-copy"), ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
+  await untilWriting(w.dpu);
+  await stop(dpu);
+  const [h, d] = await Promise.all([host.done, dpu.done]);
+  return { w, host: h, dpu: d };
+}
+
+describe("dma-copy: SIGHUP, SIGTERM and a doubled Ctrl-C stop the receiver cleanly", () => {
+  for (const [name, code] of [["SIGHUP", 129], ["SIGTERM", 143]] as const) {
+    test(`${name} mid-copy: exit ${code}, one line, no temporary file, the host is told why`, async () => {
+      const { w, host, dpu } = await interruptReceiver(name.toLowerCase(), (d) => d.signal!(name));
+      assert.equal(dpu.code, code, dpu.stderr);
+      assert.match(dpu.stderr, new RegExp(`interrupted \\(${name}\\) while .*was not created`));
+      assert.equal(dpu.stderr.trim().split("\n").filter((l) => l.includes("interrupted")).length, 1, dpu.stderr);
+      noTrace(dpu.stderr);
+      assert.deepEqual(w.list(w.dpu), [], "no file and no temporary file");
+      assert.notEqual(host.code, 0, host.stderr);
+      assert.match(host.stderr, new RegExp(`peer failed: DPU: .*interrupted \\(${name}\\)`), host.stderr);
+    });
+  }
+
+  test("the same Ctrl-C twice within a second (a wrapper forwarding it) still unwinds: the line, cleanup, the peer told", async () => {
+    const { w, host, dpu } = await interruptReceiver("twice", async (d) => {
+      d.signal!("SIGINT");
+      await sleep(30);
+      d.signal!("SIGINT");
+    });
+    assert.equal(dpu.code, 130, dpu.stderr);
+    assert.match(dpu.stderr, /interrupted \(SIGINT\) while .*was not created/);
+    assert.deepEqual(w.list(w.dpu), []);
+    assert.match(host.stderr, /peer failed: DPU: .*interrupted \(SIGINT\)/, host.stderr);
+  });
+});
+
+/** `script args… 2>&1 | head -1` under bash; resolves with the task's own exit status and head's line. */
+function throughHead(script: string, args: string[], env: Record<string, string>) {
+  const cmd = runtimeCommand(script, args);
+  const status = join(mkdtempSync(join(tmpdir(), "doca-ts-head-")), "status");
+  const quoted = [cmd.command, ...cmd.args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  const child = spawn("bash", ["-c", `${quoted} 2>&1 | head -1; echo "\${PIPESTATUS[0]}" > '${status}'`], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+  return {
+    firstLine: () => out,
+    done: new Promise<{ code: number; line: string }>((resolve) => {
+      child.on("close", () => resolve({ code: Number(readFileSync(status, "utf8").trim()), line: out.trim() }));
+    }),
+  };
+}
+
+describe("dma-copy: a closed output pipe (2>&1 | head -1)", () => {
+  test("the receiver stops like Ctrl-C: exit 141, no temporary file, the host told why", async () => {
+    const w = space("epipe-recv");
+    writePatternFile(join(w.host, "f.bin"), SIZE);
+    const dpu = throughHead(task("dma-copy"), ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "-l", "50", ...paced.filter((a) => a !== "--quiet")], { ...w.env, DOCA_SIM_SIDE: "dpu" });
+    for (let i = 0; i < 3000 && !dpu.firstLine().includes("waiting for the host"); i++) await sleep(10);
+    assert.match(dpu.firstLine(), /waiting for the host/);
+    const host = await startChild(task("dma-copy"), ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000).done;
+    const d = await dpu.done;
+    assert.equal(d.code, 141, `${d.line}\nhost: ${host.stderr}`);
+    assert.deepEqual(w.list(w.dpu), [], "no file and no temporary file");
+    assert.notEqual(host.code, 0);
+    assert.match(host.stderr, /peer failed: DPU: .*interrupted \(SIGPIPE: std(err|out) closed\)/, host.stderr);
+  });
+
+  test("a sender whose output is closed still completes the copy (the receiver has it), then exits 141", async () => {
+    const w = space("epipe-send");
+    const expect = writePatternFile(join(w.host, "f.bin"), 200_000);
+    const dpu = startChild(task("dma-copy"), ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "20"], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 90_000);
+    await dpu.waitForStderr(DPU_LISTENING, 60_000);
+    const host = await throughHead(task("dma-copy"), ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, "--timeout", "20", "-l", "50"], { ...w.env, DOCA_SIM_SIDE: "host" }).done;
+    const d = await dpu.done;
+    assert.equal(d.code, 0, d.stderr);
+    assert.equal(sha256File(join(w.dpu, "f.bin")), expect);
+    assert.ok(host.code === 141 || host.code === 0, `host exit ${host.code}`);
+    assert.doesNotMatch(host.line, /Uncaught/);
+  });
+});
+
+describe("comch-stream stops cleanly on either side and tells the other", () => {
+  for (const [side, name, code] of [["host", "SIGTERM", 143], ["dpu", "SIGHUP", 129]] as const) {
+    test(`${name} on the ${side} mid-stream: exit ${code}; the other side names the stop`, async () => {
+      const w = space(`stream-${side}`);
+      const dpu = startChild(task("comch-stream"), ["--side", "dpu", "-r", HOST_PCI, "--timeout", "30"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 90_000);
+      await dpu.waitForStderr("waiting for the host", 60_000);
+      const host = startChild(task("comch-stream"), ["--count", "100000000", "--size", "64", "--timeout", "30"], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
+      await host.waitForStderr("comch-stream host: sending", 60_000); // 10^8 messages: it runs until stopped
+      (side === "host" ? host : dpu).signal!(name);
+      const [h, d] = await Promise.all([host.done, dpu.done]);
+      const [stopped, other] = side === "host" ? [h, d] : [d, h];
+      assert.equal(stopped.code, code, stopped.stderr);
+      assert.match(stopped.stderr, new RegExp(`interrupted \\(${name}\\) while`));
+      noTrace(stopped.stderr);
+      assert.equal(other.code, 1, other.stderr);
+      assert.match(other.stderr, new RegExp(`the ${side === "host" ? "host" : "DPU"} side stopped: interrupted \\(${name}\\)`), other.stderr);
+    });
+  }
+});
+
+describe("export-mmap (the step that keeps an export alive) stops cleanly", () => {
+  test("SIGHUP while it waits for stdin: exit 129, one line, no trace", async () => {
+    const w = space("export");
+    const cmd = runtimeCommand(task("steps/export-mmap"), ["--length", "4096"]);
+    const child = spawn(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, ...w.env }, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "", err = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+    for (let i = 0; i < 3000 && !out.includes("descriptor"); i++) await sleep(10);
+    assert.match(out, /"descriptor"/, err);
+    process.kill(child.pid!, "SIGHUP"); // not child.kill: Deno then reports the signal instead of the exit status
+    const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+    child.stdin!.destroy();
+    assert.equal(code, 129, err);
+    assert.match(err, /^interrupted \(SIGHUP\) while keeping the export alive/);
+    noTrace(err);
+  });
+});
+
+/** The demo's work folders in `tmp` (Node's tsx keeps its own cache there too). */
+const demoFolders = (tmp: string) => readdirSync(tmp).filter((n) => n.startsWith("doca-ts-demo-"));
+
+describe("demo is a task like the others", () => {
+  test("a size it cannot hold is refused before anything is written", () => {
+    const tmp = mkdtempSync(join(tmpdir(), "doca-ts-demo-tmp-"));
+    try {
+      const cmd = runtimeCommand(task("demo"), ["--size", "99999999999999"]);
+      const r = spawnSync(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, TMPDIR: tmp }, encoding: "utf8", timeout: 60_000 });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /^error: --size: expected a whole number 1\.\.4294967296, got "99999999999999" \(see --help\)/);
+      assert.deepEqual(demoFolders(tmp), []);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  for (const [name, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+    test(`${name} mid-demo: exit ${code}, both sides stopped, its work folder removed`, async () => {
+      const tmp = mkdtempSync(join(tmpdir(), "doca-ts-demo-tmp-"));
+      try {
+        const demo = startChild(task("demo"), ["--size", String(256 << 20)], { TMPDIR: tmp }, 120_000);
+        for (let i = 0; i < 3000 && !readdirSync(tmp).some((n) => n.startsWith("doca-ts-demo-")); i++) await sleep(10);
+        const work = readdirSync(tmp).find((n) => n.startsWith("doca-ts-demo-"));
+        assert.ok(work, "the demo never created its work folder");
+        for (let i = 0; i < 3000 && !existsSync(join(tmp, work, "host", "original.bin")); i++) await sleep(10);
+        demo.signal!(name);
+        const r = await demo.done;
+        assert.equal(r.code, code, `${r.stdout}\n${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`interrupted \\(${name}\\)`));
+        noTrace(r.stderr);
+        assert.deepEqual(demoFolders(tmp), [], "the work folder is removed");
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    });
+  }
+});
