@@ -7,7 +7,7 @@ import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
-import { type TaskKind, TaskPath } from "./task-path.ts";
+import type { TaskKind, TaskPath } from "./task-path.ts";
 import { Waiters } from "./waiters.ts";
 import {
   BufferSet,
@@ -36,13 +36,14 @@ const consumerFns = () =>
 /** doca_comch_consumer_task_post_recv: one receive buffer (its index) per task; completions yield messages. */
 class PostRecvKind implements TaskKind<number, undefined> {
   readonly taskName = "doca_comch_consumer_task_post_recv";
+  readonly noun = "receive";
   readonly allocName = "doca_comch_consumer_task_post_recv_alloc_init";
   task = 0;
   stopping = false;
 
   constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {}
 
-  allocInit(slot: number, index: number): number {
+  allocInit(_slot: number, index: number): number {
     const d = doca();
     const f = consumerFns();
     const buf = this.buffers.bufs[index];
@@ -51,7 +52,6 @@ class PostRecvKind implements TaskKind<number, undefined> {
     const rc = f.doca_comch_consumer_task_post_recv_alloc_init(this.ctxHandle, buf[HANDLE], d.scratch.slot(0));
     if (rc !== 0) return rc;
     this.task = f.doca_comch_consumer_task_post_recv_as_task(d.scratch.u64(0));
-    f.doca_task_set_user_data(this.task, slot);
     return 0;
   }
 
@@ -98,8 +98,8 @@ export class ComchConsumer extends CtxResource {
     this.#buffers = buffers;
     this.#waiters = new Waiters(connection.pe);
     this.#kind = new PostRecvKind(handle, buffers, this);
-    this.#path = new TaskPath(this.#kind, connection.pe, buffers.bufs.length);
     this.core = new CtxCore(consumerFns().doca_comch_consumer_as_ctx(handle), connection.pe, this);
+    this.#path = this.core.addTasks(this.#kind, buffers.bufs.length);
   }
 
   /** Same as `opts.connection.createConsumer(opts)`. */
@@ -124,7 +124,7 @@ export class ComchConsumer extends CtxResource {
       check(f.doca_comch_consumer_create(connection[HANDLE], buffers.mmap[HANDLE], d.scratch.slot(0)), "doca_comch_consumer_create");
       handle = d.scratch.u64(0);
       consumer = new ComchConsumer(INTERNAL, handle, connection, buffers);
-      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      // Completions through the native completion ring when it has room, else JS callbacks.
       const cbs = consumer.#path.completionCallbacks();
       check(f.doca_comch_consumer_task_post_recv_set_conf(handle, cbs.ok, cbs.error, count), "doca_comch_consumer_task_post_recv_set_conf");
       consumer.immDataLength = configureImmLength(handle, connection.device, opts);
@@ -168,11 +168,6 @@ export class ComchConsumer extends CtxResource {
     this.#path.post(index, undefined);
   }
 
-  /** @internal the completion entry point. */
-  onTaskDone(task: number, slot: number, ok: boolean): void {
-    this.#path.onTaskDone(task, slot, ok);
-  }
-
   /** @internal a callback or repost failed: the waiting recv() (or the next) rejects with it. */
   override fail(error: unknown): void {
     super.fail(error);
@@ -182,12 +177,7 @@ export class ComchConsumer extends CtxResource {
 
   protected override beforeStop(): void {
     this.#kind.stopping = true;
-    this.#path.refuse(new Error("ComchConsumer closed"));
     this.#waiters.rejectAll(new Error("ComchConsumer closed"));
-  }
-
-  protected override afterStop(): void {
-    this.#path.shutdown(new Error("ComchConsumer closed"));
   }
 
   protected destroyNative(handle: number): void {

@@ -10,7 +10,7 @@ import { DocaErrorCode } from "./constants.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { NativeMemory } from "./memory.ts";
 import { Buf } from "./buf.ts";
-import { type TaskKind, TaskPath } from "./task-path.ts";
+import type { TaskKind, TaskPath } from "./task-path.ts";
 import { integerIn } from "./validate.ts";
 import {
   BufferSet,
@@ -46,6 +46,7 @@ interface Send {
 /** doca_comch_producer_task_send: stage the bytes (or take the caller's Buf), one task per slot. */
 class ProducerSendKind implements TaskKind<Send, undefined> {
   readonly taskName = "doca_comch_producer_task_send";
+  readonly noun = "message";
   readonly allocName = "doca_comch_producer_task_send_alloc_init";
   readonly againMeansRetry = true;
   task = 0;
@@ -73,7 +74,6 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
     );
     if (rc !== 0) return rc;
     this.task = f.doca_comch_producer_task_send_as_task(d.scratch.u64(0));
-    f.doca_task_set_user_data(this.task, slot);
     return 0;
   }
 
@@ -102,8 +102,8 @@ export class ComchProducer extends CtxResource {
     this.connection = connection;
     this.#buffers = buffers;
     this.#imm = imm;
-    this.#path = new TaskPath(new ProducerSendKind(handle, buffers, imm), connection.pe, buffers.bufs.length);
     this.core = new CtxCore(producerFns().doca_comch_producer_as_ctx(handle), connection.pe, this);
+    this.#path = this.core.addTasks(new ProducerSendKind(handle, buffers, imm), buffers.bufs.length);
   }
 
   /** Same as `opts.connection.createProducer(opts)`. */
@@ -131,7 +131,7 @@ export class ComchProducer extends CtxResource {
       check(f.doca_comch_producer_create(connection[HANDLE], d.scratch.slot(0)), "doca_comch_producer_create");
       handle = d.scratch.u64(0);
       producer = new ComchProducer(INTERNAL, handle, connection, buffers, imm);
-      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      // Completions through the native completion ring when it has room, else JS callbacks.
       const cbs = producer.#path.completionCallbacks();
       check(f.doca_comch_producer_task_send_set_conf(handle, cbs.ok, cbs.error, count), "doca_comch_producer_task_send_set_conf");
       if (!producer.core.start()) await producer.core.untilRunning("Comch producer", opts.timeoutMs ?? 10_000);
@@ -175,19 +175,6 @@ export class ComchProducer extends CtxResource {
     } catch (e) {
       return Promise.reject(e);
     }
-  }
-
-  /** @internal the completion entry point. */
-  onTaskDone(task: number, slot: number, ok: boolean): void {
-    this.#path.onTaskDone(task, slot, ok);
-  }
-
-  protected override beforeStop(): void {
-    this.#path.refuse(new Error("ComchProducer closed before the message was sent"));
-  }
-
-  protected override afterStop(): void {
-    this.#path.shutdown(new Error("ComchProducer closed while the message was in flight"));
   }
 
   protected destroyNative(handle: number): void {

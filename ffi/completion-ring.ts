@@ -16,8 +16,8 @@
  *   [0]  u64 count     completions recorded since the last drain (the stub increments it even when full)
  *   [8]  u64 capacity  entries; a completion beyond it is counted but not stored
  *   [64 + 32*i] u64 task, u64 task_user_data, u64 ctx_user_data, u64 ok (1 success, 0 error)
- * drain() delivers entries 0..count-1 in order and resets count to 0, so the entries in use stay in a few hot cache
- * lines. No completion can be lost silently: completions only run inside doca_pe_progress, every progress is
+ * The drain (callbacks.ts drainCompletions, the one bridge) delivers entries 0..count-1 in order and resets count to
+ * 0, so the entries in use stay in a few hot cache lines. No completion can be lost silently: completions only run inside doca_pe_progress, every progress is
  * followed by a drain, and at most the tasks in flight can complete before it. Contexts reserve their task count
  * (reserveCompletions) before pointing DOCA at the stubs; the reservations never exceed the capacity, so count never
  * does either, and should it ever (a progress without a drain), drain throws instead of dropping completions quietly.
@@ -28,14 +28,15 @@
 import process from "node:process";
 import { loadLibc, mapPages } from "./library.ts";
 import { executableCode } from "./exec-memory.ts";
-import { dispatchTaskCompletion, nativeCallbacks } from "./callbacks.ts";
 
 export interface CompletionRing {
   readonly okCallback: number; // address for *_task_*_set_conf success cb
   readonly errorCallback: number; // address for the error cb
-  /** Calls fn for each completion recorded since the last drain, in order; returns how many. */
-  drain(fn: (task: number, taskUserData: number, ctxUserData: number, ok: boolean) => void): number;
   readonly capacity: number;
+  /** The ring's memory as u32 halves (header then entries; plain numbers on every runtime, no BigInt on Deno). */
+  readonly view: Uint32Array;
+  /** Completions recorded and not yet drained. */
+  readonly pending: number;
 }
 
 /** Entries in the process-wide ring: the most tasks all ring-using contexts together may have allocated. */
@@ -134,48 +135,10 @@ export function patchStub(stub: StubCode, address: number): Uint8Array {
 const TWO32 = 4294967296;
 
 class NativeCompletionRing implements CompletionRing {
-  readonly okCallback: number;
-  readonly errorCallback: number;
-  readonly capacity: number;
-  /** The ring as u32 halves: plain numbers on every runtime (no BigInt per entry on Deno). */
-  readonly #u32: Uint32Array;
-  #draining = false;
+  constructor(readonly okCallback: number, readonly errorCallback: number, readonly capacity: number, readonly view: Uint32Array) {}
 
-  constructor(okCallback: number, errorCallback: number, capacity: number, u32: Uint32Array) {
-    this.okCallback = okCallback;
-    this.errorCallback = errorCallback;
-    this.capacity = capacity;
-    this.#u32 = u32;
-  }
-
-  get draining(): boolean {
-    return this.#draining;
-  }
-
-  drain(fn: (task: number, taskUserData: number, ctxUserData: number, ok: boolean) => void): number {
-    const u32 = this.#u32;
-    const count = u32[0] + u32[1] * TWO32;
-    if (count === 0) return 0;
-    if (this.#draining) throw new Error("CompletionRing.drain() called from inside a drain");
-    this.#draining = true;
-    const stored = Math.min(count, this.capacity);
-    try {
-      for (let i = 0, o = RING_HEADER_BYTES / 4; i < stored; i++, o += RING_ENTRY_BYTES / 4) {
-        fn(u32[o] + u32[o + 1] * TWO32, u32[o + 2] + u32[o + 3] * TWO32, u32[o + 4] + u32[o + 5] * TWO32, u32[o + 6] !== 0);
-      }
-    } finally {
-      // Reset even when fn threw: the entries were handed over (the caller reports its own exceptions).
-      u32[0] = 0;
-      u32[1] = 0;
-      this.#draining = false;
-    }
-    if (count > stored) {
-      throw new Error(
-        `CompletionRing overflow: ${count - stored} task completions were not recorded (more than ${this.capacity} ` +
-          "between two drains: a doca_pe_progress without a drain, or reservations bypassed)",
-      );
-    }
-    return count;
+  get pending(): number {
+    return this.view[0] + this.view[1] * TWO32;
   }
 }
 
@@ -216,11 +179,6 @@ export function completionRing(): CompletionRing | undefined {
   return ring;
 }
 
-/** True while a drain delivers completions (the progress engine must not be re-entered from there). */
-export function ringDraining(): boolean {
-  return ring?.draining ?? false;
-}
-
 /**
  * Reserves ring entries for a context's task pool (its set_conf task count) before it hands DOCA the ring's
  * callbacks. False when the ring is absent or the reservations would exceed its capacity: that context then uses
@@ -234,46 +192,4 @@ export function reserveCompletions(tasks: number): boolean {
 
 export function releaseCompletions(tasks: number): void {
   reserved = Math.max(0, reserved - tasks);
-}
-
-// ------------------------------------------------------------------ glue for the task path (callbacks.ts)
-
-/**
- * Hands every recorded completion to the one completion entry point (dispatchTaskCompletion: ctx user data = owner
- * id, task user data = slot), exactly as the JS callbacks would have. Call after doca_pe_progress. dispatchTaskCompletion
- * never throws (an owner's exception goes to its fail()), so one bad completion cannot stop the drain.
- */
-export function drainCompletions(): number {
-  return ring ? ring.drain(dispatchTaskCompletion) : 0;
-}
-
-/** The completion callbacks a context gives its *_set_conf, and whether they are the ring's (see completionCallbacks). */
-export interface CompletionCallbacks {
-  ok: number;
-  error: number;
-  ring: boolean;
-  /** Returns the ring reservation (idempotent); call once the context can no longer complete tasks (IDLE). */
-  release(): void;
-}
-
-/**
- * The completion callbacks a context with `tasks` tasks should give its *_set_conf: the ring's (entries reserved)
- * when possible, else the JS ones.
- */
-export function completionCallbacks(tasks: number): CompletionCallbacks {
-  const r = completionRing();
-  if (r && reserveCompletions(tasks)) {
-    let held = true;
-    return {
-      ok: r.okCallback,
-      error: r.errorCallback,
-      ring: true,
-      release() {
-        if (held) releaseCompletions(tasks);
-        held = false;
-      },
-    };
-  }
-  const js = nativeCallbacks();
-  return { ok: js.taskOk.address, error: js.taskError.address, ring: false, release() {} };
 }

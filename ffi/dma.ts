@@ -7,7 +7,7 @@ import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { hex, HANDLE, NATIVE } from "./resource.ts";
-import { type Native, type TaskKind, TaskPath } from "./task-path.ts";
+import type { BatchHandles, Native, TaskKind, TaskPath } from "./task-path.ts";
 import { integerIn, MAX_TASKS, nonNegative } from "./validate.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
@@ -66,11 +66,12 @@ function describe(value: unknown): string {
  */
 class MemcpyKind implements TaskKind<Buf, Buf> {
   readonly taskName = "doca_dma_task_memcpy";
+  readonly noun = "copy";
   readonly allocName = "doca_dma_task_memcpy_alloc_init";
   task: Native = 0;
-  /** Slot numbers in native form, for the task user data argument. */
-  readonly #slotNative: Native[];
   #dma: Native = 0;
+  /** The task user data at alloc_init (the path sets the real one right after). */
+  readonly #noUserData = doca().backend.native(0);
   readonly #raw = doca().raw;
   readonly #scratch = doca().scratch;
   /** Scratch slot 0 (the new task's out-parameter) in native form. */
@@ -88,8 +89,6 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   readonly #each: CallEach | undefined;
 
   constructor(capacity: number) {
-    const native = doca().backend.native;
-    this.#slotNative = Array.from({ length: capacity }, (_, i) => native(i));
     this.#memcpyTasks = new Array(capacity).fill(0);
     this.#memcpyTasksH = new Array(capacity).fill(0);
     this.#tasksH = new Array(capacity).fill(0);
@@ -106,7 +105,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   allocInit(slot: number, src: Buf, dst: Buf): number {
     // Hot path: raw functions with pre-converted arguments (see Backend.native), looked up once; nothing allocated.
     const raw = this.#raw;
-    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#slotNative[slot], this.#out);
+    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#noUserData, this.#out);
     if (rc === 0) {
       const memcpyTask = this.#scratch.u64Native(0);
       this.task = raw.doca_dma_task_memcpy_as_task(memcpyTask);
@@ -139,18 +138,18 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
    * per batch instead of one or three per task. Columns skip writes of unchanged values, so a batch that repeats
    * the previous one writes nothing.
    */
-  submitMany?(slots: Int32Array, from: number, n: number, srcs: readonly Buf[], dsts: readonly Buf[], offset: number): number {
+  submitMany?(slots: Int32Array, n: number, srcs: readonly Buf[], dsts: readonly Buf[], handles?: BatchHandles): number {
     const each = this.#each!;
     n = Math.min(n, each.capacity);
     const fns = batchFunctions();
     const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
-    // The handles memcpyBatch already read (one getter per Buf per batch), when these are its arrays.
-    const srcN = srcs === this.#batchSrcs ? this.#batchSrcN : srcs.map((b) => b[HANDLE]);
-    const dstN = dsts === this.#batchDsts ? this.#batchDstN : dsts.map((b) => b[HANDLE]);
+    // The handles memcpyBatch already read (one getter per Buf per batch).
+    const srcN = handles?.a ?? srcs.map((b) => b[HANDLE]);
+    const dstN = handles?.b ?? dsts.map((b) => b[HANDLE]);
     let rearm = false;
     for (let k = 0; k < n; k++) {
-      const slot = slots[from + k];
-      const s = srcN[offset + k], t = dstN[offset + k];
+      const slot = slots[k];
+      const s = srcN[k], t = dstN[k];
       if (this.#armedSrc[slot] !== s || this.#armedDst[slot] !== t) {
         rearm = true;
         this.#armedSrc[slot] = s;
@@ -166,26 +165,6 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
       each.run(fns.setDst, n, false, T, D);
     }
     return each.run(fns.submit, n, true, K);
-  }
-
-  /** memcpyBatch's arrays and their handles (plain numbers), read once per batch. */
-  #batchSrcs: readonly Buf[] = [];
-  #batchDsts: readonly Buf[] = [];
-  #batchSrcN: number[] = [];
-  #batchDstN: number[] = [];
-
-  /** The next submitMany is for these arrays, whose handles are srcN/dstN. */
-  prepareBatch(srcs: readonly Buf[], dsts: readonly Buf[], srcN: number[], dstN: number[]): void {
-    this.#batchSrcs = srcs;
-    this.#batchDsts = dsts;
-    this.#batchSrcN = srcN;
-    this.#batchDstN = dstN;
-  }
-
-  /** Forgets the batch arrays (nothing of a finished batch is kept alive by the kind). */
-  endBatch(): void {
-    this.#batchSrcs = this.#batchDsts = [];
-    this.#batchSrcN = this.#batchDstN = [];
   }
 
   /** Resets the data section of every destination (memcpyBatch's resetDestinations), natively where possible. */
@@ -237,16 +216,15 @@ export class Dma extends CtxResource {
     const kind = new MemcpyKind(maxTasks);
     kind.bind(this[NATIVE]);
     this.#kind = kind;
-    this.#path = new TaskPath(kind, pe, maxTasks);
     let core: CtxCore | undefined;
     try {
       core = new CtxCore(f.doca_dma_as_ctx(handle), pe, this);
-      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      this.#path = core.addTasks(kind, maxTasks);
+      // Completions through the native completion ring when it has room, else JS callbacks.
       const cbs = this.#path.completionCallbacks();
       check(f.doca_dma_task_memcpy_set_conf(handle, cbs.ok, cbs.error, maxTasks), "doca_dma_task_memcpy_set_conf");
       core.start();
     } catch (e) {
-      this.#path.releaseCallbacks();
       core?.dispose();
       f.doca_dma_destroy(handle);
       this.abandon();
@@ -322,12 +300,7 @@ export class Dma extends CtxResource {
     }
     if (tooBig) return Promise.reject(tooBig);
     if (opts.resetDestinations === true) this.#kind.resetAll(dstN);
-    this.#kind.prepareBatch(srcs, dsts, srcN, dstN);
-    try {
-      return this.#path.submitBatch(srcs, dsts);
-    } finally {
-      this.#kind.endBatch();
-    }
+    return this.#path.submitBatch(srcs, dsts, { a: srcN, b: dstN });
   }
 
   /** One task copies at most maxBufSize bytes (the device refuses more, or worse on hardware): say what to use. */
@@ -396,19 +369,6 @@ export class Dma extends CtxResource {
     nonNegative(`Dma.copy ${name}`, "length", value.length);
     value.mmap.assertOpen();
     return value;
-  }
-
-  /** @internal the completion entry point (success or error), from inside doca_pe_progress. */
-  onTaskDone(task: number, slot: number, ok: boolean): void {
-    this.#path.onTaskDone(task, slot, ok);
-  }
-
-  protected override beforeStop(): void {
-    this.#path.refuse(new Error("Dma closed before the copy was submitted"));
-  }
-
-  protected override afterStop(): void {
-    this.#path.shutdown(new Error("Dma closed while the copy was in flight"));
   }
 
   protected destroyNative(handle: number): void {
