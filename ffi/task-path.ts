@@ -82,6 +82,9 @@ interface Batch {
   error: Error | undefined;
   resolve: () => void;
   reject: (e: Error) => void;
+  /** The batch's requests: held here once, not per slot, until the batch settles (no finalizer frees them). */
+  readonly as: readonly unknown[];
+  readonly bs: readonly unknown[];
 }
 
 interface Queued<A, B> {
@@ -210,7 +213,7 @@ export class TaskPath<A, B> implements TaskTarget {
     if (this.#refused) return Promise.reject(this.#refused);
     if (as.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const batch: Batch = { remaining: as.length, error: undefined, resolve, reject };
+      const batch: Batch = { remaining: as.length, error: undefined, resolve, reject, as, bs };
       let i = this.#kind.submitMany && this.canSubmitNow ? this.#startMany(as, bs, batch, handles) : 0;
       for (; i < as.length; i++) {
         if (this.canSubmitNow) this.#start(as[i], bs[i], undefined, undefined, batch);
@@ -262,13 +265,19 @@ export class TaskPath<A, B> implements TaskTarget {
       submitted = 0;
     }
     if (submitted === 0) return 0;
+    // Per slot only what the completion needs: the batch holds the requests (a, b) for all of its slots, and a free
+    // slot's a, b, resolve and reject are already undefined. Kinds that read a/b at completion get them per slot.
+    const busy = this.#busy, batches = this.#batches;
     for (let k = 0; k < submitted; k++) {
       const slot = order[k];
-      this.#busy[slot] = 1;
-      this.#a[slot] = as[k];
-      this.#b[slot] = bs[k];
-      this.#resolves[slot] = this.#rejects[slot] = undefined;
-      this.#batches[slot] = batch;
+      busy[slot] = 1;
+      batches[slot] = batch;
+    }
+    if (kind.complete) {
+      for (let k = 0; k < submitted; k++) {
+        this.#a[order[k]] = as[k];
+        this.#b[order[k]] = bs[k];
+      }
     }
     // The slots not submitted stay free, in the same order.
     let top = base;
@@ -390,6 +399,21 @@ export class TaskPath<A, B> implements TaskTarget {
   onTaskDone(typedTask: number, slot: number, ok: boolean): void {
     const raw = this.#raw;
     if (this.#busy[slot] !== 1) return; // not ours (or already settled by a shutdown)
+    const batch = this.#batches[slot];
+    if (ok && batch !== undefined && this.#reuse && !this.#refused && this.#kind.complete === undefined) {
+      // A batch member that succeeded (memcpyBatch): its task stays armed in the slot, nothing per slot to clear but
+      // the batch reference; the batch settles when its last member does.
+      this.#busy[slot] = 0;
+      this.#batches[slot] = undefined;
+      this.#free[this.#freeTop++] = slot;
+      if (--this.#inflight === 0) this.#pe.release();
+      if (--batch.remaining === 0) {
+        if (batch.error) batch.reject(batch.error);
+        else batch.resolve();
+      }
+      if (this.#queue.length > 0) this.#drain();
+      return;
+    }
     const task = this.#tasks[slot];
     const a = this.#a[slot]!, b = this.#b[slot]!;
     let error: Error | undefined = ok ? undefined : new DocaError(raw.doca_task_get_status(task), this.#kind.taskName);
@@ -406,7 +430,7 @@ export class TaskPath<A, B> implements TaskTarget {
       raw.doca_task_free(task);
       this.#tasks[slot] = 0;
     }
-    const resolve = this.#resolves[slot], reject = this.#rejects[slot], batch = this.#batches[slot];
+    const resolve = this.#resolves[slot], reject = this.#rejects[slot];
     this.#a[slot] = undefined;
     this.#b[slot] = undefined;
     this.#resolves[slot] = this.#rejects[slot] = this.#batches[slot] = undefined;
