@@ -33,6 +33,9 @@ const consumerFns = () =>
     "doca_comch_consumer_task_post_recv_get_imm_data",
   );
 
+/** The imm of a message without immediate data: shared, frozen by being empty (nothing can be written into it). */
+const EMPTY = new Uint8Array(0);
+
 /** doca_comch_consumer_task_post_recv: one receive buffer (its index) per task; completions yield messages. */
 class PostRecvKind implements TaskKind<number, undefined> {
   readonly taskName = "doca_comch_consumer_task_post_recv";
@@ -40,14 +43,16 @@ class PostRecvKind implements TaskKind<number, undefined> {
   readonly allocName = "doca_comch_consumer_task_post_recv_alloc_init";
   task = 0;
   stopping = false;
+  /** Looked up once (not per message). */
+  readonly #fns = consumerFns();
 
   constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {}
 
   allocInit(_slot: number, index: number): number {
     const d = doca();
-    const f = consumerFns();
+    const f = this.#fns;
     const buf = this.buffers.bufs[index];
-    buf.setData(this.buffers.address(index), 0);
+    buf.resetData(); // empty again, from the buffer's start (where the previous message was written)
     d.scratch.clear(0);
     const rc = f.doca_comch_consumer_task_post_recv_alloc_init(this.ctxHandle, buf[HANDLE], d.scratch.slot(0));
     if (rc !== 0) return rc;
@@ -58,7 +63,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
   complete(_slot: number, typedTask: number, ok: boolean, index: number): void {
     if (!ok || this.stopping) return;
     const d = doca();
-    const f = consumerFns();
+    const f = this.#fns;
     const buffers = this.buffers;
     const length = buffers.bufs[index].dataLength;
     const offset = index * buffers.size;
@@ -66,7 +71,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
     // DOCA 3.x headers have a per-task length getter; builds without it deliver the consumer's configured length.
     const immLength = f.doca_comch_consumer_task_post_recv_get_imm_data_len?.(typedTask) ?? this.consumer.immDataLength;
     const immAddress = f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask);
-    const imm = immLength && immAddress ? new Uint8Array(d.backend.view(immAddress, immLength)).slice() : new Uint8Array(0);
+    const imm = immLength && immAddress ? new Uint8Array(d.backend.view(immAddress, immLength)).slice() : EMPTY;
     const producerId = f.doca_comch_consumer_task_post_recv_get_producer_id?.(typedTask);
     this.consumer.deliver({ bytes, imm, producerId }, index);
   }

@@ -33,6 +33,8 @@ const producerFns = () =>
   );
 
 const IMM_MAX = 64;
+/** The default immediate data (none): one shared empty array, never written (its length is 0). */
+const NO_IMM = new Uint8Array(0);
 
 interface Send {
   own: Buf | undefined;
@@ -50,18 +52,20 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
   readonly allocName = "doca_comch_producer_task_send_alloc_init";
   readonly againMeansRetry = true;
   task = 0;
+  /** Looked up once (not per message). */
+  readonly #fns = producerFns();
 
   constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly imm: NativeMemory) {}
 
   allocInit(slot: number, send: Send): number {
     const d = doca();
-    const f = producerFns();
+    const f = this.#fns;
     const buffers = this.buffers;
     if (send.bytes) {
       buffers.memory.bytes.set(send.bytes, slot * buffers.size);
       buffers.bufs[slot].setData(buffers.address(slot), send.bytes.length);
     }
-    this.imm.bytes.set(send.imm, slot * IMM_MAX);
+    if (send.imm.length > 0) this.imm.bytes.set(send.imm, slot * IMM_MAX);
     const buf = send.own ? send.own[HANDLE] : buffers.bufs[slot][HANDLE];
     d.scratch.clear(0);
     const rc = f.doca_comch_producer_task_send_alloc_init(
@@ -157,7 +161,7 @@ export class ComchProducer extends CtxResource {
    * the producer's own registered buffers) or a Buf of yours (its data section is sent, zero-copy). Messages are
    * submitted in call order, also across DOCA_ERROR_AGAIN (consumer queue full) retries.
    */
-  send(data: Uint8Array | Buf, consumerId: number, imm: Uint8Array = new Uint8Array(0)): Promise<void> {
+  send(data: Uint8Array | Buf, consumerId: number, imm: Uint8Array = NO_IMM): Promise<void> {
     try {
       this.assertOpen();
       integerIn("ComchProducer.send", "consumerId", consumerId, 0, 0xffff_ffff);
