@@ -10,6 +10,7 @@ import { duration, integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device } from "./device.ts";
 import { DEVINFO } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
+import type { Handle } from "./types.ts";
 
 export interface ComchClientOptions {
   device: Device;
@@ -22,7 +23,7 @@ export interface ComchClientOptions {
   sendTasks?: number;
 }
 
-export class ComchClient extends ComchEndpoint {
+export class ComchClient extends ComchEndpoint<Handle<"doca_comch_client">> {
   readonly kind: string;
   #connection: ComchConnection | undefined;
 

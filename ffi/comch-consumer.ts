@@ -19,6 +19,7 @@ import {
   type FastPathOptions,
 } from "./comch-fastpath-common.ts";
 import type { ComchConnection } from "./comch-connection.ts";
+import type { Handle } from "./types.ts";
 
 /** The consumer functions (optional in the table: older DOCA has no fast path). */
 const consumerFns = () =>
@@ -81,7 +82,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
   }
 }
 
-export class ComchConsumer extends CtxResource {
+export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
   protected readonly kind = "ComchConsumer";
   /** The id the producer addresses (the peer also learns it from its consumer event). */
   id = 0;

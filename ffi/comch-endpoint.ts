@@ -50,7 +50,7 @@ class SendKind implements TaskKind<number, Uint8Array> {
 }
 
 /** A Comch server or client: the parent of its connections, with the send path they use. */
-export abstract class ComchEndpoint extends CtxResource {
+export abstract class ComchEndpoint<H extends number = number> extends CtxResource<H> {
   abstract override readonly kind: string;
   readonly name: string;
   readonly pe: ProgressEngine;

@@ -20,6 +20,7 @@ import {
   type FastPathOptions,
 } from "./comch-fastpath-common.ts";
 import type { ComchConnection } from "./comch-connection.ts";
+import type { Handle } from "./types.ts";
 
 /** The producer functions (optional in the table: older DOCA has no fast path). */
 const producerFns = () =>
@@ -91,7 +92,7 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
   }
 }
 
-export class ComchProducer extends CtxResource {
+export class ComchProducer extends CtxResource<Handle<"doca_comch_producer">> {
   protected readonly kind = "ComchProducer";
   static readonly IMM_MAX = IMM_MAX;
   protected readonly core: CtxCore;

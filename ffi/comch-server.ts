@@ -13,6 +13,7 @@ import { integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device, DeviceRep } from "./device.ts";
 import { DEVINFO } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
+import type { Handle } from "./types.ts";
 
 export interface ComchServerOptions {
   device: Device;
@@ -27,7 +28,7 @@ export interface ComchServerOptions {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export class ComchServer extends ComchEndpoint {
+export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
   readonly kind: string;
   /** Live connections by native handle (this server's own list; events route through the connection user data). */
   readonly #connections = new Map<number, ComchConnection>();

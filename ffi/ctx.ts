@@ -165,7 +165,7 @@ export class CtxCore {
  * A context wrapper: close() is a Promise (stop awaited, then destroy), `await using` works, and `using` falls back
  * to the bounded synchronous stop. Subclasses give their core, what to do once stopped, and the native destroy.
  */
-export abstract class CtxResource extends Resource implements CtxOwner {
+export abstract class CtxResource<H extends number = number> extends Resource<H> implements CtxOwner {
   protected abstract readonly core: CtxCore | undefined;
 
   /** Before the stop (the task paths then refuse new work): reject other waiters. */

@@ -14,6 +14,7 @@ import type { ProgressEngine } from "./pe.ts";
 import type { Mmap } from "./mmap.ts";
 import { Buf, BufInventory } from "./buf.ts";
 import { callEach, type CallEach, symbolAddress } from "./native-call.ts";
+import type { Handle } from "./types.ts";
 
 /** Native addresses of the functions memcpyBatch runs over columns of handles (native-call.ts), looked up once. */
 let batchFns: { setSrc: number; setDst: number; submit: number; reset: number } | undefined;
@@ -183,7 +184,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
 
 }
 
-export class Dma extends CtxResource {
+export class Dma extends CtxResource<Handle<"doca_dma">> {
   protected readonly kind = "Dma";
   readonly device: Device;
   readonly pe: ProgressEngine;

@@ -9,6 +9,7 @@ import { doca, loadLibc, mapPages, type PresentFns, requireFns } from "./library
 import { check } from "./errors.ts";
 import { drainCompletions, inCallback } from "./callbacks.ts";
 import { Resource, hex, HANDLE, NATIVE } from "./resource.ts";
+import type { Handle } from "./types.ts";
 
 const POLLIN = 1;
 /** Empty progress rounds (macrotask turns) before the pump goes to sleep on the fd. */
@@ -34,7 +35,7 @@ async function microtaskYield(): Promise<void> {
   for (let i = 0; i < MICROTASK_HOPS; i++) await null;
 }
 
-export class ProgressEngine extends Resource {
+export class ProgressEngine extends Resource<Handle<"doca_pe">> {
   protected readonly kind = "ProgressEngine";
   /** The notification fd, or -1 when this DOCA has no notification API (the pump then sleeps on timers). */
   readonly notificationFd: number;
