@@ -145,8 +145,8 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     const fns = batchFunctions();
     const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
     // The handles memcpyBatch already read (one getter per Buf per batch).
-    const srcN = handles?.a ?? srcs.map((b) => b[HANDLE]);
-    const dstN = handles?.b ?? dsts.map((b) => b[HANDLE]);
+    const srcN: ArrayLike<number> = handles?.a ?? srcs.map((b) => b[HANDLE]);
+    const dstN: ArrayLike<number> = handles?.b ?? dsts.map((b) => b[HANDLE]);
     let rearm = false;
     for (let k = 0; k < n; k++) {
       const slot = slots[k];
@@ -169,16 +169,16 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   }
 
   /** Resets the data section of every destination (memcpyBatch's resetDestinations), natively where possible. */
-  resetAll(dstN: readonly number[]): void {
+  resetAll(dstN: ArrayLike<number>, count: number): void {
     const each = this.#each;
     let done = 0;
-    if (each && dstN.length >= 2) {
-      const n = Math.min(dstN.length, each.capacity);
+    if (each && count >= 2) {
+      const n = Math.min(count, each.capacity);
       for (let k = 0; k < n; k++) each.set(2, k, dstN[k]);
       done = each.run(batchFunctions().reset, n, true, 2);
     }
     const native = doca().backend.native;
-    for (let k = done; k < dstN.length; k++) check(this.#raw.doca_buf_reset_data_len(native(dstN[k])), "doca_buf_reset_data_len");
+    for (let k = done; k < count; k++) check(this.#raw.doca_buf_reset_data_len(native(dstN[k])), "doca_buf_reset_data_len");
   }
 
 
@@ -194,6 +194,8 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
   protected readonly core: CtxCore;
   readonly #path: TaskPath<Buf, Buf>;
   readonly #kind: MemcpyKind;
+  #srcN = new Float64Array(0);
+  #dstN = new Float64Array(0);
 
   constructor(device: Device, pe: ProgressEngine, opts: DmaOptions = {}) {
     integerIn("Dma", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
@@ -284,7 +286,12 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
     this.assertOpen();
     const n = pairs.length;
     const srcs: Buf[] = new Array(n), dsts: Buf[] = new Array(n);
-    const srcN: number[] = new Array(n), dstN: number[] = new Array(n);
+    // Handles as plain numbers, read once here; scratch reused by every batch (read synchronously below).
+    if (this.#srcN.length < n) {
+      this.#srcN = new Float64Array(n);
+      this.#dstN = new Float64Array(n);
+    }
+    const srcN = this.#srcN, dstN = this.#dstN;
     let tooBig: DocaError | undefined;
     for (let i = 0; i < n; i++) {
       const pair = pairs[i];
@@ -300,7 +307,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
       dstN[i] = t[HANDLE];
     }
     if (tooBig) return Promise.reject(tooBig);
-    if (opts.resetDestinations === true) this.#kind.resetAll(dstN);
+    if (opts.resetDestinations === true) this.#kind.resetAll(dstN, n);
     return this.#path.submitBatch(srcs, dsts, { a: srcN, b: dstN });
   }
 

@@ -73,8 +73,8 @@ export interface TaskKind<A, B> {
 
 /** A batch's requests as plain-number handles, read once by the caller (memcpyBatch: one getter per Buf). */
 export interface BatchHandles {
-  readonly a: readonly number[];
-  readonly b: readonly number[];
+  readonly a: ArrayLike<number>;
+  readonly b: ArrayLike<number>;
 }
 
 interface Batch {
