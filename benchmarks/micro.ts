@@ -34,7 +34,7 @@ const RATE_SIZES = [64, 4096];
 /** Comch cells: control path (max message 4080 B on DOCA and the software device) and fast path, 16 in flight. */
 const COMCH_DEPTH = 16;
 const COMCH_CELLS: [op: "ctrl" | "fast", size: number][] = [["ctrl", 64], ["ctrl", 4080], ["fast", 64], ["fast", 4096]];
-/** Per-task cost variants (ffi/task-cost.ts), in the order shown. */
+/** Per-task cost variants (benchmarks/task-cost.ts), in the order shown. */
 const COST_VARIANTS: [string, string][] = [
   ["today", "alloc_init + submit + free, JS completion callback (the path before the ring)"],
   ["jsCallback", "reused task (set_src/set_dst + submit), JS completion callback"],
@@ -221,7 +221,7 @@ function toRows(plan: MicroPlan, results: Map<string, Map<string, number>[]>): R
     }
   }
 
-  // Where a 64 B task's time goes (ffi/task-cost.ts): ns per task, against C's whole task (1 / its rate at 128).
+  // Where a 64 B task's time goes (benchmarks/task-cost.ts): ns per task, against C's whole task (1 / its rate at 128).
   const COST = "3b. per-task cost, 64 B, 128 in flight";
   const cTask = (i: number) => 1e9 / results.get("c")![i].get(key("rate", 64, 128))!;
   rows.push({ section: COST, name: "whole task through the DOCA API (driver.c)", runtime: "C", size: 64, value: round3(median(results.get("c")!.map((_, i) => cTask(i)))), unit: "ns/task", ratio: null, against: null });

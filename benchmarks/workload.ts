@@ -23,7 +23,7 @@ import {
   ProgressEngine,
 } from "../mod.ts";
 import { measureCallOverhead } from "../ffi/diagnostics.ts";
-import { measureTaskCost } from "../ffi/task-cost.ts";
+import { measureTaskCost } from "./task-cost.ts";
 
 const MAX_BUFFERS = 1024;
 
@@ -151,7 +151,7 @@ class Bench implements Disposable {
     return tasks;
   }
 
-  /** Per-task cost breakdown (ffi/task-cost.ts): one line per variant, op cost-<variant>, ns per task. */
+  /** Per-task cost breakdown (benchmarks/task-cost.ts): one line per variant, op cost-<variant>, ns per task. */
   async costCell(cell: Cell, seconds: number): Promise<void> {
     using a = NativeMemory.alloc(cell.size * cell.depth);
     using b = NativeMemory.alloc(cell.size * cell.depth);

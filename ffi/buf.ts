@@ -10,6 +10,7 @@ import { DocaErrorCode } from "./constants.ts";
 import { hex, Resource, INTERNAL, internalOnly, HANDLE, NATIVE } from "./resource.ts";
 import { integerIn, nonNegative } from "./validate.ts";
 import type { Mmap } from "./mmap.ts";
+import type { Handle } from "./types.ts";
 
 /** Elements an inventory may hold (DOCA preallocates them all). */
 const MAX_INVENTORY = 1 << 24;
@@ -17,7 +18,7 @@ const MAX_INVENTORY = 1 << 24;
 /** Only BufInventory creates Bufs (set in Buf's static block, module-private). */
 let createBuf: (handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) => Buf;
 
-export class BufInventory extends Resource {
+export class BufInventory extends Resource<Handle<"doca_buf_inventory">> {
   protected readonly kind = "BufInventory";
   readonly capacity: number;
 
@@ -80,7 +81,7 @@ export class BufInventory extends Resource {
   }
 }
 
-export class Buf extends Resource {
+export class Buf extends Resource<Handle<"doca_buf">> {
   protected readonly kind = "Buf";
   readonly address: number;
   readonly length: number;

@@ -1,9 +1,13 @@
 /**
- * Every callback DOCA makes into JS goes through one bridge (task completions through their one entry point,
- * dispatchTaskCompletion, which a second completion source can call too): one native callback per kind, created on
- * first use and kept for the process (DOCA may call them while any context lives). DOCA hands back small integer ids
- * in the user data it carries (`union doca_data`): the ctx user data names a context owner, the Comch connection
- * user data names a connection owner. The id table is private to this module; no JS object crosses into C.
+ * Every callback DOCA makes into JS, and every task completion the native completion ring recorded, goes through
+ * one bridge here (deliver(): one re-entrancy flag, one catch): one native callback per kind, created on first use
+ * and kept for the process (DOCA may call them while any context lives). DOCA hands back small integer ids in the
+ * user data it carries (`union doca_data`): the ctx user data names a context owner, the Comch connection user data
+ * names a connection owner, the task user data names a task path of that context and a slot in it. The id tables
+ * are private to this module; no JS object crosses into C.
+ *
+ * Task completions are routed straight to the context's task paths (routeTasks, set by its CtxCore): a completion
+ * goes ring → drainCompletions() → TaskPath.onTaskDone, or JS callback → deliver() → the same routing.
  *
  * An exception thrown while handling a callback must not unwind through DOCA's C frames: the bridge catches it and
  * gives it to the owner (fail()), which rejects whoever awaits that object, so it reaches the awaiting caller.
@@ -11,6 +15,7 @@
 import { doca } from "./library.ts";
 import { CALLBACKS } from "./symbols.ts";
 import type { NativeCallback } from "./types.ts";
+import { completionRing, RING_ENTRY_BYTES, RING_HEADER_BYTES, releaseCompletions, reserveCompletions } from "./completion-ring.ts";
 
 /** Anything that receives callbacks: a failure while handling one goes to whoever awaits this object. */
 export interface CallbackOwner {
@@ -20,8 +25,6 @@ export interface CallbackOwner {
 /** A context wrapper (ctx user data). */
 export interface CtxOwner extends CallbackOwner {
   onStateChanged(prev: number, next: number): void;
-  /** The one completion entry point of a context's task path (success and error alike). */
-  onTaskDone?(task: number, taskUserData: number, ok: boolean): void;
   /**
    * Comch server/client: the owner of a connection whose user data is not set (yet). `isNew`: a connection event,
    * the server creates the connection's wrapper; otherwise only one already known is returned.
@@ -36,7 +39,20 @@ export interface ConnectionOwner extends CallbackOwner {
   onRemoteConsumer(consumerId: number, created: boolean): void;
 }
 
+/** Where a completed task goes: a context's task path (task-path.ts), given the slot from the task user data. */
+export interface TaskTarget {
+  onTaskDone(task: number, slot: number, ok: boolean): void;
+}
+
+/**
+ * Task user data = path index * TASK_PATH_SPAN + slot: a context with several task kinds (one path each) tells its
+ * completions apart without a lookup. Slots stay below 2^20 (MAX_TASKS is 65536).
+ */
+export const TASK_PATH_SPAN = 1 << 20;
+
 const owners: (CallbackOwner | undefined)[] = [undefined]; // id 0 means "none"
+/** Per ctx owner id: its task paths, by path index (the array is the CtxCore's own, filled as it adds paths). */
+const routes: (readonly TaskTarget[] | undefined)[] = [undefined];
 const freeIds: number[] = [];
 
 export function registerOwner(owner: CallbackOwner): number {
@@ -48,8 +64,14 @@ export function registerOwner(owner: CallbackOwner): number {
 export function unregisterOwner(id: number): void {
   if (id > 0 && owners[id]) {
     owners[id] = undefined;
+    routes[id] = undefined;
     freeIds.push(id);
   }
+}
+
+/** Task completions with ctx user data `id` go to `paths[index]` (index from the task user data). */
+export function routeTasks(id: number, paths: readonly TaskTarget[]): void {
+  routes[id] = paths;
 }
 
 /** Set while DOCA is inside one of our callbacks: progress() must not be re-entered from there. */
@@ -97,19 +119,26 @@ export function setConnectionOwner(connection: number, id: number): void {
 
 /** What a native callback reports; deliver() switches on it (no per-callback closures on the hot path). */
 const TASK_OK = 0, TASK_ERROR = 1, STATE = 2, MESSAGE = 3, CONNECTED = 4, DISCONNECTED = 5, CONSUMER_NEW = 6, CONSUMER_GONE = 7;
+/** Not a DOCA callback: the task completions the native ring recorded during the last doca_pe_progress. */
+const RING = 8;
 
 /**
  * The one bridge: runs an owner's handler with the re-entrancy flag set and hands anything it throws to the owner
- * (which rejects whoever awaits it); nothing unwinds through DOCA's C frames.
+ * (which rejects whoever awaits it); nothing unwinds through DOCA's C frames. For RING (no owner: each entry names
+ * its own) every entry is routed, its exception to its own owner, and the ring is emptied.
  */
-function deliver(owner: CallbackOwner, event: number, a: number, b: number, c: number): void {
+function deliver(owner: CallbackOwner | undefined, event: number, a: number, b: number, c: number): number {
+  // DOCA may nest callbacks (a stop inside a handler flushes tasks at once): restore, never throw into C.
+  const outer = inCallback;
   inCallback = true;
   try {
     switch (event) {
       case TASK_OK:
       case TASK_ERROR:
-        (owner as CtxOwner).onTaskDone?.(a, b, event === TASK_OK);
-        break;
+        completeTask(a, b, c, event === TASK_OK);
+        return 1;
+      case RING:
+        return drainRing(a);
       case STATE:
         (owner as CtxOwner).onStateChanged(a, b);
         break;
@@ -126,14 +155,103 @@ function deliver(owner: CallbackOwner, event: number, a: number, b: number, c: n
         break;
     }
   } catch (e) {
-    try {
-      owner.fail(e);
-    } catch {
-      // fail() only rejects promises; never let anything reach DOCA's frames.
+    failOwner(owner, e);
+  } finally {
+    inCallback = outer;
+  }
+  return 0;
+}
+
+function failOwner(owner: CallbackOwner | undefined, error: unknown): void {
+  try {
+    owner?.fail(error);
+  } catch {
+    // fail() only rejects promises; never let anything reach DOCA's frames.
+  }
+}
+
+/** One task completion to its path (ctx user data → the context's paths, task user data → path and slot). */
+function completeTask(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
+  const paths = routes[ctxUserData];
+  if (!paths) return;
+  try {
+    const path = taskUserData < TASK_PATH_SPAN ? paths[0] : paths[Math.floor(taskUserData / TASK_PATH_SPAN)];
+    path?.onTaskDone(task, taskUserData % TASK_PATH_SPAN, ok);
+  } catch (e) {
+    failOwner(owners[ctxUserData], e);
+  }
+}
+
+const TWO32 = 4294967296;
+/** The ring as u32 halves (plain numbers on every runtime: no BigInt per entry on Deno), once it exists. */
+let ringView: Uint32Array | undefined;
+
+/** Routes the first `stored` entries, in order, and empties the ring. */
+function drainRing(stored: number): number {
+  const u32 = ringView!;
+  try {
+    for (let i = 0, o = RING_HEADER_BYTES / 4; i < stored; i++, o += RING_ENTRY_BYTES / 4) {
+      completeTask(u32[o] + u32[o + 1] * TWO32, u32[o + 2] + u32[o + 3] * TWO32, u32[o + 4] + u32[o + 5] * TWO32, u32[o + 6] !== 0);
     }
   } finally {
-    inCallback = false;
+    u32[0] = 0;
+    u32[1] = 0;
   }
+  return stored;
+}
+
+/**
+ * Hands every completion the native ring recorded to its task path, exactly as the JS callbacks would have. Call
+ * after each doca_pe_progress (ProgressEngine.progress does). Returns how many there were. A count beyond the
+ * ring's capacity means completions were not recorded (a progress without a drain, or reservations bypassed): that
+ * throws, after delivering those that were, instead of dropping them quietly.
+ */
+export function drainCompletions(): number {
+  const u32 = ringView;
+  if (u32 === undefined) return 0;
+  const count = u32[0] + u32[1] * TWO32;
+  if (count === 0) return 0;
+  const capacity = u32[2];
+  deliver(undefined, RING, Math.min(count, capacity), 0, 0);
+  if (count > capacity) {
+    throw new Error(
+      `CompletionRing overflow: ${count - capacity} task completions were not recorded (more than ${capacity} ` +
+        "between two drains: a doca_pe_progress without a drain, or reservations bypassed)",
+    );
+  }
+  return count;
+}
+
+/** The completion callbacks a context gives its *_set_conf, and whether they are the ring's. */
+export interface CompletionCallbacks {
+  ok: number;
+  error: number;
+  ring: boolean;
+  /** Returns the ring reservation (idempotent); call once the context can no longer complete tasks (IDLE). */
+  release(): void;
+}
+
+/**
+ * The completion callbacks a context with `tasks` tasks should give its *_set_conf: the native ring's (entries
+ * reserved, see completion-ring.ts) when possible, else the JS ones.
+ */
+export function completionCallbacks(tasks: number): CompletionCallbacks {
+  const r = completionRing();
+  if (r && reserveCompletions(tasks)) {
+    ringView ??= r.view;
+    let held = true;
+    return {
+      ok: r.okCallback,
+      error: r.errorCallback,
+      ring: true,
+      release() {
+        if (held) releaseCompletions(tasks);
+        held = false;
+      },
+    };
+  }
+  const js = nativeCallbacks();
+  return { ok: js.taskOk.address, error: js.taskError.address, ring: false, release() {} };
 }
 
 interface NativeCallbacks {
@@ -149,28 +267,6 @@ interface NativeCallbacks {
 
 let made: NativeCallbacks | undefined;
 
-/**
- * Routes one task completion to its context's task path: exactly what DOCA's completion callbacks below do, as a
- * function another completion source (a native completion ring drained after each progress) can call.
- */
-export function dispatchTaskCompletion(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
-  const owner = owners[ctxUserData] as CtxOwner | undefined;
-  if (!owner) return;
-  // deliver() without its event switch: this runs once per task (the ring drain calls it for every completion).
-  inCallback = true;
-  try {
-    owner.onTaskDone?.(task, taskUserData, ok);
-  } catch (e) {
-    try {
-      owner.fail(e);
-    } catch {
-      // fail() only rejects promises; never let anything reach DOCA's frames.
-    }
-  } finally {
-    inCallback = false;
-  }
-}
-
 export function nativeCallbacks(): NativeCallbacks {
   if (made) return made;
   const b = doca().backend;
@@ -178,30 +274,30 @@ export function nativeCallbacks(): NativeCallbacks {
   made = {
     stateChanged: b.callback(CALLBACKS.ctxStateChanged, (userData, _ctx, prev, next) => {
       const owner = ctx(userData);
-      if (owner) deliver(owner, STATE, prev, next, 0);
+      if (owner) void deliver(owner, STATE, prev, next, 0);
     }),
-    // Task completions: the completion entry point (a second completion source calls it the same way).
-    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, true)),
-    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => dispatchTaskCompletion(task, taskUd, ctxUd, false)),
+    // Task completions: routed like the ring's entries (the fallback when a context has no ring entries).
+    taskOk: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => void deliver(owners[ctxUd], TASK_OK, task, taskUd, ctxUd)),
+    taskError: b.callback(CALLBACKS.taskCompletion, (task, taskUd, ctxUd) => void deliver(owners[ctxUd], TASK_ERROR, task, taskUd, ctxUd)),
     msgRecv: b.callback(CALLBACKS.msgRecv, (_event, buffer, length, connection) => {
       const owner = connectionOwnerOf(connection);
-      if (owner) deliver(owner, MESSAGE, buffer, length, 0);
+      if (owner) void deliver(owner, MESSAGE, buffer, length, 0);
     }),
     connected: b.callback(CALLBACKS.connectionStatus, (_event, connection, ok) => {
       const owner = ok === 1 ? connectionOwnerOf(connection, true) : undefined;
-      if (owner) deliver(owner, CONNECTED, 0, 0, ok);
+      if (owner) void deliver(owner, CONNECTED, 0, 0, ok);
     }),
     disconnected: b.callback(CALLBACKS.connectionStatus, (_event, connection, ok) => {
       const owner = connectionOwnerOf(connection);
-      if (owner) deliver(owner, DISCONNECTED, 0, 0, ok);
+      if (owner) void deliver(owner, DISCONNECTED, 0, 0, ok);
     }),
     consumerNew: b.callback(CALLBACKS.consumerEvent, (_event, connection, id) => {
       const owner = connectionOwnerOf(connection);
-      if (owner) deliver(owner, CONSUMER_NEW, id, 0, 0);
+      if (owner) void deliver(owner, CONSUMER_NEW, id, 0, 0);
     }),
     consumerExpired: b.callback(CALLBACKS.consumerEvent, (_event, connection, id) => {
       const owner = connectionOwnerOf(connection);
-      if (owner) deliver(owner, CONSUMER_GONE, id, 0, 0);
+      if (owner) void deliver(owner, CONSUMER_GONE, id, 0, 0);
     }),
   };
   return made;

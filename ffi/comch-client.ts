@@ -1,17 +1,16 @@
 /** Comch client (host side): connects to a named server on the DPU. */
-import { type CompletionCallbacks, completionCallbacks } from "./completion-ring.ts";
 import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxState } from "./constants.ts";
 import type { ConnectionOwner } from "./callbacks.ts";
-import { CtxCore } from "./ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
 import { checkName, checkSizes, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
 import { duration, integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device } from "./device.ts";
 import { DEVINFO } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
+import type { Handle } from "./types.ts";
 
 export interface ComchClientOptions {
   device: Device;
@@ -24,16 +23,15 @@ export interface ComchClientOptions {
   sendTasks?: number;
 }
 
-export class ComchClient extends ComchEndpoint {
+export class ComchClient extends ComchEndpoint<Handle<"doca_comch_client">> {
   readonly kind: string;
-  protected readonly core: CtxCore | undefined;
   #connection: ComchConnection | undefined;
 
-  private constructor(token: symbol, handle: number, opts: ComchClientOptions, maxMsgSize: number, sendTasks: number, tasks: CompletionCallbacks) {
+  private constructor(token: symbol, handle: number, opts: ComchClientOptions, maxMsgSize: number, sendTasks: number) {
     internalOnly(token, "ComchClient");
-    super(handle, [opts.device, opts.pe], opts, "doca_comch_client_task_send_alloc_init", maxMsgSize, sendTasks, tasks);
+    const ctx = doca().fns.doca_comch_client_as_ctx(handle);
+    super(handle, ctx, [opts.device, opts.pe], opts, "doca_comch_client_task_send_alloc_init", maxMsgSize, sendTasks);
     this.kind = `ComchClient "${opts.name}"`;
-    this.core = new CtxCore(doca().fns.doca_comch_client_as_ctx(handle), opts.pe, this);
   }
 
   /** Creates and starts a client and waits until it is connected (TimeoutError after timeoutMs). */
@@ -57,14 +55,13 @@ export class ComchClient extends ComchEndpoint {
     );
     const handle = d.scratch.u64(0);
     let client: ComchClient | undefined;
-    const tasks = completionCallbacks(sendTasks);
     try {
-      configureEndpoint("client", handle, sendTasks, opts, tasks);
-      client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks, tasks);
+      client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks);
+      configureEndpoint("client", handle, sendTasks, opts, client.sendCallbacks);
       // DOCA_ERROR_IN_PROGRESS is the normal answer: RUNNING arrives through progress.
-      if (client.core!.start()) client.#adoptConnection();
+      if (client.core.start()) client.#adoptConnection();
       else {
-        await client.core!.untilRunning(
+        await client.core.untilRunning(
           `Comch server "${opts.name}" to accept the connection`,
           timeoutMs,
           `Comch client "${opts.name}": connection failed (the server refused it or is gone)`,
@@ -73,10 +70,7 @@ export class ComchClient extends ComchEndpoint {
       return client;
     } catch (e) {
       if (client) await client.close().catch(() => {});
-      else {
-        f.doca_comch_client_destroy(handle);
-        tasks.release();
-      }
+      else f.doca_comch_client_destroy(handle);
       throw e;
     }
   }
@@ -100,7 +94,7 @@ export class ComchClient extends ComchEndpoint {
 
   /** @internal an event on our connection before its user data was set. */
   connectionFor(_connection: number, _isNew: boolean): ConnectionOwner | undefined {
-    if (!this.#connection && this.core?.state === CtxState.RUNNING) this.#adoptConnection();
+    if (!this.#connection && this.core.state === CtxState.RUNNING) this.#adoptConnection();
     return this.#connection && !this.#connection.closed ? this.#connection : undefined;
   }
 
@@ -122,6 +116,6 @@ export class ComchClient extends ComchEndpoint {
   }
 
   protected summary(): string {
-    return `"${this.name}" on ${this.device.info.pciAddr} ${this.core?.stateName}`;
+    return `"${this.name}" on ${this.device.info.pciAddr} ${this.core.stateName}`;
   }
 }

@@ -14,6 +14,7 @@ import { ComchConsumer } from "./comch-consumer.ts";
 import type { FastPathOptions } from "./comch-fastpath-common.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
+import type { Handle } from "./types.ts";
 
 /** Only the server and client create connections (set in the class's static block, module-private). */
 let createConnection: (handle: number, endpoint: ComchEndpoint) => ComchConnection;
@@ -23,7 +24,7 @@ export function newConnection(handle: number, endpoint: ComchEndpoint): ComchCon
   return createConnection(handle, endpoint);
 }
 
-export class ComchConnection extends Resource implements ConnectionOwner {
+export class ComchConnection extends Resource<Handle<"doca_comch_connection">> implements ConnectionOwner {
   protected readonly kind: string;
   readonly maxMsgSize: number;
   readonly #endpoint: ComchEndpoint;

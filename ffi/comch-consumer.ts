@@ -7,7 +7,7 @@ import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
-import { type TaskKind, TaskPath } from "./task-path.ts";
+import type { TaskKind, TaskPath } from "./task-path.ts";
 import { Waiters } from "./waiters.ts";
 import {
   BufferSet,
@@ -19,6 +19,7 @@ import {
   type FastPathOptions,
 } from "./comch-fastpath-common.ts";
 import type { ComchConnection } from "./comch-connection.ts";
+import type { Handle } from "./types.ts";
 
 /** The consumer functions (optional in the table: older DOCA has no fast path). */
 const consumerFns = () =>
@@ -33,32 +34,37 @@ const consumerFns = () =>
     "doca_comch_consumer_task_post_recv_get_imm_data",
   );
 
+/** The imm of a message without immediate data: shared, frozen by being empty (nothing can be written into it). */
+const EMPTY = new Uint8Array(0);
+
 /** doca_comch_consumer_task_post_recv: one receive buffer (its index) per task; completions yield messages. */
 class PostRecvKind implements TaskKind<number, undefined> {
   readonly taskName = "doca_comch_consumer_task_post_recv";
+  readonly noun = "receive";
   readonly allocName = "doca_comch_consumer_task_post_recv_alloc_init";
   task = 0;
   stopping = false;
+  /** Looked up once (not per message). */
+  readonly #fns = consumerFns();
 
   constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {}
 
-  allocInit(slot: number, index: number): number {
+  allocInit(_slot: number, index: number): number {
     const d = doca();
-    const f = consumerFns();
+    const f = this.#fns;
     const buf = this.buffers.bufs[index];
-    buf.setData(this.buffers.address(index), 0);
+    buf.resetData(); // empty again, from the buffer's start (where the previous message was written)
     d.scratch.clear(0);
     const rc = f.doca_comch_consumer_task_post_recv_alloc_init(this.ctxHandle, buf[HANDLE], d.scratch.slot(0));
     if (rc !== 0) return rc;
     this.task = f.doca_comch_consumer_task_post_recv_as_task(d.scratch.u64(0));
-    f.doca_task_set_user_data(this.task, slot);
     return 0;
   }
 
   complete(_slot: number, typedTask: number, ok: boolean, index: number): void {
     if (!ok || this.stopping) return;
     const d = doca();
-    const f = consumerFns();
+    const f = this.#fns;
     const buffers = this.buffers;
     const length = buffers.bufs[index].dataLength;
     const offset = index * buffers.size;
@@ -66,7 +72,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
     // DOCA 3.x headers have a per-task length getter; builds without it deliver the consumer's configured length.
     const immLength = f.doca_comch_consumer_task_post_recv_get_imm_data_len?.(typedTask) ?? this.consumer.immDataLength;
     const immAddress = f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask);
-    const imm = immLength && immAddress ? new Uint8Array(d.backend.view(immAddress, immLength)).slice() : new Uint8Array(0);
+    const imm = immLength && immAddress ? new Uint8Array(d.backend.view(immAddress, immLength)).slice() : EMPTY;
     const producerId = f.doca_comch_consumer_task_post_recv_get_producer_id?.(typedTask);
     this.consumer.deliver({ bytes, imm, producerId }, index);
   }
@@ -76,7 +82,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
   }
 }
 
-export class ComchConsumer extends CtxResource {
+export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
   protected readonly kind = "ComchConsumer";
   /** The id the producer addresses (the peer also learns it from its consumer event). */
   id = 0;
@@ -98,8 +104,8 @@ export class ComchConsumer extends CtxResource {
     this.#buffers = buffers;
     this.#waiters = new Waiters(connection.pe);
     this.#kind = new PostRecvKind(handle, buffers, this);
-    this.#path = new TaskPath(this.#kind, connection.pe, buffers.bufs.length);
     this.core = new CtxCore(consumerFns().doca_comch_consumer_as_ctx(handle), connection.pe, this);
+    this.#path = this.core.addTasks(this.#kind, buffers.bufs.length);
   }
 
   /** Same as `opts.connection.createConsumer(opts)`. */
@@ -124,7 +130,7 @@ export class ComchConsumer extends CtxResource {
       check(f.doca_comch_consumer_create(connection[HANDLE], buffers.mmap[HANDLE], d.scratch.slot(0)), "doca_comch_consumer_create");
       handle = d.scratch.u64(0);
       consumer = new ComchConsumer(INTERNAL, handle, connection, buffers);
-      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      // Completions through the native completion ring when it has room, else JS callbacks.
       const cbs = consumer.#path.completionCallbacks();
       check(f.doca_comch_consumer_task_post_recv_set_conf(handle, cbs.ok, cbs.error, count), "doca_comch_consumer_task_post_recv_set_conf");
       consumer.immDataLength = configureImmLength(handle, connection.device, opts);
@@ -168,11 +174,6 @@ export class ComchConsumer extends CtxResource {
     this.#path.post(index, undefined);
   }
 
-  /** @internal the completion entry point. */
-  onTaskDone(task: number, slot: number, ok: boolean): void {
-    this.#path.onTaskDone(task, slot, ok);
-  }
-
   /** @internal a callback or repost failed: the waiting recv() (or the next) rejects with it. */
   override fail(error: unknown): void {
     super.fail(error);
@@ -182,12 +183,7 @@ export class ComchConsumer extends CtxResource {
 
   protected override beforeStop(): void {
     this.#kind.stopping = true;
-    this.#path.refuse(new Error("ComchConsumer closed"));
     this.#waiters.rejectAll(new Error("ComchConsumer closed"));
-  }
-
-  protected override afterStop(): void {
-    this.#path.shutdown(new Error("ComchConsumer closed"));
   }
 
   protected destroyNative(handle: number): void {

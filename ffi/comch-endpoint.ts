@@ -5,10 +5,9 @@
 import { doca, loadLibc, mapPages } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
-import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
-import { type CtxCore, CtxResource } from "./ctx.ts";
-import { type TaskKind, TaskPath } from "./task-path.ts";
-import type { CompletionCallbacks } from "./completion-ring.ts";
+import { type CompletionCallbacks, type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
+import { CtxCore, CtxResource } from "./ctx.ts";
+import type { TaskKind, TaskPath } from "./task-path.ts";
 import type { ComchConnection } from "./comch-connection.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
@@ -18,6 +17,7 @@ type AllocFn = "doca_comch_server_task_send_alloc_init" | "doca_comch_client_tas
 /** doca_comch_task_send: (connection, bytes) → the bytes staged in the slot's slab area, one task. */
 class SendKind implements TaskKind<number, Uint8Array> {
   readonly taskName = "doca_comch_task_send";
+  readonly noun = "message";
   task: number = 0;
   readonly #slab: number;
   readonly #slabBytes: Uint8Array;
@@ -36,7 +36,6 @@ class SendKind implements TaskKind<number, Uint8Array> {
     const rc = f[this.allocName](this.ctxHandle, connection, address, bytes.length, d.scratch.slot(0));
     if (rc !== 0) return rc;
     this.task = f.doca_comch_task_send_as_task(d.scratch.u64(0));
-    f.doca_task_set_user_data(this.task, slot);
     return 0;
   }
 
@@ -51,24 +50,25 @@ class SendKind implements TaskKind<number, Uint8Array> {
 }
 
 /** A Comch server or client: the parent of its connections, with the send path they use. */
-export abstract class ComchEndpoint extends CtxResource {
+export abstract class ComchEndpoint<H extends number = number> extends CtxResource<H> {
   abstract override readonly kind: string;
   readonly name: string;
   readonly pe: ProgressEngine;
   readonly device: Device;
   readonly maxMsgSize: number;
-  protected abstract override readonly core: CtxCore | undefined;
+  protected readonly core: CtxCore;
   readonly #send: SendKind;
   readonly #path: TaskPath<number, Uint8Array>;
 
+  /** Creates the context core and the send path; the subclass configures (sendCallbacks) and starts. */
   protected constructor(
     handle: number,
+    ctx: number,
     parents: (CtxResource | Device | ProgressEngine | import("./device.ts").DeviceRep)[],
     opts: { name: string; pe: ProgressEngine; device: Device },
     allocFn: AllocFn,
     maxMsgSize: number,
     sendTasks: number,
-    callbacks: CompletionCallbacks,
   ) {
     super(handle, parents);
     this.name = opts.name;
@@ -76,8 +76,13 @@ export abstract class ComchEndpoint extends CtxResource {
     this.device = opts.device;
     this.maxMsgSize = maxMsgSize;
     this.#send = new SendKind(allocFn, handle, sendTasks, maxMsgSize);
-    this.#path = new TaskPath(this.#send, opts.pe, sendTasks);
-    this.#path.adoptCallbacks(callbacks);
+    this.core = new CtxCore(ctx, opts.pe, this);
+    this.#path = this.core.addTasks(this.#send, sendTasks);
+  }
+
+  /** The send tasks' completion callbacks, for configureEndpoint (the native ring's when it has room). */
+  protected get sendCallbacks(): CompletionCallbacks {
+    return this.#path.completionCallbacks();
   }
 
   /** @internal a connection sends through its endpoint's task path. */
@@ -92,11 +97,6 @@ export abstract class ComchEndpoint extends CtxResource {
     return this.#path.submit(connection, bytes);
   }
 
-  /** @internal the completion entry point of the send path. */
-  onTaskDone(task: number, slot: number, ok: boolean): void {
-    this.#path.onTaskDone(task, slot, ok);
-  }
-
   /** @internal an event for a connection whose user data is not set yet: the endpoint knows it (or not). */
   abstract connectionFor(connection: number, isNew: boolean): ConnectionOwner | undefined;
 
@@ -107,14 +107,6 @@ export abstract class ComchEndpoint extends CtxResource {
   abstract endConnection(connection: ComchConnection): Promise<void> | void;
   /** @internal synchronous form for closeSync. */
   abstract endConnectionSync(connection: ComchConnection): void;
-
-  protected override beforeStop(): void {
-    this.#path.refuse(new Error(`${this.kind} closed before the message was sent`));
-  }
-
-  protected override afterStop(): void {
-    this.#path.shutdown(new Error(`${this.kind} closed while the message was in flight`));
-  }
 
   protected override destroyNative(handle: number): void {
     this.destroyEndpoint(handle);
@@ -153,7 +145,7 @@ export function configureEndpoint(
   const f = doca().fns;
   const cbs = nativeCallbacks();
   const [conf, recv, consumers, maxMsg, queue] = SIDE_FNS[side];
-  // Send completions: the native completion ring when it has room (task-path.ts), else JS callbacks.
+  // Send completions: the native completion ring when it has room, else JS callbacks.
   check(f[conf](handle, tasks.ok, tasks.error, sendTasks), conf);
   check(f[recv](handle, cbs.msgRecv.address), recv);
   const registerConsumers = f[consumers]; // optional: DOCA without the fast path has no consumer events

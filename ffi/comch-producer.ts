@@ -10,7 +10,7 @@ import { DocaErrorCode } from "./constants.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { NativeMemory } from "./memory.ts";
 import { Buf } from "./buf.ts";
-import { type TaskKind, TaskPath } from "./task-path.ts";
+import type { TaskKind, TaskPath } from "./task-path.ts";
 import { integerIn } from "./validate.ts";
 import {
   BufferSet,
@@ -20,6 +20,7 @@ import {
   type FastPathOptions,
 } from "./comch-fastpath-common.ts";
 import type { ComchConnection } from "./comch-connection.ts";
+import type { Handle } from "./types.ts";
 
 /** The producer functions (optional in the table: older DOCA has no fast path). */
 const producerFns = () =>
@@ -33,6 +34,8 @@ const producerFns = () =>
   );
 
 const IMM_MAX = 64;
+/** The default immediate data (none): one shared empty array, never written (its length is 0). */
+const NO_IMM = new Uint8Array(0);
 
 interface Send {
   own: Buf | undefined;
@@ -46,21 +49,24 @@ interface Send {
 /** doca_comch_producer_task_send: stage the bytes (or take the caller's Buf), one task per slot. */
 class ProducerSendKind implements TaskKind<Send, undefined> {
   readonly taskName = "doca_comch_producer_task_send";
+  readonly noun = "message";
   readonly allocName = "doca_comch_producer_task_send_alloc_init";
   readonly againMeansRetry = true;
   task = 0;
+  /** Looked up once (not per message). */
+  readonly #fns = producerFns();
 
   constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly imm: NativeMemory) {}
 
   allocInit(slot: number, send: Send): number {
     const d = doca();
-    const f = producerFns();
+    const f = this.#fns;
     const buffers = this.buffers;
     if (send.bytes) {
       buffers.memory.bytes.set(send.bytes, slot * buffers.size);
       buffers.bufs[slot].setData(buffers.address(slot), send.bytes.length);
     }
-    this.imm.bytes.set(send.imm, slot * IMM_MAX);
+    if (send.imm.length > 0) this.imm.bytes.set(send.imm, slot * IMM_MAX);
     const buf = send.own ? send.own[HANDLE] : buffers.bufs[slot][HANDLE];
     d.scratch.clear(0);
     const rc = f.doca_comch_producer_task_send_alloc_init(
@@ -73,7 +79,6 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
     );
     if (rc !== 0) return rc;
     this.task = f.doca_comch_producer_task_send_as_task(d.scratch.u64(0));
-    f.doca_task_set_user_data(this.task, slot);
     return 0;
   }
 
@@ -87,7 +92,7 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
   }
 }
 
-export class ComchProducer extends CtxResource {
+export class ComchProducer extends CtxResource<Handle<"doca_comch_producer">> {
   protected readonly kind = "ComchProducer";
   static readonly IMM_MAX = IMM_MAX;
   protected readonly core: CtxCore;
@@ -102,8 +107,8 @@ export class ComchProducer extends CtxResource {
     this.connection = connection;
     this.#buffers = buffers;
     this.#imm = imm;
-    this.#path = new TaskPath(new ProducerSendKind(handle, buffers, imm), connection.pe, buffers.bufs.length);
     this.core = new CtxCore(producerFns().doca_comch_producer_as_ctx(handle), connection.pe, this);
+    this.#path = this.core.addTasks(new ProducerSendKind(handle, buffers, imm), buffers.bufs.length);
   }
 
   /** Same as `opts.connection.createProducer(opts)`. */
@@ -131,7 +136,7 @@ export class ComchProducer extends CtxResource {
       check(f.doca_comch_producer_create(connection[HANDLE], d.scratch.slot(0)), "doca_comch_producer_create");
       handle = d.scratch.u64(0);
       producer = new ComchProducer(INTERNAL, handle, connection, buffers, imm);
-      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      // Completions through the native completion ring when it has room, else JS callbacks.
       const cbs = producer.#path.completionCallbacks();
       check(f.doca_comch_producer_task_send_set_conf(handle, cbs.ok, cbs.error, count), "doca_comch_producer_task_send_set_conf");
       if (!producer.core.start()) await producer.core.untilRunning("Comch producer", opts.timeoutMs ?? 10_000);
@@ -157,7 +162,7 @@ export class ComchProducer extends CtxResource {
    * the producer's own registered buffers) or a Buf of yours (its data section is sent, zero-copy). Messages are
    * submitted in call order, also across DOCA_ERROR_AGAIN (consumer queue full) retries.
    */
-  send(data: Uint8Array | Buf, consumerId: number, imm: Uint8Array = new Uint8Array(0)): Promise<void> {
+  send(data: Uint8Array | Buf, consumerId: number, imm: Uint8Array = NO_IMM): Promise<void> {
     try {
       this.assertOpen();
       integerIn("ComchProducer.send", "consumerId", consumerId, 0, 0xffff_ffff);
@@ -175,19 +180,6 @@ export class ComchProducer extends CtxResource {
     } catch (e) {
       return Promise.reject(e);
     }
-  }
-
-  /** @internal the completion entry point. */
-  onTaskDone(task: number, slot: number, ok: boolean): void {
-    this.#path.onTaskDone(task, slot, ok);
-  }
-
-  protected override beforeStop(): void {
-    this.#path.refuse(new Error("ComchProducer closed before the message was sent"));
-  }
-
-  protected override afterStop(): void {
-    this.#path.shutdown(new Error("ComchProducer closed while the message was in flight"));
   }
 
   protected destroyNative(handle: number): void {

@@ -1,12 +1,11 @@
 /** Comch server (DPU side): accepts host clients on a name, over a representor of the host function. */
-import { type CompletionCallbacks, completionCallbacks } from "./completion-ring.ts";
 import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { setImmediate } from "node:timers";
 import { doca, requireFns } from "./library.ts";
 import { check, DocaError, TimeoutError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
-import { CtxCore, STOP_TIMEOUT_MS } from "./ctx.ts";
+import { STOP_TIMEOUT_MS } from "./ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
 import { checkName, checkSizes, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
 import { Waiters } from "./waiters.ts";
@@ -14,6 +13,7 @@ import { integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device, DeviceRep } from "./device.ts";
 import { DEVINFO } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
+import type { Handle } from "./types.ts";
 
 export interface ComchServerOptions {
   device: Device;
@@ -28,20 +28,19 @@ export interface ComchServerOptions {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export class ComchServer extends ComchEndpoint {
+export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
   readonly kind: string;
-  protected readonly core: CtxCore | undefined;
   /** Live connections by native handle (this server's own list; events route through the connection user data). */
   readonly #connections = new Map<number, ComchConnection>();
   readonly #acceptQueue: ComchConnection[] = [];
   readonly #acceptWaiters: Waiters<ComchConnection>;
 
-  private constructor(token: symbol, handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number, tasks: CompletionCallbacks) {
+  private constructor(token: symbol, handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number) {
     internalOnly(token, "ComchServer");
-    super(handle, [opts.device, opts.rep, opts.pe], opts, "doca_comch_server_task_send_alloc_init", maxMsgSize, sendTasks, tasks);
+    const ctx = doca().fns.doca_comch_server_as_ctx(handle);
+    super(handle, ctx, [opts.device, opts.rep, opts.pe], opts, "doca_comch_server_task_send_alloc_init", maxMsgSize, sendTasks);
     this.kind = `ComchServer "${opts.name}"`;
     this.#acceptWaiters = new Waiters(opts.pe);
-    this.core = new CtxCore(doca().fns.doca_comch_server_as_ctx(handle), opts.pe, this);
   }
 
   /** Creates, configures and starts the server (it is listening when this returns). */
@@ -66,23 +65,19 @@ export class ComchServer extends ComchEndpoint {
     );
     const handle = d.scratch.u64(0);
     let server: ComchServer | undefined;
-    const tasks = completionCallbacks(sendTasks);
     try {
-      configureEndpoint("server", handle, sendTasks, opts, tasks);
+      server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks);
+      configureEndpoint("server", handle, sendTasks, opts, server.sendCallbacks);
       const cbs = nativeCallbacks();
       check(
         f.doca_comch_server_event_connection_status_changed_register(handle, cbs.connected.address, cbs.disconnected.address),
         "doca_comch_server_event_connection_status_changed_register",
       );
-      server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks, tasks);
-      server.core!.start();
+      server.core.start();
       return server;
     } catch (e) {
       if (server) server.closeSync();
-      else {
-        f.doca_comch_server_destroy(handle);
-        tasks.release();
-      }
+      else f.doca_comch_server_destroy(handle);
       throw e;
     }
   }
@@ -175,6 +170,6 @@ export class ComchServer extends ComchEndpoint {
   }
 
   protected summary(): string {
-    return `"${this.name}" on ${this.device.info.pciAddr} ${this.core?.stateName} connections=${this.connections.length}`;
+    return `"${this.name}" on ${this.device.info.pciAddr} ${this.core.stateName} connections=${this.connections.length}`;
   }
 }

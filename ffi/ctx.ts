@@ -1,6 +1,8 @@
 /**
  * What every DOCA context wrapper shares (DMA, Comch server/client, producer, consumer): our owner id in the ctx
- * user data, the state-changed callback, connecting to a progress engine, start, waiting for a state, and stop.
+ * user data, the state-changed callback, connecting to a progress engine, the context's task paths (a context = a
+ * CtxCore + its task kinds: `core.addTasks(kind, capacity)`; the core is their completion target and stops them with
+ * the context), start, waiting for a state, and stop.
  *
  * Stopping is asynchronous in DOCA: doca_ctx_stop may leave the context STOPPING while in-flight tasks are flushed
  * through their callbacks; it reaches IDLE inside a later doca_pe_progress. stop() awaits that transition while the
@@ -11,7 +13,8 @@
 import { doca } from "./library.ts";
 import { check, DocaError, TimeoutError } from "./errors.ts";
 import { CTX_STATE_NAMES, CtxState, DocaErrorCode } from "./constants.ts";
-import { type CtxOwner, nativeCallbacks, registerOwner, unregisterOwner } from "./callbacks.ts";
+import { type CtxOwner, nativeCallbacks, registerOwner, routeTasks, unregisterOwner } from "./callbacks.ts";
+import { type TaskKind, TaskPath } from "./task-path.ts";
 import { remaining, Waiters } from "./waiters.ts";
 import { Resource, HANDLE } from "./resource.ts";
 import type { ProgressEngine } from "./pe.ts";
@@ -28,6 +31,8 @@ export class CtxCore {
   readonly #changes: Waiters<void>;
   /** Set once the native context is destroyed: nothing may touch `ctx` any more. */
   #disposed = false;
+  /** The context's task paths, one per task kind; completions are routed here by index (callbacks.ts). */
+  readonly #paths: TaskPath<never, never>[] = [];
 
   constructor(ctx: number, pe: ProgressEngine, owner: CtxOwner) {
     const f = doca().fns;
@@ -35,6 +40,7 @@ export class CtxCore {
     this.pe = pe;
     this.#changes = new Waiters<void>(pe);
     this.id = registerOwner(owner);
+    routeTasks(this.id, this.#paths);
     try {
       check(f.doca_ctx_set_user_data(ctx, this.id), "doca_ctx_set_user_data");
       check(f.doca_ctx_set_state_changed_cb(ctx, nativeCallbacks().stateChanged.address), "doca_ctx_set_state_changed_cb");
@@ -43,6 +49,26 @@ export class CtxCore {
       unregisterOwner(this.id);
       throw e;
     }
+  }
+
+  /**
+   * A task kind of this context: its path (slots, submit, completion, queue, flush on stop), whose completions come
+   * back here. Give `path.completionCallbacks()` to the kind's *_set_conf before the context starts.
+   */
+  addTasks<A, B>(kind: TaskKind<A, B>, capacity: number): TaskPath<A, B> {
+    const path = new TaskPath(kind, this.pe, capacity, this.#paths.length);
+    this.#paths.push(path as unknown as TaskPath<never, never>);
+    return path;
+  }
+
+  /** Before the stop: every path refuses new work (queued work rejects, kept tasks are freed). */
+  refuseTasks(what: string): void {
+    for (const path of this.#paths) path.refuse(new Error(`${what} closed before the ${path.noun} was submitted`));
+  }
+
+  /** IDLE: whatever DOCA did not flush settles, ring reservations are returned. */
+  shutdownTasks(what: string): void {
+    for (const path of this.#paths) path.shutdown(new Error(`${what} closed while the ${path.noun} was in flight`));
   }
 
   /** Called by the owner's onStateChanged. */
@@ -128,6 +154,8 @@ export class CtxCore {
 
   dispose(): void {
     this.#disposed = true;
+    for (const path of this.#paths) path.releaseCallbacks(); // a context that never started: its reservation
+
     this.#changes.rejectAll(new Error("context destroyed"));
     unregisterOwner(this.id);
   }
@@ -137,12 +165,12 @@ export class CtxCore {
  * A context wrapper: close() is a Promise (stop awaited, then destroy), `await using` works, and `using` falls back
  * to the bounded synchronous stop. Subclasses give their core, what to do once stopped, and the native destroy.
  */
-export abstract class CtxResource extends Resource implements CtxOwner {
+export abstract class CtxResource<H extends number = number> extends Resource<H> implements CtxOwner {
   protected abstract readonly core: CtxCore | undefined;
 
-  /** Before the stop: refuse new work (queued work is rejected). */
+  /** Before the stop (the task paths then refuse new work): reject other waiters. */
   protected beforeStop(): void {}
-  /** After IDLE, before the native destroy: settle what is left, free staging memory. */
+  /** After IDLE and the task paths settled what was left, before the native destroy. */
   protected afterStop(): void {}
 
   override close(): Promise<void> {
@@ -152,6 +180,7 @@ export abstract class CtxResource extends Resource implements CtxOwner {
   /** Stops (awaiting IDLE only when DOCA is still flushing), then destroys; synchronous when nothing is in flight. */
   protected override destroyAsync(handle: number): Promise<void> | void {
     this.beforeStop();
+    this.core?.refuseTasks(this.kind);
     if (!this.core || this.core.requestStop()) return this.#finish(handle);
     const core = this.core;
     // If a synchronous close took over while we waited, it already destroyed the context.
@@ -160,11 +189,13 @@ export abstract class CtxResource extends Resource implements CtxOwner {
 
   protected override destroySync(handle: number): void {
     this.beforeStop();
+    this.core?.refuseTasks(this.kind);
     this.core?.stopSync(this.kind);
     this.#finish(handle);
   }
 
   #finish(handle: number): void {
+    this.core?.shutdownTasks(this.kind);
     this.afterStop();
     this.destroyNative(handle);
     this.core?.dispose();

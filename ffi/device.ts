@@ -3,6 +3,7 @@ import { doca, type Doca } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode, DEVINFO_IBDEV_NAME_SIZE, DEVINFO_IFACE_NAME_SIZE, DEVINFO_PCI_ADDR_SIZE, DEVINFO_REP_VUID_SIZE, RepFilter } from "./constants.ts";
 import { Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
+import type { Handle } from "./types.ts";
 
 export interface DeviceCaps {
   dmaMemcpy: boolean;
@@ -126,7 +127,7 @@ export function openDevice(pciAddr?: string): Device {
 /** Key of Device's doca_devinfo pointer accessor (ffi/ only, like HANDLE). */
 export const DEVINFO: unique symbol = Symbol("doca-ts devinfo");
 
-export class Device extends Resource {
+export class Device extends Resource<Handle<"doca_dev">> {
   protected readonly kind: string;
   readonly info: DeviceInfo;
 
@@ -222,7 +223,7 @@ function repInfo(d: Doca, rep: number): RepInfo {
 /** Only Device.openRepresentor creates DeviceReps (set in DeviceRep's static block). */
 let newDeviceRep: (handle: number, info: RepInfo, device: Device) => DeviceRep;
 
-export class DeviceRep extends Resource {
+export class DeviceRep extends Resource<Handle<"doca_dev_rep">> {
   protected readonly kind: string;
   readonly info: RepInfo;
   readonly device: Device;

@@ -7,13 +7,14 @@ import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { hex, HANDLE, NATIVE } from "./resource.ts";
-import { type Native, type TaskKind, TaskPath } from "./task-path.ts";
+import type { BatchHandles, Native, TaskKind, TaskPath } from "./task-path.ts";
 import { integerIn, MAX_TASKS, nonNegative } from "./validate.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
 import type { Mmap } from "./mmap.ts";
 import { Buf, BufInventory } from "./buf.ts";
 import { callEach, type CallEach, symbolAddress } from "./native-call.ts";
+import type { Handle } from "./types.ts";
 
 /** Native addresses of the functions memcpyBatch runs over columns of handles (native-call.ts), looked up once. */
 let batchFns: { setSrc: number; setDst: number; submit: number; reset: number } | undefined;
@@ -66,11 +67,12 @@ function describe(value: unknown): string {
  */
 class MemcpyKind implements TaskKind<Buf, Buf> {
   readonly taskName = "doca_dma_task_memcpy";
+  readonly noun = "copy";
   readonly allocName = "doca_dma_task_memcpy_alloc_init";
   task: Native = 0;
-  /** Slot numbers in native form, for the task user data argument. */
-  readonly #slotNative: Native[];
   #dma: Native = 0;
+  /** The task user data at alloc_init (the path sets the real one right after). */
+  readonly #noUserData = doca().backend.native(0);
   readonly #raw = doca().raw;
   readonly #scratch = doca().scratch;
   /** Scratch slot 0 (the new task's out-parameter) in native form. */
@@ -88,8 +90,6 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   readonly #each: CallEach | undefined;
 
   constructor(capacity: number) {
-    const native = doca().backend.native;
-    this.#slotNative = Array.from({ length: capacity }, (_, i) => native(i));
     this.#memcpyTasks = new Array(capacity).fill(0);
     this.#memcpyTasksH = new Array(capacity).fill(0);
     this.#tasksH = new Array(capacity).fill(0);
@@ -106,7 +106,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   allocInit(slot: number, src: Buf, dst: Buf): number {
     // Hot path: raw functions with pre-converted arguments (see Backend.native), looked up once; nothing allocated.
     const raw = this.#raw;
-    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#slotNative[slot], this.#out);
+    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#noUserData, this.#out);
     if (rc === 0) {
       const memcpyTask = this.#scratch.u64Native(0);
       this.task = raw.doca_dma_task_memcpy_as_task(memcpyTask);
@@ -139,18 +139,18 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
    * per batch instead of one or three per task. Columns skip writes of unchanged values, so a batch that repeats
    * the previous one writes nothing.
    */
-  submitMany?(slots: Int32Array, from: number, n: number, srcs: readonly Buf[], dsts: readonly Buf[], offset: number): number {
+  submitMany?(slots: Int32Array, n: number, srcs: readonly Buf[], dsts: readonly Buf[], handles?: BatchHandles): number {
     const each = this.#each!;
     n = Math.min(n, each.capacity);
     const fns = batchFunctions();
     const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
-    // The handles memcpyBatch already read (one getter per Buf per batch), when these are its arrays.
-    const srcN = srcs === this.#batchSrcs ? this.#batchSrcN : srcs.map((b) => b[HANDLE]);
-    const dstN = dsts === this.#batchDsts ? this.#batchDstN : dsts.map((b) => b[HANDLE]);
+    // The handles memcpyBatch already read (one getter per Buf per batch).
+    const srcN: ArrayLike<number> = handles?.a ?? srcs.map((b) => b[HANDLE]);
+    const dstN: ArrayLike<number> = handles?.b ?? dsts.map((b) => b[HANDLE]);
     let rearm = false;
     for (let k = 0; k < n; k++) {
-      const slot = slots[from + k];
-      const s = srcN[offset + k], t = dstN[offset + k];
+      const slot = slots[k];
+      const s = srcN[k], t = dstN[k];
       if (this.#armedSrc[slot] !== s || this.#armedDst[slot] !== t) {
         rearm = true;
         this.#armedSrc[slot] = s;
@@ -168,43 +168,23 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     return each.run(fns.submit, n, true, K);
   }
 
-  /** memcpyBatch's arrays and their handles (plain numbers), read once per batch. */
-  #batchSrcs: readonly Buf[] = [];
-  #batchDsts: readonly Buf[] = [];
-  #batchSrcN: number[] = [];
-  #batchDstN: number[] = [];
-
-  /** The next submitMany is for these arrays, whose handles are srcN/dstN. */
-  prepareBatch(srcs: readonly Buf[], dsts: readonly Buf[], srcN: number[], dstN: number[]): void {
-    this.#batchSrcs = srcs;
-    this.#batchDsts = dsts;
-    this.#batchSrcN = srcN;
-    this.#batchDstN = dstN;
-  }
-
-  /** Forgets the batch arrays (nothing of a finished batch is kept alive by the kind). */
-  endBatch(): void {
-    this.#batchSrcs = this.#batchDsts = [];
-    this.#batchSrcN = this.#batchDstN = [];
-  }
-
   /** Resets the data section of every destination (memcpyBatch's resetDestinations), natively where possible. */
-  resetAll(dstN: readonly number[]): void {
+  resetAll(dstN: ArrayLike<number>, count: number): void {
     const each = this.#each;
     let done = 0;
-    if (each && dstN.length >= 2) {
-      const n = Math.min(dstN.length, each.capacity);
+    if (each && count >= 2) {
+      const n = Math.min(count, each.capacity);
       for (let k = 0; k < n; k++) each.set(2, k, dstN[k]);
       done = each.run(batchFunctions().reset, n, true, 2);
     }
     const native = doca().backend.native;
-    for (let k = done; k < dstN.length; k++) check(this.#raw.doca_buf_reset_data_len(native(dstN[k])), "doca_buf_reset_data_len");
+    for (let k = done; k < count; k++) check(this.#raw.doca_buf_reset_data_len(native(dstN[k])), "doca_buf_reset_data_len");
   }
 
 
 }
 
-export class Dma extends CtxResource {
+export class Dma extends CtxResource<Handle<"doca_dma">> {
   protected readonly kind = "Dma";
   readonly device: Device;
   readonly pe: ProgressEngine;
@@ -214,6 +194,8 @@ export class Dma extends CtxResource {
   protected readonly core: CtxCore;
   readonly #path: TaskPath<Buf, Buf>;
   readonly #kind: MemcpyKind;
+  #srcN = new Float64Array(0);
+  #dstN = new Float64Array(0);
 
   constructor(device: Device, pe: ProgressEngine, opts: DmaOptions = {}) {
     integerIn("Dma", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
@@ -237,16 +219,15 @@ export class Dma extends CtxResource {
     const kind = new MemcpyKind(maxTasks);
     kind.bind(this[NATIVE]);
     this.#kind = kind;
-    this.#path = new TaskPath(kind, pe, maxTasks);
     let core: CtxCore | undefined;
     try {
       core = new CtxCore(f.doca_dma_as_ctx(handle), pe, this);
-      // Completions through the native completion ring when it has room (task-path.ts), else JS callbacks.
+      this.#path = core.addTasks(kind, maxTasks);
+      // Completions through the native completion ring when it has room, else JS callbacks.
       const cbs = this.#path.completionCallbacks();
       check(f.doca_dma_task_memcpy_set_conf(handle, cbs.ok, cbs.error, maxTasks), "doca_dma_task_memcpy_set_conf");
       core.start();
     } catch (e) {
-      this.#path.releaseCallbacks();
       core?.dispose();
       f.doca_dma_destroy(handle);
       this.abandon();
@@ -305,7 +286,12 @@ export class Dma extends CtxResource {
     this.assertOpen();
     const n = pairs.length;
     const srcs: Buf[] = new Array(n), dsts: Buf[] = new Array(n);
-    const srcN: number[] = new Array(n), dstN: number[] = new Array(n);
+    // Handles as plain numbers, read once here; scratch reused by every batch (read synchronously below).
+    if (this.#srcN.length < n) {
+      this.#srcN = new Float64Array(n);
+      this.#dstN = new Float64Array(n);
+    }
+    const srcN = this.#srcN, dstN = this.#dstN;
     let tooBig: DocaError | undefined;
     for (let i = 0; i < n; i++) {
       const pair = pairs[i];
@@ -321,13 +307,8 @@ export class Dma extends CtxResource {
       dstN[i] = t[HANDLE];
     }
     if (tooBig) return Promise.reject(tooBig);
-    if (opts.resetDestinations === true) this.#kind.resetAll(dstN);
-    this.#kind.prepareBatch(srcs, dsts, srcN, dstN);
-    try {
-      return this.#path.submitBatch(srcs, dsts);
-    } finally {
-      this.#kind.endBatch();
-    }
+    if (opts.resetDestinations === true) this.#kind.resetAll(dstN, n);
+    return this.#path.submitBatch(srcs, dsts, { a: srcN, b: dstN });
   }
 
   /** One task copies at most maxBufSize bytes (the device refuses more, or worse on hardware): say what to use. */
@@ -396,19 +377,6 @@ export class Dma extends CtxResource {
     nonNegative(`Dma.copy ${name}`, "length", value.length);
     value.mmap.assertOpen();
     return value;
-  }
-
-  /** @internal the completion entry point (success or error), from inside doca_pe_progress. */
-  onTaskDone(task: number, slot: number, ok: boolean): void {
-    this.#path.onTaskDone(task, slot, ok);
-  }
-
-  protected override beforeStop(): void {
-    this.#path.refuse(new Error("Dma closed before the copy was submitted"));
-  }
-
-  protected override afterStop(): void {
-    this.#path.shutdown(new Error("Dma closed while the copy was in flight"));
   }
 
   protected destroyNative(handle: number): void {

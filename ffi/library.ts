@@ -6,13 +6,15 @@ import { backend as selectBackend } from "./loaders/select.ts";
 import { currentRuntime, type RuntimeName } from "./runtime.ts";
 import { discoverLibraries, type DocaLibraryName } from "./discover.ts";
 import { DOCA_SYMBOLS, LIBC_SYMBOLS } from "./symbols.ts";
-import type { AsyncTwins, Backend, BoundFns, BoundLibrary, NativeFn, RawFns } from "./types.ts";
+import { type AsyncTwins, type Backend, type BoundFns, type BoundLibrary, eraseTypedPointers, type NativeFn, type RawFns } from "./types.ts";
 import { Scratch } from "./scratch.ts";
 import { DocaError, setErrorDescriber } from "./errors.ts";
 import { DocaErrorCode, fallbackErrorName } from "./constants.ts";
 
 /** Every DOCA function with the TS type derived from its symbol-table entry (optional ones may be undefined). */
 export type DocaFns = BoundFns<typeof DOCA_SYMBOLS>;
+/** What the loaders bind: the table with its typed pointers ("ptr<doca_dev>") erased to "ptr". */
+const LOADER_SYMBOLS = eraseTypedPointers(DOCA_SYMBOLS);
 export type DocaRawFns = RawFns<typeof DOCA_SYMBOLS>;
 export type LibcFns = BoundFns<typeof LIBC_SYMBOLS> & AsyncTwins<typeof LIBC_SYMBOLS>;
 
@@ -96,7 +98,7 @@ function bindAll(libDir?: string): Doca {
   const resolved: Record<string, string> = {};
   const missing: string[] = [];
   for (const lib of ["common", "dma", "comch"] as const) {
-    const b = backend.bind(found.files[lib], DOCA_SYMBOLS, lib);
+    const b = backend.bind(found.files[lib], LOADER_SYMBOLS, lib);
     bound.push(b);
     Object.assign(fns, b.fns);
     Object.assign(raw, b.raw);

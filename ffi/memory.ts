@@ -4,6 +4,7 @@
  */
 import { loadLibc, mapPages } from "./library.ts";
 import { Resource, hex, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
+import type { Handle } from "./types.ts";
 
 const PAGE = 4096;
 const MADV_DONTNEED = 4;
@@ -18,7 +19,7 @@ function tryDetach(buffer: ArrayBuffer): boolean {
   }
 }
 
-export class NativeMemory extends Resource {
+export class NativeMemory extends Resource<Handle<"void">> {
   protected readonly kind = "NativeMemory";
   readonly length: number;
   readonly #mapped: number;

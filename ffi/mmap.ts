@@ -6,6 +6,7 @@ import type { Device } from "./device.ts";
 import { NativeMemory } from "./memory.ts";
 import { Access } from "./constants.ts";
 import { permissionMask } from "./validate.ts";
+import type { Handle } from "./types.ts";
 
 export interface MmapOptions {
   memory: NativeMemory;
@@ -21,7 +22,7 @@ function permissionNames(p: number): string {
   return names.length ? names.join("|") : "LOCAL_READ_ONLY";
 }
 
-export class Mmap extends Resource {
+export class Mmap extends Resource<Handle<"doca_mmap">> {
   protected readonly kind = "Mmap";
   /** For imported maps, the exporter's addresses. */
   readonly range: { address: number; length: number };

@@ -7,9 +7,9 @@
 import { setImmediate, setTimeout } from "node:timers";
 import { doca, loadLibc, mapPages, type PresentFns, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
-import { inCallback } from "./callbacks.ts";
-import { drainCompletions, ringDraining } from "./completion-ring.ts";
+import { drainCompletions, inCallback } from "./callbacks.ts";
 import { Resource, hex, HANDLE, NATIVE } from "./resource.ts";
+import type { Handle } from "./types.ts";
 
 const POLLIN = 1;
 /** Empty progress rounds (macrotask turns) before the pump goes to sleep on the fd. */
@@ -35,7 +35,7 @@ async function microtaskYield(): Promise<void> {
   for (let i = 0; i < MICROTASK_HOPS; i++) await null;
 }
 
-export class ProgressEngine extends Resource {
+export class ProgressEngine extends Resource<Handle<"doca_pe">> {
   protected readonly kind = "ProgressEngine";
   /** The notification fd, or -1 when this DOCA has no notification API (the pump then sleeps on timers). */
   readonly notificationFd: number;
@@ -73,11 +73,11 @@ export class ProgressEngine extends Resource {
 
   /** Runs DOCA's progress once; true when something happened. Never call it from inside a DOCA callback. */
   progress(): boolean {
-    if (inCallback || ringDraining()) throw new Error("ProgressEngine.progress() called from inside a DOCA callback");
+    if (inCallback) throw new Error("ProgressEngine.progress() called from inside a DOCA callback");
     if (this.#native === 0) void this[NATIVE]; // closed: throws the usual "closed" error
     const moved = this.#raw.doca_pe_progress(this.#native) === 1;
-    // The native completion ring (completion-ring.ts): completions recorded during that progress go to the task
-    // paths now, through the same entry point as JS callbacks.
+    // The native completion ring: completions recorded during that progress go to their task paths now, through
+    // the same bridge as JS callbacks (callbacks.ts).
     drainCompletions();
     return moved;
   }

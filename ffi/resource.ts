@@ -33,7 +33,11 @@ interface Link {
 export const HANDLE: unique symbol = Symbol("doca-ts native handle");
 export const NATIVE: unique symbol = Symbol("doca-ts native handle, loader form");
 
-export abstract class Resource {
+/**
+ * H: the handle's type, e.g. Handle<"doca_dev"> (ffi/types.ts): a number at runtime, told apart from other DOCA
+ * handles by the type checker, so `doca_mmap_add_dev(dev[HANDLE], mmap[HANDLE])` (swapped) fails `deno check`.
+ */
+export abstract class Resource<H extends number = number> {
   #handle: number;
   #native: number | bigint | undefined;
   #link: Link;
@@ -79,9 +83,9 @@ export abstract class Resource {
   }
 
   /** The native pointer, for ffi/ only (a symbol key: tasks and users never see it); throws once closed. */
-  get [HANDLE](): number {
+  get [HANDLE](): H {
     if (this.#handle === 0) throw closedError(this.kind);
-    return this.#handle;
+    return this.#handle as H;
   }
 
   /** The handle in the loader's fastest argument form (bigint on Deno), cached for hot paths (ffi/ only). */

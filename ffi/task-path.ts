@@ -11,10 +11,15 @@
  * state lives in preallocated arrays; the queue only grows beyond capacity). The objects a task uses (a and b, e.g.
  * the two Bufs of a memcpy) are held in the slot until it settles, so no finalizer can free them under the device.
  *
+ * A context's CtxCore creates its paths (CtxCore.addTasks: a context = core + task kinds) and is their completion
+ * target: the ctx user data names the core's paths, the task user data (set here) the path and slot, so a completion
+ * lands in onTaskDone here straight from the bridge (callbacks.ts), and the core refuses/shuts down its paths when
+ * the context stops. Kinds set no user data and relay nothing.
+ *
  * Fast path (issue 13), for every kind alike:
  * - completions: completionCallbacks() gives the context's *_set_conf the native completion ring's callbacks when
  *   the ring has room for this path's capacity (else the JS ones); ProgressEngine.progress() drains the ring after
- *   each doca_pe_progress into dispatchTaskCompletion, which lands in onTaskDone here, as a JS callback would.
+ *   each doca_pe_progress (callbacks.ts drainCompletions), which lands in onTaskDone here, as a JS callback would.
  * - task reuse: a kind with a `rearm` hook keeps its task in the slot after completion and re-arms it for the next
  *   request (DOCA allows resubmitting a completed task); kept tasks are freed when the context is asked to stop
  *   (refuse()), and from then on completed tasks are freed at once. Kinds without `rearm` alloc/free per task.
@@ -26,7 +31,7 @@ import { DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import type { ProgressEngine } from "./pe.ts";
 import { setTimeout } from "node:timers";
-import { type CompletionCallbacks, completionCallbacks } from "./completion-ring.ts";
+import { type CompletionCallbacks, completionCallbacks, TASK_PATH_SPAN, type TaskTarget } from "./callbacks.ts";
 
 export type Native = number | bigint;
 
@@ -37,8 +42,8 @@ export interface TaskKind<A, B> {
   /** The function whose failure means the task could not even be allocated, e.g. "doca_dma_task_memcpy_alloc_init". */
   readonly allocName: string;
   /**
-   * Allocates and initialises one task for (a, b) with `slot` as its task user data; returns the doca_error_t and,
-   * on success, leaves the doca_task (native form) in `task`.
+   * Allocates and initialises one task for (a, b) in `slot` (the path then sets its task user data); returns the
+   * doca_error_t and, on success, leaves the doca_task (native form) in `task`.
    */
   allocInit(slot: number, a: A, b: B): number;
   task: Native;
@@ -46,6 +51,8 @@ export interface TaskKind<A, B> {
   retain?(a: A, b: B): [A, B];
   /** Receive-style kinds: handle a completion before the task is freed (typedTask: what DOCA passed). */
   complete?(slot: number, typedTask: number, ok: boolean, a: A, b: B): void;
+  /** What one task is called in "closed before/while" errors, e.g. "copy", "message". */
+  readonly noun: string;
   /** A request without a Promise (post()) failed. */
   detachedError?(error: Error, a: A, b: B): void;
   /** DOCA_ERROR_AGAIN at submit means "full, try again after progress" for this kind (producer send). */
@@ -56,11 +63,18 @@ export interface TaskKind<A, B> {
    */
   rearm?(slot: number, a: A, b: B): number;
   /**
-   * Batch submit: `slots[from..from+n)` are free slots that all hold a kept (armed for something) task, `as`/`bs`
-   * from `offset` the requests; re-arm and submit them in order, return how many were submitted (a failure stops
-   * there; the path retries that request on the per-task path, which reports its error).
+   * Batch submit: `slots[0..n)` are free slots that all hold a kept (armed for something) task, `as[0..n)`/`bs` the
+   * requests (and `handles`, when the caller read them, their native handles as plain numbers); re-arm and submit
+   * them in order, return how many were submitted (a failure stops there; the path retries that request on the
+   * per-task path, which reports its error).
    */
-  submitMany?(slots: Int32Array, from: number, n: number, as: readonly A[], bs: readonly B[], offset: number): number;
+  submitMany?(slots: Int32Array, n: number, as: readonly A[], bs: readonly B[], handles?: BatchHandles): number;
+}
+
+/** A batch's requests as plain-number handles, read once by the caller (memcpyBatch: one getter per Buf). */
+export interface BatchHandles {
+  readonly a: ArrayLike<number>;
+  readonly b: ArrayLike<number>;
 }
 
 interface Batch {
@@ -68,6 +82,9 @@ interface Batch {
   error: Error | undefined;
   resolve: () => void;
   reject: (e: Error) => void;
+  /** The batch's requests: held here once, not per slot, until the batch settles (no finalizer frees them). */
+  readonly as: readonly unknown[];
+  readonly bs: readonly unknown[];
 }
 
 interface Queued<A, B> {
@@ -78,8 +95,10 @@ interface Queued<A, B> {
   batch: Batch | undefined;
 }
 
-export class TaskPath<A, B> {
+export class TaskPath<A, B> implements TaskTarget {
   readonly capacity: number;
+  /** Added to the slot in the task user data: this path's index in its context (see TASK_PATH_SPAN). */
+  readonly #tag: number;
   readonly #kind: TaskKind<A, B>;
   readonly #pe: ProgressEngine;
   /** The hot-path functions, looked up once. */
@@ -113,7 +132,10 @@ export class TaskPath<A, B> {
     this.#nextReject = reject;
   };
 
-  constructor(kind: TaskKind<A, B>, pe: ProgressEngine, capacity: number) {
+  /** Made by CtxCore.addTasks (index: the path's place among its context's paths). */
+  constructor(kind: TaskKind<A, B>, pe: ProgressEngine, capacity: number, index = 0) {
+    if (!(capacity >= 1 && capacity <= TASK_PATH_SPAN)) throw new RangeError(`TaskPath: capacity ${capacity} out of range`);
+    this.#tag = index * TASK_PATH_SPAN;
     this.#kind = kind;
     this.#pe = pe;
     this.capacity = capacity;
@@ -135,14 +157,9 @@ export class TaskPath<A, B> {
    * The completion callbacks this path's context gives its *_set_conf (call once, before starting the context):
    * the native ring's when it has room for `capacity` tasks, else the JS callbacks.
    */
-  completionCallbacks(): { ok: number; error: number; ring: boolean } {
+  completionCallbacks(): CompletionCallbacks {
     this.#callbacks ??= completionCallbacks(this.capacity);
     return this.#callbacks;
-  }
-
-  /** Takes callbacks chosen before this path existed (Comch endpoints configure before they construct). */
-  adoptCallbacks(callbacks: CompletionCallbacks): void {
-    this.#callbacks = callbacks;
   }
 
   /** Returns the ring reservation: the context is IDLE or was never started (idempotent). */
@@ -153,6 +170,11 @@ export class TaskPath<A, B> {
   /** Whether completions of this path come through the native ring. */
   get usesRing(): boolean {
     return this.#callbacks?.ring === true;
+  }
+
+  /** What one task is called in errors (the kind's noun). */
+  get noun(): string {
+    return this.#kind.noun;
   }
 
   /** Tasks submitted and not yet completed. */
@@ -187,12 +209,12 @@ export class TaskPath<A, B> {
   }
 
   /** Many tasks, one Promise: resolves once all completed, rejects with the first failure after all settled. */
-  submitBatch(as: readonly A[], bs: readonly B[]): Promise<void> {
+  submitBatch(as: readonly A[], bs: readonly B[], handles?: BatchHandles): Promise<void> {
     if (this.#refused) return Promise.reject(this.#refused);
     if (as.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const batch: Batch = { remaining: as.length, error: undefined, resolve, reject };
-      let i = this.#kind.submitMany && this.canSubmitNow ? this.#startMany(as, bs, batch) : 0;
+      const batch: Batch = { remaining: as.length, error: undefined, resolve, reject, as, bs };
+      let i = this.#kind.submitMany && this.canSubmitNow ? this.#startMany(as, bs, batch, handles) : 0;
       for (; i < as.length; i++) {
         if (this.canSubmitNow) this.#start(as[i], bs[i], undefined, undefined, batch);
         else this.#enqueue(as[i], bs[i], undefined, undefined, batch);
@@ -213,7 +235,7 @@ export class TaskPath<A, B> {
    * armed as it needs them. Slots without a task get one first (allocInit). Returns
    * how many requests were submitted; the caller takes the rest through the per-task path.
    */
-  #startMany(as: readonly A[], bs: readonly B[], batch: Batch): number {
+  #startMany(as: readonly A[], bs: readonly B[], batch: Batch, handles: BatchHandles | undefined): number {
     const kind = this.#kind;
     const n = Math.min(as.length, this.#freeTop);
     if (n < 2) return 0;
@@ -233,23 +255,29 @@ export class TaskPath<A, B> {
         rc = -1;
       }
       if (rc !== 0) break; // the per-task path allocates again and reports the failure
-      this.#tasks[slot] = kind.task;
+      this.#tasks[slot] = this.#tagged(kind.task, slot);
     }
     if (ready < 2) return 0;
     let submitted: number;
     try {
-      submitted = kind.submitMany!(order, 0, ready, as, bs, 0);
+      submitted = kind.submitMany!(order, ready, as, bs, handles);
     } catch {
       submitted = 0;
     }
     if (submitted === 0) return 0;
+    // Per slot only what the completion needs: the batch holds the requests (a, b) for all of its slots, and a free
+    // slot's a, b, resolve and reject are already undefined. Kinds that read a/b at completion get them per slot.
+    const busy = this.#busy, batches = this.#batches;
     for (let k = 0; k < submitted; k++) {
       const slot = order[k];
-      this.#busy[slot] = 1;
-      this.#a[slot] = as[k];
-      this.#b[slot] = bs[k];
-      this.#resolves[slot] = this.#rejects[slot] = undefined;
-      this.#batches[slot] = batch;
+      busy[slot] = 1;
+      batches[slot] = batch;
+    }
+    if (kind.complete) {
+      for (let k = 0; k < submitted; k++) {
+        this.#a[order[k]] = as[k];
+        this.#b[order[k]] = bs[k];
+      }
     }
     // The slots not submitted stay free, in the same order.
     let top = base;
@@ -260,6 +288,14 @@ export class TaskPath<A, B> {
     this.#inflight += submitted;
     return submitted;
   }
+
+  /** A freshly allocated task: its user data names this path and slot (the completion's way back). */
+  #tagged(task: Native, slot: number): Native {
+    this.#raw.doca_task_set_user_data(task, this.#native(this.#tag + slot));
+    return task;
+  }
+
+  readonly #native = doca().backend.native;
 
   #enqueue(a: A, b: B, resolve: (() => void) | undefined, reject: ((e: Error) => void) | undefined, batch: Batch | undefined): void {
     if (this.#kind.retain) [a, b] = this.#kind.retain(a, b);
@@ -278,7 +314,7 @@ export class TaskPath<A, B> {
         rc = kind.rearm!(slot, a, b); // a kept task (only kinds with rearm keep them)
       } else {
         rc = kind.allocInit(slot, a, b);
-        if (rc === 0) task = kind.task;
+        if (rc === 0) task = this.#tagged(kind.task, slot);
       }
       if (rc === 0) {
         rc = raw.doca_task_submit(task);
@@ -363,6 +399,21 @@ export class TaskPath<A, B> {
   onTaskDone(typedTask: number, slot: number, ok: boolean): void {
     const raw = this.#raw;
     if (this.#busy[slot] !== 1) return; // not ours (or already settled by a shutdown)
+    const batch = this.#batches[slot];
+    if (ok && batch !== undefined && this.#reuse && !this.#refused && this.#kind.complete === undefined) {
+      // A batch member that succeeded (memcpyBatch): its task stays armed in the slot, nothing per slot to clear but
+      // the batch reference; the batch settles when its last member does.
+      this.#busy[slot] = 0;
+      this.#batches[slot] = undefined;
+      this.#free[this.#freeTop++] = slot;
+      if (--this.#inflight === 0) this.#pe.release();
+      if (--batch.remaining === 0) {
+        if (batch.error) batch.reject(batch.error);
+        else batch.resolve();
+      }
+      if (this.#queue.length > 0) this.#drain();
+      return;
+    }
     const task = this.#tasks[slot];
     const a = this.#a[slot]!, b = this.#b[slot]!;
     let error: Error | undefined = ok ? undefined : new DocaError(raw.doca_task_get_status(task), this.#kind.taskName);
@@ -379,7 +430,7 @@ export class TaskPath<A, B> {
       raw.doca_task_free(task);
       this.#tasks[slot] = 0;
     }
-    const resolve = this.#resolves[slot], reject = this.#rejects[slot], batch = this.#batches[slot];
+    const resolve = this.#resolves[slot], reject = this.#rejects[slot];
     this.#a[slot] = undefined;
     this.#b[slot] = undefined;
     this.#resolves[slot] = this.#rejects[slot] = this.#batches[slot] = undefined;

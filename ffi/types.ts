@@ -8,6 +8,33 @@
 /** C argument / result kinds. "ptr" is any pointer; "u64" also carries `union doca_data` by value. */
 export type NativeType = "void" | "u8" | "u16" | "u32" | "i32" | "u64" | "usize" | "ptr";
 
+/**
+ * A symbol table's kinds: a NativeType, or "ptr<doca_X>", a pointer to one DOCA object type (`struct doca_X *`;
+ * "ptr<void>" for a memory address). The loaders see plain "ptr" (eraseTypedPointers); only the type checker sees
+ * the name, so a handle of one kind passed where another goes fails `deno check` at zero runtime cost. Plain "ptr"
+ * stays an untyped pointer.
+ */
+export type TableType = NativeType | `ptr<${string}>`;
+
+declare const brand: unique symbol;
+/** A pointer the checker knows to be a `struct <T> *` (a number at runtime: the brand exists only for the checker). */
+export type Handle<T extends string> = number & { readonly [brand]: T };
+/** What a "ptr<T>" parameter accepts: an untyped number, or a Handle<T>; a Handle of another kind is refused. */
+type HandleArg<T extends string> = number & { readonly [brand]?: T };
+/** What an integer parameter accepts: any number but a Handle (so a pointer cannot land in a length). */
+type IntArg = number & { readonly [brand]?: undefined };
+
+/** The table with every "ptr<T>" as "ptr": what the loaders bind (they know only NativeType). */
+export function eraseTypedPointers<T extends TypedSymbolTable>(table: T): Record<keyof T, SymbolDef> {
+  const out = {} as Record<keyof T, SymbolDef>;
+  for (const key of Object.keys(table) as (keyof T)[]) {
+    const def = table[key];
+    const erase = (t: TableType): NativeType => (t.startsWith("ptr") ? "ptr" : t as NativeType);
+    out[key] = { ...def, params: def.params.map(erase), result: erase(def.result) };
+  }
+  return out;
+}
+
 export interface SymbolDef {
   /** Which shared library holds the symbol (libdoca_<lib>.so, or libc). */
   lib: "common" | "dma" | "comch" | "libc";
@@ -23,37 +50,45 @@ export interface SymbolDef {
 
 export type SymbolTable = Record<string, SymbolDef>;
 
+/** A symbol of a typed table (DOCA_SYMBOLS): its pointers may name their object type ("ptr<doca_dev>"). */
+export interface TypedSymbolDef extends Omit<SymbolDef, "params" | "result"> {
+  params: readonly TableType[];
+  result: TableType;
+}
+export type TypedSymbolTable = Record<string, TypedSymbolDef>;
+
 /** A native function bound by a loader, untyped (the loaders' own view; wrappers use BoundFns). */
 // deno-lint-ignore no-explicit-any
 export type NativeFn = (...args: any[]) => any;
 
 /** The kinds that are 64 bits wide: on Deno their fastest (raw) form is a bigint. */
-type Wide = "ptr" | "u64" | "usize";
-type ResultOf<T extends NativeType> = T extends "void" ? void : number;
+type Wide = "ptr" | `ptr<${string}>` | "u64" | "usize";
+type ResultOf<T extends TableType> = T extends "void" ? void : T extends `ptr<${infer N}>` ? Handle<N> : number;
+type ArgOf<T> = T extends `ptr<${infer N}>` ? HandleArg<N> : T extends "ptr" ? number : IntArg;
 type RawArg<T> = T extends Wide ? number | bigint : number;
-type RawResultOf<T extends NativeType> = T extends "void" ? void : T extends Wide ? number | bigint : number;
+type RawResultOf<T extends TableType> = T extends "void" ? void : T extends Wide ? number | bigint : number;
 /** A tuple of parameter kinds → a tuple of JS argument types (homomorphic over the tuple, so arity is kept). */
-type Args<P extends readonly NativeType[]> = { -readonly [K in keyof P]: number };
-type RawArgs<P extends readonly NativeType[]> = { -readonly [K in keyof P]: RawArg<P[K]> };
+type Args<P extends readonly TableType[]> = { -readonly [K in keyof P]: ArgOf<P[K]> };
+type RawArgs<P extends readonly TableType[]> = { -readonly [K in keyof P]: RawArg<P[K]> };
 
 /** The TS type of one symbol above the loaders: a number per parameter, a number (or void) back. */
-export type TypedFn<D extends SymbolDef> = (...args: Args<D["params"]>) => ResultOf<D["result"]>;
+export type TypedFn<D extends TypedSymbolDef> = (...args: Args<D["params"]>) => ResultOf<D["result"]>;
 
 /** The same symbol's hot-path form: 64-bit arguments may be pre-converted (Backend.native), 64-bit results native. */
-export type RawFn<D extends SymbolDef> = (...args: RawArgs<D["params"]>) => RawResultOf<D["result"]>;
+export type RawFn<D extends TypedSymbolDef> = (...args: RawArgs<D["params"]>) => RawResultOf<D["result"]>;
 
 /** Every symbol of a table with its derived type; optional symbols may be undefined. */
-export type BoundFns<T extends SymbolTable> = {
+export type BoundFns<T extends TypedSymbolTable> = {
   [K in keyof T]: T[K] extends { optional: true } ? TypedFn<T[K]> | undefined : TypedFn<T[K]>;
 };
 
 /** Hot-path forms of a table's symbols (see BoundLibrary.raw). */
-export type RawFns<T extends SymbolTable> = {
+export type RawFns<T extends TypedSymbolTable> = {
   [K in keyof T]: T[K] extends { optional: true } ? RawFn<T[K]> | undefined : RawFn<T[K]>;
 };
 
 /** `<name>Async` twins of the table's blocking symbols: the same call off the main thread. */
-export type AsyncTwins<T extends SymbolTable> = {
+export type AsyncTwins<T extends TypedSymbolTable> = {
   [K in keyof T as T[K] extends { blocking: true } ? `${K & string}Async` : never]: (...args: Args<T[K]["params"]>) => Promise<number>;
 };
 

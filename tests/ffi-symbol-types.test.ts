@@ -43,3 +43,31 @@ test("deno check accepts well-typed FFI calls and rejects wrong ones, line by li
     assert.match(bad.output, new RegExp(`${code}[\\s\\S]*?probe\\.ts:${line}:`), `no ${code} on line ${line}:\n${bad.output}`);
   }
 });
+
+test("deno check tells DOCA handles apart: a swapped handle or a swapped address/length fails", { skip, timeout: 300_000 }, () => {
+  const handles = header +
+    `import type { Handle } from "../../ffi/types.ts";\n` +
+    `declare const dev: Handle<"doca_dev">, mmap: Handle<"doca_mmap">, buf: Handle<"doca_buf">, addr: Handle<"void">;\n`;
+  const good = check(
+    handles +
+      `f.doca_mmap_add_dev(mmap, dev);\n` +
+      `f.doca_mmap_set_memrange(mmap, addr, 4096);\n` +
+      `f.doca_mmap_set_memrange(0, 0, 4096);\n` + // untyped numbers stay accepted (plain "ptr" / not yet branded)
+      `const ctx = f.doca_dma_as_ctx(0);\nf.doca_ctx_start(ctx);\n` + // a result carries its type
+      `export const n: number = ctx + 1;\n`, // and is still a number
+  );
+  assert.ok(good.ok, good.output);
+  const bad = check(
+    handles +
+      `f.doca_mmap_add_dev(dev, mmap);\n` + // line 5: the two handles swapped
+      `f.doca_mmap_set_memrange(mmap, 4096, addr);\n` + // line 6: address and length swapped
+      `f.doca_buf_reset_data_len(mmap);\n` + // line 7: an mmap where a buf goes
+      `f.doca_task_submit(f.doca_dma_as_ctx(0));\n` + // line 8: a ctx where a task goes
+      `f.doca_buf_get_data_len(buf, 0);\nf.doca_pe_progress(buf);\n`, // line 9 fine, line 10: a buf where a pe goes
+  );
+  assert.equal(bad.ok, false, "the swapped calls type-checked");
+  for (const line of [5, 6, 7, 8, 10]) {
+    assert.match(bad.output, new RegExp(`TS2345[\\s\\S]*?probe\\.ts:${line}:`), `no TS2345 on line ${line}:\n${bad.output}`);
+  }
+  assert.doesNotMatch(bad.output, /probe\.ts:9:/, "a well-typed call was refused");
+});

@@ -8,20 +8,21 @@
  *   submitOnly   reused tasks submitted as they are (no re-arm), native ring
  *   settle       the JS cost of one Promise per task (create, resolve, await), no DOCA at all
  *
- * The ring variants drain the process ring themselves: run this with no other ring-using task in flight (the
- * benchmark's own Dma is idle meanwhile), or those completions would be counted here instead of delivered.
+ * The ring variants reserve ring entries like any context and drain through the library's own bridge
+ * (drainCompletions): their DMA context's user data names a probe target registered like a context's task path, so
+ * completions of other contexts still go to their own paths, and the figure includes the real routing cost.
  *
  * The software device's own work (the copy, its queues) is inside every DOCA figure; C's task time in the same run
  * is the floor. ring - submitOnly = the two re-arm calls; jsCallback - ring ≈ one native→JS callback per task.
  */
-import { doca } from "./library.ts";
-import { check } from "./errors.ts";
-import { completionRing } from "./completion-ring.ts";
-import type { Device } from "./device.ts";
-import type { ProgressEngine } from "./pe.ts";
-import type { Buf } from "./buf.ts";
-import { CALLBACKS } from "./symbols.ts";
-import { HANDLE, NATIVE } from "./resource.ts";
+import { doca } from "../ffi/library.ts";
+import { check } from "../ffi/errors.ts";
+import { completionCallbacks, drainCompletions, registerOwner, routeTasks, unregisterOwner } from "../ffi/callbacks.ts";
+import type { Device } from "../ffi/device.ts";
+import type { ProgressEngine } from "../ffi/pe.ts";
+import type { Buf } from "../ffi/buf.ts";
+import { CALLBACKS } from "../ffi/symbols.ts";
+import { HANDLE, NATIVE } from "../ffi/resource.ts";
 
 export interface TaskCost {
   today: number;
@@ -50,7 +51,15 @@ export async function measureTaskCost(device: Device, pe: ProgressEngine, pairs:
     failed = true;
     onDone(task);
   });
-  const ring = completionRing();
+  // The ring variants' completion target, routed like a context's task path (task user data 0 → slot 0..depth).
+  const probeId = registerOwner({ fail: () => (failed = true) });
+  routeTasks(probeId, [{
+    onTaskDone: (_task: number, _slot: number, ok: boolean) => {
+      done++;
+      if (!ok) failed = true;
+    },
+  }]);
+  const ring = completionCallbacks(depth);
   const peNative = pe[NATIVE];
   const srcs = pairs.map(([s]) => s[NATIVE]), dsts = pairs.map(([, t]) => t[NATIVE]);
 
@@ -60,6 +69,7 @@ export async function measureTaskCost(device: Device, pe: ProgressEngine, pairs:
     const dma = d.scratch.u64(0);
     const ctx = f.doca_dma_as_ctx(dma);
     try {
+      check(f.doca_ctx_set_user_data(ctx, probeId), "doca_ctx_set_user_data");
       check(f.doca_dma_task_memcpy_set_conf(dma, ok, err, depth), "doca_dma_task_memcpy_set_conf");
       check(f.doca_pe_connect_ctx(pe[HANDLE], ctx), "doca_pe_connect_ctx");
       check(f.doca_ctx_start(ctx), "doca_ctx_start");
@@ -92,11 +102,7 @@ export async function measureTaskCost(device: Device, pe: ProgressEngine, pairs:
     return ((performance.now() - t0) * 1e6) / tasks;
   };
   const noDrain = () => {};
-  const ringDrain = () =>
-    ring!.drain((_t, _u, _c, ok) => {
-      done++;
-      if (!ok) failed = true;
-    });
+  const ringDrain = () => void drainCompletions();
 
   const allocSubmit = (dma: Native) => {
     const s = d.scratch;
@@ -145,12 +151,14 @@ export async function measureTaskCost(device: Device, pe: ProgressEngine, pairs:
     freeOnDone = false;
     const jsCallback = withDma(jsOk.address, jsErr.address, (dma) => reuse(dma, true, noDrain));
     const result: TaskCost = { today, jsCallback, settle: await measureSettle(depth, seconds) };
-    if (ring) {
-      result.ring = withDma(ring.okCallback, ring.errorCallback, (dma) => reuse(dma, true, ringDrain));
-      result.submitOnly = withDma(ring.okCallback, ring.errorCallback, (dma) => reuse(dma, false, ringDrain));
+    if (ring.ring) {
+      result.ring = withDma(ring.ok, ring.error, (dma) => reuse(dma, true, ringDrain));
+      result.submitOnly = withDma(ring.ok, ring.error, (dma) => reuse(dma, false, ringDrain));
     }
     return result;
   } finally {
+    ring.release();
+    unregisterOwner(probeId);
     jsOk.close();
     jsErr.close();
   }
