@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read
+#!/usr/bin/env -S deno run --no-prompt --allow-all
 /**
  * `deno task doctor`: what doca-ts sees on this machine, for a user setting it up and for bug reports. Prints a
  * readable report (or one JSON document with --json) and exits 1 when it found a problem.

@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
+import { describeMissingPermission, isMissingPermission } from "./permission.ts";
 
 /**
  * True when the module whose `import.meta` is given is the program's entry point. Deno and Bun say so themselves
@@ -33,7 +34,8 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
       process.stderr.write(`${err.message}\n`);
       code = err.exitCode ?? 130;
     } else {
-      process.stderr.write(`error: ${err?.message ?? String(e)}${usage ? " (see --help)" : ""}\n`);
+      const message = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
+      process.stderr.write(`error: ${message}${usage ? " (see --help)" : ""}\n`);
       code = usage ? 2 : 1;
     }
     if (process.env.DOCA_TS_DEBUG && err?.stack) process.stderr.write(err.stack + "\n");

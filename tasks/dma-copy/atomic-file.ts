@@ -23,6 +23,7 @@ import { createHash } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { onForcedExit } from "../common/interrupt.ts";
+import { rethrowMissingPermission } from "../common/permission.ts";
 
 /** Longest file name (bytes) on Linux file systems. */
 const NAME_MAX = 255;
@@ -56,7 +57,8 @@ export function checkTargetFolder(target: string, bytes?: number, shownAs = targ
   let stat;
   try {
     stat = statSync(dir);
-  } catch {
+  } catch (e) {
+    rethrowMissingPermission(e);
     throw new Error(`cannot create ${shownAs}: its folder ${dir} does not exist`);
   }
   if (!stat.isDirectory()) throw new Error(`cannot create ${shownAs}: ${dir} is not a folder`);
@@ -65,6 +67,7 @@ export function checkTargetFolder(target: string, bytes?: number, shownAs = targ
     closeSync(openSync(probe, "wx", 0o600));
     unlinkSync(probe);
   } catch (e) {
+    rethrowMissingPermission(e);
     throw new Error(`cannot create ${shownAs}: the folder ${dir} is not writable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   if (bytes !== undefined) checkFreeSpace(dir, bytes, shownAs);
@@ -75,7 +78,9 @@ export function checkFreeSpace(dir: string, bytes: number, shownAs: string): voi
   try {
     const s = statfsSync(dir);
     free = Number(s.bavail) * Number(s.bsize);
-  } catch {
+  } catch (e) {
+    // Deno without --allow-sys must not skip the check quietly: the task's flags grant it, so say which is missing.
+    rethrowMissingPermission(e);
     return; // the runtime or file system cannot tell: the write itself will fail with ENOSPC
   }
   if (bytes > free) {
@@ -84,14 +89,15 @@ export function checkFreeSpace(dir: string, bytes: number, shownAs: string): voi
 }
 
 /**
- * true / false, or undefined when this process may not tell (Deno without --allow-run or --allow-all: the deno task
- * and the shebang of dma-copy grant --allow-run for this signal-0 probe).
+ * true / false, or undefined when this process may not tell. Deno needs --allow-run for this signal-0 probe (the deno
+ * task and the shebang of dma-copy grant it); without it the permission error propagates, naming the flag.
  */
 function processAlive(pid: number): boolean | undefined {
   try {
     process.kill(pid, 0);
     return true;
   } catch (e) {
+    rethrowMissingPermission(e);
     const code = (e as NodeJS.ErrnoException).code ?? /\b(ESRCH|EPERM)\b/.exec(String(e))?.[1];
     if (code === "ESRCH") return false;
     if (code === "EPERM") return true; // someone else's process
