@@ -26,6 +26,7 @@ import { hostTransfer } from "./dma-copy/host-side.ts";
 import { type LocalFile, probeLocalFile } from "./dma-copy/local-file.ts";
 import { DMA_COPY_HELP, type DmaCopyOptions, parseDmaCopyArgs } from "./dma-copy/options.ts";
 import { formatBytes, formatRate, PeakRss, ProgressBar } from "./dma-copy/progress.ts";
+import { clearStatusLine } from "./common/status-line.ts";
 import type { SessionContext, Summary, TransferResult } from "./dma-copy/session.ts";
 
 export type { DmaCopyOptions, Summary };
@@ -198,4 +199,5 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)));
+// An error ends the copy with the bar possibly drawn: clear it so "error: …" starts on a clean line.
+if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)).finally(clearStatusLine));

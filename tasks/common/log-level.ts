@@ -1,4 +1,5 @@
 /** DOCA's log levels (doca_log.h numeric values) and a tiny stderr logger that honours them. */
+import { clearStatusLine } from "./status-line.ts";
 import process from "node:process";
 
 export const LogLevel = { DISABLE: 10, CRIT: 20, ERROR: 30, WARNING: 40, INFO: 50, DEBUG: 60, TRACE: 70 } as const;
@@ -39,7 +40,9 @@ export interface Logger {
 
 export function createLogger(level: number, tag: string): Logger {
   const at = (threshold: number, label: string) => (msg: string) => {
-    if (level >= threshold) process.stderr.write(`[${tag}] ${label}: ${msg}\n`);
+    if (level < threshold) return;
+    clearStatusLine(); // never glued to the end of a progress bar
+    process.stderr.write(`[${tag}] ${label}: ${msg}\n`);
   };
   return {
     error: at(LogLevel.ERROR, "ERROR"),
