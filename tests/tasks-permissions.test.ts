@@ -72,6 +72,32 @@ describe(`tasks in a pseudo-terminal with their own permissions (${currentRuntim
     }
   });
 
+  test("comch-server/comch-client and comch-stream pairs finish without a prompt", async () => {
+    const w = space("perm-comch");
+    const server = runInPty(taskArgv("comch-server", ["-r", HOST_PCI, "-p", DPU_PCI, "-s", "perm", "--timeout", "60"]), w.env, LONG);
+    await server.waitFor("waiting for a client", LONG);
+    const client = await runInPty(taskArgv("comch-client", ["-p", HOST_PCI, "-s", "perm", "-t", "hi", "--timeout", "60"]), w.env, LONG).done;
+    const s = await server.done;
+    assert.equal(client.code, 0, client.output);
+    assert.equal(s.code, 0, s.output);
+    assert.match(s.output, /received "hi"/);
+    const dpu = runInPty(taskArgv("comch-stream", ["--side", "dpu", "-r", HOST_PCI, "-p", DPU_PCI, "--timeout", "60"]), w.env, LONG);
+    await dpu.waitFor("waiting for the host", LONG);
+    const host = await runInPty(taskArgv("comch-stream", ["-p", HOST_PCI, "--count", "200", "--timeout", "60"]), w.env, LONG).done;
+    const d = await dpu.done;
+    for (const r of [client, s, host, d]) assert.doesNotMatch(r.output, PROMPT, r.output);
+    assert.equal(host.code, 0, host.output);
+    assert.equal(d.code, 0, d.output);
+  });
+
+  test("demo finishes without a prompt", async () => {
+    const w = space("perm-demo");
+    const r = await runInPty(taskArgv("demo", ["--size", "100000"]), w.env, LONG).done;
+    assert.doesNotMatch(r.output, PROMPT, r.output);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /every copy verified/);
+  });
+
   test("a flag taken away (--allow-sys=statfs from the receiver) fails naming it: no prompt, no check skipped", {
     skip: currentRuntime() === "deno" ? false : "Deno's permission flags only",
   }, async () => {
