@@ -52,6 +52,8 @@ function plainPath(): string {
  */
 /** Terminal escape sequences (CSI …): built from a string so the pattern has no literal control character. */
 const ANSI = new RegExp(String.fromCharCode(27) + "\\[[0-9;?]*[A-Za-z]", "g");
+/** CSI n G (cursor to a column: npx's spinner redraws with it): a fresh line, as far as reading the output goes. */
+const TO_COLUMN = new RegExp(String.fromCharCode(27) + "\\[[0-9]*G", "g");
 
 function sh(script: string, opts: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {}) {
   return new Promise<{ code: number | null; out: string }>((resolve) => {
@@ -68,8 +70,9 @@ function sh(script: string, opts: { env?: Record<string, string>; stdin?: string
     child.on("close", (code) => {
       clearTimeout(timer);
       // The terminal's line ends, colours (console.log colours numbers on a TTY) and redrawn lines (npx's spinner,
-      // progress bars: a lone \r) are not the docs' business: one line per \r or \n, escapes removed.
-      resolve({ code, out: out.replace(ANSI, "").replaceAll("\r\n", "\n").replaceAll("\r", "\n") });
+      // progress bars: a lone \r or a move to column 1) are not the docs' business: one line per redraw, escapes removed.
+      const lines = out.replace(TO_COLUMN, "\n").replace(ANSI, "").replaceAll("\r\n", "\n").replaceAll("\r", "\n");
+      resolve({ code, out: lines });
     });
   });
 }
