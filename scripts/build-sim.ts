@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env
+#!/usr/bin/env -S deno run --no-prompt --allow-read --allow-write --allow-run --allow-env
 /**
  * `deno task sim:build`: builds the software DOCA device (ffi/sim-build/builder.ts) into build/sim, or another
  * flavour / architecture into its own folder:

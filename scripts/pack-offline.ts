@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { buildSoftwareDevice, packageRoot, SimBuildError } from "../ffi/sim-build/builder.ts";
+import { compilerMissingHint } from "./cross-compiler.ts";
 
 const HELP = `Usage: pack-offline.ts [--arch aarch64|x86_64] [--out FILE] [--no-prebuild]
 
@@ -130,7 +131,9 @@ function main(): void {
         console.log(`pack-offline: software device prebuilt for ${arch} with ${cc}`);
       } catch (e) {
         if (!(e instanceof SimBuildError)) throw e;
-        console.log(`pack-offline: software device NOT prebuilt (${e.message.split("\n")[0]}); it builds on first use`);
+        // The builder's own hint names the native gcc; for another CPU the cross-compiler packages are what is missing.
+        const why = e.noCompiler ? compilerMissingHint(arch, hostArch, cc) : e.message.split("\n")[0];
+        console.log(`pack-offline: software device NOT prebuilt (${why}); it builds on first use`);
       }
     }
     writeFileSync(join(top, "doca-ts"), LAUNCHER, { mode: 0o755 });

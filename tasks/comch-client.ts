@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read
 /**
  * Comch control path, host side: connects to a Comch server, sends text messages and prints the answers (the flow
  * of NVIDIA's comch_ctrl_path client sample). Pairs with tasks/comch-server.ts.

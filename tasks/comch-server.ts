@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read
 /**
  * Comch control path, DPU side: a Comch server that prints every text message a client sends and answers it
  * (the flow of NVIDIA's comch_ctrl_path server sample). Pairs with tasks/comch-client.ts.

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read
 /**
  * Comch fast path: the host produces N messages to a consumer on the DPU and both report the rate. Run the DPU
  * side first (it is the Comch server), then the host side:

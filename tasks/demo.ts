@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write --allow-run --allow-sys
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run --allow-sys=statfs
 /**
  * Demo on the software device: a host process and a DPU process (DOCA_SIM_SIDE=dpu, a private DOCA_SIM_DIR) run
  * dma-copy in both directions with a file larger than one DMA buffer, then a small copy in NVIDIA's classic

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read
 /**
  * Lists the DOCA devices this process sees, their representors and capabilities: a table for people (on a TTY or
  * by default), one JSON document with --json for scripts.

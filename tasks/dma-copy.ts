@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read --allow-write --allow-run
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run --allow-sys=statfs
 /**
  * DMA Copy: copies a file between the host and the DPU over DOCA DMA, speaking the message protocol of NVIDIA's
  * DOCA DMA Copy application (so either side may be NVIDIA's doca_dma_copy) and, between two doca-ts sides, an
@@ -21,12 +21,14 @@ import { printError, printJson } from "./common/output.ts";
 import { createLogger, LogLevel } from "./common/log-level.ts";
 import { type MessageChannel, Messenger, PeerFailedError, PeerLostError } from "./wire/messenger.ts";
 import { encodeDirection, expectType, MsgType } from "./wire/protocol.ts";
-import { checkTargetFolder } from "./dma-copy/atomic-file.ts";
+import { checkTargetFolder, TargetLock } from "./dma-copy/atomic-file.ts";
 import { dpuTransfer, RefusedError } from "./dma-copy/dpu-side.ts";
 import { hostTransfer } from "./dma-copy/host-side.ts";
 import { type LocalFile, probeLocalFile } from "./dma-copy/local-file.ts";
 import { DMA_COPY_HELP, type DmaCopyOptions, parseDmaCopyArgs } from "./dma-copy/options.ts";
 import { formatBytes, formatRate, PeakRss, ProgressBar } from "./dma-copy/progress.ts";
+import { clearStatusLine } from "./common/status-line.ts";
+import { likelyCauses, turnAwayOtherHosts, waitingLine } from "./dma-copy/peer-wait.ts";
 import type { SessionContext, Summary, TransferResult } from "./dma-copy/session.ts";
 
 export type { DmaCopyOptions, Summary };
@@ -48,6 +50,8 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   // A host without the file will receive it: check the target folder before connecting. (The DPU checks when the
   // host's request arrives, so that the host hears why.)
   if (!local.have && options.side === "host") checkTargetFolder(options.file);
+  // One receiver per target: another copy writing this name makes this one fail now, not after connecting.
+  if (!local.have) TargetLock.checkFree(options.file);
   using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   const showBar = !options.quiet && !options.jsonOutput && process.stderr.isTTY === true;
@@ -66,6 +70,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   let started = 0;
   const doing = (peer: string) => local.have ? `sending ${options.file} to ${peer}` : `receiving ${options.file} from ${peer}`;
   if (options.side === "host") {
+    if (options.logLevel >= LogLevel.INFO) log.info(waitingLine("dpu", options.serverName, options.timeoutMs));
     const client = await raceAbort(
       ComchClient.connect({ device, name: options.serverName, pe, timeoutMs: options.timeoutMs }),
       signal,
@@ -74,7 +79,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       if (e.name === "InterruptedError") throw interrupted(e, doing("the DPU side"), local, options);
       throw new PeerLostError(
         `could not reach the DPU side: no Comch server "${options.serverName}" accepted within ` +
-          `${options.timeoutMs / 1000} s (--timeout); is dma-copy running there? (${e.message})`,
+          `${options.timeoutMs / 1000} s (--timeout); ${likelyCauses("dpu", options.serverName)} (${e.message})`,
         { cause: e },
       );
     });
@@ -101,12 +106,19 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
     requireServerSide(device, "dma-copy --side dpu");
     using rep = device.openRepresentor(options.repPci);
     const server = startServer({ device, rep, name: options.serverName, pe });
+    let turnAway: { stop(): void } | undefined;
     try {
       // Scripts that start the host once the DPU listens (tasks/common/run-pair.ts) look for this line.
       const listening = `waiting for the host on Comch server "${options.serverName}"`;
-      if (options.logLevel >= LogLevel.INFO) log.info(`${listening} (up to ${options.timeoutMs / 1000} s)`);
+      if (options.logLevel >= LogLevel.INFO) log.info(waitingLine("host", options.serverName, options.timeoutMs));
       else if (process.env.DOCA_TS_ANNOUNCE_LISTEN) printError(listening);
-      const connection = await raceAbort(server.accept({ timeoutMs: options.timeoutMs }), signal, "waiting for the host side to connect");
+      const connection = await raceAbort(server.accept({ timeoutMs: options.timeoutMs }), signal, "waiting for the host side to connect")
+        .catch((e: Error) => {
+          if (e.name !== "TimeoutError" && !/timed out|timeout/i.test(e.message)) throw e;
+          throw new PeerLostError(`no host connected within ${options.timeoutMs / 1000} s (--timeout); ${likelyCauses("host", options.serverName)}`, { cause: e });
+        });
+      // Serve one host; any other host that connects meanwhile hears "busy", not a silent wait and a disconnection.
+      turnAway = turnAwayOtherHosts(server, `${local.have ? "sending" : "receiving"} ${options.file}`, options.timeoutMs);
       const messenger = new Messenger(connection as MessageChannel, { timeoutMs: options.timeoutMs, peer: "the host side", signal });
       let peerIsDocaTs = false;
       try {
@@ -124,6 +136,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
     } catch (e) {
       throw interrupted(e, "waiting for the host side", local, options);
     } finally {
+      turnAway?.stop();
       await server.close();
     }
   }
@@ -199,4 +212,5 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)));
+// An error ends the copy with the bar possibly drawn: clear it so "error: …" starts on a clean line.
+if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)).finally(clearStatusLine));

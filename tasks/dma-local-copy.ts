@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read
 /**
  * DMA local copy: two buffers in this process, one device, one DMA memcpy task (the flow of NVIDIA's
  * dma_local_copy sample). Prints a check of both buffers and exits non-zero if they differ.

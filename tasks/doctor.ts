@@ -1,9 +1,9 @@
-#!/usr/bin/env -S deno run --allow-ffi --allow-env --allow-read
+#!/usr/bin/env -S deno run --no-prompt --allow-all
 /**
  * `deno task doctor`: what doca-ts sees on this machine, for a user setting it up and for bug reports. Prints a
  * readable report (or one JSON document with --json) and exits 1 when it found a problem.
  */
-import { parseArgs } from "node:util";
+import { parseFlags, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
@@ -22,8 +22,10 @@ local DMA self-test and, with --peer NAME, a Comch round trip with the server NA
   --json       one JSON document on stdout
   --peer NAME  Comch server to exchange one message with
   -p PCI       device for the self-tests (default: the first with DMA)
-  --timeout S  seconds to wait for DMA completion and the Comch peer (default 10)
-Exit status: 0 when no problem was found, 1 otherwise.`;
+  --timeout S  seconds to wait for DMA completion and the Comch peer (default 10, at most 86400)
+Exit status: 0 when no problem was found, 2 for bad flags, 1 otherwise.`;
+
+const PCI_ADDRESS = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
@@ -75,23 +77,25 @@ export function formatReport(r: DoctorReport): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      json: { type: "boolean", default: false },
-      peer: { type: "string" },
-      "pci-addr": { type: "string", short: "p" },
-      timeout: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+  // The same flag handling as every other task: unknown or malformed flags exit 2 with "see --help".
+  const { values } = parseFlags(argv, {
+    json: { type: "boolean", default: false },
+    peer: { type: "string" },
+    "pci-addr": { type: "string", short: "p" },
+    timeout: { type: "string" },
+    help: { type: "boolean", short: "h" },
   });
   if (values.help) {
     print(HELP);
     return 0;
   }
-  const timeout = values.timeout === undefined ? 10 : Number(values.timeout);
-  if (!(timeout > 0)) throw Object.assign(new Error(`--timeout must be a positive number of seconds`), { name: "UsageError" });
-  const report = await runDoctor({ peer: values.peer, pciAddr: values["pci-addr"], timeoutMs: timeout * 1000 });
+  const timeoutMs = values.timeout === undefined ? 10_000 : positiveSecondsMs(values.timeout, "--timeout");
+  const pciAddr = values["pci-addr"];
+  if (pciAddr !== undefined && !PCI_ADDRESS.test(pciAddr)) {
+    throw new UsageError(`-p/--pci-addr: ${JSON.stringify(pciAddr)} is not a PCI address like 0000:03:00.1 or 03:00.1`);
+  }
+  if (values.peer !== undefined && values.peer.length === 0) throw new UsageError("--peer: expected a Comch server name");
+  const report = await runDoctor({ peer: values.peer, pciAddr, timeoutMs });
   if (values.json) printJson(report, 2);
   else print(formatReport(report));
   return report.problems.length ? 1 : 0;

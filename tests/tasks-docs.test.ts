@@ -1,22 +1,29 @@
 /**
- * Docs that work as written (issue 12 §5): every ```sh block of README.md, ffi/README.md and tasks/README.md has a
+ * Docs that work as written (issue 12 §5, issue 18 §6): every ```sh block of README.md, ffi/README.md,
+ * tasks/README.md and docs/*.md has a
  * plan here, and the test fails on a block without one (so a new command in the docs needs a test) or a plan
  * without its block (so a removed command takes its plan along). The plans run the blocks as a newcomer would, in a
- * shell from the repository root, with scratch folders substituted for the /tmp paths the docs use; the one block
+ * shell from the repository root inside a pseudo-terminal, with the PATH of a shell that has nothing extra on it (no
+ * node_modules/.bin, no deno), with scratch folders substituted for the /tmp paths the docs use; the one block
  * that needs a BlueField is checked by parsing its flags. Running the commands is done once, under Deno (the
  * commands start their own runtimes); Bun and Node check the inventory.
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { parseDmaCopyArgs } from "../tasks/dma-copy/options.ts";
 
-const DOCS = ["README.md", "ffi/README.md", "tasks/README.md"];
+const DOCS = [
+  "README.md",
+  "ffi/README.md",
+  "tasks/README.md",
+  ...readdirSync(join(repoRoot, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`),
+];
 const onDeno = typeof (globalThis as Record<string, unknown>).Deno !== "undefined";
 const scratch: string[] = [];
 after(() => scratch.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -31,9 +38,30 @@ function blocks(file: string, lang: string): string[] {
   return [...text.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
 }
 
+/**
+ * PATH as a newcomer's shell has it: without the folders `npm run` and `deno task` add (node_modules/.bin, Deno's
+ * own folder), so a bare `deno` or `bun` in a doc fails here as it would for them.
+ */
+function plainPath(): string {
+  return (process.env.PATH ?? "/usr/bin:/bin").split(":").filter((d) => d && !/node_modules|[\\/]\.deno[\\/]|[\\/]deno$/.test(d)).join(":");
+}
+
+/**
+ * Runs a block in bash from the repository root, inside a pseudo-terminal (`script -qec`, as in an interactive
+ * shell: a permission prompt or a TTY-only path shows up) unless it reads stdin, with the plain PATH.
+ */
+/** Terminal escape sequences (CSI …): built from a string so the pattern has no literal control character. */
+const ANSI = new RegExp(String.fromCharCode(27) + "\\[[0-9;?]*[A-Za-z]", "g");
+/** CSI n G (cursor to a column: npx's spinner redraws with it): a fresh line, as far as reading the output goes. */
+const TO_COLUMN = new RegExp(String.fromCharCode(27) + "\\[[0-9]*G", "g");
+
 function sh(script: string, opts: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {}) {
   return new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn("bash", ["-c", script], { cwd: repoRoot, env: { ...process.env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const quoted = `bash -c '${script.replace(/'/g, `'\\''`)}'`;
+    const [cmd, args] = opts.stdin === undefined ? ["script", ["-qec", quoted, "/dev/null"]] : ["bash", ["-c", script]];
+    const env: Record<string, string | undefined> = { ...process.env, PATH: plainPath(), ...opts.env };
+    for (const k of Object.keys(env)) if (k.startsWith("npm_") || k === "INIT_CWD" || k === "DENO_EXEC_PATH") delete env[k];
+    const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -41,7 +69,10 @@ function sh(script: string, opts: { env?: Record<string, string>; stdin?: string
     const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 240_000);
     child.on("close", (code) => {
       clearTimeout(timer);
-      resolve({ code, out });
+      // The terminal's line ends, colours (console.log colours numbers on a TTY) and redrawn lines (npx's spinner,
+      // progress bars: a lone \r or a move to column 1) are not the docs' business: one line per redraw, escapes removed.
+      const lines = out.replace(TO_COLUMN, "\n").replace(ANSI, "").replaceAll("\r\n", "\n").replaceAll("\r", "\n");
+      resolve({ code, out: lines });
     });
   });
 }
@@ -63,7 +94,7 @@ const plans: Record<string, (block: string) => Promise<void>> = {
   },
   "npm run deno -- task dma-copy --help                     # Deno: `npm run deno --` stands for `deno`": async (block) => {
     const out = await runs(block, [/0000:b1:00\.1/], { env: { DOCA_SIM_DIR: folder("rt") } });
-    assert.equal(out.match(/^Usage: dma-copy /gm)?.length, 3, "Deno, Bun and Node each printed dma-copy's help");
+    assert.equal(out.match(/^Usage: dma-copy /gm)?.length, 3, `Deno, Bun and Node each printed dma-copy's help:\n${out}`);
   },
   "node /path/to/doca-ts/node_modules/deno/bin.cjs run --allow-ffi --allow-env --allow-read my-copy.mts": async (block) => {
     // The API example of README.md, saved outside the repository as the docs describe.
@@ -80,8 +111,8 @@ const plans: Record<string, (block: string) => Promise<void>> = {
     await runs(`cd ${dir} && ${lines[2].replace("my-copy.mts", "my-copy.ts")}`, [/^7$/m], { env: { DOCA_SIM_DIR: dir } });
   },
   // Needs a BlueField: the flags must parse, and -r alone must select the DPU side.
-  "deno task dma-copy -f /tmp/received.bin -p 03:00.1 -r b1:00.1   # on the DPU: the Comch server, the DMA engine": (block) => {
-    const [dpuLine, hostLine] = block.trim().split("\n").map((l) => l.replace(/#.*/, "").trim().split(/\s+/).slice(3));
+  "npm run deno -- task dma-copy -f /tmp/received.bin -p 03:00.1 -r b1:00.1   # on the DPU: the Comch server, the DMA engine": (block) => {
+    const [dpuLine, hostLine] = block.trim().split("\n").map((l) => l.replace(/#.*/, "").trim().split(/\s+/).slice(6));
     const dpu = parseDmaCopyArgs(dpuLine, {});
     const host = parseDmaCopyArgs(hostLine, {});
     assert.ok(dpu.kind === "run" && dpu.options.side === "dpu" && dpu.options.repPci === "b1:00.1");
@@ -133,19 +164,29 @@ const plans: Record<string, (block: string) => Promise<void>> = {
     return Promise.resolve();
   },
   // doctor on this machine (the software device); `--peer` is run against a live server by tests/tasks-doctor.test.ts.
-  "deno task doctor                 # or: bun tasks/doctor.ts, node --import tsx tasks/doctor.ts; --json for one document": async (block) => {
+  "npm run deno -- task doctor               # or: npx bun tasks/doctor.ts, node --import tsx tasks/doctor.ts; --json for one document": async (block) => {
     const first = block.split("\n")[0].replace(/#.*/, "").trim();
-    const r = await sh(`PATH=${repoRoot}/node_modules/deno:$PATH ${first}`, { env: { DOCA_SIM_DIR: folder("doctor") } });
+    const r = await sh(first, { env: { DOCA_SIM_DIR: folder("doctor") } });
     assert.ok(r.code === 0 || r.code === 1, `doctor exits 0, or 1 with problems: ${r.code}\n${r.out}`);
     assert.match(r.out, /software device|3\.\d+\.\d+-sim/, r.out);
     assert.match(readFileSync(join(repoRoot, "tests", "tasks-doctor.test.ts"), "utf8"), /"--peer", name/);
   },
   // A DOCA C program on the software device, built and run as the README says (binary into a scratch folder).
-  "deno task sim:build                       # build/sim/lib/libdoca_{common,dma,comch}.so": async (block) => {
+  "npm run deno -- task sim:build            # build/sim/lib/libdoca_{common,dma,comch}.so": async (block) => {
     const dir = folder("cprog");
     const script = block.replaceAll("-o local_dma", `-o ${dir}/local_dma`).replace("./local_dma", `${dir}/local_dma`);
-    const out = await runs(`PATH=${repoRoot}/node_modules/deno:$PATH; ${script}`, [], { env: { DOCA_SIM_DIR: dir } });
+    const out = await runs(script, [], { env: { DOCA_SIM_DIR: dir } });
     assert.doesNotMatch(out, /strict:/, "the example makes no strict-mode report");
+  },
+  // docs/FAULTS.md: every line as written, with one small fault file standing for the glob (the whole fault suite
+  // is CI's job, not this test's); the DOCA_TS_SLOW line runs the same way with its variable.
+  "npm run deno -- task sim:build": async (block) => {
+    for (const line of block.trim().split("\n")) {
+      const one = line.replace(/#.*/, "").trim().replace("tests/fault-*.test.ts", "tests/fault-permissions.test.ts")
+        .replace(/tests\/fault-$/, "tests/fault-permissions");
+      assert.ok(one.includes("sim:build") || one.includes("fault-permissions"), one);
+      await runs(one, [], { env: { DOCA_SIM_DIR: folder("faults") } });
+    }
   },
 };
 

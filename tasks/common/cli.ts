@@ -11,10 +11,11 @@ export class UsageError extends Error {
 /** A whole number 1..max written in decimal ("12"; not "1e3", "0x10", "", "abc"). */
 export function positiveInt(value: string, flag: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0 || n > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? "≥ 1" : `1..${max}`;
-    throw new UsageError(`${flag}: expected a whole number ${range}, got ${JSON.stringify(value)}`);
-  }
+  const range = max === Number.MAX_SAFE_INTEGER ? "≥ 1" : `1..${max}`;
+  if (!/^\s*\d+\s*$/.test(value)) throw new UsageError(`${flag}: expected a whole number ${range}, got ${JSON.stringify(value)}`);
+  // A whole number, just too large: say so and give the bound (not "expected a whole number").
+  if (!Number.isSafeInteger(n) || n > max) throw new UsageError(`${flag}: ${value.trim()} is too large (at most ${max})`);
+  if (n <= 0) throw new UsageError(`${flag}: expected a whole number ${range}, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -26,7 +27,10 @@ export function wholeNumber(value: string, flag: string, max = Number.MAX_SAFE_I
 /** A positive number of seconds ("2", "0.5"), returned in milliseconds; at most a day. */
 export function positiveSecondsMs(value: string, flag: string): number {
   const n = Number(value);
-  if (!/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) || !(n > 0) || n > 86_400) {
+  if (/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) && n > 86_400) {
+    throw new UsageError(`${flag}: ${value.trim()} seconds is too long (at most 86400, a day)`);
+  }
+  if (!/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) || !(n > 0)) {
     throw new UsageError(`${flag}: expected a positive number of seconds (at most 86400), got ${JSON.stringify(value)}`);
   }
   return Math.max(1, Math.round(n * 1000));

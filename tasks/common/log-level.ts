@@ -1,5 +1,6 @@
 /** DOCA's log levels (doca_log.h numeric values) and a tiny stderr logger that honours them. */
 import { printError } from "./output.ts";
+import { clearStatusLine } from "./status-line.ts";
 
 export const LogLevel = { DISABLE: 10, CRIT: 20, ERROR: 30, WARNING: 40, INFO: 50, DEBUG: 60, TRACE: 70 } as const;
 
@@ -39,7 +40,9 @@ export interface Logger {
 
 export function createLogger(level: number, tag: string): Logger {
   const at = (threshold: number, label: string) => (msg: string) => {
-    if (level >= threshold) printError(`[${tag}] ${label}: ${msg}`);
+    if (level < threshold) return;
+    clearStatusLine(); // never glued to the end of a progress bar
+    printError(`[${tag}] ${label}: ${msg}`);
   };
   return {
     error: at(LogLevel.ERROR, "ERROR"),

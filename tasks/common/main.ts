@@ -11,6 +11,7 @@ import { EXIT_CODES, installStopHandlers } from "./interrupt.ts";
 import { outputLostOn, print, printError } from "./output.ts";
 
 export { print };
+import { describeMissingPermission, isMissingPermission } from "./permission.ts";
 
 /**
  * True when the module whose `import.meta` is given is the program's entry point. Deno and Bun say so themselves
@@ -39,7 +40,8 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
       printError(err.message);
       code = err.exitCode ?? 130;
     } else {
-      printError(`error: ${err?.message ?? String(e)}${usage ? " (see --help)" : ""}`);
+      const message = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
+      printError(`error: ${message}${usage ? " (see --help)" : ""}`);
       code = usage ? 2 : 1;
     }
     if (process.env.DOCA_TS_DEBUG && err?.stack) printError(err.stack);

@@ -16,7 +16,7 @@ export function runtimeCommand(script: string, args: string[]): { command: strin
   const runtime = currentRuntime();
   if (runtime === "deno") {
     const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-    return { command: deno.execPath(), args: ["run", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-sys", script, ...args] };
+    return { command: deno.execPath(), args: ["run", "--no-prompt", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-sys=statfs", script, ...args] };
   }
   if (runtime === "bun") return { command: process.execPath, args: [script, ...args] };
   return { command: process.execPath, args: ["--import", "tsx", script, ...args] };

@@ -9,8 +9,11 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  futimesSync,
+  linkSync,
   openSync,
   readdirSync,
+  readFileSync,
   renameSync,
   statfsSync,
   statSync,
@@ -22,7 +25,9 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
+import { clearInterval, setInterval } from "node:timers";
 import { onForcedExit } from "../common/interrupt.ts";
+import { rethrowMissingPermission } from "../common/permission.ts";
 
 /** Longest file name (bytes) on Linux file systems. */
 const NAME_MAX = 255;
@@ -33,8 +38,16 @@ const SUFFIX = /^\..*\.doca-ts-(\d+)-[0-9a-z]+\.part$/;
  * hash of the whole name keeps different long names apart.
  */
 export function temporaryName(target: string, pid = process.pid, random = Math.random().toString(36).slice(2, 10)): string {
+  return hiddenName(target, `.doca-ts-${pid}-${random}.part`);
+}
+
+/** `.NAME.doca-ts.lock`: one per target name, held by the copy writing it (see TargetLock). */
+export function lockName(target: string): string {
+  return hiddenName(target, ".doca-ts.lock");
+}
+
+function hiddenName(target: string, tail: string): string {
   const name = basename(target);
-  const tail = `.doca-ts-${pid}-${random}.part`;
   const whole = `.${name}${tail}`;
   if (Buffer.byteLength(whole) <= NAME_MAX) return whole;
   const hash = createHash("sha256").update(name).digest("hex").slice(0, 12);
@@ -56,7 +69,8 @@ export function checkTargetFolder(target: string, bytes?: number, shownAs = targ
   let stat;
   try {
     stat = statSync(dir);
-  } catch {
+  } catch (e) {
+    rethrowMissingPermission(e);
     throw new Error(`cannot create ${shownAs}: its folder ${dir} does not exist`);
   }
   if (!stat.isDirectory()) throw new Error(`cannot create ${shownAs}: ${dir} is not a folder`);
@@ -65,6 +79,7 @@ export function checkTargetFolder(target: string, bytes?: number, shownAs = targ
     closeSync(openSync(probe, "wx", 0o600));
     unlinkSync(probe);
   } catch (e) {
+    rethrowMissingPermission(e);
     throw new Error(`cannot create ${shownAs}: the folder ${dir} is not writable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   if (bytes !== undefined) checkFreeSpace(dir, bytes, shownAs);
@@ -75,7 +90,9 @@ export function checkFreeSpace(dir: string, bytes: number, shownAs: string): voi
   try {
     const s = statfsSync(dir);
     free = Number(s.bavail) * Number(s.bsize);
-  } catch {
+  } catch (e) {
+    // Deno without --allow-sys must not skip the check quietly: the task's flags grant it, so say which is missing.
+    rethrowMissingPermission(e);
     return; // the runtime or file system cannot tell: the write itself will fail with ENOSPC
   }
   if (bytes > free) {
@@ -84,14 +101,15 @@ export function checkFreeSpace(dir: string, bytes: number, shownAs: string): voi
 }
 
 /**
- * true / false, or undefined when this process may not tell (Deno without --allow-run or --allow-all: the deno task
- * and the shebang of dma-copy grant --allow-run for this signal-0 probe).
+ * true / false, or undefined when this process may not tell. Deno needs --allow-run for this signal-0 probe (the deno
+ * task and the shebang of dma-copy grant it); without it the permission error propagates, naming the flag.
  */
 function processAlive(pid: number): boolean | undefined {
   try {
     process.kill(pid, 0);
     return true;
   } catch (e) {
+    rethrowMissingPermission(e);
     const code = (e as NodeJS.ErrnoException).code ?? /\b(ESRCH|EPERM)\b/.exec(String(e))?.[1];
     if (code === "ESRCH") return false;
     if (code === "EPERM") return true; // someone else's process
@@ -151,31 +169,137 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
   return { removed, live, unknown };
 }
 
+/** How often a lock's holder refreshes the lock file's mtime, and after how long without that a lock is abandoned. */
+const LOCK_REFRESH_MS = 5_000;
+const LOCK_ABANDONED_MS = 30_000;
+
+/**
+ * One receiver per target name: `.NAME.doca-ts.lock` next to the temporary file, created with O_EXCL (open "wx"),
+ * holding the owner's pid and temporary file name; its mtime is refreshed every few seconds while the copy runs. A
+ * second receiver finds it and fails at once, naming the other copy. A lock whose process is gone (kill -0: ESRCH)
+ * and that nobody refreshed for 30 s is abandoned (SIGKILL, power loss) and taken over; a dead-looking pid with a
+ * fresh mtime is a copy in another pid namespace sharing the folder, so it still counts.
+ */
+export class TargetLock {
+  readonly path: string;
+  #fd: number | undefined;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  private constructor(path: string, fd: number) {
+    this.path = path;
+    this.#fd = fd;
+    this.#timer = setInterval(() => {
+      const now = new Date();
+      try {
+        if (this.#fd !== undefined) futimesSync(this.#fd, now, now);
+      } catch { /* best effort: a stale mtime only lets an abandoned-lock check succeed later */ }
+    }, LOCK_REFRESH_MS);
+    this.#timer.unref?.();
+  }
+
+  /** Takes the lock of `target`, or throws naming the copy that holds it. `shownAs`: the target as the user wrote it. */
+  static acquire(target: string, tempName: string, shownAs = target): TargetLock {
+    const path = join(dirname(target), lockName(target));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const fd = openSync(path, "wx", 0o644);
+        writeSync(fd, `pid ${process.pid}\ntemporary ${tempName}\nsince ${new Date().toISOString()}\n`);
+        return new TargetLock(path, fd);
+      } catch (e) {
+        rethrowMissingPermission(e);
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === "EEXIST") throw new Error(busyMessage(shownAs, path));
+          throw new Error(`cannot create ${shownAs}: cannot create its lock file ${path} (${code ?? (e as Error).message})`);
+        }
+      }
+      if (!abandoned(path)) throw new Error(busyMessage(shownAs, path));
+      try {
+        unlinkSync(path); // abandoned: take it over (a racing taker loses at openSync "wx" above)
+      } catch { /* someone else removed it first */ }
+    }
+  }
+
+  /** Throws when another copy holds the lock of `target` (a check before connecting; acquire() is the real guard). */
+  static checkFree(target: string, shownAs = target): void {
+    const path = join(dirname(target), lockName(target));
+    if (existsSync(path) && !abandoned(path)) throw new Error(busyMessage(shownAs, path));
+  }
+
+  release(): void {
+    clearInterval(this.#timer);
+    if (this.#fd === undefined) return;
+    try {
+      closeSync(this.#fd);
+    } catch { /* already closed */ }
+    this.#fd = undefined;
+    try {
+      unlinkSync(this.path);
+    } catch { /* already gone */ }
+  }
+}
+
+function lockOwner(path: string): { pid?: number; temporary?: string; since?: string } {
+  try {
+    const text = readFileSync(path, "utf8");
+    const pid = Number(/^pid (\d+)$/m.exec(text)?.[1]);
+    return { pid: pid > 0 ? pid : undefined, temporary: /^temporary (.+)$/m.exec(text)?.[1], since: /^since (.+)$/m.exec(text)?.[1] };
+  } catch {
+    return {};
+  }
+}
+
+function abandoned(path: string): boolean {
+  const { pid } = lockOwner(path);
+  if (pid === process.pid) return false;
+  if (pid !== undefined && processAlive(pid) !== false) return false;
+  try {
+    return Date.now() - statSync(path).mtimeMs > LOCK_ABANDONED_MS;
+  } catch {
+    return true; // gone meanwhile
+  }
+}
+
+function busyMessage(shownAs: string, lockPath: string): string {
+  const o = lockOwner(lockPath);
+  const who = o.pid ? `process ${o.pid}${o.since ? ` since ${o.since}` : ""}${o.temporary ? `, writing ${o.temporary}` : ""}` : "another process";
+  return `cannot create ${shownAs}: another copy is writing it (${who}; lock ${lockPath}). ` +
+    `Wait for it to finish or choose another name; if that copy is gone, the lock is taken over ${LOCK_ABANDONED_MS / 1000} s after it stopped`;
+}
+
 export class AtomicFile {
   readonly target: string;
   readonly tempPath: string;
   #fd: number | undefined;
+  #lock: TargetLock;
   #unregister: () => void;
 
-  private constructor(target: string, tempPath: string, fd: number) {
+  private constructor(target: string, tempPath: string, fd: number, lock: TargetLock) {
     this.target = target;
     this.tempPath = tempPath;
     this.#fd = fd;
-    // If the process must exit without unwinding (a second Ctrl-C), the temporary file still goes.
+    this.#lock = lock;
+    // If the process must exit without unwinding (a second Ctrl-C), the temporary file and the lock still go.
     this.#unregister = onForcedExit(() => this.abort());
   }
 
-  /** Creates the temporary file; fails (EEXIST) rather than clobbering anything. */
+  /**
+   * Takes the target's lock (another copy writing the same name: an error naming it), then creates the temporary
+   * file; fails (EEXIST) rather than clobbering anything.
+   */
   static create(target: string): AtomicFile {
-    const tempPath = join(dirname(target), temporaryName(target));
+    const tempName = temporaryName(target);
+    const tempPath = join(dirname(target), tempName);
+    const lock = TargetLock.acquire(target, tempName);
     let fd: number;
     try {
       fd = openSync(tempPath, "wx", 0o644);
     } catch (e) {
+      lock.release();
       const code = (e as NodeJS.ErrnoException).code;
       throw new Error(`cannot create ${target}${code ? ` (${code})` : ""}: ${(e as Error).message.replace(tempPath, "its temporary file")}`);
     }
-    return new AtomicFile(target, tempPath, fd);
+    return new AtomicFile(target, tempPath, fd, lock);
   }
 
   /** Writes all of `bytes` at `position` (loops over short writes). */
@@ -207,7 +331,17 @@ export class AtomicFile {
     fsyncSync(fd);
     closeSync(fd);
     this.#fd = undefined;
-    renameSync(this.tempPath, this.target);
+    try {
+      publishWithoutReplacing(this.tempPath, this.target);
+    } catch (e) {
+      try {
+        unlinkSync(this.tempPath);
+      } catch { /* already gone */ }
+      this.#lock.release();
+      this.#unregister();
+      throw e;
+    }
+    this.#lock.release();
     this.#unregister();
     // Make the rename itself durable where the platform allows opening a folder.
     try {
@@ -232,6 +366,7 @@ export class AtomicFile {
       try {
         unlinkSync(this.tempPath);
       } catch { /* already gone */ }
+      this.#lock.release();
       this.#unregister();
     }
   }
@@ -240,4 +375,28 @@ export class AtomicFile {
     if (this.#fd === undefined) throw new Error(`${this.target}: the temporary file is already committed or aborted`);
     return this.#fd;
   }
+}
+
+/**
+ * Gives the finished temporary file its final name without ever replacing a file that appeared under that name
+ * during the copy (another program, or a user). rename() would replace it silently and renameat2(RENAME_NOREPLACE)
+ * is not reachable from JavaScript, so: link(temp, target), which fails with EEXIST instead of replacing, then
+ * unlink(temp). File systems without hard links (EPERM, ENOTSUP, EMLINK: vfat, some FUSE and network mounts) fall
+ * back to "target absent? then rename": doca-ts receivers are kept apart by the lock, and only a program that is
+ * not doca-ts creating the name in that instant can still be replaced there.
+ */
+export function publishWithoutReplacing(tempPath: string, target: string): void {
+  const appeared = () => new Error(`${target} appeared during the copy (created by something else): it was not replaced, and the received copy was discarded`);
+  try {
+    linkSync(tempPath, target);
+  } catch (e) {
+    rethrowMissingPermission(e);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") throw appeared();
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "EMLINK" && code !== "ENOSYS") throw e;
+    if (existsSync(target)) throw appeared();
+    renameSync(tempPath, target);
+    return;
+  }
+  unlinkSync(tempPath);
 }

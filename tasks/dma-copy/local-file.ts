@@ -3,6 +3,7 @@
  * native memory views. Like NVIDIA's application, "has the file" means it exists and is readable here.
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { rethrowMissingPermission } from "../common/permission.ts";
 
 export type LocalFile = { have: true; size: number } | { have: false };
 
@@ -10,14 +11,16 @@ export function probeLocalFile(path: string): LocalFile {
   let stat;
   try {
     stat = statSync(path);
-  } catch {
+  } catch (e) {
+    rethrowMissingPermission(e); // Deno without --allow-read: not "the file is absent"
     return { have: false };
   }
   if (!stat.isFile()) throw new Error(`${path} exists and is not a regular file`);
   // Opening is the readability test (Deno's accessSync needs --allow-sys for the uid).
   try {
     closeSync(openSync(path, "r"));
-  } catch {
+  } catch (e) {
+    rethrowMissingPermission(e);
     throw new Error(`${path} exists but is not readable: refusing to overwrite it`);
   }
   return { have: true, size: stat.size };

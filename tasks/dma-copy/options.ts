@@ -53,6 +53,9 @@ Speaks the message protocol of NVIDIA's DOCA DMA Copy application, so either sid
 between two doca-ts sides files of any size move in chunks, verified by SHA-256 (docs/PROTOCOL.md).
 The receiving side writes a hidden temporary file in the target folder, fsyncs and renames it, then tells the
 sender; the sender exits 0 only after that (between doca-ts sides; see docs/PROTOCOL.md for NVIDIA's protocol).
+One receiver per target: a second copy writing the same name fails at once, naming the first (lock file
+.NAME.doca-ts.lock), and a file that appears under the name meanwhile is never replaced. A DPU busy with one host
+answers any other host that it is busy.
 On failure or Ctrl-C the temporary file is removed and the target name is never created; a run killed outright
 (SIGKILL) leaves its temporary file, which a later run in that folder removes (or reports, if under 2 minutes
 old). Relative paths are relative to the folder you ran the command from (INIT_CWD under npm run / deno task).

@@ -1,44 +1,57 @@
 /**
  * Progress reporting: a redrawn bar with throughput and ETA on stderr when stderr is a TTY, nothing while running
- * otherwise (the caller prints a one-line summary at the end).
+ * otherwise (the caller prints a one-line summary at the end). The rate counts from the first byte moved, not from
+ * the start (waiting for the peer is not transfer time); any other message clears the bar first
+ * (tasks/common/status-line.ts).
  */
 import { readFileSync } from "node:fs";
 import { clearInterval, setInterval } from "node:timers";
 import process from "node:process";
 import { formatBytes, formatRate } from "../common/units.ts";
+import { drawStatusLine, endStatusLine } from "../common/status-line.ts";
 
 export { formatBytes, formatRate };
 
 export class ProgressBar {
   readonly #total: number;
   readonly #enabled: boolean;
-  readonly #start = performance.now();
-  #lastDraw = 0;
+  readonly #write: ((text: string) => void) | undefined;
+  readonly #now: () => number;
+  /** When and at what count the first byte moved: the rate leaves out the time spent waiting for the peer. */
+  #first: { at: number; done: number } | undefined;
+  #lastDraw = -Infinity;
 
-  constructor(total: number, enabled = process.stderr.isTTY === true) {
+  constructor(total: number, enabled = process.stderr.isTTY === true, write?: (text: string) => void, now = () => performance.now()) {
     this.#total = total;
     this.#enabled = enabled;
+    this.#write = write;
+    this.#now = now;
   }
 
   update(done: number): void {
     if (!this.#enabled) return;
-    const now = performance.now();
+    const now = this.#now();
+    if (done > 0 && this.#first === undefined) this.#first = { at: now, done };
     if (now - this.#lastDraw < 100 && done < this.#total) return; // at most ten redraws a second
     this.#lastDraw = now;
-    const seconds = (now - this.#start) / 1000;
-    const fraction = this.#total > 0 ? done / this.#total : 1;
+    drawStatusLine(this.line(done, now), this.#write);
+  }
+
+  /** The bar's text at `done` bytes and time `now` (no carriage return, no escape sequences). */
+  line(done: number, now = this.#now()): string {
+    const fraction = this.#total > 0 ? Math.min(1, done / this.#total) : 1;
     const width = 30;
     const filled = Math.round(fraction * width);
-    const rate = seconds > 0 ? done / seconds : 0;
-    const eta = rate > 0 ? (this.#total - done) / rate : 0;
-    process.stderr.write(
-      `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${(fraction * 100).toFixed(1).padStart(5)}% ` +
-        `${formatBytes(done)}/${formatBytes(this.#total)} ${formatRate(done, seconds)} ETA ${eta.toFixed(1)}s `,
-    );
+    const seconds = this.#first ? (now - this.#first.at) / 1000 : 0;
+    const moved = done - (this.#first?.done ?? 0);
+    const rate = seconds > 0 ? moved / seconds : 0;
+    const eta = done >= this.#total ? "done" : rate > 0 ? `ETA ${((this.#total - done) / rate).toFixed(1)} s` : "ETA -";
+    return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${(fraction * 100).toFixed(1).padStart(5)}% ` +
+      `${formatBytes(done)}/${formatBytes(this.#total)} ${rate > 0 ? formatRate(moved, seconds) : "-"} ${eta}`;
   }
 
   finish(): void {
-    if (this.#enabled) process.stderr.write("\n");
+    if (this.#enabled) endStatusLine();
   }
 }
 

@@ -46,7 +46,20 @@ export async function receiveDescriptor(messenger: Messenger, what = "the export
  * the exported range (a peer may announce any address: the range comes from the export itself).
  */
 export function importDescriptor(device: Device, received: DescriptorMsg, length: number): Mmap {
-  const remote = Mmap.fromExport(received.descriptor, device);
+  let remote: Mmap;
+  try {
+    remote = Mmap.fromExport(received.descriptor, device);
+  } catch (e) {
+    if ((e as { docaName?: string }).docaName !== "DOCA_ERROR_NOT_PERMITTED") throw e;
+    throw new Error(
+      `the peer's export cannot be imported here (${(e as Error).message}). On the software device the two sides ` +
+        `must reach each other's memory: the same user in the same user namespace (a container, \`unshare -U\`, ` +
+        `rootless podman or a sandbox give another one, even with the same uid), the same pid namespace, and a Yama ` +
+        `ptrace_scope of 0 or 1; run the doctor task (\`npm run deno -- task doctor\`) on both sides. On a BlueField: the export was made for ` +
+        `another device or without DMA access`,
+      { cause: e },
+    );
+  }
   const { address: start, length: total } = remote.range;
   if (received.address < start || received.address + length > start + total) {
     remote.close();

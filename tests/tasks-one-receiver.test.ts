@@ -1,0 +1,93 @@
+/**
+ * One receiver per target: a second copy aiming at a name another copy is writing fails at once naming the first
+ * (the lock next to the temporary file), an abandoned lock (process gone, not refreshed) is taken over, and the final
+ * rename never replaces a file that appeared under the name meanwhile.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import process from "node:process";
+import { lockName, publishWithoutReplacing, TargetLock } from "../tasks/dma-copy/atomic-file.ts";
+import { startChild } from "../tasks/common/run-pair.ts";
+import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+
+const spaces: Workspace[] = [];
+after(() => spaces.forEach((w) => w.remove()));
+const space = (tag: string) => (spaces.push(workspace(tag)), spaces.at(-1)!);
+const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A pid that is certainly not running: a child that has exited. */
+function deadPid(): number {
+  const r = spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" });
+  return Number(r.stdout.trim());
+}
+
+describe("the target lock", () => {
+  test("a second lock on the same name fails naming the holder; after release it is free", () => {
+    const w = space("lock");
+    const target = join(w.dpu, "f.bin");
+    const first = TargetLock.acquire(target, ".f.bin.tmp");
+    try {
+      assert.throws(() => TargetLock.acquire(target, ".f.bin.tmp2"), new RegExp(`another copy is writing it \\(process ${process.pid} since .*writing \\.f\\.bin\\.tmp;`));
+      assert.throws(() => TargetLock.checkFree(target), /another copy is writing it/);
+    } finally {
+      first.release();
+    }
+    assert.deepEqual(w.list(w.dpu), []);
+    TargetLock.acquire(target, "x").release();
+  });
+
+  test("a lock whose process is gone is taken over once nobody refreshed it for 30 s, not before", () => {
+    const w = space("lock-dead");
+    const target = join(w.dpu, "f.bin");
+    const lock = join(w.dpu, lockName(target));
+    writeFileSync(lock, `pid ${deadPid()}\ntemporary .gone\nsince 2020-01-01T00:00:00Z\n`);
+    assert.throws(() => TargetLock.acquire(target, "y"), /another copy is writing it/, "fresh: may be another pid namespace");
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    const taken = TargetLock.acquire(target, "y");
+    assert.match(readFileSync(lock, "utf8"), new RegExp(`^pid ${process.pid}\n`));
+    taken.release();
+  });
+
+  test("the rename never replaces a file that appeared under the target name", () => {
+    const w = space("noreplace");
+    const target = join(w.dpu, "f.bin");
+    const temp = join(w.dpu, ".f.bin.part");
+    writeFileSync(temp, "received");
+    writeFileSync(target, "someone else's");
+    assert.throws(() => publishWithoutReplacing(temp, target), /appeared during the copy .*not replaced/);
+    assert.equal(readFileSync(target, "utf8"), "someone else's");
+    const other = join(w.dpu, "g.bin");
+    publishWithoutReplacing(temp, other);
+    assert.equal(readFileSync(other, "utf8"), "received");
+    assert.ok(!existsSync(temp));
+  });
+});
+
+test("two receivers, one target: the second fails at once naming the first; the first completes", async () => {
+  const a = space("recv-a");
+  const b = space("recv-b");
+  const target = join(a.dpu, "f.bin");
+  const expect = writePatternFile(join(a.host, "f.bin"), 8 * 1024 * 1024, 5);
+  const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "60", "--quiet"];
+  const dpu = startChild(script, ["--side", "dpu", "-f", target, "-p", DPU_PCI, "-r", HOST_PCI, ...paced], { ...a.env, DOCA_TS_ANNOUNCE_LISTEN: "1" }, 180_000);
+  await dpu.waitForStderr("waiting for the host", 90_000);
+  const host = startChild(script, ["--side", "host", "-f", join(a.host, "f.bin"), "-p", HOST_PCI, ...paced], a.env, 180_000);
+  const lock = join(a.dpu, lockName(target));
+  for (let i = 0; i < 6000 && !existsSync(lock); i++) await sleep(10);
+  assert.ok(existsSync(lock), "the first receiver holds the lock while it writes");
+  // The second receiver: a host without the file, aiming at the same name (its own software device, no peer needed).
+  const second = await startChild(script, ["--side", "host", "-f", target, "-p", HOST_PCI, "--timeout", "60"], b.env, 90_000).done;
+  assert.equal(second.code, 1, second.stderr);
+  assert.match(second.stderr, /cannot create .*f\.bin: another copy is writing it \(process \d+/);
+  assert.doesNotMatch(second.stderr, /could not reach|waiting for/, "failed before connecting");
+  const [h, d] = await Promise.all([host.done, dpu.done]);
+  assert.equal(d.code, 0, d.stderr);
+  assert.equal(h.code, 0, h.stderr);
+  assert.equal(sha256File(target), expect);
+  assert.deepEqual(a.list(a.dpu), ["f.bin"], "no lock or temporary file left");
+});
