@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env
+#!/usr/bin/env -S deno run --no-prompt --allow-read --allow-write --allow-run --allow-env
 /**
  * Assembles ffi/asm/x86_64.S and ffi/asm/aarch64.S and writes ffi/machine-code.ts, the bytes doca-ts places in
  * executable memory (the completion ring's stubs and the call_each loop). `deno task machine-code` regenerates the

@@ -112,17 +112,24 @@ describe("dma-copy: a closed output pipe (2>&1 | head -1)", () => {
     assert.match(host.stderr, /peer failed: DPU: .*interrupted \(SIGPIPE: std(err|out) closed\)/, host.stderr);
   });
 
-  test("a sender whose output is closed still completes the copy (the receiver has it), then exits 141", async () => {
+  // The sender's first line (its "connecting" INFO) may be the one head takes: then its output closes before the copy
+  // and it stops like Ctrl-C; when the output closes only after the copy, the copy stays complete. Either is clean.
+  test("a sender whose output is closed either completes the copy or stops cleanly, and exits 141 (never a trace)", async () => {
     const w = space("epipe-send");
     const expect = writePatternFile(join(w.host, "f.bin"), 200_000);
     const dpu = startChild(task("dma-copy"), ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "20"], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 90_000);
     await dpu.waitForStderr(DPU_LISTENING, 60_000);
     const host = await throughHead(task("dma-copy"), ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, "--timeout", "20", "-l", "50"], { ...w.env, DOCA_SIM_SIDE: "host" }).done;
     const d = await dpu.done;
-    assert.equal(d.code, 0, d.stderr);
-    assert.equal(sha256File(join(w.dpu, "f.bin")), expect);
-    assert.ok(host.code === 141 || host.code === 0, `host exit ${host.code}`);
     assert.doesNotMatch(host.line, /Uncaught/);
+    if (d.code === 0) {
+      assert.equal(sha256File(join(w.dpu, "f.bin")), expect);
+      assert.ok(host.code === 141 || host.code === 0, `host exit ${host.code}`);
+    } else {
+      assert.match(d.stderr, /peer failed: host: .*interrupted \(SIGPIPE: std(err|out) closed\)/, d.stderr);
+      assert.equal(host.code, 141, `host exit ${host.code}`);
+      assert.deepEqual(w.list(w.dpu), [], "no file and no temporary file");
+    }
   });
 });
 
@@ -175,7 +182,7 @@ describe("demo is a task like the others", () => {
       const cmd = runtimeCommand(task("demo"), ["--size", "99999999999999"]);
       const r = spawnSync(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, TMPDIR: tmp }, encoding: "utf8", timeout: 60_000 });
       assert.equal(r.status, 2, r.stderr);
-      assert.match(r.stderr, /^error: --size: expected a whole number 1\.\.4294967296, got "99999999999999" \(see --help\)/);
+      assert.match(r.stderr, /^error: --size: 99999999999999 is too large \(at most 4294967296\) \(see --help\)/);
       assert.deepEqual(demoFolders(tmp), []);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
