@@ -10,7 +10,7 @@ export type NativeType = "void" | "u8" | "u16" | "u32" | "i32" | "u64" | "usize"
 
 export interface SymbolDef {
   /** Which shared library holds the symbol (libdoca_<lib>.so, or libc). */
-  lib: "common" | "dma" | "comch" | "libc";
+  lib: "common" | "dma" | "comch" | "rdma" | "libc";
   params: readonly NativeType[];
   result: NativeType;
   /** Missing from some builds (software-device diagnostics, newer-DOCA functions): bound as undefined. */
