@@ -85,8 +85,20 @@ export interface HasConnection {
   readonly [NATIVE]: Native;
 }
 
+/** Every RDMA kind doca-ts submits; the order fixes each kind's index in the task user data. */
+export interface RdmaKinds {
+  write: RdmaKind<HasConnection, RdmaOp>;
+  writeImm: RdmaKind<HasConnection, RdmaOp>;
+  read: RdmaKind<HasConnection, RdmaOp>;
+  send: RdmaKind<HasConnection, RdmaOp>;
+  sendImm: RdmaKind<HasConnection, RdmaOp>;
+  compareSwap: RdmaKind<HasConnection, RdmaOp>;
+  fetchAdd: RdmaKind<HasConnection, RdmaOp>;
+  receive: RdmaKind<ReceiveRequest, undefined>;
+}
+
 /** `ud`/`out` are native forms; Bufs give theirs through NATIVE. */
-export function rdmaKinds(capacity: number, onReceive: (slot: number, typedTask: number, ok: boolean, r: ReceiveRequest) => void) {
+export function rdmaKinds(capacity: number, onReceive: (slot: number, typedTask: number, ok: boolean, r: ReceiveRequest) => void): RdmaKinds {
   const n = (x: Buf | undefined) => x![NATIVE];
   const native = doca().backend.native;
   let i = 0;
@@ -118,7 +130,6 @@ function wide(native: (n: number) => Native, value: bigint): Native {
   return value <= BigInt(Number.MAX_SAFE_INTEGER) ? native(Number(value)) : value;
 }
 
-export type RdmaKinds = ReturnType<typeof rdmaKinds>;
 
 /** doca_be32_t ↔ host order (every platform doca-ts runs on is little-endian). */
 export function bswap32(x: number): number {
