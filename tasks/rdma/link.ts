@@ -28,7 +28,8 @@ export function parseEndpoint(listen: string | undefined, connect: string | unde
   if ((listen === undefined) === (connect === undefined)) throw new UsageError("give exactly one of --listen [ADDR:]PORT and --connect HOST:PORT");
   const text = (listen ?? connect)!;
   const flag = listen !== undefined ? "--listen" : "--connect";
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+))?:?(\d{1,5})$/.exec(text);
+  // [IPv6]:PORT, IPv4:PORT, or PORT alone (IPv6 needs its brackets: "::1:7471" would be ambiguous).
+  const m = /^(?:(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]]+)):)?(\d{1,5})$/.exec(text);
   const port = m ? Number(m[3]) : NaN;
   const host = m ? m[1] ?? m[2] : undefined;
   if (!m || !(port >= 1 && port <= 65535)) throw new UsageError(`${flag}: expected ${listen !== undefined ? "[ADDR:]PORT" : "HOST:PORT"} with a port from 1 to 65535, got ${JSON.stringify(text)}`);
