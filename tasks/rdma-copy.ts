@@ -50,6 +50,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     timeoutMs: options.timeoutMs,
     signal: run.signal,
     permissions: exposes,
+    onListening: options.quiet ? undefined : (what) => process.stderr.write(`rdma-copy: ${what}\n`),
   });
   try {
     if (options.role === "send") {

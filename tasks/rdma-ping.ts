@@ -96,7 +96,9 @@ function percentile(sorted: number[], p: number): number {
 export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal } = {}): Promise<PingResult | undefined> {
   using device = openRdmaDevice(o.device);
   using pe = new ProgressEngine();
-  const link = await Link.open({ device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0 });
+  const link = await Link.open({ device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0,
+    onListening: (what) => process.stderr.write(`rdma-ping: ${what}\n`),
+  });
   const memory = NativeMemory.alloc(Channel.MAX_MESSAGE);
   const mmap = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
   const inventory = new BufInventory(1);

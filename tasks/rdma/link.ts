@@ -51,6 +51,8 @@ export interface LinkOptions {
   /** Access the peer gets through this context (RDMA_WRITE for a write target, RDMA_READ for a read source). */
   permissions: number;
   maxTasks?: number;
+  /** Told once this side waits for the peer (listening), e.g. to print "listening on port N". */
+  onListening?: (what: string) => void;
 }
 
 /** The RDMA context and its one connection, plus a control channel; close() releases all of it. */
@@ -97,11 +99,12 @@ async function connect(rdma: Rdma, opts: LinkOptions): Promise<RdmaConnection> {
   if (opts.exchange === "cm") {
     if (!endpoint.listen) return await rdma.connectTo(endpoint.host, endpoint.port, { timeoutMs });
     rdma.listen(endpoint.port);
+    opts.onListening?.(`listening for RDMA CM on port ${endpoint.port}`);
     return await rdma.accept({ timeoutMs });
   }
   // Out of band: each side sends its exported details over one TCP socket (length-prefixed), then connects.
   const { connection, details } = rdma.exportConnection();
-  const peer = await exchangeOverTcp(endpoint, details, timeoutMs);
+  const peer = await exchangeOverTcp(endpoint, details, timeoutMs, opts.onListening);
   connection.connect(peer);
   return connection;
 }
@@ -109,7 +112,7 @@ async function connect(rdma: Rdma, opts: LinkOptions): Promise<RdmaConnection> {
 /** Largest connection details accepted from a peer (the software device's are a few dozen bytes). */
 const MAX_DETAILS = 4096;
 
-function exchangeOverTcp(endpoint: Endpoint, mine: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+function exchangeOverTcp(endpoint: Endpoint, mine: Uint8Array, timeoutMs: number, onListening?: (what: string) => void): Promise<Uint8Array> {
   return new Promise<Uint8Array>((resolve, reject) => {
     let server: ReturnType<typeof createServer> | undefined;
     let socket: Socket | undefined;
@@ -145,7 +148,7 @@ function exchangeOverTcp(endpoint: Endpoint, mine: Uint8Array, timeoutMs: number
         talk(s);
       });
       server.on("error", (e) => finish(new Error(`cannot listen on TCP port ${endpoint.port}: ${e.message}`)));
-      server.listen(endpoint.port, endpoint.host);
+      server.listen(endpoint.port, endpoint.host, () => onListening?.(`listening on TCP port ${endpoint.port} for the peer's connection details`));
     } else {
       talk(createConnection({ host: endpoint.host, port: endpoint.port }));
     }
