@@ -14,7 +14,7 @@ export interface RdmaOp {
   src?: Buf;
   dst?: Buf;
   result?: Buf;
-  /** Immediate data, already in wire (big-endian) order as a u32. */
+  /** Immediate data (u32, passed to DOCA's doca_be32_t unchanged). */
   imm?: number;
   /** Atomics: compare / swap / add operands (u64). */
   a?: bigint;
@@ -26,7 +26,7 @@ export interface ReceiveRequest {
   buf: Buf;
   length: number;
   opcode: number;
-  /** Immediate data as the wire carried it (big-endian u32); undefined for a plain send. */
+  /** Immediate data as DOCA returned it; undefined for a plain send. */
   immWire: number | undefined;
   /** The doca_rdma_connection the message came over (a native pointer, mapped to its wrapper by Rdma). */
   connection: number;
@@ -128,10 +128,4 @@ export function rdmaKinds(capacity: number, onReceive: (slot: number, typedTask:
 /** A u64 operand in the loader's argument form: Deno takes a BigInt, Bun and koffi a BigInt or a number. */
 function wide(native: (n: number) => Native, value: bigint): Native {
   return value <= BigInt(Number.MAX_SAFE_INTEGER) ? native(Number(value)) : value;
-}
-
-
-/** doca_be32_t ↔ host order (every platform doca-ts runs on is little-endian). */
-export function bswap32(x: number): number {
-  return (((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
 }

@@ -23,7 +23,7 @@ import { Mmap } from "./mmap.ts";
 import { NativeMemory } from "./memory.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
-import { bswap32, MAX_SLOTS, type RdmaKind, type RdmaKinds, rdmaKinds, type RdmaOp, type ReceiveRequest, SLOT_BITS } from "./rdma-kinds.ts";
+import { MAX_SLOTS, type RdmaKind, type RdmaKinds, rdmaKinds, type RdmaOp, type ReceiveRequest, SLOT_BITS } from "./rdma-kinds.ts";
 
 /** enum doca_rdma_transport_type. */
 export const RdmaTransport = { RC: 0, DC: 1 } as const;
@@ -122,7 +122,7 @@ function checkImmediate(where: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0xffff_ffff) {
     throw new RangeError(`${where}: immediate must be an integer from 0 to 4294967295, got ${String(value)}`);
   }
-  return bswap32(value);
+  return value;
 }
 
 function checkU64(where: string, name: string, value: unknown): bigint {
@@ -372,7 +372,7 @@ export class Rdma extends CtxResource {
     return {
       buf: req.buf,
       length: req.length,
-      immediate: req.immWire === undefined ? undefined : bswap32(req.immWire),
+      immediate: req.immWire,
       opcode: req.opcode,
       connection: this.#connections.get(req.connection),
     };
@@ -675,7 +675,10 @@ export class RdmaConnection {
     return this.#run("send", "send", { src }, () => checkBuf(src, "send: src"));
   }
 
-  /** Send with immediate data (u32, arrives in host order at a doca-ts receiver). */
+  /**
+   * Send with immediate data: a u32 handed to DOCA's doca_be32_t as is, so the receiver (doca-ts or C, e.g.
+   * NVIDIA's samples) reads back the same number; byte order on the wire is DOCA's business.
+   */
   sendImm(src: Buf, immediate: number): Promise<void> {
     const op: RdmaOp = { src };
     return this.#run("sendImm", "sendImm", op, () => {

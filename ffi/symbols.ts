@@ -318,7 +318,7 @@ export const CALLBACKS = {
 // RDMA (issue 21): libdoca_rdma, plus the libdoca_common functions only RDMA needs. Every entry is optional: a DOCA
 // install (or a 2.7 build) without libdoca_rdma still loads DMA and Comch; ffi/rdma*.ts require what they use
 // (requireFns → DocaError NOT_SUPPORTED naming the missing function). Prototypes: DOCA 3.x doca_rdma.h / doca_mmap.h.
-// `doca_be32_t` immediate data travels as u32 (the wire's byte order; ffi/rdma-kinds.ts converts).
+// `doca_be32_t` immediate data travels as a u32, unchanged (as NVIDIA's samples use it).
 // ===================================================================================================================
 export const RDMA_SYMBOLS = {
   // doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc, size_t *export_desc_len);
