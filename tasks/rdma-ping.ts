@@ -44,18 +44,21 @@ export interface RdmaPingOptions {
   jsonOutput: boolean;
 }
 
+/** Every flag rdma-ping accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  listen: { type: "string" },
+  connect: { type: "string" },
+  exchange: { type: "string" },
+  count: { type: "string" },
+  size: { type: "string" },
+  device: { type: "string", short: "d" },
+  timeout: { type: "string" },
+  "json-output": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "run"; options: RdmaPingOptions } {
-  const { values: v } = parseFlags(argv, {
-    listen: { type: "string" },
-    connect: { type: "string" },
-    exchange: { type: "string" },
-    count: { type: "string" },
-    size: { type: "string" },
-    device: { type: "string", short: "d" },
-    timeout: { type: "string" },
-    "json-output": { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values: v } = parseFlags(argv, FLAGS);
   if (v.help) return { kind: "help" };
   const endpoint = parseEndpoint(v.listen, v.connect);
   const exchange = v.exchange ?? "cm";

@@ -53,7 +53,8 @@ the peer is told, no temporary file stays.
 Exit status: 0 when the file was copied (verified and committed by the receiver), 2 for bad flags, 130/143 when
 interrupted by SIGINT/SIGTERM, 1 with a message on stderr otherwise.`;
 
-const FLAGS = {
+/** Every flag rdma-copy accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
   send: { type: "string" },
   receive: { type: "string" },
   listen: { type: "string" },
