@@ -93,6 +93,21 @@ const plans: Record<string, (block: string) => Promise<void>> = {
     await runs(block.replaceAll("/tmp/doca-demo", dir), [/dma-copy host: sent .*big\.bin/]);
     assert.deepEqual(readFileSync(join(dir, "dpu", "big.bin")), readFileSync(join(dir, "host", "big.bin")));
   },
+  // The two-machine RDMA example, run on one machine: machine A's address becomes 127.0.0.1 (and a free port),
+  // the paths scratch files; A's command runs in the background until it says it listens, then B's.
+  "# A: receive into /tmp/copy.bin, waiting on port 7471 (RDMA CM)": async (block) => {
+    const dir = folder("rdma");
+    const port = String(20000 + Math.floor(Math.random() * 30000));
+    const [a, b] = block.split("\n").filter((l) => l && !l.startsWith("#"));
+    assert.match(a, /--receive \/tmp\/copy\.bin --listen 7471$/);
+    assert.match(b, /--send \.\/big\.bin --connect 192\.0\.2\.10:7471$/);
+    writeFileSync(join(dir, "big.bin"), new Uint8Array(3_000_000).map((_, i) => (i * 7) & 0xff));
+    const script = `${a.replace("/tmp/copy.bin", join(dir, "copy.bin")).replace("7471", port)} > ${dir}/a.log 2>&1 & ` +
+      `for i in $(seq 600); do grep -q listening ${dir}/a.log && break; sleep 0.1; done; ` +
+      `${b.replace("./big.bin", join(dir, "big.bin")).replace("192.0.2.10:7471", `127.0.0.1:${port}`)} && wait $! && cat ${dir}/a.log`;
+    await runs(script, [/rdma-copy: sent .*big\.bin.*committed by the receiver/, /rdma-copy: received .*copy\.bin/], { env: { DOCA_SIM_DIR: folder("rdma-sim") } });
+    assert.deepEqual(readFileSync(join(dir, "copy.bin")), readFileSync(join(dir, "big.bin")));
+  },
   "npm run deno -- task repl      # or, with a deno of your own: deno task repl": async (block) => {
     await runs(block, [/devices: 0000:b1:00\.1/, /a\\\\x1b/], { stdin: `tasks.printable("a\\x1b")\n`, env: { DOCA_SIM_DIR: folder("repl") } });
   },
