@@ -727,6 +727,7 @@ class AutoReceive {
   readonly #queue: RdmaMessage[] = [];
   readonly #waiters: Waiters<RdmaMessage>;
   #failure: unknown;
+  #failures = 0;
   #closed = false;
 
   constructor(readonly rdma: Rdma, set: ReceiveBuffers, receive: (buf: Buf) => Promise<RdmaReceived>) {
@@ -736,6 +737,7 @@ class AutoReceive {
       if (this.#closed) return;
       buf.resetData();
       receive(buf).then((r) => {
+        this.#failures = 0;
         const message = rdma.messageOf(r);
         if (!this.#waiters.resolveNext(message)) this.#queue.push(message);
         post(buf);
@@ -743,6 +745,9 @@ class AutoReceive {
         if (this.#closed) return;
         if (this.#waiters.size > 0) this.#waiters.rejectAll(e);
         else this.#failure ??= e;
+        // Keep the buffer posted (one failed receive must not shrink the set), unless receives keep failing: a
+        // device refusing every receive would otherwise spin here.
+        if (++this.#failures <= buffers.length * 4) post(buf);
       });
     };
     for (const buf of buffers) post(buf);

@@ -52,11 +52,14 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     permissions: exposes,
     onListening: options.quiet ? undefined : (what) => process.stderr.write(`rdma-copy: ${what}\n`),
   });
+  // Windows are released after the link closed (its context stopped): see sendFile.
+  const releases: (() => void)[] = [];
+  const defer = (release: () => void) => releases.push(release);
   try {
     if (options.role === "send") {
       const bar = new ProgressBar(size, showBar);
       try {
-        return await sendFile(link, options.file, size, { mode: options.mode, chunk: options.chunk, slots: options.slots, progress: bar });
+        return await sendFile(link, options.file, size, { mode: options.mode, chunk: options.chunk, slots: options.slots, progress: bar, defer });
       } finally {
         bar.finish();
       }
@@ -64,6 +67,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     return await receiveFile(link, options.file, {
       maxChunk: device.info.caps.rdma?.maxMessageSize || undefined,
       progress: (total) => new ProgressBar(total, showBar),
+      defer,
     });
   } catch (e) {
     // Tell the peer (unless it told us, or it is gone); a Ctrl-C says so in its reason.
@@ -73,6 +77,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     throw e;
   } finally {
     await link.close().catch(() => {});
+    for (const release of releases.reverse()) release();
   }
 }
 

@@ -127,18 +127,28 @@ function sha(m: Message): string {
 }
 
 /** Sends `path` (size known) to the peer: resolves once the receiver confirmed the committed file's SHA-256. */
-export async function sendFile(link: Link, path: string, size: number, o: { mode: CopyMode; chunk: number; slots: number; progress?: ProgressBar }): Promise<TransferResult> {
+/**
+ * `defer` receives what to release once the link is closed: the windows stay registered until the context has
+ * stopped, so no task still in flight (after a failure) can reach memory that is gone.
+ */
+export async function sendFile(
+  link: Link,
+  path: string,
+  size: number,
+  o: { mode: CopyMode; chunk: number; slots: number; progress?: ProgressBar; defer: (release: () => void) => void },
+): Promise<TransferResult> {
   const started = performance.now();
   const { channel, connection } = link;
   const chunk = Math.max(1, Math.min(o.chunk, size || 1));
   const slots = Math.max(1, Math.min(o.slots, Math.ceil(size / chunk) || 1));
   const local = new Window(link, slots, chunk, o.mode === "read" ? Access.RDMA_READ : 0);
-  let remote: RemoteWindow | undefined;
+  o.defer(() => local.close());
   using reader = new FileReader(path);
-  try {
+  {
     await channel.send({ type: "OFFER", v: 1, size, chunk, slots, mode: o.mode, ...(o.mode === "read" ? { window: local.describe(link) } : {}) });
     const accept = await channel.recv("waiting for the receiver to accept", "ACCEPT");
-    if (o.mode === "write") remote = new RemoteWindow(link, accept.window, slots, chunk);
+    const remote = o.mode === "write" ? new RemoteWindow(link, accept.window, slots, chunk) : undefined;
+    if (remote) o.defer(() => remote.close());
     const hash = createHash("sha256");
     const free: number[] = Array.from({ length: slots }, (_, k) => k);
     const busy = new Uint8Array(slots);
@@ -186,9 +196,6 @@ export async function sendFile(link: Link, path: string, size: number, o: { mode
       break;
     }
     return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode: o.mode };
-  } finally {
-    remote?.close();
-    local.close();
   }
 }
 
@@ -196,7 +203,11 @@ export async function sendFile(link: Link, path: string, size: number, o: { mode
  * Receives the peer's file into `target`: written under a temporary name, fsync'd and renamed only when the
  * SHA-256 of what arrived equals the sender's; then the receipt goes out. On any failure nothing stays at `target`.
  */
-export async function receiveFile(link: Link, target: string, o: { maxChunk?: number; progress?: (total: number) => ProgressBar | undefined }): Promise<TransferResult> {
+export async function receiveFile(
+  link: Link,
+  target: string,
+  o: { maxChunk?: number; progress?: (total: number) => ProgressBar | undefined; defer: (release: () => void) => void },
+): Promise<TransferResult> {
   const { channel, connection } = link;
   const offer = await channel.recv("waiting for the sender's offer", "OFFER");
   const started = performance.now();
@@ -208,11 +219,12 @@ export async function receiveFile(link: Link, target: string, o: { maxChunk?: nu
   if (mode !== "write" && mode !== "read") throw new ProtocolError(`the sender asked for mode ${JSON.stringify(mode)?.slice(0, 20)}`);
   checkTargetFolder(target, size);
   const local = new Window(link, slots, chunk, mode === "write" ? Access.RDMA_WRITE : 0);
-  let remote: RemoteWindow | undefined;
+  o.defer(() => local.close());
   let file: AtomicFile | undefined;
   const progress = o.progress?.(size);
   try {
-    if (mode === "read") remote = new RemoteWindow(link, offer.window, slots, chunk);
+    const remote = mode === "read" ? new RemoteWindow(link, offer.window, slots, chunk) : undefined;
+    if (remote) o.defer(() => remote.close());
     file = AtomicFile.create(target);
     await channel.send({ type: "ACCEPT", ...(mode === "write" ? { window: local.describe(link) } : {}) });
     const hash = createHash("sha256");
@@ -246,7 +258,5 @@ export async function receiveFile(link: Link, target: string, o: { maxChunk?: nu
     throw e;
   } finally {
     progress?.finish();
-    remote?.close();
-    local.close();
   }
 }
