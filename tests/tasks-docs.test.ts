@@ -6,7 +6,7 @@
  * that needs a BlueField is checked by parsing its flags. Running the commands is done once, under Deno (the
  * commands start their own runtimes); Bun and Node check the inventory.
  */
-import { after, describe, test } from "node:test";
+import { after, describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { parseDmaCopyArgs } from "../tasks/dma-copy/options.ts";
+import { noRdma } from "./helpers/rdma-pair.ts";
 
 const DOCS = ["README.md", "ffi/README.md", "tasks/README.md"];
 const onDeno = typeof (globalThis as Record<string, unknown>).Deno !== "undefined";
@@ -54,7 +55,7 @@ async function runs(script: string, expect: RegExp[], opts?: Parameters<typeof s
 }
 
 /** How each block is checked, keyed by the block's first line. */
-const plans: Record<string, (block: string) => Promise<void>> = {
+const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> = {
   // Quick start. `npm test` is the command that runs this very test (CI: .ci/run); the demo runs here.
   "npm run demo   # a host process and a DPU process copy a file both ways over DMA, and check every byte": async (block) => {
     assert.match(block, /^npm test /m);
@@ -95,7 +96,8 @@ const plans: Record<string, (block: string) => Promise<void>> = {
   },
   // The two-machine RDMA example, run on one machine: machine A's address becomes 127.0.0.1 (and a free port),
   // the paths scratch files; A's command runs in the background until it says it listens, then B's.
-  "# A: receive into /tmp/copy.bin, waiting on port 7471 (RDMA CM)": async (block) => {
+  "# A: receive into /tmp/copy.bin, waiting on port 7471 (RDMA CM)": async (block, t) => {
+    if (noRdma) return void t!.skip(noRdma);
     const dir = folder("rdma");
     const port = String(20000 + Math.floor(Math.random() * 30000));
     const [a, b] = block.split("\n").filter((l) => l && !l.startsWith("#"));
@@ -191,10 +193,10 @@ describe("npm install says nothing a newcomer must decide", () => {
 
 describe("the docs' commands run as written", { skip: onDeno ? false : "run once, under Deno" }, () => {
   for (const { file, block, key } of inventory) {
-    test(`${file}: ${key.slice(0, 70)}`, { timeout: 300_000 }, async () => {
+    test(`${file}: ${key.slice(0, 70)}`, { timeout: 300_000 }, async (t) => {
       const plan = plans[key];
       assert.ok(plan, `no plan for "${key}"`);
-      await plan(block);
+      await plan(block, t);
     });
   }
 });
