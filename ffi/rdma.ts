@@ -193,7 +193,7 @@ export class Rdma extends CtxResource {
     const d = doca();
     // Receive buffers first: the device closes its newest children first, so the context (newer) stops before
     // the memory its posted receives point at is released.
-    const buffers = opts.receives ? makeReceiveBuffers(device, opts.receives, opts.receiveSize ?? 4096, permissions) : undefined;
+    const buffers = opts.receives ? makeReceiveBuffers(device, opts.receives, opts.receiveSize ?? 4096) : undefined;
     d.scratch.clear(0);
     let handle = 0;
     let rdma: Rdma | undefined;
@@ -777,11 +777,12 @@ export interface ReceiveBuffers {
   free: () => void;
 }
 
-function makeReceiveBuffers(device: Device, count: number, size: number, permissions: number): ReceiveBuffers {
+function makeReceiveBuffers(device: Device, count: number, size: number): ReceiveBuffers {
   const memory = NativeMemory.alloc(count * size);
   let mmap: Mmap | undefined, inventory: BufInventory | undefined;
   try {
-    mmap = Mmap.create({ memory, permissions: permissions | Access.LOCAL_READ_WRITE, devices: [device] });
+    // Local access only: receives are filled by this device on the peer's sends, never reached by the peer.
+    mmap = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
     inventory = new BufInventory(count);
     const buffers: Buf[] = [];
     for (let i = 0; i < count; i++) buffers.push(inventory.bufByAddr(mmap, memory.address + i * size, size));
