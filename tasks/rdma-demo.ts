@@ -62,9 +62,7 @@ function sh(args: string[]): { ok: boolean; err: string } {
 
 /** Two namespaces joined by a veth pair, or undefined with the reason it could not be made. */
 function namespaces(): Net | string {
-  // The effective uid from /proc (Deno guards process.getuid() behind --allow-sys).
-  const euid = /^Uid:\s+\d+\s+(\d+)/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
-  if (euid !== "0") return "not root";
+  // No uid check of our own (Deno guards both process.getuid() and /proc/self): `ip netns add` says whether it may.
   const tag = `${process.pid}`.slice(-6);
   const a = `doca-ts-a${tag}`, b = `doca-ts-b${tag}`;
   const cleanup = () => {
