@@ -378,26 +378,37 @@ export const RDMA_SYMBOLS = {
   doca_rdma_cap_get_gid_table_size: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo, enum doca_rdma_transport_type transport_type);
   doca_rdma_cap_transport_type_is_supported: { lib: "rdma", params: ["ptr", "i32"], result: "i32", optional: true },
-  // doca_error_t doca_rdma_cap_task_write_is_supported(const struct doca_devinfo *devinfo);  (same shape: read, send, receive, atomics)
+  // doca_error_t doca_rdma_cap_task_write_is_supported(const struct doca_devinfo *devinfo);
   doca_rdma_cap_task_write_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_read_is_supported(const struct doca_devinfo *devinfo);
   doca_rdma_cap_task_read_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_send_is_supported(const struct doca_devinfo *devinfo);
   doca_rdma_cap_task_send_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_receive_is_supported(const struct doca_devinfo *devinfo);
   doca_rdma_cap_task_receive_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_atomic_cmp_swp_is_supported(const struct doca_devinfo *devinfo);
   doca_rdma_cap_task_atomic_cmp_swp_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_atomic_fetch_add_is_supported(const struct doca_devinfo *devinfo);
   doca_rdma_cap_task_atomic_fetch_add_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
 
-  // ---------------------------------------------------------------- tasks: each `_set_conf(rdma, ok_cb, error_cb, uint32_t num_tasks)` and `_as_task(task) → struct doca_task *`
+  // ---------------------------------------------------------------- tasks (doca_rdma.h)
+  // doca_error_t doca_rdma_task_send_set_conf(struct doca_rdma *rdma, doca_rdma_task_send_completion_cb_t successful_task_completion_cb, doca_rdma_task_send_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_rdma_task_send_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, union doca_data user_data, struct doca_rdma_task_send **task);
   doca_rdma_task_send_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_send_as_task(struct doca_rdma_task_send *task);
   doca_rdma_task_send_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_send_imm_set_conf(struct doca_rdma *rdma, doca_rdma_task_send_imm_completion_cb_t successful_task_completion_cb, doca_rdma_task_send_imm_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_rdma_task_send_imm_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, doca_be32_t immediate_data, union doca_data user_data, struct doca_rdma_task_send_imm **task);
   doca_rdma_task_send_imm_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_send_imm_as_task(struct doca_rdma_task_send_imm *task);
   doca_rdma_task_send_imm_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_receive_set_conf(struct doca_rdma *rdma, doca_rdma_task_receive_completion_cb_t successful_task_completion_cb, doca_rdma_task_receive_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_rdma_task_receive_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_task_receive_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_receive **task);
   doca_rdma_task_receive_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_receive_as_task(struct doca_rdma_task_receive *task);
   doca_rdma_task_receive_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
   // enum doca_rdma_opcode doca_rdma_task_receive_get_result_opcode(const struct doca_rdma_task_receive *task);
   doca_rdma_task_receive_get_result_opcode: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
@@ -407,25 +418,35 @@ export const RDMA_SYMBOLS = {
   doca_rdma_task_receive_get_result_immediate_data: { lib: "rdma", params: ["ptr"], result: "u32", optional: true },
   // const struct doca_rdma_connection *doca_rdma_task_receive_get_result_rdma_connection(const struct doca_rdma_task_receive *task);
   doca_rdma_task_receive_get_result_rdma_connection: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_write_set_conf(struct doca_rdma *rdma, doca_rdma_task_write_completion_cb_t successful_task_completion_cb, doca_rdma_task_write_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_rdma_task_write_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_write **task);
   doca_rdma_task_write_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_write_as_task(struct doca_rdma_task_write *task);
   doca_rdma_task_write_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_write_imm_set_conf(struct doca_rdma *rdma, doca_rdma_task_write_imm_completion_cb_t successful_task_completion_cb, doca_rdma_task_write_imm_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_rdma_task_write_imm_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, doca_be32_t immediate_data, union doca_data user_data, struct doca_rdma_task_write_imm **task);
   doca_rdma_task_write_imm_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u32", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_write_imm_as_task(struct doca_rdma_task_write_imm *task);
   doca_rdma_task_write_imm_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_read_set_conf(struct doca_rdma *rdma, doca_rdma_task_read_completion_cb_t successful_task_completion_cb, doca_rdma_task_read_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_rdma_task_read_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_read **task);
   doca_rdma_task_read_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_read_as_task(struct doca_rdma_task_read *task);
   doca_rdma_task_read_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_atomic_cmp_swp_set_conf(struct doca_rdma *rdma, doca_rdma_task_atomic_cmp_swp_completion_cb_t successful_task_completion_cb, doca_rdma_task_atomic_cmp_swp_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_rdma_task_atomic_cmp_swp_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t cmp_data, uint64_t swap_data, union doca_data user_data, struct doca_rdma_task_atomic_cmp_swp **task);
   doca_rdma_task_atomic_cmp_swp_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "u64", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_atomic_cmp_swp_as_task(struct doca_rdma_task_atomic_cmp_swp *task);
   doca_rdma_task_atomic_cmp_swp_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_atomic_fetch_add_set_conf(struct doca_rdma *rdma, doca_rdma_task_atomic_fetch_add_completion_cb_t successful_task_completion_cb, doca_rdma_task_atomic_fetch_add_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_rdma_task_atomic_fetch_add_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t add_data, union doca_data user_data, struct doca_rdma_task_atomic_fetch_add **task);
   doca_rdma_task_atomic_fetch_add_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_atomic_fetch_add_as_task(struct doca_rdma_task_atomic_fetch_add *task);
   doca_rdma_task_atomic_fetch_add_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
 } as const satisfies SymbolTable;
 
