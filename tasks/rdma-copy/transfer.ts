@@ -228,24 +228,42 @@ export async function receiveFile(
     file = AtomicFile.create(target);
     await channel.send({ type: "ACCEPT", ...(mode === "write" ? { window: local.describe(link) } : {}) });
     const hash = createHash("sha256");
-    let expected = 0;
+    // Chunks announced and not yet written here, in file order. In read mode their reads overlap (up to the
+    // window); the bytes are hashed and written strictly in order, and a slot is freed only after that.
+    const pending: { slot: number; offset: number; length: number; read: Promise<void> | undefined }[] = [];
+    const held = new Uint8Array(slots);
+    let announced = 0, expected = 0;
     while (expected < size) {
-      const m = await channel.recv("waiting for the next chunk", "CHUNK");
-      const slot = intIn(m, "slot", 0, slots - 1);
-      const offset = intIn(m, "offset", expected, expected);
-      const length = intIn(m, "length", Math.min(chunk, size - offset), Math.min(chunk, size - offset));
-      if (mode === "read") {
-        const src = remote!.bufs[slot], dst = local.bufs[slot];
-        src.setData(src.address, length);
-        dst.setData(local.address(slot), 0);
-        await connection.read(src, dst);
+      // While the window has room and more is to come, take the next announcement (the sender holds a free slot
+      // then, so it will send one); otherwise finish the oldest chunk.
+      if (pending.length === 0 || (pending.length < slots && announced < size)) {
+        const m = await channel.recv("waiting for the next chunk", "CHUNK");
+        const slot = intIn(m, "slot", 0, slots - 1);
+        const offset = intIn(m, "offset", announced, announced);
+        const length = intIn(m, "length", Math.min(chunk, size - offset), Math.min(chunk, size - offset));
+        if (held[slot]) throw new ProtocolError(`the sender announced slot ${slot} again before it was freed`);
+        held[slot] = 1;
+        let read: Promise<void> | undefined;
+        if (mode === "read") {
+          const src = remote!.bufs[slot], dst = local.bufs[slot];
+          src.setData(src.address, length);
+          dst.setData(local.address(slot), 0);
+          read = connection.read(src, dst);
+          read.catch(() => {}); // awaited in order below
+        }
+        pending.push({ slot, offset, length, read });
+        announced += length;
+        continue;
       }
-      const view = local.view(slot, length);
+      const head = pending.shift()!;
+      await head.read;
+      const view = local.view(head.slot, head.length);
       hash.update(view);
-      await file.writeAtAsync(view, offset);
-      expected += length;
+      await file.writeAtAsync(view, head.offset);
+      expected += head.length;
       progress?.update(expected);
-      await channel.send({ type: "FREE", slot });
+      held[head.slot] = 0;
+      await channel.send({ type: "FREE", slot: head.slot });
     }
     const done = await channel.recv("waiting for the sender's checksum", "DONE");
     const digest = hash.digest("hex");
