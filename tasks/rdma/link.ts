@@ -117,10 +117,16 @@ function exchangeOverTcp(endpoint: Endpoint, mine: Uint8Array, timeoutMs: number
     let server: ReturnType<typeof createServer> | undefined;
     let socket: Socket | undefined;
     const timer = setTimeout(() => finish(new TimeoutError(`the peer's connection details on TCP port ${endpoint.port}`, timeoutMs)), timeoutMs);
+    let settled = false;
     const finish = (error: Error | undefined, value?: Uint8Array) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       server?.close();
-      socket?.destroy();
+      // On success end() (our details may still be in flight to the peer: destroy() could drop them); on failure
+      // drop the connection at once.
+      if (error) socket?.destroy();
+      else socket?.end();
       if (error) reject(error);
       else resolve(value!);
     };
