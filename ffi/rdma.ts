@@ -350,6 +350,10 @@ export class Rdma extends CtxResource {
       return connection;
     } catch (e) {
       this.#forgetConnection(connection);
+      // Say where to: the connection's own reason only knows its number.
+      if (e instanceof DocaError && e.fn === "doca_rdma_connection") {
+        throw new DocaError(e.code, "doca_rdma_connect_to_addr", `no RDMA connection to ${host}:${port} (the peer refused, is not listening, or is unreachable)`);
+      }
       throw e;
     } finally {
       f.doca_rdma_addr_destroy(addr);
