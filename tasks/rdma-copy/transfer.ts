@@ -28,7 +28,8 @@ import type { ProgressBar } from "../dma-copy/progress.ts";
 export type CopyMode = "write" | "read";
 
 export const MAX_CHUNK = 64 * 1024 * 1024;
-export const MAX_SLOTS = 64;
+/** Half the receives a Link keeps posted (Channel.RECEIVES = 64): a window of CHUNKs plus DONE always finds one. */
+export const MAX_SLOTS = 32;
 const MAX_DESCRIPTOR = 16 * 1024;
 
 export interface TransferResult {
