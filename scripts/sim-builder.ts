@@ -3,9 +3,10 @@
  * the library itself, which builds the device on demand into a per-user cache when doca-ts is used from a package
  * (ffi/discover.ts). Only node: modules, so it runs under Deno, Bun and Node.
  *
- *   <out>/lib/libdoca_common.so.N  sim/src/*.c except dma*.c and comch*.c
+ *   <out>/lib/libdoca_common.so.N  sim/src/*.c except dma*.c, comch*.c and rdma*.c
  *   <out>/lib/libdoca_dma.so.N     sim/src/dma*.c, linked to libdoca_common
  *   <out>/lib/libdoca_comch.so.N   sim/src/comch*.c, linked to libdoca_common
+ *   <out>/lib/libdoca_rdma.so.N    sim/src/rdma*.c, linked to libdoca_common (3.x flavour only)
  *   <out>/bin/<name>               each sim/tests/*.c (optional), compiled like a user's DOCA program
  *
  * Flavours: "3" (default: DOCA 3.x names, soname .so.3) and "2.7" (DOCA 2.7 names, soname .so.2, version 2.7.0).
@@ -182,9 +183,12 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
   mkdirSync(libDir, { recursive: true });
   const isDma = (name: string) => name.startsWith("dma");
   const isComch = (name: string) => name.startsWith("comch");
-  buildLibrary("libdoca_common", sources((name) => !isDma(name) && !isComch(name)), false);
+  const isRdma = (name: string) => name.startsWith("rdma");
+  buildLibrary("libdoca_common", sources((name) => !isDma(name) && !isComch(name) && !isRdma(name)), false);
   const haveDma = buildLibrary("libdoca_dma", sources(isDma), true);
   const haveComch = buildLibrary("libdoca_comch", sources(isComch), true);
+  // DOCA RDMA is built for the 3.x flavour (its API is 3.x's); a 2.7 build has no libdoca_rdma.
+  const haveRdma = options.flavour !== "2.7" && buildLibrary("libdoca_rdma", sources(isRdma), true);
   if (!(options.tests ?? options.flavour !== "2.7")) return libDir;
 
   // Test programs: one binary per sim/tests/*.c, linked to every library they may need.
@@ -194,11 +198,13 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
     join(libDir, `libdoca_common.so.${major}`),
     ...(haveDma ? [join(libDir, `libdoca_dma.so.${major}`)] : []),
     ...(haveComch ? [join(libDir, `libdoca_comch.so.${major}`)] : []),
+    ...(haveRdma ? [join(libDir, `libdoca_rdma.so.${major}`)] : []),
   ];
   for (const source of listFiles(testsDir, ".c")) {
     const name = basename(source, ".c");
     // comch test programs need libdoca_comch: skip them while the comch library does not exist yet
     if (isComch(name) && !haveComch) continue;
+    if (isRdma(name) && !haveRdma) continue;
     const output = join(binDir, name);
     if (!stale(output, [source, ...testInputs, ...libs])) {
       log(`up to date  ${output}`);

@@ -53,6 +53,12 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap,
 				  size_t *export_desc_len);
 
 /* Map memory exported by another process; dev must be connected to the exporting device */
+/* Publish a started mmap for RDMA peers (doca_rdma): the descriptor carries the range, the RDMA permissions and a
+ * random key; a peer's doca_mmap_create_from_export of it names this memory in its RDMA tasks. dev must be added. */
+DOCA_STABLE
+doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
+				   size_t *export_desc_len);
+
 DOCA_STABLE
 doca_error_t doca_mmap_create_from_export(const union doca_data *user_data,
 					  const void *export_desc,

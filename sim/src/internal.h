@@ -349,7 +349,22 @@ struct doca_mmap {
 	void *export_descs[SIM_MMAP_MAX_DEVS]; /* per device in devs[]: descriptor from doca_mmap_export_pci (owned) */
 	/* importer side */
 	struct sim_remote remote;
+	/* RDMA (mmap_rdma.c): exporter's key (rdma_key != 0 while exported for RDMA); importer: the peer's key */
+	uint64_t rdma_key;
+	bool rdma_remote;             /* created from an RDMA export: memory of an RDMA peer, reached only by doca_rdma */
 };
+
+/* RDMA memory keys (mmap_rdma.c). A responder's I/O thread brackets each touch of its own exported memory with
+ * begin/end: begin resolves (key, addr, len) against the live RDMA exports and the permission `need`
+ * (DOCA_ACCESS_FLAG_RDMA_*), and holds off doca_mmap_stop/destroy until end, which makes revocation a barrier. */
+SIM_EXPORT doca_error_t sim_rdma_access_begin(uint64_t key, uint64_t addr, uint64_t len, uint32_t need, void **local);
+SIM_EXPORT void sim_rdma_access_end(void);
+/* Revoke the mmap's RDMA export (if any) and wait until no access that began before has ended */
+void sim_rdma_unexport(struct doca_mmap *mmap);
+/* doca_mmap_create_from_export's RDMA half: is this an RDMA export descriptor, and import it */
+bool sim_rdma_is_export_desc(const void *desc, size_t len);
+doca_error_t sim_rdma_import(const union doca_data *user_data, const void *desc, size_t len, struct doca_dev *dev,
+			     struct doca_mmap **mmap);
 
 /* Re-check, right before touching [addr, addr+len) of an imported mmap, that the export is still live, the key still
  * matches and the range lies inside. DOCA_ERROR_NOT_PERMITTED if revoked/forged/out of range. */

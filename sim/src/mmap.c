@@ -38,6 +38,7 @@ static void unexport(struct doca_mmap *mmap)
 		sim_registry_revoke(mmap->export_index);
 	mmap->export_index = -1;
 	mmap->exported = false;
+	sim_rdma_unexport(mmap);
 	for (size_t i = 0; i < SIM_MMAP_MAX_DEVS; i++) {
 		free(mmap->export_descs[i]);
 		mmap->export_descs[i] = NULL;
@@ -334,6 +335,8 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 
 	if (export_desc == NULL || dev == NULL || mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	if (sim_rdma_is_export_desc(export_desc, export_desc_len))
+		return sim_rdma_import(user_data, export_desc, export_desc_len, dev, mmap);
 	if (export_desc_len != sizeof(desc))
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: descriptor length %zu, expected %zu", __func__,
 				export_desc_len, sizeof(desc));

@@ -1,0 +1,205 @@
+/*
+ * RDMA memory keys (libdoca_common): doca_mmap_export_rdma and the import half of doca_mmap_create_from_export.
+ *
+ * An RDMA export is a random 64-bit key naming one started mmap of this process. A peer never reaches our memory
+ * itself: its requests travel as frames (doca_rdma, rdma_io.c) and our own I/O thread resolves (key, address, length,
+ * permission) here before touching anything. Each touch is bracketed by sim_rdma_access_begin/end under the read side
+ * of a writer-preferring lock; stopping or destroying the mmap takes the write side, so once doca_mmap_stop/destroy
+ * returns no access to that memory is under way or can start (revocation is a barrier, as on hardware after
+ * deregistration).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "internal.h"
+
+#define RDMA_DESC_MAGIC 0x414d4452u /* "RDMA" */
+#define RDMA_DESC_VERSION 1
+#define RDMA_ACCESS (DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC)
+
+/* What crosses to the peer: no pointer of ours is trusted back, only the key is looked up */
+struct rdma_export_desc {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t length;
+	uint32_t permissions;
+	uint32_t reserved;
+	uint64_t key;
+	uint64_t base;
+	uint64_t len;
+};
+
+struct rdma_key_entry {
+	uint64_t key;
+	struct doca_mmap *mmap;
+	uintptr_t base;
+	size_t len;
+	uint32_t permissions;
+};
+
+static pthread_rwlock_t keys_lock;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static struct rdma_key_entry *keys;
+static size_t num_keys, cap_keys;
+
+static void keys_init(void)
+{
+	pthread_rwlockattr_t attr;
+	pthread_rwlockattr_init(&attr);
+	/* A destroy must not starve behind a stream of accesses */
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&keys_lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+}
+
+static uint64_t new_key(void)
+{
+	uint64_t key = 0;
+	while (key == 0)
+		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+			abort();
+	return key;
+}
+
+doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
+				   size_t *export_desc_len)
+{
+	struct rdma_export_desc *desc;
+	bool dev_added = false;
+
+	if (mmap == NULL || dev == NULL || export_desc == NULL || export_desc_len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	if (mmap->from_export)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap was created from an export", __func__);
+	if (!mmap->started)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap not started", __func__);
+	for (size_t i = 0; i < mmap->num_devs; i++)
+		dev_added |= mmap->devs[i] == dev;
+	if (!dev_added)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: device was not added to the mmap", __func__);
+	desc = calloc(1, sizeof(*desc));
+	if (desc == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	pthread_once(&keys_once, keys_init);
+	pthread_rwlock_wrlock(&keys_lock);
+	if (mmap->rdma_key == 0) {
+		if (num_keys == cap_keys) {
+			size_t cap = cap_keys ? cap_keys * 2 : 16;
+			struct rdma_key_entry *grown = realloc(keys, cap * sizeof(*grown));
+			if (grown == NULL) {
+				pthread_rwlock_unlock(&keys_lock);
+				free(desc);
+				return DOCA_ERROR_NO_MEMORY;
+			}
+			keys = grown;
+			cap_keys = cap;
+		}
+		mmap->rdma_key = new_key();
+		keys[num_keys++] = (struct rdma_key_entry){ mmap->rdma_key, mmap, (uintptr_t)mmap->base, mmap->len,
+							    mmap->permissions };
+	}
+	pthread_rwlock_unlock(&keys_lock);
+	*desc = (struct rdma_export_desc){ RDMA_DESC_MAGIC, RDMA_DESC_VERSION, sizeof(*desc),
+					   mmap->permissions & (RDMA_ACCESS | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), 0,
+					   mmap->rdma_key, (uint64_t)(uintptr_t)mmap->base, mmap->len };
+	/* The descriptor lives until the mmap is destroyed, like the PCI ones (one slot per device) */
+	for (size_t i = 0; i < mmap->num_devs; i++)
+		if (mmap->devs[i] == dev) {
+			free(mmap->export_descs[i]);
+			mmap->export_descs[i] = desc;
+		}
+	mmap->exported = true;
+	*export_desc = desc;
+	*export_desc_len = sizeof(*desc);
+	return DOCA_SUCCESS;
+}
+
+void sim_rdma_unexport(struct doca_mmap *mmap)
+{
+	if (mmap->rdma_key == 0 || mmap->from_export)
+		return;
+	pthread_once(&keys_once, keys_init);
+	pthread_rwlock_wrlock(&keys_lock);
+	for (size_t i = 0; i < num_keys; i++)
+		if (keys[i].mmap == mmap) {
+			keys[i] = keys[--num_keys];
+			break;
+		}
+	mmap->rdma_key = 0;
+	pthread_rwlock_unlock(&keys_lock);
+}
+
+doca_error_t sim_rdma_access_begin(uint64_t key, uint64_t addr, uint64_t len, uint32_t need, void **local)
+{
+	pthread_once(&keys_once, keys_init);
+	pthread_rwlock_rdlock(&keys_lock);
+	for (size_t i = 0; i < num_keys; i++) {
+		const struct rdma_key_entry *e = &keys[i];
+		if (e->key != key)
+			continue;
+		if (addr < e->base || len > e->len || addr - e->base > e->len - len)
+			break;
+		if ((e->permissions & need) != need) {
+			pthread_rwlock_unlock(&keys_lock);
+			return DOCA_ERROR_NOT_PERMITTED;
+		}
+		*local = (void *)(uintptr_t)addr;
+		return DOCA_SUCCESS; /* the read lock is held until sim_rdma_access_end */
+	}
+	pthread_rwlock_unlock(&keys_lock);
+	return DOCA_ERROR_NOT_PERMITTED; /* unknown or revoked key, or a range outside the export */
+}
+
+void sim_rdma_access_end(void)
+{
+	pthread_rwlock_unlock(&keys_lock);
+}
+
+bool sim_rdma_is_export_desc(const void *desc, size_t len)
+{
+	uint32_t magic;
+	if (desc == NULL || len < sizeof(magic))
+		return false;
+	memcpy(&magic, desc, sizeof(magic));
+	return magic == RDMA_DESC_MAGIC;
+}
+
+doca_error_t sim_rdma_import(const union doca_data *user_data, const void *export_desc, size_t len,
+			     struct doca_dev *dev, struct doca_mmap **mmap)
+{
+	struct rdma_export_desc desc;
+	struct doca_mmap *m;
+
+	if (len != sizeof(desc))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: RDMA descriptor length %zu, expected %zu", __func__, len,
+				sizeof(desc));
+	memcpy(&desc, export_desc, sizeof(desc));
+	if (desc.version != RDMA_DESC_VERSION || desc.length != sizeof(desc) || desc.key == 0 || desc.len == 0 ||
+	    desc.base + desc.len < desc.base)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: not an RDMA export descriptor of this device", __func__);
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	m->magic = SIM_MAGIC_LIVE;
+	m->started = true;
+	m->from_export = true;
+	m->rdma_remote = true;
+	m->rdma_key = desc.key;
+	m->base = (void *)(uintptr_t)desc.base;
+	m->len = desc.len;
+	m->permissions = desc.permissions;
+	m->export_index = -1;
+	m->remote.pidfd = -1; /* no process of ours to pin: the peer may be on another machine */
+	m->devs[0] = dev;
+	m->num_devs = 1;
+	sim_dev_ref(dev);
+	if (user_data != NULL)
+		m->user_data = *user_data;
+	*mmap = m;
+	sim_live_inc(SIM_KIND_MMAP);
+	return DOCA_SUCCESS;
+}

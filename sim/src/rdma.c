@@ -1,0 +1,758 @@
+/*
+ * Software DOCA device, libdoca_rdma: the RDMA context, its configuration, capabilities and connections.
+ * Frames and the I/O thread are in rdma_io.c, task kinds in rdma_task.c; sim/RDMA.md has the whole picture.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "rdma_internal.h"
+
+/* Connections one context keeps (live and closed) before it refuses more: a flood of CM requests is bounded */
+#define RDMA_MAX_CONN_OBJECTS 4096
+#define RDMA_DEFAULT_MAX_MESSAGE (1u << 30)
+#define RDMA_DEFAULT_QUEUE_SIZE 4096
+
+/* ---------------------------------------------------------------- capabilities (every device offers RC RDMA) */
+#define DEVINFO_CHECK(d) \
+	do { \
+		if ((d) == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+	} while (0)
+
+doca_error_t doca_rdma_cap_get_max_message_size(const struct doca_devinfo *devinfo, uint32_t *max_message_size)
+{
+	DEVINFO_CHECK(devinfo);
+	if (max_message_size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*max_message_size = RDMA_DEFAULT_MAX_MESSAGE;
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_rdma_cap_get_max_send_queue_size(const struct doca_devinfo *devinfo, uint32_t *size)
+{
+	DEVINFO_CHECK(devinfo);
+	if (size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*size = RDMA_DEFAULT_QUEUE_SIZE;
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_rdma_cap_get_max_recv_queue_size(const struct doca_devinfo *devinfo, uint32_t *size)
+{
+	return doca_rdma_cap_get_max_send_queue_size(devinfo, size);
+}
+doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo, uint32_t *gid_table_size)
+{
+	DEVINFO_CHECK(devinfo);
+	if (gid_table_size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*gid_table_size = 1;
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo,
+						       enum doca_rdma_transport_type transport_type)
+{
+	DEVINFO_CHECK(devinfo);
+	return transport_type == DOCA_RDMA_TRANSPORT_TYPE_RC ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
+}
+#define TASK_CAP(kind) \
+	doca_error_t doca_rdma_cap_task_##kind##_is_supported(const struct doca_devinfo *devinfo) \
+	{ \
+		DEVINFO_CHECK(devinfo); \
+		return DOCA_SUCCESS; \
+	}
+TASK_CAP(write)
+TASK_CAP(write_imm)
+TASK_CAP(read)
+TASK_CAP(send)
+TASK_CAP(send_imm)
+TASK_CAP(receive)
+TASK_CAP(atomic_cmp_swp)
+TASK_CAP(atomic_fetch_add)
+
+/* ---------------------------------------------------------------- context */
+static void flush_all(struct doca_rdma *rdma, struct doca_task **out_head)
+{
+	/* lock held: every connection closed, every waiting task failed; hand the done list to the caller */
+	for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
+		if (c->state != CONN_CLOSED)
+			rdma_conn_close(rdma, c, SIM_TASK_FLUSHED_STATUS);
+	while (rdma->receives_head != NULL) {
+		struct rdma_task *t = rdma->receives_head;
+		rdma->receives_head = t->wait_next;
+		rdma_finish_task(rdma, t, SIM_TASK_FLUSHED_STATUS);
+	}
+	rdma->receives_tail = NULL;
+	*out_head = rdma->done_head;
+	rdma->done_head = rdma->done_tail = NULL;
+	while (rdma->events_head != NULL) {
+		struct rdma_event *e = rdma->events_head;
+		rdma->events_head = e->next;
+		free(e);
+	}
+	rdma->events_tail = NULL;
+}
+
+static void complete_list(struct doca_task *t)
+{
+	while (t != NULL) {
+		struct doca_task *next = t->next;
+		t->next = NULL;
+		sim_task_complete(t, t->status);
+		t = next;
+	}
+}
+
+static doca_error_t rdma_start(struct doca_ctx *ctx)
+{
+	struct doca_rdma *rdma = (struct doca_rdma *)ctx;
+	doca_error_t err;
+
+	if (ctx->pe == NULL)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "doca_ctx_start: rdma context not connected to a pe");
+	rdma->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	rdma->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (rdma->wake_fd < 0 || rdma->notify_fd < 0)
+		goto fail;
+	err = sim_pe_watch_fd(ctx->pe, rdma->notify_fd, ctx);
+	if (err != DOCA_SUCCESS)
+		goto fail;
+	rdma->io_quit = false;
+	err = rdma_io_start(rdma);
+	if (err != DOCA_SUCCESS) {
+		sim_pe_unwatch_fd(ctx->pe, rdma->notify_fd);
+		goto fail;
+	}
+	return DOCA_SUCCESS;
+fail:
+	if (rdma->wake_fd >= 0)
+		close(rdma->wake_fd);
+	if (rdma->notify_fd >= 0)
+		close(rdma->notify_fd);
+	rdma->wake_fd = rdma->notify_fd = -1;
+	return DOCA_ERROR_NO_MEMORY;
+}
+
+static doca_error_t rdma_stop(struct doca_ctx *ctx)
+{
+	struct doca_rdma *rdma = (struct doca_rdma *)ctx;
+	struct doca_task *done;
+
+	rdma_io_stop(rdma); /* joins the I/O thread: nothing touches memory after this */
+	pthread_mutex_lock(&rdma->lock);
+	flush_all(rdma, &done);
+	if (rdma->cm_listen_fd >= 0)
+		close(rdma->cm_listen_fd);
+	rdma->cm_listen_fd = -1;
+	pthread_mutex_unlock(&rdma->lock);
+	complete_list(done);
+	if (ctx->pe != NULL)
+		sim_pe_unwatch_fd(ctx->pe, rdma->notify_fd);
+	close(rdma->wake_fd);
+	close(rdma->notify_fd);
+	rdma->wake_fd = rdma->notify_fd = -1;
+	return DOCA_SUCCESS;
+}
+
+static int rdma_progress(struct doca_ctx *ctx)
+{
+	struct doca_rdma *rdma = (struct doca_rdma *)ctx;
+	struct doca_task *done;
+	struct rdma_event *events;
+	uint64_t count;
+	int did = 0;
+
+	if (rdma->notify_fd >= 0)
+		while (read(rdma->notify_fd, &count, sizeof(count)) == sizeof(count))
+			;
+	pthread_mutex_lock(&rdma->lock);
+	done = rdma->done_head;
+	rdma->done_head = rdma->done_tail = NULL;
+	events = rdma->events_head;
+	rdma->events_head = rdma->events_tail = NULL;
+	pthread_mutex_unlock(&rdma->lock);
+	if (done != NULL || events != NULL)
+		did = 1;
+	complete_list(done);
+	while (events != NULL) {
+		struct rdma_event *e = events;
+		struct doca_rdma_connection *c = e->conn;
+		union doca_data cud = ctx->user_data;
+		enum rdma_event_type type = e->type;
+		events = e->next;
+		free(e);
+		switch (type) {
+		case EV_REQUEST:
+			if (rdma->on_request != NULL)
+				rdma->on_request(c, cud);
+			else
+				doca_rdma_connection_accept(c, NULL, 0);
+			break;
+		case EV_ESTABLISHED:
+			if (rdma->on_established != NULL)
+				rdma->on_established(c, c->user_data, cud);
+			break;
+		case EV_FAILURE:
+			if (rdma->on_failure != NULL)
+				rdma->on_failure(c, c->user_data, cud);
+			break;
+		case EV_DISCONNECTED:
+			if (rdma->on_disconnect != NULL)
+				rdma->on_disconnect(c, c->user_data, cud);
+			break;
+		}
+	}
+	return did;
+}
+
+static doca_error_t rdma_submit(struct doca_ctx *ctx, struct doca_task *task)
+{
+	struct doca_rdma *rdma = (struct doca_rdma *)ctx;
+	struct rdma_task *t = (struct rdma_task *)task;
+	doca_error_t err = DOCA_SUCCESS;
+
+	pthread_mutex_lock(&rdma->lock);
+	if (t->kind == RDMA_RECEIVE) {
+		t->wait_next = NULL;
+		if (rdma->receives_tail != NULL)
+			rdma->receives_tail->wait_next = t;
+		else
+			rdma->receives_head = t;
+		rdma->receives_tail = t;
+	} else {
+		err = rdma_task_issue(rdma, t);
+	}
+	pthread_mutex_unlock(&rdma->lock);
+	if (err != DOCA_SUCCESS)
+		sim_task_complete(task, err);
+	else
+		rdma_io_wake(rdma);
+	return DOCA_SUCCESS;
+}
+
+static const struct sim_ctx_ops rdma_ops = {
+	.kind = "rdma",
+	.start = rdma_start,
+	.stop = rdma_stop,
+	.progress = rdma_progress,
+	.submit = rdma_submit,
+	.ordered_completions = false,
+};
+
+doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma)
+{
+	struct doca_rdma *r;
+
+	if (dev == NULL || rdma == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	sim_ctx_init(&r->ctx, &rdma_ops, dev);
+	r->magic = SIM_MAGIC_LIVE;
+	r->permissions = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
+	r->max_conns = 1;
+	r->send_queue_size = r->recv_queue_size = 32;
+	r->wake_fd = r->notify_fd = r->cm_listen_fd = -1;
+	r->next_conn_id = 1;
+	r->next_request_id = 1;
+	pthread_mutex_init(&r->lock, NULL);
+	rdma_task_ops_init();
+	*rdma = r;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_destroy(struct doca_rdma *rdma)
+{
+	doca_error_t err;
+
+	if (rdma == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
+	err = sim_ctx_fini(&rdma->ctx);
+	if (err != DOCA_SUCCESS)
+		return err;
+	while (rdma->conns != NULL) {
+		struct doca_rdma_connection *c = rdma->conns;
+		rdma->conns = c->next;
+		if (c->listen_fd >= 0)
+			close(c->listen_fd);
+		sim_live_dec(SIM_KIND_CONNECTION);
+		free(c);
+	}
+	pthread_mutex_destroy(&rdma->lock);
+	sim_release(rdma, &rdma->magic);
+	return DOCA_SUCCESS;
+}
+
+struct doca_ctx *doca_rdma_as_ctx(struct doca_rdma *rdma)
+{
+	return rdma == NULL ? NULL : &rdma->ctx;
+}
+
+#define CONFIG_CHECK(r) \
+	do { \
+		if ((r) == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		SIM_RETURN_IF_DEAD((r), magic, "rdma", DOCA_ERROR_INVALID_VALUE); \
+		if (!sim_ctx_is_idle(&(r)->ctx)) \
+			return sim_fail(DOCA_ERROR_BAD_STATE, "%s: rdma context is not idle", __func__); \
+	} while (0)
+
+doca_error_t doca_rdma_set_permissions(struct doca_rdma *rdma, uint32_t permissions)
+{
+	const uint32_t known = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_RDMA_READ |
+			       DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC;
+	CONFIG_CHECK(rdma);
+	if (permissions & ~known)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: 0x%x has flags that do not apply to RDMA", __func__,
+				permissions);
+	rdma->permissions = permissions;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_get_permissions(const struct doca_rdma *rdma, uint32_t *permissions)
+{
+	if (rdma == NULL || permissions == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*permissions = rdma->permissions;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_set_gid_index(struct doca_rdma *rdma, uint32_t gid_index)
+{
+	CONFIG_CHECK(rdma);
+	if (gid_index != 0)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the GID table has one entry (index 0)", __func__);
+	rdma->gid_index = gid_index;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_set_max_num_connections(struct doca_rdma *rdma, uint16_t max_num_connections)
+{
+	CONFIG_CHECK(rdma);
+	if (max_num_connections == 0)
+		return DOCA_ERROR_INVALID_VALUE;
+	rdma->max_conns = max_num_connections;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_set_transport_type(struct doca_rdma *rdma, enum doca_rdma_transport_type transport_type)
+{
+	CONFIG_CHECK(rdma);
+	if (transport_type != DOCA_RDMA_TRANSPORT_TYPE_RC)
+		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s: only RC is offered by the software device", __func__);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_set_send_queue_size(struct doca_rdma *rdma, uint32_t size)
+{
+	CONFIG_CHECK(rdma);
+	if (size == 0 || size > RDMA_DEFAULT_QUEUE_SIZE)
+		return DOCA_ERROR_INVALID_VALUE;
+	rdma->send_queue_size = size;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_set_recv_queue_size(struct doca_rdma *rdma, uint32_t size)
+{
+	CONFIG_CHECK(rdma);
+	if (size == 0 || size > RDMA_DEFAULT_QUEUE_SIZE)
+		return DOCA_ERROR_INVALID_VALUE;
+	rdma->recv_queue_size = size;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_set_connection_state_callbacks(struct doca_rdma *rdma,
+						      doca_rdma_connection_request_cb_t request_cb,
+						      doca_rdma_connection_established_cb_t established_cb,
+						      doca_rdma_connection_failure_cb_t failure_cb,
+						      doca_rdma_connection_disconnection_cb_t disconnect_cb)
+{
+	CONFIG_CHECK(rdma);
+	if (request_cb == NULL || established_cb == NULL || failure_cb == NULL || disconnect_cb == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	rdma->on_request = request_cb;
+	rdma->on_established = established_cb;
+	rdma->on_failure = failure_cb;
+	rdma->on_disconnect = disconnect_cb;
+	return DOCA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- shared helpers (lock held) */
+void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn)
+{
+	struct rdma_event *e = calloc(1, sizeof(*e));
+	uint64_t one = 1;
+	if (e == NULL)
+		return;
+	e->type = type;
+	e->conn = conn;
+	if (rdma->events_tail != NULL)
+		rdma->events_tail->next = e;
+	else
+		rdma->events_head = e;
+	rdma->events_tail = e;
+	if (rdma->notify_fd >= 0 && write(rdma->notify_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: the pe is awake anyway */
+	}
+}
+
+void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status)
+{
+	uint64_t one = 1;
+	task->base.status = status;
+	task->base.next = NULL;
+	if (rdma->done_tail != NULL)
+		rdma->done_tail->next = &task->base;
+	else
+		rdma->done_head = &task->base;
+	rdma->done_tail = &task->base;
+	if (rdma->notify_fd >= 0 && write(rdma->notify_fd, &one, sizeof(one)) < 0) {
+		/* saturated: already readable */
+	}
+}
+
+void rdma_sock_init(struct rdma_sock *sock, int fd)
+{
+	memset(sock, 0, sizeof(*sock));
+	sock->fd = fd;
+}
+
+struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm)
+{
+	struct doca_rdma_connection *c;
+	uint32_t objects = 0;
+
+	for (c = rdma->conns; c != NULL; c = c->next)
+		objects++;
+	if (objects >= RDMA_MAX_CONN_OBJECTS || rdma->num_conns >= rdma->max_conns)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->rdma = rdma;
+	c->id = rdma->next_conn_id++;
+	c->cm = cm;
+	c->listen_fd = -1;
+	for (int i = 0; i < 2; i++)
+		rdma_sock_init(&c->socks[i], -1);
+	if (getrandom(c->secret, sizeof(c->secret), 0) != sizeof(c->secret)) {
+		free(c);
+		return NULL;
+	}
+	c->next = rdma->conns;
+	rdma->conns = c;
+	rdma->num_conns++;
+	sim_live_inc(SIM_KIND_CONNECTION);
+	return c;
+}
+
+void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, doca_error_t why)
+{
+	if (conn->state == CONN_CLOSED)
+		return;
+	for (int i = 0; i < conn->num_socks; i++) {
+		struct rdma_sock *s = &conn->socks[i];
+		if (s->fd >= 0)
+			close(s->fd);
+		s->fd = -1;
+		while (s->out_head != NULL) {
+			struct rdma_out *o = s->out_head;
+			s->out_head = o->next;
+			free(o);
+		}
+		s->out_tail = NULL;
+		if (s->in_task != NULL && s->in_task->kind == RDMA_RECEIVE) {
+			/* a receive that was being filled goes back to the front of the queue */
+			s->in_task->wait_next = rdma->receives_head;
+			rdma->receives_head = s->in_task;
+			if (rdma->receives_tail == NULL)
+				rdma->receives_tail = s->in_task;
+		}
+		s->in_task = NULL;
+	}
+	conn->num_socks = 0;
+	if (conn->listen_fd >= 0)
+		close(conn->listen_fd);
+	conn->listen_fd = -1;
+	while (conn->awaiting != NULL) {
+		struct rdma_task *t = conn->awaiting;
+		conn->awaiting = t->wait_next;
+		rdma_finish_task(rdma, t, why);
+	}
+	if (conn->cm && rdma->ctx.state == DOCA_CTX_STATE_RUNNING && why != SIM_TASK_FLUSHED_STATUS) {
+		if (conn->state == CONN_CONNECTED)
+			rdma_queue_event(rdma, EV_DISCONNECTED, conn);
+		else if (conn->state == CONN_CONNECTING || conn->state == CONN_REQUESTED)
+			rdma_queue_event(rdma, EV_FAILURE, conn);
+	}
+	conn->state = CONN_CLOSED;
+	rdma->num_conns--;
+}
+
+/* ---------------------------------------------------------------- out-of-band connection details */
+struct rdma_details {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t port;            /* network order */
+	char address[48];         /* numeric IPv4/IPv6 of the exporter's listener */
+	uint8_t secret[RDMA_SECRET_LEN];
+};
+#define RDMA_DETAILS_MAGIC 0x434d4452u /* "RDMC" */
+
+doca_error_t doca_rdma_export(struct doca_rdma *rdma, const void **details, size_t *details_size,
+			      struct doca_rdma_connection **rdma_connection)
+{
+	static __thread struct rdma_details out;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct doca_rdma_connection *c;
+	const char *address = rdma_local_address();
+	int fd;
+
+	if (rdma == NULL || details == NULL || details_size == NULL || rdma_connection == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
+	if (rdma->ctx.state != DOCA_CTX_STATE_RUNNING)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: rdma context is not running", __func__);
+	fd = rdma_tcp_listen(address, 0);
+	if (fd < 0)
+		return sim_fail(DOCA_ERROR_CONNECTION_ABORTED, "%s: cannot listen on %s: %s", __func__, address,
+				strerror(errno));
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		close(fd);
+		return DOCA_ERROR_IO_FAILED;
+	}
+	pthread_mutex_lock(&rdma->lock);
+	c = rdma_conn_new(rdma, false);
+	if (c == NULL) {
+		pthread_mutex_unlock(&rdma->lock);
+		close(fd);
+		return sim_fail(DOCA_ERROR_FULL, "%s: max_num_connections (%u) reached", __func__, rdma->max_conns);
+	}
+	c->listen_fd = fd;
+	c->state = CONN_EXPORTED;
+	memset(&out, 0, sizeof(out));
+	out.magic = RDMA_DETAILS_MAGIC;
+	out.version = 1;
+	out.port = ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					    : ((struct sockaddr_in *)&ss)->sin_port;
+	snprintf(out.address, sizeof(out.address), "%s", address);
+	memcpy(out.secret, c->secret, sizeof(out.secret));
+	pthread_mutex_unlock(&rdma->lock);
+	rdma_io_wake(rdma);
+	*details = &out;
+	*details_size = sizeof(out);
+	*rdma_connection = c;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_details, size_t remote_details_size,
+			       struct doca_rdma_connection *conn)
+{
+	struct rdma_details d;
+	struct rdma_frame hello;
+	int fd;
+
+	if (rdma == NULL || remote_details == NULL || conn == NULL || conn->rdma != rdma)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (rdma->ctx.state != DOCA_CTX_STATE_RUNNING)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: rdma context is not running", __func__);
+	if (remote_details_size != sizeof(d))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: details of %zu bytes, expected %zu", __func__,
+				remote_details_size, sizeof(d));
+	memcpy(&d, remote_details, sizeof(d));
+	if (d.magic != RDMA_DETAILS_MAGIC || d.version != 1 || memchr(d.address, '\0', sizeof(d.address)) == NULL)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: not RDMA connection details of this device", __func__);
+	if (conn->state != CONN_EXPORTED || conn->socks[0].fd >= 0)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: connection already connected", __func__);
+	fd = rdma_tcp_connect(d.address, ntohs(d.port), 5000);
+	if (fd < 0)
+		return sim_fail(DOCA_ERROR_CONNECTION_ABORTED, "%s: %s port %u: %s", __func__, d.address,
+				ntohs(d.port), strerror(errno));
+	rdma_frame_init(&hello, OP_HELLO);
+	hello.len = RDMA_SECRET_LEN;
+	pthread_mutex_lock(&rdma->lock);
+	rdma_sock_init(&conn->socks[0], fd);
+	if (conn->num_socks < 1)
+		conn->num_socks = 1;
+	/* The peer's secret goes first on the socket; the frames we queue after it are ours */
+	rdma_queue_frame(rdma, &conn->socks[0], &hello, d.secret, 0); /* small payloads are copied */
+	conn->state = CONN_CONNECTED;
+	pthread_mutex_unlock(&rdma->lock);
+	rdma_io_wake(rdma);
+	return DOCA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- RDMA CM */
+struct doca_rdma_addr {
+	char address[64];
+	uint16_t port;
+};
+
+doca_error_t doca_rdma_addr_create(enum doca_rdma_addr_type addr_type, const char *address, uint16_t port,
+				   struct doca_rdma_addr **addr)
+{
+	unsigned char probe[sizeof(struct in6_addr)];
+	struct doca_rdma_addr *a;
+
+	if (address == NULL || addr == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (addr_type == DOCA_RDMA_ADDR_TYPE_IPv4 ? inet_pton(AF_INET, address, probe) != 1
+	    : addr_type == DOCA_RDMA_ADDR_TYPE_IPv6 ? inet_pton(AF_INET6, address, probe) != 1
+						    : true)
+		return sim_fail(addr_type == DOCA_RDMA_ADDR_TYPE_GID ? DOCA_ERROR_NOT_SUPPORTED : DOCA_ERROR_INVALID_VALUE,
+				"%s: \"%s\" is not an address of this type", __func__, address);
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	snprintf(a->address, sizeof(a->address), "%s", address);
+	a->port = port;
+	*addr = a;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_addr_destroy(struct doca_rdma_addr *addr)
+{
+	if (addr == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	free(addr);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_start_listen_to_port(struct doca_rdma *rdma, uint16_t port)
+{
+	int fd;
+	if (rdma == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (rdma->ctx.state != DOCA_CTX_STATE_RUNNING)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: rdma context is not running", __func__);
+	if (rdma->cm_listen_fd >= 0)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: already listening", __func__);
+	/* Like RDMA CM, on every address of the machine */
+	fd = rdma_tcp_listen(NULL, port);
+	if (fd < 0)
+		return sim_fail(errno == EADDRINUSE ? DOCA_ERROR_IN_USE : DOCA_ERROR_IO_FAILED, "%s: port %u: %s",
+				__func__, port, strerror(errno));
+	pthread_mutex_lock(&rdma->lock);
+	rdma->cm_listen_fd = fd;
+	pthread_mutex_unlock(&rdma->lock);
+	rdma_io_wake(rdma);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_connect_to_addr(struct doca_rdma *rdma, struct doca_rdma_addr *addr,
+				       union doca_data connection_user_data)
+{
+	struct doca_rdma_connection *c;
+	struct rdma_frame hello;
+	int fd;
+
+	if (rdma == NULL || addr == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (rdma->ctx.state != DOCA_CTX_STATE_RUNNING)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: rdma context is not running", __func__);
+	pthread_mutex_lock(&rdma->lock);
+	c = rdma_conn_new(rdma, true);
+	if (c == NULL) {
+		pthread_mutex_unlock(&rdma->lock);
+		return sim_fail(DOCA_ERROR_FULL, "%s: max_num_connections (%u) reached", __func__, rdma->max_conns);
+	}
+	c->user_data = connection_user_data;
+	c->state = CONN_CONNECTING;
+	pthread_mutex_unlock(&rdma->lock);
+	fd = rdma_tcp_connect(addr->address, addr->port, 5000);
+	pthread_mutex_lock(&rdma->lock);
+	if (fd < 0) {
+		/* reported through the failure callback, like a CM connection that cannot be made */
+		rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_ABORTED);
+	} else {
+		rdma_sock_init(&c->socks[0], fd);
+		c->num_socks = 1;
+		rdma_frame_init(&hello, OP_HELLO_CM);
+		rdma_queue_frame(rdma, &c->socks[0], &hello, NULL, 0);
+	}
+	pthread_mutex_unlock(&rdma->lock);
+	rdma_io_wake(rdma);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t answer_request(struct doca_rdma_connection *conn, enum rdma_op op)
+{
+	struct doca_rdma *rdma;
+	struct rdma_frame f;
+
+	if (conn == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	rdma = conn->rdma;
+	pthread_mutex_lock(&rdma->lock);
+	if (conn->state != CONN_REQUESTED) {
+		pthread_mutex_unlock(&rdma->lock);
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: no connection request pending", __func__);
+	}
+	rdma_frame_init(&f, op);
+	rdma_queue_frame(rdma, &conn->socks[0], &f, NULL, 0);
+	if (op == OP_ACCEPT) {
+		conn->state = CONN_CONNECTED;
+		rdma_queue_event(rdma, EV_ESTABLISHED, conn);
+	} else {
+		conn->state = CONN_CLOSED; /* the socket closes once the reject frame is out */
+		rdma->num_conns--;
+	}
+	pthread_mutex_unlock(&rdma->lock);
+	rdma_io_wake(rdma);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_connection_accept(struct doca_rdma_connection *conn, void *private_data,
+					 uint8_t private_data_len)
+{
+	(void)private_data;
+	(void)private_data_len;
+	return answer_request(conn, OP_ACCEPT);
+}
+
+doca_error_t doca_rdma_connection_reject(struct doca_rdma_connection *conn)
+{
+	return answer_request(conn, OP_REJECT);
+}
+
+doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *conn)
+{
+	struct doca_rdma *rdma;
+	if (conn == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	rdma = conn->rdma;
+	pthread_mutex_lock(&rdma->lock);
+	if (conn->state == CONN_CLOSED) {
+		pthread_mutex_unlock(&rdma->lock);
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: connection is not connected", __func__);
+	}
+	/* Our side asked: the requests still waiting fail, and our own disconnection callback follows */
+	rdma_conn_close(rdma, conn, DOCA_ERROR_CONNECTION_RESET);
+	pthread_mutex_unlock(&rdma->lock);
+	rdma_io_wake(rdma);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_connection_set_user_data(struct doca_rdma_connection *conn, union doca_data user_data)
+{
+	if (conn == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	conn->user_data = user_data;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_connection_get_id(const struct doca_rdma_connection *conn, uint32_t *connection_id)
+{
+	if (conn == NULL || connection_id == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*connection_id = conn->id;
+	return DOCA_SUCCESS;
+}

@@ -1,0 +1,206 @@
+/*
+ * Software DOCA device, libdoca_rdma: the objects shared by rdma.c (context, connections), rdma_task.c (tasks) and
+ * rdma_io.c (the I/O thread and the frames on the wire). sim/RDMA.md describes the wire and the trust model.
+ *
+ * Threading: the application thread owns the context like any DOCA context; one I/O thread per started context moves
+ * frames between the sockets and memory. Everything the two share (connection list, queues, task bookkeeping) is
+ * under rdma->lock. Completions and connection events the I/O thread produces are queued and delivered by
+ * doca_pe_progress on the application thread (DOCA's callback rule); the I/O thread wakes the pe through an eventfd
+ * the pe watches.
+ */
+#ifndef SIM_RDMA_INTERNAL_H_
+#define SIM_RDMA_INTERNAL_H_
+
+#include <pthread.h>
+
+#include <doca_rdma.h>
+
+#include "internal.h"
+
+enum rdma_task_kind {
+	RDMA_SEND,
+	RDMA_SEND_IMM,
+	RDMA_RECEIVE,
+	RDMA_WRITE,
+	RDMA_WRITE_IMM,
+	RDMA_READ,
+	RDMA_CAS,
+	RDMA_FADD,
+	RDMA_KIND_COUNT_,
+};
+
+/* Frame operations (rdma_io.c) */
+enum rdma_op {
+	OP_HELLO = 1,   /* first frame on a socket to an exported connection: payload = its secret */
+	OP_HELLO_CM,    /* first frame on an RDMA CM socket: a connection request */
+	OP_ACCEPT,
+	OP_REJECT,
+	OP_DISCONNECT,
+	OP_WRITE,       /* payload written at (key, addr) */
+	OP_WRITE_IMM,
+	OP_READ_REQ,    /* a = length to read at (key, addr) */
+	OP_READ_RESP,   /* payload = the bytes read */
+	OP_SEND,        /* payload lands in the oldest posted receive */
+	OP_SEND_IMM,
+	OP_CAS,         /* 8 bytes at (key, addr): compare a, swap b */
+	OP_FADD,        /* 8 bytes at (key, addr): add a */
+	OP_ATOMIC_RESP, /* a = value before the operation */
+	OP_ACK,         /* status = doca_error_t of the request `id` */
+	OP_COUNT_,
+};
+
+#define RDMA_FRAME_MAGIC 0x464d4452u /* "RDMF" */
+#define RDMA_SECRET_LEN 16
+
+struct rdma_frame {
+	uint32_t magic;
+	uint8_t op;
+	uint8_t reserved;
+	uint16_t status; /* OP_ACK / responses: a doca_error_t */
+	uint32_t imm;
+	uint32_t len;    /* payload bytes after the header */
+	uint64_t id;     /* the requester's id, echoed in the response */
+	uint64_t key;
+	uint64_t addr;
+	uint64_t a;
+	uint64_t b;
+};
+
+struct rdma_task {
+	struct doca_task base; /* first */
+	enum rdma_task_kind kind;
+	struct doca_rdma_connection *conn;
+	struct doca_buf *src, *dst, *result;
+	uint64_t a, b;
+	uint32_t imm;
+	uint64_t id;                    /* while awaiting its response */
+	struct rdma_task *wait_next;    /* in conn->awaiting / rdma->receives */
+	/* receive results */
+	enum doca_rdma_opcode opcode;
+	uint32_t result_len;
+	uint32_t result_imm;
+	struct doca_rdma_connection *result_conn;
+};
+
+/* One queued outgoing frame: the header, then `len` payload bytes from `payload` (user or exported memory) */
+struct rdma_out {
+	struct rdma_frame hdr;
+	const uint8_t *payload;
+	size_t sent;              /* bytes of header + payload written so far */
+	uint64_t key;             /* nonzero: payload is our exported memory, re-validated before each write */
+	uint8_t small[RDMA_SECRET_LEN]; /* payloads this small are copied here when queued */
+	struct rdma_out *next;
+};
+
+/* One TCP socket of a connection and its receive state */
+struct rdma_sock {
+	int fd;
+	struct rdma_out *out_head, *out_tail;
+	struct rdma_frame in;      /* header being read */
+	size_t in_got;             /* header bytes read */
+	uint64_t in_left;          /* payload bytes still to read for `in` */
+	uint64_t in_done;          /* payload bytes already read */
+	uint8_t *in_dst;           /* where the payload goes (NULL: discard) */
+	uint64_t in_key;           /* nonzero: in_dst is our exported memory, re-validated per read */
+	doca_error_t in_status;    /* the verdict for the request being read */
+	struct rdma_task *in_task; /* the task the payload completes (read response, receive) */
+	bool stalled;              /* a SEND waits for a posted receive: stop reading this socket */
+};
+
+enum rdma_conn_state {
+	CONN_EXPORTED,   /* doca_rdma_export: listening for the peer's socket */
+	CONN_CONNECTING, /* CM: request sent, waiting for accept */
+	CONN_REQUESTED,  /* CM: the peer asks; waiting for accept/reject */
+	CONN_CONNECTED,
+	CONN_CLOSED,
+};
+
+struct doca_rdma_connection {
+	struct doca_rdma *rdma;
+	uint32_t id;
+	union doca_data user_data;
+	enum rdma_conn_state state;
+	bool cm;                          /* RDMA CM connection (events are delivered) */
+	bool failed_reported;
+	uint8_t secret[RDMA_SECRET_LEN];  /* ours: proves a socket to our listener comes from our peer */
+	int listen_fd;                    /* exported connection: our listener (-1 once the peer's socket arrived) */
+	struct rdma_sock socks[2];        /* [0] carries our requests; [1] the peer's (same socket for CM) */
+	int num_socks;
+	struct rdma_task *awaiting;       /* our requests waiting for their response */
+	struct doca_rdma_connection *next;
+};
+
+/* A connection event to deliver from doca_pe_progress */
+enum rdma_event_type { EV_REQUEST, EV_ESTABLISHED, EV_FAILURE, EV_DISCONNECTED };
+struct rdma_event {
+	enum rdma_event_type type;
+	struct doca_rdma_connection *conn;
+	struct rdma_event *next;
+};
+
+struct rdma_kind_conf {
+	sim_task_cb_t success_cb, error_cb;
+	uint32_t num_tasks;
+	bool set;
+};
+
+struct doca_rdma {
+	struct doca_ctx ctx; /* first */
+	uint32_t magic;
+	uint32_t permissions;
+	uint32_t gid_index;
+	uint16_t max_conns;
+	uint32_t send_queue_size, recv_queue_size;
+	struct rdma_kind_conf conf[RDMA_KIND_COUNT_];
+	doca_rdma_connection_request_cb_t on_request;
+	doca_rdma_connection_established_cb_t on_established;
+	doca_rdma_connection_failure_cb_t on_failure;
+	doca_rdma_connection_disconnection_cb_t on_disconnect;
+
+	pthread_mutex_t lock;
+	pthread_t io_thread;
+	bool io_running, io_quit;
+	int wake_fd;   /* eventfd: the application thread wakes the I/O thread */
+	int notify_fd; /* eventfd in the pe's epoll set: the I/O thread wakes doca_pe_progress */
+	int cm_listen_fd;
+	struct doca_rdma_connection *conns;
+	uint32_t num_conns, next_conn_id;
+	uint64_t next_request_id;
+	struct rdma_task *receives_head, *receives_tail; /* posted receive tasks, oldest first */
+	struct doca_task *done_head, *done_tail;         /* completed by the I/O thread, not yet given to the pe */
+	struct rdma_event *events_head, *events_tail;
+};
+
+/* rdma_io.c */
+doca_error_t rdma_io_start(struct doca_rdma *rdma);
+void rdma_io_stop(struct doca_rdma *rdma);
+void rdma_io_wake(struct doca_rdma *rdma);
+/* Queue a frame on a socket (lock held); a payload over RDMA_SECRET_LEN bytes is not copied: it must stay valid
+ * until sent (a submitted task's buffer, or exported memory named by key) */
+void rdma_queue_frame(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,
+		      const void *payload, uint64_t key);
+/* A listening TCP socket on address (NULL: every address) and port (0: any); -1 with errno on failure */
+int rdma_tcp_listen(const char *address, uint16_t port);
+/* Connect a TCP socket to address:port (blocking, bounded); -1 on failure */
+int rdma_tcp_connect(const char *address, uint16_t port, int timeout_ms);
+/* The address our listeners advertise in exported details (DOCA_SIM_RDMA_ADDR, default 127.0.0.1) */
+const char *rdma_local_address(void);
+
+/* rdma.c (lock held) */
+void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn);
+void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status);
+struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm);
+void rdma_sock_init(struct rdma_sock *sock, int fd);
+/* Close a connection's sockets and fail what waits on it (lock held) */
+void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, doca_error_t why);
+
+/* rdma_task.c: start a submitted task's request on its connection (lock held) */
+doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *task);
+void rdma_task_ops_init(void);
+
+static inline void rdma_frame_init(struct rdma_frame *f, enum rdma_op op)
+{
+	*f = (struct rdma_frame){ .magic = RDMA_FRAME_MAGIC, .op = (uint8_t)op };
+}
+
+#endif /* SIM_RDMA_INTERNAL_H_ */

@@ -1,0 +1,702 @@
+/*
+ * Software DOCA device, libdoca_rdma: the I/O thread of a started RDMA context and the frames it exchanges.
+ *
+ * Every socket is non-blocking and the thread never waits on a write, so two sides sending large transfers to each
+ * other cannot deadlock. Payloads move straight between a socket and the memory they belong to (a submitted task's
+ * buffer, or our exported memory resolved by key through sim_rdma_access_begin), with no intermediate copy.
+ * Every frame that arrives is untrusted: its header is checked before any byte of payload is read, memory is reached
+ * only through our own export table, and a socket speaks only for the connection whose secret it presented.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdma_internal.h"
+
+#define RDMA_MAX_PAYLOAD (1ull << 30)
+#define IO_CHUNK (1u << 20)
+#define PENDING_MAX 64
+#define HANDSHAKE_MS 5000
+
+static uint8_t discard_sink[64 * 1024];
+static const uint8_t zeros[64 * 1024];
+
+const char *rdma_local_address(void)
+{
+	const char *a = getenv("DOCA_SIM_RDMA_ADDR");
+	return a != NULL && *a != '\0' ? a : "127.0.0.1";
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void tune(int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static int resolve(const char *address, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res;
+	char service[8];
+	snprintf(service, sizeof(service), "%u", port);
+	if (getaddrinfo(address, service, &hints, &res) != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+int rdma_tcp_listen(const char *address, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1;
+
+	if (resolve(address != NULL ? address : "0.0.0.0", port, &ss, &len) < 0)
+		return -1;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 64) < 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+int rdma_tcp_connect(const char *address, uint16_t port, int timeout_ms)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct pollfd p;
+	int fd, err = 0;
+	socklen_t el = sizeof(err);
+
+	if (resolve(address, port, &ss, &len) < 0)
+		return -1;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
+		if (errno != EINPROGRESS)
+			goto fail;
+		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		if (poll(&p, 1, timeout_ms) != 1) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err != 0) {
+			errno = err ? err : EIO;
+			goto fail;
+		}
+	}
+	tune(fd);
+	return fd;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+void rdma_io_wake(struct doca_rdma *rdma)
+{
+	uint64_t one = 1;
+	if (rdma->wake_fd >= 0 && write(rdma->wake_fd, &one, sizeof(one)) < 0) {
+		/* saturated: the thread is awake anyway */
+	}
+}
+
+void rdma_queue_frame(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,
+		      const void *payload, uint64_t key)
+{
+	struct rdma_out *o = calloc(1, sizeof(*o));
+	(void)rdma;
+	if (o == NULL)
+		return; /* the request's task then waits for a response that never comes: bounded by the peer's close */
+	o->hdr = *hdr;
+	o->key = key;
+	if (payload != NULL && hdr->len <= sizeof(o->small) && key == 0) {
+		memcpy(o->small, payload, hdr->len);
+		o->payload = o->small;
+	} else {
+		o->payload = payload;
+	}
+	if (sock->out_tail != NULL)
+		sock->out_tail->next = o;
+	else
+		sock->out_head = o;
+	sock->out_tail = o;
+}
+
+static void respond(struct doca_rdma *rdma, struct rdma_sock *s, enum rdma_op op, uint64_t id, doca_error_t status,
+		    uint64_t a)
+{
+	struct rdma_frame f;
+	rdma_frame_init(&f, op);
+	f.id = id;
+	f.status = (uint16_t)status;
+	f.a = a;
+	rdma_queue_frame(rdma, s, &f, NULL, 0);
+}
+
+/* ---------------------------------------------------------------- sending */
+
+/* Write what the socket takes; false when the connection broke */
+static bool flush_sock(struct rdma_sock *s)
+{
+	while (s->out_head != NULL) {
+		struct rdma_out *o = s->out_head;
+		size_t total = sizeof(o->hdr) + o->hdr.len;
+		ssize_t n;
+		if (o->sent < sizeof(o->hdr)) {
+			n = send(s->fd, (const char *)&o->hdr + o->sent, sizeof(o->hdr) - o->sent,
+				 MSG_DONTWAIT | MSG_NOSIGNAL | (o->hdr.len ? MSG_MORE : 0));
+		} else {
+			size_t off = o->sent - sizeof(o->hdr), chunk = total - o->sent;
+			const uint8_t *from;
+			void *local = NULL;
+			bool bracketed = false;
+			if (chunk > IO_CHUNK)
+				chunk = IO_CHUNK;
+			if (o->key != 0) {
+				/* Our exported memory: re-validated for every piece; revoked mid-way sends zeros and the
+				 * trailing ACK says the read failed */
+				if (sim_rdma_access_begin(o->key, (uint64_t)(uintptr_t)o->payload + off, chunk,
+							  DOCA_ACCESS_FLAG_RDMA_READ, &local) == DOCA_SUCCESS) {
+					bracketed = true;
+					from = local;
+				} else {
+					if (chunk > sizeof(zeros))
+						chunk = sizeof(zeros);
+					from = zeros;
+					o->hdr.status = DOCA_ERROR_NOT_PERMITTED; /* remembered for the trailing ACK */
+				}
+			} else {
+				from = o->payload + off;
+			}
+			n = send(s->fd, from, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (bracketed)
+				sim_rdma_access_end();
+		}
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		o->sent += (size_t)n;
+		if (o->sent < total)
+			continue;
+		s->out_head = o->next;
+		if (s->out_head == NULL)
+			s->out_tail = NULL;
+		if (o->hdr.op == OP_READ_RESP) {
+			/* the verdict for the bytes just sent */
+			struct rdma_out *ack = calloc(1, sizeof(*ack));
+			if (ack != NULL) {
+				rdma_frame_init(&ack->hdr, OP_ACK);
+				ack->hdr.id = o->hdr.id;
+				ack->hdr.status = o->hdr.status;
+				ack->next = s->out_head;
+				s->out_head = ack;
+				if (s->out_tail == NULL)
+					s->out_tail = ack;
+			}
+		}
+		free(o);
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+static struct rdma_task *take_awaiting(struct doca_rdma_connection *c, uint64_t id)
+{
+	for (struct rdma_task **p = &c->awaiting; *p != NULL; p = &(*p)->wait_next)
+		if ((*p)->id == id) {
+			struct rdma_task *t = *p;
+			*p = t->wait_next;
+			return t;
+		}
+	return NULL;
+}
+
+static struct rdma_task *peek_awaiting(struct doca_rdma_connection *c, uint64_t id)
+{
+	for (struct rdma_task *t = c->awaiting; t != NULL; t = t->wait_next)
+		if (t->id == id)
+			return t;
+	return NULL;
+}
+
+static struct rdma_task *pop_receive(struct doca_rdma *rdma)
+{
+	struct rdma_task *t = rdma->receives_head;
+	if (t != NULL) {
+		rdma->receives_head = t->wait_next;
+		if (rdma->receives_head == NULL)
+			rdma->receives_tail = NULL;
+	}
+	return t;
+}
+
+static size_t room(const struct doca_buf *b)
+{
+	uintptr_t end = (uintptr_t)b->head + b->len, tail = (uintptr_t)b->data + b->data_len;
+	return tail > end ? 0 : end - tail;
+}
+
+/* Check the whole remote-requested range once before reading any of its payload */
+static doca_error_t check_range(struct doca_rdma *rdma, uint64_t key, uint64_t addr, uint64_t len, uint32_t need)
+{
+	void *local;
+	doca_error_t err;
+	if ((rdma->permissions & need) != need)
+		return DOCA_ERROR_NOT_PERMITTED;
+	err = sim_rdma_access_begin(key, addr, len, need, &local);
+	if (err == DOCA_SUCCESS)
+		sim_rdma_access_end();
+	return err;
+}
+
+enum begin_result { BEGIN_OK, BEGIN_WAIT, BEGIN_BROKEN };
+
+/* A whole header arrived: decide where its payload goes. */
+static enum begin_result begin_frame(struct doca_rdma *rdma, struct doca_rdma_connection *c, struct rdma_sock *s)
+{
+	struct rdma_frame *f = &s->in;
+	struct rdma_task *t;
+
+	if (f->magic != RDMA_FRAME_MAGIC || f->op == 0 || f->op >= OP_COUNT_ || f->len > RDMA_MAX_PAYLOAD)
+		return BEGIN_BROKEN;
+	s->in_left = f->len;
+	s->in_done = 0;
+	s->in_dst = NULL;
+	s->in_key = 0;
+	s->in_status = DOCA_SUCCESS;
+	s->in_task = NULL;
+	switch (f->op) {
+	case OP_WRITE:
+	case OP_WRITE_IMM:
+		if (f->op == OP_WRITE_IMM && rdma->receives_head == NULL)
+			return BEGIN_WAIT; /* the immediate needs a posted receive: hold the peer back (RNR) */
+		s->in_status = check_range(rdma, f->key, f->addr, f->len, DOCA_ACCESS_FLAG_RDMA_WRITE);
+		if (s->in_status == DOCA_SUCCESS) {
+			s->in_key = f->key;
+			s->in_dst = (uint8_t *)(uintptr_t)f->addr;
+		}
+		return BEGIN_OK;
+	case OP_SEND:
+	case OP_SEND_IMM:
+		if (rdma->receives_head == NULL)
+			return BEGIN_WAIT;
+		t = pop_receive(rdma);
+		s->in_task = t;
+		if (room(t->dst) < f->len)
+			s->in_status = DOCA_ERROR_INVALID_VALUE; /* the receive buffer is too small: both sides fail */
+		else
+			s->in_dst = (uint8_t *)t->dst->data + t->dst->data_len;
+		return BEGIN_OK;
+	case OP_READ_RESP:
+		t = peek_awaiting(c, f->id);
+		if (t == NULL || t->kind != RDMA_READ || f->len != t->src->data_len || room(t->dst) < f->len)
+			return BEGIN_BROKEN; /* a response nobody asked for, or not the size asked */
+		s->in_dst = (uint8_t *)t->dst->data + t->dst->data_len;
+		return BEGIN_OK;
+	default:
+		return f->len == 0 ? BEGIN_OK : BEGIN_BROKEN; /* control frames carry no payload */
+	}
+}
+
+static bool end_frame(struct doca_rdma *rdma, struct doca_rdma_connection *c, struct rdma_sock *s)
+{
+	struct rdma_frame *f = &s->in;
+	struct rdma_task *t;
+	void *local;
+
+	switch (f->op) {
+	case OP_WRITE:
+	case OP_WRITE_IMM:
+		if (f->op == OP_WRITE_IMM && s->in_status == DOCA_SUCCESS) {
+			t = pop_receive(rdma);
+			t->opcode = DOCA_RDMA_OPCODE_RECV_WRITE_WITH_IMM;
+			t->result_imm = f->imm;
+			t->result_len = 0;
+			t->result_conn = c;
+			rdma_finish_task(rdma, t, DOCA_SUCCESS);
+		}
+		respond(rdma, s, OP_ACK, f->id, s->in_status, 0);
+		return true;
+	case OP_SEND:
+	case OP_SEND_IMM:
+		t = s->in_task;
+		s->in_task = NULL;
+		if (s->in_status == DOCA_SUCCESS) {
+			t->dst->data_len += f->len;
+			t->opcode = f->op == OP_SEND ? DOCA_RDMA_OPCODE_RECV_SEND : DOCA_RDMA_OPCODE_RECV_SEND_WITH_IMM;
+			t->result_imm = f->imm;
+			t->result_len = f->len;
+			t->result_conn = c;
+		}
+		rdma_finish_task(rdma, t, s->in_status);
+		respond(rdma, s, OP_ACK, f->id, s->in_status, 0);
+		return true;
+	case OP_READ_REQ: {
+		struct rdma_frame r;
+		doca_error_t err = f->a > RDMA_MAX_PAYLOAD ? DOCA_ERROR_INVALID_VALUE
+							   : check_range(rdma, f->key, f->addr, f->a, DOCA_ACCESS_FLAG_RDMA_READ);
+		rdma_frame_init(&r, OP_READ_RESP);
+		r.id = f->id;
+		if (err != DOCA_SUCCESS) {
+			respond(rdma, s, OP_ACK, f->id, err, 0);
+			return true;
+		}
+		r.len = (uint32_t)f->a;
+		if (f->a != r.len) {
+			respond(rdma, s, OP_ACK, f->id, DOCA_ERROR_INVALID_VALUE, 0);
+			return true;
+		}
+		rdma_queue_frame(rdma, s, &r, (const void *)(uintptr_t)f->addr, f->key);
+		return true;
+	}
+	case OP_CAS:
+	case OP_FADD: {
+		doca_error_t err = f->addr % 8 != 0 ? DOCA_ERROR_INVALID_VALUE
+						     : check_range(rdma, f->key, f->addr, 8, DOCA_ACCESS_FLAG_RDMA_ATOMIC);
+		uint64_t old = 0;
+		if (err == DOCA_SUCCESS &&
+		    sim_rdma_access_begin(f->key, f->addr, 8, DOCA_ACCESS_FLAG_RDMA_ATOMIC, &local) == DOCA_SUCCESS) {
+			uint64_t *word = local;
+			if (f->op == OP_CAS) {
+				old = f->a;
+				if (!__atomic_compare_exchange_n(word, &old, f->b, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+					/* old now holds the value found */
+				}
+			} else {
+				old = __atomic_fetch_add(word, f->a, __ATOMIC_SEQ_CST);
+			}
+			sim_rdma_access_end();
+		} else if (err == DOCA_SUCCESS) {
+			err = DOCA_ERROR_NOT_PERMITTED;
+		}
+		if (err != DOCA_SUCCESS)
+			respond(rdma, s, OP_ACK, f->id, err, 0);
+		else
+			respond(rdma, s, OP_ATOMIC_RESP, f->id, DOCA_SUCCESS, old);
+		return true;
+	}
+	case OP_READ_RESP:
+		/* the bytes are in; the trailing ACK completes the read */
+		return true;
+	case OP_ATOMIC_RESP:
+		t = take_awaiting(c, f->id);
+		if (t == NULL || (t->kind != RDMA_CAS && t->kind != RDMA_FADD))
+			return false;
+		memcpy((uint8_t *)t->result->data + t->result->data_len, &f->a, sizeof(f->a));
+		t->result->data_len += sizeof(f->a);
+		rdma_finish_task(rdma, t, DOCA_SUCCESS);
+		return true;
+	case OP_ACK:
+		t = take_awaiting(c, f->id);
+		if (t == NULL)
+			return false;
+		if (f->status == DOCA_SUCCESS) {
+			if (t->kind == RDMA_WRITE || t->kind == RDMA_WRITE_IMM)
+				t->dst->data_len += t->src->data_len;
+			else if (t->kind == RDMA_READ)
+				t->dst->data_len += t->src->data_len;
+		}
+		rdma_finish_task(rdma, t, f->status <= DOCA_ERROR_DEVICE_FATAL_ERROR ? (doca_error_t)f->status
+										      : DOCA_ERROR_IO_FAILED);
+		return true;
+	case OP_ACCEPT:
+		if (!c->cm || c->state != CONN_CONNECTING)
+			return false;
+		c->state = CONN_CONNECTED;
+		rdma_queue_event(rdma, EV_ESTABLISHED, c);
+		return true;
+	case OP_REJECT:
+	case OP_DISCONNECT:
+		rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
+		return true;
+	default:
+		return false; /* HELLO frames belong to the handshake only */
+	}
+}
+
+/* Read what the socket has; false when the connection must close */
+static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, struct rdma_sock *s)
+{
+	for (;;) {
+		ssize_t n;
+		if (s->stalled) {
+			enum begin_result b = begin_frame(rdma, c, s);
+			if (b == BEGIN_WAIT)
+				return true;
+			if (b == BEGIN_BROKEN)
+				return false;
+			s->stalled = false;
+		} else if (s->in_got < sizeof(s->in)) {
+			n = recv(s->fd, (char *)&s->in + s->in_got, sizeof(s->in) - s->in_got, MSG_DONTWAIT);
+			if (n == 0)
+				return false;
+			if (n < 0)
+				return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+			s->in_got += (size_t)n;
+			if (s->in_got < sizeof(s->in))
+				continue;
+			enum begin_result b = begin_frame(rdma, c, s);
+			if (b == BEGIN_BROKEN)
+				return false;
+			if (b == BEGIN_WAIT) {
+				s->stalled = true;
+				return true;
+			}
+		}
+		if (s->in_left > 0) {
+			size_t chunk = s->in_left > IO_CHUNK ? IO_CHUNK : (size_t)s->in_left;
+			void *to = NULL;
+			bool bracketed = false;
+			if (s->in_dst != NULL && s->in_key != 0) {
+				if (sim_rdma_access_begin(s->in_key, (uint64_t)(uintptr_t)s->in_dst + s->in_done, chunk,
+							  DOCA_ACCESS_FLAG_RDMA_WRITE, &to) == DOCA_SUCCESS) {
+					bracketed = true;
+				} else {
+					s->in_status = DOCA_ERROR_NOT_PERMITTED; /* revoked mid-way: the rest is dropped */
+					s->in_dst = NULL;
+				}
+			} else if (s->in_dst != NULL) {
+				to = s->in_dst + s->in_done;
+			}
+			if (to == NULL) {
+				to = discard_sink;
+				if (chunk > sizeof(discard_sink))
+					chunk = sizeof(discard_sink);
+			}
+			n = recv(s->fd, to, chunk, MSG_DONTWAIT);
+			if (bracketed)
+				sim_rdma_access_end();
+			if (n == 0)
+				return false;
+			if (n < 0)
+				return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+			s->in_done += (uint64_t)n;
+			s->in_left -= (uint64_t)n;
+			if (s->in_left > 0)
+				continue;
+		}
+		s->in_got = 0;
+		if (!end_frame(rdma, c, s))
+			return false;
+		if (c->state == CONN_CLOSED)
+			return true;
+	}
+}
+
+/* ---------------------------------------------------------------- handshakes */
+struct pending {
+	int fd;
+	bool cm;                 /* accepted on the CM listener */
+	struct doca_rdma_connection *exported; /* accepted on this exported connection's listener */
+	struct rdma_frame hdr;
+	uint8_t secret[RDMA_SECRET_LEN];
+	size_t got;
+	uint64_t deadline;
+};
+
+/* Returns true when the pending socket is done with (attached or closed) */
+static bool handshake(struct doca_rdma *rdma, struct pending *p)
+{
+	const size_t want = sizeof(p->hdr) + RDMA_SECRET_LEN;
+	size_t need = p->cm ? sizeof(p->hdr) : want;
+	while (p->got < need) {
+		ssize_t n = p->got < sizeof(p->hdr)
+				    ? recv(p->fd, (char *)&p->hdr + p->got, sizeof(p->hdr) - p->got, MSG_DONTWAIT)
+				    : recv(p->fd, p->secret + (p->got - sizeof(p->hdr)), want - p->got, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			goto refuse;
+		if (n < 0)
+			return now_ms() > p->deadline ? (close(p->fd), true) : false;
+		p->got += (size_t)n;
+		if (p->got == sizeof(p->hdr) && p->hdr.magic != RDMA_FRAME_MAGIC)
+			goto refuse;
+	}
+	if (p->cm) {
+		struct doca_rdma_connection *c;
+		if (p->hdr.op != OP_HELLO_CM || p->hdr.len != 0)
+			goto refuse;
+		c = rdma_conn_new(rdma, true);
+		if (c == NULL)
+			goto refuse; /* over max_num_connections: the peer sees its connection closed (failure) */
+		c->state = CONN_REQUESTED;
+		rdma_sock_init(&c->socks[0], p->fd);
+		c->num_socks = 1;
+		rdma_queue_event(rdma, EV_REQUEST, c);
+		return true;
+	}
+	{
+		struct doca_rdma_connection *c = p->exported;
+		unsigned diff = 0;
+		if (p->hdr.op != OP_HELLO || p->hdr.len != RDMA_SECRET_LEN || c->state == CONN_CLOSED ||
+		    c->socks[1].fd >= 0)
+			goto refuse;
+		for (size_t i = 0; i < RDMA_SECRET_LEN; i++)
+			diff |= (unsigned)(p->secret[i] ^ c->secret[i]);
+		if (diff != 0)
+			goto refuse;
+		rdma_sock_init(&c->socks[1], p->fd);
+		c->num_socks = 2;
+		if (c->listen_fd >= 0)
+			close(c->listen_fd); /* one peer per exported connection */
+		c->listen_fd = -1;
+		return true;
+	}
+refuse:
+	close(p->fd);
+	return true;
+}
+
+/* ---------------------------------------------------------------- the thread */
+static void accept_on(int listen_fd, bool cm, struct doca_rdma_connection *exported, struct pending *pend,
+		      size_t *num_pend)
+{
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		if (*num_pend >= PENDING_MAX) {
+			close(fd); /* a flood of silent sockets is bounded */
+			continue;
+		}
+		tune(fd);
+		pend[(*num_pend)++] = (struct pending){ .fd = fd, .cm = cm, .exported = exported,
+						       .deadline = now_ms() + HANDSHAKE_MS };
+	}
+}
+
+static void *io_main(void *arg)
+{
+	struct doca_rdma *rdma = arg;
+	struct pending pend[PENDING_MAX];
+	size_t num_pend = 0;
+	struct pollfd *fds = NULL;
+	size_t cap = 0;
+
+	pthread_mutex_lock(&rdma->lock);
+	while (!rdma->io_quit) {
+		size_t n = 0, want = 2 + PENDING_MAX;
+		uint64_t count;
+		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
+			want += 3;
+		if (want > cap) {
+			struct pollfd *grown = realloc(fds, want * sizeof(*fds));
+			if (grown == NULL)
+				break;
+			fds = grown;
+			cap = want;
+		}
+		fds[n++] = (struct pollfd){ .fd = rdma->wake_fd, .events = POLLIN };
+		if (rdma->cm_listen_fd >= 0)
+			fds[n++] = (struct pollfd){ .fd = rdma->cm_listen_fd, .events = POLLIN };
+		for (size_t i = 0; i < num_pend; i++)
+			fds[n++] = (struct pollfd){ .fd = pend[i].fd, .events = POLLIN };
+		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next) {
+			if (c->listen_fd >= 0)
+				fds[n++] = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
+			for (int i = 0; i < c->num_socks; i++) {
+				struct rdma_sock *s = &c->socks[i];
+				if (s->fd < 0)
+					continue;
+				fds[n++] = (struct pollfd){ .fd = s->fd,
+							    .events = (short)((s->stalled ? 0 : POLLIN) |
+									      (s->out_head ? POLLOUT : 0)) };
+			}
+		}
+		pthread_mutex_unlock(&rdma->lock);
+		poll(fds, n, num_pend > 0 ? 100 : 1000);
+		pthread_mutex_lock(&rdma->lock);
+		while (read(rdma->wake_fd, &count, sizeof(count)) == sizeof(count))
+			;
+		if (rdma->io_quit)
+			break;
+		if (rdma->cm_listen_fd >= 0)
+			accept_on(rdma->cm_listen_fd, true, NULL, pend, &num_pend);
+		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
+			if (c->listen_fd >= 0)
+				accept_on(c->listen_fd, false, c, pend, &num_pend);
+		for (size_t i = 0; i < num_pend;)
+			if (handshake(rdma, &pend[i]))
+				pend[i] = pend[--num_pend];
+			else
+				i++;
+		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next) {
+			for (int i = 0; i < c->num_socks && c->state != CONN_CLOSED; i++) {
+				struct rdma_sock *s = &c->socks[i];
+				if (s->fd < 0)
+					continue;
+				if (c->state == CONN_REQUESTED && i == 0) {
+					/* nothing but our answer may pass before the application accepts */
+					if (!flush_sock(s))
+						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
+					continue;
+				}
+				if (!read_sock(rdma, c, s) || (c->state != CONN_CLOSED && s->fd >= 0 && !flush_sock(s)))
+					rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
+			}
+		}
+		/* Rejected CM requests: their socket closes once the reject frame is out */
+		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
+			if (c->state == CONN_CLOSED && c->cm && c->num_socks > 0 && c->socks[0].fd >= 0) {
+				if (!flush_sock(&c->socks[0]) || c->socks[0].out_head == NULL) {
+					close(c->socks[0].fd);
+					c->socks[0].fd = -1;
+					c->num_socks = 0;
+				}
+			}
+	}
+	for (size_t i = 0; i < num_pend; i++)
+		close(pend[i].fd);
+	pthread_mutex_unlock(&rdma->lock);
+	free(fds);
+	return NULL;
+}
+
+doca_error_t rdma_io_start(struct doca_rdma *rdma)
+{
+	if (pthread_create(&rdma->io_thread, NULL, io_main, rdma) != 0)
+		return DOCA_ERROR_NO_MEMORY;
+	rdma->io_running = true;
+	return DOCA_SUCCESS;
+}
+
+void rdma_io_stop(struct doca_rdma *rdma)
+{
+	if (!rdma->io_running)
+		return;
+	pthread_mutex_lock(&rdma->lock);
+	rdma->io_quit = true;
+	pthread_mutex_unlock(&rdma->lock);
+	rdma_io_wake(rdma);
+	pthread_join(rdma->io_thread, NULL);
+	rdma->io_running = false;
+}

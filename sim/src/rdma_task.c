@@ -1,0 +1,323 @@
+/*
+ * Software DOCA device, libdoca_rdma: the task kinds (send, send with immediate, receive, write, write with immediate,
+ * read, atomic compare-and-swap and fetch-and-add): configuration, allocation, getters, and turning a submitted task
+ * into a request frame on its connection (rdma_task_issue; the I/O thread completes it when the response arrives).
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdma_internal.h"
+
+static const char *const kind_names[RDMA_KIND_COUNT_] = {
+	"rdma_send", "rdma_send_imm", "rdma_receive", "rdma_write", "rdma_write_imm", "rdma_read",
+	"rdma_atomic_cmp_swp", "rdma_atomic_fetch_add",
+};
+
+static void task_free(struct doca_task *task)
+{
+	sim_task_fini(task);
+	free(task);
+}
+
+static struct sim_task_ops task_ops[RDMA_KIND_COUNT_];
+
+void rdma_task_ops_init(void)
+{
+	for (int k = 0; k < RDMA_KIND_COUNT_; k++)
+		task_ops[k] = (struct sim_task_ops){ .kind = kind_names[k], .free = task_free };
+}
+
+static doca_error_t set_conf(struct doca_rdma *rdma, enum rdma_task_kind kind, sim_task_cb_t ok, sim_task_cb_t err,
+			     uint32_t num_tasks)
+{
+	if (rdma == NULL || ok == NULL || err == NULL || num_tasks == 0)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
+	if (!sim_ctx_is_idle(&rdma->ctx))
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s_set_conf: rdma context is not idle", kind_names[kind]);
+	rdma->conf[kind] = (struct rdma_kind_conf){ ok, err, num_tasks, true };
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t alloc_task(struct doca_rdma *rdma, enum rdma_task_kind kind, struct doca_rdma_connection *conn,
+			       union doca_data user_data, struct rdma_task **out)
+{
+	struct rdma_task *t;
+	if (rdma == NULL || out == NULL || (kind != RDMA_RECEIVE && conn == NULL))
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
+	if (!rdma->conf[kind].set)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s_allocate_init: task kind not configured (set_conf)",
+				kind_names[kind]);
+	if (rdma->ctx.state != DOCA_CTX_STATE_RUNNING)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s_allocate_init: rdma context is not running", kind_names[kind]);
+	if (conn != NULL && conn->rdma != rdma)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s_allocate_init: connection of another context",
+				kind_names[kind]);
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	sim_task_init(&t->base, &task_ops[kind], &rdma->ctx, rdma->conf[kind].success_cb, rdma->conf[kind].error_cb,
+		      user_data);
+	t->kind = kind;
+	t->conn = conn;
+	*out = t;
+	return DOCA_SUCCESS;
+}
+
+#define KIND_API(name, KIND) \
+	doca_error_t doca_rdma_task_##name##_set_conf(struct doca_rdma *rdma, \
+						      doca_rdma_task_##name##_completion_cb_t ok, \
+						      doca_rdma_task_##name##_completion_cb_t err, uint32_t num_tasks) \
+	{ \
+		return set_conf(rdma, KIND, sim_task_cb_cast(ok), sim_task_cb_cast(err), num_tasks); \
+	} \
+	struct doca_task *doca_rdma_task_##name##_as_task(struct doca_rdma_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : &((struct rdma_task *)(void *)task)->base; \
+	}
+KIND_API(send, RDMA_SEND)
+KIND_API(send_imm, RDMA_SEND_IMM)
+KIND_API(receive, RDMA_RECEIVE)
+KIND_API(write, RDMA_WRITE)
+KIND_API(write_imm, RDMA_WRITE_IMM)
+KIND_API(read, RDMA_READ)
+KIND_API(atomic_cmp_swp, RDMA_CAS)
+KIND_API(atomic_fetch_add, RDMA_FADD)
+
+doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
+					       const struct doca_buf *src_buf, union doca_data user_data,
+					       struct doca_rdma_task_send **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = src_buf == NULL ? DOCA_ERROR_INVALID_VALUE : alloc_task(rdma, RDMA_SEND, conn, user_data, &t);
+	if (err != DOCA_SUCCESS)
+		return err;
+	t->src = (struct doca_buf *)src_buf;
+	*task = (struct doca_rdma_task_send *)(void *)t;
+	return DOCA_SUCCESS;
+}
+
+const struct doca_buf *doca_rdma_task_send_get_src_buf(const struct doca_rdma_task_send *task)
+{
+	return task == NULL ? NULL : ((const struct rdma_task *)(const void *)task)->src;
+}
+
+doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
+						   const struct doca_buf *src_buf, doca_be32_t immediate_data,
+						   union doca_data user_data, struct doca_rdma_task_send_imm **task)
+{
+	struct rdma_task *t;
+	doca_error_t err =
+		src_buf == NULL ? DOCA_ERROR_INVALID_VALUE : alloc_task(rdma, RDMA_SEND_IMM, conn, user_data, &t);
+	if (err != DOCA_SUCCESS)
+		return err;
+	t->src = (struct doca_buf *)src_buf;
+	t->imm = immediate_data;
+	*task = (struct doca_rdma_task_send_imm *)(void *)t;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_task_receive_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf,
+						  union doca_data user_data, struct doca_rdma_task_receive **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = alloc_task(rdma, RDMA_RECEIVE, NULL, user_data, &t);
+	if (err != DOCA_SUCCESS)
+		return err;
+	t->dst = dst_buf; /* may be NULL: a receive for immediate data only */
+	*task = (struct doca_rdma_task_receive *)(void *)t;
+	return DOCA_SUCCESS;
+}
+
+#define RECV(task) ((const struct rdma_task *)(const void *)(task))
+struct doca_buf *doca_rdma_task_receive_get_dst_buf(const struct doca_rdma_task_receive *task)
+{
+	return task == NULL ? NULL : RECV(task)->dst;
+}
+enum doca_rdma_opcode doca_rdma_task_receive_get_result_opcode(const struct doca_rdma_task_receive *task)
+{
+	return task == NULL ? DOCA_RDMA_OPCODE_RECV_SEND : RECV(task)->opcode;
+}
+uint32_t doca_rdma_task_receive_get_result_len(const struct doca_rdma_task_receive *task)
+{
+	return task == NULL ? 0 : RECV(task)->result_len;
+}
+doca_be32_t doca_rdma_task_receive_get_result_immediate_data(const struct doca_rdma_task_receive *task)
+{
+	return task == NULL ? 0 : RECV(task)->result_imm;
+}
+const struct doca_rdma_connection *
+doca_rdma_task_receive_get_result_rdma_connection(const struct doca_rdma_task_receive *task)
+{
+	return task == NULL ? NULL : RECV(task)->result_conn;
+}
+
+static doca_error_t alloc_two_buf(struct doca_rdma *rdma, enum rdma_task_kind kind, struct doca_rdma_connection *conn,
+				  const struct doca_buf *src, struct doca_buf *dst, union doca_data user_data,
+				  struct rdma_task **t)
+{
+	doca_error_t err;
+	if (src == NULL || dst == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	err = alloc_task(rdma, kind, conn, user_data, t);
+	if (err == DOCA_SUCCESS) {
+		(*t)->src = (struct doca_buf *)src;
+		(*t)->dst = dst;
+	}
+	return err;
+}
+
+doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
+						const struct doca_buf *src_buf, struct doca_buf *dst_buf,
+						union doca_data user_data, struct doca_rdma_task_write **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = alloc_two_buf(rdma, RDMA_WRITE, conn, src_buf, dst_buf, user_data, &t);
+	if (err == DOCA_SUCCESS)
+		*task = (struct doca_rdma_task_write *)(void *)t;
+	return err;
+}
+struct doca_buf *doca_rdma_task_write_get_dst_buf(const struct doca_rdma_task_write *task)
+{
+	return task == NULL ? NULL : RECV(task)->dst;
+}
+
+doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
+						    const struct doca_buf *src_buf, struct doca_buf *dst_buf,
+						    doca_be32_t immediate_data, union doca_data user_data,
+						    struct doca_rdma_task_write_imm **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = alloc_two_buf(rdma, RDMA_WRITE_IMM, conn, src_buf, dst_buf, user_data, &t);
+	if (err == DOCA_SUCCESS) {
+		t->imm = immediate_data;
+		*task = (struct doca_rdma_task_write_imm *)(void *)t;
+	}
+	return err;
+}
+
+doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
+					       const struct doca_buf *src_buf, struct doca_buf *dst_buf,
+					       union doca_data user_data, struct doca_rdma_task_read **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = alloc_two_buf(rdma, RDMA_READ, conn, src_buf, dst_buf, user_data, &t);
+	if (err == DOCA_SUCCESS)
+		*task = (struct doca_rdma_task_read *)(void *)t;
+	return err;
+}
+struct doca_buf *doca_rdma_task_read_get_dst_buf(const struct doca_rdma_task_read *task)
+{
+	return task == NULL ? NULL : RECV(task)->dst;
+}
+
+doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
+							 struct doca_buf *dst_buf, struct doca_buf *result_buf,
+							 uint64_t cmp_data, uint64_t swap_data, union doca_data user_data,
+							 struct doca_rdma_task_atomic_cmp_swp **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = alloc_two_buf(rdma, RDMA_CAS, conn, dst_buf, result_buf, user_data, &t);
+	if (err == DOCA_SUCCESS) {
+		t->dst = dst_buf;
+		t->result = result_buf;
+		t->src = NULL;
+		t->a = cmp_data;
+		t->b = swap_data;
+		*task = (struct doca_rdma_task_atomic_cmp_swp *)(void *)t;
+	}
+	return err;
+}
+
+doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
+							   struct doca_buf *dst_buf, struct doca_buf *result_buf,
+							   uint64_t add_data, union doca_data user_data,
+							   struct doca_rdma_task_atomic_fetch_add **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = alloc_two_buf(rdma, RDMA_FADD, conn, dst_buf, result_buf, user_data, &t);
+	if (err == DOCA_SUCCESS) {
+		t->dst = dst_buf;
+		t->result = result_buf;
+		t->src = NULL;
+		t->a = add_data;
+		*task = (struct doca_rdma_task_atomic_fetch_add *)(void *)t;
+	}
+	return err;
+}
+
+/* ---------------------------------------------------------------- submit: the request frame */
+static size_t tail_room(const struct doca_buf *b)
+{
+	uintptr_t end = (uintptr_t)b->head + b->len, tail = (uintptr_t)b->data + b->data_len;
+	return tail > end ? 0 : end - tail;
+}
+
+static bool remote(const struct doca_buf *b)
+{
+	return b != NULL && b->mmap != NULL && b->mmap->rdma_remote;
+}
+
+doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
+{
+	struct doca_rdma_connection *c = t->conn;
+	struct rdma_frame f;
+	const void *payload = NULL;
+
+	if (c == NULL || c->state != CONN_CONNECTED || c->socks[0].fd < 0)
+		return sim_fail(DOCA_ERROR_NOT_CONNECTED, "%s: connection is not connected", kind_names[t->kind]);
+	switch (t->kind) {
+	case RDMA_SEND:
+	case RDMA_SEND_IMM:
+		if (remote(t->src) || t->src->data_len > UINT32_MAX)
+			return DOCA_ERROR_INVALID_VALUE;
+		rdma_frame_init(&f, t->kind == RDMA_SEND ? OP_SEND : OP_SEND_IMM);
+		f.len = (uint32_t)t->src->data_len;
+		payload = t->src->data;
+		break;
+	case RDMA_WRITE:
+	case RDMA_WRITE_IMM:
+		if (remote(t->src) || !remote(t->dst) || t->src->data_len > UINT32_MAX ||
+		    tail_room(t->dst) < t->src->data_len)
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a local source and a remote destination "
+								  "with room for the data", kind_names[t->kind]);
+		rdma_frame_init(&f, t->kind == RDMA_WRITE ? OP_WRITE : OP_WRITE_IMM);
+		f.len = (uint32_t)t->src->data_len;
+		f.key = t->dst->mmap->rdma_key;
+		f.addr = (uint64_t)(uintptr_t)t->dst->data + t->dst->data_len;
+		payload = t->src->data;
+		break;
+	case RDMA_READ:
+		if (!remote(t->src) || remote(t->dst) || t->src->data_len > UINT32_MAX ||
+		    tail_room(t->dst) < t->src->data_len)
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a remote source and a local destination "
+								  "with room for the data", kind_names[t->kind]);
+		rdma_frame_init(&f, OP_READ_REQ);
+		f.key = t->src->mmap->rdma_key;
+		f.addr = (uint64_t)(uintptr_t)t->src->data;
+		f.a = t->src->data_len;
+		break;
+	case RDMA_CAS:
+	case RDMA_FADD:
+		if (!remote(t->dst) || remote(t->result) || tail_room(t->result) < sizeof(uint64_t) ||
+		    t->dst->len - ((uintptr_t)t->dst->data - (uintptr_t)t->dst->head) < sizeof(uint64_t))
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a remote 8-byte destination and a local "
+								  "result buffer with 8 bytes of room", kind_names[t->kind]);
+		rdma_frame_init(&f, t->kind == RDMA_CAS ? OP_CAS : OP_FADD);
+		f.key = t->dst->mmap->rdma_key;
+		f.addr = (uint64_t)(uintptr_t)t->dst->data;
+		f.a = t->a;
+		f.b = t->b;
+		break;
+	default:
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	f.imm = t->imm;
+	f.id = t->id = rdma->next_request_id++;
+	t->wait_next = c->awaiting;
+	c->awaiting = t;
+	rdma_queue_frame(rdma, &c->socks[0], &f, payload, 0);
+	return DOCA_SUCCESS;
+}

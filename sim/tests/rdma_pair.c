@@ -1,0 +1,436 @@
+/*
+ * DOCA RDMA on the software device, two processes (a requester and a responder, forked) as NVIDIA's samples pair them:
+ * connection details and an mmap export cross out of band (pipes here), then write, read, send, send with immediate,
+ * write with immediate, compare-and-swap and fetch-and-add, each checked on the side that owns the memory; a write to
+ * memory exported read-only and a write through a forged (enlarged) descriptor fail; once the responder is gone a
+ * request fails instead of hanging. A second pair connects through RDMA CM (listen, connect to address, accept).
+ * Usage: rdma_pair  (prints "rdma_pair: ok")
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <doca_buf.h>
+#include <doca_buf_inventory.h>
+#include <doca_ctx.h>
+#include <doca_rdma.h>
+
+#include "sim_test_util.h"
+
+#define BIG (1u << 20)
+#define PERMS (DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE | \
+	       DOCA_ACCESS_FLAG_RDMA_ATOMIC)
+
+struct side {
+	struct doca_dev *dev;
+	struct doca_pe *pe;
+	struct doca_rdma *rdma;
+	struct doca_buf_inventory *inv;
+	struct doca_rdma_connection *conn;
+};
+
+static volatile int done_count, fail_count, established, disconnected;
+static struct doca_rdma_connection *cm_last_conn;
+static doca_error_t last_error;
+static struct doca_rdma_task_receive *last_receive;
+
+static void ok_cb(struct doca_task *t, union doca_data u, union doca_data c)
+{
+	(void)t, (void)u, (void)c;
+	done_count++;
+}
+static void err_cb(struct doca_task *t, union doca_data u, union doca_data c)
+{
+	(void)u, (void)c;
+	last_error = doca_task_get_status(t);
+	fail_count++;
+}
+static void recv_ok(struct doca_rdma_task_receive *t, union doca_data u, union doca_data c)
+{
+	(void)u, (void)c;
+	last_receive = t;
+	done_count++;
+}
+static void recv_err(struct doca_rdma_task_receive *t, union doca_data u, union doca_data c)
+{
+	(void)u, (void)c;
+	last_error = doca_task_get_status(doca_rdma_task_receive_as_task(t));
+	fail_count++;
+}
+
+static void on_request(struct doca_rdma_connection *conn, union doca_data c)
+{
+	(void)c;
+	T_OK(doca_rdma_connection_accept(conn, NULL, 0));
+}
+static void on_established(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
+{
+	(void)u, (void)c;
+	established++;
+	cm_last_conn = conn;
+}
+static void on_failure(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
+{
+	(void)conn, (void)u, (void)c;
+	fail_count++;
+}
+static void on_disconnect(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
+{
+	(void)conn, (void)u, (void)c;
+	disconnected++;
+}
+
+static void side_open(struct side *s, bool cm)
+{
+	s->dev = t_open_first_dev();
+	T_OK(doca_pe_create(&s->pe));
+	T_OK(doca_rdma_create(s->dev, &s->rdma));
+	T_OK(doca_rdma_set_permissions(s->rdma, PERMS));
+	T_OK(doca_rdma_set_max_num_connections(s->rdma, 4));
+#define CONF(kind) T_OK(doca_rdma_task_##kind##_set_conf(s->rdma, (void *)ok_cb, (void *)err_cb, 16))
+	CONF(write);
+	CONF(write_imm);
+	CONF(read);
+	CONF(send);
+	CONF(send_imm);
+	CONF(atomic_cmp_swp);
+	CONF(atomic_fetch_add);
+	T_OK(doca_rdma_task_receive_set_conf(s->rdma, recv_ok, recv_err, 16));
+	if (cm)
+		T_OK(doca_rdma_set_connection_state_callbacks(s->rdma, on_request, on_established, on_failure,
+							      on_disconnect));
+	T_OK(doca_pe_connect_ctx(s->pe, doca_rdma_as_ctx(s->rdma)));
+	T_OK(doca_ctx_start(doca_rdma_as_ctx(s->rdma)));
+	T_OK(doca_buf_inventory_create(32, &s->inv));
+	T_OK(doca_buf_inventory_start(s->inv));
+}
+
+static void put_blob(int fd, const void *p, size_t len)
+{
+	uint32_t n = (uint32_t)len;
+	T_TRUE(write(fd, &n, 4) == 4 && write(fd, p, len) == (ssize_t)len);
+}
+static size_t get_blob(int fd, void *p, size_t cap)
+{
+	uint32_t n;
+	T_TRUE(read(fd, &n, 4) == 4 && n <= cap);
+	for (size_t got = 0; got < n;) {
+		ssize_t r = read(fd, (char *)p + got, n - got);
+		T_TRUE(r > 0);
+		got += (size_t)r;
+	}
+	return n;
+}
+
+static void wait_tasks(struct side *s, int want_done, int want_fail)
+{
+	double deadline = t_now() + 20;
+	while (done_count < want_done || fail_count < want_fail) {
+		doca_pe_progress(s->pe);
+		T_TRUE(t_now() < deadline);
+	}
+}
+
+static struct doca_buf *buf_at(struct side *s, struct doca_mmap *m, void *addr, size_t len, size_t data_len)
+{
+	struct doca_buf *b;
+	T_OK(doca_buf_inventory_buf_get_by_data(s->inv, m, addr, len, &b));
+	T_OK(doca_buf_set_data_len(b, data_len));
+	return b;
+}
+
+static void post_receive(struct side *s, struct doca_mmap *m, void *addr, size_t len)
+{
+	struct doca_buf *b;
+	struct doca_rdma_task_receive *t;
+	union doca_data none = { 0 };
+	T_OK(doca_buf_inventory_buf_get_by_addr(s->inv, m, addr, len, &b));
+	T_OK(doca_rdma_task_receive_allocate_init(s->rdma, b, none, &t));
+	T_OK(doca_task_submit(doca_rdma_task_receive_as_task(t)));
+}
+
+/* ---------------------------------------------------------------- exported details */
+static int responder(int to_parent, int from_parent)
+{
+	struct side s;
+	static uint8_t a[BIG + 4096] __attribute__((aligned(64))), b[4096], inbox[3][256];
+	const void *desc;
+	size_t len;
+	uint8_t details[256];
+	struct doca_mmap *ma, *mb, *mi;
+	char cmd;
+
+	side_open(&s, false);
+	t_fill(b, sizeof(b), 2);
+	ma = t_mmap(s.dev, a, sizeof(a), PERMS);
+	mb = t_mmap(s.dev, b, sizeof(b), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_RDMA_READ);
+	mi = t_mmap(s.dev, inbox, sizeof(inbox), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	for (int i = 0; i < 3; i++)
+		post_receive(&s, mi, inbox[i], sizeof(inbox[i]));
+	T_OK(doca_rdma_export(s.rdma, &desc, &len, &s.conn));
+	put_blob(to_parent, desc, len);
+	T_OK(doca_mmap_export_rdma(ma, s.dev, &desc, &len));
+	put_blob(to_parent, desc, len);
+	T_OK(doca_mmap_export_rdma(mb, s.dev, &desc, &len));
+	put_blob(to_parent, desc, len);
+	len = get_blob(from_parent, details, sizeof(details));
+	T_OK(doca_rdma_connect(s.rdma, details, len, s.conn));
+	/* The parent says when to check; meanwhile our I/O thread serves it without any progress call of ours
+	 * except for the receives, which complete through the pe */
+	wait_tasks(&s, 3, 0);
+	T_TRUE(read(from_parent, &cmd, 1) == 1 && cmd == 'c');
+	{
+		uint8_t want[BIG];
+		t_fill(want, BIG, 1);
+		T_TRUE(memcmp(a, want, BIG) == 0);
+		T_TRUE(memcmp(a + BIG, "immediate-write!", 16) == 0);
+		T_TRUE(*(uint64_t *)(a + BIG + 64) == 47);
+		T_TRUE(memcmp(inbox[0], "hello", 5) == 0);
+		T_TRUE(memcmp(inbox[1], "imm!", 4) == 0);
+	}
+	T_TRUE(write(to_parent, "k", 1) == 1);
+	return 0;
+}
+
+static int requester(int from_child, int to_child, pid_t child)
+{
+	struct side s;
+	static uint8_t local[BIG + 4096];
+	uint8_t details[256], desc_a[256], desc_b[256];
+	size_t dl, la, lb;
+	struct doca_mmap *ml, *ra, *rb, *forged;
+	struct doca_buf *src, *dst;
+	union doca_data none = { 0 };
+	const void *mine;
+	size_t mine_len;
+	char ack;
+	int d = 0, f = 0;
+
+	side_open(&s, false);
+	ml = t_mmap(s.dev, local, sizeof(local), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	dl = get_blob(from_child, details, sizeof(details));
+	la = get_blob(from_child, desc_a, sizeof(desc_a));
+	lb = get_blob(from_child, desc_b, sizeof(desc_b));
+	T_OK(doca_rdma_export(s.rdma, &mine, &mine_len, &s.conn));
+	T_OK(doca_rdma_connect(s.rdma, details, dl, s.conn));
+	put_blob(to_child, mine, mine_len);
+	T_OK(doca_mmap_create_from_export(NULL, desc_a, la, s.dev, &ra));
+	T_OK(doca_mmap_create_from_export(NULL, desc_b, lb, s.dev, &rb));
+	void *ra_base, *rb_base;
+	size_t ra_len, rb_len;
+	T_OK(doca_mmap_get_memrange(ra, &ra_base, &ra_len));
+	T_OK(doca_mmap_get_memrange(rb, &rb_base, &rb_len));
+
+	/* write 1 MiB */
+	t_fill(local, BIG, 1);
+	src = buf_at(&s, ml, local, BIG, BIG);
+	T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, ra_base, BIG, &dst));
+	struct doca_rdma_task_write *w;
+	T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &w));
+	T_OK(doca_task_submit(doca_rdma_task_write_as_task(w)));
+	wait_tasks(&s, ++d, f);
+	size_t got_len;
+	T_OK(doca_buf_get_data_len(dst, &got_len));
+	T_TRUE(got_len == BIG);
+	doca_task_free(doca_rdma_task_write_as_task(w));
+	doca_buf_dec_refcount(src, NULL);
+	doca_buf_dec_refcount(dst, NULL);
+
+	/* read 4 KiB of the read-only export */
+	{
+		uint8_t want[4096];
+		struct doca_rdma_task_read *r;
+		t_fill(want, sizeof(want), 2);
+		memset(local, 0, 4096);
+		src = buf_at(&s, rb, rb_base, rb_len, rb_len);
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ml, local, 4096, &dst));
+		T_OK(doca_rdma_task_read_allocate_init(s.rdma, s.conn, src, dst, none, &r));
+		T_OK(doca_task_submit(doca_rdma_task_read_as_task(r)));
+		wait_tasks(&s, ++d, f);
+		T_TRUE(memcmp(local, want, sizeof(want)) == 0);
+		doca_task_free(doca_rdma_task_read_as_task(r));
+		doca_buf_dec_refcount(src, NULL);
+		doca_buf_dec_refcount(dst, NULL);
+	}
+
+	/* send, send with immediate, write with immediate */
+	{
+		struct doca_rdma_task_send *sn;
+		struct doca_rdma_task_send_imm *si;
+		struct doca_rdma_task_write_imm *wi;
+		memcpy(local, "hello", 5);
+		memcpy(local + 64, "imm!", 4);
+		memcpy(local + 128, "immediate-write!", 16);
+		src = buf_at(&s, ml, local, 5, 5);
+		T_OK(doca_rdma_task_send_allocate_init(s.rdma, s.conn, src, none, &sn));
+		T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
+		wait_tasks(&s, ++d, f);
+		struct doca_buf *src2 = buf_at(&s, ml, local + 64, 4, 4);
+		T_OK(doca_rdma_task_send_imm_allocate_init(s.rdma, s.conn, src2, 0x1234, none, &si));
+		T_OK(doca_task_submit(doca_rdma_task_send_imm_as_task(si)));
+		wait_tasks(&s, ++d, f);
+		struct doca_buf *src3 = buf_at(&s, ml, local + 128, 16, 16);
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, (uint8_t *)ra_base + BIG, 16, &dst));
+		T_OK(doca_rdma_task_write_imm_allocate_init(s.rdma, s.conn, src3, dst, 0xbeef, none, &wi));
+		T_OK(doca_task_submit(doca_rdma_task_write_imm_as_task(wi)));
+		wait_tasks(&s, ++d, f);
+		doca_task_free(doca_rdma_task_send_as_task(sn));
+		doca_task_free(doca_rdma_task_send_imm_as_task(si));
+		doca_task_free(doca_rdma_task_write_imm_as_task(wi));
+		doca_buf_dec_refcount(src, NULL);
+		doca_buf_dec_refcount(src2, NULL);
+		doca_buf_dec_refcount(src3, NULL);
+		doca_buf_dec_refcount(dst, NULL);
+	}
+
+	/* atomics on the word at BIG + 64: CAS 0 -> 42, then add 5 */
+	{
+		struct doca_rdma_task_atomic_cmp_swp *cas;
+		struct doca_rdma_task_atomic_fetch_add *fa;
+		struct doca_buf *res;
+		uint64_t old;
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, (uint8_t *)ra_base + BIG + 64, 8, &dst));
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ml, local + 512, 16, &res));
+		T_OK(doca_rdma_task_atomic_cmp_swp_allocate_init(s.rdma, s.conn, dst, res, 0, 42, none, &cas));
+		T_OK(doca_task_submit(doca_rdma_task_atomic_cmp_swp_as_task(cas)));
+		wait_tasks(&s, ++d, f);
+		memcpy(&old, local + 512, 8);
+		T_TRUE(old == 0);
+		T_OK(doca_rdma_task_atomic_fetch_add_allocate_init(s.rdma, s.conn, dst, res, 5, none, &fa));
+		T_OK(doca_task_submit(doca_rdma_task_atomic_fetch_add_as_task(fa)));
+		wait_tasks(&s, ++d, f);
+		memcpy(&old, local + 520, 8);
+		T_TRUE(old == 42);
+		doca_task_free(doca_rdma_task_atomic_cmp_swp_as_task(cas));
+		doca_task_free(doca_rdma_task_atomic_fetch_add_as_task(fa));
+		doca_buf_dec_refcount(res, NULL);
+		doca_buf_dec_refcount(dst, NULL);
+	}
+
+	/* refused: a write to memory exported for reading only; a write through an enlarged descriptor */
+	{
+		struct doca_rdma_task_write *bad;
+		src = buf_at(&s, ml, local, 16, 16);
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, rb, rb_base, 16, &dst));
+		T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &bad));
+		T_OK(doca_task_submit(doca_rdma_task_write_as_task(bad)));
+		wait_tasks(&s, d, ++f);
+		T_TRUE(last_error == DOCA_ERROR_NOT_PERMITTED);
+		doca_task_free(doca_rdma_task_write_as_task(bad));
+		doca_buf_dec_refcount(dst, NULL);
+
+		uint64_t *lenp = (uint64_t *)(desc_a + 32); /* base at 24, len at 32 in the descriptor */
+		*lenp += 1u << 20;
+		T_OK(doca_mmap_create_from_export(NULL, desc_a, la, s.dev, &forged));
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, forged, (uint8_t *)ra_base + ra_len + 4096, 16, &dst));
+		T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &bad));
+		T_OK(doca_task_submit(doca_rdma_task_write_as_task(bad)));
+		wait_tasks(&s, d, ++f);
+		T_TRUE(last_error == DOCA_ERROR_NOT_PERMITTED);
+		doca_task_free(doca_rdma_task_write_as_task(bad));
+		doca_buf_dec_refcount(dst, NULL);
+	}
+
+	T_TRUE(write(to_child, "c", 1) == 1);
+	T_TRUE(read(from_child, &ack, 1) == 1 && ack == 'k');
+	int status;
+	T_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	/* the responder is gone: a request fails, it does not hang */
+	{
+		struct doca_rdma_task_write *late;
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, ra_base, 16, &dst));
+		T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &late));
+		T_OK(doca_task_submit(doca_rdma_task_write_as_task(late)));
+		wait_tasks(&s, d, ++f);
+		T_TRUE(last_error == DOCA_ERROR_CONNECTION_RESET || last_error == DOCA_ERROR_NOT_CONNECTED);
+		doca_task_free(doca_rdma_task_write_as_task(late));
+		doca_buf_dec_refcount(dst, NULL);
+		doca_buf_dec_refcount(src, NULL);
+	}
+	t_say("rdma_pair: exported details ok");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- RDMA CM */
+static int cm_server(uint16_t port, int ready_fd)
+{
+	struct side s;
+	static uint8_t inbox[64];
+	struct doca_mmap *mi;
+
+	side_open(&s, true);
+	mi = t_mmap(s.dev, inbox, sizeof(inbox), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	post_receive(&s, mi, inbox, sizeof(inbox));
+	T_OK(doca_rdma_start_listen_to_port(s.rdma, port));
+	T_TRUE(write(ready_fd, "r", 1) == 1);
+	double deadline = t_now() + 20;
+	while (!(done_count >= 1 && disconnected >= 1)) {
+		doca_pe_progress(s.pe);
+		T_TRUE(t_now() < deadline);
+	}
+	T_TRUE(established == 1);
+	T_TRUE(memcmp(inbox, "over cm", 7) == 0);
+	T_TRUE(doca_rdma_task_receive_get_result_opcode(last_receive) == DOCA_RDMA_OPCODE_RECV_SEND);
+	return 0;
+}
+
+static void cm_client(uint16_t port)
+{
+	struct side s;
+	static uint8_t msg[16] = "over cm";
+	struct doca_rdma_addr *addr;
+	union doca_data none = { 0 };
+	struct doca_mmap *ml;
+	struct doca_buf *src;
+	struct doca_rdma_task_send *sn;
+
+	established = 0;
+	done_count = fail_count = 0;
+	side_open(&s, true);
+	T_OK(doca_rdma_addr_create(DOCA_RDMA_ADDR_TYPE_IPv4, "127.0.0.1", port, &addr));
+	T_OK(doca_rdma_connect_to_addr(s.rdma, addr, none));
+	double deadline = t_now() + 20;
+	while (!established) {
+		doca_pe_progress(s.pe);
+		T_TRUE(t_now() < deadline && fail_count == 0);
+	}
+	/* a send on the connection the established callback named */
+	ml = t_mmap(s.dev, msg, sizeof(msg), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	src = buf_at(&s, ml, msg, sizeof(msg), 7);
+	T_OK(doca_rdma_task_send_allocate_init(s.rdma, cm_last_conn, src, none, &sn));
+	T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
+	wait_tasks(&s, 1, 0);
+	T_OK(doca_rdma_connection_disconnect(cm_last_conn));
+	T_OK(doca_rdma_addr_destroy(addr));
+	t_say("rdma_pair: rdma cm ok");
+}
+
+int main(void)
+{
+	int up[2], down[2];
+	pid_t child;
+
+	signal(SIGPIPE, SIG_IGN);
+	T_TRUE(pipe(up) == 0 && pipe(down) == 0);
+	child = fork();
+	if (child == 0)
+		_exit(responder(up[1], down[0]));
+	requester(up[0], down[1], child);
+
+	uint16_t port = (uint16_t)(20000 + getpid() % 20000);
+	T_TRUE(pipe(up) == 0);
+	child = fork();
+	if (child == 0)
+		_exit(cm_server(port, up[1]));
+	char r;
+	T_TRUE(read(up[0], &r, 1) == 1);
+	cm_client(port);
+	int status;
+	T_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	t_say("rdma_pair: ok");
+	return 0;
+}
