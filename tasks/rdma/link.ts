@@ -243,7 +243,9 @@ export class Channel {
     }
     const raced = new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => done(new TimeoutError(what, this.timeoutMs)), this.timeoutMs);
-      const onLost = (e: Error) => done(new Error(`${e.message} while ${what}`));
+      // The peer's disconnection is delivered inside the progress call that may also have completed `p` (a send
+      // acknowledged just before the peer closed): let `p` settle first, so what did complete counts.
+      const onLost = (e: Error) => setTimeout(() => done(new Error(`${e.message} while ${what}`)), 0);
       const done = (e: Error | undefined, v?: T) => {
         clearTimeout(timer);
         this.#lostWaiters.delete(onLost);
