@@ -256,12 +256,14 @@ enum op { OP_WRITE, OP_READ, OP_SEND };
 static void run_cell(enum op op, size_t size, double seconds, int depth, struct doca_mmap *remote)
 {
 	struct doca_task *tasks[MAX_DEPTH];
+	struct doca_buf *held[2 * MAX_DEPTH];
+	int num_held = 0;
 	char *rbase;
 	size_t rlen;
 
 	ok(doca_mmap_get_memrange(remote, (void **)&rbase, &rlen), "doca_mmap_get_memrange");
 	for (int i = 0; i < depth; i++) {
-		struct doca_buf *lbuf, *rbuf;
+		struct doca_buf *lbuf, *rbuf = NULL;
 		union doca_data ud = {.u64 = (uint64_t)i};
 		/* Every task reuses its own buffers: source data [region, +size) and destination [remote, +size). */
 		if (op == OP_READ) {
@@ -282,6 +284,9 @@ static void run_cell(enum op op, size_t size, double seconds, int depth, struct 
 			ok(doca_rdma_task_send_allocate_init(rdma, conn, lbuf, ud, &t), "send_allocate_init");
 			tasks[i] = doca_rdma_task_send_as_task(t);
 		}
+		held[num_held++] = lbuf;
+		if (rbuf != NULL)
+			held[num_held++] = rbuf;
 	}
 	completed = 0;
 	double start = now();
@@ -300,6 +305,9 @@ static void run_cell(enum op op, size_t size, double seconds, int depth, struct 
 	fflush(stdout);
 	for (int i = 0; i < depth; i++)
 		doca_task_free(tasks[i]);
+	/* the next cell takes its buffers from the same inventory */
+	for (int i = 0; i < num_held; i++)
+		doca_buf_dec_refcount(held[i], NULL);
 }
 
 static void requester(const char *ops_arg, const char *sizes_arg, double seconds, int depth)
