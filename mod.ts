@@ -6,7 +6,7 @@
 export { describeDevice, type DocaLibraryInfo, liveObjects, loadDoca } from "./ffi/library.ts";
 export { DocaError, TimeoutError } from "./ffi/errors.ts";
 export { Access, CtxState, DocaErrorCode, RepFilter } from "./ffi/constants.ts";
-export { Device, type DeviceCaps, type DeviceInfo, DeviceRep, listDevices, openDevice, type RepInfo } from "./ffi/device.ts";
+export { Device, type DeviceCaps, type RdmaCaps, type DeviceInfo, DeviceRep, listDevices, openDevice, type RepInfo } from "./ffi/device.ts";
 export { NativeMemory } from "./ffi/memory.ts";
 export { Mmap, type MmapOptions } from "./ffi/mmap.ts";
 export { Buf, BufInventory } from "./ffi/buf.ts";
@@ -19,3 +19,12 @@ export { ComchConsumer } from "./ffi/comch-consumer.ts";
 export { ComchProducer } from "./ffi/comch-producer.ts";
 export type { FastPathCreateOptions, FastPathMessage, FastPathOptions } from "./ffi/comch-fastpath-common.ts";
 
+export {
+  Rdma,
+  RdmaConnection,
+  type RdmaMessage,
+  RdmaOpcode,
+  type RdmaOptions,
+  type RdmaReceived,
+  RdmaTransport,
+} from "./ffi/rdma.ts";

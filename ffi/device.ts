@@ -12,6 +12,42 @@ export interface DeviceCaps {
   comchServer: boolean;
   comchClient: boolean;
   comchMaxMsgSize: number;
+  /** RDMA (libdoca_rdma), undefined when this DOCA has no RDMA library. */
+  rdma?: RdmaCaps;
+}
+
+export interface RdmaCaps {
+  /** Task kinds the device supports: write, read, send, receive, atomic_cmp_swp, atomic_fetch_add. */
+  tasks: string[];
+  maxMessageSize: number;
+  maxSendQueueSize: number;
+  maxRecvQueueSize: number;
+  gidTableSize: number;
+  /** Transport types supported: "rc", "dc". */
+  transports: string[];
+}
+
+const RDMA_TASKS = ["write", "read", "send", "receive", "atomic_cmp_swp", "atomic_fetch_add"] as const;
+
+/** RDMA capabilities through whichever cap functions this DOCA exports (doca_rdma_cap_*). */
+function rdmaCaps(d: Doca, devinfo: number): RdmaCaps | undefined {
+  const f = d.fns;
+  if (!f.doca_rdma_create) return undefined;
+  const s = d.scratch;
+  const u32 = (fn: ((devinfo: number, out: number) => number) | undefined) => {
+    s.clear(0);
+    return fn && fn(devinfo, s.slot(0)) === 0 ? s.u32At(0) : 0;
+  };
+  const tasks = RDMA_TASKS.filter((t) => f[`doca_rdma_cap_task_${t}_is_supported`]?.(devinfo) === 0);
+  const transports = (["rc", "dc"] as const).filter((_, i) => f.doca_rdma_cap_transport_type_is_supported?.(devinfo, i) === 0);
+  return {
+    tasks,
+    maxMessageSize: u32(f.doca_rdma_cap_get_max_message_size),
+    maxSendQueueSize: u32(f.doca_rdma_cap_get_max_send_queue_size),
+    maxRecvQueueSize: u32(f.doca_rdma_cap_get_max_recv_queue_size),
+    gidTableSize: u32(f.doca_rdma_cap_get_gid_table_size),
+    transports,
+  };
 }
 
 export interface DeviceInfo {
@@ -66,7 +102,8 @@ function devinfoCaps(d: Doca, devinfo: number): DeviceCaps {
     s.clear(0);
     if (f.doca_comch_cap_get_max_msg_size(devinfo, s.slot(0)) === 0) comchMaxMsgSize = s.u32At(0);
   }
-  return { dmaMemcpy, dmaMaxBufSize, dmaMaxBufListLen, comchServer, comchClient, comchMaxMsgSize };
+  const rdma = rdmaCaps(d, devinfo);
+  return { dmaMemcpy, dmaMaxBufSize, dmaMaxBufListLen, comchServer, comchClient, comchMaxMsgSize, ...(rdma ? { rdma } : {}) };
 }
 
 function devinfoInfo(d: Doca, devinfo: number): DeviceInfo {
@@ -208,7 +245,8 @@ export class Device extends Resource<Handle<"doca_dev">> {
 
   protected summary(): string {
     const c = this.info.caps;
-    const roles = [c.dmaMemcpy && "dma", c.comchServer && "comch-server", c.comchClient && "comch-client"].filter(Boolean);
+    const roles = [c.dmaMemcpy && "dma", c.comchServer && "comch-server", c.comchClient && "comch-client", c.rdma?.tasks.length && "rdma"]
+      .filter(Boolean);
     return `${this.info.pciAddr} ${this.info.ibdevName} [${roles.join(", ")}]`;
   }
 }

@@ -240,3 +240,11 @@ export function discoverLibraries(libDir?: string): DiscoveredLibraries {
       "with `deno task sim:build` (it lands in build/sim/lib).",
   );
 }
+
+/**
+ * An optional DOCA library beside the required ones (libdoca_rdma): its path in the folder discovery accepted, or
+ * undefined. Only that folder is looked in, so the optional library always comes from the same DOCA as the others.
+ */
+export function findOptionalLibrary(dir: string, lib: "rdma"): string | undefined {
+  return SUFFIXES.map((suffix) => join(dir, `libdoca_${lib}${suffix}`)).find((path) => existsSync(path));
+}

@@ -4,12 +4,15 @@
  */
 import { backend as selectBackend } from "./loaders/select.ts";
 import { currentRuntime, type RuntimeName } from "./runtime.ts";
-import { discoverLibraries, type DocaLibraryName } from "./discover.ts";
-import { DOCA_SYMBOLS, LIBC_SYMBOLS } from "./symbols.ts";
+import { discoverLibraries, type DocaLibraryName, findOptionalLibrary } from "./discover.ts";
+import { DOCA_SYMBOLS as CORE_SYMBOLS, LIBC_SYMBOLS, RDMA_SYMBOLS } from "./symbols.ts";
 import { type AsyncTwins, type Backend, type BoundFns, type BoundLibrary, eraseTypedPointers, type NativeFn, type RawFns } from "./types.ts";
 import { Scratch } from "./scratch.ts";
 import { DocaError, setErrorDescriber } from "./errors.ts";
 import { DocaErrorCode, fallbackErrorName } from "./constants.ts";
+
+/** The whole DOCA table: the core libraries' symbols and the optional RDMA block (symbols.ts). */
+const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...RDMA_SYMBOLS };
 
 /** Every DOCA function with the TS type derived from its symbol-table entry (optional ones may be undefined). */
 export type DocaFns = BoundFns<typeof DOCA_SYMBOLS>;
@@ -20,7 +23,7 @@ export type LibcFns = BoundFns<typeof LIBC_SYMBOLS> & AsyncTwins<typeof LIBC_SYM
 
 export interface DocaLibraryInfo {
   dir: string;
-  files: Record<DocaLibraryName, string>;
+  files: Record<DocaLibraryName, string> & { rdma?: string };
   /** doca_version_runtime(). */
   version: string;
   /** True when the libraries are this repository's software device (they export doca_sim_*). */
@@ -105,6 +108,17 @@ function bindAll(libDir?: string): Doca {
     Object.assign(resolved, b.resolved);
     missing.push(...b.missing.map((name) => `${name} (${found.files[lib]})`));
   }
+  // libdoca_rdma is optional (a DOCA without it, or a 2.7 build, still runs DMA and Comch): its symbols stay
+  // undefined when the library is absent, and the RDMA wrappers say so (requireFns).
+  const rdmaFile = findOptionalLibrary(found.dir, "rdma");
+  if (rdmaFile) {
+    const b = backend.bind(rdmaFile, DOCA_SYMBOLS, "rdma");
+    bound.push(b);
+    Object.assign(fns, b.fns);
+    Object.assign(raw, b.raw);
+    Object.assign(resolved, b.resolved);
+    missing.push(...b.missing.map((name) => `${name} (${rdmaFile})`));
+  }
   if (missing.length) {
     for (const b of bound) b.close();
     throw new Error(
@@ -127,7 +141,7 @@ function bindAll(libDir?: string): Doca {
   const optionalMissing = Object.keys(DOCA_SYMBOLS).filter((k) => !fns[k]);
   const info: DocaLibraryInfo = {
     dir: found.dir,
-    files: found.files,
+    files: rdmaFile ? { ...found.files, rdma: rdmaFile } : found.files,
     version: str(typed.doca_version_runtime()),
     isSoftwareDevice: !!fns.doca_sim_live_objects,
     runtime: currentRuntime(),

@@ -1,5 +1,5 @@
 /** Memory maps: local maps over NativeMemory (with PCI export) and maps imported from a peer's export. */
-import { doca } from "./library.ts";
+import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { Resource, hex, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import type { Device } from "./device.ts";
@@ -85,7 +85,20 @@ export class Mmap extends Resource<Handle<"doca_mmap">> {
     return new Uint8Array(d.backend.view(address, length)).slice();
   }
 
-  /** Imports a peer's exported map (its addresses are in `range`). */
+  /**
+   * Exports the map for RDMA peers (doca_mmap_export_rdma); returns a copy of the descriptor. The peer imports it
+   * with Mmap.fromExport and reaches the memory only as this map's permissions allow (Access.RDMA_*).
+   */
+  exportRdma(device: Device): Uint8Array {
+    const exportRdma = requireFns("doca_mmap_export_rdma").doca_mmap_export_rdma;
+    const d = doca();
+    d.scratch.clear(0);
+    d.scratch.clear(1);
+    check(exportRdma(this[HANDLE], device[HANDLE], d.scratch.slot(0), d.scratch.slot(1)), "doca_mmap_export_rdma");
+    return new Uint8Array(d.backend.view(d.scratch.u64(0), d.scratch.u64(1))).slice();
+  }
+
+  /** Imports a peer's exported map, PCI or RDMA (its addresses are in `range`). */
   static fromExport(descriptor: Uint8Array, device: Device): Mmap {
     if (!(descriptor instanceof Uint8Array)) {
       throw new TypeError(`Mmap.fromExport: the descriptor must be a Uint8Array, got ${typeof descriptor}`);

@@ -313,3 +313,148 @@ export const CALLBACKS = {
   // void (*doca_comch_event_consumer_cb_t)(struct doca_comch_event_consumer *event, struct doca_comch_connection *comch_connection, uint32_t id);
   consumerEvent: { params: ["ptr", "ptr", "u32"], result: "void" },
 } as const;
+
+// ===================================================================================================================
+// RDMA (issue 21): libdoca_rdma, plus the libdoca_common functions only RDMA needs. Every entry is optional: a DOCA
+// install (or a 2.7 build) without libdoca_rdma still loads DMA and Comch; ffi/rdma*.ts require what they use
+// (requireFns → DocaError NOT_SUPPORTED naming the missing function). Prototypes: DOCA 3.x doca_rdma.h / doca_mmap.h.
+// `doca_be32_t` immediate data travels as a u32, unchanged (as NVIDIA's samples use it).
+// ===================================================================================================================
+export const RDMA_SYMBOLS = {
+  // doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc, size_t *export_desc_len);
+  doca_mmap_export_rdma: { lib: "common", params: ["ptr", "ptr", "ptr", "ptr"], result: "i32", optional: true },
+
+  // doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma);
+  doca_rdma_create: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_destroy(struct doca_rdma *rdma);
+  doca_rdma_destroy: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // struct doca_ctx *doca_rdma_as_ctx(struct doca_rdma *rdma);
+  doca_rdma_as_ctx: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_set_permissions(struct doca_rdma *rdma, uint32_t permissions);
+  doca_rdma_set_permissions: { lib: "rdma", params: ["ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_set_gid_index(struct doca_rdma *rdma, uint32_t gid_index);
+  doca_rdma_set_gid_index: { lib: "rdma", params: ["ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_set_max_num_connections(struct doca_rdma *rdma, uint16_t max_num_connections);
+  doca_rdma_set_max_num_connections: { lib: "rdma", params: ["ptr", "u16"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_set_transport_type(struct doca_rdma *rdma, enum doca_rdma_transport_type transport_type);
+  doca_rdma_set_transport_type: { lib: "rdma", params: ["ptr", "i32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_set_send_queue_size(struct doca_rdma *rdma, uint32_t send_queue_size);
+  doca_rdma_set_send_queue_size: { lib: "rdma", params: ["ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_set_recv_queue_size(struct doca_rdma *rdma, uint32_t recv_queue_size);
+  doca_rdma_set_recv_queue_size: { lib: "rdma", params: ["ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_export(struct doca_rdma *rdma, const void **local_rdma_conn_details, size_t *local_rdma_conn_details_size, struct doca_rdma_connection **rdma_connection);
+  doca_rdma_export: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_rdma_conn_details, size_t remote_rdma_conn_details_size, struct doca_rdma_connection *rdma_connection);
+  doca_rdma_connect: { lib: "rdma", params: ["ptr", "ptr", "usize", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_addr_create(enum doca_rdma_addr_type addr_type, const char *address, uint16_t port, struct doca_rdma_addr **addr);
+  doca_rdma_addr_create: { lib: "rdma", params: ["i32", "ptr", "u16", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_addr_destroy(struct doca_rdma_addr *addr);
+  doca_rdma_addr_destroy: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_start_listen_to_port(struct doca_rdma *rdma, uint16_t port);
+  doca_rdma_start_listen_to_port: { lib: "rdma", params: ["ptr", "u16"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_connect_to_addr(struct doca_rdma *rdma, struct doca_rdma_addr *addr, union doca_data connection_user_data);
+  doca_rdma_connect_to_addr: { lib: "rdma", params: ["ptr", "ptr", "u64"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_connection_accept(struct doca_rdma_connection *rdma_connection, void *private_data, uint8_t private_data_len);
+  doca_rdma_connection_accept: { lib: "rdma", params: ["ptr", "ptr", "u8"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_connection_reject(struct doca_rdma_connection *rdma_connection);
+  doca_rdma_connection_reject: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *rdma_connection);
+  doca_rdma_connection_disconnect: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_connection_set_user_data(struct doca_rdma_connection *rdma_connection, union doca_data connection_user_data);
+  doca_rdma_connection_set_user_data: { lib: "rdma", params: ["ptr", "u64"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_connection_get_id(const struct doca_rdma_connection *rdma_connection, uint32_t *connection_id);
+  doca_rdma_connection_get_id: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_set_connection_state_callbacks(struct doca_rdma *rdma, doca_rdma_connection_request_cb_t, doca_rdma_connection_established_cb_t, doca_rdma_connection_failure_cb_t, doca_rdma_connection_disconnection_cb_t);
+  doca_rdma_set_connection_state_callbacks: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "ptr"], result: "i32", optional: true },
+
+  // ---------------------------------------------------------------- capabilities (devinfo)
+  // doca_error_t doca_rdma_cap_get_max_message_size(const struct doca_devinfo *devinfo, uint32_t *max_message_size);
+  doca_rdma_cap_get_max_message_size: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_get_max_send_queue_size(const struct doca_devinfo *devinfo, uint32_t *max_send_queue_size);
+  doca_rdma_cap_get_max_send_queue_size: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_get_max_recv_queue_size(const struct doca_devinfo *devinfo, uint32_t *max_recv_queue_size);
+  doca_rdma_cap_get_max_recv_queue_size: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo, uint32_t *gid_table_size);
+  doca_rdma_cap_get_gid_table_size: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo, enum doca_rdma_transport_type transport_type);
+  doca_rdma_cap_transport_type_is_supported: { lib: "rdma", params: ["ptr", "i32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_write_is_supported(const struct doca_devinfo *devinfo);
+  doca_rdma_cap_task_write_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_read_is_supported(const struct doca_devinfo *devinfo);
+  doca_rdma_cap_task_read_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_send_is_supported(const struct doca_devinfo *devinfo);
+  doca_rdma_cap_task_send_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_receive_is_supported(const struct doca_devinfo *devinfo);
+  doca_rdma_cap_task_receive_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_atomic_cmp_swp_is_supported(const struct doca_devinfo *devinfo);
+  doca_rdma_cap_task_atomic_cmp_swp_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_atomic_fetch_add_is_supported(const struct doca_devinfo *devinfo);
+  doca_rdma_cap_task_atomic_fetch_add_is_supported: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+
+  // ---------------------------------------------------------------- tasks (doca_rdma.h)
+  // doca_error_t doca_rdma_task_send_set_conf(struct doca_rdma *rdma, doca_rdma_task_send_completion_cb_t successful_task_completion_cb, doca_rdma_task_send_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_rdma_task_send_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, union doca_data user_data, struct doca_rdma_task_send **task);
+  doca_rdma_task_send_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_send_as_task(struct doca_rdma_task_send *task);
+  doca_rdma_task_send_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_send_imm_set_conf(struct doca_rdma *rdma, doca_rdma_task_send_imm_completion_cb_t successful_task_completion_cb, doca_rdma_task_send_imm_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_rdma_task_send_imm_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, doca_be32_t immediate_data, union doca_data user_data, struct doca_rdma_task_send_imm **task);
+  doca_rdma_task_send_imm_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_send_imm_as_task(struct doca_rdma_task_send_imm *task);
+  doca_rdma_task_send_imm_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_receive_set_conf(struct doca_rdma *rdma, doca_rdma_task_receive_completion_cb_t successful_task_completion_cb, doca_rdma_task_receive_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_rdma_task_receive_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_receive_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_receive **task);
+  doca_rdma_task_receive_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_receive_as_task(struct doca_rdma_task_receive *task);
+  doca_rdma_task_receive_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // enum doca_rdma_opcode doca_rdma_task_receive_get_result_opcode(const struct doca_rdma_task_receive *task);
+  doca_rdma_task_receive_get_result_opcode: { lib: "rdma", params: ["ptr"], result: "i32", optional: true },
+  // uint32_t doca_rdma_task_receive_get_result_len(const struct doca_rdma_task_receive *task);
+  doca_rdma_task_receive_get_result_len: { lib: "rdma", params: ["ptr"], result: "u32", optional: true },
+  // doca_be32_t doca_rdma_task_receive_get_result_immediate_data(const struct doca_rdma_task_receive *task);
+  doca_rdma_task_receive_get_result_immediate_data: { lib: "rdma", params: ["ptr"], result: "u32", optional: true },
+  // const struct doca_rdma_connection *doca_rdma_task_receive_get_result_rdma_connection(const struct doca_rdma_task_receive *task);
+  doca_rdma_task_receive_get_result_rdma_connection: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_write_set_conf(struct doca_rdma *rdma, doca_rdma_task_write_completion_cb_t successful_task_completion_cb, doca_rdma_task_write_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_rdma_task_write_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_write **task);
+  doca_rdma_task_write_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_write_as_task(struct doca_rdma_task_write *task);
+  doca_rdma_task_write_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_write_imm_set_conf(struct doca_rdma *rdma, doca_rdma_task_write_imm_completion_cb_t successful_task_completion_cb, doca_rdma_task_write_imm_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_rdma_task_write_imm_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, doca_be32_t immediate_data, union doca_data user_data, struct doca_rdma_task_write_imm **task);
+  doca_rdma_task_write_imm_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u32", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_write_imm_as_task(struct doca_rdma_task_write_imm *task);
+  doca_rdma_task_write_imm_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_read_set_conf(struct doca_rdma *rdma, doca_rdma_task_read_completion_cb_t successful_task_completion_cb, doca_rdma_task_read_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_rdma_task_read_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_read **task);
+  doca_rdma_task_read_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_read_as_task(struct doca_rdma_task_read *task);
+  doca_rdma_task_read_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_atomic_cmp_swp_set_conf(struct doca_rdma *rdma, doca_rdma_task_atomic_cmp_swp_completion_cb_t successful_task_completion_cb, doca_rdma_task_atomic_cmp_swp_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_rdma_task_atomic_cmp_swp_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t cmp_data, uint64_t swap_data, union doca_data user_data, struct doca_rdma_task_atomic_cmp_swp **task);
+  doca_rdma_task_atomic_cmp_swp_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "u64", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_atomic_cmp_swp_as_task(struct doca_rdma_task_atomic_cmp_swp *task);
+  doca_rdma_task_atomic_cmp_swp_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_rdma_task_atomic_fetch_add_set_conf(struct doca_rdma *rdma, doca_rdma_task_atomic_fetch_add_completion_cb_t successful_task_completion_cb, doca_rdma_task_atomic_fetch_add_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_rdma_task_atomic_fetch_add_set_conf: { lib: "rdma", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t add_data, union doca_data user_data, struct doca_rdma_task_atomic_fetch_add **task);
+  doca_rdma_task_atomic_fetch_add_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_rdma_task_atomic_fetch_add_as_task(struct doca_rdma_task_atomic_fetch_add *task);
+  doca_rdma_task_atomic_fetch_add_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
+} as const satisfies SymbolTable;
+
+/** RDMA connection state callbacks (doca_rdma_set_connection_state_callbacks); doca-ts routes by ctx user data. */
+export const RDMA_CALLBACKS = {
+  // void (*doca_rdma_connection_request_cb_t)(struct doca_rdma_connection *rdma_connection, union doca_data ctx_user_data);
+  connectionRequest: { params: ["ptr", "u64"], result: "void" },
+  // void (*doca_rdma_connection_{established,failure,disconnection}_cb_t)(struct doca_rdma_connection *rdma_connection, union doca_data connection_user_data, union doca_data ctx_user_data);
+  connectionEvent: { params: ["ptr", "u64", "u64"], result: "void" },
+} as const;
+// ===================================================================================================================

@@ -37,7 +37,7 @@ export function eraseTypedPointers<T extends TypedSymbolTable>(table: T): Record
 
 export interface SymbolDef {
   /** Which shared library holds the symbol (libdoca_<lib>.so, or libc). */
-  lib: "common" | "dma" | "comch" | "libc";
+  lib: "common" | "dma" | "comch" | "rdma" | "libc";
   params: readonly NativeType[];
   result: NativeType;
   /** Missing from some builds (software-device diagnostics, newer-DOCA functions): bound as undefined. */

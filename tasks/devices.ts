@@ -17,7 +17,7 @@ export const FLAGS = { json: { type: "boolean" }, side: { type: "string" }, help
 const HELP = `Usage: devices [--json] [--side host|dpu]
 
 Lists every DOCA device of this side (software device: --side, else DOCA_SIM_SIDE, else host) with PCI address,
-ibdev and interface names, DMA and Comch capabilities, and the network representors each device exposes (on a DPU:
+ibdev and interface names, DMA, Comch and RDMA capabilities (RDMA: transports, max message size, atomics), and the network representors each device exposes (on a DPU:
 the host functions it can serve). --json prints {library, devices: [{...info, representors: [...]}]}. No waits.
 Flags: --json, --side host|dpu, -h/--help.`;
 
@@ -40,6 +40,13 @@ export function listDevicesWithReps(): DeviceListing[] {
   });
 }
 
+/** RDMA: transports and the largest message, or "-" (no libdoca_rdma, or the device has no RDMA tasks). */
+function rdmaColumn(c: DeviceInfo["caps"]): string {
+  const r = c.rdma;
+  if (!r?.tasks.length) return "-";
+  return `${r.transports.join("+") || "yes"} ${formatBytes(r.maxMessageSize)}${r.tasks.includes("atomic_fetch_add") ? " atomics" : ""}`;
+}
+
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c])).join("  ").trimEnd()).join("\n");
@@ -47,7 +54,7 @@ function table(rows: string[][]): string {
 
 export function formatListing(devices: DeviceListing[]): string {
   if (devices.length === 0) return "no DOCA devices found";
-  const rows = [["PCI", "IBDEV", "IFACE", "DMA", "MAX BUF", "COMCH", "MAX MSG", "REPRESENTORS"]];
+  const rows = [["PCI", "IBDEV", "IFACE", "DMA", "MAX BUF", "COMCH", "MAX MSG", "RDMA", "REPRESENTORS"]];
   for (const d of devices) {
     const c = d.caps;
     const comch = [c.comchServer ? "server" : "", c.comchClient ? "client" : ""].filter(Boolean).join("+") || "-";
@@ -60,6 +67,7 @@ export function formatListing(devices: DeviceListing[]): string {
       c.dmaMemcpy ? formatBytes(c.dmaMaxBufSize) : "-",
       comch,
       c.comchMaxMsgSize ? String(c.comchMaxMsgSize) : "-",
+      rdmaColumn(c),
       reps,
     ]);
   }

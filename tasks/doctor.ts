@@ -53,6 +53,7 @@ export function formatReport(r: DoctorReport): string {
       d.caps.comchServer ? "comch-server" : "",
       d.caps.comchClient ? "comch-client" : "",
       d.caps.comchMaxMsgSize ? `msg ${d.caps.comchMaxMsgSize} B` : "",
+      d.caps.rdma?.tasks.length ? `rdma ${d.caps.rdma.tasks.join("/")} (${d.caps.rdma.transports.join("+") || "?"}, msg ${d.caps.rdma.maxMessageSize} B)` : "",
     ].filter(Boolean).join(", ");
     out.push(`  ${d.pciAddr} ${d.ibdevName || "-"} ${d.ifaceName || "-"}: ${caps || "no capabilities"}`);
     for (const rep of d.representors) out.push(`    representor ${rep.pciAddr}${rep.vuid ? ` [${rep.vuid}]` : ""}`);

@@ -8,7 +8,7 @@
  * that needs a BlueField is checked by parsing its flags. Running the commands is done once, under Deno (the
  * commands start their own runtimes); Bun and Node check the inventory.
  */
-import { after, describe, test } from "node:test";
+import { after, describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -17,6 +17,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { parseDmaCopyArgs } from "../tasks/dma-copy/options.ts";
+import { noRdma } from "./helpers/rdma-pair.ts";
 
 const DOCS = [
   "README.md",
@@ -85,7 +86,7 @@ async function runs(script: string, expect: RegExp[], opts?: Parameters<typeof s
 }
 
 /** How each block is checked, keyed by the block's first line. */
-const plans: Record<string, (block: string) => Promise<void>> = {
+const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> = {
   // Quick start. `npm test` is the command that runs this very test (CI: .ci/run); the demo runs here.
   "npm run demo   # a host process and a DPU process copy a file both ways over DMA, and check every byte": async (block) => {
     assert.match(block, /^npm test /m);
@@ -123,6 +124,22 @@ const plans: Record<string, (block: string) => Promise<void>> = {
     const dir = folder("pair");
     await runs(block.replaceAll("/tmp/doca-demo", dir), [/dma-copy host: sent .*big\.bin/]);
     assert.deepEqual(readFileSync(join(dir, "dpu", "big.bin")), readFileSync(join(dir, "host", "big.bin")));
+  },
+  // The two-machine RDMA example, run on one machine: machine A's address becomes 127.0.0.1 (and a free port),
+  // the paths scratch files; A's command runs in the background until it says it listens, then B's.
+  "# A: receive into /tmp/copy.bin, waiting on port 7471 (RDMA CM)": async (block, t) => {
+    if (noRdma) return void t!.skip(noRdma);
+    const dir = folder("rdma");
+    const port = String(20000 + Math.floor(Math.random() * 30000));
+    const [a, b] = block.split("\n").filter((l) => l && !l.startsWith("#"));
+    assert.match(a, /--receive \/tmp\/copy\.bin --listen 7471$/);
+    assert.match(b, /--send \.\/big\.bin --connect 192\.0\.2\.10:7471$/);
+    writeFileSync(join(dir, "big.bin"), new Uint8Array(3_000_000).map((_, i) => (i * 7) & 0xff));
+    const script = `${a.replace("/tmp/copy.bin", join(dir, "copy.bin")).replace("7471", port)} > ${dir}/a.log 2>&1 & ` +
+      `for i in $(seq 600); do grep -q listening ${dir}/a.log && break; sleep 0.1; done; ` +
+      `${b.replace("./big.bin", join(dir, "big.bin")).replace("192.0.2.10:7471", `127.0.0.1:${port}`)} && wait $! && cat ${dir}/a.log`;
+    await runs(script, [/rdma-copy: sent .*big\.bin.*committed by the receiver/, /rdma-copy: received .*copy\.bin/], { env: { DOCA_SIM_DIR: folder("rdma-sim") } });
+    assert.deepEqual(readFileSync(join(dir, "copy.bin")), readFileSync(join(dir, "big.bin")));
   },
   "npm run deno -- task repl      # or, with a deno of your own: deno task repl": async (block) => {
     await runs(block, [/devices: 0000:b1:00\.1/, /a\\\\x1b/], { stdin: `tasks.printable("a\\x1b")\n`, env: { DOCA_SIM_DIR: folder("repl") } });
@@ -217,10 +234,10 @@ describe("npm install says nothing a newcomer must decide", () => {
 
 describe("the docs' commands run as written", { skip: onDeno ? false : "run once, under Deno" }, () => {
   for (const { file, block, key } of inventory) {
-    test(`${file}: ${key.slice(0, 70)}`, { timeout: 300_000 }, async () => {
+    test(`${file}: ${key.slice(0, 70)}`, { timeout: 300_000 }, async (t) => {
       const plan = plans[key];
       assert.ok(plan, `no plan for "${key}"`);
-      await plan(block);
+      await plan(block, t);
     });
   }
 });

@@ -14,6 +14,9 @@ import { FLAGS as comchClient } from "../tasks/comch-client.ts";
 import { FLAGS as comchStream } from "../tasks/comch-stream.ts";
 import { FLAGS as devices } from "../tasks/devices.ts";
 import { FLAGS as demo } from "../tasks/demo.ts";
+import { FLAGS as rdmaCopy } from "../tasks/rdma-copy/options.ts";
+import { FLAGS as rdmaPing } from "../tasks/rdma-ping.ts";
+import { FLAGS as rdmaDemo } from "../tasks/rdma-demo.ts";
 import { FLAGS as exportMmap } from "../tasks/steps/export-mmap.ts";
 import { FLAGS as exchangeDescriptor } from "../tasks/steps/exchange-descriptor.ts";
 import { FLAGS as dmaTransfer } from "../tasks/steps/dma-transfer.ts";
@@ -27,6 +30,9 @@ const tasks: [string, Flags][] = [
   ["comch-stream.ts", comchStream],
   ["devices.ts", devices],
   ["demo.ts", demo],
+  ["rdma-copy.ts", rdmaCopy],
+  ["rdma-ping.ts", rdmaPing],
+  ["rdma-demo.ts", rdmaDemo],
   ["steps/export-mmap.ts", exportMmap],
   ["steps/exchange-descriptor.ts", exchangeDescriptor],
   ["steps/dma-transfer.ts", dmaTransfer],
@@ -90,6 +96,10 @@ describe("usage errors exit 2 and name the flag", () => {
     ["steps/exchange-descriptor.ts", ["--send", "d.json", "--timeout", "-3"], /--timeout/],
     ["steps/export-mmap.ts", ["--length", "ten"], /--length: expected a whole number/],
     ["comch-client.ts", ["--bogus"], /bogus/],
+    ["rdma-copy.ts", ["--send", "x", "--connect", "host:1"], /--connect: HOST must be an IP address/],
+    ["rdma-copy.ts", ["--receive", "x", "--listen", "7471", "--chunk", "9"], /--chunk: only the sender/],
+    ["rdma-ping.ts", ["--connect", "127.0.0.1:7", "--size", "0"], /--size/],
+    ["rdma-demo.ts", ["--size", "0"], /--size/],
   ];
   for (const [name, args, pattern] of cases) {
     test(`${name} ${args.join(" ")}`, async () => {

@@ -1,0 +1,239 @@
+#!/usr/bin/env -S deno run --no-prompt --allow-all
+/**
+ * RDMA rows (issue 21 §5), one run: RDMA write, read and send bandwidth and message rate on the software device,
+ * doca-ts on Deno, Bun and Node against the same requester in C (benchmarks/rdma-driver.c), both against the same C
+ * responder process; and the device's C write against its limit, a C TCP stream over loopback of the same sizes.
+ * Rounds alternate C and each runtime; each row is the median of its per-round ratios.
+ *
+ *   deno task bench:rdma [--rounds N] [--seconds S] [--sizes 64,4096,...] [--runtimes deno,bun,node] [--json FILE]
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { repoRoot } from "../tasks/common/run-pair.ts";
+import { buildCDriver, driverPath } from "./c-driver.ts";
+import { formatTable, median, round3, type Row } from "./rows.ts";
+import { RUNTIME_LABEL, type RuntimeName, RUNTIMES, runtimeArgv } from "./runtimes.ts";
+import { parseFlags, positiveInt, UsageError } from "../tasks/common/cli.ts";
+
+const DRIVER = driverPath("rdma-driver");
+const WORKLOAD = join(repoRoot, "benchmarks", "rdma-workload.ts");
+const OPS = ["write", "read", "send"] as const;
+const DEPTH = 16;
+const MiB = 1 << 20;
+
+interface Proc {
+  child: ChildProcess;
+  lines: string[];
+  err: string;
+  exit: Promise<number | string>;
+  next(prefix: string, timeoutMs: number): Promise<string>;
+}
+
+function start(argv: string[], env: Record<string, string>): Proc {
+  const child = spawn(argv[0], argv.slice(1), { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+  let buffer = "";
+  const waiters: (() => void)[] = [];
+  const p: Proc = {
+    child,
+    lines: [],
+    err: "",
+    exit: new Promise((resolve) => {
+      child.on("error", (e) => ((p.err += String(e)), resolve("spawn error")));
+      child.on("close", (code, signal) => {
+        resolve(code ?? signal ?? "?");
+        waiters.splice(0).forEach((w) => w());
+      });
+    }),
+    async next(prefix, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const i = p.lines.findIndex((l) => l.startsWith(prefix));
+        if (i >= 0) return p.lines.splice(i, 1)[0].slice(prefix.length).trim();
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited before "${prefix}": ${p.err.trim()}`);
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no "${prefix}" within ${timeoutMs} ms: ${p.err.trim()}`);
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, left);
+          waiters.push(() => (clearTimeout(t), resolve()));
+        });
+      }
+    },
+  };
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => {
+    buffer += d;
+    const parts = buffer.split("\n");
+    buffer = parts.pop()!;
+    p.lines.push(...parts);
+    waiters.splice(0).forEach((w) => w());
+  });
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (p.err += d));
+  return p;
+}
+
+interface Cell {
+  op: string;
+  size: number;
+  /** Operations per second. */
+  rate: number;
+}
+
+function parseCells(lines: string[]): Cell[] {
+  return lines.filter((l) => l.startsWith("cell ")).map((l) => {
+    const [, op, size, ops, secs] = l.split(" ");
+    return { op, size: Number(size), rate: Number(ops) / Number(secs) };
+  });
+}
+
+/** One requester (C or a runtime) against a fresh C responder; every process reaped, whatever happens. */
+async function runRequester(who: "c" | RuntimeName, sizes: number[], seconds: number, simDir: string): Promise<Cell[]> {
+  const env = { DOCA_SIM_DIR: simDir };
+  const responder = start([DRIVER, "responder"], env);
+  const args = [OPS.join(","), sizes.join(","), String(seconds), String(DEPTH)];
+  const requester = start(who === "c" ? [DRIVER, "requester", ...args] : runtimeArgv(who, WORKLOAD, args, ["ffi", "env", "read"]), env);
+  const timeoutMs = 60_000 + OPS.length * sizes.length * seconds * 4000;
+  const killer = setTimeout(() => [responder, requester].forEach((p) => p.child.kill("SIGKILL")), timeoutMs);
+  try {
+    const details = await responder.next("details", 30_000);
+    const mmap = await responder.next("mmap", 30_000);
+    requester.child.stdin!.write(`details ${details}\nmmap ${mmap}\n`);
+    const theirs = await requester.next("details", 60_000);
+    responder.child.stdin!.write(`peer ${theirs}\n`);
+    await responder.next("connected", 30_000);
+    requester.child.stdin!.write("go\n");
+    await requester.next("done", timeoutMs);
+    return parseCells(requester.lines.splice(0).concat());
+  } catch (e) {
+    throw new Error(`RDMA cells for ${who} failed: ${(e as Error).message}\nresponder: ${responder.err.trim()}\nrequester: ${requester.err.trim()}`);
+  } finally {
+    clearTimeout(killer);
+    responder.child.stdin!.end();
+    requester.child.stdin!.end();
+    const reap = setTimeout(() => [responder, requester].forEach((p) => p.child.kill("SIGKILL")), 10_000);
+    await Promise.all([responder.exit, requester.exit]);
+    clearTimeout(reap);
+  }
+}
+
+/** The limit: a C TCP stream over loopback, write() calls of each size. */
+async function runTcp(sizes: number[], seconds: number): Promise<Cell[]> {
+  const sink = start([DRIVER, "tcp-sink"], {});
+  try {
+    const port = await sink.next("port", 10_000);
+    const source = start([DRIVER, "tcp-source", port, sizes.join(","), String(seconds)], {});
+    const code = await source.exit;
+    if (code !== 0) throw new Error(`tcp-source exited ${code}: ${source.err}`);
+    return parseCells(source.lines);
+  } finally {
+    sink.child.kill("SIGKILL");
+    await sink.exit;
+  }
+}
+
+const HELP = `Usage: deno task bench:rdma [--rounds N] [--seconds S] [--sizes LIST] [--runtimes deno,bun,node] [--json FILE]
+
+RDMA write, read and send on the software device: bandwidth per size and message rate (64 B), doca-ts on each
+runtime against the same requester in C (benchmarks/rdma-driver.c), both against one C responder process, ${DEPTH}
+tasks in flight; and the device's C RDMA write against a C TCP stream over loopback (its limit). Rounds alternate C
+and the runtimes; each ratio is the median of the per-round ratios. Defaults: 3 rounds of 0.5 s per cell, sizes
+64 B, 4 KiB, 64 KiB, 1 MiB, 4 MiB. Waits: every process is killed after a deadline proportional to its cells.`;
+
+export async function main(argv: string[]): Promise<Row[]> {
+  const { values } = parseFlags(argv, {
+    rounds: { type: "string" },
+    seconds: { type: "string" },
+    sizes: { type: "string" },
+    runtimes: { type: "string" },
+    json: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return [];
+  }
+  const rounds = values.rounds ? positiveInt(values.rounds, "--rounds", 50) : 3;
+  const seconds = values.seconds ? Number(values.seconds) : 0.5;
+  if (!(seconds > 0 && seconds <= 60)) throw new UsageError(`--seconds: expected 0 < S ≤ 60, got ${values.seconds}`);
+  const sizes = values.sizes ? values.sizes.split(",").map((s) => positiveInt(s, "--sizes", 4 * MiB)) : [64, 4096, 65536, MiB, 4 * MiB];
+  const runtimes = values.runtimes ? values.runtimes.split(",") as RuntimeName[] : RUNTIMES;
+  for (const r of runtimes) if (!RUNTIMES.includes(r)) throw new UsageError(`--runtimes: unknown runtime ${r}`);
+  buildCDriver("rdma-driver", ["doca_rdma", "doca_common"]);
+  const simDir = mkdtempSync(join(tmpdir(), "doca-ts-bench-rdma-"));
+  // ratios[key][round]: runtime / C, and C write / TCP; rates[key]: per-round values for the value column.
+  const ratios = new Map<string, number[]>();
+  const rates = new Map<string, number[]>();
+  const add = (m: Map<string, number[]>, k: string, v: number) => m.set(k, [...(m.get(k) ?? []), v]);
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const order: ("c" | RuntimeName)[] = ["c", ...runtimes];
+      const c = await runRequester("c", sizes, seconds, simDir);
+      const tcp = await runTcp(sizes, seconds);
+      for (const cell of c) add(rates, `c ${cell.op} ${cell.size}`, cell.rate);
+      for (const t of tcp) {
+        add(rates, `tcp ${t.size}`, t.rate);
+        const w = c.find((x) => x.op === "write" && x.size === t.size);
+        if (w) add(ratios, `c write ${t.size}`, w.rate / t.rate);
+      }
+      for (const who of order.slice(1) as RuntimeName[]) {
+        const cells = await runRequester(who, sizes, seconds, simDir);
+        for (const cell of cells) {
+          add(rates, `${who} ${cell.op} ${cell.size}`, cell.rate);
+          const ref = c.find((x) => x.op === cell.op && x.size === cell.size);
+          if (ref) add(ratios, `${who} ${cell.op} ${cell.size}`, cell.rate / ref.rate);
+        }
+      }
+      console.error(`bench:rdma: round ${round + 1}/${rounds} done`);
+    }
+  } finally {
+    rmSync(simDir, { recursive: true, force: true });
+  }
+  const rows: Row[] = [];
+  const value = (key: string, size: number) => {
+    const r = median(rates.get(key) ?? [NaN]);
+    return size === 64 ? { value: round3(r / 1e6), unit: "M msg/s" } : { value: round3((r * size) / MiB), unit: "MiB/s" };
+  };
+  for (const size of sizes) {
+    rows.push({ section: "RDMA limit: C TCP stream over loopback", name: "TCP write()", runtime: "C", size, ...value(`tcp ${size}`, size), ratio: null, against: null });
+  }
+  for (const op of OPS) {
+    for (const size of sizes) {
+      const writeTarget = op === "write" && size >= MiB;
+      rows.push({
+        section: "RDMA on the software device (C requester)",
+        name: `RDMA ${op}`,
+        runtime: "C",
+        size,
+        ...value(`c ${op} ${size}`, size),
+        ratio: op === "write" ? round3(median(ratios.get(`c write ${size}`) ?? [NaN])) : null,
+        against: op === "write" ? "TCP" : null,
+        ...(writeTarget ? { target: "≥ 0.8× TCP", met: median(ratios.get(`c write ${size}`) ?? [0]) >= 0.8 } : {}),
+      });
+    }
+  }
+  for (const who of runtimes) {
+    for (const op of OPS) {
+      for (const size of sizes) {
+        const ratio = median(ratios.get(`${who} ${op} ${size}`) ?? [NaN]);
+        const bound = who === "node" ? 0.8 : 0.9;
+        const hasTarget = op !== "send" && size >= MiB;
+        rows.push({
+          section: "RDMA through doca-ts (same requester, same C responder)",
+          name: `RDMA ${op}`,
+          runtime: RUNTIME_LABEL[who],
+          size,
+          ...value(`${who} ${op} ${size}`, size),
+          ratio: round3(ratio),
+          against: "C",
+          ...(hasTarget ? { target: `≥ ${bound}× C`, met: ratio >= bound } : {}),
+        });
+      }
+    }
+  }
+  console.log(formatTable(rows));
+  if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2));
+  return rows;
+}
+
+if (import.meta.main ?? process.argv[1]?.endsWith("rdma.ts")) await main(process.argv.slice(2));

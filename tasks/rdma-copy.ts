@@ -1,0 +1,100 @@
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-net --allow-run --allow-sys=statfs
+/**
+ * rdma-copy: a file from one machine to another over DOCA RDMA (write or read), SHA-256 on both sides, committed by
+ * the receiver (fsync + rename) before the sender reports success. Run it once on each machine:
+ *
+ *   receiver:  deno task rdma-copy --receive /tmp/copy.bin --listen 7471
+ *   sender:    deno task rdma-copy --send /tmp/big.bin --connect 192.0.2.10:7471
+ *
+ * Importable (tasks/mod.ts): `await rdmaCopy(options, { signal })` runs one side in this process.
+ */
+import process from "node:process";
+import { statSync } from "node:fs";
+import { Access } from "../ffi/constants.ts";
+import { ProgressEngine } from "../ffi/pe.ts";
+import { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
+import { isMain, print, runMain } from "./common/main.ts";
+import { printable } from "./common/printable.ts";
+import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
+import { ProgressBar } from "./dma-copy/progress.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
+import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
+import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
+
+export type { RdmaCopyOptions, TransferResult };
+export { parseRdmaCopyArgs };
+
+/** Runs one side; resolves once the copy is complete and verified (sender: the receiver's receipt arrived). */
+export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSignal } = {}): Promise<TransferResult> {
+  let size = 0;
+  if (options.role === "send") {
+    let stat;
+    try {
+      stat = statSync(options.file);
+    } catch {
+      throw new Error(`--send ${options.file}: no such file`);
+    }
+    if (!stat.isFile()) throw new Error(`--send ${options.file}: not a regular file`);
+    size = stat.size;
+  }
+  using device = openRdmaDevice(options.device);
+  using pe = new ProgressEngine();
+  const showBar = !options.quiet && !options.jsonOutput && process.stderr.isTTY === true;
+  // The side whose window the peer reaches needs that access on its context and window.
+  const exposes = options.role === "receive" ? Access.RDMA_WRITE : Access.RDMA_READ;
+  const link = await Link.open({
+    device,
+    pe,
+    endpoint: options.endpoint,
+    exchange: options.exchange,
+    timeoutMs: options.timeoutMs,
+    signal: run.signal,
+    permissions: exposes,
+    onListening: options.quiet ? undefined : (what) => process.stderr.write(`rdma-copy: ${what}\n`),
+  });
+  // Windows are released after the link closed (its context stopped): see sendFile.
+  const releases: (() => void)[] = [];
+  const defer = (release: () => void) => releases.push(release);
+  try {
+    if (options.role === "send") {
+      const bar = new ProgressBar(size, showBar);
+      try {
+        return await sendFile(link, options.file, size, { mode: options.mode, chunk: options.chunk, slots: options.slots, progress: bar, defer });
+      } finally {
+        bar.finish();
+      }
+    }
+    return await receiveFile(link, options.file, {
+      maxChunk: device.info.caps.rdma?.maxMessageSize || undefined,
+      progress: (total) => new ProgressBar(total, showBar),
+      defer,
+    });
+  } catch (e) {
+    // Tell the peer (unless it told us, or it is gone); a Ctrl-C says so in its reason.
+    if (!(e instanceof PeerAbortError)) {
+      await link.channel.abort(e instanceof InterruptedError ? `interrupted (${e.signal})` : (e as Error).message ?? String(e));
+    }
+    throw e;
+  } finally {
+    await link.close().catch(() => {});
+    for (const release of releases.reverse()) release();
+  }
+}
+
+if (isMain(import.meta)) {
+  runMain(async () => {
+    const parsed = parseRdmaCopyArgs(process.argv.slice(2));
+    if (parsed.kind === "help") return print(RDMA_COPY_HELP);
+    const o = parsed.options;
+    const result = await rdmaCopy(o, { signal: stopOnSignals() });
+    if (o.jsonOutput) return print(JSON.stringify({ role: o.role, file: o.file, ...result }));
+    if (!o.quiet) {
+      const verb = o.role === "send" ? "sent" : "received";
+      print(
+        `rdma-copy: ${verb} ${printable(o.file)} (${formatBytes(result.bytes)}) by RDMA ${result.mode} in ` +
+          `${result.seconds.toFixed(2)} s (${formatRate(result.bytes, result.seconds)}), sha256 ${result.sha256}` +
+          (o.role === "send" ? ", committed by the receiver" : ", fsync'd and renamed"),
+      );
+    }
+  });
+}

@@ -1,0 +1,281 @@
+/**
+ * rdma-copy's two ends over one Link (tasks/rdma/link.ts). The file moves through a bounded window of `slots`
+ * chunks: in write mode the receiver exports its window (RDMA_WRITE) and the sender writes chunks into it; in read
+ * mode the sender exports its window (RDMA_READ) and the receiver reads them out. Control messages (JSON over RDMA
+ * send/receive, in order on the one connection):
+ *
+ *   S→R OFFER {v, size, chunk, slots, mode, window?}   R→S ACCEPT {window?}
+ *   S→R CHUNK {slot, offset, length} (in file order)   R→S FREE {slot}   (the slot may be reused)
+ *   S→R DONE {sha256}                                   R→S RECEIPT {sha256} after fsync + rename
+ *   either way ABORT {reason}
+ *
+ * Nothing the peer says is trusted: sizes, slots and offsets are checked against what this side expects, the
+ * window it exports is only as large as agreed, the remote window it imports must be that large, and the SHA-256
+ * of the bytes is compared on both sides before the receiver commits and before the sender reports success.
+ */
+import { createHash } from "node:crypto";
+import { Buffer } from "node:buffer";
+import { Access } from "../../ffi/constants.ts";
+import { type Buf, BufInventory } from "../../ffi/buf.ts";
+import { Mmap } from "../../ffi/mmap.ts";
+import { NativeMemory } from "../../ffi/memory.ts";
+import type { Link, Message } from "../rdma/link.ts";
+import { ProtocolError } from "../rdma/link.ts";
+import { AtomicFile, checkTargetFolder } from "../dma-copy/atomic-file.ts";
+import { FileReader } from "../dma-copy/local-file.ts";
+import type { ProgressBar } from "../dma-copy/progress.ts";
+
+export type CopyMode = "write" | "read";
+
+export const MAX_CHUNK = 64 * 1024 * 1024;
+/** Half the receives a Link keeps posted (Channel.RECEIVES = 64): a window of CHUNKs plus DONE always finds one. */
+export const MAX_SLOTS = 32;
+const MAX_DESCRIPTOR = 16 * 1024;
+
+export interface TransferResult {
+  bytes: number;
+  sha256: string;
+  seconds: number;
+  mode: CopyMode;
+}
+
+/** The local window: memory, a map (with the access the peer needs), one Buf per slot. */
+class Window {
+  readonly memory: NativeMemory;
+  readonly mmap: Mmap;
+  readonly inventory: BufInventory;
+  readonly bufs: Buf[] = [];
+
+  constructor(link: Link, readonly slots: number, readonly chunk: number, permissions: number) {
+    this.memory = NativeMemory.alloc(slots * chunk);
+    try {
+      this.mmap = Mmap.create({ memory: this.memory, permissions: Access.LOCAL_READ_WRITE | permissions, devices: [link.rdma.device] });
+      this.inventory = new BufInventory(slots);
+      for (let k = 0; k < slots; k++) this.bufs.push(this.inventory.bufByAddr(this.mmap, this.address(k), chunk));
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+  }
+
+  address(slot: number): number {
+    return this.memory.address + slot * this.chunk;
+  }
+
+  view(slot: number, length: number): Uint8Array {
+    return this.memory.bytes.subarray(slot * this.chunk, slot * this.chunk + length);
+  }
+
+  /** What the peer needs to reach this window. */
+  describe(link: Link): { desc: string; address: number; length: number } {
+    const desc = this.mmap.exportRdma(link.rdma.device);
+    return { desc: Buffer.from(desc).toString("base64"), address: this.mmap.range.address, length: this.mmap.range.length };
+  }
+
+  close(): void {
+    this.inventory?.close();
+    this.mmap?.close();
+    this.memory.close();
+  }
+}
+
+/** The peer's window, imported from its description; one Buf per slot over it. */
+class RemoteWindow {
+  readonly mmap: Mmap;
+  readonly inventory: BufInventory;
+  readonly bufs: Buf[] = [];
+
+  constructor(link: Link, described: unknown, slots: number, chunk: number) {
+    const w = described as { desc?: unknown; address?: unknown; length?: unknown } | undefined;
+    if (
+      typeof w !== "object" || w === null || typeof w.desc !== "string" || w.desc.length > MAX_DESCRIPTOR ||
+      !Number.isSafeInteger(w.address) || !Number.isSafeInteger(w.length) || (w.length as number) < slots * chunk
+    ) {
+      throw new ProtocolError(`the peer described its window wrongly (need ${slots} × ${chunk} bytes and an exported map)`);
+    }
+    this.mmap = Mmap.fromExport(new Uint8Array(Buffer.from(w.desc, "base64")), link.rdma.device);
+    try {
+      // The import says what the exporter registered: it must cover what we will address.
+      if (this.mmap.range.address !== w.address || this.mmap.range.length < slots * chunk) {
+        throw new ProtocolError("the peer's window description does not match its exported map");
+      }
+      this.inventory = new BufInventory(slots);
+      for (let k = 0; k < slots; k++) this.bufs.push(this.inventory.bufByData(this.mmap, this.mmap.range.address + k * chunk, chunk));
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+  }
+
+  close(): void {
+    this.inventory?.close();
+    this.mmap.close();
+  }
+}
+
+function intIn(m: Message, key: string, min: number, max: number): number {
+  const v = m[key];
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min || v > max) {
+    throw new ProtocolError(`the peer's ${m.type} has ${key}=${JSON.stringify(v)?.slice(0, 40)} (expected ${min}..${max})`);
+  }
+  return v;
+}
+
+function sha(m: Message): string {
+  const v = m.sha256;
+  if (typeof v !== "string" || !/^[0-9a-f]{64}$/.test(v)) throw new ProtocolError(`the peer's ${m.type} carries no valid sha256`);
+  return v;
+}
+
+/** Sends `path` (size known) to the peer: resolves once the receiver confirmed the committed file's SHA-256. */
+/**
+ * `defer` receives what to release once the link is closed: the windows stay registered until the context has
+ * stopped, so no task still in flight (after a failure) can reach memory that is gone.
+ */
+export async function sendFile(
+  link: Link,
+  path: string,
+  size: number,
+  o: { mode: CopyMode; chunk: number; slots: number; progress?: ProgressBar; defer: (release: () => void) => void },
+): Promise<TransferResult> {
+  const started = performance.now();
+  const { channel, connection } = link;
+  const chunk = Math.max(1, Math.min(o.chunk, size || 1));
+  const slots = Math.max(1, Math.min(o.slots, Math.ceil(size / chunk) || 1));
+  const local = new Window(link, slots, chunk, o.mode === "read" ? Access.RDMA_READ : 0);
+  o.defer(() => local.close());
+  using reader = new FileReader(path);
+  {
+    await channel.send({ type: "OFFER", v: 1, size, chunk, slots, mode: o.mode, ...(o.mode === "read" ? { window: local.describe(link) } : {}) });
+    const accept = await channel.recv("waiting for the receiver to accept", "ACCEPT");
+    const remote = o.mode === "write" ? new RemoteWindow(link, accept.window, slots, chunk) : undefined;
+    if (remote) o.defer(() => remote.close());
+    const hash = createHash("sha256");
+    const free: number[] = Array.from({ length: slots }, (_, k) => k);
+    const busy = new Uint8Array(slots);
+    /** CHUNK messages leave in file order, each after its write completed; writes overlap. */
+    let inOrder: Promise<void> = Promise.resolve();
+    const takeFree = async (): Promise<number> => {
+      while (free.length === 0) {
+        const m = await channel.recv("waiting for the receiver to free a slot", "FREE");
+        const slot = intIn(m, "slot", 0, slots - 1);
+        if (!busy[slot]) throw new ProtocolError(`the peer freed slot ${slot}, which it does not hold`);
+        busy[slot] = 0;
+        free.push(slot);
+      }
+      return free.shift()!;
+    };
+    for (let offset = 0; offset < size; offset += chunk) {
+      const length = Math.min(chunk, size - offset);
+      const slot = await takeFree();
+      busy[slot] = 1;
+      const view = local.view(slot, length);
+      reader.readExactly(view, offset);
+      hash.update(view);
+      const announce = { type: "CHUNK", slot, offset, length };
+      if (o.mode === "write") {
+        const src = local.bufs[slot], dst = remote!.bufs[slot];
+        src.setData(local.address(slot), length);
+        dst.setData(dst.address, 0);
+        const written = connection.write(src, dst);
+        inOrder = Promise.all([inOrder, written]).then(() => channel.send(announce));
+        inOrder.catch(() => {}); // awaited below (or the failure surfaces on the next step)
+      } else {
+        await inOrder;
+        inOrder = channel.send(announce);
+      }
+      o.progress?.update(offset + length);
+      if (free.length === 0) await inOrder;
+    }
+    await inOrder;
+    const digest = hash.digest("hex");
+    await channel.send({ type: "DONE", sha256: digest });
+    for (;;) {
+      const m = await channel.recv("waiting for the receiver's receipt (fsync + rename)", "FREE", "RECEIPT");
+      if (m.type === "FREE") continue;
+      if (sha(m) !== digest) throw new ProtocolError(`the receiver committed a file with SHA-256 ${sha(m)}, not ${digest}`);
+      break;
+    }
+    return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode: o.mode };
+  }
+}
+
+/**
+ * Receives the peer's file into `target`: written under a temporary name, fsync'd and renamed only when the
+ * SHA-256 of what arrived equals the sender's; then the receipt goes out. On any failure nothing stays at `target`.
+ */
+export async function receiveFile(
+  link: Link,
+  target: string,
+  o: { maxChunk?: number; progress?: (total: number) => ProgressBar | undefined; defer: (release: () => void) => void },
+): Promise<TransferResult> {
+  const { channel, connection } = link;
+  const offer = await channel.recv("waiting for the sender's offer", "OFFER");
+  const started = performance.now();
+  if (offer.v !== 1) throw new ProtocolError(`the sender speaks rdma-copy protocol ${JSON.stringify(offer.v)?.slice(0, 20)}, not 1`);
+  const size = intIn(offer, "size", 0, Number.MAX_SAFE_INTEGER);
+  const chunk = intIn(offer, "chunk", 1, Math.min(MAX_CHUNK, o.maxChunk || MAX_CHUNK));
+  const slots = intIn(offer, "slots", 1, MAX_SLOTS);
+  const mode = offer.mode;
+  if (mode !== "write" && mode !== "read") throw new ProtocolError(`the sender asked for mode ${JSON.stringify(mode)?.slice(0, 20)}`);
+  checkTargetFolder(target, size);
+  const local = new Window(link, slots, chunk, mode === "write" ? Access.RDMA_WRITE : 0);
+  o.defer(() => local.close());
+  let file: AtomicFile | undefined;
+  const progress = o.progress?.(size);
+  try {
+    const remote = mode === "read" ? new RemoteWindow(link, offer.window, slots, chunk) : undefined;
+    if (remote) o.defer(() => remote.close());
+    file = AtomicFile.create(target);
+    await channel.send({ type: "ACCEPT", ...(mode === "write" ? { window: local.describe(link) } : {}) });
+    const hash = createHash("sha256");
+    // Chunks announced and not yet written here, in file order. In read mode their reads overlap (up to the
+    // window); the bytes are hashed and written strictly in order, and a slot is freed only after that.
+    const pending: { slot: number; offset: number; length: number; read: Promise<void> | undefined }[] = [];
+    const held = new Uint8Array(slots);
+    let announced = 0, expected = 0;
+    while (expected < size) {
+      // While the window has room and more is to come, take the next announcement (the sender holds a free slot
+      // then, so it will send one); otherwise finish the oldest chunk.
+      if (pending.length === 0 || (pending.length < slots && announced < size)) {
+        const m = await channel.recv("waiting for the next chunk", "CHUNK");
+        const slot = intIn(m, "slot", 0, slots - 1);
+        const offset = intIn(m, "offset", announced, announced);
+        const length = intIn(m, "length", Math.min(chunk, size - offset), Math.min(chunk, size - offset));
+        if (held[slot]) throw new ProtocolError(`the sender announced slot ${slot} again before it was freed`);
+        held[slot] = 1;
+        let read: Promise<void> | undefined;
+        if (mode === "read") {
+          const src = remote!.bufs[slot], dst = local.bufs[slot];
+          src.setData(src.address, length);
+          dst.setData(local.address(slot), 0);
+          read = connection.read(src, dst);
+          read.catch(() => {}); // awaited in order below
+        }
+        pending.push({ slot, offset, length, read });
+        announced += length;
+        continue;
+      }
+      const head = pending.shift()!;
+      await head.read;
+      const view = local.view(head.slot, head.length);
+      hash.update(view);
+      await file.writeAtAsync(view, head.offset);
+      expected += head.length;
+      progress?.update(expected);
+      held[head.slot] = 0;
+      await channel.send({ type: "FREE", slot: head.slot });
+    }
+    const done = await channel.recv("waiting for the sender's checksum", "DONE");
+    const digest = hash.digest("hex");
+    if (sha(done) !== digest) throw new ProtocolError(`SHA-256 mismatch: the sender hashed ${sha(done)}, the bytes that arrived hash to ${digest}`);
+    file.commit();
+    await channel.send({ type: "RECEIPT", sha256: digest });
+    return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode };
+  } catch (e) {
+    file?.abort();
+    throw e;
+  } finally {
+    progress?.finish();
+  }
+}

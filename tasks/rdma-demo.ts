@@ -1,0 +1,160 @@
+#!/usr/bin/env -S deno run --no-prompt --allow-env --allow-read --allow-write --allow-run
+/**
+ * RDMA demo on the software device: rdma-copy between two processes in two network namespaces joined by a veth
+ * pair (when this runs as root and `ip netns` works), else over loopback; it says which. A random file goes across
+ * by RDMA write, and back by RDMA read, each checked by SHA-256.
+ */
+import { createHash, randomFillSync } from "node:crypto";
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { parseFlags, positiveInt } from "./common/cli.ts";
+import { isMain, print, runMain } from "./common/main.ts";
+import { currentRuntime } from "../ffi/runtime.ts";
+
+export const FLAGS = {
+  size: { type: "string" },
+  loopback: { type: "boolean" },
+  keep: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const HELP = `Usage: rdma-demo [--size BYTES] [--loopback] [--keep]
+
+On the software DOCA device: copies a random file (default 8 MiB) with tasks/rdma-copy.ts from one process to
+another by RDMA write, then back by RDMA read, and checks both by SHA-256. As root with a working \`ip netns\` the two
+processes run in two fresh network namespaces joined by a veth pair (10.77.0.1 and 10.77.0.2; removed afterwards),
+so the RDMA traffic crosses a network link; otherwise (or with --loopback) both run here over 127.0.0.1. It prints
+which. --keep leaves the working folder in place. Waits: each copy gives up after 30 s without its peer.
+Flags: --size BYTES, --loopback, --keep, -h/--help.`;
+
+const COPY = fileURLToPath(new URL("./rdma-copy.ts", import.meta.url));
+const PORT = 7471;
+
+/** The command that runs rdma-copy under this runtime, with exactly its deno.json permissions on Deno. */
+function copyCommand(args: string[]): string[] {
+  switch (currentRuntime()) {
+    case "deno":
+      return [(globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath(), "run", "--no-prompt", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-net", "--allow-run", "--allow-sys=statfs", COPY, ...args];
+    case "bun":
+      return [process.execPath, COPY, ...args];
+    default:
+      return [process.execPath, "--import", "tsx", COPY, ...args];
+  }
+}
+
+interface Net {
+  how: string;
+  receiverHost: string;
+  /** Prefix that runs a command on each side (empty on loopback). */
+  receiverPrefix: string[];
+  senderPrefix: string[];
+  cleanup(): void;
+}
+
+function sh(args: string[]): { ok: boolean; err: string } {
+  const r = spawnSync(args[0], args.slice(1), { encoding: "utf8" });
+  return { ok: r.status === 0, err: (r.stderr || r.error?.message || "").trim() };
+}
+
+/** Two namespaces joined by a veth pair, or undefined with the reason it could not be made. */
+function namespaces(): Net | string {
+  // No uid check of our own (Deno guards both process.getuid() and /proc/self): `ip netns add` says whether it may.
+  const tag = `${process.pid}`.slice(-6);
+  const a = `doca-ts-a${tag}`, b = `doca-ts-b${tag}`;
+  const cleanup = () => {
+    sh(["ip", "netns", "del", a]);
+    sh(["ip", "netns", "del", b]);
+  };
+  const steps = [
+    ["ip", "netns", "add", a],
+    ["ip", "netns", "add", b],
+    ["ip", "link", "add", `dtsa${tag}`, "type", "veth", "peer", "name", `dtsb${tag}`],
+    ["ip", "link", "set", `dtsa${tag}`, "netns", a],
+    ["ip", "link", "set", `dtsb${tag}`, "netns", b],
+    ["ip", "-n", a, "addr", "add", "10.77.0.1/24", "dev", `dtsa${tag}`],
+    ["ip", "-n", b, "addr", "add", "10.77.0.2/24", "dev", `dtsb${tag}`],
+    ["ip", "-n", a, "link", "set", `dtsa${tag}`, "up"],
+    ["ip", "-n", b, "link", "set", `dtsb${tag}`, "up"],
+    ["ip", "-n", a, "link", "set", "lo", "up"],
+    ["ip", "-n", b, "link", "set", "lo", "up"],
+  ];
+  for (const step of steps) {
+    const r = sh(step);
+    if (!r.ok) {
+      cleanup();
+      return `\`${step.join(" ")}\` failed: ${r.err || "no message"}`;
+    }
+  }
+  return {
+    how: `two network namespaces (${a} 10.77.0.1 ⇄ ${b} 10.77.0.2, veth)`,
+    receiverHost: "10.77.0.1",
+    receiverPrefix: ["ip", "netns", "exec", a],
+    senderPrefix: ["ip", "netns", "exec", b],
+    cleanup,
+  };
+}
+
+function run(cmd: string[], env: Record<string, string>): { done: Promise<{ code: number | null; stderr: string; stdout: string }>; stderr: () => string } {
+  const child = spawn(cmd[0], cmd.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "", stdout = "";
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  const done = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => child.on("close", (code) => resolve({ code, stderr, stdout })));
+  return { done, stderr: () => stderr };
+}
+
+async function copyOnce(net: Net, from: string, to: string, mode: "write" | "read", env: Record<string, string>): Promise<string> {
+  const receiver = run([...net.receiverPrefix, ...copyCommand(["--receive", to, "--listen", `${net.receiverHost}:${PORT}`, "--json-output"])], env);
+  const deadline = Date.now() + 60_000;
+  while (!receiver.stderr().includes("listening")) {
+    if (Date.now() > deadline) throw new Error(`the receiver did not start listening: ${receiver.stderr()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const sender = run([...net.senderPrefix, ...copyCommand(["--send", from, "--connect", `${net.receiverHost}:${PORT}`, "--mode", mode, "--json-output"])], env);
+  const [r, s] = await Promise.all([receiver.done, sender.done]);
+  if (r.code !== 0 || s.code !== 0) throw new Error(`rdma-copy (${mode}) failed: receiver exit ${r.code}: ${r.stderr.trim()}; sender exit ${s.code}: ${s.stderr.trim()}`);
+  const summary = JSON.parse(s.stdout.trim().split("\n").pop()!);
+  return `${mode}: ${summary.bytes} bytes in ${summary.seconds.toFixed(2)} s`;
+}
+
+const sha = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, FLAGS);
+  if (values.help) return (print(HELP), 0);
+  const size = values.size === undefined ? 8 << 20 : positiveInt(values.size, "--size", 1 << 30);
+  const dir = mkdtempSync(join(tmpdir(), "doca-ts-rdma-demo-"));
+  const env = { DOCA_SIM_DIR: join(dir, "sim") };
+  let net: Net | string = values.loopback ? "--loopback given" : namespaces();
+  if (typeof net === "string") {
+    print(`rdma-demo: over loopback 127.0.0.1 (network namespaces not used: ${net})`);
+    net = { how: "loopback", receiverHost: "127.0.0.1", receiverPrefix: [], senderPrefix: [], cleanup: () => {} };
+  } else {
+    print(`rdma-demo: between ${net.how}`);
+  }
+  try {
+    const original = join(dir, "original.bin"), there = join(dir, "there.bin"), back = join(dir, "back.bin");
+    const fd = openSync(original, "wx");
+    const block = new Uint8Array(1 << 20);
+    for (let done = 0; done < size; done += block.length) {
+      const n = Math.min(block.length, size - done);
+      randomFillSync(block, 0, n);
+      writeSync(fd, block, 0, n, done);
+    }
+    closeSync(fd);
+    const expect = sha(original);
+    print(`rdma-demo: ${await copyOnce(net, original, there, "write", env)}, sha256 ${sha(there) === expect ? "matches" : "DIFFERS"}`);
+    print(`rdma-demo: ${await copyOnce(net, there, back, "read", env)}, sha256 ${sha(back) === expect ? "matches" : "DIFFERS"}`);
+    return sha(there) === expect && sha(back) === expect ? 0 : 1;
+  } finally {
+    net.cleanup();
+    if (!values.keep) rmSync(dir, { recursive: true, force: true });
+    else print(`rdma-demo: kept ${dir}`);
+  }
+}
+
+if (isMain(import.meta)) runMain(() => main(process.argv.slice(2)));

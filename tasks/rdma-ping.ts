@@ -1,0 +1,180 @@
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-net
+/**
+ * rdma-ping: message round trips over DOCA RDMA send/receive and their latency. One side listens and echoes, the
+ * other connects, sends --count messages of --size bytes one at a time, waits for each echo, and prints latency
+ * percentiles. Either side may listen (--listen / --connect decide the connection, --echo who echoes).
+ *
+ *   machine A:  deno task rdma-ping --listen 7472
+ *   machine B:  deno task rdma-ping --connect 192.0.2.10:7472 --count 1000 --size 64
+ */
+import process from "node:process";
+import { Access } from "../ffi/constants.ts";
+import { BufInventory } from "../ffi/buf.ts";
+import { Mmap } from "../ffi/mmap.ts";
+import { NativeMemory } from "../ffi/memory.ts";
+import { ProgressEngine } from "../ffi/pe.ts";
+import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
+import { isMain, print, runMain } from "./common/main.ts";
+import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, ProtocolError } from "./rdma/link.ts";
+
+export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
+
+Round trips over DOCA RDMA send/receive: the side that connects sends --count messages of --size bytes, one at a
+time, and the listening side sends each one back; the sender prints min / p50 / p90 / p99 / max latency. Each
+echo is checked byte for byte.
+
+      --listen [ADDR:]PORT   wait for the peer on PORT and echo its messages
+      --connect HOST:PORT    connect to the peer at HOST (an IP address) : PORT and measure
+      --exchange cm|tcp      RDMA CM on PORT (default), or exported details swapped over TCP on PORT
+      --count N              round trips (default 1000, at most 10000000; the listener follows the sender)
+      --size BYTES           message size (default 64, 1..${Channel.MAX_MESSAGE})
+  -d, --device DEV           DOCA device: PCI address or IB device name (default: the first with RDMA)
+      --timeout SECONDS      limit on connecting and on each round trip (default 30)
+      --json-output          print the result as one JSON object
+  -h, --help                 this text`;
+
+export interface RdmaPingOptions {
+  endpoint: Endpoint;
+  exchange: Exchange;
+  count: number;
+  size: number;
+  device?: string;
+  timeoutMs: number;
+  jsonOutput: boolean;
+}
+
+/** Every flag rdma-ping accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = {
+  listen: { type: "string" },
+  connect: { type: "string" },
+  exchange: { type: "string" },
+  count: { type: "string" },
+  size: { type: "string" },
+  device: { type: "string", short: "d" },
+  timeout: { type: "string" },
+  "json-output": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "run"; options: RdmaPingOptions } {
+  const { values: v } = parseFlags(argv, FLAGS);
+  if (v.help) return { kind: "help" };
+  const endpoint = parseEndpoint(v.listen, v.connect);
+  const exchange = v.exchange ?? "cm";
+  if (exchange !== "cm" && exchange !== "tcp") throw new UsageError(`--exchange: expected cm or tcp, got ${JSON.stringify(exchange)}`);
+  if (endpoint.listen && (v.count !== undefined || v.size !== undefined)) {
+    throw new UsageError(`--${v.count !== undefined ? "count" : "size"}: only the connecting side chooses it (the listener echoes)`);
+  }
+  return {
+    kind: "run",
+    options: {
+      endpoint,
+      exchange,
+      count: v.count === undefined ? 1000 : positiveInt(v.count, "--count", 10_000_000),
+      size: v.size === undefined ? 64 : positiveInt(v.size, "--size", Channel.MAX_MESSAGE),
+      device: v.device || undefined,
+      timeoutMs: v.timeout === undefined ? 30_000 : positiveSecondsMs(v.timeout, "--timeout"),
+      jsonOutput: v["json-output"] === true,
+    },
+  };
+}
+
+export interface PingResult {
+  count: number;
+  size: number;
+  /** Round-trip latency in microseconds. */
+  minUs: number;
+  p50Us: number;
+  p90Us: number;
+  p99Us: number;
+  maxUs: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** One side of a ping: the connecting side measures and returns the result; the listener echoes and returns undefined. */
+export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal } = {}): Promise<PingResult | undefined> {
+  using device = openRdmaDevice(o.device);
+  using pe = new ProgressEngine();
+  const link = await Link.open({ device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0,
+    onListening: (what) => process.stderr.write(`rdma-ping: ${what}\n`),
+  });
+  const memory = NativeMemory.alloc(Channel.MAX_MESSAGE);
+  const mmap = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
+  const inventory = new BufInventory(1);
+  const buf = inventory.bufByAddr(mmap, memory.address, Channel.MAX_MESSAGE);
+  const { channel, connection } = link;
+  try {
+    let count = o.count, size = o.size;
+    if (!o.endpoint.listen) {
+      await channel.send({ type: "PING", count, size });
+      await channel.recv("waiting for the echo side to agree", "PONG");
+    } else {
+      const hello = await channel.recv("waiting for the pinging side", "PING");
+      count = hello.count as number;
+      size = hello.size as number;
+      if (!Number.isSafeInteger(count) || count < 1 || count > 10_000_000 || !Number.isSafeInteger(size) || size < 1 || size > Channel.MAX_MESSAGE) {
+        throw new ProtocolError("the pinging side asked for an out-of-range count or size");
+      }
+      await channel.send({ type: "PONG" });
+    }
+    const rtts: number[] = [];
+    const bound = <T>(p: Promise<T>, what: string) => raceTimeout(p, o.timeoutMs, what, run.signal);
+    for (let i = 0; i < count; i++) {
+      if (!o.endpoint.listen) {
+        memory.bytes.fill(i & 0xff, 0, size);
+        buf.setData(memory.address, size);
+        const t0 = performance.now();
+        await bound(connection.send(buf), `sending ping ${i + 1}`);
+        const echo = await bound(link.rdma.recv(), `waiting for echo ${i + 1}`);
+        rtts.push((performance.now() - t0) * 1000);
+        if (echo.bytes.length !== size || echo.bytes.some((b) => b !== (i & 0xff))) throw new ProtocolError(`echo ${i + 1} differs from what was sent`);
+      } else {
+        const m = await bound(link.rdma.recv(), `waiting for ping ${i + 1}`);
+        if (m.bytes.length > Channel.MAX_MESSAGE) throw new ProtocolError("ping larger than agreed");
+        memory.bytes.set(m.bytes, 0);
+        buf.setData(memory.address, m.bytes.length);
+        await bound(connection.send(buf), `echoing ping ${i + 1}`);
+      }
+    }
+    if (o.endpoint.listen) return undefined;
+    rtts.sort((a, b) => a - b);
+    const r = (x: number) => Math.round(x * 10) / 10;
+    return { count, size, minUs: r(rtts[0]), p50Us: r(percentile(rtts, 50)), p90Us: r(percentile(rtts, 90)), p99Us: r(percentile(rtts, 99)), maxUs: r(rtts[rtts.length - 1]) };
+  } finally {
+    await link.close().catch(() => {});
+    inventory.close();
+    mmap.close();
+    memory.close();
+  }
+}
+
+async function raceTimeout<T>(p: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s while ${what}`)), ms);
+  });
+  try {
+    return await raceAbort(Promise.race([p, timeout]), signal, what);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+if (isMain(import.meta)) {
+  runMain(async () => {
+    const parsed = parseRdmaPingArgs(process.argv.slice(2));
+    if (parsed.kind === "help") return print(RDMA_PING_HELP);
+    const o = parsed.options;
+    const result = await rdmaPing(o, { signal: stopOnSignals() });
+    if (!result) return print(`rdma-ping: echoed the peer's messages`);
+    if (o.jsonOutput) return print(JSON.stringify(result));
+    print(
+      `rdma-ping: ${result.count} round trips of ${result.size} B: min ${result.minUs} µs, p50 ${result.p50Us} µs, ` +
+        `p90 ${result.p90Us} µs, p99 ${result.p99Us} µs, max ${result.maxUs} µs`,
+    );
+  });
+}

@@ -1,0 +1,301 @@
+/**
+ * One RDMA connection between two doca-ts tasks (rdma-copy, rdma-ping), set up either by RDMA CM (one side
+ * listens on a port, the other connects to address:port; the software device's CM runs over its own sockets) or by
+ * exchanging exported connection details over a TCP socket on that port (out of band, like NVIDIA's samples do with
+ * files). Then a small control channel: JSON messages over RDMA send/receive, every one from the peer untrusted.
+ */
+import { createConnection, createServer, type Socket } from "node:net";
+import { Buffer } from "node:buffer";
+import { Access } from "../../ffi/constants.ts";
+import { Device, listDevices } from "../../ffi/device.ts";
+import { loadDoca } from "../../ffi/library.ts";
+import type { ProgressEngine } from "../../ffi/pe.ts";
+import { Rdma, type RdmaConnection } from "../../ffi/rdma.ts";
+import { NativeMemory } from "../../ffi/memory.ts";
+import { Mmap } from "../../ffi/mmap.ts";
+import { type Buf, BufInventory } from "../../ffi/buf.ts";
+import { TimeoutError } from "../../ffi/errors.ts";
+import { raceAbort } from "../common/interrupt.ts";
+import { UsageError } from "../common/cli.ts";
+
+export type Exchange = "cm" | "tcp";
+
+/** Where this side meets the peer: listen on a port, or connect to host:port. */
+export type Endpoint = { listen: true; host?: string; port: number } | { listen: false; host: string; port: number };
+
+/** "--listen [ADDR:]PORT" / "--connect HOST:PORT" → Endpoint (UsageError naming the flag). */
+export function parseEndpoint(listen: string | undefined, connect: string | undefined): Endpoint {
+  if ((listen === undefined) === (connect === undefined)) throw new UsageError("give exactly one of --listen [ADDR:]PORT and --connect HOST:PORT");
+  const text = (listen ?? connect)!;
+  const flag = listen !== undefined ? "--listen" : "--connect";
+  // [IPv6]:PORT, IPv4:PORT, or PORT alone (IPv6 needs its brackets: "::1:7471" would be ambiguous).
+  const m = /^(?:(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]]+)):)?(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : NaN;
+  const host = m ? m[1] ?? m[2] : undefined;
+  if (!m || !(port >= 1 && port <= 65535)) throw new UsageError(`${flag}: expected ${listen !== undefined ? "[ADDR:]PORT" : "HOST:PORT"} with a port from 1 to 65535, got ${JSON.stringify(text)}`);
+  if (listen !== undefined) return { listen: true, host, port };
+  if (!host) throw new UsageError(`${flag}: expected HOST:PORT (an IPv4/IPv6 address and a port), got ${JSON.stringify(text)}`);
+  if (!/^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]+)$/.test(host)) {
+    throw new UsageError(`${flag}: HOST must be an IP address (RDMA CM resolves no names), got ${JSON.stringify(host)}`);
+  }
+  return { listen: false, host, port };
+}
+
+export interface LinkOptions {
+  device: Device;
+  pe: ProgressEngine;
+  endpoint: Endpoint;
+  exchange: Exchange;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Access the peer gets through this context (RDMA_WRITE for a write target, RDMA_READ for a read source). */
+  permissions: number;
+  maxTasks?: number;
+  /** Told once this side waits for the peer (listening), e.g. to print "listening on port N". */
+  onListening?: (what: string) => void;
+}
+
+/** The RDMA context and its one connection, plus a control channel; close() releases all of it. */
+export class Link implements AsyncDisposable {
+  private constructor(readonly rdma: Rdma, readonly connection: RdmaConnection, readonly channel: Channel) {}
+
+  static async open(opts: LinkOptions): Promise<Link> {
+    const rdma = await Rdma.create(opts.device, opts.pe, {
+      permissions: opts.permissions | Access.LOCAL_READ_WRITE,
+      maxTasks: opts.maxTasks ?? 64,
+      receives: Channel.RECEIVES,
+      receiveSize: Channel.MAX_MESSAGE,
+      timeoutMs: opts.timeoutMs,
+    });
+    try {
+      const connection = await raceAbort(connect(rdma, opts), opts.signal, "connecting to the peer");
+      const channel = new Channel(rdma, connection, opts.timeoutMs, opts.signal);
+      return new Link(rdma, connection, channel);
+    } catch (e) {
+      await rdma.close().catch(() => {});
+      throw e;
+    }
+  }
+
+  /** Disconnects, stops the context (in-flight tasks are flushed), then frees the channel's buffers. */
+  async close(): Promise<void> {
+    try {
+      this.connection.disconnect();
+    } catch { /* the peer may be gone already */ }
+    try {
+      await this.rdma.close();
+    } finally {
+      this.channel.close();
+    }
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+async function connect(rdma: Rdma, opts: LinkOptions): Promise<RdmaConnection> {
+  const { endpoint, timeoutMs } = opts;
+  if (opts.exchange === "cm") {
+    if (!endpoint.listen) return await rdma.connectTo(endpoint.host, endpoint.port, { timeoutMs });
+    rdma.listen(endpoint.port);
+    opts.onListening?.(`listening for RDMA CM on port ${endpoint.port}`);
+    return await rdma.accept({ timeoutMs });
+  }
+  // Out of band: each side sends its exported details over one TCP socket (length-prefixed), then connects.
+  const { connection, details } = rdma.exportConnection();
+  const peer = await exchangeOverTcp(endpoint, details, timeoutMs, opts.onListening);
+  connection.connect(peer);
+  return connection;
+}
+
+/** Largest connection details accepted from a peer (the software device's are a few dozen bytes). */
+const MAX_DETAILS = 4096;
+
+function exchangeOverTcp(endpoint: Endpoint, mine: Uint8Array, timeoutMs: number, onListening?: (what: string) => void): Promise<Uint8Array> {
+  return new Promise<Uint8Array>((resolve, reject) => {
+    let server: ReturnType<typeof createServer> | undefined;
+    let socket: Socket | undefined;
+    const timer = setTimeout(() => finish(new TimeoutError(`the peer's connection details on TCP port ${endpoint.port}`, timeoutMs)), timeoutMs);
+    let settled = false;
+    const finish = (error: Error | undefined, value?: Uint8Array) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      server?.close();
+      // On success end() (our details may still be in flight to the peer: destroy() could drop them); on failure
+      // drop the connection at once.
+      if (error) socket?.destroy();
+      else socket?.end();
+      if (error) reject(error);
+      else resolve(value!);
+    };
+    const talk = (s: Socket) => {
+      socket = s;
+      const header = Buffer.alloc(4);
+      header.writeUInt32BE(mine.length);
+      s.write(Buffer.concat([header, Buffer.from(mine)]));
+      let got = Buffer.alloc(0);
+      s.on("data", (chunk: Buffer) => {
+        got = Buffer.concat([got, chunk]);
+        if (got.length < 4) return;
+        const length = got.readUInt32BE(0);
+        if (length === 0 || length > MAX_DETAILS) return finish(new Error(`the peer sent ${length} bytes of connection details (expected 1..${MAX_DETAILS})`));
+        if (got.length > 4 + length) return finish(new Error("the peer sent more than its connection details"));
+        if (got.length === 4 + length) finish(undefined, new Uint8Array(got.subarray(4)));
+      });
+      s.on("error", (e) => finish(new Error(`TCP exchange of connection details failed: ${e.message}`)));
+      s.on("end", () => finish(new Error("the peer closed the TCP exchange before sending its connection details")));
+    };
+    if (endpoint.listen) {
+      server = createServer((s) => {
+        if (socket) return void s.destroy(); // one peer only
+        server!.close();
+        talk(s);
+      });
+      server.on("error", (e) => finish(new Error(`cannot listen on TCP port ${endpoint.port}: ${e.message}`)));
+      server.listen(endpoint.port, endpoint.host, () => onListening?.(`listening on TCP port ${endpoint.port} for the peer's connection details`));
+    } else {
+      talk(createConnection({ host: endpoint.host, port: endpoint.port }));
+    }
+  });
+}
+
+/** A control message: a JSON object with a string `type`; every other field is checked by whoever reads it. */
+export type Message = { type: string } & Record<string, unknown>;
+
+export class ProtocolError extends Error {
+  override name = "ProtocolError";
+}
+
+/**
+ * JSON control messages over RDMA send/receive. Sends go from a small ring of registered buffers (each reused only
+ * after its send completed); receives are the context's posted buffers (Rdma { receives }). Waits are bounded by
+ * one deadline each, end when the connection drops, and end at once on the abort signal.
+ */
+export class Channel {
+  static readonly MAX_MESSAGE = 4096;
+  static readonly RECEIVES = 64;
+  static readonly SENDS = 16;
+  readonly #memory: NativeMemory;
+  readonly #mmap: Mmap;
+  readonly #inventory: BufInventory;
+  readonly #bufs: Buf[] = [];
+  readonly #pending: (Promise<void> | undefined)[] = [];
+  #next = 0;
+  #lost: Error | undefined;
+  readonly #lostWaiters = new Set<(e: Error) => void>();
+
+  constructor(readonly rdma: Rdma, readonly connection: RdmaConnection, readonly timeoutMs: number, readonly signal?: AbortSignal) {
+    this.#memory = NativeMemory.alloc(Channel.SENDS * Channel.MAX_MESSAGE);
+    this.#mmap = Mmap.create({ memory: this.#memory, permissions: Access.LOCAL_READ_WRITE, devices: [rdma.device] });
+    this.#inventory = new BufInventory(Channel.SENDS);
+    for (let i = 0; i < Channel.SENDS; i++) {
+      this.#bufs.push(this.#inventory.bufByAddr(this.#mmap, this.#memory.address + i * Channel.MAX_MESSAGE, Channel.MAX_MESSAGE));
+    }
+    connection.onDisconnect((reason) => {
+      this.#lost = new Error(`the peer disconnected (${reason instanceof Error ? reason.message : String(reason)})`);
+      for (const w of this.#lostWaiters) w(this.#lost);
+    });
+  }
+
+  async send(message: Message): Promise<void> {
+    const bytes = new TextEncoder().encode(JSON.stringify(message));
+    if (bytes.length > Channel.MAX_MESSAGE) throw new Error(`control message of ${bytes.length} bytes exceeds ${Channel.MAX_MESSAGE}`);
+    const i = this.#next;
+    this.#next = (i + 1) % Channel.SENDS;
+    await this.#pending[i]?.catch(() => {});
+    const buf = this.#bufs[i];
+    this.#memory.bytes.set(bytes, i * Channel.MAX_MESSAGE);
+    buf.setData(buf.address, bytes.length);
+    const sent = this.connection.send(buf);
+    this.#pending[i] = sent;
+    await this.#bounded(sent, `sending ${message.type} to the peer`);
+  }
+
+  /** The next message; `expect` lists the types allowed here (anything else, or ABORT, is an error). */
+  async recv(what: string, ...expect: string[]): Promise<Message> {
+    const m = await this.#bounded(this.rdma.recv(), what);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(m.bytes));
+    } catch {
+      throw new ProtocolError(`the peer sent a control message that is not UTF-8 JSON while ${what}`);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || typeof (parsed as Message).type !== "string") {
+      throw new ProtocolError(`the peer sent a control message without a type while ${what}`);
+    }
+    const msg = parsed as Message;
+    if (msg.type === "ABORT") {
+      throw new PeerAbortError(`the peer gave up: ${String(msg.reason ?? "no reason").slice(0, 500)}`);
+    }
+    if (expect.length && !expect.includes(msg.type)) {
+      throw new ProtocolError(`the peer sent ${JSON.stringify(msg.type.slice(0, 40))} while ${what} (expected ${expect.join(" or ")})`);
+    }
+    return msg;
+  }
+
+  /** Races `p` with the connection dropping, the deadline and the abort signal. */
+  #bounded<T>(p: Promise<T>, what: string): Promise<T> {
+    if (this.#lost) {
+      p.catch(() => {});
+      return Promise.reject(this.#lost);
+    }
+    const raced = new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => done(new TimeoutError(what, this.timeoutMs)), this.timeoutMs);
+      // The peer's disconnection is delivered inside the progress call that may also have completed `p` (a send
+      // acknowledged just before the peer closed): let `p` settle first, so what did complete counts.
+      const onLost = (e: Error) => setTimeout(() => done(new Error(`${e.message} while ${what}`)), 0);
+      const done = (e: Error | undefined, v?: T) => {
+        clearTimeout(timer);
+        this.#lostWaiters.delete(onLost);
+        if (e) reject(e);
+        else resolve(v as T);
+      };
+      this.#lostWaiters.add(onLost);
+      p.then((v) => done(undefined, v), (e) => done(e instanceof Error ? e : new Error(String(e))));
+    });
+    return raceAbort(raced, this.signal, what);
+  }
+
+  /** Best effort: tells the peer why we stop (never throws, bounded). */
+  async abort(reason: string): Promise<void> {
+    if (this.#lost) return;
+    await Promise.race([
+      this.send({ type: "ABORT", reason: reason.slice(0, 1000) }).catch(() => {}),
+      new Promise((r) => setTimeout(r, 1000)),
+    ]);
+  }
+
+  close(): void {
+    this.#inventory.close();
+    this.#mmap.close();
+    this.#memory.close();
+  }
+}
+
+export class PeerAbortError extends Error {
+  override name = "PeerAbortError";
+}
+
+/**
+ * The device an RDMA task uses: `name` is a PCI address or an IB device name (as NVIDIA's samples take with -d);
+ * default the first device that has RDMA. A DOCA without libdoca_rdma, or no RDMA device, says so.
+ */
+export function openRdmaDevice(name: string | undefined): Device {
+  const devices = listDevices();
+  const rdmaCapable = devices.filter((d) => (d.caps.rdma?.tasks.length ?? 0) > 0);
+  if (!devices.some((d) => d.caps.rdma)) {
+    throw new Error(`this DOCA (${loadDoca().dir}) has no libdoca_rdma: RDMA tasks need it (the software device builds it with \`deno task sim:build\`)`);
+  }
+  if (name === undefined) {
+    if (!rdmaCapable[0]) throw new Error("no DOCA device with RDMA found (see the devices task)");
+    return Device.open(rdmaCapable[0].pciAddr);
+  }
+  const match = devices.find((d) => d.ibdevName === name) ?? devices.find((d) => d.pciAddr === name || d.pciAddr.endsWith(name));
+  if (!match) {
+    const names = devices.map((d) => `${d.pciAddr} (${d.ibdevName})`).join(", ");
+    throw new UsageError(`-d/--device: no DOCA device ${JSON.stringify(name)}; available: ${names || "none"}`);
+  }
+  return Device.open(match.pciAddr);
+}

@@ -1,0 +1,140 @@
+/**
+ * ffi: DOCA RDMA on the software device, two contexts in one process connected by exchanged details: every task
+ * kind moves the right bytes, errors arrive as DocaError naming the task kind, options are checked before
+ * anything native exists, close flushes what is in flight, nothing leaks.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { pattern } from "./helpers/sim-env.ts";
+import { noLiveCounter } from "./helpers/live-objects.ts";
+import { noRdma, rdmaDevice, rdmaPair } from "./helpers/rdma-pair.ts";
+import { Access, DocaError, liveObjects, ProgressEngine, Rdma, RdmaOpcode } from "../mod.ts";
+
+const KiB = 1024;
+
+describe("ffi: RDMA", { skip: noRdma }, () => {
+  test("write moves src's data into the peer's memory", async () => {
+    await using p = await rdmaPair();
+    p.memA.bytes.set(pattern(64 * KiB));
+    await p.ab.write(p.local(0, 64 * KiB), p.remote(4096, 64 * KiB, true));
+    assert.deepEqual(p.memB.bytes.subarray(4096, 4096 + 64 * KiB), pattern(64 * KiB));
+  });
+
+  test("read brings the peer's memory into dst", async () => {
+    await using p = await rdmaPair();
+    p.memB.bytes.set(pattern(100 * KiB, 7));
+    const dst = p.local(0, 100 * KiB, true);
+    await p.ab.read(p.remote(0, 100 * KiB), dst);
+    assert.deepEqual(p.memA.bytes.subarray(0, 100 * KiB), pattern(100 * KiB, 7));
+  });
+
+  test("send / receive with and without immediate data; the receive names its connection", async () => {
+    await using p = await rdmaPair(1 << 20, { b: { receives: 4, receiveSize: 4096 } });
+    p.memA.bytes.set(new TextEncoder().encode("hello over rdma"));
+    await p.ab.send(p.local(0, 15));
+    const m = await p.b.recv({ timeoutMs: 30_000 });
+    assert.equal(new TextDecoder().decode(m.bytes), "hello over rdma");
+    assert.equal(m.opcode, RdmaOpcode.SEND);
+    assert.equal(m.immediate, undefined);
+    assert.equal(m.connection, p.ba);
+    await p.ab.sendImm(p.local(0, 5), 0xabcd1234);
+    const n = await p.b.recv({ timeoutMs: 30_000 });
+    assert.equal(new TextDecoder().decode(n.bytes), "hello");
+    assert.equal(n.opcode, RdmaOpcode.SEND_WITH_IMM);
+    assert.equal(n.immediate, 0xabcd1234);
+  });
+
+  test("write with immediate lands the data and completes a receive with the immediate", async () => {
+    await using p = await rdmaPair(1 << 20, { b: { receives: 2 } });
+    p.memA.bytes.set(pattern(8 * KiB, 3));
+    await p.ab.writeImm(p.local(0, 8 * KiB), p.remote(0, 8 * KiB, true), 77);
+    const m = await p.b.recv({ timeoutMs: 30_000 });
+    assert.equal(m.opcode, RdmaOpcode.WRITE_WITH_IMM);
+    assert.equal(m.immediate, 77);
+    assert.deepEqual(p.memB.bytes.subarray(0, 8 * KiB), pattern(8 * KiB, 3));
+  });
+
+  test("receive(buf): the caller's own buffer, length and opcode", async () => {
+    await using p = await rdmaPair();
+    p.memA.bytes.set(pattern(300, 5));
+    const dst = p.inv.bufByAddr(p.mapB, p.memB.address, 4096);
+    const got = p.b.receive(dst);
+    await p.ab.send(p.local(0, 300));
+    const r = await got;
+    assert.equal(r.length, 300);
+    assert.equal(r.buf, dst);
+    assert.deepEqual(p.memB.bytes.subarray(0, 300), pattern(300, 5));
+  });
+
+  test("atomic fetch-and-add and compare-and-swap on the peer's 8 bytes", async () => {
+    await using p = await rdmaPair();
+    const remote = new DataView(p.memB.bytes.buffer, p.memB.bytes.byteOffset);
+    const local = new DataView(p.memA.bytes.buffer, p.memA.bytes.byteOffset);
+    remote.setBigUint64(0, 5n, true);
+    await p.ab.fetchAdd(p.remote(0, 8), p.local(64, 8, true), 3);
+    assert.equal(local.getBigUint64(64, true), 5n, "old value returned");
+    assert.equal(remote.getBigUint64(0, true), 8n, "added");
+    await p.ab.compareSwap(p.remote(0, 8), p.local(128, 8, true), 8, 2n ** 63n + 1n);
+    assert.equal(local.getBigUint64(128, true), 8n);
+    assert.equal(remote.getBigUint64(0, true), 2n ** 63n + 1n, "swapped (a value beyond 2^53)");
+    await p.ab.compareSwap(p.remote(0, 8), p.local(192, 8, true), 1, 99);
+    assert.equal(remote.getBigUint64(0, true), 2n ** 63n + 1n, "no swap when the compare differs");
+  });
+
+  test("a write into memory the peer did not open for RDMA write rejects with DocaError (doca_rdma_task_write)", async () => {
+    await using p = await rdmaPair(1 << 20, { mapBAccess: Access.LOCAL_READ_WRITE | Access.RDMA_READ });
+    p.memB.bytes.fill(0);
+    p.memA.bytes.fill(0xee, 0, 4096);
+    await assert.rejects(p.ab.write(p.local(0, 4096), p.remote(0, 4096, true)), (e: unknown) => {
+      assert.ok(e instanceof DocaError, String(e));
+      assert.equal(e.fn, "doca_rdma_task_write");
+      return true;
+    });
+    assert.equal(p.memB.bytes[0], 0, "nothing written");
+    // A read is allowed by the same map, and the connection still works after the refusal.
+    await p.ab.read(p.remote(0, 16), p.local(0, 16, true));
+  });
+
+  test("options and arguments are checked before anything native exists", async () => {
+    using dev = rdmaDevice();
+    using pe = new ProgressEngine();
+    const before = liveObjects();
+    await assert.rejects(Rdma.create(dev, pe, { maxTasks: 0 }), RangeError);
+    await assert.rejects(Rdma.create(dev, pe, { permissions: 1 << 20 }), RangeError);
+    await assert.rejects(Rdma.create(dev, pe, { maxConnections: 70000 }), RangeError);
+    await assert.rejects(Rdma.create(dev, pe, { transport: "ud" as "rc" }), RangeError);
+    assert.equal(liveObjects(), before);
+    await using r = await Rdma.create(dev, pe);
+    assert.throws(() => r.listen(0), RangeError);
+    await assert.rejects(r.connectTo("", 1), TypeError);
+    await assert.rejects(r.recv(), /receives: N/);
+    const { connection } = r.exportConnection();
+    assert.throws(() => connection.connect(new Uint8Array(0)), TypeError);
+    // @ts-expect-error: not a Buf
+    await assert.rejects(connection.send({ address: 1 }), TypeError);
+    assert.match(String(r), /^Rdma \{ .* running connections=1/);
+    assert.match(String(connection), /^RdmaConnection \{ id=\d+ exported/);
+  });
+
+  test("close flushes in-flight work (settles, never hangs) and use after close throws", async () => {
+    const p = await rdmaPair();
+    const inflight = Array.from({ length: 32 }, (_, i) => p.ab.write(p.local(i * 4096, 4096), p.remote(i * 4096, 4096, true)));
+    const settled = Promise.allSettled(inflight);
+    await p.a.close();
+    const results = await settled;
+    for (const r of results) if (r.status === "rejected") assert.ok(r.reason instanceof Error);
+    await assert.rejects(p.ab.write(p.local(0, 1), p.remote(0, 1, true)), /Rdma is closed/);
+    await p[Symbol.asyncDispose]();
+  });
+
+  test("nothing leaks", { skip: noLiveCounter }, async () => {
+    const before = liveObjects()!;
+    {
+      await using p = await rdmaPair(1 << 16, { b: { receives: 4 } });
+      await p.ab.write(p.local(0, 1024), p.remote(0, 1024, true));
+      await p.ab.send(p.local(0, 10));
+      await p.b.recv({ timeoutMs: 30_000 });
+    }
+    assert.equal(liveObjects(), before);
+  });
+});

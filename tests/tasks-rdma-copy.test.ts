@@ -1,0 +1,183 @@
+/**
+ * rdma-copy and rdma-ping end to end: two child processes of this test's runtime on the software device, over
+ * loopback (RDMA CM, or details exchanged over TCP). Both modes, an empty file, many chunks through a small window,
+ * and failures that must end with a message, a non-zero exit and nothing left at the target: the receiver dying,
+ * a refused target folder.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
+import { sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { noRdma } from "./helpers/rdma-pair.ts";
+
+const COPY = fileURLToPath(new URL("../tasks/rdma-copy.ts", import.meta.url));
+const PING = fileURLToPath(new URL("../tasks/rdma-ping.ts", import.meta.url));
+const spaces: Workspace[] = [];
+after(() => spaces.forEach((w) => w.remove()));
+
+function space(tag: string): Workspace {
+  const w = workspace(tag);
+  spaces.push(w);
+  return w;
+}
+
+/** A port for this run: random in a high range (collisions with other suites are unlikely and fail loudly). */
+const port = () => 20000 + Math.floor(Math.random() * 30000);
+
+async function finished(child: RuntimeChild, who: string, deadlineMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const stdout: string[] = [];
+  const reading = (async () => {
+    for (;;) {
+      const line = await child.readLine(deadlineMs).catch(() => undefined);
+      if (line === undefined) break;
+      stdout.push(line);
+    }
+  })();
+  const timer = setTimeout(() => child.kill(), deadlineMs);
+  const code = await child.exited;
+  clearTimeout(timer);
+  await reading;
+  return { code, stdout: stdout.join("\n"), stderr: `${who}: ${child.stderr}` };
+}
+
+/** Starts the listening side, waits for it to listen, then the connecting side; returns both results. */
+async function pair(w: Workspace, listener: string[], connector: string[], script = COPY) {
+  const l = spawnRuntime(script, { args: listener, env: w.env });
+  const deadline = Date.now() + 60_000;
+  while (!/listening/.test(l.stderr)) {
+    if (Date.now() > deadline) throw new Error(`listener did not listen; stderr: ${l.stderr}`);
+    if (await Promise.race([l.exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))])) {
+      throw new Error(`listener exited early; stderr: ${l.stderr}`);
+    }
+  }
+  const c = spawnRuntime(script, { args: connector, env: w.env });
+  const [lr, cr] = await Promise.all([finished(l, "listener"), finished(c, "connector")]);
+  return { listener: lr, connector: cr };
+}
+
+async function copy(size: number, extra: string[], exchange = "cm") {
+  const w = space("rdma");
+  const src = join(w.host, "data.bin"), dst = join(w.dpu, "copy.bin");
+  const expect = writePatternFile(src, size, size + 3);
+  const p = port();
+  const common = ["--json-output", "--timeout", "60", "--exchange", exchange];
+  const { listener, connector } = await pair(
+    w,
+    ["--receive", dst, "--listen", `127.0.0.1:${p}`, ...common],
+    ["--send", src, "--connect", `127.0.0.1:${p}`, ...common, ...extra],
+  );
+  assert.equal(listener.code, 0, listener.stderr);
+  assert.equal(connector.code, 0, connector.stderr);
+  assert.equal(sha256File(dst), expect);
+  const sent = JSON.parse(connector.stdout.split("\n").pop()!), got = JSON.parse(listener.stdout.split("\n").pop()!);
+  assert.equal(sent.sha256, expect);
+  assert.equal(got.sha256, expect);
+  assert.equal(sent.bytes, size);
+  assert.deepEqual(w.list(w.dpu), ["copy.bin"], "no temporary file left");
+}
+
+describe("rdma-copy between two processes", { skip: noRdma }, () => {
+  test("write mode, 1 MiB + 3 B in 4 KiB chunks through a 4-slot window (RDMA CM)", { timeout: 180_000 }, () =>
+    copy(256 * 4096 + 3, ["--mode", "write", "--chunk", "4096", "--slots", "4"]));
+  test("read mode, 3 MiB in 1 MiB chunks (RDMA CM)", { timeout: 180_000 }, () => copy(3 * 1024 * 1024, ["--mode", "read"]));
+  test("read mode, many small chunks, details exchanged over TCP", { timeout: 180_000 }, () =>
+    copy(100 * 1000, ["--mode", "read", "--chunk", "1000", "--slots", "3"], "tcp"));
+  test("an empty file", { timeout: 180_000 }, () => copy(0, []));
+
+  test("the receiver dies mid-copy: the sender fails with a message, not a hang", { timeout: 180_000 }, async () => {
+    const w = space("rdma-kill");
+    const src = join(w.host, "big.bin");
+    writePatternFile(src, 64 * 1024 * 1024, 9);
+    const p = port();
+    const recv = spawnRuntime(COPY, { args: ["--receive", join(w.dpu, "copy.bin"), "--listen", `127.0.0.1:${p}`, "--timeout", "60"], env: w.env });
+    const deadline = Date.now() + 60_000;
+    while (!/listening/.test(recv.stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const send = spawnRuntime(COPY, { args: ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "4096", "--slots", "2", "--timeout", "60"], env: w.env });
+    // Kill the receiver once data flows (its temporary file exists), or after a while.
+    const until = Date.now() + 60_000;
+    while (w.list(w.dpu).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    recv.kill("SIGKILL");
+    const r = await finished(send, "sender", 90_000);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /error: /);
+    assert.doesNotMatch(r.stderr, /committed by the receiver/);
+  });
+
+  test("a receiver whose folder does not exist refuses, and the sender says why", { timeout: 180_000 }, async () => {
+    const w = space("rdma-refuse");
+    const src = join(w.host, "a.bin");
+    writeFileSync(src, "abc");
+    const p = port();
+    const { listener, connector } = await pair(
+      w,
+      ["--receive", join(w.dpu, "missing", "a.bin"), "--listen", `127.0.0.1:${p}`, "--timeout", "60"],
+      ["--send", src, "--connect", `127.0.0.1:${p}`, "--timeout", "60"],
+    );
+    assert.equal(listener.code, 1, listener.stderr);
+    assert.match(listener.stderr, /does not exist/);
+    assert.equal(connector.code, 1, connector.stderr);
+    assert.match(connector.stderr, /the peer gave up: .*does not exist/);
+  });
+});
+
+describe("rdma-ping between two processes", { skip: noRdma }, () => {
+  test("round trips with latency percentiles", { timeout: 180_000 }, async () => {
+    const w = space("rdma-ping");
+    const p = port();
+    const { listener, connector } = await pair(w, ["--listen", `127.0.0.1:${p}`], ["--connect", `127.0.0.1:${p}`, "--count", "50", "--size", "100", "--json-output"], PING);
+    assert.equal(listener.code, 0, listener.stderr);
+    assert.equal(connector.code, 0, connector.stderr);
+    const r = JSON.parse(connector.stdout.split("\n").pop()!);
+    assert.equal(r.count, 50);
+    assert.ok(r.minUs > 0 && r.minUs <= r.p50Us && r.p50Us <= r.p99Us && r.p99Us <= r.maxUs, JSON.stringify(r));
+  });
+});
+
+describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
+  const LIAR = fileURLToPath(new URL("./helpers-tasks/lying-rdma-peer.ts", import.meta.url));
+
+  async function againstLiar(lie: string, args: (p: number, w: Workspace) => string[]) {
+    const w = space(`rdma-liar-${lie}`);
+    const p = port();
+    const liar = spawnRuntime(LIAR, { args: [lie, String(p)], env: w.env });
+    const deadline = Date.now() + 60_000;
+    while (!/listening/.test(liar.stderr)) {
+      if (Date.now() > deadline) throw new Error(`liar did not listen: ${liar.stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const me = spawnRuntime(COPY, { args: args(p, w), env: w.env });
+    const r = await finished(me, "rdma-copy");
+    await finished(liar, "liar");
+    return { r, w };
+  }
+
+  test("a receipt with the wrong checksum: the sender fails", { timeout: 180_000 }, async () => {
+    const { r } = await againstLiar("receipt", (p, w) => {
+      const src = join(w.host, "a.bin");
+      writePatternFile(src, 5000, 1);
+      return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /committed a file with SHA-256 0{64}/);
+  });
+
+  test("a window smaller than agreed: the sender refuses to write into it", { timeout: 180_000 }, async () => {
+    const { r } = await againstLiar("window", (p, w) => {
+      const src = join(w.host, "a.bin");
+      writePatternFile(src, 5000, 1);
+      return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /described its window wrongly|does not match/);
+  });
+
+  test("a chunk out of order: the receiver refuses and leaves no file", { timeout: 180_000 }, async () => {
+    const { r, w } = await againstLiar("chunk", (p, w) => ["--receive", join(w.dpu, "b.bin"), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /offset=1000 \(expected 0\.\.0\)/);
+    assert.deepEqual(w.list(w.dpu), []);
+  });
+});
