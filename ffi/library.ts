@@ -112,7 +112,7 @@ function bindAll(libDir?: string): Doca {
   // undefined when the library is absent, and the RDMA wrappers say so (requireFns).
   const rdmaFile = findOptionalLibrary(found.dir, "rdma");
   if (rdmaFile) {
-    const b = backend.bind(rdmaFile, DOCA_SYMBOLS, "rdma");
+    const b = backend.bind(rdmaFile, LOADER_SYMBOLS, "rdma");
     bound.push(b);
     Object.assign(fns, b.fns);
     Object.assign(raw, b.raw);

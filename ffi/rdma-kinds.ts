@@ -32,10 +32,6 @@ export interface ReceiveRequest {
   connection: number;
 }
 
-/** Bits of the task user data that hold the slot; the kind index sits above them. */
-export const SLOT_BITS = 16;
-export const MAX_SLOTS = 1 << SLOT_BITS;
-
 type Raw = ReturnType<typeof doca>["raw"];
 /** (rdma, connection, op, user data, out) → doca_error_t; leaves the typed task in scratch slot 0. */
 type Alloc<A, B> = (raw: Raw, rdma: Native, a: A, b: B, ud: Native, out: Native) => number;
@@ -47,18 +43,20 @@ export class RdmaKind<A, B> implements TaskKind<A, B> {
   readonly #raw = doca().raw;
   readonly #scratch = doca().scratch;
   readonly #out = doca().scratch.slotNative(0);
-  readonly #ud: Native[];
+  /** The task user data at allocate_init: the task path sets the real one right after. */
+  readonly #noUserData = doca().backend.native(0);
 
   constructor(
     readonly index: number,
     readonly name: string,
-    capacity: number,
     readonly alloc: Alloc<A, B>,
     readonly asTask: (raw: Raw, typed: Native) => Native,
     readonly complete?: (slot: number, typedTask: number, ok: boolean, a: A, b: B) => void,
-  ) {
-    const native = doca().backend.native;
-    this.#ud = Array.from({ length: capacity }, (_, slot) => native(index * MAX_SLOTS + slot));
+  ) {}
+
+  /** What one task is called in "closed before/while" errors. */
+  get noun(): string {
+    return `RDMA ${this.name.replaceAll("_", " ")}`;
   }
 
   get taskName(): string {
@@ -74,7 +72,7 @@ export class RdmaKind<A, B> implements TaskKind<A, B> {
   }
 
   allocInit(slot: number, a: A, b: B): number {
-    const rc = this.alloc(this.#raw, this.#rdma, a, b, this.#ud[slot], this.#out);
+    const rc = this.alloc(this.#raw, this.#rdma, a, b, this.#noUserData, this.#out);
     if (rc === 0) this.task = this.asTask(this.#raw, this.#scratch.u64Native(0));
     return rc;
   }
@@ -98,28 +96,28 @@ export interface RdmaKinds {
 }
 
 /** `ud`/`out` are native forms; Bufs give theirs through NATIVE. */
-export function rdmaKinds(capacity: number, onReceive: (slot: number, typedTask: number, ok: boolean, r: ReceiveRequest) => void): RdmaKinds {
+export function rdmaKinds(onReceive: (slot: number, typedTask: number, ok: boolean, r: ReceiveRequest) => void): RdmaKinds {
   const n = (x: Buf | undefined) => x![NATIVE];
   const native = doca().backend.native;
   let i = 0;
   return {
-    write: new RdmaKind<HasConnection, RdmaOp>(i++, "write", capacity, (r, rdma, c, op, ud, out) =>
+    write: new RdmaKind<HasConnection, RdmaOp>(i++, "write", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_write_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), ud, out), (r, t) => r.doca_rdma_task_write_as_task!(t)),
-    writeImm: new RdmaKind<HasConnection, RdmaOp>(i++, "write_imm", capacity, (r, rdma, c, op, ud, out) =>
+    writeImm: new RdmaKind<HasConnection, RdmaOp>(i++, "write_imm", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_write_imm_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), op.imm!, ud, out), (r, t) => r.doca_rdma_task_write_imm_as_task!(t)),
-    read: new RdmaKind<HasConnection, RdmaOp>(i++, "read", capacity, (r, rdma, c, op, ud, out) =>
+    read: new RdmaKind<HasConnection, RdmaOp>(i++, "read", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_read_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), ud, out), (r, t) => r.doca_rdma_task_read_as_task!(t)),
-    send: new RdmaKind<HasConnection, RdmaOp>(i++, "send", capacity, (r, rdma, c, op, ud, out) =>
+    send: new RdmaKind<HasConnection, RdmaOp>(i++, "send", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_send_allocate_init!(rdma, c[NATIVE], n(op.src), ud, out), (r, t) => r.doca_rdma_task_send_as_task!(t)),
-    sendImm: new RdmaKind<HasConnection, RdmaOp>(i++, "send_imm", capacity, (r, rdma, c, op, ud, out) =>
+    sendImm: new RdmaKind<HasConnection, RdmaOp>(i++, "send_imm", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_send_imm_allocate_init!(rdma, c[NATIVE], n(op.src), op.imm!, ud, out), (r, t) => r.doca_rdma_task_send_imm_as_task!(t)),
-    compareSwap: new RdmaKind<HasConnection, RdmaOp>(i++, "atomic_cmp_swp", capacity, (r, rdma, c, op, ud, out) =>
+    compareSwap: new RdmaKind<HasConnection, RdmaOp>(i++, "atomic_cmp_swp", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_atomic_cmp_swp_allocate_init!(rdma, c[NATIVE], n(op.dst), n(op.result), wide(native, op.a!), wide(native, op.b!), ud, out),
       (r, t) => r.doca_rdma_task_atomic_cmp_swp_as_task!(t)),
-    fetchAdd: new RdmaKind<HasConnection, RdmaOp>(i++, "atomic_fetch_add", capacity, (r, rdma, c, op, ud, out) =>
+    fetchAdd: new RdmaKind<HasConnection, RdmaOp>(i++, "atomic_fetch_add", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_atomic_fetch_add_allocate_init!(rdma, c[NATIVE], n(op.dst), n(op.result), wide(native, op.a!), ud, out),
       (r, t) => r.doca_rdma_task_atomic_fetch_add_as_task!(t)),
-    receive: new RdmaKind<ReceiveRequest, undefined>(i++, "receive", capacity, (r, rdma, req, _b, ud, out) =>
+    receive: new RdmaKind<ReceiveRequest, undefined>(i++, "receive", (r, rdma, req, _b, ud, out) =>
       r.doca_rdma_task_receive_allocate_init!(rdma, req.buf[NATIVE], ud, out), (r, t) => r.doca_rdma_task_receive_as_task!(t),
       (slot, typed, ok, req) => onReceive(slot, typed, ok, req)),
   };

@@ -13,7 +13,7 @@ import { check, DocaError, TimeoutError } from "./errors.ts";
 import { Access, DocaErrorCode } from "./constants.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { HANDLE, hex, NATIVE } from "./resource.ts";
-import { TaskPath } from "./task-path.ts";
+import type { TaskPath } from "./task-path.ts";
 import { Waiters } from "./waiters.ts";
 import { duration, integerIn, permissionMask } from "./validate.ts";
 import { RDMA_CALLBACKS } from "./symbols.ts";
@@ -23,7 +23,7 @@ import { Mmap } from "./mmap.ts";
 import { NativeMemory } from "./memory.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
-import { MAX_SLOTS, type RdmaKind, type RdmaKinds, rdmaKinds, type RdmaOp, type ReceiveRequest, SLOT_BITS } from "./rdma-kinds.ts";
+import { type RdmaKind, type RdmaKinds, rdmaKinds, type RdmaOp, type ReceiveRequest } from "./rdma-kinds.ts";
 
 /** enum doca_rdma_transport_type. */
 export const RdmaTransport = { RC: 0, DC: 1 } as const;
@@ -166,7 +166,7 @@ export class Rdma extends CtxResource {
     this.maxTasks = opts.maxTasks ?? 64;
     this.#requestWaiters = new Waiters(pe);
     this.#receiveBuffers = buffers;
-    this.#kinds = rdmaKinds(this.maxTasks, (slot, typed, ok, req) => this.#onReceive(slot, typed, ok, req));
+    this.#kinds = rdmaKinds((slot, typed, ok, req) => this.#onReceive(slot, typed, ok, req));
     this.core = new CtxCore(rdmaFns().doca_rdma_as_ctx(handle), pe, this);
     byCtxId.set(this.core.id, this);
   }
@@ -180,7 +180,7 @@ export class Rdma extends CtxResource {
     permissionMask("Rdma.create", permissions);
     integerIn("Rdma.create", "gidIndex", opts.gidIndex, 0, 2 ** 31 - 1);
     integerIn("Rdma.create", "maxConnections", opts.maxConnections, 1, 65535);
-    integerIn("Rdma.create", "maxTasks", opts.maxTasks, 1, Math.min(16384, MAX_SLOTS - 1));
+    integerIn("Rdma.create", "maxTasks", opts.maxTasks, 1, 16384);
     integerIn("Rdma.create", "receives", opts.receives, 1, opts.maxTasks ?? 64);
     integerIn("Rdma.create", "receiveSize", opts.receiveSize, 1, 2 ** 31);
     duration("Rdma.create", "timeoutMs", opts.timeoutMs);
@@ -243,7 +243,7 @@ export class Rdma extends CtxResource {
     for (const kind of Object.values(this.#kinds) as RdmaKind<unknown, unknown>[]) {
       const setConf = (f as unknown as Record<string, ((...a: number[]) => number) | undefined>)[`${kind.taskName}_set_conf`];
       const cap = (f as unknown as Record<string, ((...a: number[]) => number) | undefined>)[`doca_rdma_cap_task_${kind.name}_is_supported`];
-      const path = new TaskPath(kind, this.pe, this.maxTasks);
+      const path = this.core.addTasks(kind, this.maxTasks);
       this.#paths[kind.index] = path;
       // A kind this DOCA or device lacks stays unconfigured: its method says NOT_SUPPORTED when called.
       if (!setConf || (cap && kind.name !== "write_imm" && kind.name !== "send_imm" && cap(devinfo) !== 0)) continue;
@@ -461,11 +461,6 @@ export class Rdma extends CtxResource {
     if (state !== "connected") connection = undefined;
   }
 
-  /** @internal the completion entry point of every kind: the user data says which path and slot. */
-  onTaskDone(task: number, userData: number, ok: boolean): void {
-    this.#paths[userData >>> SLOT_BITS]?.onTaskDone(task, userData & (MAX_SLOTS - 1), ok);
-  }
-
   /** @internal a callback failed: whoever awaits this context learns why. */
   override fail(error: unknown): void {
     super.fail(error);
@@ -482,17 +477,8 @@ export class Rdma extends CtxResource {
   protected override beforeStop(): void {
     const reason = new Error("Rdma closed");
     this.#autoRecv?.close(reason);
-    for (const p of this.#paths) p?.refuse(reason);
     this.#requestWaiters.rejectAll(reason);
     for (const c of this.#byId.values()) c.noteState("disconnected", reason);
-  }
-
-  protected override afterStop(): void {
-    const reason = new Error("Rdma closed");
-    for (const p of this.#paths) {
-      p?.shutdown(reason);
-      p?.releaseCallbacks();
-    }
   }
 
   protected destroyNative(handle: number): void {

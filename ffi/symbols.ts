@@ -448,7 +448,7 @@ export const RDMA_SYMBOLS = {
   doca_rdma_task_atomic_fetch_add_allocate_init: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr", "u64", "u64", "ptr"], result: "i32", optional: true },
   // struct doca_task *doca_rdma_task_atomic_fetch_add_as_task(struct doca_rdma_task_atomic_fetch_add *task);
   doca_rdma_task_atomic_fetch_add_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
-} as const satisfies SymbolTable;
+} as const satisfies TypedSymbolTable;
 
 /** RDMA connection state callbacks (doca_rdma_set_connection_state_callbacks); doca-ts routes by ctx user data. */
 export const RDMA_CALLBACKS = {

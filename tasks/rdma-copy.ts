@@ -14,7 +14,8 @@ import { Access } from "../ffi/constants.ts";
 import { ProgressEngine } from "../ffi/pe.ts";
 import { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printable } from "./common/printable.ts";
+import { printable } from "../ffi/printable.ts";
+import { printError, printJson } from "./common/output.ts";
 import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
 import { ProgressBar } from "./dma-copy/progress.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
@@ -50,7 +51,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     timeoutMs: options.timeoutMs,
     signal: run.signal,
     permissions: exposes,
-    onListening: options.quiet ? undefined : (what) => process.stderr.write(`rdma-copy: ${what}\n`),
+    onListening: options.quiet ? undefined : (what) => printError(`rdma-copy: ${what}`),
   });
   // Windows are released after the link closed (its context stopped): see sendFile.
   const releases: (() => void)[] = [];
@@ -87,7 +88,7 @@ if (isMain(import.meta)) {
     if (parsed.kind === "help") return print(RDMA_COPY_HELP);
     const o = parsed.options;
     const result = await rdmaCopy(o, { signal: stopOnSignals() });
-    if (o.jsonOutput) return print(JSON.stringify({ role: o.role, file: o.file, ...result }));
+    if (o.jsonOutput) return printJson({ role: o.role, file: o.file, ...result });
     if (!o.quiet) {
       const verb = o.role === "send" ? "sent" : "received";
       print(

@@ -16,6 +16,7 @@ import { ProgressEngine } from "../ffi/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printError } from "./common/output.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, ProtocolError } from "./rdma/link.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
@@ -100,7 +101,7 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal }
   using device = openRdmaDevice(o.device);
   using pe = new ProgressEngine();
   const link = await Link.open({ device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0,
-    onListening: (what) => process.stderr.write(`rdma-ping: ${what}\n`),
+    onListening: (what) => printError(`rdma-ping: ${what}`),
   });
   const memory = NativeMemory.alloc(Channel.MAX_MESSAGE);
   const mmap = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
