@@ -71,7 +71,7 @@ export class RdmaKind<A, B> implements TaskKind<A, B> {
     this.#rdma = rdma;
   }
 
-  allocInit(slot: number, a: A, b: B): number {
+  allocInit(_slot: number, a: A, b: B): number {
     const rc = this.alloc(this.#raw, this.#rdma, a, b, this.#noUserData, this.#out);
     if (rc === 0) this.task = this.asTask(this.#raw, this.#scratch.u64Native(0));
     return rc;
