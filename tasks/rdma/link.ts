@@ -238,8 +238,13 @@ export class Channel {
   /** Races `p` with the connection dropping, the deadline and the abort signal. */
   #bounded<T>(p: Promise<T>, what: string): Promise<T> {
     if (this.#lost) {
-      p.catch(() => {});
-      return Promise.reject(this.#lost);
+      // Gone, but what it sent before leaving (its ABORT reason, a receipt) may already be here: let `p` settle
+      // first if it can, within this turn; otherwise the loss is the answer.
+      const lost = this.#lost;
+      return new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => reject(lost), 0);
+        p.then((v) => (clearTimeout(timer), resolve(v)), () => (clearTimeout(timer), reject(lost)));
+      });
     }
     const raced = new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => done(new TimeoutError(what, this.timeoutMs)), this.timeoutMs);
