@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { isAbsolute, join } from "node:path";
 import { buildSoftwareDevice, packageRoot, SimBuildError, simSourcesPresent } from "./sim-build/builder.ts";
 import { checkTrustedPath, effectiveUid, untrustedReason, UntrustedPathError } from "./trusted-path.ts";
+import { simBuildFix } from "./install-kind.ts";
 
 export const DOCA_LIBRARIES = ["common", "dma", "comch"] as const;
 export type DocaLibraryName = typeof DOCA_LIBRARIES[number];
@@ -236,8 +237,7 @@ export function discoverLibraries(libDir?: string): DiscoveredLibraries {
     `DOCA libraries not found (libdoca_common, libdoca_dma, libdoca_comch). Tried:\n  ${tried.join("\n  ")}\n` +
       distrusted.map((r) => `Refused ${r.dir}: ${r.rejected}\n`).join("") +
       (buildProblem ? `Software device: ${buildProblem}.\n` : "") +
-      "Fix: set DOCA_LIB_DIR (or pass { libDir }) to the folder holding them, or build the software DOCA device " +
-      "with `deno task sim:build` (it lands in build/sim/lib).",
+      `Fix: set DOCA_LIB_DIR (or pass { libDir }) to the folder holding them, or ${simBuildFix()}.`,
   );
 }
 

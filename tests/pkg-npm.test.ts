@@ -11,21 +11,30 @@ import { join } from "node:path";
 import { currentRuntime } from "./helpers/spawn-runtime.ts";
 import { runInScratch, type Scratch, scratchProject } from "./helpers-pkg/scratch.ts";
 
+// Plain JavaScript (no `using`: Node 20 has no such syntax), the same text as app.mjs (Node) and app.ts (Bun, Deno).
 const USER_SCRIPT = `
 import { Access, BufInventory, Device, Dma, listDevices, loadDoca, Mmap, NativeMemory, ProgressEngine } from "doca-ts";
+import { dmaLocalCopy } from "doca-ts/tasks";
 const info = loadDoca();
-using dev = Device.open(listDevices()[0].pciAddr);
-using pe = new ProgressEngine();
-using src = NativeMemory.alloc(65536), dst = NativeMemory.alloc(65536);
+const owned = [];
+const own = (resource) => (owned.unshift(resource), resource);
+const dev = own(Device.open(listDevices()[0].pciAddr));
+const pe = own(new ProgressEngine());
+const src = own(NativeMemory.alloc(65536)), dst = own(NativeMemory.alloc(65536));
 for (let i = 0; i < src.bytes.length; i++) src.bytes[i] = (i * 7 + 3) & 255;
-using map = Mmap.create({ memory: src, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-using map2 = Mmap.create({ memory: dst, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-using inv = new BufInventory(2);
-using dma = new Dma(dev, pe);
+const map = own(Mmap.create({ memory: src, permissions: Access.LOCAL_READ_WRITE, devices: [dev] }));
+const map2 = own(Mmap.create({ memory: dst, permissions: Access.LOCAL_READ_WRITE, devices: [dev] }));
+const inv = own(new BufInventory(2));
+const dma = own(new Dma(dev, pe));
 await dma.memcpy(inv.bufByData(map, src.address, 65536), inv.bufByAddr(map2, dst.address, 65536));
 const same = dst.bytes.every((b, i) => b === ((i * 7 + 3) & 255));
-console.log(JSON.stringify({ same, dir: info.dir, version: info.version, runtime: info.runtime }));
+for (const resource of owned) resource[Symbol.dispose]();
+const task = await dmaLocalCopy(new TextEncoder().encode("doca-ts tasks from a package"));
+console.log(JSON.stringify({ same, task: task.equal, dir: info.dir, version: info.version, runtime: info.runtime }));
 `;
+
+/** Node runs plain JavaScript with no loader; Bun and Deno run TypeScript. */
+const SCRIPT = currentRuntime() === "node" ? "app.mjs" : "app.ts";
 
 describe(`package: npm pack installed in a scratch project (${currentRuntime()})`, () => {
   // Set up inside the first test (not a hook) so that the generous test timeout covers npm pack + install.
@@ -33,7 +42,7 @@ describe(`package: npm pack installed in a scratch project (${currentRuntime()})
   const project = (): Scratch => {
     if (!scratch) {
       scratch = scratchProject();
-      writeFileSync(join(scratch.dir, "copy.ts"), USER_SCRIPT);
+      writeFileSync(join(scratch.dir, SCRIPT), USER_SCRIPT);
     }
     return scratch;
   };
@@ -44,10 +53,12 @@ describe(`package: npm pack installed in a scratch project (${currentRuntime()})
 
   test("without a C compiler and no DOCA, loading fails with a message that says so", { timeout: 300_000 }, () => {
     const scratch = project();
-    const result = runInScratch(scratch, "copy.ts", { CC: "/nonexistent/cc", XDG_CACHE_HOME: join(scratch.dir, "nocc") });
+    const result = runInScratch(scratch, SCRIPT, { CC: "/nonexistent/cc", XDG_CACHE_HOME: join(scratch.dir, "nocc") });
     assert.notEqual(result.status, 0, result.stdout);
     assert.match(result.stderr, /no C compiler: `\/nonexistent\/cc` was not found/);
     assert.match(result.stderr, /DOCA_LIB_DIR/);
+    assert.match(result.stderr, /install a C compiler/, "the fix that applies to a package user");
+    assert.doesNotMatch(result.stderr, /deno task/, "no repository-only fix for a package user");
     assert.equal(existsSync(join(scratch.dir, "nocc", "doca-ts")) && existsSync(join(scratch.dir, "nocc", "doca-ts", "lib")), false);
   });
 
@@ -55,15 +66,16 @@ describe(`package: npm pack installed in a scratch project (${currentRuntime()})
     timeout: 300_000,
   }, () => {
     const scratch = project();
-    const result = runInScratch(scratch, "copy.ts");
+    const result = runInScratch(scratch, SCRIPT);
     assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
     const report = JSON.parse(result.stdout.trim().split("\n").at(-1)!);
-    assert.equal(report.same, true);
+    assert.equal(report.same, true, "the library's DMA copy");
+    assert.equal(report.task, true, 'dmaLocalCopy from "doca-ts/tasks"');
     assert.equal(report.runtime, currentRuntime());
     assert.match(report.version, /^3\.\d+\.\d+-sim$/);
     assert.equal(report.dir, join(scratch.dir, "cache", "doca-ts", `sim-${report.dir.match(/sim-([^/]+)\/lib$/)[1]}`, "lib"));
     assert.match(result.stderr, /doca-ts: software DOCA device built/, "the first use says it built the device");
-    const again = runInScratch(scratch, "copy.ts");
+    const again = runInScratch(scratch, SCRIPT);
     assert.equal(again.status, 0, again.stderr);
     assert.doesNotMatch(again.stderr, /built/, "the second use finds the cache");
   });

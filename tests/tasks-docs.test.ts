@@ -150,7 +150,7 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
   "export DOCA_SIM_DIR=/tmp/doca-steps; mkdir -p $DOCA_SIM_DIR && head -c 10000 /dev/urandom > $DOCA_SIM_DIR/in.bin": async (block) => {
     await runs(block.replaceAll("/tmp/doca-steps", folder("steps")), [/the DPU read the host's bytes/]);
   },
-  // "Use it in your own project": pack here, install into a project beside it, import "doca-ts" from Bun and Node.
+  // "Use it in your own project": pack here, install into a project beside it, import "doca-ts" from Bun and plain Node.
   "npm pack                                   # in this repository: doca-ts-0.1.0.tgz (until it is on npm)": async (block) => {
     const dir = folder("pkg");
     const [pack, install] = block.trim().split("\n").map((l) => l.replace(/#.*/, "").trim());
@@ -158,11 +158,13 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
     await runs(`mkdir ${dir}/my-project && ${install.replace("../doca-ts/", `${dir}/`)} --prefer-offline --no-audit --no-fund`.replace("cd my-project", `cd ${dir}/my-project`), []);
     const script = blocks("README.md", "ts").find((b) => b.includes(`from "doca-ts"`));
     assert.ok(script, "README shows the import");
-    writeFileSync(join(dir, "my-project", "my-script.ts"), `${script}console.log(loadDoca().version, listDevices().length > 0, typeof Device);\n`);
+    const text = `${script}console.log(loadDoca().version, listDevices().length > 0, typeof Device);\n`;
+    writeFileSync(join(dir, "my-project", "my-script.ts"), text);
+    writeFileSync(join(dir, "my-project", "my-script.mjs"), text); // the same line is plain JavaScript
     const env = { DOCA_SIM_DIR: dir, XDG_CACHE_HOME: join(dir, "cache") };
     const bun = join(repoRoot, "node_modules", ".bin", "bun");
     await runs(`cd ${dir}/my-project && ${bun} my-script.ts`, [/-sim true function/], { env });
-    await runs(`cd ${dir}/my-project && node --import tsx my-script.ts`, [/-sim true function/], { env });
+    await runs(`cd ${dir}/my-project && node my-script.mjs`, [/-sim true function/], { env }); // no loader
   },
   // The offline archive: tests/pkg-offline.test.ts builds one (x86-64, for this machine) with the script behind
   // `npm run pack:offline` and runs the launcher the second block names, with no network; here: the names agree.

@@ -11,7 +11,10 @@ import { currentRuntime } from "../../ffi/runtime.ts";
 
 export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
 
-/** How to run a TypeScript file with the current runtime. */
+/** ".js" when this module runs as the npm package's built JavaScript (plain Node, no loader), else ".ts". */
+export const ownExtension: string = import.meta.url.endsWith(".js") ? ".js" : ".ts";
+
+/** How to run a task file (TypeScript, or the package's built JavaScript) with the current runtime. */
 export function runtimeCommand(script: string, args: string[]): { command: string; args: string[] } {
   const runtime = currentRuntime();
   if (runtime === "deno") {
@@ -19,6 +22,7 @@ export function runtimeCommand(script: string, args: string[]): { command: strin
     return { command: deno.execPath(), args: ["run", "--no-prompt", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-sys=statfs", script, ...args] };
   }
   if (runtime === "bun") return { command: process.execPath, args: [script, ...args] };
+  if (script.endsWith(".js")) return { command: process.execPath, args: [script, ...args] };
   return { command: process.execPath, args: ["--import", "tsx", script, ...args] };
 }
 
@@ -103,7 +107,7 @@ export async function runCopyPair(opts: {
   signal?: AbortSignal;
 }): Promise<{ host: ChildResult; dpu: ChildResult }> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
-  const script = fileURLToPath(new URL("../dma-copy.ts", import.meta.url));
+  const script = fileURLToPath(new URL(`../dma-copy${ownExtension}`, import.meta.url));
   const dpuEnv = { ...opts.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" };
   const children: RunningChild[] = [];
   const forward = () => {

@@ -1,11 +1,12 @@
 /**
  * A scratch project outside the repository (mktemp) that uses doca-ts the way a user does: `npm pack` of this
- * repository, installed with npm (Node, Bun: `import ... from "doca-ts"`), and for Deno the same tarball unpacked
- * into vendor/doca-ts with an import map (Deno refuses to strip types of .ts files under node_modules:
+ * repository (its prepack builds the JavaScript), installed with npm (Node: the built .js with no loader; Bun: the
+ * .ts sources through the "bun" export condition), and for Deno the same tarball unpacked into vendor/doca-ts with
+ * an import map onto the .ts sources (Deno refuses to strip types of .ts files under node_modules:
  * ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING; JSR is Deno's channel for TypeScript packages).
  */
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -44,13 +45,14 @@ export function scratchProject(): Scratch {
     mkdirSync(join(dir, "vendor"));
     check(spawnSync("tar", ["xzf", tarball, "-C", join(dir, "vendor")], { encoding: "utf8" }), "tar");
     check(spawnSync("mv", [join(dir, "vendor", "package"), join(dir, "vendor", "doca-ts")], { encoding: "utf8" }), "mv");
-    writeFileSync(join(dir, "deno.json"), JSON.stringify({ imports: { "doca-ts": "./vendor/doca-ts/mod.ts" } }));
+    writeFileSync(
+      join(dir, "deno.json"),
+      JSON.stringify({ imports: { "doca-ts": "./vendor/doca-ts/mod.ts", "doca-ts/tasks": "./vendor/doca-ts/tasks/mod.ts" } }),
+    );
   } else {
-    // The runtime dependencies come from npm's cache when the repository's own install filled it (CI does).
-    const tsx = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")).devDependencies.tsx;
-    const packages = runtime === "node" ? [tarball, `tsx@${tsx}`] : [tarball];
+    // The runtime dependency (koffi) comes from npm's cache when the repository's own install filled it (CI does).
     check(
-      spawnSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", ...packages], {
+      spawnSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", tarball], {
         cwd: dir,
         encoding: "utf8",
       }),
@@ -76,7 +78,7 @@ export function runInScratch(
     ? [deno!.execPath(), ["run", "-A", script]]
     : runtime === "bun"
     ? [process.execPath, [script]]
-    : [process.execPath, ["--import", "tsx", script]];
+    : [process.execPath, [script]]; // plain Node: no loader, the package's built JavaScript
   return spawnSync(command, args, {
     cwd: scratch.dir,
     env: { ...scratch.env, ...env },

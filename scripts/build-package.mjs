@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/**
+ * Builds the npm package's JavaScript (npm `prepack`): every .ts reachable from mod.ts and tasks/mod.ts gets a .js
+ * and a .d.ts next to it, so plain Node imports "doca-ts" with no loader while Deno and Bun keep the .ts sources
+ * (package.json export conditions). Next to the source, not in a dist/ folder, so that the paths the code derives from
+ * import.meta.url (the software device's sources and build folder) are the same in both. `--clean` (npm `postpack`)
+ * removes what the build wrote; the output is never committed (.gitignore).
+ *
+ * Tool: TypeScript's own tsc — one tool for JavaScript and declarations, and `rewriteRelativeImportExtensions`
+ * (TypeScript ≥ 5.7) turns the sources' "./x.ts" imports into "./x.js". Declarations keep ".ts" specifiers, which
+ * would point a user's type checker at our sources; they are rewritten to ".js" here.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const built = [".js", ".d.ts"];
+
+/** Every .ts source under `dir` (not .d.ts), recursively; node_modules and dot folders skipped. */
+function sources(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    if (name === "node_modules" || name.startsWith(".")) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sources(path));
+    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) out.push(path);
+  }
+  return out;
+}
+
+/** The files the build writes (or wrote) next to the sources of the package's folders. */
+function outputs() {
+  const roots = [join(root, "mod.ts"), ...["ffi", "tasks", "scripts"].flatMap((d) => sources(join(root, d)))];
+  return roots.flatMap((ts) => built.map((ext) => ts.slice(0, -3) + ext)).filter((p) => existsSync(p));
+}
+
+function clean() {
+  for (const path of outputs()) rmSync(path);
+}
+
+function build() {
+  clean();
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  const result = spawnSync(process.execPath, [tsc, "-p", join(root, "tsconfig.package.json")], { cwd: root, stdio: "inherit" });
+  if (result.status !== 0) {
+    console.error("build-package: tsc failed; nothing packed");
+    process.exit(result.status ?? 1);
+  }
+  let files = 0;
+  for (const path of outputs()) {
+    files++;
+    if (!path.endsWith(".d.ts")) continue;
+    const text = readFileSync(path, "utf8");
+    const fixed = text.replace(/((?:from|import)\s*\(?\s*["'])(\.{1,2}\/[^"']*?)\.ts(["'])/g, "$1$2.js$3");
+    if (fixed !== text) writeFileSync(path, fixed);
+  }
+  if (!existsSync(join(root, "mod.js")) || !existsSync(join(root, "tasks", "mod.js"))) {
+    console.error("build-package: mod.js or tasks/mod.js missing after tsc");
+    process.exit(1);
+  }
+  console.error(`build-package: ${files} files of JavaScript and declarations written next to the sources`);
+}
+
+if (process.argv.includes("--clean")) clean();
+else build();
