@@ -91,6 +91,15 @@ describe("software device: behaviour as DOCA documents", () => {
     for (const row of rows) assert.ok(row.doca.length > 0 && row.sim.length > 0, `${row.fn}: empty cell`);
   });
 
+  test("no row claims DOCA documentation for a function DOCA does not have (the doca_sim_* diagnostics)", () => {
+    const ours = readTable().filter((row) => row.fn.startsWith("doca_sim_"));
+    assert.ok(ours.length >= 2, "the diagnostics are listed");
+    for (const row of ours) assert.match(row.doca, /^not a DOCA function/, `${row.fn}: ${row.doca}`);
+    for (const row of readTable().filter((r) => !r.fn.startsWith("doca_sim_"))) {
+      assert.doesNotMatch(row.doca, /^not a DOCA function/, `${row.fn} is DOCA's`);
+    }
+  });
+
   test("every behaviour check the table names passes (behaviour.c, with a DPU-side comch server)", () => {
     const result = run(join(binDir, "behaviour"), [], { DOCA_SIM_STRICT: "1" });
     assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
