@@ -33,6 +33,10 @@ export const DOCA_SYMBOLS = {
   doca_devinfo_get_ibdev_name: { lib: "common", params: ["ptr<doca_devinfo>", "ptr", "u32"], result: "i32" },
   // doca_error_t doca_devinfo_get_iface_name(const struct doca_devinfo *devinfo, char *iface_name, uint32_t size);
   doca_devinfo_get_iface_name: { lib: "common", params: ["ptr<doca_devinfo>", "ptr", "u32"], result: "i32" },
+  // doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo, enum doca_pci_func_type *pci_func_type);
+  doca_devinfo_get_pci_func_type: { lib: "common", params: ["ptr<doca_devinfo>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_devinfo_get_sf_index(const struct doca_devinfo *devinfo, uint32_t *sf_index);
+  doca_devinfo_get_sf_index: { lib: "common", params: ["ptr<doca_devinfo>", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_dev_open(struct doca_devinfo *devinfo, struct doca_dev **dev);
   doca_dev_open: { lib: "common", params: ["ptr<doca_devinfo>", "ptr"], result: "i32" },
   // doca_error_t doca_dev_close(struct doca_dev *dev);
@@ -93,6 +97,10 @@ export const DOCA_SYMBOLS = {
   doca_buf_get_data_len: { lib: "common", params: ["ptr<doca_buf>", "ptr"], result: "i32" },
   // doca_error_t doca_buf_reset_data_len(struct doca_buf *buf);
   doca_buf_reset_data_len: { lib: "common", params: ["ptr<doca_buf>"], result: "i32" },
+  // doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2);
+  doca_buf_chain_list: { lib: "common", params: ["ptr<doca_buf>", "ptr<doca_buf>"], result: "i32" },
+  // doca_error_t doca_buf_unchain_list(struct doca_buf *list1, struct doca_buf *list2);
+  doca_buf_unchain_list: { lib: "common", params: ["ptr<doca_buf>", "ptr<doca_buf>"], result: "i32" },
   // doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len);
   doca_buf_set_data: { lib: "common", params: ["ptr<doca_buf>", "ptr<void>", "usize"], result: "i32" },
 
@@ -247,6 +255,8 @@ export const DOCA_SYMBOLS = {
   doca_comch_producer_task_send_alloc_init: { lib: "comch", params: ["ptr<doca_comch_producer>", "ptr<doca_buf>", "ptr", "u32", "u32", "ptr"], result: "i32", optional: true },
   // struct doca_task *doca_comch_producer_task_send_as_task(struct doca_comch_producer_task_send *task);
   doca_comch_producer_task_send_as_task: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>"], result: "ptr<doca_task>", optional: true },
+  // const struct doca_buf *doca_comch_producer_task_send_get_buf(const struct doca_comch_producer_task_send *task);
+  doca_comch_producer_task_send_get_buf: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>"], result: "ptr<doca_buf>", optional: true },
   // doca_error_t doca_comch_consumer_create(struct doca_comch_connection *comch_connection, struct doca_mmap *buf_mmap, struct doca_comch_consumer **consumer);
   doca_comch_consumer_create: { lib: "comch", params: ["ptr<doca_comch_connection>", "ptr<doca_mmap>", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *consumer);
@@ -263,6 +273,8 @@ export const DOCA_SYMBOLS = {
   doca_comch_consumer_task_post_recv_as_task: { lib: "comch", params: ["ptr<doca_comch_consumer_task_post_recv>"], result: "ptr<doca_task>", optional: true },
   // const uint8_t *doca_comch_consumer_task_post_recv_get_imm_data(const struct doca_comch_consumer_task_post_recv *task);
   doca_comch_consumer_task_post_recv_get_imm_data: { lib: "comch", params: ["ptr<doca_comch_consumer_task_post_recv>"], result: "ptr", optional: true },
+  // struct doca_buf *doca_comch_consumer_task_post_recv_get_buf(const struct doca_comch_consumer_task_post_recv *task);
+  doca_comch_consumer_task_post_recv_get_buf: { lib: "comch", params: ["ptr<doca_comch_consumer_task_post_recv>"], result: "ptr<doca_buf>", optional: true },
   // doca_error_t doca_comch_consumer_set_imm_data_len(struct doca_comch_consumer *consumer, uint32_t imm_data_len);
   doca_comch_consumer_set_imm_data_len: { lib: "comch", params: ["ptr<doca_comch_consumer>", "u32"], result: "i32", optional: true },
   // doca_error_t doca_comch_consumer_get_imm_data_len(const struct doca_comch_consumer *consumer, uint32_t *imm_data_len);
