@@ -24,7 +24,9 @@ interface Prototype {
 /** `result name(params);` declarations of a C text (comments, macros and typedefs left out). */
 function prototypes(text: string): Map<string, Prototype> {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/.*$/gm, " ").replace(/^\s*#.*$/gm, " ")
-    .replace(/\bDOCA_(STABLE|EXPERIMENTAL|DEPRECATED|EXPORTED)\b/g, " ");
+    .replace(/\bDOCA_(STABLE|EXPERIMENTAL|DEPRECATED|EXPORTED)\b/g, " ")
+    // sim/include's flavour switches (doca_flavour.h): `const` in the 3.x headers this table follows
+    .replace(/\bDOCA_SIM_(TASK|IMM)_CONST\b/g, "const");
   const found = new Map<string, Prototype>();
   for (const statement of code.split(/[;{}]/)) {
     const s = statement.replace(/\s+/g, " ").trim();

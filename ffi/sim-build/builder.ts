@@ -87,6 +87,9 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
   const srcDir = join(simDir, "src");
   const testsDir = join(simDir, "tests");
   const flavourDir = join(simDir, "flavours", flavour.folder);
+  // A flavour's own headers (sim/flavours/2.7/include: its doca_flavour.h) come before sim/include.
+  const flavourInclude = join(flavourDir, "include");
+  const includeArgs = existsSync(flavourInclude) ? [`-I${flavourInclude}`, `-I${includeDir}`] : [`-I${includeDir}`];
   const libDir = join(options.outDir, "lib");
   const binDir = join(options.outDir, "bin");
   const major = flavour.soname;
@@ -147,6 +150,7 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
     ...listFiles(includeDir, ".h"),
     ...listFiles(srcDir, ".h"),
     ...listFiles(flavourDir, ""),
+    ...(existsSync(flavourInclude) ? listFiles(flavourInclude, ".h") : []),
     thisFile,
   ];
 
@@ -170,7 +174,7 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
       "-shared",
       `-Wl,-soname,${name}.so.${major}`,
       "-Wl,--no-undefined",
-      `-I${includeDir}`,
+      ...includeArgs,
       `-I${srcDir}`,
       ...files,
     ];
@@ -231,7 +235,7 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
       "-Wextra",
       "-Werror",
       "-D_GNU_SOURCE",
-      `-I${includeDir}`,
+      ...includeArgs,
       `-I${testsDir}`,
       source,
       `-L${libDir}`,

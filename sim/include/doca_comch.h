@@ -96,8 +96,13 @@ doca_error_t doca_comch_server_get_recv_queue_size(const struct doca_comch_serve
 DOCA_STABLE
 doca_error_t doca_comch_server_get_device(const struct doca_comch_server *comch_server, struct doca_dev **dev);
 
+#ifdef DOCA_SIM_FLAVOUR_2_7
+DOCA_STABLE
+doca_error_t doca_comch_server_get_device_repr(const struct doca_comch_server *comch_server, struct doca_dev_rep **repr);
+#else
 DOCA_STABLE
 doca_error_t doca_comch_server_get_device_rep(const struct doca_comch_server *comch_server, struct doca_dev_rep **rep);
+#endif
 
 DOCA_STABLE
 struct doca_ctx *doca_comch_server_as_ctx(struct doca_comch_server *comch_server);
@@ -210,11 +215,18 @@ typedef void (*doca_comch_event_connection_status_changed_cb_t)(struct doca_comc
 								struct doca_comch_connection *comch_connection,
 								uint8_t change_successful);
 
+#ifdef DOCA_SIM_FLAVOUR_2_7
+DOCA_STABLE
+doca_error_t doca_comch_server_event_connection_register(struct doca_comch_server *comch_server,
+							 doca_comch_event_connection_status_changed_cb_t connect_event_cb,
+							 doca_comch_event_connection_status_changed_cb_t disconnect_event_cb);
+#else
 DOCA_STABLE
 doca_error_t doca_comch_server_event_connection_status_changed_register(
 	struct doca_comch_server *comch_server,
 	doca_comch_event_connection_status_changed_cb_t connect_event_cb,
 	doca_comch_event_connection_status_changed_cb_t disconnect_event_cb);
+#endif
 
 /* ---- connection statistics ---- */
 

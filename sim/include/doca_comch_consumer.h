@@ -98,19 +98,19 @@ doca_error_t doca_comch_consumer_task_post_recv_alloc_init(struct doca_comch_con
 							   struct doca_comch_consumer_task_post_recv **task);
 
 DOCA_STABLE
-struct doca_buf *doca_comch_consumer_task_post_recv_get_buf(const struct doca_comch_consumer_task_post_recv *task);
+struct doca_buf *doca_comch_consumer_task_post_recv_get_buf(DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task);
 
 DOCA_STABLE
 void doca_comch_consumer_task_post_recv_set_buf(struct doca_comch_consumer_task_post_recv *task, struct doca_buf *buf);
 
 DOCA_STABLE
-uint32_t doca_comch_consumer_task_post_recv_get_producer_id(const struct doca_comch_consumer_task_post_recv *task);
+uint32_t doca_comch_consumer_task_post_recv_get_producer_id(DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task);
 
 DOCA_STABLE
-const uint8_t *doca_comch_consumer_task_post_recv_get_imm_data(const struct doca_comch_consumer_task_post_recv *task);
+DOCA_SIM_IMM_CONST uint8_t *doca_comch_consumer_task_post_recv_get_imm_data(DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task);
 
 DOCA_STABLE
-uint32_t doca_comch_consumer_task_post_recv_get_imm_data_len(const struct doca_comch_consumer_task_post_recv *task);
+uint32_t doca_comch_consumer_task_post_recv_get_imm_data_len(DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task);
 
 DOCA_STABLE
 struct doca_task *doca_comch_consumer_task_post_recv_as_task(struct doca_comch_consumer_task_post_recv *task);

@@ -86,23 +86,23 @@ doca_error_t doca_comch_producer_task_send_alloc_init(struct doca_comch_producer
 						      struct doca_comch_producer_task_send **task);
 
 DOCA_STABLE
-const struct doca_buf *doca_comch_producer_task_send_get_buf(const struct doca_comch_producer_task_send *task);
+const struct doca_buf *doca_comch_producer_task_send_get_buf(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task);
 
 DOCA_STABLE
 void doca_comch_producer_task_send_set_buf(struct doca_comch_producer_task_send *task, const struct doca_buf *buf);
 
 DOCA_STABLE
-uint32_t doca_comch_producer_task_send_get_consumer_id(const struct doca_comch_producer_task_send *task);
+uint32_t doca_comch_producer_task_send_get_consumer_id(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task);
 
 DOCA_STABLE
 void doca_comch_producer_task_send_set_consumer_id(struct doca_comch_producer_task_send *task,
 						   const uint32_t consumer_id);
 
 DOCA_STABLE
-uint8_t *doca_comch_producer_task_send_get_imm_data(const struct doca_comch_producer_task_send *task);
+uint8_t *doca_comch_producer_task_send_get_imm_data(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task);
 
 DOCA_STABLE
-uint32_t doca_comch_producer_task_send_get_imm_data_len(const struct doca_comch_producer_task_send *task);
+uint32_t doca_comch_producer_task_send_get_imm_data_len(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task);
 
 DOCA_STABLE
 void doca_comch_producer_task_send_set_imm_data(struct doca_comch_producer_task_send *task,

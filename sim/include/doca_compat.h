@@ -5,6 +5,8 @@
 #ifndef DOCA_COMPAT_H_
 #define DOCA_COMPAT_H_
 
+#include <doca_flavour.h>
+
 #if defined(__GNUC__) || defined(__clang__)
 #define DOCA_EXPORTED __attribute__((visibility("default")))
 #define DOCA_DEPRECATED __attribute__((deprecated))

@@ -39,10 +39,12 @@ typedef enum doca_error {
 	DOCA_ERROR_EMPTY = 25,
 	DOCA_ERROR_IN_PROGRESS = 26,
 	DOCA_ERROR_TOO_BIG = 27,
+#ifndef DOCA_SIM_FLAVOUR_2_7 /* codes DOCA 2.7 does not have */
 	DOCA_ERROR_AUTHENTICATION = 28,
 	DOCA_ERROR_BAD_CONFIG = 29,
 	DOCA_ERROR_SKIPPED = 30,
 	DOCA_ERROR_DEVICE_FATAL_ERROR = 31, /* newer 3.x releases */
+#endif
 } doca_error_t;
 
 /* Keep the first failure: set r to t only while r still says success */

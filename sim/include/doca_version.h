@@ -14,10 +14,17 @@ extern "C" {
 #endif
 
 /* The DOCA release these headers describe (DOCA 3.x spellings; 2.x had DOCA_VER_*) */
+#ifdef DOCA_SIM_FLAVOUR_2_7
+#define DOCA_VERSION_MAJOR 2
+#define DOCA_VERSION_MINOR 7
+#define DOCA_VERSION_PATCH 85
+#define DOCA_VERSION_STRING "2.7.0085"
+#else
 #define DOCA_VERSION_MAJOR 3
 #define DOCA_VERSION_MINOR 3
 #define DOCA_VERSION_PATCH 0
 #define DOCA_VERSION_STRING "3.3.0"
+#endif
 
 /* Exact version number: the patch counts as is */
 #define DOCA_VERSION_CALC_EXACT(major, minor, patch) ((size_t)((major) << 24 | (minor) << 16 | (patch)))

@@ -360,7 +360,7 @@ SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_alloc_init(struct doc
 }
 
 SIM_EXPORT struct doca_buf *doca_comch_consumer_task_post_recv_get_buf(
-	const struct doca_comch_consumer_task_post_recv *task)
+	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task)
 {
 	return task == NULL ? NULL : task->buf;
 }
@@ -373,19 +373,19 @@ SIM_EXPORT void doca_comch_consumer_task_post_recv_set_buf(struct doca_comch_con
 }
 
 SIM_EXPORT uint32_t doca_comch_consumer_task_post_recv_get_producer_id(
-	const struct doca_comch_consumer_task_post_recv *task)
+	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task)
 {
 	return task == NULL ? 0 : task->producer_id;
 }
 
-SIM_EXPORT const uint8_t *doca_comch_consumer_task_post_recv_get_imm_data(
-	const struct doca_comch_consumer_task_post_recv *task)
+SIM_EXPORT DOCA_SIM_IMM_CONST uint8_t *doca_comch_consumer_task_post_recv_get_imm_data(
+	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task)
 {
 	return task == NULL || task->imm_len == 0 ? NULL : task->imm;
 }
 
 SIM_EXPORT uint32_t doca_comch_consumer_task_post_recv_get_imm_data_len(
-	const struct doca_comch_consumer_task_post_recv *task)
+	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task)
 {
 	return task == NULL ? 0 : task->imm_len;
 }

@@ -270,7 +270,7 @@ SIM_EXPORT doca_error_t doca_comch_producer_task_send_alloc_init(struct doca_com
 }
 
 SIM_EXPORT const struct doca_buf *doca_comch_producer_task_send_get_buf(
-	const struct doca_comch_producer_task_send *task)
+	DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task)
 {
 	return task == NULL ? NULL : task->buf;
 }
@@ -282,7 +282,7 @@ SIM_EXPORT void doca_comch_producer_task_send_set_buf(struct doca_comch_producer
 		task->buf = buf;
 }
 
-SIM_EXPORT uint32_t doca_comch_producer_task_send_get_consumer_id(const struct doca_comch_producer_task_send *task)
+SIM_EXPORT uint32_t doca_comch_producer_task_send_get_consumer_id(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task)
 {
 	return task == NULL ? 0 : task->consumer_id;
 }
@@ -294,13 +294,13 @@ SIM_EXPORT void doca_comch_producer_task_send_set_consumer_id(struct doca_comch_
 		task->consumer_id = consumer_id;
 }
 
-SIM_EXPORT uint8_t *doca_comch_producer_task_send_get_imm_data(const struct doca_comch_producer_task_send *task)
+SIM_EXPORT uint8_t *doca_comch_producer_task_send_get_imm_data(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task)
 {
 	/* The task owns a copy; DOCA's prototype hands it out non-const */
 	return task == NULL || task->imm_len == 0 ? NULL : (uint8_t *)(uintptr_t)task->imm;
 }
 
-SIM_EXPORT uint32_t doca_comch_producer_task_send_get_imm_data_len(const struct doca_comch_producer_task_send *task)
+SIM_EXPORT uint32_t doca_comch_producer_task_send_get_imm_data_len(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task)
 {
 	return task == NULL ? 0 : task->imm_len;
 }

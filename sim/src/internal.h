@@ -26,6 +26,11 @@
 #include <doca_pe.h>
 #include <doca_types.h>
 
+#ifdef DOCA_SIM_FLAVOUR_2_7
+/* DOCA 2.7 has no DOCA_ERROR_BAD_CONFIG (codes 28-31 came later): there a bad device configuration is INVALID_VALUE */
+#define DOCA_ERROR_BAD_CONFIG DOCA_ERROR_INVALID_VALUE
+#endif
+
 /* Built with -fvisibility=hidden: only DOCA API functions and cross-library sim_* internals are exported. */
 #define SIM_EXPORT __attribute__((visibility("default")))
 
