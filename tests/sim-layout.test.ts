@@ -12,41 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "./fault-helpers/common.ts";
+import { circles } from "./helpers/circles.ts";
 
 const src = join(repoRoot, "sim", "src");
 /** Circles DOCA itself has; each entry is a sorted list of file stems */
 const ALLOWED = new Set(["ctx,pe"]);
 
-/** Strongly connected components with more than one member (Tarjan) */
-function circles(graph: Map<string, Set<string>>): string[][] {
-  let next = 0;
-  const index = new Map<string, number>(), low = new Map<string, number>(), stack: string[] = [], on = new Set<string>();
-  const found: string[][] = [];
-  const visit = (v: string) => {
-    index.set(v, next);
-    low.set(v, next++);
-    stack.push(v);
-    on.add(v);
-    for (const w of graph.get(v) ?? []) {
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v)!, low.get(w)!));
-      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
-    }
-    if (low.get(v) === index.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop()!;
-        on.delete(w);
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1) found.push(component.sort());
-    }
-  };
-  for (const v of graph.keys()) if (!index.has(v)) visit(v);
-  return found;
-}
 
 describe("software device layout", () => {
   // Compiling every file takes seconds on a loaded machine: past bun test's 5-s default
