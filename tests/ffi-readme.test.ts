@@ -1,19 +1,37 @@
-// The ten-line example from ffi/README.md, verbatim apart from the import path and the assertion.
+/**
+ * README.md's API example ("## The API"), taken from README.md itself, so the README cannot drift from what runs: the
+ * block is written to a scratch module with only its import path pointed at this repository's mod.ts, and run by the
+ * runtime running this test (Deno, Bun, or Node with tsx) as a user would run it. It prints 7.
+ */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import "./helpers/sim-env.ts";
-import { Access, BufInventory, Dma, Mmap, NativeMemory, openDevice, ProgressEngine } from "../mod.ts";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { simDir } from "./helpers/sim-env.ts";
+import { repoRoot, spawnRuntime } from "./helpers/spawn-runtime.ts";
 
-test("ffi/README.md local DMA example works as written", async () => {
-  using dev = openDevice();
-  using pe = new ProgressEngine();
-  using src = NativeMemory.alloc(4096), dst = NativeMemory.alloc(4096);
-  src.bytes.fill(7);
-  using map = Mmap.create({ memory: src, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  using map2 = Mmap.create({ memory: dst, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  using inv = new BufInventory(2);
-  await using dma = new Dma(dev, pe);
-  await dma.memcpy(inv.bufByData(map, src.address, 4096), inv.bufByAddr(map2, dst.address, 4096));
-  assert.equal(dst.bytes[4095], 7);
-  assert.ok(dst.bytes.every((b) => b === 7));
+/** The first ```ts block after a heading. */
+function exampleAfter(markdown: string, heading: string): string {
+  const at = markdown.indexOf(`\n${heading}\n`);
+  assert.ok(at >= 0, `README.md has a "${heading}" section`);
+  const block = /```ts\n([\s\S]*?)```/.exec(markdown.slice(at));
+  assert.ok(block, `a ts block under "${heading}"`);
+  return block[1];
+}
+
+test("README.md's API example, as written there, copies 4096 bytes and prints 7", { timeout: 120_000 }, async () => {
+  const example = exampleAfter(readFileSync(join(repoRoot, "README.md"), "utf8"), "## The API");
+  assert.match(example, /from "\.\/mod\.ts"/, "the example imports ./mod.ts");
+  const dir = mkdtempSync(join(tmpdir(), "doca-ts-readme-"));
+  try {
+    const script = join(dir, "readme-example.mts");
+    writeFileSync(script, example.replaceAll(`from "./mod.ts"`, `from "${pathToFileURL(join(repoRoot, "mod.ts")).href}"`));
+    const child = spawnRuntime(script, { env: { DOCA_SIM_DIR: simDir } });
+    assert.equal(await child.readLine(90_000), "7", child.stderr);
+    assert.equal(await child.exited, 0, child.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -11,7 +11,7 @@ import { clearTimeout, setTimeout } from "node:timers";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
 
 import { currentRuntime, type RuntimeName } from "../../ffi/runtime.ts";
 
