@@ -243,6 +243,22 @@ describe("software device Comch (C programs)", () => {
     });
   });
 
+  test("strict mode: a consumer destroyed with receives never freed is one report, counted once, nothing leaked", async () => {
+    await withSim(async ({ server, client }) => {
+      const s = server("keepflushed", "consume", "200", "keep");
+      await s.waitFor("LISTENING");
+      const c = client("keepflushed", "produce", "200");
+      assert.equal(await s.waitFor("CONSUMED", 30_000), "CONSUMED 200");
+      assert.equal(await c.exitCode(), 0);
+      assert.equal(await s.exitCode(), 0);
+      assert.ok(s.lines.includes("LIVE 0"), `the unfreed tasks went with the consumer: ${s.lines.join(" | ")}`);
+      const reports = s.stderr.split("\n").filter((line) => / strict: /.test(line));
+      assert.ok(reports.some((line) => /destroy-with-children.*post_recv tasks were never freed/.test(line)), s.stderr);
+      assert.ok(!reports.some((line) => /\bleak\b|task-not-freed/.test(line)), `counted again at exit:\n${s.stderr}`);
+      assert.match(s.stderr, /summary: 1 reports? of 1 kind\b/, s.stderr);
+    });
+  });
+
   test("malformed frames from a raw socket peer drop that peer only; the server keeps serving", async () => {
     await withSim(async ({ server, client, raw }) => {
       const s = server("hostile", "echo");

@@ -67,6 +67,7 @@ static doca_error_t consumer_start(struct doca_ctx *ctx)
 		c->tasks = calloc(c->num_tasks, sizeof(*c->tasks));
 		if (c->tasks == NULL)
 			return DOCA_ERROR_NO_MEMORY;
+		c->pool_len = c->num_tasks;
 		for (i = c->num_tasks; i-- > 0;) {
 			c->tasks[i].next = c->free_tasks;
 			c->free_tasks = &c->tasks[i];
@@ -241,6 +242,7 @@ static void post_recv_free(struct doca_task *task)
 	struct doca_comch_consumer_task_post_recv *t = (struct doca_comch_consumer_task_post_recv *)task;
 
 	sim_task_fini(task);
+	task->ops = NULL; /* back in the pool: not allocated (release_unfreed_tasks) */
 	t->buf = NULL;
 	t->next = c->free_tasks;
 	c->free_tasks = t;
@@ -272,6 +274,27 @@ SIM_EXPORT doca_error_t doca_comch_consumer_create(struct doca_comch_connection 
 	return DOCA_SUCCESS;
 }
 
+/* Tasks the user never freed go with the consumer (their memory is its pool): the misuse is reported once, with its
+ * count, and the books are settled so that the same tasks are not reported again at exit as leaked objects or as
+ * completed tasks never freed. */
+static void release_unfreed_tasks(struct doca_comch_consumer *c)
+{
+	size_t unfreed = 0;
+
+	for (uint32_t i = 0; i < c->pool_len; i++) {
+		if (c->tasks[i].base.ops == NULL)
+			continue;
+		sim_task_fini(&c->tasks[i].base);
+		c->tasks[i].base.ops = NULL;
+		unfreed++;
+	}
+	if (unfreed > 0)
+		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, "doca_comch_consumer_destroy", "comch_consumer", c,
+				  "%zu post_recv tasks were never freed (doca_task_free each before the destroy): "
+				  "released with the consumer",
+				  unfreed);
+}
+
 SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *consumer)
 {
 	doca_error_t err;
@@ -283,6 +306,7 @@ SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *
 	if (err != DOCA_SUCCESS)
 		return err;
 	comch_conn_detach_user(consumer->conn);
+	release_unfreed_tasks(consumer);
 	free(consumer->tasks);
 	sim_release(consumer, &consumer->ctx.magic);
 	return DOCA_SUCCESS;

@@ -163,6 +163,7 @@ struct doca_comch_consumer {
 	doca_comch_consumer_task_post_recv_completion_cb_t done_cb;
 	doca_comch_consumer_task_post_recv_completion_cb_t err_cb;
 	uint32_t num_tasks;
+	uint32_t pool_len; /* tasks in the pool (num_tasks when it was made at the first start) */
 	struct doca_comch_consumer_task_post_recv *tasks, *free_tasks;
 	struct doca_comch_consumer_task_post_recv *posted_head, *posted_tail;
 };

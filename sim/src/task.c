@@ -125,6 +125,11 @@ void doca_task_free(struct doca_task *task)
 		}
 		return;
 	}
+	if (task->ops == NULL) {
+		/* a pool task already back in its pool (freed twice, or released with its context) */
+		sim_strict_report(SIM_RULE_USE_AFTER_DESTROY, __func__, "task", task, "task was already freed");
+		return;
+	}
 	task->ops->free(task);
 }
 

@@ -4,7 +4,7 @@
  *   comch_server NAME echo        answer every message with its bytes XOR 0x5a; run until killed
  *   comch_server NAME echo-once   same, exit 0 after the first client disconnects
  *   comch_server NAME kick        disconnect every client right after it connects (doca_comch_server_disconnect)
- *   comch_server NAME consume N   on connect, create a consumer and check N producer datagrams (order, imm data,
+ *   comch_server NAME consume N [keep]   ("keep": the receives its stop flushes are never freed) on connect, create a consumer and check N producer datagrams (order, imm data,
  *                                 every byte), then expect one oversized datagram to fail with DOCA_ERROR_TOO_BIG
  *
  * Prints LISTENING, CONNECTED, DISCONNECTED, CONSUMED n, TOOBIG OK, SERVER DONE.
@@ -40,6 +40,7 @@ static struct {
 	uint32_t expect_n;
 	uint32_t next_seq;
 	int too_big_seen;
+	int keep_flushed; /* "keep": leave the receives the stop flushes unfreed (strict mode reports it once) */
 	int consumer_idle;
 	struct doca_comch_consumer *consumer;
 	struct doca_pe *cpe; /* the consumer runs on its own engine, as in DOCA's samples */
@@ -194,7 +195,8 @@ static void recv_err_cb(struct doca_comch_consumer_task_post_recv *task, union d
 	}
 	/* Flushed by the consumer stop: expected once the stream is complete */
 	if (S.too_big_seen) {
-		doca_task_free(doca_comch_consumer_task_post_recv_as_task(task));
+		if (!S.keep_flushed)
+			doca_task_free(doca_comch_consumer_task_post_recv_as_task(task));
 		return;
 	}
 	die("post_recv task", status);
@@ -273,6 +275,7 @@ int main(int argc, char **argv)
 		S.scenario = CONSUME;
 	if (S.scenario == CONSUME)
 		S.expect_n = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 1000u;
+	S.keep_flushed = S.scenario == CONSUME && argc > 4 && strcmp(argv[4], "keep") == 0;
 
 	S.dev = open_first_dev();
 	CHECK(doca_comch_cap_server_is_supported(doca_dev_as_devinfo(S.dev)));
