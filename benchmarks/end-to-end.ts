@@ -63,7 +63,7 @@ async function copyPair(plan: EndToEndPlan, rt: RuntimeName, work: string, hostF
   const simDir = mkdtempSync(join(work, "sim-"));
   const env = { DOCA_SIM_DIR: simDir, BENCH_WORK: work };
   const args = (file: string, pci: string) => ["-f", file, "-p", pci, "--json-output", "--timeout", "60"];
-  const argv = (extra: string[]) => runtimeArgv(rt, DMA_COPY, extra, ["ffi", "env", "read", "write"]);
+  const argv = (extra: string[]) => runtimeArgv(rt, DMA_COPY, extra, ["ffi", "env", "read", "write", "run", "sys=statfs"]);
   const start = performance.now();
   let listening!: () => void;
   const ready = new Promise<void>((resolve) => (listening = resolve));
