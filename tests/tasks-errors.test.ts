@@ -10,15 +10,9 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
 
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
-const space = (tag: string) => {
-  const w = workspace(tag);
-  spaces.push(w);
-  return w;
-};
+const space = workspaces(after);
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
 const host = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, "--timeout", "20", ...extra];
 const dpu = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "20", ...extra];

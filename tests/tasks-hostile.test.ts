@@ -10,15 +10,9 @@ import { join } from "node:path";
 import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
 import { temporaryName } from "../tasks/dma-copy/atomic-file.ts";
 import { printable } from "../ffi/printable.ts";
-import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
 
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
-const space = (tag: string) => {
-  const w = workspace(tag);
-  spaces.push(w);
-  return w;
-};
+const space = workspaces(after);
 const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
 const hostileDpu = new URL("./helpers-tasks/hostile-dpu.ts", import.meta.url).pathname;
 const lyingHost = new URL("./helpers-tasks/lying-host.ts", import.meta.url).pathname;

@@ -13,15 +13,9 @@ import { tmpdir } from "node:os";
 import process from "node:process";
 import { join } from "node:path";
 import { DPU_LISTENING, repoRoot, runtimeCommand, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
 
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
-const space = (tag: string) => {
-  const w = workspace(tag);
-  spaces.push(w);
-  return w;
-};
+const space = workspaces(after);
 const task = (name: string) => new URL(`../tasks/${name}.ts`, import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "20", "--quiet"];

@@ -37,6 +37,20 @@ export function workspace(tag: string): Workspace {
   };
 }
 
+/**
+ * Workspaces for one test file, all removed after its tests: `const space = workspaces(after);` then `space("tag")`
+ * (node:test's `after`, passed in so this module does not register hooks of its own).
+ */
+export function workspaces(after: (fn: () => void) => void): (tag: string) => Workspace {
+  const made: Workspace[] = [];
+  after(() => made.forEach((w) => w.remove()));
+  return (tag) => {
+    const w = workspace(tag);
+    made.push(w);
+    return w;
+  };
+}
+
 /** Writes `size` bytes that differ at every offset (a shifted or partial copy cannot hash the same). */
 export function writePatternFile(path: string, size: number, seed = 1): string {
   const fd = openSync(path, "wx");
