@@ -91,10 +91,13 @@ describe("signals and leftovers", () => {
       const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 90_000);
       await dpu.waitForStderr(DPU_LISTENING, 60_000);
       const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
-      // The receiver's temporary file exists: the copy is under way (16 MiB in 8 KiB steps, one in flight, takes
-      // seconds), so the signal lands mid-copy; if the copy ever finished first, the checks below fail loudly.
+      // The receiver's temporary file exists, then 100 ms more: past the window negotiation (an interrupt that lands
+      // inside it reaches the receiver as a bare failure status, without the reason: a known gap, docs/FAULTS.md).
+      // The copy (16 MiB in 8 KiB steps, one in flight) takes seconds, so the signal lands mid-copy; if the copy ever
+      // finished first, the checks below fail loudly.
       for (let i = 0; i < 3000 && w.list(receiverDir).length === 0; i++) await sleep(10);
       assert.ok(w.list(receiverDir).length > 0, "the copy started");
+      await sleep(100);
       (direction === "host→dpu" ? host : dpu).signal!("SIGINT");
       const [h, d] = await Promise.all([host.done, dpu.done]);
       const [sender, receiver] = direction === "host→dpu" ? [h, d] : [d, h];
