@@ -184,10 +184,13 @@ async function guardDma(ctx: SessionContext, copy: Promise<void>, offset: number
     await copy;
   } catch (e) {
     if (e instanceof Error && e.name === "InterruptedError") throw e;
+    const what = `the DMA of the chunk at byte ${offset} ran`;
+    // The host that stops says why before it revokes its memory: its reason, already queued, is the better report.
+    const explained = await ctx.messenger.lostOrFailed(what, e);
+    if (explained.name === "PeerFailedError") throw explained;
     const channel = ctx.messenger.channel;
     for (let i = 0; i < 20 && channel.connected !== false; i++) await new Promise((r) => setTimeout(r, 10));
-    const what = `the DMA of the chunk at byte ${offset} ran`;
-    if (channel.connected === false) throw ctx.messenger.lost(what, e);
+    if (channel.connected === false) throw explained;
     throw new Error(`DMA of the chunk at byte ${offset} failed: ${(e as Error).message}`, { cause: e });
   }
 }

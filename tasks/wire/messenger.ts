@@ -74,7 +74,7 @@ export class Messenger {
       await this.channel.send(bytes);
     } catch (e) {
       // A peer that failed says why and goes away: prefer its queued reason over "connection closed".
-      throw (await this.#queuedFailure()) ?? this.lost(what, e);
+      throw await this.lostOrFailed(what, e);
     }
   }
 
@@ -86,6 +86,14 @@ export class Messenger {
       ? `gave up ${what} after ${this.timeoutMs / 1000} s (--timeout): ${this.peer} did not send it in time`
       : `${this.peer} disconnected while ${what}: ${detail}`;
     return new PeerLostError(text, { cause });
+  }
+
+  /**
+   * The error to report when something failed because the peer may have gone (a failed send, a DMA into memory it
+   * revoked): its own reason when one is already on the way (it says why, then leaves), otherwise the loss.
+   */
+  async lostOrFailed(what: string, cause: unknown): Promise<PeerFailedError | PeerLostError> {
+    return (await this.#queuedFailure()) ?? this.lost(what, cause);
   }
 
   /** A failure STATUS already received (looked for among the next few queued messages, 300 ms at most), if any. */
