@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const program = join(root, "build", "sim", "bin", "rdma_pair");
 
-test("rdma_pair: write, read, send, immediates, atomics, refusals and peer loss between two processes", () => {
+test("rdma_pair: write, read, send, immediates, atomics, sync events, refusals and peer loss between two processes", () => {
   assert.ok(existsSync(program), `${program} is missing: run \`deno task sim:build\` first`);
   const dir = mkdtempSync(join(tmpdir(), "doca-sim-rdma-"));
   try {

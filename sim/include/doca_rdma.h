@@ -27,6 +27,7 @@ struct doca_task;
 struct doca_rdma;
 struct doca_rdma_addr;
 struct doca_rdma_connection;
+struct doca_sync_event_remote_net; /* doca_sync_event.h */
 
 enum doca_rdma_transport_type {
 	DOCA_RDMA_TRANSPORT_TYPE_RC, /* reliable connection: the only transport the software device offers */
@@ -97,6 +98,12 @@ DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_cap_task_atomic_cmp_swp_is_supported(const struct doca_devinfo *devinfo);
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_cap_task_atomic_fetch_add_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_cap_task_remote_net_sync_event_get_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported(const struct doca_devinfo *devinfo);
 
 /* ---------------------------------------------------------------- connections */
 /* Out of band: export this side's details, give them to the peer, connect with the peer's details */
@@ -167,6 +174,9 @@ SIM_RDMA_TASK_KIND_DECL(write_imm)
 SIM_RDMA_TASK_KIND_DECL(read)
 SIM_RDMA_TASK_KIND_DECL(atomic_cmp_swp)
 SIM_RDMA_TASK_KIND_DECL(atomic_fetch_add)
+SIM_RDMA_TASK_KIND_DECL(remote_net_sync_event_get)
+SIM_RDMA_TASK_KIND_DECL(remote_net_sync_event_notify_set)
+SIM_RDMA_TASK_KIND_DECL(remote_net_sync_event_notify_add)
 
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection,
@@ -230,6 +240,52 @@ doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdm
 							   struct doca_buf *dst_buf, struct doca_buf *result_buf,
 							   uint64_t add_data, union doca_data user_data,
 							   struct doca_rdma_task_atomic_fetch_add **task);
+
+/* A peer's sync event (doca_sync_event_remote_net_create_from_export): read it, set it, add to it */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_task_remote_net_sync_event_get_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection,
+	const struct doca_sync_event_remote_net *event, struct doca_buf *dst_buf, union doca_data user_data,
+	struct doca_rdma_task_remote_net_sync_event_get **task);
+DOCA_EXPERIMENTAL
+struct doca_buf *
+doca_rdma_task_remote_net_sync_event_get_get_dst_buf(const struct doca_rdma_task_remote_net_sync_event_get *task);
+DOCA_EXPERIMENTAL
+uint32_t
+doca_rdma_task_remote_net_sync_event_get_get_result_len(const struct doca_rdma_task_remote_net_sync_event_get *task);
+DOCA_EXPERIMENTAL
+const struct doca_sync_event_remote_net *
+doca_rdma_task_remote_net_sync_event_get_get_sync_event(const struct doca_rdma_task_remote_net_sync_event_get *task);
+DOCA_EXPERIMENTAL
+void doca_rdma_task_remote_net_sync_event_get_set_sync_event(struct doca_rdma_task_remote_net_sync_event_get *task,
+							     const struct doca_sync_event_remote_net *event);
+
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_sync_event_remote_net *event,
+	const struct doca_buf *src_buf, union doca_data user_data,
+	struct doca_rdma_task_remote_net_sync_event_notify_set **task);
+DOCA_EXPERIMENTAL
+const struct doca_buf *doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf(
+	const struct doca_rdma_task_remote_net_sync_event_notify_set *task);
+DOCA_EXPERIMENTAL
+struct doca_sync_event_remote_net *doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event(
+	const struct doca_rdma_task_remote_net_sync_event_notify_set *task);
+DOCA_EXPERIMENTAL
+void doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(
+	struct doca_rdma_task_remote_net_sync_event_notify_set *task, struct doca_sync_event_remote_net *event);
+
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_sync_event_remote_net *event,
+	struct doca_buf *result_buf, uint64_t add_data, union doca_data user_data,
+	struct doca_rdma_task_remote_net_sync_event_notify_add **task);
+DOCA_EXPERIMENTAL
+struct doca_buf *doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf(
+	const struct doca_rdma_task_remote_net_sync_event_notify_add *task);
+DOCA_EXPERIMENTAL
+uint64_t doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(
+	const struct doca_rdma_task_remote_net_sync_event_notify_add *task);
 
 #ifdef __cplusplus
 }

@@ -370,6 +370,17 @@ SIM_EXPORT doca_error_t sim_rdma_access_begin(uint64_t key, uint64_t addr, uint6
 SIM_EXPORT void sim_rdma_access_end(void);
 /* Revoke the mmap's RDMA export (if any) and wait until no access that began before has ended */
 void sim_rdma_unexport(struct doca_mmap *mmap);
+/* A key for `len` bytes at `base` that `owner` (an mmap or a sync event) exports for RDMA; unregistering is the barrier */
+doca_error_t sim_rdma_register_key(const void *owner, uintptr_t base, size_t len, uint32_t permissions, uint64_t *key);
+void sim_rdma_unregister_key(const void *owner);
+
+/* A peer's sync event exported for the network (sync_event.c): its RDMA key and the word's address over there */
+struct doca_sync_event_remote_net {
+	uint32_t magic;
+	struct doca_dev *dev;
+	uint64_t key;
+	uint64_t addr;
+};
 /* doca_mmap_create_from_export's RDMA half: is this an RDMA export descriptor, and import it */
 bool sim_rdma_is_export_desc(const void *desc, size_t len);
 doca_error_t sim_rdma_import(const union doca_data *user_data, const void *desc, size_t len, struct doca_dev *dev,

@@ -34,7 +34,7 @@ struct rdma_export_desc {
 
 struct rdma_key_entry {
 	uint64_t key;
-	struct doca_mmap *mmap;
+	const void *owner; /* the mmap, or the sync event (sync_event.c), the key stands for */
 	uintptr_t base;
 	size_t len;
 	uint32_t permissions;
@@ -84,25 +84,14 @@ doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev
 	desc = calloc(1, sizeof(*desc));
 	if (desc == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	pthread_once(&keys_once, keys_init);
-	pthread_rwlock_wrlock(&keys_lock);
 	if (mmap->rdma_key == 0) {
-		if (num_keys == cap_keys) {
-			size_t cap = cap_keys ? cap_keys * 2 : 16;
-			struct rdma_key_entry *grown = realloc(keys, cap * sizeof(*grown));
-			if (grown == NULL) {
-				pthread_rwlock_unlock(&keys_lock);
-				free(desc);
-				return DOCA_ERROR_NO_MEMORY;
-			}
-			keys = grown;
-			cap_keys = cap;
+		doca_error_t err = sim_rdma_register_key(mmap, (uintptr_t)mmap->base, mmap->len, mmap->permissions,
+							 &mmap->rdma_key);
+		if (err != DOCA_SUCCESS) {
+			free(desc);
+			return err;
 		}
-		mmap->rdma_key = new_key();
-		keys[num_keys++] = (struct rdma_key_entry){ mmap->rdma_key, mmap, (uintptr_t)mmap->base, mmap->len,
-							    mmap->permissions };
 	}
-	pthread_rwlock_unlock(&keys_lock);
 	*desc = (struct rdma_export_desc){ RDMA_DESC_MAGIC, RDMA_DESC_VERSION, sizeof(*desc),
 					   mmap->permissions & (RDMA_ACCESS | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), 0,
 					   mmap->rdma_key, (uint64_t)(uintptr_t)mmap->base, mmap->len };
@@ -118,19 +107,44 @@ doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev
 	return DOCA_SUCCESS;
 }
 
+doca_error_t sim_rdma_register_key(const void *owner, uintptr_t base, size_t len, uint32_t permissions, uint64_t *key)
+{
+	pthread_once(&keys_once, keys_init);
+	pthread_rwlock_wrlock(&keys_lock);
+	if (num_keys == cap_keys) {
+		size_t cap = cap_keys ? cap_keys * 2 : 16;
+		struct rdma_key_entry *grown = realloc(keys, cap * sizeof(*grown));
+		if (grown == NULL) {
+			pthread_rwlock_unlock(&keys_lock);
+			return DOCA_ERROR_NO_MEMORY;
+		}
+		keys = grown;
+		cap_keys = cap;
+	}
+	*key = new_key();
+	keys[num_keys++] = (struct rdma_key_entry){ *key, owner, base, len, permissions };
+	pthread_rwlock_unlock(&keys_lock);
+	return DOCA_SUCCESS;
+}
+
+void sim_rdma_unregister_key(const void *owner)
+{
+	pthread_once(&keys_once, keys_init);
+	pthread_rwlock_wrlock(&keys_lock);
+	for (size_t i = 0; i < num_keys; i++)
+		if (keys[i].owner == owner) {
+			keys[i] = keys[--num_keys];
+			break;
+		}
+	pthread_rwlock_unlock(&keys_lock);
+}
+
 void sim_rdma_unexport(struct doca_mmap *mmap)
 {
 	if (mmap->rdma_key == 0 || mmap->from_export)
 		return;
-	pthread_once(&keys_once, keys_init);
-	pthread_rwlock_wrlock(&keys_lock);
-	for (size_t i = 0; i < num_keys; i++)
-		if (keys[i].mmap == mmap) {
-			keys[i] = keys[--num_keys];
-			break;
-		}
+	sim_rdma_unregister_key(mmap);
 	mmap->rdma_key = 0;
-	pthread_rwlock_unlock(&keys_lock);
 }
 
 doca_error_t sim_rdma_access_begin(uint64_t key, uint64_t addr, uint64_t len, uint32_t need, void **local)

@@ -72,6 +72,9 @@ TASK_CAP(send_imm)
 TASK_CAP(receive)
 TASK_CAP(atomic_cmp_swp)
 TASK_CAP(atomic_fetch_add)
+TASK_CAP(remote_net_sync_event_get)
+TASK_CAP(remote_net_sync_event_notify_set)
+TASK_CAP(remote_net_sync_event_notify_add)
 
 /* ---------------------------------------------------------------- context */
 static void flush_all(struct doca_rdma *rdma, struct doca_task **out_head)
@@ -154,7 +157,10 @@ static doca_error_t rdma_stop(struct doca_ctx *ctx)
 	close(rdma->wake_fd);
 	close(rdma->notify_fd);
 	rdma->wake_fd = rdma->notify_fd = -1;
-	return DOCA_SUCCESS;
+	/* Like DOCA's RDMA context, the stop always completes later, in a progress call (NVIDIA's samples stop from a
+	 * completion callback and expect DOCA_ERROR_IN_PROGRESS even with nothing in flight) */
+	rdma->stop_pending = true;
+	return DOCA_ERROR_IN_PROGRESS;
 }
 
 static int rdma_progress(struct doca_ctx *ctx)
@@ -165,6 +171,11 @@ static int rdma_progress(struct doca_ctx *ctx)
 	uint64_t count;
 	int did = 0;
 
+	if (rdma->stop_pending) {
+		rdma->stop_pending = false;
+		sim_ctx_kind_stopped(ctx);
+		return 1;
+	}
 	if (rdma->notify_fd >= 0)
 		while (read(rdma->notify_fd, &count, sizeof(count)) == sizeof(count))
 			;
@@ -617,8 +628,10 @@ doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *conn)
 	rdma = conn->rdma;
 	pthread_mutex_lock(&rdma->lock);
 	if (conn->state == CONN_CLOSED) {
+		/* Already down (the peer left, or we disconnected): NVIDIA's samples disconnect from their disconnection
+		 * callback and again in their teardown, and expect success both times */
 		pthread_mutex_unlock(&rdma->lock);
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: connection is not connected", __func__);
+		return DOCA_SUCCESS;
 	}
 	/* Our side asked: the requests still waiting fail, and our own disconnection callback follows */
 	rdma_conn_close(rdma, conn, DOCA_ERROR_CONNECTION_RESET);

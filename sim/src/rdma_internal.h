@@ -26,6 +26,9 @@ enum rdma_task_kind {
 	RDMA_READ,
 	RDMA_CAS,
 	RDMA_FADD,
+	RDMA_SE_GET, /* a peer's sync event: read, set, add (sync_event.c exports it as an 8-byte RDMA key) */
+	RDMA_SE_SET,
+	RDMA_SE_ADD,
 	RDMA_KIND_COUNT_,
 };
 
@@ -46,6 +49,8 @@ enum rdma_op {
 	OP_FADD,        /* 8 bytes at (key, addr): add a */
 	OP_ATOMIC_RESP, /* a = value before the operation */
 	OP_ACK,         /* status = doca_error_t of the request `id` */
+	OP_SE_GET,      /* 8 bytes at (key, addr) read atomically: answered with OP_ATOMIC_RESP */
+	OP_SE_SET,      /* 8 bytes at (key, addr) set atomically to a: answered with OP_ACK */
 	OP_COUNT_,
 };
 
@@ -71,6 +76,7 @@ struct rdma_task {
 	enum rdma_task_kind kind;
 	struct doca_rdma_connection *conn;
 	struct doca_buf *src, *dst, *result;
+	struct doca_sync_event_remote_net *sync_event; /* RDMA_SE_* */
 	uint64_t a, b;
 	uint32_t imm;
 	uint64_t id;                    /* while awaiting its response */
@@ -160,6 +166,7 @@ struct doca_rdma {
 	pthread_mutex_t lock;
 	pthread_t io_thread;
 	bool io_running, io_quit;
+	bool stop_pending; /* doca_ctx_stop ran: IDLE comes at the next progress (RDMA stops asynchronously) */
 	int wake_fd;   /* eventfd: the application thread wakes the I/O thread */
 	int notify_fd; /* eventfd in the pe's epoll set: the I/O thread wakes doca_pe_progress */
 	int cm_listen_fd;

@@ -405,15 +405,38 @@ static bool end_frame(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 			respond(rdma, s, OP_ATOMIC_RESP, f->id, DOCA_SUCCESS, old);
 		return true;
 	}
+	case OP_SE_GET:
+	case OP_SE_SET: {
+		/* a sync event we exported: the word is read or set atomically, never torn, as the CPU side waits on it */
+		uint32_t need = f->op == OP_SE_GET ? DOCA_ACCESS_FLAG_RDMA_READ : DOCA_ACCESS_FLAG_RDMA_WRITE;
+		doca_error_t err = f->addr % 8 != 0 ? DOCA_ERROR_INVALID_VALUE : check_range(rdma, f->key, f->addr, 8, need);
+		uint64_t value = 0;
+		if (err == DOCA_SUCCESS && sim_rdma_access_begin(f->key, f->addr, 8, need, &local) == DOCA_SUCCESS) {
+			if (f->op == OP_SE_GET)
+				value = __atomic_load_n((uint64_t *)local, __ATOMIC_ACQUIRE);
+			else
+				__atomic_store_n((uint64_t *)local, f->a, __ATOMIC_RELEASE);
+			sim_rdma_access_end();
+		} else if (err == DOCA_SUCCESS) {
+			err = DOCA_ERROR_NOT_PERMITTED;
+		}
+		if (err != DOCA_SUCCESS || f->op == OP_SE_SET)
+			respond(rdma, s, OP_ACK, f->id, err, 0);
+		else
+			respond(rdma, s, OP_ATOMIC_RESP, f->id, DOCA_SUCCESS, value);
+		return true;
+	}
 	case OP_READ_RESP:
 		/* the bytes are in; the trailing ACK completes the read */
 		return true;
 	case OP_ATOMIC_RESP:
 		t = take_awaiting(c, f->id);
-		if (t == NULL || (t->kind != RDMA_CAS && t->kind != RDMA_FADD))
+		if (t == NULL || (t->kind != RDMA_CAS && t->kind != RDMA_FADD && t->kind != RDMA_SE_GET &&
+				  t->kind != RDMA_SE_ADD))
 			return false;
 		memcpy((uint8_t *)t->result->data + t->result->data_len, &f->a, sizeof(f->a));
 		t->result->data_len += sizeof(f->a);
+		t->result_len = sizeof(f->a);
 		rdma_finish_task(rdma, t, DOCA_SUCCESS);
 		return true;
 	case OP_ACK:

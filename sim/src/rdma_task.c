@@ -1,6 +1,6 @@
 /*
  * Software DOCA device, libdoca_rdma: the task kinds (send, send with immediate, receive, write, write with immediate,
- * read, atomic compare-and-swap and fetch-and-add): configuration, allocation, getters, and turning a submitted task
+ * read, atomic compare-and-swap and fetch-and-add, and get / set / add on a peer's sync event): configuration, allocation, getters, and turning a submitted task
  * into a request frame on its connection (rdma_task_issue; the I/O thread completes it when the response arrives).
  */
 #define _GNU_SOURCE
@@ -11,7 +11,8 @@
 
 static const char *const kind_names[RDMA_KIND_COUNT_] = {
 	"rdma_send", "rdma_send_imm", "rdma_receive", "rdma_write", "rdma_write_imm", "rdma_read",
-	"rdma_atomic_cmp_swp", "rdma_atomic_fetch_add",
+	"rdma_atomic_cmp_swp", "rdma_atomic_fetch_add", "rdma_remote_net_sync_event_get",
+	"rdma_remote_net_sync_event_notify_set", "rdma_remote_net_sync_event_notify_add",
 };
 
 static void task_free(struct doca_task *task)
@@ -85,6 +86,9 @@ KIND_API(write_imm, RDMA_WRITE_IMM)
 KIND_API(read, RDMA_READ)
 KIND_API(atomic_cmp_swp, RDMA_CAS)
 KIND_API(atomic_fetch_add, RDMA_FADD)
+KIND_API(remote_net_sync_event_get, RDMA_SE_GET)
+KIND_API(remote_net_sync_event_notify_set, RDMA_SE_SET)
+KIND_API(remote_net_sync_event_notify_add, RDMA_SE_ADD)
 
 doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
 					       const struct doca_buf *src_buf, union doca_data user_data,
@@ -248,6 +252,113 @@ doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdm
 	return err;
 }
 
+/* ---------------------------------------------------------------- a peer's sync event */
+static doca_error_t alloc_sync_event(struct doca_rdma *rdma, enum rdma_task_kind kind, struct doca_rdma_connection *conn,
+				     const struct doca_sync_event_remote_net *event, struct doca_buf *buf,
+				     union doca_data user_data, struct rdma_task **t)
+{
+	doca_error_t err;
+	if (event == NULL || buf == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(event, magic, "sync_event_remote_net", DOCA_ERROR_INVALID_VALUE);
+	err = alloc_task(rdma, kind, conn, user_data, t);
+	if (err == DOCA_SUCCESS)
+		(*t)->sync_event = (struct doca_sync_event_remote_net *)event;
+	return err;
+}
+
+doca_error_t doca_rdma_task_remote_net_sync_event_get_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *conn, const struct doca_sync_event_remote_net *event,
+	struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_remote_net_sync_event_get **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = alloc_sync_event(rdma, RDMA_SE_GET, conn, event, dst_buf, user_data, &t);
+	if (err == DOCA_SUCCESS) {
+		t->dst = t->result = dst_buf;
+		*task = (struct doca_rdma_task_remote_net_sync_event_get *)(void *)t;
+	}
+	return err;
+}
+struct doca_buf *
+doca_rdma_task_remote_net_sync_event_get_get_dst_buf(const struct doca_rdma_task_remote_net_sync_event_get *task)
+{
+	return task == NULL ? NULL : RECV(task)->dst;
+}
+uint32_t
+doca_rdma_task_remote_net_sync_event_get_get_result_len(const struct doca_rdma_task_remote_net_sync_event_get *task)
+{
+	return task == NULL ? 0 : RECV(task)->result_len;
+}
+const struct doca_sync_event_remote_net *
+doca_rdma_task_remote_net_sync_event_get_get_sync_event(const struct doca_rdma_task_remote_net_sync_event_get *task)
+{
+	return task == NULL ? NULL : RECV(task)->sync_event;
+}
+
+void doca_rdma_task_remote_net_sync_event_get_set_sync_event(struct doca_rdma_task_remote_net_sync_event_get *task,
+							     const struct doca_sync_event_remote_net *event)
+{
+	if (task != NULL && event != NULL)
+		((struct rdma_task *)(void *)task)->sync_event = (struct doca_sync_event_remote_net *)event;
+}
+
+doca_error_t doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *conn, struct doca_sync_event_remote_net *event,
+	const struct doca_buf *src_buf, union doca_data user_data,
+	struct doca_rdma_task_remote_net_sync_event_notify_set **task)
+{
+	struct rdma_task *t;
+	doca_error_t err =
+		alloc_sync_event(rdma, RDMA_SE_SET, conn, event, (struct doca_buf *)src_buf, user_data, &t);
+	if (err == DOCA_SUCCESS) {
+		t->src = (struct doca_buf *)src_buf;
+		*task = (struct doca_rdma_task_remote_net_sync_event_notify_set *)(void *)t;
+	}
+	return err;
+}
+const struct doca_buf *doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf(
+	const struct doca_rdma_task_remote_net_sync_event_notify_set *task)
+{
+	return task == NULL ? NULL : RECV(task)->src;
+}
+struct doca_sync_event_remote_net *doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event(
+	const struct doca_rdma_task_remote_net_sync_event_notify_set *task)
+{
+	return task == NULL ? NULL : RECV(task)->sync_event;
+}
+
+void doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(
+	struct doca_rdma_task_remote_net_sync_event_notify_set *task, struct doca_sync_event_remote_net *event)
+{
+	if (task != NULL && event != NULL)
+		((struct rdma_task *)(void *)task)->sync_event = event;
+}
+
+doca_error_t doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *conn, struct doca_sync_event_remote_net *event,
+	struct doca_buf *result_buf, uint64_t add_data, union doca_data user_data,
+	struct doca_rdma_task_remote_net_sync_event_notify_add **task)
+{
+	struct rdma_task *t;
+	doca_error_t err = alloc_sync_event(rdma, RDMA_SE_ADD, conn, event, result_buf, user_data, &t);
+	if (err == DOCA_SUCCESS) {
+		t->result = result_buf;
+		t->a = add_data;
+		*task = (struct doca_rdma_task_remote_net_sync_event_notify_add *)(void *)t;
+	}
+	return err;
+}
+struct doca_buf *doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf(
+	const struct doca_rdma_task_remote_net_sync_event_notify_add *task)
+{
+	return task == NULL ? NULL : RECV(task)->result;
+}
+uint64_t doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(
+	const struct doca_rdma_task_remote_net_sync_event_notify_add *task)
+{
+	return task == NULL ? 0 : RECV(task)->a;
+}
+
 /* ---------------------------------------------------------------- submit: the request frame */
 static size_t tail_room(const struct doca_buf *b)
 {
@@ -310,6 +421,25 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 		f.addr = (uint64_t)(uintptr_t)t->dst->data;
 		f.a = t->a;
 		f.b = t->b;
+		break;
+	case RDMA_SE_GET:
+	case RDMA_SE_ADD:
+		if (remote(t->result) || tail_room(t->result) < sizeof(uint64_t))
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a local buffer with 8 bytes of room",
+					kind_names[t->kind]);
+		rdma_frame_init(&f, t->kind == RDMA_SE_GET ? OP_SE_GET : OP_FADD);
+		f.key = t->sync_event->key;
+		f.addr = t->sync_event->addr;
+		f.a = t->a;
+		break;
+	case RDMA_SE_SET:
+		if (remote(t->src) || t->src->data_len < sizeof(uint64_t))
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a local source holding 8 bytes",
+					kind_names[t->kind]);
+		rdma_frame_init(&f, OP_SE_SET);
+		f.key = t->sync_event->key;
+		f.addr = t->sync_event->addr;
+		memcpy(&f.a, t->src->data, sizeof(f.a));
 		break;
 	default:
 		return DOCA_ERROR_INVALID_VALUE;

@@ -1,7 +1,9 @@
 /*
  * DOCA RDMA on the software device, two processes (a requester and a responder, forked) as NVIDIA's samples pair them:
  * connection details and an mmap export cross out of band (pipes here), then write, read, send, send with immediate,
- * write with immediate, compare-and-swap and fetch-and-add, each checked on the side that owns the memory; a write to
+ * write with immediate, compare-and-swap and fetch-and-add, each checked on the side that owns the memory; the
+ * responder's sync event exported for the network, set, read and added to by the requester's remote-net tasks, a
+ * forged sync event key refused; a write to
  * memory exported read-only and a write through a forged (enlarged) descriptor fail; once the responder is gone a
  * request fails instead of hanging. A second pair connects through RDMA CM (listen, connect to address, accept).
  * Usage: rdma_pair  (prints "rdma_pair: ok")
@@ -17,6 +19,7 @@
 #include <doca_buf_inventory.h>
 #include <doca_ctx.h>
 #include <doca_rdma.h>
+#include <doca_sync_event.h>
 
 #include "sim_test_util.h"
 
@@ -98,6 +101,9 @@ static void side_open(struct side *s, bool cm)
 	CONF(send_imm);
 	CONF(atomic_cmp_swp);
 	CONF(atomic_fetch_add);
+	CONF(remote_net_sync_event_get);
+	CONF(remote_net_sync_event_notify_set);
+	CONF(remote_net_sync_event_notify_add);
 	T_OK(doca_rdma_task_receive_set_conf(s->rdma, recv_ok, recv_err, 16));
 	if (cm)
 		T_OK(doca_rdma_set_connection_state_callbacks(s->rdma, on_request, on_established, on_failure,
@@ -161,9 +167,19 @@ static int responder(int to_parent, int from_parent)
 	size_t len;
 	uint8_t details[256];
 	struct doca_mmap *ma, *mb, *mi;
+	struct doca_sync_event *se;
+	const uint8_t *se_blob;
+	size_t se_len;
+	uint64_t value;
 	char cmd;
 
 	side_open(&s, false);
+	T_OK(doca_sync_event_create(&se));
+	T_TRUE(doca_sync_event_export_to_remote_net(se, &se_blob, &se_len) == DOCA_ERROR_NOT_PERMITTED);
+	T_OK(doca_sync_event_add_publisher_location_remote_net(se));
+	T_OK(doca_sync_event_add_subscriber_location_cpu(se, s.dev));
+	T_OK(doca_sync_event_start(se));
+	T_OK(doca_sync_event_export_to_remote_net(se, &se_blob, &se_len));
 	t_fill(b, sizeof(b), 2);
 	ma = t_mmap(s.dev, a, sizeof(a), PERMS);
 	mb = t_mmap(s.dev, b, sizeof(b), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_RDMA_READ);
@@ -176,6 +192,7 @@ static int responder(int to_parent, int from_parent)
 	put_blob(to_parent, desc, len);
 	T_OK(doca_mmap_export_rdma(mb, s.dev, &desc, &len));
 	put_blob(to_parent, desc, len);
+	put_blob(to_parent, se_blob, se_len);
 	len = get_blob(from_parent, details, sizeof(details));
 	T_OK(doca_rdma_connect(s.rdma, details, len, s.conn));
 	/* The parent says when to check; meanwhile our I/O thread serves it without any progress call of ours
@@ -191,6 +208,12 @@ static int responder(int to_parent, int from_parent)
 		T_TRUE(memcmp(inbox[0], "hello", 5) == 0);
 		T_TRUE(memcmp(inbox[1], "imm!", 4) == 0);
 	}
+	/* the requester set our sync event to 7 and added 3 */
+	T_OK(doca_sync_event_wait_gt(se, 9, UINT64_MAX));
+	T_OK(doca_sync_event_get(se, &value));
+	T_TRUE(value == 10);
+	T_OK(doca_sync_event_stop(se));
+	T_OK(doca_sync_event_destroy(se));
 	T_TRUE(write(to_parent, "k", 1) == 1);
 	return 0;
 }
@@ -199,8 +222,8 @@ static int requester(int from_child, int to_child, pid_t child)
 {
 	struct side s;
 	static uint8_t local[BIG + 4096];
-	uint8_t details[256], desc_a[256], desc_b[256];
-	size_t dl, la, lb;
+	uint8_t details[256], desc_a[256], desc_b[256], se_blob[256];
+	size_t dl, la, lb, ls;
 	struct doca_mmap *ml, *ra, *rb, *forged;
 	struct doca_buf *src, *dst;
 	union doca_data none = { 0 };
@@ -214,6 +237,7 @@ static int requester(int from_child, int to_child, pid_t child)
 	dl = get_blob(from_child, details, sizeof(details));
 	la = get_blob(from_child, desc_a, sizeof(desc_a));
 	lb = get_blob(from_child, desc_b, sizeof(desc_b));
+	ls = get_blob(from_child, se_blob, sizeof(se_blob));
 	T_OK(doca_rdma_export(s.rdma, &mine, &mine_len, &s.conn));
 	T_OK(doca_rdma_connect(s.rdma, details, dl, s.conn));
 	put_blob(to_child, mine, mine_len);
@@ -308,6 +332,48 @@ static int requester(int from_child, int to_child, pid_t child)
 		doca_task_free(doca_rdma_task_atomic_fetch_add_as_task(fa));
 		doca_buf_dec_refcount(res, NULL);
 		doca_buf_dec_refcount(dst, NULL);
+	}
+
+	/* the responder's sync event: set 7, read it back, add 3 (the value before comes back), then a forged key */
+	{
+		struct doca_sync_event_remote_net *rse, *forged_se;
+		struct doca_rdma_task_remote_net_sync_event_notify_set *set;
+		struct doca_rdma_task_remote_net_sync_event_get *get;
+		struct doca_rdma_task_remote_net_sync_event_notify_add *add;
+		struct doca_buf *res;
+		uint64_t seven = 7, got;
+		T_OK(doca_sync_event_remote_net_create_from_export(s.dev, se_blob, ls, &rse));
+		memcpy(local + 1024, &seven, 8);
+		src = buf_at(&s, ml, local + 1024, 8, 8);
+		T_OK(doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(s.rdma, s.conn, rse, src, none, &set));
+		T_OK(doca_task_submit(doca_rdma_task_remote_net_sync_event_notify_set_as_task(set)));
+		wait_tasks(&s, ++d, f);
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ml, local + 1100, 8, &res));
+		T_OK(doca_rdma_task_remote_net_sync_event_get_allocate_init(s.rdma, s.conn, rse, res, none, &get));
+		T_OK(doca_task_submit(doca_rdma_task_remote_net_sync_event_get_as_task(get)));
+		wait_tasks(&s, ++d, f);
+		memcpy(&got, local + 1100, 8);
+		T_TRUE(got == 7 && doca_rdma_task_remote_net_sync_event_get_get_result_len(get) == 8);
+		T_OK(doca_buf_reset_data_len(res));
+		T_OK(doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(s.rdma, s.conn, rse, res, 3, none, &add));
+		T_OK(doca_task_submit(doca_rdma_task_remote_net_sync_event_notify_add_as_task(add)));
+		wait_tasks(&s, ++d, f);
+		memcpy(&got, local + 1100, 8);
+		T_TRUE(got == 7);
+		doca_task_free(doca_rdma_task_remote_net_sync_event_notify_add_as_task(add));
+		doca_task_free(doca_rdma_task_remote_net_sync_event_get_as_task(get));
+
+		se_blob[8] ^= 1; /* the key: a peer that guesses wrong reaches nothing */
+		T_OK(doca_sync_event_remote_net_create_from_export(s.dev, se_blob, ls, &forged_se));
+		doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(set, forged_se);
+		T_OK(doca_task_submit(doca_rdma_task_remote_net_sync_event_notify_set_as_task(set)));
+		wait_tasks(&s, d, ++f);
+		T_TRUE(last_error == DOCA_ERROR_NOT_PERMITTED);
+		doca_task_free(doca_rdma_task_remote_net_sync_event_notify_set_as_task(set));
+		T_OK(doca_sync_event_remote_net_destroy(forged_se));
+		T_OK(doca_sync_event_remote_net_destroy(rse));
+		doca_buf_dec_refcount(res, NULL);
+		doca_buf_dec_refcount(src, NULL);
 	}
 
 	/* refused: a write to memory exported for reading only; a write through an enlarged descriptor */

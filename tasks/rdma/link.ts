@@ -183,6 +183,9 @@ export class Channel {
   readonly #bufs: Buf[] = [];
   readonly #pending: (Promise<void> | undefined)[] = [];
   #next = 0;
+  #sendSeq = 0;
+  #recvSeq = 0;
+  readonly #held = new Map<number, Message>();
   #lost: Error | undefined;
   readonly #lostWaiters = new Set<(e: Error) => void>();
 
@@ -200,7 +203,9 @@ export class Channel {
   }
 
   async send(message: Message): Promise<void> {
-    const bytes = new TextEncoder().encode(JSON.stringify(message));
+    // Numbered when called: DOCA promises no order among completions (the receiver's queue may not be the wire's
+    // order, and a send waiting for its ring slot may leave after a later one), so the receiver restores it.
+    const bytes = new TextEncoder().encode(JSON.stringify({ ...message, seq: this.#sendSeq++ }));
     if (bytes.length > Channel.MAX_MESSAGE) throw new Error(`control message of ${bytes.length} bytes exceeds ${Channel.MAX_MESSAGE}`);
     const i = this.#next;
     this.#next = (i + 1) % Channel.SENDS;
@@ -215,24 +220,47 @@ export class Channel {
 
   /** The next message; `expect` lists the types allowed here (anything else, or ABORT, is an error). */
   async recv(what: string, ...expect: string[]): Promise<Message> {
-    const m = await this.#bounded(this.rdma.recv(), what);
+    const msg = await this.#nextInOrder(what);
+    if (expect.length && !expect.includes(msg.type)) {
+      throw new ProtocolError(`the peer sent ${JSON.stringify(msg.type.slice(0, 40))} while ${what} (expected ${expect.join(" or ")})`);
+    }
+    return msg;
+  }
+
+  /** Messages in the peer's order (its `seq`), whatever order their receives completed in; an ABORT at once. */
+  async #nextInOrder(what: string): Promise<Message> {
+    for (;;) {
+      const held = this.#held.get(this.#recvSeq);
+      if (held) {
+        this.#held.delete(this.#recvSeq++);
+        return held;
+      }
+      const m = this.#parse((await this.#bounded(this.rdma.recv(), what)).bytes, what);
+      if (m.type === "ABORT") throw new PeerAbortError(`the peer gave up: ${String(m.reason ?? "no reason").slice(0, 500)}`);
+      const seq = m.seq;
+      // At most RECEIVES messages can be ahead of the one awaited (each took one of our posted receives)
+      if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < this.#recvSeq || seq > this.#recvSeq + Channel.RECEIVES || this.#held.has(seq)) {
+        throw new ProtocolError(`the peer sent a control message out of sequence while ${what} (seq ${JSON.stringify(seq)?.slice(0, 20)}, expected ${this.#recvSeq})`);
+      }
+      if (seq === this.#recvSeq) {
+        this.#recvSeq++;
+        return m;
+      }
+      this.#held.set(seq, m);
+    }
+  }
+
+  #parse(bytes: Uint8Array, what: string): Message {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(m.bytes));
+      parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     } catch {
       throw new ProtocolError(`the peer sent a control message that is not UTF-8 JSON while ${what}`);
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || typeof (parsed as Message).type !== "string") {
       throw new ProtocolError(`the peer sent a control message without a type while ${what}`);
     }
-    const msg = parsed as Message;
-    if (msg.type === "ABORT") {
-      throw new PeerAbortError(`the peer gave up: ${String(msg.reason ?? "no reason").slice(0, 500)}`);
-    }
-    if (expect.length && !expect.includes(msg.type)) {
-      throw new ProtocolError(`the peer sent ${JSON.stringify(msg.type.slice(0, 40))} while ${what} (expected ${expect.join(" or ")})`);
-    }
-    return msg;
+    return parsed as Message;
   }
 
   /** Races `p` with the connection dropping, the deadline and the abort signal. */
