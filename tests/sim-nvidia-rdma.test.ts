@@ -4,9 +4,10 @@
  * with Enter pressed when each side asks) and through RDMA CM. Nothing of NVIDIA's is in this repository: the
  * samples come from a local snapshot of their repository (the `fetch` tool's mirror, or DOCA_SAMPLES_REPO: a git
  * directory or a checkout); without one every case is skipped with a line saying so. doca_argp and doca_log, which
- * DOCA ships in other libraries, are the small stand-ins in tests/nvidia-samples.
+ * DOCA ships in other libraries, are the small stand-ins in tests/nvidia-samples. doca-ts also takes the place of
+ * the write requester and of the sender (tests/helpers-tasks/nvidia-rdma-peer.ts) against NVIDIA's C other half.
  */
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -14,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { repoRoot, runtimeCommand } from "./helpers/spawn-runtime.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const libDir = join(root, "build", "sim", "lib");
@@ -32,6 +34,7 @@ function findSnapshot(): string | undefined {
 const snapshot = findSnapshot();
 const skip = snapshot ? false : "no snapshot of NVIDIA-DOCA/doca-samples (set DOCA_SAMPLES_REPO, or fetch github:NVIDIA-DOCA/doca-samples)";
 if (!snapshot) console.log(`# NVIDIA RDMA samples skipped: ${skip}`);
+
 
 const SAMPLES = [
   "rdma_write_responder", "rdma_write_requester", "rdma_read_responder", "rdma_read_requester",
@@ -116,7 +119,9 @@ async function runPair(passive: string, active: string, args: { passive: string[
   };
   const start = (name: string, extra: string[], folder: string): Side => {
     const files = ["-ld", join(folder, "local.txt"), "-re", join(folder, "remote.txt"), "-m", join(folder, "resource.txt")];
-    const child = spawn(bin(name), ["-d", "mlx5_0", ...files, ...extra], { env, stdio: ["pipe", "pipe", "pipe"] });
+    // a sample, or doca-ts in a sample's place (a script under this runtime, same files and prompts)
+    const cmd = name.endsWith(".ts") ? runtimeCommand(name, [...extra, ...files]) : { command: bin(name), args: ["-d", "mlx5_0", ...files, ...extra] };
+    const child = spawn(cmd.command, cmd.args, { env, cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
     const side: Side = { child, log: "", prompts: 0, answered: 0, exited: false, code: null, lastOutput: Date.now() };
     const take = (d: Buffer) => {
       side.log += d.toString();
@@ -132,7 +137,8 @@ async function runPair(passive: string, active: string, args: { passive: string[
     return side;
   };
   const waiting = (s: Side) => !s.exited && s.prompts > s.answered;
-  const settled = (s: Side) => s.exited || waiting(s) || Date.now() - s.lastOutput > 700;
+  // (a side still starting has said nothing yet: it is not waiting for anything)
+  const settled = (s: Side) => s.exited || waiting(s) || (s.log.length > 0 && Date.now() - s.lastOutput > 700);
   const enter = (s: Side) => {
     copyAcross();
     s.answered++;
@@ -166,10 +172,11 @@ async function runPair(passive: string, active: string, args: { passive: string[
   return { p, a: a! };
 }
 
-function assertFinished(s: Side, name: string): void {
-  assert.equal(s.code, 0, `${name} exited ${s.code}\n${s.log}`);
-  assert.match(s.log, /Sample finished successfully/, s.log);
-  assert.doesNotMatch(s.log, /\[ERR\]|strict:/, s.log);
+function assertFinished(s: Side, name: string, other?: Side): void {
+  const logs = `${name}:\n${s.log}${other ? `\n--- its peer:\n${other.log}` : ""}`;
+  assert.equal(s.code, 0, `${name} exited ${s.code}\n${logs}`);
+  assert.match(s.log, /Sample finished successfully/, logs);
+  assert.doesNotMatch(s.log, /\[ERR\]|strict:/, logs);
 }
 
 const CASES: { name: string; passive: string; active: string; expect: [side: "p" | "a", RegExp][] }[] = [
@@ -197,19 +204,36 @@ const CASES: { name: string; passive: string; active: string; expect: [side: "p"
   { name: "multi-connection send / receive", passive: "rdma_multi_conn_receive", active: "rdma_multi_conn_send", expect: [["p", /Got from sender: "Hi DOCA RDMA!"/]] },
 ];
 
+// Built when the file loads, not in a hook: compiling 14 programs takes longer than some runners allow a hook
+if (snapshot) buildSamples();
+
 describe("NVIDIA's DOCA RDMA samples, unmodified, on the software device", { skip }, () => {
-  before(() => buildSamples());
   after(() => work && rmSync(work, { recursive: true, force: true }));
+
+  // doca-ts in the requester's / sender's place, NVIDIA's C sample on the other side
+  const peer = join(root, "tests", "helpers-tasks", "nvidia-rdma-peer.ts");
+  for (const [mode, passive, expect] of [
+    ["write", "rdma_write_responder", /Requester has written: "Hi from doca-ts"/],
+    ["send", "rdma_receive", /Got from sender: "Hi from doca-ts"/],
+  ] as const) {
+    test(`doca-ts ${mode}s to NVIDIA's ${passive} (descriptor files)`, { timeout: 90_000 }, async () => {
+      const { p, a } = await runPair(passive, peer, { passive: [], active: [mode] });
+      assertFinished(p, passive, a);
+      assert.equal(a.code, 0, `${a.log}\n--- NVIDIA's side:\n${p.log}`);
+      assert.match(a.log, new RegExp(`doca-ts peer: ${mode} of "Hi from doca-ts" done`));
+      assert.match(p.log, expect);
+    });
+  }
 
   let port = 20_000 + (process.pid % 20_000);
   for (const c of CASES) {
     for (const cm of [false, true]) {
-      test(`${c.name}: ${c.passive} ⇄ ${c.active} (${cm ? "RDMA CM" : "descriptor files"})`, async () => {
+      test(`${c.name}: ${c.passive} ⇄ ${c.active} (${cm ? "RDMA CM" : "descriptor files"})`, { timeout: 90_000 }, async () => {
         const lp = String(port++);
         const args = cm ? { passive: ["-cm", "-lp", lp], active: ["-cm", "-lp", lp, "-sa", "127.0.0.1"] } : { passive: [], active: [] };
         const { p, a } = await runPair(c.passive, c.active, args);
-        assertFinished(p, c.passive);
-        assertFinished(a, c.active);
+        assertFinished(p, c.passive, a);
+        assertFinished(a, c.active, p);
         for (const [side, pattern] of c.expect) assert.match((side === "p" ? p : a).log, pattern);
       });
     }

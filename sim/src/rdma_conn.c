@@ -88,8 +88,10 @@ void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, 
 		return;
 	for (int i = 0; i < conn->num_socks; i++) {
 		struct rdma_sock *s = &conn->socks[i];
-		if (s->fd >= 0)
+		if (s->fd >= 0) {
+			rdma_sock_linger(s);
 			close(s->fd);
+		}
 		s->fd = -1;
 		while (s->out_head != NULL) {
 			struct rdma_out *o = s->out_head;

@@ -197,6 +197,8 @@ const char *rdma_local_address(void);
 void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn);
 void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status);
 struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm);
+/* Before closing: let what is queued on the socket leave (200 ms at most; rdma_io.c) */
+void rdma_sock_linger(struct rdma_sock *s);
 void rdma_sock_init(struct rdma_sock *sock, int fd);
 /* Close a connection's sockets and fail what waits on it (lock held) */
 void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, doca_error_t why);

@@ -166,6 +166,38 @@ static void respond(struct doca_rdma *rdma, struct rdma_sock *s, enum rdma_op op
 /* ---------------------------------------------------------------- sending */
 
 /* Write what the socket takes; false when the connection broke */
+static bool flush_sock(struct rdma_sock *s);
+
+/*
+ * Before a socket closes: what is already queued (the acknowledgements of requests we served, above all) still
+ * leaves, and the close is graceful: we stop writing, then read and drop what the peer still sends until it closes
+ * too, 200 ms at most in all. A NIC acknowledges a request as soon as it lands, whatever the application does next;
+ * without the flush a responder that stops right after its receive completed fails the requester's finished send,
+ * and closing with unread input makes the kernel reset the connection, which destroys the acknowledgement that is
+ * already on its way.
+ */
+void rdma_sock_linger(struct rdma_sock *s)
+{
+	uint64_t deadline = now_ms() + 200;
+	char sink[4096];
+	while (s->fd >= 0 && s->out_head != NULL && flush_sock(s) && s->out_head != NULL) {
+		uint64_t now = now_ms();
+		struct pollfd p = { .fd = s->fd, .events = POLLOUT };
+		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
+			break;
+	}
+	if (s->fd < 0 || shutdown(s->fd, SHUT_WR) != 0)
+		return;
+	for (;;) {
+		uint64_t now = now_ms();
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
+			return;
+		if (recv(s->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
+			return; /* the peer closed (or is gone) */
+	}
+}
+
 static bool flush_sock(struct rdma_sock *s)
 {
 	while (s->out_head != NULL) {
