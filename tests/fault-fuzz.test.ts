@@ -115,6 +115,27 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
     });
   }
 
+  for (const seed of seeds) {
+    test(`raw frames from the network into an RDMA responder (seed ${seed})`, { timeout: 120_000 }, () => {
+      const n = SLOW ? 10_000 : 1_500;
+      const t0 = Date.now();
+      const r = runHarness(exe.fuzz_rdma_frames.path, [String(n), String(seed)], {}, 100_000);
+      assert.equal(
+        r.signal,
+        null,
+        `harness crashed (${r.signal}); stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`,
+      );
+      assert.equal(r.status, 0, `stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+      const m = /FUZZ rdma-frames inputs (\d+) frames (\d+) writes (\d+) accepted (\d+)/.exec(r.stdout);
+      assert.ok(m, r.stdout);
+      assert.ok(Number(m[4]) > 0, "CM requests were accepted (the harness reaches the frame checks)");
+      assert.ok(Number(m[3]) > 0, "writes aimed at the export were sent");
+      counters.inputs += Number(m[1]);
+      counters.faults += Number(m[2]);
+      assert.ok(Date.now() - t0 < (SLOW ? 100_000 : 30_000), "bounded run");
+    });
+  }
+
   test("the harnesses report their sanitizer build (informational)", () => {
     for (const b of built) {
       console.log(`fuzz harness ${b.name}: ${b.sanitized ? "ASan+UBSan" : "no sanitizers available"}`);

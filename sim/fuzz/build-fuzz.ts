@@ -19,10 +19,11 @@ const include = join(root, "sim", "include");
 const fuzzDir = join(root, "sim", "fuzz");
 export const outDir: string = join(root, "build", "sim", "fuzz");
 
-/** Sources each harness needs: the descriptor parser lives in libdoca_common; frames need comch too; JSON is alone. */
+/** Sources each harness needs: the descriptor parser lives in libdoca_common; Comch frames need comch too, RDMA frames rdma; JSON is alone. */
 const HARNESSES: Record<string, (name: string) => boolean> = {
   fuzz_export_desc: (f) => !f.startsWith("dma") && !f.startsWith("comch"),
   fuzz_comch_frames: (f) => !f.startsWith("dma"),
+  fuzz_rdma_frames: (f) => !f.startsWith("dma") && !f.startsWith("comch"),
   fuzz_json: (f) => f === "json.c",
 };
 

@@ -47,12 +47,6 @@ void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error
 	}
 }
 
-void rdma_sock_init(struct rdma_sock *sock, int fd)
-{
-	memset(sock, 0, sizeof(*sock));
-	sock->fd = fd;
-}
-
 struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm)
 {
 	struct doca_rdma_connection *c;

@@ -111,6 +111,7 @@ struct rdma_sock {
 	doca_error_t in_status;    /* the verdict for the request being read */
 	struct rdma_task *in_task; /* the task the payload completes (read response, receive) */
 	bool stalled;              /* a SEND waits for a posted receive: stop reading this socket */
+	bool eof;                  /* the peer closed this socket (read returned 0) */
 };
 
 enum rdma_conn_state {
@@ -133,6 +134,7 @@ struct doca_rdma_connection {
 	struct rdma_sock socks[2];        /* [0] carries our requests; [1] the peer's (same socket for CM) */
 	int num_socks;
 	struct rdma_task *awaiting;       /* our requests waiting for their response */
+	uint64_t closing_deadline;        /* ms: one socket hit end-of-file; the connection closes then at the latest */
 	struct doca_rdma_connection *next;
 };
 
@@ -193,13 +195,19 @@ int rdma_tcp_connect(const char *address, uint16_t port, int timeout_ms);
 /* The address our listeners advertise in exported details (DOCA_SIM_RDMA_ADDR, default 127.0.0.1) */
 const char *rdma_local_address(void);
 
+/* rdma_sock.c: one socket's outgoing side */
+#define RDMA_IO_CHUNK (1u << 20)
+uint64_t rdma_now_ms(void);
+void rdma_sock_init(struct rdma_sock *sock, int fd);
+/* Write what the socket takes without blocking; false when the connection broke */
+bool rdma_sock_flush(struct rdma_sock *s);
+/* Before closing: let what is queued on the socket leave, then close gracefully (200 ms at most) */
+void rdma_sock_linger(struct rdma_sock *s);
+
 /* rdma_conn.c (lock held) */
 void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn);
 void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status);
 struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm);
-/* Before closing: let what is queued on the socket leave (200 ms at most; rdma_io.c) */
-void rdma_sock_linger(struct rdma_sock *s);
-void rdma_sock_init(struct rdma_sock *sock, int fd);
 /* Close a connection's sockets and fail what waits on it (lock held) */
 void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, doca_error_t why);
 

@@ -24,24 +24,15 @@
 #include "rdma_internal.h"
 
 #define RDMA_MAX_PAYLOAD (1ull << 30)
-#define IO_CHUNK (1u << 20)
 #define PENDING_MAX 64
 #define HANDSHAKE_MS 5000
 
 static uint8_t discard_sink[64 * 1024];
-static const uint8_t zeros[64 * 1024];
 
 const char *rdma_local_address(void)
 {
 	const char *a = getenv("DOCA_SIM_RDMA_ADDR");
 	return a != NULL && *a != '\0' ? a : "127.0.0.1";
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void tune(int fd)
@@ -164,101 +155,6 @@ static void respond(struct doca_rdma *rdma, struct rdma_sock *s, enum rdma_op op
 }
 
 /* ---------------------------------------------------------------- sending */
-
-/* Write what the socket takes; false when the connection broke */
-static bool flush_sock(struct rdma_sock *s);
-
-/*
- * Before a socket closes: what is already queued (the acknowledgements of requests we served, above all) still
- * leaves, and the close is graceful: we stop writing, then read and drop what the peer still sends until it closes
- * too, 200 ms at most in all. A NIC acknowledges a request as soon as it lands, whatever the application does next;
- * without the flush a responder that stops right after its receive completed fails the requester's finished send,
- * and closing with unread input makes the kernel reset the connection, which destroys the acknowledgement that is
- * already on its way.
- */
-void rdma_sock_linger(struct rdma_sock *s)
-{
-	uint64_t deadline = now_ms() + 200;
-	char sink[4096];
-	while (s->fd >= 0 && s->out_head != NULL && flush_sock(s) && s->out_head != NULL) {
-		uint64_t now = now_ms();
-		struct pollfd p = { .fd = s->fd, .events = POLLOUT };
-		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
-			break;
-	}
-	if (s->fd < 0 || shutdown(s->fd, SHUT_WR) != 0)
-		return;
-	for (;;) {
-		uint64_t now = now_ms();
-		struct pollfd p = { .fd = s->fd, .events = POLLIN };
-		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
-			return;
-		if (recv(s->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
-			return; /* the peer closed (or is gone) */
-	}
-}
-
-static bool flush_sock(struct rdma_sock *s)
-{
-	while (s->out_head != NULL) {
-		struct rdma_out *o = s->out_head;
-		size_t total = sizeof(o->hdr) + o->hdr.len;
-		ssize_t n;
-		if (o->sent < sizeof(o->hdr)) {
-			n = send(s->fd, (const char *)&o->hdr + o->sent, sizeof(o->hdr) - o->sent,
-				 MSG_DONTWAIT | MSG_NOSIGNAL | (o->hdr.len ? MSG_MORE : 0));
-		} else {
-			size_t off = o->sent - sizeof(o->hdr), chunk = total - o->sent;
-			const uint8_t *from;
-			void *local = NULL;
-			bool bracketed = false;
-			if (chunk > IO_CHUNK)
-				chunk = IO_CHUNK;
-			if (o->key != 0) {
-				/* Our exported memory: re-validated for every piece; revoked mid-way sends zeros and the
-				 * trailing ACK says the read failed */
-				if (sim_rdma_access_begin(o->key, (uint64_t)(uintptr_t)o->payload + off, chunk,
-							  DOCA_ACCESS_FLAG_RDMA_READ, &local) == DOCA_SUCCESS) {
-					bracketed = true;
-					from = local;
-				} else {
-					if (chunk > sizeof(zeros))
-						chunk = sizeof(zeros);
-					from = zeros;
-					o->hdr.status = DOCA_ERROR_NOT_PERMITTED; /* remembered for the trailing ACK */
-				}
-			} else {
-				from = o->payload + off;
-			}
-			n = send(s->fd, from, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (bracketed)
-				sim_rdma_access_end();
-		}
-		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-		o->sent += (size_t)n;
-		if (o->sent < total)
-			continue;
-		s->out_head = o->next;
-		if (s->out_head == NULL)
-			s->out_tail = NULL;
-		if (o->hdr.op == OP_READ_RESP) {
-			/* the verdict for the bytes just sent */
-			struct rdma_out *ack = calloc(1, sizeof(*ack));
-			if (ack != NULL) {
-				rdma_frame_init(&ack->hdr, OP_ACK);
-				ack->hdr.id = o->hdr.id;
-				ack->hdr.status = o->hdr.status;
-				ack->next = s->out_head;
-				s->out_head = ack;
-				if (s->out_tail == NULL)
-					s->out_tail = ack;
-			}
-		}
-		free(o);
-	}
-	return true;
-}
 
 /* ---------------------------------------------------------------- receiving */
 
@@ -506,15 +402,22 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 		ssize_t n;
 		if (s->stalled) {
 			enum begin_result b = begin_frame(rdma, c, s);
-			if (b == BEGIN_WAIT)
-				return true;
+			if (b == BEGIN_WAIT) {
+				/* We read nothing while a send waits for a receive, but a peer that hung up meanwhile ends
+				 * the connection (its slot and socket would otherwise stay taken for as long as no
+				 * receive is posted) */
+				struct pollfd p = { .fd = s->fd, .events = POLLRDHUP };
+				return !(poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+			}
 			if (b == BEGIN_BROKEN)
 				return false;
 			s->stalled = false;
 		} else if (s->in_got < sizeof(s->in)) {
 			n = recv(s->fd, (char *)&s->in + s->in_got, sizeof(s->in) - s->in_got, MSG_DONTWAIT);
-			if (n == 0)
+			if (n == 0) {
+				s->eof = true;
 				return false;
+			}
 			if (n < 0)
 				return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 			s->in_got += (size_t)n;
@@ -529,7 +432,7 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 			}
 		}
 		if (s->in_left > 0) {
-			size_t chunk = s->in_left > IO_CHUNK ? IO_CHUNK : (size_t)s->in_left;
+			size_t chunk = s->in_left > RDMA_IO_CHUNK ? RDMA_IO_CHUNK : (size_t)s->in_left;
 			void *to = NULL;
 			bool bracketed = false;
 			if (s->in_dst != NULL && s->in_key != 0) {
@@ -551,8 +454,10 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 			n = recv(s->fd, to, chunk, MSG_DONTWAIT);
 			if (bracketed)
 				sim_rdma_access_end();
-			if (n == 0)
+			if (n == 0) {
+				s->eof = true;
 				return false;
+			}
 			if (n < 0)
 				return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 			s->in_done += (uint64_t)n;
@@ -591,7 +496,7 @@ static bool handshake(struct doca_rdma *rdma, struct pending *p)
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
 			goto refuse;
 		if (n < 0)
-			return now_ms() > p->deadline ? (close(p->fd), true) : false;
+			return rdma_now_ms() > p->deadline ? (close(p->fd), true) : false;
 		p->got += (size_t)n;
 		if (p->got == sizeof(p->hdr) && p->hdr.magic != RDMA_FRAME_MAGIC)
 			goto refuse;
@@ -631,6 +536,27 @@ refuse:
 	return true;
 }
 
+/*
+ * One socket of a two-socket connection reached end-of-file: the peer is closing. Its other socket may still hold
+ * frames sent before (the acknowledgement of our last request, above all: the two TCP streams are not ordered with
+ * each other), so only this socket closes now; the connection closes when the other one ends too, or 200 ms later.
+ * False when there is no other socket to wait for.
+ */
+static bool half_close(struct doca_rdma_connection *c, struct rdma_sock *s)
+{
+	bool other_open = false;
+	for (int i = 0; i < c->num_socks; i++)
+		other_open |= &c->socks[i] != s && c->socks[i].fd >= 0 && !c->socks[i].eof;
+	if (!other_open)
+		return false;
+	rdma_sock_linger(s);
+	close(s->fd);
+	s->fd = -1;
+	if (c->closing_deadline == 0)
+		c->closing_deadline = rdma_now_ms() + 200;
+	return true;
+}
+
 /* ---------------------------------------------------------------- the thread */
 static void accept_on(int listen_fd, bool cm, struct doca_rdma_connection *exported, struct pending *pend,
 		      size_t *num_pend)
@@ -645,7 +571,7 @@ static void accept_on(int listen_fd, bool cm, struct doca_rdma_connection *expor
 		}
 		tune(fd);
 		pend[(*num_pend)++] = (struct pending){ .fd = fd, .cm = cm, .exported = exported,
-						       .deadline = now_ms() + HANDSHAKE_MS };
+						       .deadline = rdma_now_ms() + HANDSHAKE_MS };
 	}
 }
 
@@ -661,6 +587,7 @@ static void *io_main(void *arg)
 	while (!rdma->io_quit) {
 		size_t n = 0, want = 2 + PENDING_MAX;
 		uint64_t count;
+		bool closing = false;
 		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
 			want += 3;
 		if (want > cap) {
@@ -678,17 +605,18 @@ static void *io_main(void *arg)
 		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next) {
 			if (c->listen_fd >= 0)
 				fds[n++] = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
+			closing |= c->closing_deadline != 0 && c->state != CONN_CLOSED;
 			for (int i = 0; i < c->num_socks; i++) {
 				struct rdma_sock *s = &c->socks[i];
 				if (s->fd < 0)
 					continue;
 				fds[n++] = (struct pollfd){ .fd = s->fd,
-							    .events = (short)((s->stalled ? 0 : POLLIN) |
+							    .events = (short)((s->stalled ? POLLRDHUP : POLLIN) |
 									      (s->out_head ? POLLOUT : 0)) };
 			}
 		}
 		pthread_mutex_unlock(&rdma->lock);
-		poll(fds, n, num_pend > 0 ? 100 : 1000);
+		poll(fds, n, closing ? 20 : num_pend > 0 ? 100 : 1000);
 		pthread_mutex_lock(&rdma->lock);
 		while (read(rdma->wake_fd, &count, sizeof(count)) == sizeof(count))
 			;
@@ -711,18 +639,30 @@ static void *io_main(void *arg)
 					continue;
 				if (c->state == CONN_REQUESTED && i == 0) {
 					/* nothing but our answer may pass before the application accepts */
-					if (!flush_sock(s))
+					if (!rdma_sock_flush(s))
 						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 					continue;
 				}
-				if (!read_sock(rdma, c, s) || (c->state != CONN_CLOSED && s->fd >= 0 && !flush_sock(s)))
-					rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
+				if (!read_sock(rdma, c, s) || (c->state != CONN_CLOSED && s->fd >= 0 && !rdma_sock_flush(s))) {
+					if (!(s->eof && c->state != CONN_CLOSED && half_close(c, s)))
+						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
+				}
 			}
+		}
+		/* Half-closed connections: closed once no socket is left, or at their deadline */
+		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next) {
+			bool any_open = false;
+			if (c->closing_deadline == 0 || c->state == CONN_CLOSED)
+				continue;
+			for (int i = 0; i < c->num_socks; i++)
+				any_open |= c->socks[i].fd >= 0;
+			if (!any_open || rdma_now_ms() >= c->closing_deadline)
+				rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 		}
 		/* Rejected CM requests: their socket closes once the reject frame is out */
 		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
 			if (c->state == CONN_CLOSED && c->cm && c->num_socks > 0 && c->socks[0].fd >= 0) {
-				if (!flush_sock(&c->socks[0]) || c->socks[0].out_head == NULL) {
+				if (!rdma_sock_flush(&c->socks[0]) || c->socks[0].out_head == NULL) {
 					close(c->socks[0].fd);
 					c->socks[0].fd = -1;
 					c->num_socks = 0;
