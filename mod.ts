@@ -4,7 +4,7 @@
  * Diagnostics (measureCallOverhead, setNativeEnv, the REPL's unsafeHandle): ffi/diagnostics.ts.
  */
 export { describeDevice, type DocaLibraryInfo, liveObjects, loadDoca } from "./ffi/library.ts";
-export { DocaError, TimeoutError } from "./ffi/errors.ts";
+export { DocaError, OverflowError, TimeoutError } from "./ffi/errors.ts";
 export { Access, CtxState, DocaErrorCode, RepFilter } from "./ffi/constants.ts";
 export { Device, type DeviceCaps, type RdmaCaps, type DeviceInfo, DeviceRep, listDevices, openDevice, type RepInfo } from "./ffi/device.ts";
 export { NativeMemory } from "./ffi/memory.ts";

@@ -5,7 +5,7 @@ import { check } from "./errors.ts";
 import { CtxState } from "./constants.ts";
 import type { ConnectionOwner } from "./callbacks.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
-import { checkName, checkSizes, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
+import { checkName, checkSizes, checkUnreadBound, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
 import { duration, integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device } from "./device.ts";
 import { DEVINFO } from "./device.ts";
@@ -21,16 +21,18 @@ export interface ComchClientOptions {
   maxMsgSize?: number;
   recvQueueSize?: number;
   sendTasks?: number;
+  /** Bound on received messages not read yet, in bytes; default 64 MiB (see ComchEndpoint.maxUnreadBytes). */
+  maxUnreadBytes?: number;
 }
 
 export class ComchClient extends ComchEndpoint<Handle<"doca_comch_client">> {
   readonly kind: string;
   #connection: ComchConnection | undefined;
 
-  private constructor(token: symbol, handle: number, opts: ComchClientOptions, maxMsgSize: number, sendTasks: number) {
+  private constructor(token: symbol, handle: number, opts: ComchClientOptions, maxMsgSize: number, sendTasks: number, maxUnreadBytes: number) {
     internalOnly(token, "ComchClient");
     const ctx = doca().fns.doca_comch_client_as_ctx(handle);
-    super(handle, ctx, [opts.device, opts.pe], opts, "doca_comch_client_task_send_alloc_init", maxMsgSize, sendTasks);
+    super(handle, ctx, [opts.device, opts.pe], opts, "doca_comch_client_task_send_alloc_init", maxMsgSize, sendTasks, maxUnreadBytes);
     this.kind = `ComchClient "${opts.name}"`;
   }
 
@@ -46,6 +48,7 @@ export class ComchClient extends ComchEndpoint<Handle<"doca_comch_client">> {
     const f = d.fns;
     const maxMsgSize = opts.maxMsgSize ?? opts.device.info.caps.comchMaxMsgSize;
     const sendTasks = opts.sendTasks ?? 64;
+    const maxUnreadBytes = checkUnreadBound("ComchClient.connect", opts.maxUnreadBytes, maxMsgSize);
     const timeoutMs = opts.timeoutMs ?? 10_000;
     d.scratch.clear(0);
     check(
@@ -56,7 +59,7 @@ export class ComchClient extends ComchEndpoint<Handle<"doca_comch_client">> {
     const handle = d.scratch.u64(0);
     let client: ComchClient | undefined;
     try {
-      client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks);
+      client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks, maxUnreadBytes);
       configureEndpoint("client", handle, sendTasks, opts, client.sendCallbacks);
       // DOCA_ERROR_IN_PROGRESS is the normal answer: RUNNING arrives through progress.
       if (client.core.start()) client.#adoptConnection();

@@ -8,7 +8,7 @@ import { doca } from "./library.ts";
 import { type ConnectionOwner, registerOwner, setConnectionOwner, unregisterOwner } from "./callbacks.ts";
 import { hex, Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { Waiters } from "./waiters.ts";
-import type { ComchEndpoint } from "./comch-endpoint.ts";
+import { type ComchEndpoint, UNREAD_MESSAGE_OVERHEAD } from "./comch-endpoint.ts";
 import { ComchProducer } from "./comch-producer.ts";
 import { ComchConsumer } from "./comch-consumer.ts";
 import type { FastPathOptions } from "./comch-fastpath-common.ts";
@@ -40,6 +40,12 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   #gone = false;
   /** Something this connection's callbacks or watchers threw: the next recv() reports it. */
   #failure: unknown;
+  /** Bytes the queue holds, each message counted with its overhead (the endpoint bounds the sum over connections). */
+  #unreadBytes = 0;
+  /** Cut for holding too many unread messages: what the peer sends from now on is dropped. */
+  #overflowed = false;
+  /** Messages dropped after the cut. */
+  #dropped = 0;
   /** Consumer ids the peer announced (fast path), in arrival order. */
   readonly #remoteConsumers: number[] = [];
 
@@ -82,7 +88,11 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   /** The next message. Rejects with TimeoutError after timeoutMs, or Error once the peer disconnected. */
   recv(opts: { timeoutMs?: number } = {}): Promise<Uint8Array> {
     const queued = this.#queue.shift();
-    if (queued) return Promise.resolve(queued);
+    if (queued) {
+      this.#unreadBytes -= queued.length + UNREAD_MESSAGE_OVERHEAD;
+      this.#endpoint.noteUnread(this, -(queued.length + UNREAD_MESSAGE_OVERHEAD));
+      return Promise.resolve(queued);
+    }
     if (this.#failure !== undefined) {
       const failure = this.#failure;
       this.#failure = undefined;
@@ -149,10 +159,39 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     return ComchConsumer.onConnection(this, opts);
   }
 
+  /** Bytes of messages received and not read yet (each counted with its overhead). */
+  get unreadBytes(): number {
+    return this.#unreadBytes;
+  }
+
   /** @internal a message arrived (inside progress). */
   onMessage(buffer: number, length: number): void {
+    if (this.#overflowed) {
+      this.#dropped++;
+      return;
+    }
     const message = new Uint8Array(doca().backend.view(buffer, length)).slice();
-    if (!this.#messages.resolveNext(message)) this.#queue.push(message);
+    if (this.#messages.resolveNext(message)) return;
+    this.#queue.push(message);
+    this.#unreadBytes += length + UNREAD_MESSAGE_OVERHEAD;
+    this.#endpoint.noteUnread(this, length + UNREAD_MESSAGE_OVERHEAD);
+  }
+
+  /**
+   * @internal this connection held the most unread bytes when its endpoint passed maxUnreadBytes: its unread
+   * messages are dropped, the next recv() rejects with `error`, later messages are dropped, and a server
+   * disconnects the client (a client's connection ends when the program closes the client).
+   */
+  overflowed(error: Error): void {
+    const bytes = this.#unreadBytes;
+    this.#overflowed = true;
+    this.#dropped += this.#queue.length;
+    this.#queue.length = 0;
+    this.#unreadBytes = 0;
+    this.#endpoint.noteUnread(this, -bytes);
+    this.fail(error);
+    this.markDisconnected();
+    if (!this.#gone && !this.closed) queueMicrotask(() => this.closeAsync().catch((e) => this.fail(e)));
   }
 
   /** @internal the connection's status changed (server side: disconnect events). */
@@ -165,7 +204,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     if (this.#gone || this.closed) return;
     this.#gone = true;
     this.markDisconnected();
-    this.#endpoint.forgetConnection(this[HANDLE]);
+    this.#endpoint.forgetConnection(this[HANDLE], this);
     // Nothing can use it any more: close it (and the producers/consumers on it) once this callback returns.
     queueMicrotask(() => this.closeAsync().catch((e) => this.fail(e)));
   }
@@ -232,7 +271,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   }
 
   #ended(): void {
-    this.#endpoint.forgetConnection(this[HANDLE]);
+    this.#endpoint.forgetConnection(this[HANDLE], this);
     unregisterOwner(this.#id);
     this.markDisconnected();
   }
@@ -242,6 +281,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   }
 
   protected summary(): string {
-    return `${this.#endpoint.kind} ${hex(this[HANDLE])} ${this.#connected ? "connected" : "disconnected"} queued=${this.#queue.length}`;
+    const dropped = this.#overflowed ? ` overflowed (${this.#dropped} dropped)` : "";
+    return `${this.#endpoint.kind} ${hex(this[HANDLE])} ${this.#connected ? "connected" : "disconnected"} queued=${this.#queue.length}${dropped}`;
   }
 }

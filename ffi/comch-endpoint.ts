@@ -3,7 +3,7 @@
  * staged in a native slab, one slot per send task), option checks, and their connections as children.
  */
 import { doca, loadLibc, mapPages } from "./library.ts";
-import { check, DocaError } from "./errors.ts";
+import { check, DocaError, OverflowError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { type CompletionCallbacks, type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
@@ -49,6 +49,11 @@ class SendKind implements TaskKind<number, Uint8Array> {
   }
 }
 
+/** What one unread message costs besides its bytes (the Uint8Array and its buffer), for the unread bound. */
+export const UNREAD_MESSAGE_OVERHEAD = 128;
+/** Default bound on the unread messages of all an endpoint's connections, in bytes. */
+export const DEFAULT_MAX_UNREAD_BYTES = 64 << 20;
+
 /** A Comch server or client: the parent of its connections, with the send path they use. */
 export abstract class ComchEndpoint<H extends number = number> extends CtxResource<H> {
   abstract override readonly kind: string;
@@ -56,6 +61,14 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
   readonly pe: ProgressEngine;
   readonly device: Device;
   readonly maxMsgSize: number;
+  /**
+   * DOCA delivers every message in a callback, with no flow control on the control path: what the program has not
+   * read yet waits in this process. This bounds it (bytes, all connections together, each message counted with
+   * UNREAD_MESSAGE_OVERHEAD); past it the connection holding the most is cut (see overflowed).
+   */
+  readonly maxUnreadBytes: number;
+  #unreadBytes = 0;
+  readonly #unread = new Set<ComchConnection>();
   protected readonly core: CtxCore;
   readonly #send: SendKind;
   readonly #path: TaskPath<number, Uint8Array>;
@@ -69,8 +82,10 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
     allocFn: AllocFn,
     maxMsgSize: number,
     sendTasks: number,
+    maxUnreadBytes = DEFAULT_MAX_UNREAD_BYTES,
   ) {
     super(handle, parents);
+    this.maxUnreadBytes = maxUnreadBytes;
     this.name = opts.name;
     this.pe = opts.pe;
     this.device = opts.device;
@@ -97,11 +112,34 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
     return this.#path.submit(connection, bytes);
   }
 
+  /** Bytes of messages received and not read yet, on all connections (each counted with its overhead). */
+  get unreadBytes(): number {
+    return this.#unreadBytes;
+  }
+
+  /**
+   * @internal a connection queued (delta > 0) or handed out or dropped (delta < 0) unread bytes. Past the bound,
+   * the connection holding the most is cut: a peer nobody reads is the one that piles up, not one being served.
+   */
+  noteUnread(connection: ComchConnection, delta: number): void {
+    this.#unreadBytes += delta;
+    if (connection.unreadBytes > 0) this.#unread.add(connection);
+    else this.#unread.delete(connection);
+    while (this.#unreadBytes > this.maxUnreadBytes && this.#unread.size > 0) {
+      let largest: ComchConnection | undefined;
+      for (const c of this.#unread) if (!largest || c.unreadBytes > largest.unreadBytes) largest = c;
+      largest!.overflowed(new OverflowError(
+        `${this.kind}: more than ${this.maxUnreadBytes} bytes of messages were received and not read (maxUnreadBytes); ` +
+          `the connection holding the most (${largest!.unreadBytes} bytes) was cut and its unread messages dropped`,
+      ));
+    }
+  }
+
   /** @internal an event for a connection whose user data is not set yet: the endpoint knows it (or not). */
   abstract connectionFor(connection: number, isNew: boolean): ConnectionOwner | undefined;
 
-  /** @internal the connection ended: drop it from the endpoint's own list. */
-  forgetConnection(_connection: number): void {}
+  /** @internal the connection ended: drop it from the endpoint's own lists (what it still holds unread stays). */
+  forgetConnection(_handle: number, _connection: ComchConnection): void {}
 
   /** @internal the server disconnects a client; the client's connection ends with the client's stop. */
   abstract endConnection(connection: ComchConnection): Promise<void> | void;
@@ -165,6 +203,17 @@ export function checkName(name: string, devinfo: number): void {
   if (max && new TextEncoder().encode(name).length + 1 > max) {
     throw new DocaError(DocaErrorCode.INVALID_VALUE, "doca_comch_cap_get_max_name_len", `server name "${name}" longer than ${max - 1} bytes`);
   }
+}
+
+/** Checks the unread bound an endpoint is given (at least one message of the maximum size). */
+export function checkUnreadBound(where: string, maxUnreadBytes: number | undefined, maxMsgSize: number): number {
+  if (maxUnreadBytes === undefined) return Math.max(DEFAULT_MAX_UNREAD_BYTES, maxMsgSize + UNREAD_MESSAGE_OVERHEAD);
+  if (!Number.isSafeInteger(maxUnreadBytes) || maxUnreadBytes < maxMsgSize + UNREAD_MESSAGE_OVERHEAD) {
+    throw new RangeError(
+      `${where}: maxUnreadBytes must be an integer of at least ${maxMsgSize + UNREAD_MESSAGE_OVERHEAD} (one message of maxMsgSize), got ${maxUnreadBytes}`,
+    );
+  }
+  return maxUnreadBytes;
 }
 
 /** Comch sizes are uint32_t in DOCA: refuse anything that would wrap or truncate on the way to C. */

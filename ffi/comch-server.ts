@@ -7,7 +7,7 @@ import { DocaErrorCode } from "./constants.ts";
 import { type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
 import { STOP_TIMEOUT_MS } from "./ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
-import { checkName, checkSizes, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
+import { checkName, checkSizes, checkUnreadBound, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
 import { Waiters } from "./waiters.ts";
 import { integerIn, MAX_TASKS } from "./validate.ts";
 import type { Device, DeviceRep } from "./device.ts";
@@ -24,6 +24,8 @@ export interface ComchServerOptions {
   recvQueueSize?: number;
   /** Send tasks (and the most sends in flight); default 64. */
   sendTasks?: number;
+  /** Bound on received messages not read yet, all connections together, in bytes; default 64 MiB (see ComchEndpoint.maxUnreadBytes). */
+  maxUnreadBytes?: number;
 }
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -35,10 +37,10 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
   readonly #acceptQueue: ComchConnection[] = [];
   readonly #acceptWaiters: Waiters<ComchConnection>;
 
-  private constructor(token: symbol, handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number) {
+  private constructor(token: symbol, handle: number, opts: ComchServerOptions, maxMsgSize: number, sendTasks: number, maxUnreadBytes: number) {
     internalOnly(token, "ComchServer");
     const ctx = doca().fns.doca_comch_server_as_ctx(handle);
-    super(handle, ctx, [opts.device, opts.rep, opts.pe], opts, "doca_comch_server_task_send_alloc_init", maxMsgSize, sendTasks);
+    super(handle, ctx, [opts.device, opts.rep, opts.pe], opts, "doca_comch_server_task_send_alloc_init", maxMsgSize, sendTasks, maxUnreadBytes);
     this.kind = `ComchServer "${opts.name}"`;
     this.#acceptWaiters = new Waiters(opts.pe);
   }
@@ -57,6 +59,7 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
     const f = d.fns;
     const maxMsgSize = opts.maxMsgSize ?? opts.device.info.caps.comchMaxMsgSize;
     const sendTasks = opts.sendTasks ?? 64;
+    const maxUnreadBytes = checkUnreadBound("ComchServer.start", opts.maxUnreadBytes, maxMsgSize);
     d.scratch.clear(0);
     check(
       f.doca_comch_server_create(opts.device[HANDLE], opts.rep[HANDLE], d.scratch.cstring(opts.name), d.scratch.slot(0)),
@@ -66,7 +69,7 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
     const handle = d.scratch.u64(0);
     let server: ComchServer | undefined;
     try {
-      server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks);
+      server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks, maxUnreadBytes);
       configureEndpoint("server", handle, sendTasks, opts, server.sendCallbacks);
       const cbs = nativeCallbacks();
       check(
@@ -110,9 +113,15 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
     return conn;
   }
 
-  /** @internal */
-  override forgetConnection(connection: number): void {
-    this.#connections.delete(connection);
+  /**
+   * @internal a connection ended. One nobody accepted leaves the accept queue unless it still holds messages to
+   * read (those count against maxUnreadBytes), so clients that come and go cannot grow the queue.
+   */
+  override forgetConnection(handle: number, connection: ComchConnection): void {
+    this.#connections.delete(handle);
+    if (connection.unreadBytes > 0) return;
+    const i = this.#acceptQueue.indexOf(connection);
+    if (i >= 0) this.#acceptQueue.splice(i, 1);
   }
 
   /** @internal doca_comch_server_disconnect; DOCA_ERROR_AGAIN means "call again later": retried through progress. */

@@ -1,4 +1,4 @@
-/** DocaError (every non-success doca_error_t) and TimeoutError (a wait that ran out of time). */
+/** DocaError (every non-success doca_error_t), TimeoutError (a wait that ran out of time), OverflowError (a bound). */
 import { fallbackErrorName } from "./constants.ts";
 
 /** Looks names and descriptions up in the loaded library; set by library.ts once DOCA is loaded. */
@@ -33,6 +33,14 @@ export class TimeoutError extends Error {
   constructor(what: string, timeoutMs: number) {
     super(`timed out after ${timeoutMs} ms waiting for ${what}`);
   }
+}
+
+/**
+ * A peer sent more than this side's bound on unread messages (Comch `maxUnreadBytes`): the connection that held the
+ * most unread bytes was cut, its unread messages dropped, so a peer nobody serves cannot grow this process.
+ */
+export class OverflowError extends Error {
+  override name = "OverflowError";
 }
 
 /** Throws a DocaError unless `rc` is DOCA_SUCCESS. */

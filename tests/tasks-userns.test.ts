@@ -43,6 +43,7 @@ test("sides in different user namespaces get an explanation, not a bare NOT_PERM
   assert.match(d.out, /same user in the same user namespace/, d.out);
   // The host is told why when the DPU's reason arrives before the DPU's disconnection; under load the disconnection
   // can be seen first (a known gap: docs/FAULTS.md), so the host may only say the DPU left. The DPU always explains.
+  console.error("HOST-OUT", JSON.stringify(h.out.slice(-400)));
   assert.match(h.out, /same user in the same user namespace|the DPU side disconnected/, h.out);
   assert.deepEqual(w.list(w.dpu), []);
 });

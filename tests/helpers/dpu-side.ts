@@ -8,7 +8,8 @@
  * · disconnectBusy {count} (sends count messages to the client and disconnects it without waiting for them)
  * · stream {length, depth} (writes length bytes of 0xee at the import's start again and again, depth in flight; answers
  * once the first landed) · revoked (writes submitted from now on are counted as "after") · streamStop (answers the
- * counts of writes after: succeeded and failed) · exit.
+ * counts of writes after: succeeded and failed) · hoard {name, repPci, maxUnreadBytes} (a server that echoes its first
+ * client and never reads any other) · hoardStatus (unread bytes, live connections, RSS) · acceptNext (accepts the next client: is it connected?) · exit.
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
@@ -105,6 +106,17 @@ function serve(name: string, repPci: string, greeting?: string): void {
   })().catch((e) => reply({ event: "error", error: String(e) }));
 }
 
+/** A server that serves its first client and leaves every other unread (the unread bound's test). */
+function hoard(name: string, repPci: string, maxUnreadBytes: number): void {
+  if (!device || !pe) throw new Error("open first");
+  const rep = device.openRepresentor(repPci);
+  server = ComchServer.start({ device, rep, name, pe, maxUnreadBytes });
+  void (async () => {
+    const served = await server!.accept();
+    for await (const msg of served.messages()) await served.send(msg);
+  })().catch((e) => reply({ event: "error", error: String(e) }));
+}
+
 async function handle(req: Record<string, unknown>): Promise<unknown> {
   switch (req.op) {
     case "open":
@@ -132,6 +144,17 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
     case "serve":
       serve(String(req.name), String(req.repPci), req.greeting === undefined ? undefined : String(req.greeting));
       return { ok: true };
+    case "hoard":
+      hoard(String(req.name), String(req.repPci), Number(req.maxUnreadBytes));
+      return { ok: true };
+    case "hoardStatus":
+      if (!server) throw new Error("hoard first");
+      return { ok: true, unreadBytes: server.unreadBytes, connections: server.connections.length, rss: process.memoryUsage().rss };
+    case "acceptNext": {
+      if (!server) throw new Error("hoard first");
+      const c = await server.accept({ timeoutMs: 10_000 });
+      return { ok: true, connected: c.connected };
+    }
     case "consume": {
       if (!connection || !device || !pe) throw new Error("no client connected yet");
       consumer = await ComchConsumer.create({ connection, device, pe });
