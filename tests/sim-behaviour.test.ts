@@ -100,6 +100,21 @@ describe("software device: behaviour as DOCA documents", () => {
     }
   });
 
+  test("every row says which DOCA header documents it, and that header declares the function", () => {
+    const headers = new Map<string, string>();
+    const header = (name: string) => {
+      if (!headers.has(name)) headers.set(name, readFileSync(join(root, "sim", "include", name), "utf8"));
+      return headers.get(name)!;
+    };
+    for (const row of readTable().filter((r) => !r.fn.startsWith("doca_sim_"))) {
+      const m = /^((?:doca_[a-z_]+\.h\/?)+) (3\.x|2\.\d+): /.exec(row.doca);
+      assert.ok(m, `${row.fn}: the DOCA column must start with "<header> <version>: ", got "${row.doca.slice(0, 40)}"`);
+      const named = m[1].split("/");
+      const declared = named.some((h) => new RegExp(`^[A-Za-z_][\\w \\t*]*\\b${row.fn}\\s*\\(`, "m").test(header(h)));
+      assert.ok(declared, `${row.fn}: not declared in ${named.join(" or ")}`);
+    }
+  });
+
   test("every behaviour check the table names passes (behaviour.c, with a DPU-side comch server)", () => {
     const result = run(join(binDir, "behaviour"), [], { DOCA_SIM_STRICT: "1" });
     assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
@@ -141,6 +156,7 @@ describe("software device: strict mode (DOCA_SIM_STRICT)", () => {
       ["free-inflight-task doca_task_free(dma_memcpy)", 5],
       ["submit-not-running doca_task_submit(dma_memcpy)", 2],
       ["progress-reentered doca_pe_progress(pe)", 1],
+      ["release-held-buf doca_buf_dec_refcount(buf)", 1],
     ];
     for (const [kind, count] of expected) {
       assert.equal(first.filter((line) => line === kind).length, 1, `"${kind}" printed once:\n${result.stderr}`);

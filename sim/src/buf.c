@@ -15,6 +15,8 @@ static void release_one(struct doca_buf *buf)
 	buf->refcount = 0;
 	buf->list_len = 0;
 	buf->last = NULL;
+	buf->held = 0;
+	buf->release_deferred = false;
 	buf->next = inv->free_list;
 	inv->free_list = buf;
 	inv->num_free++;
@@ -42,6 +44,37 @@ doca_error_t doca_buf_inc_refcount(struct doca_buf *buf, uint16_t *refcount)
 	return DOCA_SUCCESS;
 }
 
+/* The whole list goes back with its head */
+static void release_list(struct doca_buf *buf)
+{
+	while (buf != NULL) {
+		struct doca_buf *next = buf->next;
+
+		release_one(buf);
+		buf = next;
+	}
+}
+
+void sim_buf_hold(struct doca_buf *buf)
+{
+	buf->held++;
+}
+
+void sim_buf_unhold(struct doca_buf *buf)
+{
+	if (--buf->held == 0 && buf->release_deferred) {
+		buf->release_deferred = false;
+		release_list(buf);
+	}
+}
+
+void sim_task_release_bufs(struct doca_task *task)
+{
+	for (uint8_t i = 0; i < task->num_held; i++)
+		sim_buf_unhold(task->held[i]);
+	task->num_held = 0;
+}
+
 doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount)
 {
 	if (buf == NULL)
@@ -53,13 +86,15 @@ doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount)
 	if (refcount != NULL)
 		*refcount = buf->refcount;
 	if (--buf->refcount == 0) {
-		/* The whole list goes back with its head */
-		while (buf != NULL) {
-			struct doca_buf *next = buf->next;
-
-			release_one(buf);
-			buf = next;
+		if (buf->held > 0) {
+			sim_strict_report(SIM_RULE_RELEASE_HELD_BUF, __func__, "buf", buf,
+					  "released while %u task(s) in flight use it: it returns to its inventory after "
+					  "their completion callbacks",
+					  (unsigned)buf->held);
+			buf->release_deferred = true;
+			return DOCA_SUCCESS;
 		}
+		release_list(buf);
 	}
 	return DOCA_SUCCESS;
 }

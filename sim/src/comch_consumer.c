@@ -34,7 +34,16 @@ static const struct sim_ctx_ops consumer_ops = {
 	.validate = consumer_validate,
 };
 
-static const struct sim_task_ops post_recv_ops = {.kind = "comch_consumer_post_recv", .free = post_recv_free};
+static size_t post_recv_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
+{
+	struct doca_buf *buf = ((const struct doca_comch_consumer_task_post_recv *)task)->buf;
+
+	out[0] = buf;
+	return buf != NULL;
+}
+
+static const struct sim_task_ops post_recv_ops = {
+	.kind = "comch_consumer_post_recv", .free = post_recv_free, .bufs = post_recv_bufs};
 
 static struct doca_comch_consumer *as_consumer(struct doca_ctx *ctx)
 {

@@ -29,7 +29,17 @@ static const struct sim_ctx_ops producer_ops = {
 	.validate = producer_validate,
 };
 
-static const struct sim_task_ops producer_task_ops = {.kind = "comch_producer_send", .free = producer_task_free};
+static size_t producer_task_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
+{
+	/* const in the task (it only reads it), held all the same: releasing it early lets the inventory reuse it */
+	struct doca_buf *buf = (struct doca_buf *)((const struct doca_comch_producer_task_send *)task)->buf;
+
+	out[0] = buf;
+	return buf != NULL;
+}
+
+static const struct sim_task_ops producer_task_ops = {
+	.kind = "comch_producer_send", .free = producer_task_free, .bufs = producer_task_bufs};
 
 /* Our own duplicates of consumer data sockets, so the hot path needs no lookup under the connection lock */
 struct comch_fd_cache_entry {

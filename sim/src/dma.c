@@ -25,9 +25,22 @@ static void memcpy_task_free(struct doca_task *task)
 	dma->free_tasks = task;
 }
 
+static size_t memcpy_task_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
+{
+	const struct doca_dma_task_memcpy *t = (const struct doca_dma_task_memcpy *)task;
+	size_t n = 0;
+
+	if (t->src != NULL)
+		out[n++] = (struct doca_buf *)t->src;
+	if (t->dst != NULL)
+		out[n++] = t->dst;
+	return n;
+}
+
 static const struct sim_task_ops memcpy_task_ops = {
 	.kind = "dma_memcpy",
 	.free = memcpy_task_free,
+	.bufs = memcpy_task_bufs,
 };
 
 static void queue_pending(struct doca_dma *dma, struct doca_task *task)

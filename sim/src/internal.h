@@ -87,6 +87,7 @@ enum sim_rule {
 	SIM_RULE_INVALID_TASK,          /* a task that fails validation (doca_task_submit does not validate) */
 	SIM_RULE_TASK_NOT_FREED,        /* a task whose completion ran but that was never freed, at exit */
 	SIM_RULE_LEAK,                  /* objects still alive at exit */
+	SIM_RULE_RELEASE_HELD_BUF,      /* doca_buf_dec_refcount to 0 of a buf a task in flight uses */
 	SIM_RULE_COUNT_,
 };
 
@@ -258,9 +259,13 @@ typedef void (*sim_task_cb_t)(struct doca_task *task, union doca_data task_user_
 #define sim_task_cb_cast(cb) ((sim_task_cb_t)(void (*)(void))(cb))
 
 /* Per-kind task behaviour */
+#define SIM_TASK_MAX_BUFS 3
+
 struct sim_task_ops {
 	const char *kind;                       /* "dma_memcpy", "comch_send", ... */
 	void (*free)(struct doca_task *task);   /* return the task to its pool (doca_task_free); required */
+	/* optional: the bufs the task uses (list heads), held from its submit until its callback runs */
+	size_t (*bufs)(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS]);
 };
 
 struct doca_task {
@@ -274,6 +279,8 @@ struct doca_task {
 	bool submitted;          /* owned by DOCA: between successful submit and its callback */
 	bool completed;          /* its callback ran and it was neither freed nor resubmitted since */
 	uint32_t bad_frees;      /* doca_task_free calls while in flight (strict mode reports them) */
+	struct doca_buf *held[SIM_TASK_MAX_BUFS]; /* bufs held while in flight (ops->bufs at submit) */
+	uint8_t num_held;
 };
 
 /* Status of tasks flushed by doca_ctx_stop before they ran */
@@ -282,6 +289,8 @@ struct doca_task {
 /* Initialise the embedded task of a freshly allocated task object (counts a live SIM_KIND_TASK) */
 SIM_EXPORT void sim_task_init(struct doca_task *task, const struct sim_task_ops *ops, struct doca_ctx *ctx,
 			      sim_task_cb_t success_cb, sim_task_cb_t error_cb, union doca_data user_data);
+/* The task's callback is about to run (or its submit failed): the bufs it held are the caller's again (buf.c) */
+void sim_task_release_bufs(struct doca_task *task);
 /* Undo sim_task_init (called by the kind's free hook) */
 SIM_EXPORT void sim_task_fini(struct doca_task *task);
 /* Record the result and queue the task on its pe's completion queue; the callback runs from a later
@@ -412,7 +421,14 @@ struct doca_buf {
 	struct doca_buf *next;      /* next in list (chain_list) or next free in the inventory */
 	struct doca_buf *last;      /* list head only: last element (O(1) chaining) */
 	uint32_t list_len;          /* elements in the list it heads; 0 marks a non-head list member (or a free buf) */
+	uint16_t held;              /* submitted tasks using it whose callback has not run (list heads only) */
+	bool release_deferred;      /* its count reached 0 while held: back to the inventory when the last task is done */
 };
+
+/* A submitted task holds its bufs until its callback runs (task.c, pe.c); releasing a held buf is reported in strict
+ * mode and takes effect only when the last holder is done, so the inventory never hands it out while DOCA uses it */
+void sim_buf_hold(struct doca_buf *buf);
+void sim_buf_unhold(struct doca_buf *buf);
 
 /* True when [data, data + data_len) lies inside the buf's [head, head + len) */
 SIM_EXPORT bool sim_buf_data_fits(const struct doca_buf *buf, const void *data, size_t data_len);

@@ -197,6 +197,7 @@ static int run_completions(struct doca_pe *pe, struct doca_ctx *ctx)
 		task->next = NULL;
 		task->submitted = false;
 		task->completed = true;
+		sim_task_release_bufs(task);
 		sim_completed_tasks_add(1);
 		ctx->inflight--;
 		pe->inflight--;

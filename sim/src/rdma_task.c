@@ -21,12 +21,26 @@ static void task_free(struct doca_task *task)
 	free(task);
 }
 
+static size_t task_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
+{
+	const struct rdma_task *t = (const struct rdma_task *)task;
+	size_t n = 0;
+
+	if (t->src != NULL)
+		out[n++] = t->src;
+	if (t->dst != NULL)
+		out[n++] = t->dst;
+	if (t->result != NULL)
+		out[n++] = t->result;
+	return n;
+}
+
 static struct sim_task_ops task_ops[RDMA_KIND_COUNT_];
 
 void rdma_task_ops_init(void)
 {
 	for (int k = 0; k < RDMA_KIND_COUNT_; k++)
-		task_ops[k] = (struct sim_task_ops){ .kind = kind_names[k], .free = task_free };
+		task_ops[k] = (struct sim_task_ops){ .kind = kind_names[k], .free = task_free, .bufs = task_bufs };
 }
 
 static doca_error_t set_conf(struct doca_rdma *rdma, enum rdma_task_kind kind, sim_task_cb_t ok, sim_task_cb_t err,

@@ -50,6 +50,10 @@ static const struct rule_text rules[SIM_RULE_COUNT_] = {
 	[SIM_RULE_TASK_NOT_FREED] = {"task-not-freed", "every task must be freed with doca_task_free after its "
 						       "completion callback"},
 	[SIM_RULE_LEAK] = {"leak", "object never destroyed before exit"},
+	[SIM_RULE_RELEASE_HELD_BUF] = {"release-held-buf",
+				       "a task owns its bufs until its completion callback ran; the buf went back to its "
+				       "inventory only after that callback (on DOCA the inventory may hand it out "
+				       "while the task still reads or writes it)"},
 };
 
 #define MAX_KINDS 128

@@ -18,6 +18,7 @@ void sim_task_init(struct doca_task *task, const struct sim_task_ops *ops, struc
 	task->submitted = false;
 	task->completed = false;
 	task->bad_frees = 0;
+	task->num_held = 0;
 	ctx->allocated_tasks++;
 	sim_live_inc(SIM_KIND_TASK);
 }
@@ -82,11 +83,18 @@ static doca_error_t submit(struct doca_task *task, const char *func, bool valida
 	task->submitted = true;
 	ctx->inflight++;
 	ctx->pe->inflight++;
+	task->num_held = 0;
+	if (task->ops->bufs != NULL) {
+		task->num_held = (uint8_t)task->ops->bufs(task, task->held);
+		for (uint8_t i = 0; i < task->num_held; i++)
+			sim_buf_hold(task->held[i]);
+	}
 	err = ctx->ops->submit(ctx, task);
 	if (err != DOCA_SUCCESS) {
 		task->submitted = false;
 		ctx->inflight--;
 		ctx->pe->inflight--;
+		sim_task_release_bufs(task);
 	}
 	return err;
 }

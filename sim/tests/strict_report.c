@@ -108,6 +108,28 @@ int main(void)
 		doca_pe_progress(pe);
 	/* the completed tasks are never freed: task-not-freed x5 at exit */
 
+	/* release-held-buf x1: the destination released while its copy is in flight stays out of the inventory until
+	 * the copy's callback ran (the inventory must not hand it out while DOCA writes it) */
+	{
+		struct doca_buf *held;
+		struct doca_dma_task_memcpy *th;
+		int before = completed;
+		uint32_t free_before, free_after;
+
+		T_OK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem + 1024, 512, &held));
+		T_OK(doca_dma_task_memcpy_alloc_init(dma, src, held, none, &th));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(th)));
+		T_OK(doca_buf_inventory_get_num_free_elements(inv, &free_before));
+		T_OK(doca_buf_dec_refcount(held, NULL));
+		T_OK(doca_buf_inventory_get_num_free_elements(inv, &free_after));
+		T_TRUE(free_after == free_before);
+		while (completed == before)
+			doca_pe_progress(pe);
+		T_OK(doca_buf_inventory_get_num_free_elements(inv, &free_after));
+		T_TRUE(free_after == free_before + 1);
+		doca_task_free(doca_dma_task_memcpy_as_task(th));
+	}
+
 	/* submit-not-running x2 */
 	T_OK(doca_dma_task_memcpy_alloc_init(dma, src, dst, none, &t));
 	T_OK(doca_ctx_stop(doca_dma_as_ctx(dma))); /* nothing in flight: IDLE at once */
