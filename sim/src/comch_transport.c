@@ -145,6 +145,25 @@ int comch_send_frame(int fd, uint8_t kind, uint32_t id, const void *payload, uin
 	return 0;
 }
 
+/*
+ * recvmsg for a SOCK_SEQPACKET socket whose peer may have closed. A peer that closes while messages it was sent are
+ * still unread on its side makes the kernel report ECONNRESET once, *before* the frames that peer sent earlier and
+ * that are still queued here. Those frames were sent and completed on the peer's side (a failure reason, a final
+ * status), so they must still be delivered: read again past the one-time report; the end of the stream (0) comes
+ * after them.
+ */
+static ssize_t recvmsg_past_reset(int fd, struct msghdr *msg, int flags)
+{
+	ssize_t n = recvmsg(fd, msg, flags);
+
+	if (n < 0 && errno == ECONNRESET) {
+		n = recvmsg(fd, msg, flags);
+		if (n < 0 && errno == EWOULDBLOCK)
+			errno = ECONNRESET;
+	}
+	return n;
+}
+
 /* Keeps at most one passed descriptor, closing anything else a (possibly hostile) peer attached */
 static int take_passed_fd(struct msghdr *msg, int keep)
 {
@@ -189,7 +208,7 @@ ssize_t comch_recv_frame(int fd, struct comch_frame_hdr *hdr, void *payload, uin
 	int passed;
 
 	*recv_fd = -1;
-	n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	n = recvmsg_past_reset(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	if (n == 0)
@@ -237,7 +256,7 @@ ssize_t comch_recv_data(int fd, uint32_t *producer_id, uint8_t imm[COMCH_MAX_IMM
 	struct msghdr msg = {.msg_iov = iov, .msg_iovlen = cap > 0 ? 3 : 2};
 	ssize_t n;
 
-	n = recvmsg(fd, &msg, MSG_DONTWAIT);
+	n = recvmsg_past_reset(fd, &msg, MSG_DONTWAIT);
 	if (n < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	if (n == 0)

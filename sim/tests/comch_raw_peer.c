@@ -3,6 +3,8 @@
  * frames. For each case the server must drop this connection (end of stream within 3 s) and stay alive.
  *
  *   comch_raw_peer            uses the only comch-*.sock in DOCA_SIM_DIR
+ *   comch_raw_peer last-words sends one message, lets the server's echo sit unread, sends 50 more and closes at
+ *                             once: a server must still receive all 51 (prints "SENT 51")
  *
  * Prints one "CASE name dropped" line per case and "RAW OK n" at the end; exits 1 on the first failure.
  * The frame layout written here is the software device's wire format (sim/COMCH.md), restated on purpose.
@@ -138,13 +140,34 @@ static void expect_dropped(int fd, const char *name)
 	fflush(stdout);
 }
 
-int main(void)
+/*
+ * Closing with unread data makes the kernel report a reset to the other side before the frames still queued there;
+ * those frames were sent and must arrive (a peer's failure reason travels exactly like this).
+ */
+static int last_words(void)
+{
+	int fd = dial();
+
+	hello(fd);
+	send_frame(fd, K_MSG, 0, "one", 3, 3);
+	usleep(300 * 1000); /* the echo of "one" now waits unread here */
+	/* a burst, so that some of it is surely still queued at the server when we close */
+	for (int i = 0; i < 50; i++)
+		send_frame(fd, K_MSG, 0, "more", 4, 4);
+	close(fd);
+	printf("SENT 51\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	static uint8_t big[12000];
 	struct wire_hdr h;
 	int fd, cases = 0;
 
 	find_socket();
+	if (argc > 1 && strcmp(argv[1], "last-words") == 0)
+		return last_words();
 
 	fd = dial();
 	send_raw(fd, "abc", 3);

@@ -104,18 +104,30 @@ export class Messenger {
       if (left <= 0) return undefined;
       let m: Msg;
       try {
-        m = decodeMessage(await this.channel.recv({ timeoutMs: left }));
+        m = await this.#next(left);
       } catch {
         return undefined;
       }
-      if (m.type === MsgType.FAILURE_REASON) this.#keepReason(m.text);
-      else if (m.type === MsgType.STATUS && !m.isSuccess) return this.peerFailure("the peer");
+      if (m.type === MsgType.STATUS && !m.isSuccess) return this.peerFailure("the peer");
     }
     return undefined;
   }
 
   #keepReason(text: string): void {
     this.#reason ??= printable(text, 1000);
+  }
+
+  /**
+   * Every message from the peer passes here first, in arrival order, whoever waits for it: a failure reason is kept
+   * before any waiter sees the STATUS that follows it (two waiters, say a chunk loop and a failed DMA's look at the
+   * queue, must not race each other to it).
+   */
+  #next(timeoutMs: number): Promise<Msg> {
+    return this.channel.recv({ timeoutMs }).then((raw) => {
+      const m = decodeMessage(raw);
+      if (m.type === MsgType.FAILURE_REASON) this.#keepReason(m.text);
+      return m;
+    });
   }
 
   /**
@@ -128,20 +140,16 @@ export class Messenger {
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) throw this.lost(waiting, Object.assign(new Error("deadline passed"), { name: "TimeoutError" }));
-      const raw = await this.#recvRaw(left, waiting);
-      const m = decodeMessage(raw);
-      if (m.type === MsgType.FAILURE_REASON) {
-        this.#keepReason(m.text);
-        continue;
-      }
+      const m = await this.#recvOne(left, waiting);
+      if (m.type === MsgType.FAILURE_REASON) continue;
       return m;
     }
   }
 
-  async #recvRaw(timeoutMs: number, waiting: string): Promise<Uint8Array> {
+  async #recvOne(timeoutMs: number, waiting: string): Promise<Msg> {
     const signal = this.signal;
     if (signal?.aborted) throw interruption(signal, waiting);
-    const received = this.channel.recv({ timeoutMs });
+    const received = this.#next(timeoutMs);
     let onAbort: (() => void) | undefined;
     const aborted = signal
       ? new Promise<never>((_, reject) => {
@@ -156,6 +164,7 @@ export class Messenger {
         received.catch(() => {});
         throw e;
       }
+      if (e instanceof ProtocolError) throw e;
       throw this.lost(waiting, e);
     } finally {
       if (onAbort) signal!.removeEventListener("abort", onAbort);

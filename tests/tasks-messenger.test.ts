@@ -1,0 +1,64 @@
+/**
+ * The DMA Copy messenger (tasks/wire/messenger.ts) against an in-memory channel: a peer's failure reason is kept in
+ * arrival order whoever waits for it, so the STATUS that follows it always carries it (before: a chunk loop and a
+ * failed DMA's look at the queue raced, and the DMA's side reported "answered failure status" without the reason).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { type MessageChannel, Messenger, PeerFailedError } from "../tasks/wire/messenger.ts";
+import { encodeFailureReason, encodeStatus, MsgType } from "../tasks/wire/protocol.ts";
+import { TimeoutError } from "../mod.ts";
+
+/** Messages are handed to waiters first come, first served, synchronously, as ComchConnection does from its callback. */
+class MemoryChannel implements MessageChannel {
+  readonly maxMsgSize = 4080;
+  readonly #queue: Uint8Array[] = [];
+  readonly #waiters: { resolve(b: Uint8Array): void; reject(e: Error): void }[] = [];
+  send(_bytes: Uint8Array): Promise<void> {
+    return Promise.resolve();
+  }
+  recv(opts: { timeoutMs?: number } = {}): Promise<Uint8Array> {
+    const queued = this.#queue.shift();
+    if (queued) return Promise.resolve(queued);
+    return new Promise((resolve, reject) => {
+      const waiter = { resolve, reject };
+      this.#waiters.push(waiter);
+      setTimeout(() => {
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1), reject(new TimeoutError("a message", opts.timeoutMs ?? 0));
+      }, opts.timeoutMs ?? 1000);
+    });
+  }
+  deliver(bytes: Uint8Array): void {
+    const waiter = this.#waiters.shift();
+    if (waiter) waiter.resolve(bytes);
+    else this.#queue.push(bytes);
+  }
+}
+
+test("two waiters: the one that gets the failure STATUS reports the reason another waiter received", async () => {
+  const channel = new MemoryChannel();
+  const messenger = new Messenger(channel, { timeoutMs: 300, peer: "the host side" });
+  const chunkLoop = messenger.recvAny("the next chunk").catch((e) => e);
+  const dmaFailed = messenger.lostOrFailed("the DMA ran", new Error("DOCA_ERROR_NOT_PERMITTED"));
+  channel.deliver(encodeFailureReason("host: interrupted (SIGINT) while sending", channel.maxMsgSize));
+  channel.deliver(encodeStatus(false));
+  const error = await dmaFailed;
+  assert.ok(error instanceof PeerFailedError, String(error));
+  assert.match(error.message, /^peer failed: host: interrupted \(SIGINT\) while sending$/);
+  await chunkLoop;
+});
+
+test("one waiter: the reason then the status, in one call or across calls", async () => {
+  for (const spread of [false, true]) {
+    const channel = new MemoryChannel();
+    const messenger = new Messenger(channel, { timeoutMs: 300, peer: "the DPU side" });
+    const waiting = messenger.recv(MsgType.CHUNK_DONE, "the chunk's completion").catch((e) => e);
+    channel.deliver(encodeFailureReason("DPU: disk full", channel.maxMsgSize));
+    if (spread) await new Promise((r) => setTimeout(r, 5));
+    channel.deliver(encodeStatus(false));
+    const error = await waiting;
+    assert.ok(error instanceof PeerFailedError, String(error));
+    assert.match(error.message, /DPU: disk full/);
+  }
+});
