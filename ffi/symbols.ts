@@ -354,6 +354,14 @@ export const RDMA_SYMBOLS = {
   doca_rdma_set_send_queue_size: { lib: "rdma", params: ["ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_rdma_set_recv_queue_size(struct doca_rdma *rdma, uint32_t recv_queue_size);
   doca_rdma_set_recv_queue_size: { lib: "rdma", params: ["ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_set_max_send_buf_list_len(struct doca_rdma *rdma, uint32_t max_send_buf_list_len);
+  doca_rdma_set_max_send_buf_list_len: { lib: "rdma", params: ["ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_get_max_send_buf_list_len(const struct doca_rdma *rdma, uint32_t *max_send_buf_list_len);
+  doca_rdma_get_max_send_buf_list_len: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_receive_set_dst_buf_list_len(struct doca_rdma *rdma, uint32_t buf_list_len);
+  doca_rdma_task_receive_set_dst_buf_list_len: { lib: "rdma", params: ["ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_task_receive_get_dst_buf_list_len(const struct doca_rdma *rdma, uint32_t *buf_list_len);
+  doca_rdma_task_receive_get_dst_buf_list_len: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_rdma_export(struct doca_rdma *rdma, const void **local_rdma_conn_details, size_t *local_rdma_conn_details_size, struct doca_rdma_connection **rdma_connection);
   doca_rdma_export: { lib: "rdma", params: ["ptr", "ptr", "ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_rdma_conn_details, size_t remote_rdma_conn_details_size, struct doca_rdma_connection *rdma_connection);
@@ -386,6 +394,10 @@ export const RDMA_SYMBOLS = {
   doca_rdma_cap_get_max_send_queue_size: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_rdma_cap_get_max_recv_queue_size(const struct doca_devinfo *devinfo, uint32_t *max_recv_queue_size);
   doca_rdma_cap_get_max_recv_queue_size: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_get_max_send_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_send_buf_list_len);
+  doca_rdma_cap_get_max_send_buf_list_len: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(const struct doca_devinfo *devinfo, enum doca_rdma_transport_type transport_type, uint32_t *max_buf_list_len);
+  doca_rdma_cap_task_receive_get_max_dst_buf_list_len: { lib: "rdma", params: ["ptr", "i32", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo, uint32_t *gid_table_size);
   doca_rdma_cap_get_gid_table_size: { lib: "rdma", params: ["ptr", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo, enum doca_rdma_transport_type transport_type);

@@ -4,7 +4,7 @@
  * Bounded, deterministic run (CI):   fuzz_rdma_frames [inputs=1500] [seed=1]
  *
  * One process runs the responder through the DOCA API (RDMA CM listening on a loopback port, requests accepted, a
- * few receives kept posted, three memory regions: one exported read/write/atomic, one exported read-only, one not
+ * few receives kept posted (one buffer, a list of two, no buffer), three memory regions: one exported read/write/atomic, one exported read-only, one not
  * exported at all, each between guard bytes) and dials it with plain TCP sockets. Each input is a short session: a
  * valid or broken CM hello, then 1-4 frames mutated from well-formed ones (writes, reads, sends with and without
  * immediate, atomics, sync event get/set, stray responses and acknowledgements, control frames) with wrong magic,
@@ -126,7 +126,8 @@ static void recv_done(struct doca_rdma_task_receive *t, union doca_data u, union
 	struct doca_buf *b = doca_rdma_task_receive_get_dst_buf(t);
 	(void)c;
 	doca_task_free(doca_rdma_task_receive_as_task(t));
-	doca_buf_dec_refcount(b, NULL);
+	if (b != NULL)
+		doca_buf_dec_refcount(b, NULL);
 	post_receive((int)u.u64);
 }
 
@@ -136,16 +137,27 @@ static void recv_failed(struct doca_rdma_task_receive *t, union doca_data u, uni
 	(void)u;
 	(void)c;
 	doca_task_free(doca_rdma_task_receive_as_task(t));
-	doca_buf_dec_refcount(b, NULL); /* flushed at stop, or the message did not fit: not reposted */
+	if (b != NULL)
+		doca_buf_dec_refcount(b, NULL); /* flushed at stop, or the message did not fit: not reposted */
 }
 
+/* Receive i takes one buffer (i % 3 == 0), a list of two halves (1) or no buffer at all (2: empty messages only) */
 static void post_receive(int i)
 {
-	struct doca_buf *b;
+	struct doca_buf *b = NULL, *half;
 	struct doca_rdma_task_receive *t;
 	union doca_data u = { .u64 = (uint64_t)i };
-	if (doca_buf_inventory_buf_get_by_addr(inv, m_recv, arena.recv[i], RECV_SIZE, &b) != DOCA_SUCCESS)
+	if (i % 3 == 0 &&
+	    doca_buf_inventory_buf_get_by_addr(inv, m_recv, arena.recv[i], RECV_SIZE, &b) != DOCA_SUCCESS)
 		return;
+	if (i % 3 == 1) {
+		if (doca_buf_inventory_buf_get_by_addr(inv, m_recv, arena.recv[i], RECV_SIZE / 2, &b) != DOCA_SUCCESS)
+			return;
+		if (doca_buf_inventory_buf_get_by_addr(inv, m_recv, arena.recv[i] + RECV_SIZE / 2, RECV_SIZE / 2,
+							&half) != DOCA_SUCCESS ||
+		    doca_buf_chain_list(b, half) != DOCA_SUCCESS)
+			fail("cannot build a receive list");
+	}
 	if (doca_rdma_task_receive_allocate_init(rdma, b, u, &t) != DOCA_SUCCESS ||
 	    doca_task_submit(doca_rdma_task_receive_as_task(t)) != DOCA_SUCCESS)
 		fail("cannot post a receive");
@@ -200,6 +212,7 @@ static void start_responder(void)
 	if (doca_pe_create(&pe) || doca_rdma_create(dev, &rdma) || doca_rdma_set_permissions(rdma, remote) ||
 	    doca_rdma_set_max_num_connections(rdma, 8) ||
 	    doca_rdma_task_receive_set_conf(rdma, recv_done, recv_failed, 16) ||
+	    doca_rdma_task_receive_set_dst_buf_list_len(rdma, 2) ||
 	    doca_rdma_set_connection_state_callbacks(rdma, on_request, on_established, on_failure, on_disconnect) ||
 	    doca_pe_connect_ctx(pe, doca_rdma_as_ctx(rdma)) || doca_ctx_start(doca_rdma_as_ctx(rdma)))
 		fail("rdma context");

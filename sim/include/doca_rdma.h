@@ -58,7 +58,7 @@ struct doca_ctx *doca_rdma_as_ctx(struct doca_rdma *rdma);
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_set_permissions(struct doca_rdma *rdma, uint32_t permissions);
 DOCA_EXPERIMENTAL
-doca_error_t doca_rdma_get_permissions(const struct doca_rdma *rdma, uint32_t *permissions);
+doca_error_t doca_rdma_get_permissions(struct doca_rdma *rdma, uint32_t *permissions);
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_set_gid_index(struct doca_rdma *rdma, uint32_t gid_index);
 DOCA_EXPERIMENTAL
@@ -69,6 +69,11 @@ DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_set_send_queue_size(struct doca_rdma *rdma, uint32_t send_queue_size);
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_set_recv_queue_size(struct doca_rdma *rdma, uint32_t recv_queue_size);
+/* Local buffers per list for send, send with immediate, read, write and write with immediate (before start) */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_set_max_send_buf_list_len(struct doca_rdma *rdma, uint32_t max_send_buf_list_len);
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_get_max_send_buf_list_len(const struct doca_rdma *rdma, uint32_t *max_send_buf_list_len);
 
 /* ---------------------------------------------------------------- capabilities */
 DOCA_EXPERIMENTAL
@@ -77,6 +82,9 @@ DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_cap_get_max_send_queue_size(const struct doca_devinfo *devinfo, uint32_t *max_send_queue_size);
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_cap_get_max_recv_queue_size(const struct doca_devinfo *devinfo, uint32_t *max_recv_queue_size);
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_cap_get_max_send_buf_list_len(const struct doca_devinfo *devinfo,
+						     uint32_t *max_send_buf_list_len);
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo, uint32_t *gid_table_size);
 DOCA_EXPERIMENTAL
@@ -178,6 +186,8 @@ SIM_RDMA_TASK_KIND_DECL(remote_net_sync_event_get)
 SIM_RDMA_TASK_KIND_DECL(remote_net_sync_event_notify_set)
 SIM_RDMA_TASK_KIND_DECL(remote_net_sync_event_notify_add)
 
+/* src_buf may be NULL (an empty message) and may head a list of local buffers (max_send_buf_list_len); the same
+ * for send with immediate, and for the local side of write, write with immediate and read */
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection,
 					       const struct doca_buf *src_buf, union doca_data user_data,
@@ -191,6 +201,17 @@ doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma,
 						   const struct doca_buf *src_buf, doca_be32_t immediate_data,
 						   union doca_data user_data, struct doca_rdma_task_send_imm **task);
 
+/* Buffers per receive destination list (before start); the device's cap for a transport type */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(const struct doca_devinfo *devinfo,
+								 enum doca_rdma_transport_type transport_type,
+								 uint32_t *max_buf_list_len);
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_task_receive_set_dst_buf_list_len(struct doca_rdma *rdma, uint32_t buf_list_len);
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_task_receive_get_dst_buf_list_len(const struct doca_rdma *rdma, uint32_t *buf_list_len);
+
+/* dst_buf may be NULL (empty messages only) and may head a list of local buffers (dst_buf_list_len) */
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_task_receive_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf,
 						  union doca_data user_data, struct doca_rdma_task_receive **task);

@@ -44,6 +44,27 @@ doca_error_t doca_rdma_cap_get_max_recv_queue_size(const struct doca_devinfo *de
 {
 	return doca_rdma_cap_get_max_send_queue_size(devinfo, size);
 }
+/* Local buffer lists (rdma_buflist.c): the device takes up to RDMA_MAX_BUF_LIST_LEN elements in each kind of list */
+doca_error_t doca_rdma_cap_get_max_send_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_send_buf_list_len)
+{
+	DEVINFO_CHECK(devinfo);
+	if (max_send_buf_list_len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*max_send_buf_list_len = RDMA_MAX_BUF_LIST_LEN;
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(const struct doca_devinfo *devinfo,
+								 enum doca_rdma_transport_type transport_type,
+								 uint32_t *max_buf_list_len)
+{
+	DEVINFO_CHECK(devinfo);
+	if (max_buf_list_len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (transport_type != DOCA_RDMA_TRANSPORT_TYPE_RC)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "rdma: the software device offers the RC transport only");
+	*max_buf_list_len = RDMA_MAX_BUF_LIST_LEN;
+	return DOCA_SUCCESS;
+}
 doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo, uint32_t *gid_table_size)
 {
 	DEVINFO_CHECK(devinfo);
@@ -226,7 +247,11 @@ static doca_error_t rdma_submit(struct doca_ctx *ctx, struct doca_task *task)
 	doca_error_t err = DOCA_SUCCESS;
 
 	pthread_mutex_lock(&rdma->lock);
-	if (t->kind == RDMA_RECEIVE) {
+	if (t->kind == RDMA_RECEIVE && t->dst != NULL &&
+	    (err = rdma_list_check_local(t->dst, rdma->recv_buf_list_len, "rdma_receive", "destination",
+					 "the receive dst_buf_list_len")) != DOCA_SUCCESS) {
+		/* completed with the error below, never posted */
+	} else if (t->kind == RDMA_RECEIVE) {
 		t->wait_next = NULL;
 		if (rdma->receives_tail != NULL)
 			rdma->receives_tail->wait_next = t;
@@ -267,6 +292,8 @@ doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma)
 	r->permissions = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
 	r->max_conns = 1;
 	r->send_queue_size = r->recv_queue_size = 32;
+	/* DOCA's headers leave the defaults unsaid; one buffer per list until the program asks for more */
+	r->max_send_buf_list_len = r->recv_buf_list_len = 1;
 	r->wake_fd = r->notify_fd = r->cm_listen_fd = -1;
 	r->next_conn_id = 1;
 	r->next_request_id = 1;
@@ -325,7 +352,7 @@ doca_error_t doca_rdma_set_permissions(struct doca_rdma *rdma, uint32_t permissi
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_rdma_get_permissions(const struct doca_rdma *rdma, uint32_t *permissions)
+doca_error_t doca_rdma_get_permissions(struct doca_rdma *rdma, uint32_t *permissions)
 {
 	if (rdma == NULL || permissions == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -374,6 +401,44 @@ doca_error_t doca_rdma_set_recv_queue_size(struct doca_rdma *rdma, uint32_t size
 	if (size == 0 || size > RDMA_DEFAULT_QUEUE_SIZE)
 		return DOCA_ERROR_INVALID_VALUE;
 	rdma->recv_queue_size = size;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_set_max_send_buf_list_len(struct doca_rdma *rdma, uint32_t max_send_buf_list_len)
+{
+	CONFIG_CHECK(rdma);
+	if (max_send_buf_list_len == 0 || max_send_buf_list_len > RDMA_MAX_BUF_LIST_LEN)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "rdma: max_send_buf_list_len %u is outside 1..%u",
+				max_send_buf_list_len, RDMA_MAX_BUF_LIST_LEN);
+	rdma->max_send_buf_list_len = max_send_buf_list_len;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_get_max_send_buf_list_len(const struct doca_rdma *rdma, uint32_t *max_send_buf_list_len)
+{
+	if (rdma == NULL || max_send_buf_list_len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
+	*max_send_buf_list_len = rdma->max_send_buf_list_len;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_task_receive_set_dst_buf_list_len(struct doca_rdma *rdma, uint32_t buf_list_len)
+{
+	CONFIG_CHECK(rdma);
+	if (buf_list_len == 0 || buf_list_len > RDMA_MAX_BUF_LIST_LEN)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "rdma: receive dst_buf_list_len %u is outside 1..%u",
+				buf_list_len, RDMA_MAX_BUF_LIST_LEN);
+	rdma->recv_buf_list_len = buf_list_len;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_rdma_task_receive_get_dst_buf_list_len(const struct doca_rdma *rdma, uint32_t *buf_list_len)
+{
+	if (rdma == NULL || buf_list_len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
+	*buf_list_len = rdma->recv_buf_list_len;
 	return DOCA_SUCCESS;
 }
 

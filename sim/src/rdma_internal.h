@@ -79,6 +79,7 @@ struct rdma_task {
 	struct doca_sync_event_remote_net *sync_event; /* RDMA_SE_* */
 	uint64_t a, b;
 	uint32_t imm;
+	uint64_t len;                   /* payload bytes a send or write carries (gathered from its source list) */
 	uint64_t id;                    /* while awaiting its response */
 	struct rdma_task *wait_next;    /* in conn->awaiting / rdma->receives */
 	/* receive results */
@@ -92,6 +93,8 @@ struct rdma_task {
 struct rdma_out {
 	struct rdma_frame hdr;
 	const uint8_t *payload;
+	const struct doca_buf *seg; /* payload gathered from this local buffer list instead (its current element) */
+	size_t seg_off;             /* bytes of `seg`'s data already sent */
 	size_t sent;              /* bytes of header + payload written so far */
 	uint64_t key;             /* nonzero: payload is our exported memory, re-validated before each write */
 	uint8_t small[RDMA_SECRET_LEN]; /* payloads this small are copied here when queued */
@@ -106,7 +109,9 @@ struct rdma_sock {
 	size_t in_got;             /* header bytes read */
 	uint64_t in_left;          /* payload bytes still to read for `in` */
 	uint64_t in_done;          /* payload bytes already read */
-	uint8_t *in_dst;           /* where the payload goes (NULL: discard) */
+	uint8_t *in_dst;           /* where the payload goes in exported memory (NULL: see in_seg, else discard) */
+	struct doca_buf *in_seg;   /* a local destination list (receive, read response): its current element */
+	size_t in_seg_off;         /* bytes already placed in in_seg's free tail */
 	uint64_t in_key;           /* nonzero: in_dst is our exported memory, re-validated per read */
 	doca_error_t in_status;    /* the verdict for the request being read */
 	struct rdma_task *in_task; /* the task the payload completes (read response, receive) */
@@ -159,6 +164,8 @@ struct doca_rdma {
 	uint32_t gid_index;
 	uint16_t max_conns;
 	uint32_t send_queue_size, recv_queue_size;
+	uint32_t max_send_buf_list_len; /* local buffers per send/write/read list */
+	uint32_t recv_buf_list_len;     /* buffers per receive destination list */
 	struct rdma_kind_conf conf[RDMA_KIND_COUNT_];
 	doca_rdma_connection_request_cb_t on_request;
 	doca_rdma_connection_established_cb_t on_established;
@@ -194,6 +201,23 @@ int rdma_tcp_listen(const char *address, uint16_t port);
 int rdma_tcp_connect(const char *address, uint16_t port, int timeout_ms);
 /* The address our listeners advertise in exported details (DOCA_SIM_RDMA_ADDR, default 127.0.0.1) */
 const char *rdma_local_address(void);
+
+/* Queue a frame whose payload is gathered from a local buffer list (its elements' data, in order; lock held) */
+void rdma_queue_frame_list(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,
+			   const struct doca_buf *list);
+
+/* rdma_buflist.c: local buffer lists */
+#define RDMA_MAX_BUF_LIST_LEN 16 /* the device's cap for both kinds of lists */
+uint64_t rdma_list_data_len(const struct doca_buf *head);
+uint64_t rdma_list_room(const struct doca_buf *head);
+/* A list a task may use as local memory: a list head, at most `max` elements, each local, its data inside it */
+doca_error_t rdma_list_check_local(const struct doca_buf *head, uint32_t max, const char *kind, const char *what,
+				   const char *limit_name);
+/* Cursors: the next data to send (gather) or the next free room to fill (scatter); NULL at the end of the list */
+const uint8_t *rdma_list_next_data(const struct doca_buf **seg, size_t *off, size_t *left);
+uint8_t *rdma_list_next_room(struct doca_buf **seg, size_t *off, size_t *left);
+/* `len` bytes were placed from the first free tail onward: grow each element's data accordingly */
+void rdma_list_fill(struct doca_buf *head, uint64_t len);
 
 /* rdma_sock.c: one socket's outgoing side */
 #define RDMA_IO_CHUNK (1u << 20)

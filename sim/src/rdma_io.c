@@ -143,6 +143,16 @@ void rdma_queue_frame(struct doca_rdma *rdma, struct rdma_sock *sock, const stru
 	sock->out_tail = o;
 }
 
+void rdma_queue_frame_list(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,
+			   const struct doca_buf *list)
+{
+	rdma_queue_frame(rdma, sock, hdr, NULL, 0);
+	if (sock->out_tail != NULL && sock->out_tail->payload == NULL) {
+		sock->out_tail->seg = list;
+		sock->out_tail->seg_off = 0;
+	}
+}
+
 static void respond(struct doca_rdma *rdma, struct rdma_sock *s, enum rdma_op op, uint64_t id, doca_error_t status,
 		    uint64_t a)
 {
@@ -188,12 +198,6 @@ static struct rdma_task *pop_receive(struct doca_rdma *rdma)
 	return t;
 }
 
-static size_t room(const struct doca_buf *b)
-{
-	uintptr_t end = (uintptr_t)b->head + b->len, tail = (uintptr_t)b->data + b->data_len;
-	return tail > end ? 0 : end - tail;
-}
-
 /* Check the whole remote-requested range once before reading any of its payload */
 static doca_error_t check_range(struct doca_rdma *rdma, uint64_t key, uint64_t addr, uint64_t len, uint32_t need)
 {
@@ -220,6 +224,8 @@ static enum begin_result begin_frame(struct doca_rdma *rdma, struct doca_rdma_co
 	s->in_left = f->len;
 	s->in_done = 0;
 	s->in_dst = NULL;
+	s->in_seg = NULL;
+	s->in_seg_off = 0;
 	s->in_key = 0;
 	s->in_status = DOCA_SUCCESS;
 	s->in_task = NULL;
@@ -240,16 +246,17 @@ static enum begin_result begin_frame(struct doca_rdma *rdma, struct doca_rdma_co
 			return BEGIN_WAIT;
 		t = pop_receive(rdma);
 		s->in_task = t;
-		if (room(t->dst) < f->len)
-			s->in_status = DOCA_ERROR_INVALID_VALUE; /* the receive buffer is too small: both sides fail */
+		/* a receive without a buffer takes empty messages only; a too small one fails on both sides */
+		if (f->len > 0 && (t->dst == NULL || rdma_list_room(t->dst) < f->len))
+			s->in_status = DOCA_ERROR_INVALID_VALUE;
 		else
-			s->in_dst = (uint8_t *)t->dst->data + t->dst->data_len;
+			s->in_seg = t->dst;
 		return BEGIN_OK;
 	case OP_READ_RESP:
 		t = peek_awaiting(c, f->id);
-		if (t == NULL || t->kind != RDMA_READ || f->len != t->src->data_len || room(t->dst) < f->len)
+		if (t == NULL || t->kind != RDMA_READ || f->len != t->src->data_len || rdma_list_room(t->dst) < f->len)
 			return BEGIN_BROKEN; /* a response nobody asked for, or not the size asked */
-		s->in_dst = (uint8_t *)t->dst->data + t->dst->data_len;
+		s->in_seg = t->dst;
 		return BEGIN_OK;
 	default:
 		return f->len == 0 ? BEGIN_OK : BEGIN_BROKEN; /* control frames carry no payload */
@@ -280,7 +287,7 @@ static bool end_frame(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 		t = s->in_task;
 		s->in_task = NULL;
 		if (s->in_status == DOCA_SUCCESS) {
-			t->dst->data_len += f->len;
+			rdma_list_fill(t->dst, f->len);
 			t->opcode = f->op == OP_SEND ? DOCA_RDMA_OPCODE_RECV_SEND : DOCA_RDMA_OPCODE_RECV_SEND_WITH_IMM;
 			t->result_imm = f->imm;
 			t->result_len = f->len;
@@ -373,9 +380,9 @@ static bool end_frame(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 			return false;
 		if (f->status == DOCA_SUCCESS) {
 			if (t->kind == RDMA_WRITE || t->kind == RDMA_WRITE_IMM)
-				t->dst->data_len += t->src->data_len;
+				t->dst->data_len += t->len;
 			else if (t->kind == RDMA_READ)
-				t->dst->data_len += t->src->data_len;
+				rdma_list_fill(t->dst, t->src->data_len);
 		}
 		rdma_finish_task(rdma, t, f->status <= DOCA_ERROR_DEVICE_FATAL_ERROR ? (doca_error_t)f->status
 										      : DOCA_ERROR_IO_FAILED);
@@ -434,7 +441,7 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 		if (s->in_left > 0) {
 			size_t chunk = s->in_left > RDMA_IO_CHUNK ? RDMA_IO_CHUNK : (size_t)s->in_left;
 			void *to = NULL;
-			bool bracketed = false;
+			bool bracketed = false, into_seg = false;
 			if (s->in_dst != NULL && s->in_key != 0) {
 				if (sim_rdma_access_begin(s->in_key, (uint64_t)(uintptr_t)s->in_dst + s->in_done, chunk,
 							  DOCA_ACCESS_FLAG_RDMA_WRITE, &to) == DOCA_SUCCESS) {
@@ -445,6 +452,13 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 				}
 			} else if (s->in_dst != NULL) {
 				to = s->in_dst + s->in_done;
+			} else if (s->in_seg != NULL) {
+				/* a local destination list: the current element's free tail */
+				size_t left = 0;
+				to = rdma_list_next_room(&s->in_seg, &s->in_seg_off, &left);
+				if (to != NULL && chunk > left)
+					chunk = left;
+				into_seg = to != NULL;
 			}
 			if (to == NULL) {
 				to = discard_sink;
@@ -460,6 +474,8 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 			}
 			if (n < 0)
 				return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+			if (into_seg)
+				s->in_seg_off += (size_t)n;
 			s->in_done += (uint64_t)n;
 			s->in_left -= (uint64_t)n;
 			if (s->in_left > 0)

@@ -88,12 +88,22 @@ bool rdma_sock_flush(struct rdma_sock *s)
 					from = zeros;
 					o->hdr.status = DOCA_ERROR_NOT_PERMITTED; /* remembered for the trailing ACK */
 				}
+			} else if (o->seg != NULL) {
+				/* gathered from a local buffer list: the current element's unsent data */
+				size_t left = 0;
+				from = rdma_list_next_data(&o->seg, &o->seg_off, &left);
+				if (from == NULL) /* the list shrank under us (its owner changed it while in flight) */
+					return false;
+				if (chunk > left)
+					chunk = left;
 			} else {
 				from = o->payload + off;
 			}
 			n = send(s->fd, from, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (bracketed)
 				sim_rdma_access_end();
+			if (n > 0 && o->seg != NULL)
+				o->seg_off += (size_t)n;
 		}
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;

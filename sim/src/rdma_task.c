@@ -109,7 +109,7 @@ doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct do
 					       struct doca_rdma_task_send **task)
 {
 	struct rdma_task *t;
-	doca_error_t err = src_buf == NULL ? DOCA_ERROR_INVALID_VALUE : alloc_task(rdma, RDMA_SEND, conn, user_data, &t);
+	doca_error_t err = alloc_task(rdma, RDMA_SEND, conn, user_data, &t); /* src_buf NULL: an empty message */
 	if (err != DOCA_SUCCESS)
 		return err;
 	t->src = (struct doca_buf *)src_buf;
@@ -127,8 +127,7 @@ doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, struc
 						   union doca_data user_data, struct doca_rdma_task_send_imm **task)
 {
 	struct rdma_task *t;
-	doca_error_t err =
-		src_buf == NULL ? DOCA_ERROR_INVALID_VALUE : alloc_task(rdma, RDMA_SEND_IMM, conn, user_data, &t);
+	doca_error_t err = alloc_task(rdma, RDMA_SEND_IMM, conn, user_data, &t); /* src_buf NULL: an empty message */
 	if (err != DOCA_SUCCESS)
 		return err;
 	t->src = (struct doca_buf *)src_buf;
@@ -385,40 +384,77 @@ static bool remote(const struct doca_buf *b)
 	return b != NULL && b->mmap != NULL && b->mmap->rdma_remote;
 }
 
+/* The local source of a send or write: a list of at most max_send_buf_list_len buffers (NULL: an empty send) */
+static doca_error_t check_source(struct doca_rdma *rdma, struct rdma_task *t)
+{
+	doca_error_t err;
+	t->len = 0;
+	if (t->src == NULL)
+		return DOCA_SUCCESS;
+	err = rdma_list_check_local(t->src, rdma->max_send_buf_list_len, kind_names[t->kind], "source",
+				    "max_send_buf_list_len");
+	if (err != DOCA_SUCCESS)
+		return err;
+	t->len = rdma_list_data_len(t->src);
+	if (t->len > UINT32_MAX)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %llu bytes exceed the max message size", kind_names[t->kind],
+				(unsigned long long)t->len);
+	return DOCA_SUCCESS;
+}
+
+/* A remote buffer (the peer's memory, imported): one buffer, not a list */
+static bool remote_single(const struct doca_buf *b)
+{
+	return remote(b) && b->list_len == 1;
+}
+
 doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 {
 	struct doca_rdma_connection *c = t->conn;
 	struct rdma_frame f;
 	const void *payload = NULL;
+	doca_error_t err;
 
 	if (c == NULL || c->state != CONN_CONNECTED || c->socks[0].fd < 0)
 		return sim_fail(DOCA_ERROR_NOT_CONNECTED, "%s: connection is not connected", kind_names[t->kind]);
 	switch (t->kind) {
 	case RDMA_SEND:
 	case RDMA_SEND_IMM:
-		if (remote(t->src) || t->src->data_len > UINT32_MAX)
-			return DOCA_ERROR_INVALID_VALUE;
+		err = check_source(rdma, t);
+		if (err != DOCA_SUCCESS)
+			return err;
 		rdma_frame_init(&f, t->kind == RDMA_SEND ? OP_SEND : OP_SEND_IMM);
-		f.len = (uint32_t)t->src->data_len;
-		payload = t->src->data;
+		f.len = (uint32_t)t->len;
+		payload = t->src == NULL ? NULL : t->src->data;
 		break;
 	case RDMA_WRITE:
 	case RDMA_WRITE_IMM:
-		if (remote(t->src) || !remote(t->dst) || t->src->data_len > UINT32_MAX ||
-		    tail_room(t->dst) < t->src->data_len)
-			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a local source and a remote destination "
-								  "with room for the data", kind_names[t->kind]);
+		if (t->src == NULL || !remote_single(t->dst))
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a local source and one remote destination "
+								  "buffer", kind_names[t->kind]);
+		err = check_source(rdma, t);
+		if (err != DOCA_SUCCESS)
+			return err;
+		if (tail_room(t->dst) < t->len)
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the remote destination has no room for %llu bytes",
+					kind_names[t->kind], (unsigned long long)t->len);
 		rdma_frame_init(&f, t->kind == RDMA_WRITE ? OP_WRITE : OP_WRITE_IMM);
-		f.len = (uint32_t)t->src->data_len;
+		f.len = (uint32_t)t->len;
 		f.key = t->dst->mmap->rdma_key;
 		f.addr = (uint64_t)(uintptr_t)t->dst->data + t->dst->data_len;
 		payload = t->src->data;
 		break;
 	case RDMA_READ:
-		if (!remote(t->src) || remote(t->dst) || t->src->data_len > UINT32_MAX ||
-		    tail_room(t->dst) < t->src->data_len)
-			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a remote source and a local destination "
-								  "with room for the data", kind_names[t->kind]);
+		if (!remote_single(t->src) || t->dst == NULL || t->src->data_len > UINT32_MAX)
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs one remote source buffer and a local "
+								  "destination", kind_names[t->kind]);
+		err = rdma_list_check_local(t->dst, rdma->max_send_buf_list_len, kind_names[t->kind], "destination",
+					    "max_send_buf_list_len");
+		if (err != DOCA_SUCCESS)
+			return err;
+		if (rdma_list_room(t->dst) < t->src->data_len)
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the local destination has no room for %zu bytes",
+					kind_names[t->kind], t->src->data_len);
 		rdma_frame_init(&f, OP_READ_REQ);
 		f.key = t->src->mmap->rdma_key;
 		f.addr = (uint64_t)(uintptr_t)t->src->data;
@@ -462,6 +498,10 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 	f.id = t->id = rdma->next_request_id++;
 	t->wait_next = c->awaiting;
 	c->awaiting = t;
-	rdma_queue_frame(rdma, &c->socks[0], &f, payload, 0);
+	if (t->src != NULL && t->src->list_len > 1 && (t->kind == RDMA_SEND || t->kind == RDMA_SEND_IMM ||
+						       t->kind == RDMA_WRITE || t->kind == RDMA_WRITE_IMM))
+		rdma_queue_frame_list(rdma, &c->socks[0], &f, t->src);
+	else
+		rdma_queue_frame(rdma, &c->socks[0], &f, payload, 0);
 	return DOCA_SUCCESS;
 }

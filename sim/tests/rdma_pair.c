@@ -5,7 +5,11 @@
  * responder's sync event exported for the network, set, read and added to by the requester's remote-net tasks, a
  * forged sync event key refused; a write to
  * memory exported read-only and a write through a forged (enlarged) descriptor fail; once the responder is gone a
- * request fails instead of hanging. A second pair connects through RDMA CM (listen, connect to address, accept).
+ * request fails instead of hanging. Buffer lists: a send gathered from two local buffers lands scattered over a
+ * three-buffer receive, a write gathered from three, a read scattered over two; a list over the context's limit is
+ * refused; an empty send (no source buffer) reaches a receive without a buffer, a non-empty one fails there on
+ * both sides (and the responder lives on). A second pair connects through RDMA CM (listen, connect to address,
+ * accept).
  * Usage: rdma_pair  (prints "rdma_pair: ok")
  */
 #include <signal.h>
@@ -105,11 +109,30 @@ static void side_open(struct side *s, bool cm)
 	CONF(remote_net_sync_event_notify_set);
 	CONF(remote_net_sync_event_notify_add);
 	T_OK(doca_rdma_task_receive_set_conf(s->rdma, recv_ok, recv_err, 16));
+	{
+		/* buffer lists: one buffer per list until asked; the caps bound what may be asked */
+		const struct doca_devinfo *di = doca_dev_as_devinfo(s->dev);
+		uint32_t v;
+		T_OK(doca_rdma_get_max_send_buf_list_len(s->rdma, &v));
+		T_TRUE(v == 1);
+		T_OK(doca_rdma_task_receive_get_dst_buf_list_len(s->rdma, &v));
+		T_TRUE(v == 1);
+		T_OK(doca_rdma_cap_get_max_send_buf_list_len(di, &v));
+		T_TRUE(v >= 4);
+		T_TRUE(doca_rdma_set_max_send_buf_list_len(s->rdma, v + 1) == DOCA_ERROR_INVALID_VALUE);
+		T_TRUE(doca_rdma_set_max_send_buf_list_len(s->rdma, 0) == DOCA_ERROR_INVALID_VALUE);
+		T_OK(doca_rdma_set_max_send_buf_list_len(s->rdma, 4));
+		T_OK(doca_rdma_cap_task_receive_get_max_dst_buf_list_len(di, DOCA_RDMA_TRANSPORT_TYPE_RC, &v));
+		T_TRUE(v >= 3);
+		T_TRUE(doca_rdma_task_receive_set_dst_buf_list_len(s->rdma, v + 1) == DOCA_ERROR_INVALID_VALUE);
+		T_OK(doca_rdma_task_receive_set_dst_buf_list_len(s->rdma, 3));
+	}
 	if (cm)
 		T_OK(doca_rdma_set_connection_state_callbacks(s->rdma, on_request, on_established, on_failure,
 							      on_disconnect));
 	T_OK(doca_pe_connect_ctx(s->pe, doca_rdma_as_ctx(s->rdma)));
 	T_OK(doca_ctx_start(doca_rdma_as_ctx(s->rdma)));
+	T_TRUE(doca_rdma_set_max_send_buf_list_len(s->rdma, 2) == DOCA_ERROR_BAD_STATE);
 	T_OK(doca_buf_inventory_create(32, &s->inv));
 	T_OK(doca_buf_inventory_start(s->inv));
 }
@@ -148,6 +171,22 @@ static struct doca_buf *buf_at(struct side *s, struct doca_mmap *m, void *addr, 
 	return b;
 }
 
+/* A list of `n` buffers over consecutive pieces of `addr` (lens[i] bytes each, data_len = data ? lens[i] : 0) */
+static struct doca_buf *list_at(struct side *s, struct doca_mmap *m, uint8_t *addr, const size_t *lens, int n,
+				bool data)
+{
+	struct doca_buf *head = NULL;
+	for (int i = 0; i < n; i++) {
+		struct doca_buf *b = buf_at(s, m, addr, lens[i], data ? lens[i] : 0);
+		if (head == NULL)
+			head = b;
+		else
+			T_OK(doca_buf_chain_list(head, b));
+		addr += lens[i];
+	}
+	return head;
+}
+
 static void post_receive(struct side *s, struct doca_mmap *m, void *addr, size_t len)
 {
 	struct doca_buf *b;
@@ -163,6 +202,9 @@ static int responder(int to_parent, int from_parent)
 {
 	struct side s;
 	static uint8_t a[BIG + 4096] __attribute__((aligned(64))), b[4096], inbox[3][256];
+	static uint8_t listed[64];
+	struct doca_mmap *mlist;
+	struct doca_buf *scattered;
 	const void *desc;
 	size_t len;
 	uint8_t details[256];
@@ -186,6 +228,28 @@ static int responder(int to_parent, int from_parent)
 	mi = t_mmap(s.dev, inbox, sizeof(inbox), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
 	for (int i = 0; i < 3; i++)
 		post_receive(&s, mi, inbox[i], sizeof(inbox[i]));
+	{
+		/* after those: a receive scattered over three buffers, then two without a buffer; first a list of four,
+		 * over the limit of three, which fails at once and is never posted */
+		static const size_t pieces[] = { 4, 4, 8, 8 };
+		struct doca_rdma_task_receive *t;
+		union doca_data none = { 0 };
+		mlist = t_mmap(s.dev, listed, sizeof(listed), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+		scattered = list_at(&s, mlist, listed + 32, pieces, 4, false);
+		T_OK(doca_rdma_task_receive_allocate_init(s.rdma, scattered, none, &t));
+		T_OK(doca_task_submit(doca_rdma_task_receive_as_task(t)));
+		wait_tasks(&s, 0, 1);
+		T_TRUE(last_error == DOCA_ERROR_INVALID_VALUE);
+		doca_task_free(doca_rdma_task_receive_as_task(t));
+		doca_buf_dec_refcount(scattered, NULL);
+		scattered = list_at(&s, mlist, listed, pieces, 3, false);
+		T_OK(doca_rdma_task_receive_allocate_init(s.rdma, scattered, none, &t));
+		T_OK(doca_task_submit(doca_rdma_task_receive_as_task(t)));
+		for (int i = 0; i < 2; i++) {
+			T_OK(doca_rdma_task_receive_allocate_init(s.rdma, NULL, none, &t));
+			T_OK(doca_task_submit(doca_rdma_task_receive_as_task(t)));
+		}
+	}
 	T_OK(doca_rdma_export(s.rdma, &desc, &len, &s.conn));
 	put_blob(to_parent, desc, len);
 	T_OK(doca_mmap_export_rdma(ma, s.dev, &desc, &len));
@@ -197,8 +261,22 @@ static int responder(int to_parent, int from_parent)
 	T_OK(doca_rdma_connect(s.rdma, details, len, s.conn));
 	/* The parent says when to check; meanwhile our I/O thread serves it without any progress call of ours
 	 * except for the receives, which complete through the pe */
-	wait_tasks(&s, 3, 0);
+	/* three receives, the scattered one and the empty message; the non-empty message without a buffer fails */
+	wait_tasks(&s, 5, 2);
+	T_TRUE(last_error == DOCA_ERROR_INVALID_VALUE);
 	T_TRUE(read(from_parent, &cmd, 1) == 1 && cmd == 'c');
+	{
+		size_t lens[3], i = 0;
+		T_TRUE(memcmp(listed, "gathered+scatter", 16) == 0);
+		for (struct doca_buf *b = scattered; b != NULL && i < 3; i++) {
+			struct doca_buf *next = NULL;
+			T_OK(doca_buf_get_data_len(b, &lens[i]));
+			T_OK(doca_buf_get_next_in_list(b, &next));
+			b = next;
+		}
+		T_TRUE(i == 3 && lens[0] == 4 && lens[1] == 4 && lens[2] == 8);
+		T_TRUE(memcmp(a + BIG + 256, "three-pieces-written", 20) == 0);
+	}
 	{
 		uint8_t want[BIG];
 		t_fill(want, BIG, 1);
@@ -373,6 +451,79 @@ static int requester(int from_child, int to_child, pid_t child)
 		T_OK(doca_sync_event_remote_net_destroy(forged_se));
 		T_OK(doca_sync_event_remote_net_destroy(rse));
 		doca_buf_dec_refcount(res, NULL);
+		doca_buf_dec_refcount(src, NULL);
+	}
+
+	/* buffer lists, and sends without a source buffer */
+	{
+		static const size_t two[] = { 8, 8 }, three[] = { 5, 7, 8 }, split[] = { 1000, 3096 },
+				    five[] = { 1, 1, 1, 1, 1 };
+		struct doca_rdma_task_send *sn;
+		struct doca_rdma_task_write *wl;
+		struct doca_rdma_task_read *rl, *over;
+		struct doca_buf *next;
+		uint8_t want[4096];
+		size_t n0, n1;
+
+		/* a send gathered from two buffers, scattered over the responder's three */
+		memcpy(local + 2048, "gathered+scatter", 16);
+		src = list_at(&s, ml, local + 2048, two, 2, true);
+		T_OK(doca_rdma_task_send_allocate_init(s.rdma, s.conn, src, none, &sn));
+		T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
+		wait_tasks(&s, ++d, f);
+		doca_task_free(doca_rdma_task_send_as_task(sn));
+		doca_buf_dec_refcount(src, NULL);
+		/* an empty message: no source buffer, into a receive without one */
+		T_OK(doca_rdma_task_send_allocate_init(s.rdma, s.conn, NULL, none, &sn));
+		T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
+		wait_tasks(&s, ++d, f);
+		doca_task_free(doca_rdma_task_send_as_task(sn));
+		/* five bytes into a receive without a buffer: fails here and there, nobody crashes */
+		src = buf_at(&s, ml, local, 5, 5);
+		T_OK(doca_rdma_task_send_allocate_init(s.rdma, s.conn, src, none, &sn));
+		T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
+		wait_tasks(&s, d, ++f);
+		T_TRUE(last_error == DOCA_ERROR_INVALID_VALUE);
+		doca_task_free(doca_rdma_task_send_as_task(sn));
+		doca_buf_dec_refcount(src, NULL);
+
+		/* a write gathered from three buffers */
+		memcpy(local + 2048, "three-pieces-written", 20);
+		src = list_at(&s, ml, local + 2048, three, 3, true);
+		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, (uint8_t *)ra_base + BIG + 256, 64, &dst));
+		T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &wl));
+		T_OK(doca_task_submit(doca_rdma_task_write_as_task(wl)));
+		wait_tasks(&s, ++d, f);
+		T_OK(doca_buf_get_data_len(dst, &n0));
+		T_TRUE(n0 == 20);
+		doca_task_free(doca_rdma_task_write_as_task(wl));
+		doca_buf_dec_refcount(src, NULL);
+		doca_buf_dec_refcount(dst, NULL);
+
+		/* a read scattered over two buffers, each filled in turn */
+		t_fill(want, sizeof(want), 2);
+		memset(local, 0, 4096);
+		src = buf_at(&s, rb, rb_base, rb_len, rb_len);
+		dst = list_at(&s, ml, local, split, 2, false);
+		T_OK(doca_rdma_task_read_allocate_init(s.rdma, s.conn, src, dst, none, &rl));
+		T_OK(doca_task_submit(doca_rdma_task_read_as_task(rl)));
+		wait_tasks(&s, ++d, f);
+		T_TRUE(memcmp(local, want, sizeof(want)) == 0);
+		T_OK(doca_buf_get_data_len(dst, &n0));
+		T_OK(doca_buf_get_next_in_list(dst, &next));
+		T_OK(doca_buf_get_data_len(next, &n1));
+		T_TRUE(n0 == 1000 && n1 == 3096);
+		doca_task_free(doca_rdma_task_read_as_task(rl));
+		doca_buf_dec_refcount(dst, NULL);
+
+		/* a list longer than the context's max_send_buf_list_len (4) is refused */
+		dst = list_at(&s, ml, local, five, 5, false);
+		T_OK(doca_rdma_task_read_allocate_init(s.rdma, s.conn, src, dst, none, &over));
+		T_OK(doca_task_submit(doca_rdma_task_read_as_task(over)));
+		wait_tasks(&s, d, ++f);
+		T_TRUE(last_error == DOCA_ERROR_INVALID_VALUE);
+		doca_task_free(doca_rdma_task_read_as_task(over));
+		doca_buf_dec_refcount(dst, NULL);
 		doca_buf_dec_refcount(src, NULL);
 	}
 
