@@ -454,11 +454,13 @@ export class Rdma extends CtxResource {
 
   /** @internal established / failure / disconnection of a connection. */
   onConnectionEvent(handle: number, connUd: number, state: "connected" | "failed" | "disconnected"): void {
-    let connection = this.#byId.get(connUd) ?? this.#connections.get(handle);
+    const connection = this.#byId.get(connUd) ?? this.#connections.get(handle);
     if (!connection) return;
     if (!connection.handle && handle) this.#bindHandle(connection, handle);
     connection.noteState(state);
-    if (state !== "connected") connection = undefined;
+    // A connection that ended gets no more events: the maps keep live ones only (a server that serves connection
+    // after connection does not grow), and DOCA may reuse the handle for a later connection.
+    if (state !== "connected") this.#forgetConnection(connection);
   }
 
   /** @internal a callback failed: whoever awaits this context learns why. */

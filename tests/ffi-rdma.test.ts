@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { pattern } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
 import { noRdma, rdmaDevice, rdmaPair } from "./helpers/rdma-pair.ts";
+import { RuntimeChild } from "./helpers/spawn-runtime.ts";
 import { Access, DocaError, liveObjects, ProgressEngine, Rdma, RdmaOpcode } from "../mod.ts";
 
 const KiB = 1024;
@@ -125,6 +126,24 @@ describe("ffi: RDMA", { skip: noRdma }, () => {
     for (const r of results) if (r.status === "rejected") assert.ok(r.reason instanceof Error);
     await assert.rejects(p.ab.write(p.local(0, 1), p.remote(0, 1, true)), /Rdma is closed/);
     await p[Symbol.asyncDispose]();
+  });
+
+  test("a server that takes connection after connection keeps serving: ended connections are retired", { skip: noLiveCounter, timeout: 60_000 }, async () => {
+    // The software device keeps 4096 connection objects per context before it retires closed ones; the test-only
+    // knob lowers that to 4, so 12 connections in a row cross it on both sides (and retired handles get reused).
+    const child = new RuntimeChild(new URL("./helpers/rdma-churn.ts", import.meta.url), {
+      args: ["12"],
+      env: { DOCA_SIM_RDMA_CONN_OBJECTS: "4" },
+    });
+    try {
+      const r = await child.receive<{ connections: number; grew: number }>(50_000);
+      assert.equal(r.connections, 12);
+      // Without retirement each side would hold all 12: 22 objects more than after the first connection
+      assert.ok(r.grew <= 8, `live objects grew by ${r.grew}`);
+      assert.equal(await child.exited, 0, child.stderr);
+    } finally {
+      child.kill();
+    }
   });
 
   test("nothing leaks", { skip: noLiveCounter }, async () => {

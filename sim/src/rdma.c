@@ -115,6 +115,7 @@ static void flush_all(struct doca_rdma *rdma, struct doca_task **out_head)
 	while (rdma->events_head != NULL) {
 		struct rdma_event *e = rdma->events_head;
 		rdma->events_head = e->next;
+		e->conn->events_pending--; /* dropped undelivered */
 		free(e);
 	}
 	rdma->events_tail = NULL;
@@ -236,6 +237,9 @@ static int rdma_progress(struct doca_ctx *ctx)
 				rdma->on_disconnect(c, c->user_data, cud);
 			break;
 		}
+		pthread_mutex_lock(&rdma->lock);
+		c->events_pending--;
+		pthread_mutex_unlock(&rdma->lock);
 	}
 	return did;
 }
@@ -522,7 +526,10 @@ doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_detail
 	struct rdma_frame hello;
 	int fd;
 
-	if (rdma == NULL || remote_details == NULL || conn == NULL || conn->rdma != rdma)
+	if (rdma == NULL || remote_details == NULL || conn == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
+	if (conn->rdma != rdma)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (rdma->ctx.state != DOCA_CTX_STATE_RUNNING)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: rdma context is not running", __func__);
@@ -652,6 +659,7 @@ static doca_error_t answer_request(struct doca_rdma_connection *conn, enum rdma_
 
 	if (conn == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
 	rdma = conn->rdma;
 	pthread_mutex_lock(&rdma->lock);
 	if (conn->state != CONN_REQUESTED) {
@@ -690,6 +698,7 @@ doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *conn)
 	struct doca_rdma *rdma;
 	if (conn == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
 	rdma = conn->rdma;
 	pthread_mutex_lock(&rdma->lock);
 	if (conn->state == CONN_CLOSED) {
@@ -709,6 +718,7 @@ doca_error_t doca_rdma_connection_set_user_data(struct doca_rdma_connection *con
 {
 	if (conn == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
 	conn->user_data = user_data;
 	return DOCA_SUCCESS;
 }
@@ -717,6 +727,7 @@ doca_error_t doca_rdma_connection_get_id(const struct doca_rdma_connection *conn
 {
 	if (conn == NULL || connection_id == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
 	*connection_id = conn->id;
 	return DOCA_SUCCESS;
 }

@@ -11,8 +11,50 @@
 
 #include "rdma_internal.h"
 
-/* Connections one context keeps (live and closed) before it refuses more: a flood of CM requests is bounded */
+/*
+ * Connection objects one context keeps, live and closed. Past it the oldest closed connection that is done with
+ * (its callbacks delivered, its sockets closed) is retired, as destroyed handles are (strict mode keeps it poisoned
+ * and reports a later use); only when none is, a new connection is refused. Live connections are bounded by
+ * max_num_connections.
+ */
 #define RDMA_MAX_CONN_OBJECTS 4096
+
+/* DOCA_SIM_RDMA_CONN_OBJECTS (test-only) lowers the bound, so a test reaches it in a few connections */
+static uint32_t max_conn_objects(void)
+{
+	const char *v = getenv("DOCA_SIM_RDMA_CONN_OBJECTS");
+	long n = v != NULL ? strtol(v, NULL, 10) : 0;
+	return n >= 2 && n < RDMA_MAX_CONN_OBJECTS ? (uint32_t)n : RDMA_MAX_CONN_OBJECTS;
+}
+
+static bool retirable(const struct doca_rdma_connection *c)
+{
+	if (c->state != CONN_CLOSED || c->events_pending != 0 || c->pending_sockets != 0 || c->listen_fd >= 0)
+		return false;
+	for (int i = 0; i < 2; i++)
+		if (c->socks[i].fd >= 0 || c->socks[i].out_head != NULL)
+			return false;
+	return true;
+}
+
+/* Frees the oldest retirable connection (the list is newest first); false when there is none */
+static bool retire_oldest_closed(struct doca_rdma *rdma)
+{
+	struct doca_rdma_connection **link = &rdma->conns, **oldest = NULL;
+
+	for (; *link != NULL; link = &(*link)->next)
+		if (retirable(*link))
+			oldest = link;
+	if (oldest == NULL)
+		return false;
+	{
+		struct doca_rdma_connection *c = *oldest;
+		*oldest = c->next;
+		sim_live_dec(SIM_KIND_CONNECTION);
+		sim_release(c, &c->magic);
+	}
+	return true;
+}
 
 void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn)
 {
@@ -22,6 +64,7 @@ void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct 
 		return;
 	e->type = type;
 	e->conn = conn;
+	conn->events_pending++; /* not retired before its callback has run (rdma.c delivers, then counts it down) */
 	if (rdma->events_tail != NULL)
 		rdma->events_tail->next = e;
 	else
@@ -52,13 +95,16 @@ struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm)
 	struct doca_rdma_connection *c;
 	uint32_t objects = 0;
 
+	if (rdma->num_conns >= rdma->max_conns)
+		return NULL;
 	for (c = rdma->conns; c != NULL; c = c->next)
 		objects++;
-	if (objects >= RDMA_MAX_CONN_OBJECTS || rdma->num_conns >= rdma->max_conns)
+	if (objects >= max_conn_objects() && !retire_oldest_closed(rdma))
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
+	c->magic = SIM_MAGIC_LIVE;
 	c->rdma = rdma;
 	c->id = rdma->next_conn_id++;
 	c->cm = cm;

@@ -128,12 +128,15 @@ enum rdma_conn_state {
 };
 
 struct doca_rdma_connection {
+	uint32_t magic;                   /* SIM_MAGIC_LIVE; retired connections are released like destroyed handles */
 	struct doca_rdma *rdma;
 	uint32_t id;
 	union doca_data user_data;
 	enum rdma_conn_state state;
 	bool cm;                          /* RDMA CM connection (events are delivered) */
 	bool failed_reported;
+	uint32_t events_pending;          /* connection events queued or being delivered (lock held to change) */
+	uint32_t pending_sockets;         /* sockets accepted on our listener, still in their handshake (I/O thread) */
 	uint8_t secret[RDMA_SECRET_LEN];  /* ours: proves a socket to our listener comes from our peer */
 	int listen_fd;                    /* exported connection: our listener (-1 once the peer's socket arrived) */
 	struct rdma_sock socks[2];        /* [0] carries our requests; [1] the peer's (same socket for CM) */

@@ -588,6 +588,8 @@ static void accept_on(int listen_fd, bool cm, struct doca_rdma_connection *expor
 		tune(fd);
 		pend[(*num_pend)++] = (struct pending){ .fd = fd, .cm = cm, .exported = exported,
 						       .deadline = rdma_now_ms() + HANDSHAKE_MS };
+		if (exported != NULL)
+			exported->pending_sockets++; /* not retired while this socket may still name it */
 	}
 }
 
@@ -644,10 +646,13 @@ static void *io_main(void *arg)
 			if (c->listen_fd >= 0)
 				accept_on(c->listen_fd, false, c, pend, &num_pend);
 		for (size_t i = 0; i < num_pend;)
-			if (handshake(rdma, &pend[i]))
+			if (handshake(rdma, &pend[i])) {
+				if (pend[i].exported != NULL)
+					pend[i].exported->pending_sockets--;
 				pend[i] = pend[--num_pend];
-			else
+			} else {
 				i++;
+			}
 		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next) {
 			for (int i = 0; i < c->num_socks && c->state != CONN_CLOSED; i++) {
 				struct rdma_sock *s = &c->socks[i];
@@ -685,8 +690,11 @@ static void *io_main(void *arg)
 				}
 			}
 	}
-	for (size_t i = 0; i < num_pend; i++)
+	for (size_t i = 0; i < num_pend; i++) {
 		close(pend[i].fd);
+		if (pend[i].exported != NULL)
+			pend[i].exported->pending_sockets--;
+	}
 	pthread_mutex_unlock(&rdma->lock);
 	free(fds);
 	return NULL;

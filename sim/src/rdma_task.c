@@ -67,6 +67,7 @@ static doca_error_t alloc_task(struct doca_rdma *rdma, enum rdma_task_kind kind,
 				kind_names[kind]);
 	if (rdma->ctx.state != DOCA_CTX_STATE_RUNNING)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s_allocate_init: rdma context is not running", kind_names[kind]);
+	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
 	if (conn != NULL && conn->rdma != rdma)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s_allocate_init: connection of another context",
 				kind_names[kind]);
@@ -415,6 +416,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 	const void *payload = NULL;
 	doca_error_t err;
 
+	SIM_RETURN_IF_DEAD(c, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
 	if (c == NULL || c->state != CONN_CONNECTED || c->socks[0].fd < 0)
 		return sim_fail(DOCA_ERROR_NOT_CONNECTED, "%s: connection is not connected", kind_names[t->kind]);
 	switch (t->kind) {

@@ -9,7 +9,8 @@
  * three-buffer receive, a write gathered from three, a read scattered over two; a list over the context's limit is
  * refused; an empty send (no source buffer) reaches a receive without a buffer, a non-empty one fails there on
  * both sides (and the responder lives on). A second pair connects through RDMA CM (listen, connect to address,
- * accept).
+ * accept); a third connects and disconnects 40 times with the device's connection-object bound lowered to 8
+ * (DOCA_SIM_RDMA_CONN_OBJECTS): closed connections are retired, so every connection is still served.
  * Usage: rdma_pair  (prints "rdma_pair: ok")
  */
 #include <signal.h>
@@ -626,6 +627,53 @@ static void cm_client(uint16_t port)
 	t_say("rdma_pair: rdma cm ok");
 }
 
+/* RDMA CM churn: CHURN connections one after the other, each established on both sides, then ended by the client */
+#define CHURN 40
+static int churn_server(uint16_t port, int ready_fd)
+{
+	struct side s;
+
+	established = disconnected = 0;
+	done_count = fail_count = 0;
+	side_open(&s, true);
+	T_OK(doca_rdma_start_listen_to_port(s.rdma, port));
+	T_TRUE(write(ready_fd, "r", 1) == 1);
+	double deadline = t_now() + 60;
+	while (disconnected < CHURN) {
+		doca_pe_progress(s.pe);
+		T_TRUE(t_now() < deadline && fail_count == 0);
+	}
+	T_TRUE(established == CHURN);
+	return 0;
+}
+
+static void churn_client(uint16_t port)
+{
+	struct side s;
+	struct doca_rdma_addr *addr;
+	union doca_data none = { 0 };
+
+	established = disconnected = 0;
+	done_count = fail_count = 0;
+	side_open(&s, true);
+	T_OK(doca_rdma_addr_create(DOCA_RDMA_ADDR_TYPE_IPv4, "127.0.0.1", port, &addr));
+	for (int i = 0; i < CHURN; i++) {
+		double deadline = t_now() + 20;
+		T_OK(doca_rdma_connect_to_addr(s.rdma, addr, none));
+		while (established <= i) {
+			doca_pe_progress(s.pe);
+			T_TRUE(t_now() < deadline && fail_count == 0);
+		}
+		T_OK(doca_rdma_connection_disconnect(cm_last_conn));
+		while (disconnected <= i) {
+			doca_pe_progress(s.pe);
+			T_TRUE(t_now() < deadline);
+		}
+	}
+	T_OK(doca_rdma_addr_destroy(addr));
+	t_say("rdma_pair: rdma cm churn ok");
+}
+
 int main(void)
 {
 	int up[2], down[2];
@@ -647,6 +695,15 @@ int main(void)
 	T_TRUE(read(up[0], &r, 1) == 1);
 	cm_client(port);
 	int status;
+	T_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	setenv("DOCA_SIM_RDMA_CONN_OBJECTS", "8", 1);
+	port++;
+	child = fork();
+	if (child == 0)
+		_exit(churn_server(port, up[1]));
+	T_TRUE(read(up[0], &r, 1) == 1);
+	churn_client(port);
 	T_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	t_say("rdma_pair: ok");
 	return 0;
