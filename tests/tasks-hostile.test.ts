@@ -87,6 +87,21 @@ describe("the receiver has the last word", () => {
   });
 });
 
+describe("a peer's reason beats the errors its stopping causes", () => {
+  test("a host that revokes its export right after sending it: the DPU prints the host's reason, not an import hint", async () => {
+    const w = space("revoked");
+    const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "10"], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
+    await dpu.waitForStderr(DPU_LISTENING, 60_000);
+    const host = await startChild(lyingHost, ["revoke-after-descriptor"], { ...w.env, DOCA_SIM_SIDE: "host" }, 60_000).done;
+    assert.equal(host.code, 0, host.stderr);
+    const d = await dpu.done;
+    assert.notEqual(d.code, 0, d.stderr);
+    assert.match(d.stderr, /peer failed: host: interrupted \(SIGINT\) while sending/, d.stderr);
+    assert.doesNotMatch(d.stderr, /cannot be imported here/);
+    assert.deepEqual(w.list(w.dpu), []);
+  });
+});
+
 describe("any valid target name works", () => {
   test("temporary names fit NAME_MAX and stay distinct", () => {
     const long = "n".repeat(244);

@@ -13,7 +13,7 @@ import { Dma } from "../../ffi/dma.ts";
 import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { raceAbort } from "../common/interrupt.ts";
-import { importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
+import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
 import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "./atomic-file.ts";
 import { FileReader, type LocalFile } from "./local-file.ts";
@@ -78,6 +78,15 @@ export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: Di
   }
 }
 
+/** importDescriptor; a host that stopped (revoking its export) right after sending it is reported by its reason. */
+async function importHostExport(ctx: SessionContext, received: DescriptorMsg, length: number): Promise<Mmap> {
+  try {
+    return importDescriptor(ctx.device, received, length);
+  } catch (e) {
+    throw (await ctx.messenger.failureOnTheWay()) ?? e;
+  }
+}
+
 /** `out` is the file being received, or undefined when this side sends. */
 async function classicDpu(ctx: SessionContext, out: AtomicFile | undefined, size: number): Promise<TransferResult> {
   const { device, messenger, options, pe } = ctx;
@@ -85,7 +94,7 @@ async function classicDpu(ctx: SessionContext, out: AtomicFile | undefined, size
   const received = await receiveDescriptor(messenger, "the host's export descriptor");
   const hostAddr = received.address;
   const bar = ctx.progress(size);
-  using remote = importDescriptor(device, received, size);
+  using remote = await importHostExport(ctx, received, size);
   if (size > 0) {
     using memory = NativeMemory.alloc(size);
     using map = Mmap.create({
@@ -129,7 +138,7 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
   const slotCount = win.slotCount;
   const received = await receiveDescriptor(messenger, "the host's export descriptor");
   const hostAddr = received.address;
-  using remote = importDescriptor(device, received, slotCount * slotSize);
+  using remote = await importHostExport(ctx, received, slotCount * slotSize);
 
   using memory = NativeMemory.alloc(slotCount * slotSize);
   using map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });

@@ -93,7 +93,15 @@ export class Messenger {
    * revoked): its own reason when one is already on the way (it says why, then leaves), otherwise the loss.
    */
   async lostOrFailed(what: string, cause: unknown): Promise<PeerFailedError | PeerLostError> {
-    return (await this.#queuedFailure()) ?? this.lost(what, cause);
+    return (await this.failureOnTheWay()) ?? this.lost(what, cause);
+  }
+
+  /**
+   * The peer's failure when it is on its way (its failure STATUS among the next queued messages, 300 ms at most), for
+   * an error the peer's stopping may have caused (an import of an export it just revoked): its reason beats ours.
+   */
+  failureOnTheWay(): Promise<PeerFailedError | undefined> {
+    return this.#queuedFailure();
   }
 
   /** A failure STATUS already received (looked for among the next few queued messages, 300 ms at most), if any. */

@@ -7,7 +7,10 @@
  *
  * "escape-reason" announces a file, then fails with a FAILURE_REASON full of terminal escapes.
  *
- *   args: bad-checksum|bad-offset FILE  |  vanish-before-commit  |  escape-reason
+ * "revoke-after-descriptor" sends its window's export descriptor and stops at once, as a host interrupted right then
+ * does: it revokes the export (the DPU's import then fails), then says why.
+ *
+ *   args: bad-checksum|bad-offset FILE  |  vanish-before-commit  |  escape-reason  |  revoke-after-descriptor
  */
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -41,6 +44,23 @@ if (mode === "escape-reason") {
   await conn.send(encodeDirection({ fileInHost: true, fileSize: 1000, docaTs: true }));
   await next();
   await conn.send(encodeFailureReason(HOSTILE_TEXT));
+  await conn.send(encodeStatus(false));
+  await new Promise((r) => setTimeout(r, 2000)); // let the DPU read them before the connection goes
+  process.exit(0);
+}
+
+if (mode === "revoke-after-descriptor") {
+  await conn.send(encodeDirection({ fileInHost: true, fileSize: 4096, docaTs: true }));
+  const dir = await next();
+  const params = await next();
+  if (dir.type !== MsgType.DIRECTION || params.type !== MsgType.EXT_PARAMS) throw new Error("not a doca-ts DPU");
+  const memory = NativeMemory.alloc(4096);
+  const map = Mmap.create({ memory, permissions: Access.PCI_READ_ONLY, devices: [device] });
+  await conn.send(encodeWindow(1, 4096));
+  await conn.send(encodeExportDescriptor(memory.address, map.exportPci(device)));
+  map.close(); // revoked before the DPU can import it
+  memory.close();
+  await conn.send(encodeFailureReason("host: interrupted (SIGINT) while sending; nothing was written"));
   await conn.send(encodeStatus(false));
   await new Promise((r) => setTimeout(r, 2000)); // let the DPU read them before the connection goes
   process.exit(0);
