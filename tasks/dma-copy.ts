@@ -95,6 +95,8 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       result = await hostTransfer(context(messenger), local, dir);
     } catch (e) {
       if (!(e instanceof PeerFailedError) && !(e instanceof PeerLostError)) {
+        // Stopped before the DPU's answer was read: it may be queued already (a doca-ts DPU then hears why)
+        if (!peerIsDocaTs && !options.classic) peerIsDocaTs = await messenger.peerSpeaksDocaTs(200);
         await messenger.sendFailure(`host: ${(e as Error).message}`, peerIsDocaTs);
       }
       throw interrupted(e, doing("the DPU side"), local, options);

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { type MessageChannel, Messenger, PeerFailedError } from "../tasks/wire/messenger.ts";
-import { encodeFailureReason, encodeStatus, MsgType } from "../tasks/wire/protocol.ts";
+import { encodeDirection, encodeFailureReason, encodeStatus, MsgType } from "../tasks/wire/protocol.ts";
 import { TimeoutError } from "../mod.ts";
 
 /** Messages are handed to waiters first come, first served, synchronously, as ComchConnection does from its callback. */
@@ -60,5 +60,21 @@ test("one waiter: the reason then the status, in one call or across calls", asyn
     const error = await waiting;
     assert.ok(error instanceof PeerFailedError, String(error));
     assert.match(error.message, /DPU: disk full/);
+  }
+});
+
+test("a side stopped while the peer's answer waits unread still learns the peer speaks doca-ts (so it says why)", async () => {
+  const cases: [string, Uint8Array[], boolean][] = [
+    ["a doca-ts DIRECTION queued", [encodeDirection({ fileInHost: false, docaTs: true })], true],
+    ["NVIDIA's DIRECTION queued", [encodeDirection({ fileInHost: false })], false],
+    ["nothing arrives", [], false],
+  ];
+  for (const [what, queued, expected] of cases) {
+    const channel = new MemoryChannel();
+    const messenger = new Messenger(channel, { timeoutMs: 300, peer: "the DPU side" });
+    for (const m of queued) channel.deliver(m);
+    const t0 = Date.now();
+    assert.equal(await messenger.peerSpeaksDocaTs(100), expected, what);
+    assert.ok(Date.now() - t0 < 2_000, `${what}: bounded`);
   }
 });

@@ -49,6 +49,8 @@ export interface MessengerOptions {
 
 export class Messenger {
   #reason: string | undefined;
+  /** The peer's DIRECTION said it speaks doca-ts (it then understands FAILURE_REASON). */
+  #peerDocaTs = false;
   readonly timeoutMs: number;
   readonly peer: string;
   readonly signal: AbortSignal | undefined;
@@ -134,6 +136,7 @@ export class Messenger {
     return this.channel.recv({ timeoutMs }).then((raw) => {
       const m = decodeMessage(raw);
       if (m.type === MsgType.FAILURE_REASON) this.#keepReason(m.text);
+      else if (m.type === MsgType.DIRECTION && m.docaTs) this.#peerDocaTs = true;
       return m;
     });
   }
@@ -203,6 +206,25 @@ export class Messenger {
     } catch (e) {
       log.warn(`${warning}: ${(e as Error).message}`);
     }
+  }
+
+  /**
+   * Whether the peer said it speaks doca-ts, also looking at what already arrived unread (up to `waitMs`): a side
+   * that fails while it waits for the peer's answer may have that answer queued. Reads (and drops) those messages:
+   * for the failure path only.
+   */
+  async peerSpeaksDocaTs(waitMs: number): Promise<boolean> {
+    const deadline = Date.now() + waitMs;
+    while (!this.#peerDocaTs) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      try {
+        await this.#next(left);
+      } catch {
+        break;
+      }
+    }
+    return this.#peerDocaTs;
   }
 
   /** Best effort: tells the peer why we stop (doca-ts peers only), then NVIDIA's failure status. Never throws. */
