@@ -164,7 +164,7 @@ export function probeCandidates(libDir?: string): CandidateReport[] {
   return reports;
 }
 
-/** Checks the folder and each library found in it; returns the first reason for distrust, if any. */
+/** Checks the folder and each library in it (libdoca_rdma too); returns the first reason for distrust, if any. */
 function trustChecks(report: CandidateReport): string | undefined {
   const uid = effectiveUid();
   let first: string | undefined;
@@ -175,6 +175,9 @@ function trustChecks(report: CandidateReport): string | undefined {
   };
   check(report.dir, "folder");
   for (const file of Object.values(report.found)) check(file, "file");
+  // The optional libdoca_rdma is loaded from the same folder when present: it is code too, checked the same way.
+  const rdma = findOptionalLibrary(report.dir, "rdma");
+  if (rdma) check(rdma, "file");
   return first;
 }
 
