@@ -204,3 +204,30 @@ describe("demo is a task like the others", () => {
     });
   }
 });
+
+/** Runs a task with its stdout a pipe whose reader has already gone; resolves with its exit status and stderr. */
+function withClosedStdout(script: string, args: string[], env: Record<string, string>) {
+  const cmd = runtimeCommand(script, args);
+  const child = spawn(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout!.destroy(); // the reader leaves before the task writes anything (it is still starting)
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  return new Promise<{ code: number | null; stderr: string }>((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+}
+
+describe("a short task whose output nobody reads exits 141, like any task (its writes failed with EPIPE)", () => {
+  const cases: [string, string[]][] = [
+    ["devices", []],
+    ["devices", ["--json"]],
+    ["dma-local-copy", ["--size", "4096"]],
+    ["doctor", []],
+  ];
+  for (const [name, args] of cases) {
+    test(`${name} ${args.join(" ")}`.trim(), async () => {
+      const w = space("closed-stdout");
+      const r = await withClosedStdout(task(name), args, w.env);
+      assert.equal(r.code, 141, r.stderr);
+      assert.doesNotMatch(r.stderr, /Uncaught/);
+    });
+  }
+});

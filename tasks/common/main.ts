@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { EXIT_CODES, installStopHandlers } from "./interrupt.ts";
-import { outputLostOn, print, printError } from "./output.ts";
+import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 
 export { print };
 import { describeMissingPermission, isMissingPermission } from "./permission.ts";
@@ -47,6 +47,7 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
     if (process.env.DOCA_TS_DEBUG && err?.stack) printError(err.stack);
   }
   // Output that could not be written ends the task as SIGPIPE would have, even when the work itself finished.
+  await flushOutput();
   if (outputLostOn() && (code === 0 || code === 1)) code = EXIT_CODES.SIGPIPE;
   process.exit(code);
 }

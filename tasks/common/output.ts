@@ -40,6 +40,32 @@ export function watchOutput(): void {
   }
 }
 
+/**
+ * Waits (at most `timeoutMs`) until what was written has left or failed, so a closed pipe is known before the
+ * process exits: a short task writes its output and exits at once, before the runtime reports the EPIPE of that
+ * write (its 'error' event comes a turn later), and would exit 0 as if the output had been read.
+ */
+export async function flushOutput(timeoutMs = 1000): Promise<void> {
+  if (lost) return;
+  await Promise.all((["stdout", "stderr"] as const).map((name) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      const done = (error?: unknown) => {
+        if (error) outputLost(name, error);
+        clearTimeout(timer);
+        resolve();
+      };
+      try {
+        process[name].write("", (error?: Error | null) => done(error ?? undefined));
+      } catch (e) {
+        done(e);
+      }
+    })
+  ));
+  // error events the writes above queued
+  await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** Called once when stdout or stderr can no longer be written (EPIPE, EIO). */
 export function onOutputLost(listener: (stream: OutputStream, code: string) => void): () => void {
   lostListeners.add(listener);
