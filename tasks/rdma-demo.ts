@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { parseFlags, positiveInt } from "./common/cli.ts";
+import { interruption, onForcedExit, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { currentRuntime } from "../ffi/runtime.ts";
 
@@ -29,7 +30,9 @@ another by RDMA write, then back by RDMA read, and checks both by SHA-256. As ro
 processes run in two fresh network namespaces joined by a veth pair (10.77.0.1 and 10.77.0.2; removed afterwards),
 so the RDMA traffic crosses a network link; otherwise (or with --loopback) both run here over 127.0.0.1. It prints
 which. --keep leaves the working folder in place. Waits: each copy gives up after 30 s without its peer.
-Flags: --size BYTES, --loopback, --keep, -h/--help.`;
+Ctrl-C, SIGTERM, SIGHUP or a closed output stop both copies, remove the namespaces and the working folder.
+Flags: --size BYTES, --loopback, --keep, -h/--help.
+Exit status 0 when both copies were verified, 1 when one failed, 2 for bad flags, 130/143/129/141 when interrupted.`;
 
 const COPY = fileURLToPath(new URL("./rdma-copy.ts", import.meta.url));
 const PORT = 7471;
@@ -98,24 +101,43 @@ function namespaces(): Net | string {
   };
 }
 
-function run(cmd: string[], env: Record<string, string>): { done: Promise<{ code: number | null; stderr: string; stdout: string }>; stderr: () => string } {
+interface Run {
+  done: Promise<{ code: number | null; stderr: string; stdout: string }>;
+  stderr(): string;
+}
+
+/** Starts a side; a stop (Ctrl-C, SIGTERM, SIGHUP, closed output) passes SIGTERM on to it, so it stops as cleanly. */
+function run(cmd: string[], env: Record<string, string>, signal: AbortSignal): Run {
   const child = spawn(cmd[0], cmd.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "", stdout = "";
   child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  const done = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => child.on("close", (code) => resolve({ code, stderr, stdout })));
+  const pass = () => child.kill("SIGTERM");
+  signal.addEventListener("abort", pass, { once: true });
+  const done = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) =>
+    child.on("close", (code) => {
+      signal.removeEventListener("abort", pass);
+      resolve({ code, stderr, stdout });
+    })
+  );
   return { done, stderr: () => stderr };
 }
 
-async function copyOnce(net: Net, from: string, to: string, mode: "write" | "read", env: Record<string, string>): Promise<string> {
-  const receiver = run([...net.receiverPrefix, ...copyCommand(["--receive", to, "--listen", `${net.receiverHost}:${PORT}`, "--json-output"])], env);
+async function copyOnce(net: Net, from: string, to: string, mode: "write" | "read", env: Record<string, string>, signal: AbortSignal): Promise<string> {
+  const what = `copying by RDMA ${mode} (both sides were stopped)`;
+  const receiver = run([...net.receiverPrefix, ...copyCommand(["--receive", to, "--listen", `${net.receiverHost}:${PORT}`, "--json-output"])], env, signal);
   const deadline = Date.now() + 60_000;
   while (!receiver.stderr().includes("listening")) {
+    if (signal.aborted) {
+      await receiver.done;
+      throw interruption(signal, what);
+    }
     if (Date.now() > deadline) throw new Error(`the receiver did not start listening: ${receiver.stderr()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const sender = run([...net.senderPrefix, ...copyCommand(["--send", from, "--connect", `${net.receiverHost}:${PORT}`, "--mode", mode, "--json-output"])], env);
+  const sender = run([...net.senderPrefix, ...copyCommand(["--send", from, "--connect", `${net.receiverHost}:${PORT}`, "--mode", mode, "--json-output"])], env, signal);
   const [r, s] = await Promise.all([receiver.done, sender.done]);
+  if (signal.aborted) throw interruption(signal, what);
   if (r.code !== 0 || s.code !== 0) throw new Error(`rdma-copy (${mode}) failed: receiver exit ${r.code}: ${r.stderr.trim()}; sender exit ${s.code}: ${s.stderr.trim()}`);
   const summary = JSON.parse(s.stdout.trim().split("\n").pop()!);
   return `${mode}: ${summary.bytes} bytes in ${summary.seconds.toFixed(2)} s`;
@@ -127,6 +149,7 @@ async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return (print(HELP), 0);
   const size = values.size === undefined ? 8 << 20 : positiveInt(values.size, "--size", 1 << 30);
+  const signal = stopOnSignals();
   const dir = mkdtempSync(join(tmpdir(), "doca-ts-rdma-demo-"));
   const env = { DOCA_SIM_DIR: join(dir, "sim") };
   let net: Net | string = values.loopback ? "--loopback given" : namespaces();
@@ -136,6 +159,12 @@ async function main(argv: string[]): Promise<number> {
   } else {
     print(`rdma-demo: between ${net.how}`);
   }
+  // If the process must exit without unwinding (a second Ctrl-C, the grace period over), this still runs.
+  const leave = () => {
+    (net as Net).cleanup();
+    if (!values.keep) rmSync(dir, { recursive: true, force: true });
+  };
+  const forget = onForcedExit(leave);
   try {
     const original = join(dir, "original.bin"), there = join(dir, "there.bin"), back = join(dir, "back.bin");
     const fd = openSync(original, "wx");
@@ -146,14 +175,15 @@ async function main(argv: string[]): Promise<number> {
       writeSync(fd, block, 0, n, done);
     }
     closeSync(fd);
+    if (signal.aborted) throw interruption(signal, `writing the demo's file`);
     const expect = sha(original);
-    print(`rdma-demo: ${await copyOnce(net, original, there, "write", env)}, sha256 ${sha(there) === expect ? "matches" : "DIFFERS"}`);
-    print(`rdma-demo: ${await copyOnce(net, there, back, "read", env)}, sha256 ${sha(back) === expect ? "matches" : "DIFFERS"}`);
+    print(`rdma-demo: ${await copyOnce(net, original, there, "write", env, signal)}, sha256 ${sha(there) === expect ? "matches" : "DIFFERS"}`);
+    print(`rdma-demo: ${await copyOnce(net, there, back, "read", env, signal)}, sha256 ${sha(back) === expect ? "matches" : "DIFFERS"}`);
     return sha(there) === expect && sha(back) === expect ? 0 : 1;
   } finally {
-    net.cleanup();
-    if (!values.keep) rmSync(dir, { recursive: true, force: true });
-    else print(`rdma-demo: kept ${dir}`);
+    forget();
+    leave();
+    if (values.keep) print(`rdma-demo: kept ${dir}`);
   }
 }
 

@@ -14,6 +14,7 @@ import process from "node:process";
 import { join } from "node:path";
 import { DPU_LISTENING, repoRoot, runtimeCommand, startChild } from "../tasks/common/run-pair.ts";
 import { DPU_PCI, HOST_PCI, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
+import { noRdma } from "./helpers/rdma-pair.ts";
 
 const space = workspaces(after);
 const task = (name: string) => new URL(`../tasks/${name}.ts`, import.meta.url).pathname;
@@ -228,6 +229,37 @@ describe("a short task whose output nobody reads exits 141, like any task (its w
       const r = await withClosedStdout(task(name), args, w.env);
       assert.equal(r.code, 141, r.stderr);
       assert.doesNotMatch(r.stderr, /Uncaught/);
+    });
+  }
+});
+
+/** Network namespaces named by doca-ts (rdma-demo's), as `ip netns list` shows them ([] where ip is missing). */
+function docaTsNamespaces(): string[] {
+  const r = spawnSync("ip", ["netns", "list"], { encoding: "utf8" });
+  return (r.stdout ?? "").split("\n").map((l) => l.split(" ")[0]).filter((n) => n.startsWith("doca-ts-"));
+}
+
+describe("rdma-demo stops like the other tasks", { skip: noRdma }, () => {
+  for (const [name, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+    test(`${name} mid-demo: exit ${code}, both copies stopped, its namespaces and work folder removed`, async () => {
+      const tmp = mkdtempSync(join(tmpdir(), "doca-ts-rdma-demo-tmp-"));
+      const namespacesBefore = docaTsNamespaces();
+      try {
+        const demo = startChild(task("rdma-demo"), ["--size", String(64 << 20)], { TMPDIR: tmp }, 120_000);
+        const work = () => readdirSync(tmp).find((n) => n.startsWith("doca-ts-rdma-demo-"));
+        // The namespaces exist once its file is being written (it makes them first)
+        for (let i = 0; i < 3000 && !(work() && existsSync(join(tmp, work()!, "original.bin"))); i++) await sleep(10);
+        assert.ok(work(), "the demo never created its work folder");
+        demo.signal!(name);
+        const r = await demo.done;
+        assert.equal(r.code, code, `${r.stdout}\n${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`interrupted \\(${name}\\)`));
+        noTrace(r.stderr);
+        assert.equal(work(), undefined, "the work folder is removed");
+        assert.deepEqual(docaTsNamespaces(), namespacesBefore, "its network namespaces are removed");
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
     });
   }
 });
