@@ -17,7 +17,7 @@ import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common
 import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError } from "./common/output.ts";
-import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, ProtocolError } from "./rdma/link.ts";
+import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, ProtocolError } from "./rdma/link.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
 
@@ -122,6 +122,7 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal }
       }
       await channel.send({ type: "PONG" });
     }
+    printError(o.endpoint.listen ? `rdma-ping: echoing ${count} messages of ${size} B` : `rdma-ping: measuring ${count} round trips of ${size} B`);
     const rtts: number[] = [];
     const bound = <T>(p: Promise<T>, what: string) => raceTimeout(p, o.timeoutMs, what, run.signal);
     for (let i = 0; i < count; i++) {
@@ -132,9 +133,13 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal }
         await bound(connection.send(buf), `sending ping ${i + 1}`);
         const echo = await bound(link.rdma.recv(), `waiting for echo ${i + 1}`);
         rtts.push((performance.now() - t0) * 1000);
-        if (echo.bytes.length !== size || echo.bytes.some((b) => b !== (i & 0xff))) throw new ProtocolError(`echo ${i + 1} differs from what was sent`);
+        if (echo.bytes.length !== size || echo.bytes.some((b) => b !== (i & 0xff))) {
+          throw peerAbort(echo.bytes) ?? new ProtocolError(`echo ${i + 1} differs from what was sent`);
+        }
       } else {
         const m = await bound(link.rdma.recv(), `waiting for ping ${i + 1}`);
+        const aborted = peerAbort(m.bytes);
+        if (aborted) throw aborted;
         if (m.bytes.length > Channel.MAX_MESSAGE) throw new ProtocolError("ping larger than agreed");
         memory.bytes.set(m.bytes, 0);
         buf.setData(memory.address, m.bytes.length);
@@ -145,12 +150,49 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal }
     rtts.sort((a, b) => a - b);
     const r = (x: number) => Math.round(x * 10) / 10;
     return { count, size, minUs: r(rtts[0]), p50Us: r(percentile(rtts, 50)), p90Us: r(percentile(rtts, 90)), p99Us: r(percentile(rtts, 99)), maxUs: r(rtts[rtts.length - 1]) };
+  } catch (e) {
+    if (e instanceof PeerAbortError) throw e;
+    // A failure the peer's stopping caused (our send reset by its leaving): its reason, when already here, says more.
+    if (!run.signal?.aborted) {
+      const theirs = await queuedAbort(link.rdma, 300);
+      if (theirs) throw theirs;
+    }
+    // Tell the peer why we stop (an interruption, a timeout, a bad echo), as rdma-copy does.
+    await channel.abort(`${o.endpoint.listen ? "echoing" : "pinging"} side: ${(e as Error).message}`);
+    throw e;
   } finally {
     await link.close().catch(() => {});
     inventory.close();
     mmap.close();
     memory.close();
   }
+}
+
+/**
+ * A message of the round-trip loop that is the peer's ABORT control message (JSON: it stopped and says why), as the
+ * error to report; undefined for anything else (pings and echoes are one repeated byte, never a JSON object).
+ */
+function peerAbort(bytes: Uint8Array): PeerAbortError | undefined {
+  if (bytes.length < 2 || bytes[0] !== 0x7b || bytes[1] !== 0x22) return undefined; // '{"'
+  try {
+    const m = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as { type?: unknown; reason?: unknown };
+    if (m?.type === "ABORT") return new PeerAbortError(`the peer gave up: ${String(m.reason ?? "no reason").slice(0, 500)}`);
+  } catch { /* not a control message */ }
+  return undefined;
+}
+
+/** The peer's ABORT among the messages already received (looked for during `ms` at most), if any. */
+async function queuedAbort(rdma: { recv(o: { timeoutMs?: number }): Promise<{ bytes: Uint8Array }> }, ms: number): Promise<PeerAbortError | undefined> {
+  const deadline = Date.now() + ms;
+  for (let left = ms; left > 0; left = deadline - Date.now()) {
+    try {
+      const aborted = peerAbort((await rdma.recv({ timeoutMs: left })).bytes);
+      if (aborted) return aborted;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 async function raceTimeout<T>(p: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {

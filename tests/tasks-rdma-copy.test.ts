@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import process from "node:process";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
@@ -134,6 +135,28 @@ describe("rdma-ping between two processes", { skip: noRdma }, () => {
     assert.equal(r.count, 50);
     assert.ok(r.minUs > 0 && r.minUs <= r.p50Us && r.p50Us <= r.p99Us && r.p99Us <= r.maxUs, JSON.stringify(r));
   });
+});
+
+describe("rdma-ping: a side that stops tells the other why", { skip: noRdma }, () => {
+  for (const stopped of ["pinging", "echoing"] as const) {
+    test(`SIGTERM on the ${stopped} side mid-run: exit 143 there, the reason on the other side`, { timeout: 180_000 }, async () => {
+      const w = space(`rdma-ping-stop-${stopped}`);
+      const p = port();
+      const l = spawnRuntime(PING, { args: ["--listen", `127.0.0.1:${p}`, "--timeout", "20"], env: w.env });
+      for (let i = 0; i < 1200 && !/listening/.test(l.stderr); i++) await new Promise((r) => setTimeout(r, 50));
+      const c = spawnRuntime(PING, { args: ["--connect", `127.0.0.1:${p}`, "--count", "10000000", "--timeout", "20"], env: w.env });
+      const victim = stopped === "pinging" ? c : l;
+      for (let i = 0; i < 1200 && !/rdma-ping: (measuring|echoing)/.test(victim.stderr); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.match(victim.stderr, /rdma-ping: (measuring|echoing)/, "round trips started");
+      process.kill(victim.process.pid!, "SIGTERM"); // not child.kill(): Deno would then report the signal, not the status
+      const [lr, cr] = await Promise.all([finished(l, "listener"), finished(c, "connector")]);
+      const [mine, theirs] = stopped === "pinging" ? [cr, lr] : [lr, cr];
+      assert.equal(mine.code, 143, mine.stderr);
+      assert.match(mine.stderr, /interrupted \(SIGTERM\)/);
+      assert.equal(theirs.code, 1, theirs.stderr);
+      assert.match(theirs.stderr, new RegExp(`the peer gave up: ${stopped} side: interrupted \\(SIGTERM\\)`), theirs.stderr);
+    });
+  }
 });
 
 describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
