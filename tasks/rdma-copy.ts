@@ -21,6 +21,7 @@ import { ProgressBar } from "./dma-copy/progress.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
+import { checkTargetFolder } from "./dma-copy/atomic-file.ts";
 
 export type { RdmaCopyOptions, TransferResult };
 export { parseRdmaCopyArgs };
@@ -37,6 +38,9 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     }
     if (!stat.isFile()) throw new Error(`--send ${options.file}: not a regular file`);
     size = stat.size;
+  } else {
+    // A receiver that could not create the file says so before it waits for a sender (again once the size is known)
+    checkTargetFolder(options.file);
   }
   using device = openRdmaDevice(options.device);
   using pe = new ProgressEngine();

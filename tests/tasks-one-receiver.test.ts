@@ -5,7 +5,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
@@ -90,4 +90,19 @@ test("two receivers, one target: the second fails at once naming the first; the 
   assert.equal(h.code, 0, h.stderr);
   assert.equal(sha256File(target), expect);
   assert.deepEqual(a.list(a.dpu), ["f.bin"], "no lock or temporary file left");
+});
+
+test("a name that is taken (here a dangling symbolic link) is never replaced: the DPU refuses before the transfer and the host hears why", async () => {
+  const w = space("taken");
+  writePatternFile(join(w.host, "f.bin"), 100_000);
+  symlinkSync(join(w.dpu, "nowhere"), join(w.dpu, "f.bin"));
+  const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "30"], { ...w.env, DOCA_TS_ANNOUNCE_LISTEN: "1" }, 90_000);
+  await dpu.waitForStderr("waiting for the host", 60_000);
+  const host = await startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, "--timeout", "30"], w.env, 90_000).done;
+  const d = await dpu.done;
+  assert.equal(d.code, 1, d.stderr);
+  assert.match(d.stderr, /a symbolic link of that name already exists \(a copy never replaces anything/);
+  assert.notEqual(host.code, 0);
+  assert.match(host.stderr, /the DPU refused the copy: DPU: .*already exists/, host.stderr);
+  assert.equal(readlinkSync(join(w.dpu, "f.bin")), join(w.dpu, "nowhere"), "the link is untouched");
 });

@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
@@ -107,20 +107,24 @@ describe("rdma-copy between two processes", { skip: noRdma }, () => {
     assert.doesNotMatch(r.stderr, /committed by the receiver/);
   });
 
-  test("a receiver whose folder does not exist refuses, and the sender says why", { timeout: 180_000 }, async () => {
+  test("a receiver that could not create its file refuses at once, before it listens: no folder, or the name is taken", { timeout: 180_000 }, async () => {
     const w = space("rdma-refuse");
-    const src = join(w.host, "a.bin");
-    writeFileSync(src, "abc");
-    const p = port();
-    const { listener, connector } = await pair(
-      w,
-      ["--receive", join(w.dpu, "missing", "a.bin"), "--listen", `127.0.0.1:${p}`, "--timeout", "60"],
-      ["--send", src, "--connect", `127.0.0.1:${p}`, "--timeout", "60"],
-    );
-    assert.equal(listener.code, 1, listener.stderr);
-    assert.match(listener.stderr, /does not exist/);
-    assert.equal(connector.code, 1, connector.stderr);
-    assert.match(connector.stderr, /the peer gave up: .*does not exist/);
+    mkdirSync(join(w.dpu, "dir"));
+    writeFileSync(join(w.dpu, "file"), "precious");
+    symlinkSync(join(w.dpu, "file"), join(w.dpu, "link"));
+    const cases: [string, RegExp][] = [
+      [join(w.dpu, "missing", "a.bin"), /its folder .* does not exist/],
+      [join(w.dpu, "file"), /a file of that name already exists \(a copy never replaces anything/],
+      [join(w.dpu, "link"), /a symbolic link of that name already exists/],
+      [join(w.dpu, "dir"), /a folder of that name already exists/],
+    ];
+    for (const [target, reason] of cases) {
+      const r = await finished(spawnRuntime(COPY, { args: ["--receive", target, "--listen", `127.0.0.1:${port()}`, "--timeout", "60"], env: w.env }), "receiver");
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, reason);
+      assert.doesNotMatch(r.stderr, /listening/, "refused before waiting for a sender");
+    }
+    assert.equal(readFileSync(join(w.dpu, "file"), "utf8"), "precious");
   });
 });
 

@@ -11,6 +11,7 @@ import {
   fsyncSync,
   futimesSync,
   linkSync,
+  lstatSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -62,9 +63,11 @@ function hiddenName(target: string, tail: string): string {
 
 /**
  * Checks the folder `target` will be created in, naming the user's path: it exists, is a folder, is writable (a
- * probe file is created and removed) and, when `bytes` is known, has room for them.
+ * probe file is created and removed) and, when `bytes` is known, has room for them; and that nothing has the target's
+ * name yet: a copy never replaces anything, so a name that is taken fails now, not after the whole transfer.
  */
 export function checkTargetFolder(target: string, bytes?: number, shownAs = target): void {
+  checkNameFree(target, shownAs);
   const dir = dirname(target);
   let stat;
   try {
@@ -83,6 +86,18 @@ export function checkTargetFolder(target: string, bytes?: number, shownAs = targ
     throw new Error(`cannot create ${shownAs}: the folder ${dir} is not writable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   if (bytes !== undefined) checkFreeSpace(dir, bytes, shownAs);
+}
+
+function checkNameFree(target: string, shownAs: string): void {
+  let taken;
+  try {
+    taken = lstatSync(target);
+  } catch (e) {
+    rethrowMissingPermission(e);
+    return; // absent (or its folder is missing: said next)
+  }
+  const what = taken.isSymbolicLink() ? "a symbolic link" : taken.isDirectory() ? "a folder" : taken.isFile() ? "a file" : "a special file";
+  throw new Error(`cannot create ${shownAs}: ${what} of that name already exists (a copy never replaces anything: remove it or choose another name)`);
 }
 
 export function checkFreeSpace(dir: string, bytes: number, shownAs: string): void {
