@@ -140,6 +140,21 @@ describe("software device: devices and configuration", () => {
   }
 });
 
+describe("the software device's own log lines", () => {
+  test("control characters in a configured path reach the terminal escaped (\\xNN), never raw", () => {
+    const dir = mkdtempSync(join(tmpdir(), "doca-sim-config-"));
+    try {
+      const config = join(dir, "\x1b]0;PWNED\x07\x1b[2J\u009b31m.json"); // a title, a screen clear, a C1 CSI
+      const run = runC("sim_devices", ["config-error"], { DOCA_SIM_CONFIG: config });
+      assertPassed(run, "PASS sim_devices config-error");
+      assert.match(run.stderr, /DOCA_SIM_CONFIG .*\\x1b\]0;PWNED\\x07\\x1b\[2J\\x9b31m\.json/);
+      assert.doesNotMatch(run.stderr, /[\x00-\x09\x0b-\x1f\x7f\u0080-\u009f]/, "no raw control character");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 interface TraceLine {
   op: string;
   addr: bigint;

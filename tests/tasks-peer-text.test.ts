@@ -35,7 +35,7 @@ describe("peer text is escaped on its way to the terminal", () => {
     assert.equal(server.code, 0, server.stderr);
     clean("client", client.stdout + client.stderr);
     clean("server", server.stdout + server.stderr);
-    assert.match(client.stdout, /server answered "\\x1b\]0;owned\\x07\\x1b\[2J\\x0dFORGED no problems found\\x0a\\x9b31m\\u202eevil\\u200fend"/);
+    assert.match(client.stdout, /server answered "\\x1b\]0;owned\\x07\\x1b\[2J\\x0dFORGED no problems found\\x0a\\x9b31m\\u202eevil\\u200fend\\u2060\\u206a\\ufff9\\u\{e0041\}\\xad\\u3164"/);
     assert.match(server.stdout, /received "\\x1b\]0;owned/);
   });
 
@@ -109,7 +109,10 @@ describe("peer text is escaped on its way to the terminal", () => {
 
   test("the one escaping function: text and JSON forms", async () => {
     const { printable, printableJson } = await import("../ffi/printable.ts");
-    assert.equal(printable(HOSTILE_TEXT), "\\x1b]0;owned\\x07\\x1b[2J\\x0dFORGED no problems found\\x0a\\x9b31m\\u202eevil\\u200f\\x00end");
+    assert.equal(
+      printable(HOSTILE_TEXT),
+      "\\x1b]0;owned\\x07\\x1b[2J\\x0dFORGED no problems found\\x0a\\x9b31m\\u202eevil\\u200f\\x00end\\u2060\\u206a\\ufff9\\u{e0041}\\xad\\u3164",
+    );
     assert.equal(printable(printable(HOSTILE_TEXT)), printable(HOSTILE_TEXT), "escaping twice changes nothing");
     const json = printableJson({ t: HOSTILE_TEXT });
     assert.equal(terminalProblem(json), undefined);

@@ -63,12 +63,37 @@ static int log_level(void)
 	return level;
 }
 
+void sim_escape_line(const char *in, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (cap == 0)
+		return;
+	for (const unsigned char *p = (const unsigned char *)in; *p != '\0' && o + 5 < cap; p++) {
+		/* C0 controls and DEL, and C1 controls in UTF-8 (0xc2 0x80..0x9f), become \xNN: a path or a
+		 * configuration value named in a log line cannot retitle, clear or rewrite the user's terminal */
+		bool c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+		if (*p < 0x20 || *p == 0x7f || c1) {
+			unsigned char c = c1 ? *++p : *p;
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)*p;
+		}
+	}
+	out[o] = '\0';
+}
+
 static void vlog(const char *fmt, va_list ap)
 {
-	char line[1024];
+	char line[1024], safe[4 * sizeof(line) + 1];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "[doca-sim %d] %s\n", (int)getpid(), line);
+	sim_escape_line(line, safe, sizeof(safe));
+	fprintf(stderr, "[doca-sim %d] %s\n", (int)getpid(), safe);
 }
 
 void sim_log(enum sim_log_level level, const char *fmt, ...)

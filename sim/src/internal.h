@@ -62,6 +62,8 @@ SIM_EXPORT const char *sim_live_kind_name(enum sim_kind kind);
 enum sim_log_level { SIM_LOG_ALWAYS = 0, SIM_LOG_ERROR = 1, SIM_LOG_DEBUG = 2 };
 
 SIM_EXPORT void sim_log(enum sim_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* `in` with control characters (C0, DEL, UTF-8 C1) written as \xNN, cut to fit `cap`: every log line passes here */
+void sim_escape_line(const char *in, char *out, size_t cap);
 
 /* Log why a call fails (debug level) and return err: `return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap started", __func__);` */
 SIM_EXPORT doca_error_t sim_fail(doca_error_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

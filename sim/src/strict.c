@@ -94,13 +94,14 @@ static void print_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 
 static void print_line(const char *fmt, ...)
 {
-	char line[1024];
+	char line[1024], safe[4 * sizeof(line) + 1];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "[doca-sim %d] strict: %s\n", (int)getpid(), line);
+	sim_escape_line(line, safe, sizeof(safe));
+	fprintf(stderr, "[doca-sim %d] strict: %s\n", (int)getpid(), safe);
 }
 
 /* Count one occurrence (n of them); true when this is the first of its kind */
