@@ -7,7 +7,7 @@ import process from "node:process";
 import { ComchClient, ProgressEngine } from "../mod.ts";
 import { parseFlags, parseSide, positiveInt, positiveSecondsMs } from "./common/cli.ts";
 import { applySide, openDeviceOf } from "./common/device.ts";
-import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
+import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/printable.ts";
 import { DEFAULT_SERVICE } from "./comch-server.ts";
@@ -28,7 +28,7 @@ const HELP = `Usage: comch-client [-p PCI] [-s NAME] [-t TEXT] [--count N] [--ti
 Runs on the host. Connects to the Comch server NAME (default "${DEFAULT_SERVICE}") through device PCI (default:
 the first device), sends TEXT (default "Message from the client") N times (default 1), printing each answer.
 Waits: connecting and each answer are limited to --timeout (default 10 s). --side: the software device's side
-(default host, else DOCA_SIM_SIDE). Exit status 0, 2 for bad flags, 130/143 when interrupted, 1 otherwise.
+(default host, else DOCA_SIM_SIDE). Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: -p/--pci-addr PCI, -s/--name NAME, -t/--text TEXT, --count N, --timeout SECONDS, --side host|dpu, -h/--help.`;
 
 export async function runComchClient(opts: {

@@ -7,7 +7,7 @@ import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
 import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
-import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
+import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/printable.ts";
 import { printError } from "./common/output.ts";
@@ -34,7 +34,7 @@ NAME (default "${DEFAULT_SERVICE}") on device PCI for the host function represen
 client, then for each message it receives prints it and answers TEXT (default "Message from the server"; "{}" in
 TEXT is replaced by the received text). Exits after N messages (default 1) or when the client disconnects.
 Waits: without --timeout it waits for the client and for each message forever (Ctrl-C stops it); with --timeout
-SECONDS each of those waits is limited. Exit status 0, 2 for bad flags, 130/143 when interrupted, 1 otherwise.
+SECONDS each of those waits is limited. Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME, -t/--text TEXT,
 --count N, --timeout SECONDS, --side host|dpu, -h/--help.`;
 

@@ -10,7 +10,7 @@ import process from "node:process";
 import { ComchClient, ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
 import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
-import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
+import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { printable } from "../ffi/printable.ts";
@@ -43,7 +43,7 @@ and must start first. The host announces N and the size on the control path, sen
 the DPU fails on loss, duplication or reordering. Defaults: N = 10000, size = 1024 bytes (4..4096).
 Waits: every wait on the peer (the DPU for the host, each message) is limited to --timeout (default 30 s).
 Interrupted (Ctrl-C, SIGTERM, SIGHUP, closed output), a side tells the other why before it leaves.
-Exit status 0, 2 for bad flags, 130/143/129/141 when interrupted (SIGINT/SIGTERM/SIGHUP/output closed), 1 otherwise.
+Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --side host|dpu, -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME,
 --count N, --size BYTES, --inflight K, --timeout SECONDS, --json (one JSON line), -h/--help.`;
 

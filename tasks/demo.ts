@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { parseFlags, UsageError, wholeNumber } from "./common/cli.ts";
-import { interruption, onForcedExit, stopOnSignals } from "./common/interrupt.ts";
+import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
@@ -31,8 +31,7 @@ in classic mode (NVIDIA's single-buffer message sequence), and checks every resu
 copies of the file: both are checked before anything is written. --keep leaves the working folder (printed) in
 place. Needs the software device: deno task sim:build. Waits: each copy's sides give up after 20 s without their
 peer. Ctrl-C, SIGTERM, SIGHUP or a closed output stop both sides cleanly and remove the work folder.
-Exit status 0 when every copy was verified, 1 when one failed, 2 for bad flags, 130/143/129/141 when interrupted
-(SIGINT/SIGTERM/SIGHUP/output closed).
+Exit status 0 when every copy was verified, 1 when one failed, 2 for bad flags, ${STOPPED_STATUSES}.
 Flags: --size BYTES, --keep, -h/--help.`;
 
 /** The largest --size: the demo writes the file three times (original, DPU copy, copy back). */

@@ -10,6 +10,7 @@ import { Device, type DeviceInfo, listDevices, loadDoca, type RepInfo } from "..
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { formatBytes } from "./common/units.ts";
+import { STOPPED_STATUSES } from "./common/interrupt.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = { json: { type: "boolean" }, side: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
@@ -19,6 +20,7 @@ const HELP = `Usage: devices [--json] [--side host|dpu]
 Lists every DOCA device of this side (software device: --side, else DOCA_SIM_SIDE, else host) with PCI address,
 ibdev and interface names, DMA, Comch and RDMA capabilities (RDMA: transports, max message size, atomics), and the network representors each device exposes (on a DPU:
 the host functions it can serve). --json prints {library, devices: [{...info, representors: [...]}]}. No waits.
+Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --json, --side host|dpu, -h/--help.`;
 
 export interface DeviceListing extends DeviceInfo {

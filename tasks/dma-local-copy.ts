@@ -11,6 +11,7 @@ import { openDeviceOf } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
+import { STOPPED_STATUSES } from "./common/interrupt.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = {
@@ -24,7 +25,8 @@ export const FLAGS = {
 const HELP = `Usage: dma-local-copy [-t TEXT | --size BYTES] [-p PCI] [--json]
 
 Copies a buffer into a second buffer of the same process with one DOCA DMA memcpy task on one device, then prints
-each buffer's length and SHA-256 (and the text, for -t). Exit status 1 if the destination differs.
+each buffer's length and SHA-256 (and the text, for -t). Exit status 0, 1 if the destination differs (or on any
+other error), 2 for bad flags, ${STOPPED_STATUSES}.
   -t, --text TEXT      bytes to copy (default "This is a sample piece of text")
       --size BYTES     copy BYTES of a pattern instead (must fit the device's max DMA buffer size)
   -p, --pci-addr PCI   device (default: the first one found)

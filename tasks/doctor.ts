@@ -9,6 +9,7 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { printable } from "../ffi/printable.ts";
 import { type DoctorReport, runDoctor } from "./doctor/report.ts";
+import { STOPPED_STATUSES } from "./common/interrupt.ts";
 
 const HELP = `Usage: doctor [--json] [--peer NAME] [-p PCI] [--timeout SECONDS]
 
@@ -23,7 +24,7 @@ local DMA self-test and, with --peer NAME, a Comch round trip with the server NA
   --peer NAME  Comch server to exchange one message with
   -p PCI       device for the self-tests (default: the first with DMA)
   --timeout S  seconds to wait for DMA completion and the Comch peer (default 10, at most 86400)
-Exit status: 0 when no problem was found, 2 for bad flags, 1 otherwise.`;
+Exit status: 0 when no problem was found, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.`;
 
 const PCI_ADDRESS = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 

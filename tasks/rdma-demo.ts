@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { parseFlags, positiveInt } from "./common/cli.ts";
-import { interruption, onForcedExit, stopOnSignals } from "./common/interrupt.ts";
+import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { currentRuntime } from "../ffi/runtime.ts";
 
@@ -32,7 +32,7 @@ so the RDMA traffic crosses a network link; otherwise (or with --loopback) both 
 which. --keep leaves the working folder in place. Waits: each copy gives up after 30 s without its peer.
 Ctrl-C, SIGTERM, SIGHUP or a closed output stop both copies, remove the namespaces and the working folder.
 Flags: --size BYTES, --loopback, --keep, -h/--help.
-Exit status 0 when both copies were verified, 1 when one failed, 2 for bad flags, 130/143/129/141 when interrupted.`;
+Exit status 0 when both copies were verified, 1 when one failed, 2 for bad flags, ${STOPPED_STATUSES}.`;
 
 const COPY = fileURLToPath(new URL("./rdma-copy.ts", import.meta.url));
 const PORT = 7471;

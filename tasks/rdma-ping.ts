@@ -14,7 +14,7 @@ import { Mmap } from "../ffi/mmap.ts";
 import { NativeMemory } from "../ffi/memory.ts";
 import { ProgressEngine } from "../ffi/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
-import { raceAbort, stopOnSignals } from "./common/interrupt.ts";
+import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError } from "./common/output.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, ProtocolError } from "./rdma/link.ts";
@@ -33,7 +33,9 @@ echo is checked byte for byte.
   -d, --device DEV           DOCA device: PCI address or IB device name (default: the first with RDMA)
       --timeout SECONDS      limit on connecting and on each round trip (default 30)
       --json-output          print the result as one JSON object
-  -h, --help                 this text`;
+  -h, --help                 this text
+
+Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.`;
 
 export interface RdmaPingOptions {
   endpoint: Endpoint;

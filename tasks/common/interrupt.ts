@@ -20,6 +20,9 @@ export type StopSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGPIPE";
 /** 128 + the signal's number, as a shell reports a process killed by it. */
 export const EXIT_CODES: Record<StopSignal, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGPIPE: 141 };
 
+/** How every task's --help states the stop statuses (tests/tasks-help.test.ts checks that each help has it). */
+export const STOPPED_STATUSES = "130/143/129/141 when stopped (SIGINT/SIGTERM/SIGHUP/output closed)";
+
 /** Thrown by a wait that the user interrupted; runMain prints its message and exits with `exitCode`. */
 export class InterruptedError extends Error {
   override name = "InterruptedError";

@@ -9,6 +9,7 @@ import { positiveInt, positiveSecondsMs, UsageError } from "../common/cli.ts";
 import { readJsonConfig } from "../common/json-config.ts";
 import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
+import { STOPPED_STATUSES } from "../common/interrupt.ts";
 
 export const SERVER_NAME = "dma copy server";
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -79,8 +80,8 @@ old). Relative paths are relative to the folder you ran the command from (INIT_C
   -v, --version            print versions and exit
   -h, --help               this text
 
-Exit status: 0 when the file was copied (verified, and committed by the receiver), 2 for bad flags, 130/143 when
-interrupted by SIGINT/SIGTERM, 1 with a message on stderr otherwise.`;
+Exit status: 0 when the file was copied (verified, and committed by the receiver), 2 for bad flags, ${STOPPED_STATUSES},
+1 with a message on stderr otherwise.`;
 
 export const FLAGS = {
   file: { type: "string", short: "f" },

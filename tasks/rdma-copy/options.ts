@@ -4,6 +4,7 @@ import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "../commo
 import { userPath } from "../common/user-path.ts";
 import { type Endpoint, type Exchange, parseEndpoint } from "../rdma/link.ts";
 import { type CopyMode, MAX_CHUNK, MAX_SLOTS } from "./transfer.ts";
+import { STOPPED_STATUSES } from "../common/interrupt.ts";
 
 export const DEFAULT_CHUNK = 1024 * 1024;
 export const DEFAULT_SLOTS = 8;
@@ -51,8 +52,8 @@ the peer is told, no temporary file stays.
       --json-output          print the summary as one JSON object on stdout
   -h, --help                 this text
 
-Exit status: 0 when the file was copied (verified and committed by the receiver), 2 for bad flags, 130/143 when
-interrupted by SIGINT/SIGTERM, 1 with a message on stderr otherwise.`;
+Exit status: 0 when the file was copied (verified and committed by the receiver), 2 for bad flags, ${STOPPED_STATUSES},
+1 with a message on stderr otherwise.`;
 
 /** Every flag rdma-copy accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = {

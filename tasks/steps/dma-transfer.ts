@@ -23,6 +23,7 @@ import { parseFlags, parseSide, positiveInt, UsageError, wholeNumber } from "../
 import { applySide, openDeviceOf } from "../common/device.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
+import { STOPPED_STATUSES } from "../common/interrupt.ts";
 
 export interface TransferEnd {
   mmap: Mmap;
@@ -108,6 +109,7 @@ address, length) and runs one DMA copy: --read copies the peer's bytes into OUT,
 bytes into the peer's memory (the export must allow PCI writes). Run it on the other side of the export (on the
 software device: --side dpu, the default, for a host export; else DOCA_SIM_SIDE). Prints what it moved. No wait
 on a peer: the exporter must keep its map alive while this runs.
+Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --descriptor FILE, --read OUT, --write IN, --offset N, --length N, -p/--pci-addr PCI (default: the
 first device), --side host|dpu, -h/--help.`;
 

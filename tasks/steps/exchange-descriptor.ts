@@ -16,7 +16,7 @@ import type { Device } from "../../ffi/device.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { ProgressEngine } from "../../ffi/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "../common/cli.ts";
-import { stopOnSignals } from "../common/interrupt.ts";
+import { stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { printError } from "../common/output.ts";
 import { applySide, openDeviceOf, startServer } from "../common/device.ts";
@@ -92,6 +92,7 @@ it to FILE in export-mmap.ts's JSON form and answers success. The message carrie
 record it (dma-transfer.ts uses it; default 0).
 --name sets the Comch server name (default "doca-ts descriptor"); --timeout SECONDS bounds the wait for the peer
 (default 30 s, on both sides). -p/--pci-addr picks the device (default: the first one found).
+Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --send FILE, --receive FILE, -p/--pci-addr PCI, -r/--rep-pci REP_PCI, --name NAME, --length N,
 --timeout SECONDS, -h/--help.`;
 

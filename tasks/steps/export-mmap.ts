@@ -15,7 +15,7 @@ import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { parseFlags, parseSide, positiveInt, UsageError } from "../common/cli.ts";
 import { applySide, openDeviceOf } from "../common/device.ts";
-import { raceAbort, stopOnSignals } from "../common/interrupt.ts";
+import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
 
@@ -73,6 +73,7 @@ read access (--writable: read/write), exports it with doca_mmap_export_pci and p
 first 32 bytes of the memory as hex when it does, so a peer's writes can be seen (it waits for stdin as long as
 it stays open: no timeout; Ctrl-C, SIGTERM, SIGHUP or a closed stdout close the map and exit 130/143/129/141).
 The software device's side: --side (default host, else DOCA_SIM_SIDE).
+Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --in FILE, --length N, --writable, --out FILE, -p/--pci-addr PCI (default: the first device),
 --side host|dpu, -h/--help.`;
 
