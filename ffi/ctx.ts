@@ -107,6 +107,9 @@ export class CtxCore {
   async untilRunning(what: string, timeoutMs: number, idleMeans = `${what} failed to start (the context went back to idle)`): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.state !== CtxState.RUNNING) {
+      // Closed meanwhile (an interrupted connect: the owner closed it while this waited): never ask DOCA about a
+      // context that is gone.
+      if (this.#disposed) throw new Error(`${what}: the context was closed while it started`);
       if (this.state === CtxState.IDLE && this.queryState() === CtxState.IDLE) throw new Error(idleMeans);
       await this.#nextChange(`${what} to start`, deadline, timeoutMs);
     }

@@ -5,7 +5,7 @@
  */
 import process from "node:process";
 import { ComchClient, ProgressEngine } from "../mod.ts";
-import { parseFlags, parseSide, positiveInt, positiveSecondsMs } from "./common/cli.ts";
+import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName } from "./common/cli.ts";
 import { applySide, openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
@@ -69,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
   applySide(parseSide(values.side, process.env, "host"));
   const answers = await runComchClient({
     pciAddr: values["pci-addr"],
-    name: values.name,
+    name: serverName(values.name, "-s/--name"),
     text: values.text,
     count,
     timeoutMs,

@@ -5,7 +5,7 @@
  */
 import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
-import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
@@ -94,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
   const count = values.count === undefined ? 1 : positiveInt(values.count, "--count");
   const timeoutMs = values.timeout === undefined ? undefined : positiveSecondsMs(values.timeout, "--timeout");
   applySide(parseSide(values.side, process.env, "dpu"));
-  const name = values.name ?? DEFAULT_SERVICE;
+  const name = serverName(values.name, "-s/--name") ?? DEFAULT_SERVICE;
   const run = await runComchServer({
     onListening: () => printError(`comch-server: waiting for a client on "${name}"${timeoutMs ? ` (up to ${timeoutMs / 1000} s)` : ""}`),
     pciAddr: values["pci-addr"],

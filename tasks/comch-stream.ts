@@ -8,7 +8,7 @@
  */
 import process from "node:process";
 import { ComchClient, ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
-import { parseFlags, parseSide, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
@@ -279,14 +279,14 @@ async function main(argv: string[]): Promise<number> {
     `${Math.round(r.messagesPerSecond)} msg/s, ${formatRate(r.bytes, r.seconds)}`;
   if (side === "dpu") {
     if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the DPU side serves the host function's representor");
-    const r = await streamConsumer({ pciAddr: values["pci-addr"], repPci: values["rep-pci"], name: values.name, timeoutMs, signal: stopOnSignals() });
+    const r = await streamConsumer({ pciAddr: values["pci-addr"], repPci: values["rep-pci"], name: serverName(values.name, "-s/--name"), timeoutMs, signal: stopOnSignals() });
     if (values.json) printJson(r);
     else print(line(r));
     return 0;
   }
   const both = await streamProducer({
     pciAddr: values["pci-addr"],
-    name: values.name,
+    name: serverName(values.name, "-s/--name"),
     count,
     size,
     inflight,

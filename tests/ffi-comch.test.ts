@@ -125,4 +125,22 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
     });
     assert.equal(liveObjects(), start, "the failed client was destroyed");
   });
+
+  test("a connect that is still waiting when its device is closed ends with a clear error, never touching the destroyed context", { skip: noLiveCounter }, async () => {
+    const dev = Device.open(HOST_PCI);
+    using pe = new ProgressEngine();
+    const start = liveObjects();
+    // Nobody listens; the caller gives up (an interrupt) and closes the device, which closes the client under the wait
+    const connecting = ComchClient.connect({ device: dev, name: uniqueName("nobody"), pe, timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    dev.close();
+    await assert.rejects(connecting, (e: unknown) => {
+      // Before: the wait woke up and asked DOCA for the destroyed context's state (doca_ctx_get_state: strict mode's
+      // use-after-destroy, freed memory on DOCA)
+      assert.doesNotMatch(String(e), /doca_ctx_get_state/);
+      assert.match(String(e), /closed|destroyed/);
+      return true;
+    });
+    assert.ok(liveObjects()! < start!, "the client and the device are gone");
+  });
 });

@@ -80,6 +80,12 @@ test("dma-copy's --help promises nothing it does not do (no 'nothing on failure'
 describe("usage errors exit 2 and name the flag", () => {
   const cases: [string, string[], RegExp][] = [
     ["comch-client.ts", ["--timeout", "abc"], /--timeout: expected a positive number of seconds \(at most 86400\), got "abc"/],
+    ["rdma-copy.ts", ["--send", "a", "--send", "b", "--connect", "127.0.0.1:7471"], /--send is given more than once/],
+    ["dma-copy.ts", ["-f", "a", "-f", "b"], /--file is given more than once/],
+    ["rdma-ping.ts", ["--connect", "256.1.1.1:7000"], /--connect: HOST must be an IPv4 or IPv6 address .*"256\.1\.1\.1"/],
+    ["rdma-ping.ts", ["--listen", "localhost:7000"], /--listen: ADDR must be an IPv4 or IPv6 address/],
+    ["comch-client.ts", ["-s", ""], /-s\/--name: expected a Comch server name, got ""/],
+    ["dma-copy.ts", ["-f", "x", "--server-name", ""], /--server-name: expected a Comch server name/],
     ["comch-client.ts", ["--count", "abc"], /--count: expected a whole number ≥ 1, got "abc"/],
     ["comch-server.ts", ["-r", "0000:b1:00.1", "--count", "0"], /--count: expected a whole number/],
     ["comch-stream.ts", ["--size", "9000"], /--size: 9000 is too large \(at most 4096\)/],
@@ -99,7 +105,7 @@ describe("usage errors exit 2 and name the flag", () => {
     ["steps/exchange-descriptor.ts", ["--send", "d.json", "--timeout", "-3"], /--timeout/],
     ["steps/export-mmap.ts", ["--length", "ten"], /--length: expected a whole number/],
     ["comch-client.ts", ["--bogus"], /bogus/],
-    ["rdma-copy.ts", ["--send", "x", "--connect", "host:1"], /--connect: HOST must be an IP address/],
+    ["rdma-copy.ts", ["--send", "x", "--connect", "host:1"], /--connect: HOST must be an IPv4 or IPv6 address/],
     ["rdma-copy.ts", ["--receive", "x", "--listen", "7471", "--chunk", "9"], /--chunk: only the sender/],
     ["rdma-ping.ts", ["--connect", "127.0.0.1:7", "--size", "0"], /--size/],
     ["rdma-demo.ts", ["--size", "0"], /--size/],

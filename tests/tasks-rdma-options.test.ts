@@ -38,7 +38,7 @@ describe("tasks: rdma-copy options", () => {
     [["--send", "a", "--listen", "0"], /--listen: .*1 to 65535/],
     [["--send", "a", "--listen", "65536"], /--listen/],
     [["--send", "a", "--connect", "7471"], /--connect: expected HOST:PORT/],
-    [["--send", "a", "--connect", "example.com:7471"], /--connect: HOST must be an IP address/],
+    [["--send", "a", "--connect", "example.com:7471"], /--connect: HOST must be an IPv4 or IPv6 address/],
     [["--send", "a", "--connect", "1.2.3.4:5", "--mode", "copy"], /--mode: expected write or read/],
     [["--send", "a", "--connect", "1.2.3.4:5", "--exchange", "udp"], /--exchange: expected cm or tcp/],
     [["--send", "a", "--connect", "1.2.3.4:5", "--chunk", "0"], /--chunk/],

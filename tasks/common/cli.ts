@@ -36,13 +36,30 @@ export function positiveSecondsMs(value: string, flag: string): number {
   return Math.max(1, Math.round(n * 1000));
 }
 
-/** node:util parseArgs, strict, with its errors as UsageError. */
+/**
+ * node:util parseArgs, strict, with its errors as UsageError. A flag given twice is an error too (parseArgs would keep
+ * the last one silently: `--send a --send b` sends b), unless its option says `multiple`.
+ */
 export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T) {
+  let parsed;
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false, tokens: true });
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
+  const seen = new Set<string>();
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== "option" || (options[token.name] as { multiple?: boolean } | undefined)?.multiple) continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} is given more than once`);
+    seen.add(token.name);
+  }
+  return { values: parsed.values, positionals: parsed.positionals };
+}
+
+/** A Comch server name given on the command line: not empty (the device checks its length against its own cap). */
+export function serverName(value: string | undefined, flag: string): string | undefined {
+  if (value !== undefined && value.length === 0) throw new UsageError(`${flag}: expected a Comch server name, got ""`);
+  return value;
 }
 
 /** "--side host|dpu", else DOCA_SIM_SIDE, else `fallback`. */

@@ -3,9 +3,8 @@
  * -l, --sdk-log-level, -j, -v, -h) plus doca-ts's own flags. parseDmaCopyArgs never exits: it returns what to do or
  * throws UsageError naming the bad input.
  */
-import { parseArgs } from "node:util";
 import process from "node:process";
-import { positiveInt, positiveSecondsMs, UsageError } from "../common/cli.ts";
+import { parseFlags, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
 import { readJsonConfig } from "../common/json-config.ts";
 import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
@@ -113,12 +112,7 @@ function pci(value: string | undefined, flag: string): string | undefined {
 }
 
 export function parseDmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedCommand {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }));
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
+  const { values } = parseFlags(argv, FLAGS) as { values: Record<string, string | boolean | undefined> };
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
 
@@ -176,7 +170,7 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
       quiet,
       jsonOutput: merged["json-output"] === true,
       stats: merged.stats === true,
-      serverName: str("server-name") ?? SERVER_NAME,
+      serverName: serverName(str("server-name"), "--server-name") ?? SERVER_NAME,
       slots: str("slots") === undefined ? DEFAULT_SLOTS : positiveInt(str("slots")!, "--slots", 1024),
       chunkSize: str("chunk-size") === undefined ? undefined : positiveInt(str("chunk-size")!, "--chunk-size"),
       classic: merged.classic === true,

@@ -4,7 +4,7 @@
  * exchanging exported connection details over a TCP socket on that port (out of band, like NVIDIA's samples do with
  * files). Then a small control channel: JSON messages over RDMA send/receive, every one from the peer untrusted.
  */
-import { createConnection, createServer, type Socket } from "node:net";
+import { createConnection, createServer, isIP, type Socket } from "node:net";
 import { Buffer } from "node:buffer";
 import { Access } from "../../ffi/constants.ts";
 import { Device, listDevices } from "../../ffi/device.ts";
@@ -33,12 +33,12 @@ export function parseEndpoint(listen: string | undefined, connect: string | unde
   const port = m ? Number(m[3]) : NaN;
   const host = m ? m[1] ?? m[2] : undefined;
   if (!m || !(port >= 1 && port <= 65535)) throw new UsageError(`${flag}: expected ${listen !== undefined ? "[ADDR:]PORT" : "HOST:PORT"} with a port from 1 to 65535, got ${JSON.stringify(text)}`);
-  if (listen !== undefined) return { listen: true, host, port };
-  if (!host) throw new UsageError(`${flag}: expected HOST:PORT (an IPv4/IPv6 address and a port), got ${JSON.stringify(text)}`);
-  if (!/^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]+)$/.test(host)) {
-    throw new UsageError(`${flag}: HOST must be an IP address (RDMA CM resolves no names), got ${JSON.stringify(host)}`);
+  if (listen === undefined && !host) throw new UsageError(`${flag}: expected HOST:PORT (an IPv4/IPv6 address and a port), got ${JSON.stringify(text)}`);
+  // An address, checked as the system would parse it (256.1.1.1 or 1:2:3 are not addresses): RDMA CM resolves no names
+  if (host !== undefined && isIP(host) === 0) {
+    throw new UsageError(`${flag}: ${listen !== undefined ? "ADDR" : "HOST"} must be an IPv4 or IPv6 address (RDMA CM resolves no names), got ${JSON.stringify(host)}`);
   }
-  return { listen: false, host, port };
+  return listen !== undefined ? { listen: true, host, port } : { listen: false, host: host!, port };
 }
 
 export interface LinkOptions {

@@ -15,7 +15,7 @@ import { ComchClient } from "../../ffi/comch-client.ts";
 import type { Device } from "../../ffi/device.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { ProgressEngine } from "../../ffi/pe.ts";
-import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "../common/cli.ts";
+import { parseFlags, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
 import { stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { printError } from "../common/output.ts";
@@ -100,7 +100,7 @@ async function main(argv: string[]): Promise<void> {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
   if ((values.send === undefined) === (values.receive === undefined)) throw new UsageError("need exactly one of --send FILE / --receive FILE");
-  const name = values.name ?? "doca-ts descriptor";
+  const name = serverName(values.name, "--name") ?? "doca-ts descriptor";
   const timeoutMs = values.timeout === undefined ? 30_000 : positiveSecondsMs(values.timeout, "--timeout");
   const length = values.length === undefined ? 0 : positiveInt(values.length, "--length");
   applySide(values.send !== undefined ? "host" : "dpu");
