@@ -97,7 +97,7 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
     const out = await runs(block, [/0000:b1:00\.1/], { env: { DOCA_SIM_DIR: folder("rt") } });
     assert.equal(out.match(/^Usage: dma-copy /gm)?.length, 3, `Deno, Bun and Node each printed dma-copy's help:\n${out}`);
   },
-  "/path/to/doca-ts/node_modules/deno/deno run --allow-ffi --allow-env --allow-read my-copy.mts": async (block) => {
+  "/path/to/doca-ts/node_modules/deno/deno run --no-prompt --allow-ffi --allow-env --allow-read my-copy.mts": async (block) => {
     // The API example of README.md, saved outside the repository as the docs describe.
     const dir = folder("own");
     const example = blocks("README.md", "ts")[0].replaceAll(`from "./mod.ts"`, `from "${join(repoRoot, "mod.ts")}"`);
