@@ -62,7 +62,6 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
   for (const seed of seeds) {
     test(`export descriptors into doca_mmap_create_from_export (seed ${seed})`, { timeout: 120_000 }, () => {
       const n = SLOW ? 500_000 : 20_000;
-      const t0 = Date.now();
       const r = runHarness(exe.fuzz_export_desc.path, [String(n), String(seed)], { DOCA_SIM_SIDE: "host" }, 100_000);
       assert.equal(
         r.signal,
@@ -75,12 +74,12 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
       assert.ok(Number(m[2]) >= 2, "the real descriptors are accepted (the harness reaches the deep checks)");
       counters.inputs += Number(m[1]);
       counters.faults += Number(m[3]);
-      assert.ok(Date.now() - t0 < (SLOW ? 100_000 : 30_000), "bounded run");
+      // Bounded by the harness itself (it fails after its own deadlines) and by runHarness's 100-s kill: no wall-clock
+      // threshold here (a loaded machine is slower, not wrong)
     });
 
     test(`raw frames into a Comch server (seed ${seed})`, { timeout: 120_000 }, () => {
       const n = SLOW ? 200_000 : 20_000;
-      const t0 = Date.now();
       const r = runHarness(exe.fuzz_comch_frames.path, [String(n), String(seed)], { DOCA_SIM_SIDE: "dpu" }, 100_000);
       assert.equal(
         r.signal,
@@ -93,7 +92,8 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
       assert.ok(Number(m[3]) > 0, "well-formed messages were delivered");
       counters.inputs += Number(m[1]);
       counters.faults += Number(m[2]) - Number(m[3]);
-      assert.ok(Date.now() - t0 < (SLOW ? 100_000 : 30_000), "bounded run");
+      // Bounded by the harness itself (it fails after its own deadlines) and by runHarness's 100-s kill: no wall-clock
+      // threshold here (a loaded machine is slower, not wrong)
     });
   }
 
@@ -118,7 +118,6 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
   for (const seed of seeds) {
     test(`raw frames from the network into an RDMA responder (seed ${seed})`, { timeout: 120_000 }, () => {
       const n = SLOW ? 10_000 : 1_500;
-      const t0 = Date.now();
       const r = runHarness(exe.fuzz_rdma_frames.path, [String(n), String(seed)], {}, 100_000);
       assert.equal(
         r.signal,
@@ -132,7 +131,8 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
       assert.ok(Number(m[3]) > 0, "writes aimed at the export were sent");
       counters.inputs += Number(m[1]);
       counters.faults += Number(m[2]);
-      assert.ok(Date.now() - t0 < (SLOW ? 100_000 : 30_000), "bounded run");
+      // Bounded by the harness itself (it fails after its own deadlines) and by runHarness's 100-s kill: no wall-clock
+      // threshold here (a loaded machine is slower, not wrong)
     });
   }
 

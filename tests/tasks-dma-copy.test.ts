@@ -23,8 +23,10 @@ function space(tag: string): Workspace {
   return w;
 }
 
-const hostArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, "--json-output", "--timeout", "20", ...extra];
-const dpuArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--json-output", "--timeout", "20", ...extra];
+/** --timeout 20 unless `extra` chooses its own (a flag given twice is a usage error). */
+const timeout = (extra: string[]) => extra.includes("--timeout") ? [] : ["--timeout", "20"];
+const hostArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, "--json-output", ...timeout(extra), ...extra];
+const dpuArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--json-output", ...timeout(extra), ...extra];
 
 function summary(r: ChildResult, who: string): Summary {
   assert.equal(r.code, 0, `${who} exited ${r.code ?? r.signal}; stderr:\n${r.stderr}`);

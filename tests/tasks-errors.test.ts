@@ -14,8 +14,10 @@ import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } 
 
 const space = workspaces(after);
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
-const host = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, "--timeout", "20", ...extra];
-const dpu = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "20", ...extra];
+/** --timeout 20 unless `extra` chooses its own (a flag given twice is a usage error). */
+const timeout = (extra: string[]) => extra.includes("--timeout") ? [] : ["--timeout", "20"];
+const host = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, ...timeout(extra), ...extra];
+const dpu = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, ...timeout(extra), ...extra];
 
 describe("paths are the user's", () => {
   test("a relative -f resolves against INIT_CWD (npm run / deno task), not the repo root", async () => {

@@ -148,7 +148,9 @@ export function startDmaCopy(
   const sideEnv: Record<string, string> = side === "dpu"
     ? { DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }
     : { DOCA_SIM_SIDE: "host" };
-  return startChild(DMA_COPY, ["--side", side, ...args], { ...env, ...sideEnv }, timeoutMs);
+  // A case that gives its own --side (a bad one, say) keeps it: a flag given twice is a usage error of its own.
+  const sideArgs = args.includes("--side") ? [] : ["--side", side];
+  return startChild(DMA_COPY, [...sideArgs, ...args], { ...env, ...sideEnv }, timeoutMs);
 }
 
 /**
