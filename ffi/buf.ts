@@ -89,6 +89,10 @@ export class Buf extends Resource<Handle<"doca_buf">> {
   readonly mmap: Mmap;
   /** Brand only real Bufs carry (`#brand in x` cannot be forged with Object.create). */
   readonly #brand = true;
+  /** The head of the list this Buf was chained into (it releases this one), or undefined for a head. */
+  #listHead: Buf | undefined;
+  /** The Bufs chained after this head, in list order. */
+  #listMembers: Buf[] = [];
 
   static {
     createBuf = (handle, inventory, mmap, address, length) => new Buf(INTERNAL, handle, inventory, mmap, address, length);
@@ -147,12 +151,41 @@ export class Buf extends Resource<Handle<"doca_buf">> {
     check(doca().fns.doca_buf_set_data(this[HANDLE], address, length), "doca_buf_set_data");
   }
 
+  /**
+   * Appends `next` (a head, with its own list if it has one) to the end of this Buf's list (doca_buf_chain_list).
+   * Tasks then take this Buf as the whole list: a source's data in list order (gather), a destination's free tails
+   * filled in list order (scatter), within each task kind's list limit (DMA: the device's max list length; RDMA:
+   * `Rdma.create({ maxSendBufListLen, receiveBufListLen })`). The list is released with its head: closing this Buf
+   * (or collecting it) releases every element; closing a member alone releases nothing.
+   */
+  chain(next: Buf): void {
+    this.assertOpen();
+    if (!Buf.isOpenBuf(next)) throw new TypeError("Buf.chain: next must be an open Buf from a BufInventory");
+    if (this.#listHead) throw new Error("Buf.chain: this Buf is a member of another list; chain onto its head");
+    if (next.#listHead || next === this) throw new Error("Buf.chain: next is already part of a list");
+    check(doca().fns.doca_buf_chain_list(this[HANDLE], next[HANDLE]), "doca_buf_chain_list");
+    for (const member of [next, ...next.#listMembers]) {
+      member.#listHead = this;
+      member.detachRelease();
+      this.#listMembers.push(member);
+    }
+    next.#listMembers = [];
+  }
+
+  /** Bufs in this Buf's list, itself included (1 for a Buf that was never chained). */
+  get listLength(): number {
+    return this.#listHead ? this.#listHead.listLength : 1 + this.#listMembers.length;
+  }
+
   protected destroyNative(handle: number): void {
+    if (this.#listHead) return; // a member: its head releases the whole list
     const d = doca();
     check(d.fns.doca_buf_dec_refcount(handle, d.scratch.slot(7)), "doca_buf_dec_refcount");
+    for (const member of this.#listMembers.splice(0)) member.abandon(); // released with this head
   }
 
   protected summary(): string {
-    return `${hex(this.address)}+${this.length} data=${this.dataLength}`;
+    const list = this.#listHead ? " (in a list)" : this.#listMembers.length ? ` list=${1 + this.#listMembers.length}` : "";
+    return `${hex(this.address)}+${this.length} data=${this.dataLength}${list}`;
   }
 }

@@ -49,6 +49,10 @@ export interface RdmaOptions {
   receiveSize?: number;
   /** How long create() waits for the context to run; default 10 s. */
   timeoutMs?: number;
+  /** Local Bufs per list (Buf.chain) in send, write and read tasks (doca_rdma_set_max_send_buf_list_len); DOCA's default when omitted. */
+  maxSendBufListLen?: number;
+  /** Bufs per list in a receive's destination (doca_rdma_task_receive_set_dst_buf_list_len); DOCA's default when omitted. */
+  receiveBufListLen?: number;
 }
 
 /** A received message: its bytes (copied out), immediate data (host order), opcode and connection. */
@@ -181,6 +185,8 @@ export class Rdma extends CtxResource {
     integerIn("Rdma.create", "gidIndex", opts.gidIndex, 0, 2 ** 31 - 1);
     integerIn("Rdma.create", "maxConnections", opts.maxConnections, 1, 65535);
     integerIn("Rdma.create", "maxTasks", opts.maxTasks, 1, 16384);
+    integerIn("Rdma.create", "maxSendBufListLen", opts.maxSendBufListLen, 1, 0xffff_ffff);
+    integerIn("Rdma.create", "receiveBufListLen", opts.receiveBufListLen, 1, 0xffff_ffff);
     integerIn("Rdma.create", "receives", opts.receives, 1, opts.maxTasks ?? 64);
     integerIn("Rdma.create", "receiveSize", opts.receiveSize, 1, 2 ** 31);
     duration("Rdma.create", "timeoutMs", opts.timeoutMs);
@@ -225,6 +231,14 @@ export class Rdma extends CtxResource {
     if (opts.transport !== undefined) {
       const type = opts.transport === "dc" ? RdmaTransport.DC : RdmaTransport.RC;
       check(requireFns("doca_rdma_set_transport_type").doca_rdma_set_transport_type(handle, type), "doca_rdma_set_transport_type");
+    }
+    if (opts.maxSendBufListLen !== undefined) {
+      const set = requireFns("doca_rdma_set_max_send_buf_list_len").doca_rdma_set_max_send_buf_list_len;
+      check(set(handle, opts.maxSendBufListLen), "doca_rdma_set_max_send_buf_list_len", `${opts.maxSendBufListLen}`);
+    }
+    if (opts.receiveBufListLen !== undefined) {
+      const set = requireFns("doca_rdma_task_receive_set_dst_buf_list_len").doca_rdma_task_receive_set_dst_buf_list_len;
+      check(set(handle, opts.receiveBufListLen), "doca_rdma_task_receive_set_dst_buf_list_len", `${opts.receiveBufListLen}`);
     }
     if (f.doca_rdma_set_max_num_connections) {
       check(f.doca_rdma_set_max_num_connections(handle, this.maxConnections), "doca_rdma_set_max_num_connections");

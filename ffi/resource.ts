@@ -23,7 +23,7 @@ interface Link {
   readonly handle: number;
   readonly ref: WeakRef<Resource>;
   /** Frees the native object of a child that was collected while open (no JS object left to call). */
-  readonly release: ((handle: number) => unknown) | undefined;
+  release: ((handle: number) => unknown) | undefined;
   /** Held strongly on purpose: while this link is registered, every parent stays alive. */
   readonly parents: Resource[];
   done: boolean;
@@ -110,6 +110,15 @@ export abstract class Resource<H extends number = number> {
   /** For constructors that fail after super(): the caller freed the native object itself. */
   protected abandon(): void {
     this.#forget();
+  }
+
+  /**
+   * From now on another object releases this one's native object (a buffer chained into a list is released with
+   * the list's head): no finalizer of its own, so a collected member never releases what its head already did.
+   */
+  protected detachRelease(): void {
+    Resource.#finalizer.unregister(this.#link);
+    this.#link.release = undefined;
   }
 
   /** Frees the native object (children already gone). Throwing leaves the object open. */

@@ -128,6 +128,52 @@ describe("ffi: RDMA", { skip: noRdma }, () => {
     await p[Symbol.asyncDispose]();
   });
 
+  test("buffer lists (Buf.chain): a send gathered from two Bufs fills a three-Buf receive in order; a write and a read gathered/scattered", async () => {
+    const lists = { maxSendBufListLen: 4, receiveBufListLen: 3 };
+    await using p = await rdmaPair(1 << 20, { a: lists, b: lists });
+    const enc = new TextEncoder();
+    // send: "gathered" + "+scatter" from two places in A, into 4 + 4 + 8 bytes of B
+    p.memA.bytes.set(enc.encode("gathered"), 0);
+    p.memA.bytes.set(enc.encode("+scatter"), 100);
+    const src = p.local(0, 8);
+    src.chain(p.local(100, 8));
+    assert.equal(src.listLength, 2);
+    const parts = [p.inv.bufByAddr(p.mapB, p.memB.address, 4), p.inv.bufByAddr(p.mapB, p.memB.address + 4, 4), p.inv.bufByAddr(p.mapB, p.memB.address + 8, 8)];
+    parts[0].chain(parts[1]);
+    parts[0].chain(parts[2]);
+    assert.match(String(parts[0]), /list=3/);
+    const got = p.b.receive(parts[0]);
+    await p.ab.send(src);
+    assert.equal((await got).length, 16);
+    assert.equal(new TextDecoder().decode(p.memB.bytes.subarray(0, 16)), "gathered+scatter");
+    assert.deepEqual(parts.map((b) => b.dataLength), [4, 4, 8], "each element's data grew by what landed in it");
+    // write: three pieces of A, one remote destination
+    p.memA.bytes.set(enc.encode("three-pieces-written"), 200);
+    const w = p.local(200, 5);
+    w.chain(p.local(205, 7));
+    w.chain(p.local(212, 8));
+    await p.ab.write(w, p.remote(4096, 64, true));
+    assert.equal(new TextDecoder().decode(p.memB.bytes.subarray(4096, 4116)), "three-pieces-written");
+    // read: 4 KiB of B scattered over 1000 + 3096 bytes of A
+    p.memB.bytes.set(pattern(4096, 3), 8192);
+    const into = p.local(8192, 1000, true);
+    into.chain(p.local(8192 + 1000, 3096, true));
+    await p.ab.read(p.remote(8192, 4096), into);
+    assert.deepEqual(p.memA.bytes.subarray(8192, 8192 + 4096), pattern(4096, 3));
+    // the list goes with its head: closing it closes the members; a member cannot start another list
+    assert.throws(() => parts[1].chain(p.local(0, 1)), /member of another list/);
+    parts[0].close();
+    assert.ok(parts.every((b) => b.closed));
+  });
+
+  test("a list longer than the context allows fails the task with DocaError, not the process", async () => {
+    await using p = await rdmaPair();
+    const src = p.local(0, 1);
+    src.chain(p.local(1, 1)); // DOCA's default allows one Buf per list here
+    await assert.rejects(p.ab.write(src, p.remote(0, 64, true)), (e: unknown) => e instanceof DocaError && /INVALID_VALUE/.test(String(e)));
+    await p.ab.write(p.local(0, 2), p.remote(0, 64, true)); // the connection is still usable
+  });
+
   test("a server that takes connection after connection keeps serving: ended connections are retired", { skip: noLiveCounter, timeout: 60_000 }, async () => {
     // The software device keeps 4096 connection objects per context before it retires closed ones; the test-only
     // knob lowers that to 4, so 12 connections in a row cross it on both sides (and retired handles get reused).
