@@ -114,11 +114,15 @@ export abstract class Resource<H extends number = number> {
 
   /**
    * From now on another object releases this one's native object (a buffer chained into a list is released with
-   * the list's head): no finalizer of its own, so a collected member never releases what its head already did.
+   * the list's head): no finalizer of its own, so a collected member never releases what its head already did, and
+   * no longer a child of its parents.
    */
   protected detachRelease(): void {
     Resource.#finalizer.unregister(this.#link);
     this.#link.release = undefined;
+    // Its parents close it through the object that now owns it (a list's head), and must not keep it reachable
+    // (a parent's children map would hold it, and through it the other parents, for ever)
+    Resource.#unlink(this.#link);
   }
 
   /** Frees the native object (children already gone). Throwing leaves the object open. */

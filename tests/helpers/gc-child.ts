@@ -1,6 +1,7 @@
 /**
  * Child of tests/ffi-gc.test.ts, run with the garbage collector exposed (Deno --v8-flags=--expose-gc, Node
- * --expose-gc, Bun's Bun.gc): takes 64 Bufs and an Mmap and forgets them without closing, collects garbage until
+ * --expose-gc, Bun's Bun.gc): takes 64 Bufs (half of them chained in lists of four) and an Mmap and forgets them
+ * without closing, collects garbage until
  * their finalizers ran, and prints how many native objects are alive before, while held, and after.
  */
 import "./sim-env.ts";
@@ -18,7 +19,15 @@ const base = liveObjects()!;
 /** Everything made here is unreachable once it returns: only the finalizers can release it. */
 function forget(): number {
   const map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  for (let i = 0; i < 64; i++) inventory.bufByAddr(map, memory.address + i * 4096, 4096);
+  // Half of them in lists of four (Buf.chain): a list is released by its head's finalizer, members have none
+  let head: ReturnType<typeof inventory.bufByAddr> | undefined;
+  for (let i = 0; i < 64; i++) {
+    const buf = inventory.bufByAddr(map, memory.address + i * 4096, 4096);
+    if (i >= 32) {
+      if (i % 4 === 0) head = buf;
+      else head!.chain(buf);
+    }
+  }
   return liveObjects()!;
 }
 const held = forget();
