@@ -17,7 +17,7 @@ import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError } from "./common/output.ts";
-import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, ProtocolError } from "./rdma/link.ts";
+import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
 
@@ -178,7 +178,7 @@ function peerAbort(bytes: Uint8Array): PeerAbortError | undefined {
   if (bytes.length < 2 || bytes[0] !== 0x7b || bytes[1] !== 0x22) return undefined; // '{"'
   try {
     const m = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as { type?: unknown; reason?: unknown };
-    if (m?.type === "ABORT") return new PeerAbortError(`the peer gave up: ${String(m.reason ?? "no reason").slice(0, 500)}`);
+    if (m?.type === "ABORT") return peerGaveUp(m.reason);
   } catch { /* not a control message */ }
   return undefined;
 }

@@ -201,6 +201,31 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     assert.match(r.stderr, /described its window wrongly|does not match/);
   });
 
+  test("a reason that forges a line, or is not text: shown escaped on the one error line", { timeout: 180_000 }, async () => {
+    for (const lie of ["abort-text", "abort-object"]) {
+      const { r } = await againstLiar(lie, (p, w) => {
+        const src = join(w.host, "a.bin");
+        writePatternFile(src, 5000, 1);
+        return ["--send", src, "--connect", `127.0.0.1:${p}`, "--timeout", "60"];
+      });
+      assert.equal(r.code, 1, r.stderr);
+      assert.ok(!/^rdma-copy: sent/m.test(r.stderr), `a forged line reached the output:\n${r.stderr}`);
+      if (lie === "abort-text") assert.match(r.stderr, /error: the peer gave up: disk full\\x0ardma-copy: sent FILE/);
+      else assert.match(r.stderr, /error: the peer gave up: a reason that is not text/);
+    }
+  });
+
+  test("read mode from a window the receiver may not read: it fails at once, naming the refused read", { timeout: 180_000 }, async () => {
+    const t0 = Date.now();
+    const { r, w } = await againstLiar("unreadable", (p, w) => ["--receive", join(w.dpu, "b.bin"), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /doca_rdma_task_read failed: DOCA_ERROR_NOT_PERMITTED/);
+    // before: the receiver waited for an announcement that could only follow that read, until --timeout (60 s)
+    assert.doesNotMatch(r.stderr, /timed out/);
+    assert.ok(Date.now() - t0 < 50_000, "it did not wait for --timeout");
+    assert.deepEqual(w.list(w.dpu), []);
+  });
+
   test("a chunk out of order: the receiver refuses and leaves no file", { timeout: 180_000 }, async () => {
     const { r, w } = await againstLiar("chunk", (p, w) => ["--receive", join(w.dpu, "b.bin"), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);
     assert.equal(r.code, 1, r.stderr);

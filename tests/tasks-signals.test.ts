@@ -8,7 +8,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import process from "node:process";
 import { join } from "node:path";
@@ -260,6 +260,27 @@ describe("rdma-demo stops like the other tasks", { skip: noRdma }, () => {
       } finally {
         rmSync(tmp, { recursive: true, force: true });
       }
+    });
+  }
+});
+
+describe("exchange-descriptor stops at once while it waits for its peer", () => {
+  for (const role of ["--receive", "--send"] as const) {
+    test(`${role}: SIGINT while waiting: exit 130 at once, one line`, async () => {
+      const w = space("xdesc-stop");
+      const file = join(w.dpu, "d.json");
+      if (role === "--send") writeFileSync(file, JSON.stringify({ descriptor: "AA==", address: 0 }));
+      const args = role === "--receive" ? ["--receive", file, "-r", HOST_PCI, "--timeout", "60"] : ["--send", file, "--timeout", "60"];
+      const child = startChild(task("steps/exchange-descriptor"), args, { ...w.env, DOCA_SIM_SIDE: role === "--receive" ? "dpu" : "host" }, 90_000);
+      await child.waitForStderr(role === "--receive" ? "waiting for a descriptor" : "connecting to", 60_000);
+      const t0 = Date.now();
+      child.signal!("SIGINT");
+      const r = await child.done;
+      assert.equal(r.code, 130, r.stderr);
+      assert.match(r.stderr, /interrupted \(SIGINT\) while (waiting for the host side to connect|connecting to the Comch server)/);
+      assert.doesNotMatch(r.stderr, /cleanup did not finish/, "the wait itself was interrupted (before: forced out after 10 s)");
+      assert.ok(Date.now() - t0 < 9_000, "stopped before the 10-s grace period");
+      noTrace(r.stderr);
     });
   }
 });

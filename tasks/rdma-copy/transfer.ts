@@ -192,7 +192,13 @@ export async function sendFile(
     await channel.send({ type: "DONE", sha256: digest });
     for (;;) {
       const m = await channel.recv("waiting for the receiver's receipt (fsync + rename)", "FREE", "RECEIPT");
-      if (m.type === "FREE") continue;
+      if (m.type === "FREE") {
+        // The slots still held are freed at the end: checked like every FREE (a slot it holds, once)
+        const slot = intIn(m, "slot", 0, slots - 1);
+        if (!busy[slot]) throw new ProtocolError(`the peer freed slot ${slot}, which it does not hold`);
+        busy[slot] = 0;
+        continue;
+      }
       if (sha(m) !== digest) throw new ProtocolError(`the receiver committed a file with SHA-256 ${sha(m)}, not ${digest}`);
       break;
     }
@@ -234,11 +240,16 @@ export async function receiveFile(
     const pending: { slot: number; offset: number; length: number; read: Promise<void> | undefined }[] = [];
     const held = new Uint8Array(slots);
     let announced = 0, expected = 0;
+    // A read that fails (the sender's window revoked or not readable) ends the copy at once: the sender waits for a
+    // FREE that can only follow that read, so waiting for its next announcement would last until --timeout.
+    let readFailed!: (e: unknown) => void;
+    const anyReadFailed = new Promise<never>((_, reject) => (readFailed = reject));
+    anyReadFailed.catch(() => {});
     while (expected < size) {
       // While the window has room and more is to come, take the next announcement (the sender holds a free slot
       // then, so it will send one); otherwise finish the oldest chunk.
       if (pending.length === 0 || (pending.length < slots && announced < size)) {
-        const m = await channel.recv("waiting for the next chunk", "CHUNK");
+        const m = await Promise.race([channel.recv("waiting for the next chunk", "CHUNK"), anyReadFailed]);
         const slot = intIn(m, "slot", 0, slots - 1);
         const offset = intIn(m, "offset", announced, announced);
         const length = intIn(m, "length", Math.min(chunk, size - offset), Math.min(chunk, size - offset));
@@ -250,14 +261,14 @@ export async function receiveFile(
           src.setData(src.address, length);
           dst.setData(local.address(slot), 0);
           read = connection.read(src, dst);
-          read.catch(() => {}); // awaited in order below
+          read.catch(readFailed); // also awaited in order below
         }
         pending.push({ slot, offset, length, read });
         announced += length;
         continue;
       }
       const head = pending.shift()!;
-      await head.read;
+      await Promise.race([head.read, anyReadFailed]);
       const view = local.view(head.slot, head.length);
       hash.update(view);
       await file.writeAtAsync(view, head.offset);

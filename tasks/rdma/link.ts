@@ -6,6 +6,7 @@
  */
 import { createConnection, createServer, isIP, type Socket } from "node:net";
 import { Buffer } from "node:buffer";
+import { printable } from "../../ffi/printable.ts";
 import { Access } from "../../ffi/constants.ts";
 import { Device, listDevices } from "../../ffi/device.ts";
 import { loadDoca } from "../../ffi/library.ts";
@@ -14,7 +15,7 @@ import { Rdma, type RdmaConnection } from "../../ffi/rdma.ts";
 import { NativeMemory } from "../../ffi/memory.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { type Buf, BufInventory } from "../../ffi/buf.ts";
-import { TimeoutError } from "../../ffi/errors.ts";
+import { DocaError, TimeoutError } from "../../ffi/errors.ts";
 import { raceAbort } from "../common/interrupt.ts";
 import { UsageError } from "../common/cli.ts";
 
@@ -235,8 +236,14 @@ export class Channel {
         this.#held.delete(this.#recvSeq++);
         return held;
       }
-      const m = this.#parse((await this.#bounded(this.rdma.recv(), what)).bytes, what);
-      if (m.type === "ABORT") throw new PeerAbortError(`the peer gave up: ${String(m.reason ?? "no reason").slice(0, 500)}`);
+      const m = this.#parse((await this.#bounded(this.rdma.recv(), what).catch((e) => {
+        // A receive that failed took a message our posted buffers could not hold: say so, not only DOCA's code
+        if (e instanceof DocaError && e.fn === "doca_rdma_task_receive") {
+          throw new ProtocolError(`the peer sent a control message this side could not receive while ${what} (at most ${Channel.MAX_MESSAGE} bytes; ${e.message})`);
+        }
+        throw e;
+      })).bytes, what);
+      if (m.type === "ABORT") throw peerGaveUp(m.reason);
       const seq = m.seq;
       // At most RECEIVES messages can be ahead of the one awaited (each took one of our posted receives)
       if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < this.#recvSeq || seq > this.#recvSeq + Channel.RECEIVES || this.#held.has(seq)) {
@@ -275,7 +282,8 @@ export class Channel {
       });
     }
     const raced = new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => done(new TimeoutError(what, this.timeoutMs)), this.timeoutMs);
+      // TimeoutError says "waiting for …" itself
+      const timer = setTimeout(() => done(new TimeoutError(what.replace(/^waiting for /, ""), this.timeoutMs)), this.timeoutMs);
       // The peer's disconnection is delivered inside the progress call that may also have completed `p` (a send
       // acknowledged just before the peer closed): let `p` settle first, so what did complete counts.
       const onLost = (e: Error) => setTimeout(() => done(new Error(`${e.message} while ${what}`)), 0);
@@ -309,6 +317,15 @@ export class Channel {
 
 export class PeerAbortError extends Error {
   override name = "PeerAbortError";
+}
+
+/**
+ * The error for a peer's ABORT: its reason escaped whole where it enters (its line breaks too, so it cannot add a
+ * line of its own to our output) and cut to 500 characters; a reason that is not text is not shown.
+ */
+export function peerGaveUp(reason: unknown): PeerAbortError {
+  const text = typeof reason === "string" ? printable(reason, 500) : reason === undefined ? "no reason" : "a reason that is not text";
+  return new PeerAbortError(`the peer gave up: ${text}`);
 }
 
 /**

@@ -16,7 +16,7 @@ import type { Device } from "../../ffi/device.ts";
 import { Mmap } from "../../ffi/mmap.ts";
 import { ProgressEngine } from "../../ffi/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
-import { stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";
+import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { printError } from "../common/output.ts";
 import { applySide, openDeviceOf, startServer } from "../common/device.ts";
@@ -110,7 +110,8 @@ async function main(argv: string[]): Promise<void> {
   if (values.send !== undefined) {
     const path = userPath(values.send);
     const exported = JSON.parse(readFileSync(path, "utf8")) as { descriptor: string; address: number };
-    const client = await ComchClient.connect({ device, name, pe, timeoutMs });
+    printError(`exchange-descriptor: connecting to "${name}" (up to ${timeoutMs / 1000} s)`);
+    const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs }), signal, `connecting to the Comch server "${name}"`);
     try {
       const messenger = new Messenger(client.connection, { timeoutMs, peer: "the DPU side", signal });
       await sendDescriptor(messenger, { address: exported.address, descriptor: new Uint8Array(Buffer.from(exported.descriptor, "base64")) });
@@ -128,7 +129,7 @@ async function main(argv: string[]): Promise<void> {
   const server = startServer({ device, rep, name, pe });
   try {
     printError(`exchange-descriptor: waiting for a descriptor on "${name}" (up to ${timeoutMs / 1000} s)`);
-    const conn = await server.accept({ timeoutMs });
+    const conn = await raceAbort(server.accept({ timeoutMs }), signal, "waiting for the host side to connect");
     const messenger = new Messenger(conn as MessageChannel, { timeoutMs, peer: "the host side", signal });
     const got = await receiveDescriptor(messenger);
     const out = userPath(values.receive!);

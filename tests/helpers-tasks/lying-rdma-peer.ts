@@ -4,6 +4,9 @@
  *   lying-rdma-peer.ts receipt PORT   receiver: takes a write-mode copy, then answers DONE with a wrong checksum
  *   lying-rdma-peer.ts chunk PORT     sender: offers 3 chunks, announces the second one first
  *   lying-rdma-peer.ts window PORT    receiver: describes a window smaller than the offer asked for
+ *   lying-rdma-peer.ts abort-text PORT     receiver: gives up with a reason that forges a line ("\nerror: …")
+ *   lying-rdma-peer.ts abort-object PORT   receiver: gives up with a reason that is not text
+ *   lying-rdma-peer.ts unreadable PORT     sender: offers read mode from a window the receiver may not read
  *
  * It listens with RDMA CM on 127.0.0.1:PORT, prints "listening" on stderr, and exits 0 after lying.
  */
@@ -22,7 +25,7 @@ const link = await Link.open({
   endpoint: { listen: true, port },
   exchange: "cm",
   timeoutMs: 60_000,
-  permissions: Access.RDMA_WRITE | Access.RDMA_READ,
+  permissions: lie === "unreadable" ? Access.RDMA_WRITE : Access.RDMA_WRITE | Access.RDMA_READ,
   onListening: () => process.stderr.write("listening\n"),
 });
 const { channel } = link;
@@ -45,6 +48,17 @@ try {
       await channel.send({ type: "FREE", slot: m.slot });
     }
     await channel.send({ type: "RECEIPT", sha256: "0".repeat(64) });
+  } else if (lie === "abort-text" || lie === "abort-object") {
+    await channel.recv("offer", "OFFER");
+    const reason = lie === "abort-text" ? "disk full\nrdma-copy: sent FILE, committed by the receiver" : { toString: "x" };
+    await channel.send({ type: "ABORT", reason });
+    await new Promise((r) => setTimeout(r, 1000)); // let it arrive before the connection goes
+  } else if (lie === "unreadable") {
+    // The window is exported, but this context grants no RDMA read: every read of it is refused
+    await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
+    await channel.recv("accept", "ACCEPT");
+    await channel.send({ type: "CHUNK", slot: 0, offset: 0, length: 1000 });
+    await channel.recv("the receiver's verdict").catch(() => {});
   } else if (lie === "chunk") {
     await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
     await channel.recv("accept", "ACCEPT");
