@@ -148,6 +148,7 @@ describe("the software device's own log lines", () => {
       const run = runC("sim_devices", ["config-error"], { DOCA_SIM_CONFIG: config });
       assertPassed(run, "PASS sim_devices config-error");
       assert.match(run.stderr, /DOCA_SIM_CONFIG .*\\x1b\]0;PWNED\\x07\\x1b\[2J\\x9b31m\.json/);
+      // deno-lint-ignore no-control-regex -- looking for raw control characters is the point
       assert.doesNotMatch(run.stderr, /[\x00-\x09\x0b-\x1f\x7f\u0080-\u009f]/, "no raw control character");
     } finally {
       rmSync(dir, { recursive: true, force: true });
