@@ -11,7 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { type ChildResult, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
 import type { Summary } from "../tasks/dma-copy/session.ts";
-import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
 
 const MiB = 1024 * 1024;
 const spaces: Workspace[] = [];
@@ -23,10 +23,8 @@ function space(tag: string): Workspace {
   return w;
 }
 
-/** --timeout 20 unless `extra` chooses its own (a flag given twice is a usage error). */
-const timeout = (extra: string[]) => extra.includes("--timeout") ? [] : ["--timeout", "20"];
-const hostArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, "--json-output", ...timeout(extra), ...extra];
-const dpuArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--json-output", ...timeout(extra), ...extra];
+const hostArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, "--json-output", ...defaultTimeout(extra), ...extra];
+const dpuArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--json-output", ...defaultTimeout(extra), ...extra];
 
 function summary(r: ChildResult, who: string): Summary {
   assert.equal(r.code, 0, `${who} exited ${r.code ?? r.signal}; stderr:\n${r.stderr}`);

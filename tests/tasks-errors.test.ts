@@ -10,14 +10,12 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
+import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, workspaces, writePatternFile } from "./helpers-tasks/workspace.ts";
 
 const space = workspaces(after);
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
-/** --timeout 20 unless `extra` chooses its own (a flag given twice is a usage error). */
-const timeout = (extra: string[]) => extra.includes("--timeout") ? [] : ["--timeout", "20"];
-const host = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, ...timeout(extra), ...extra];
-const dpu = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, ...timeout(extra), ...extra];
+const host = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, ...defaultTimeout(extra), ...extra];
+const dpu = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, ...defaultTimeout(extra), ...extra];
 
 describe("paths are the user's", () => {
   test("a relative -f resolves against INIT_CWD (npm run / deno task), not the repo root", async () => {

@@ -374,12 +374,6 @@ uint64_t doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(
 }
 
 /* ---------------------------------------------------------------- submit: the request frame */
-static size_t tail_room(const struct doca_buf *b)
-{
-	uintptr_t end = (uintptr_t)b->head + b->len, tail = (uintptr_t)b->data + b->data_len;
-	return tail > end ? 0 : end - tail;
-}
-
 static bool remote(const struct doca_buf *b)
 {
 	return b != NULL && b->mmap != NULL && b->mmap->rdma_remote;
@@ -437,7 +431,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 		err = check_source(rdma, t);
 		if (err != DOCA_SUCCESS)
 			return err;
-		if (tail_room(t->dst) < t->len)
+		if (rdma_tail_room(t->dst) < t->len)
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the remote destination has no room for %llu bytes",
 					kind_names[t->kind], (unsigned long long)t->len);
 		rdma_frame_init(&f, t->kind == RDMA_WRITE ? OP_WRITE : OP_WRITE_IMM);
@@ -464,7 +458,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 		break;
 	case RDMA_CAS:
 	case RDMA_FADD:
-		if (!remote(t->dst) || remote(t->result) || tail_room(t->result) < sizeof(uint64_t) ||
+		if (!remote(t->dst) || remote(t->result) || rdma_tail_room(t->result) < sizeof(uint64_t) ||
 		    t->dst->len - ((uintptr_t)t->dst->data - (uintptr_t)t->dst->head) < sizeof(uint64_t))
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a remote 8-byte destination and a local "
 								  "result buffer with 8 bytes of room", kind_names[t->kind]);
@@ -476,7 +470,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 		break;
 	case RDMA_SE_GET:
 	case RDMA_SE_ADD:
-		if (remote(t->result) || tail_room(t->result) < sizeof(uint64_t))
+		if (remote(t->result) || rdma_tail_room(t->result) < sizeof(uint64_t))
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a local buffer with 8 bytes of room",
 					kind_names[t->kind]);
 		rdma_frame_init(&f, t->kind == RDMA_SE_GET ? OP_SE_GET : OP_FADD);

@@ -94,3 +94,8 @@ export function sha256File(path: string): string {
 export function readSmall(path: string): Uint8Array {
   return new Uint8Array(readFileSync(path));
 }
+
+/** `--timeout 20` unless `extra` chooses its own (a flag given twice is a usage error). */
+export function defaultTimeout(extra: string[]): string[] {
+  return extra.includes("--timeout") ? [] : ["--timeout", "20"];
+}
