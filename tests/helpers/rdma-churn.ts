@@ -6,7 +6,7 @@
  * connection minus after the first.
  */
 import process from "node:process";
-import { liveObjects, ProgressEngine, Rdma } from "../../mod.ts";
+import { DocaError, liveObjects, ProgressEngine, Rdma } from "../../mod.ts";
 import { rdmaDevice } from "./rdma-pair.ts";
 
 const count = Number(process.argv[2] ?? 12);
@@ -14,8 +14,17 @@ const dev = rdmaDevice();
 using pe = new ProgressEngine();
 await using server = await Rdma.create(dev, pe, { maxConnections: 2 });
 await using client = await Rdma.create(dev, pe, { maxConnections: 2 });
-const port = 20_000 + Math.floor(Math.random() * 20_000);
-server.listen(port);
+// A random port; another test may hold it: try again elsewhere
+let port = 0;
+for (let tries = 0; port === 0; tries++) {
+  const candidate = 20_000 + Math.floor(Math.random() * 20_000);
+  try {
+    server.listen(candidate);
+    port = candidate;
+  } catch (e) {
+    if (tries >= 20 || !(e instanceof DocaError && e.docaName === "DOCA_ERROR_IN_USE")) throw e;
+  }
+}
 let afterFirst = 0;
 for (let i = 0; i < count; i++) {
   const [s, c] = await Promise.all([server.accept({ timeoutMs: 10_000 }), client.connectTo("127.0.0.1", port)]);
