@@ -10,31 +10,21 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { repoRoot, runtimeCommand } from "./helpers/spawn-runtime.ts";
+import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const libDir = join(root, "build", "sim", "lib");
 const standIns = join(root, "tests", "nvidia-samples");
 
-/** Where a snapshot of NVIDIA-DOCA/doca-samples may be: a git directory (the mirror) or a checkout. */
-function findSnapshot(): string | undefined {
-  const candidates = [
-    process.env.DOCA_SAMPLES_REPO,
-    join(root, "..", ".mirror", "NVIDIA-DOCA+doca-samples", "repo"),
-    "/work/.mirror/NVIDIA-DOCA+doca-samples/repo",
-  ].filter((c): c is string => !!c);
-  return candidates.find((c) => existsSync(join(c, "samples", "doca_rdma")) || existsSync(join(c, "HEAD")));
-}
-
 const snapshot = findSnapshot();
-const skip = snapshot ? false : "no snapshot of NVIDIA-DOCA/doca-samples (set DOCA_SAMPLES_REPO, or fetch github:NVIDIA-DOCA/doca-samples)";
+const skip = snapshot ? false : NO_SNAPSHOT;
 if (!snapshot) console.log(`# NVIDIA RDMA samples skipped: ${skip}`);
-
 
 const SAMPLES = [
   "rdma_write_responder", "rdma_write_requester", "rdma_read_responder", "rdma_read_requester",
@@ -57,14 +47,7 @@ function buildSamples(): void {
   const src = join(work, "src");
   mkdirSync(src);
   const parts = ["samples/doca_rdma", "samples/common.c", "samples/common.h", "samples/common_utils.h"];
-  if (existsSync(join(snapshot!, "samples", "doca_rdma"))) {
-    for (const p of parts) cpSync(join(snapshot!, p), join(src, p), { recursive: true });
-  } else {
-    const archive = spawnSync("git", ["--git-dir", snapshot!, "archive", "HEAD", ...parts], { maxBuffer: 1 << 28 });
-    assert.equal(archive.status, 0, `git archive failed: ${archive.stderr}`);
-    const untar = spawnSync("tar", ["-x", "-C", src], { input: archive.stdout });
-    assert.equal(untar.status, 0, `tar failed: ${untar.stderr}`);
-  }
+  extractSnapshot(snapshot!, parts, src);
   const dir = join(src, "samples", "doca_rdma");
   mkdirSync(join(work, "bin"));
   // -std=gnu11 as NVIDIA's meson builds them; their warnings are theirs, ours (-Werror) are in the device build

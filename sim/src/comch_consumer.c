@@ -23,6 +23,7 @@ static int consumer_progress(struct doca_ctx *ctx);
 static doca_error_t consumer_submit(struct doca_ctx *ctx, struct doca_task *task);
 static doca_error_t consumer_validate(struct doca_ctx *ctx, struct doca_task *task);
 static void post_recv_free(struct doca_task *task);
+static bool consumer_inflight_wakes_by_fd(const struct doca_ctx *ctx);
 
 static const struct sim_ctx_ops consumer_ops = {
 	.ordered_completions = true,
@@ -32,6 +33,7 @@ static const struct sim_ctx_ops consumer_ops = {
 	.progress = consumer_progress,
 	.submit = consumer_submit,
 	.validate = consumer_validate,
+	.inflight_wakes_by_fd = consumer_inflight_wakes_by_fd,
 };
 
 static size_t post_recv_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
@@ -182,6 +184,14 @@ static int receive_one(struct doca_comch_consumer *c)
 	return 1;
 }
 
+/* Posted receives wait on the watched data socket (a message or the peer's close makes it readable); a connection
+ * found dead needs our progress turn to fail them, so it wakes the waiter */
+static bool consumer_inflight_wakes_by_fd(const struct doca_ctx *ctx)
+{
+	const struct doca_comch_consumer *c = (const struct doca_comch_consumer *)ctx;
+	return c->watched && c->conn != NULL && c->conn->state != COMCH_CONN_DEAD;
+}
+
 static int consumer_progress(struct doca_ctx *ctx)
 {
 	struct doca_comch_consumer *c = as_consumer(ctx);
@@ -293,9 +303,11 @@ static void release_unfreed_tasks(struct doca_comch_consumer *c)
 	for (uint32_t i = 0; i < c->pool_len; i++) {
 		if (c->tasks[i].base.ops == NULL)
 			continue;
+		/* one the program freed in flight is counted there (free-inflight-task), not again here */
+		if (c->tasks[i].base.bad_frees == 0)
+			unfreed++;
 		sim_task_fini(&c->tasks[i].base);
 		c->tasks[i].base.ops = NULL;
-		unfreed++;
 	}
 	if (unfreed > 0)
 		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, "doca_comch_consumer_destroy", "comch_consumer", c,

@@ -219,6 +219,11 @@ struct sim_ctx_ops {
 	/* Completions of this kind come in submission order (a queue: comch messages); DOCA_SIM_SHUFFLE then only
 	 * spreads them over several progress calls instead of reordering them. DMA leaves the order open. */
 	bool ordered_completions;
+	/* True when this ctx's tasks in flight will be announced by a watched fd (an I/O thread finishes them, or a
+	 * socket turns readable), so no progress call is needed to move them on; doca_pe_request_notification then has
+	 * no reason to wake a waiter for them (as on hardware, a receive posted for an hour must not keep an
+	 * event-driven program spinning). Optional: without it, tasks in flight wake the waiter at once. */
+	bool (*inflight_wakes_by_fd)(const struct doca_ctx *ctx);
 	/* doca_task_try_submit's validation (DOCA_ERROR_INVALID_VALUE for an invalid task); optional */
 	doca_error_t (*validate)(struct doca_ctx *ctx, struct doca_task *task);
 };
@@ -291,6 +296,9 @@ struct doca_task {
 /* Initialise the embedded task of a freshly allocated task object (counts a live SIM_KIND_TASK) */
 SIM_EXPORT void sim_task_init(struct doca_task *task, const struct sim_task_ops *ops, struct doca_ctx *ctx,
 			      sim_task_cb_t success_cb, sim_task_cb_t error_cb, union doca_data user_data);
+/* doca_task_free tells the pe a task is being freed: if its completion callback is running, the pe must not carry
+ * out a free the program asked for earlier, while the task was in flight (pe.c) */
+void sim_pe_note_task_freed(const struct doca_task *task);
 /* The task's callback is about to run (or its submit failed): the bufs it held are the caller's again (buf.c) */
 void sim_task_release_bufs(struct doca_task *task);
 /* Undo sim_task_init (called by the kind's free hook) */

@@ -177,6 +177,37 @@ static size_t shuffle_completions(struct doca_pe *pe, struct doca_ctx *ctx)
 	return 1 + (size_t)(sim_pe_random(pe) % n);
 }
 
+/* The task whose completion callback runs on this thread, and whether that callback freed it */
+static _Thread_local const struct doca_task *in_callback;
+static _Thread_local bool freed_in_callback;
+
+void sim_pe_note_task_freed(const struct doca_task *task)
+{
+	if (task == in_callback)
+		freed_in_callback = true;
+}
+
+/* Runs a completed task's callback (cb may be NULL). A doca_task_free the program called while the task was in
+ * flight was put off (task.c); it is carried out now that DOCA is done with the task, unless the callback freed or
+ * resubmitted it, or destroyed a context (the task may be gone with it). */
+static void run_callback(struct doca_pe *pe, struct doca_task *task, sim_task_cb_t cb, union doca_data ctx_user_data,
+			 uint64_t epoch)
+{
+	bool free_after = task->bad_frees > 0, freed;
+	const struct doca_task *outer = in_callback;
+	bool outer_freed = freed_in_callback;
+
+	in_callback = task;
+	freed_in_callback = false;
+	if (cb != NULL)
+		cb(task, task->user_data, ctx_user_data);
+	freed = freed_in_callback;
+	in_callback = outer;
+	freed_in_callback = outer_freed;
+	if (free_after && !freed && pe->ctx_epoch == epoch && !task->submitted && task->ops != NULL)
+		task->ops->free(task);
+}
+
 /* Run the callbacks of (some of) the ctx's completed tasks; not those completed by these callbacks: they wait for
  * a later call, so a callback that resubmits cannot starve the caller. Stops if a callback destroyed a context. */
 static int run_completions(struct doca_pe *pe, struct doca_ctx *ctx)
@@ -201,8 +232,7 @@ static int run_completions(struct doca_pe *pe, struct doca_ctx *ctx)
 		sim_completed_tasks_add(1);
 		ctx->inflight--;
 		pe->inflight--;
-		if (cb != NULL)
-			cb(task, task->user_data, ctx->user_data);
+		run_callback(pe, task, cb, ctx->user_data, epoch);
 		ran = 1;
 		if (pe->ctx_epoch != epoch)
 			break; /* ctx may be gone */
@@ -292,12 +322,16 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 	if (pe == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	pe->armed = true;
-	/* Work already pending would otherwise never wake the waiter */
-	if (pe->num_done > 0 || pe->inflight > 0)
+	/* Work already pending would otherwise never wake the waiter: completions not yet delivered, tasks that only a
+	 * progress call carries out (DMA copies), contexts between states */
+	if (pe->num_done > 0)
 		sim_pe_signal(pe);
-	for (struct doca_ctx *ctx = pe->ctxs; ctx != NULL; ctx = ctx->pe_next)
-		if (ctx->state == DOCA_CTX_STATE_STARTING || ctx->state == DOCA_CTX_STATE_STOPPING)
+	for (struct doca_ctx *ctx = pe->ctxs; ctx != NULL; ctx = ctx->pe_next) {
+		bool fd_wakes = ctx->ops->inflight_wakes_by_fd != NULL && ctx->ops->inflight_wakes_by_fd(ctx);
+		if ((ctx->inflight > 0 && !fd_wakes) || ctx->state == DOCA_CTX_STATE_STARTING ||
+		    ctx->state == DOCA_CTX_STATE_STOPPING)
 			sim_pe_signal(pe);
+	}
 	return DOCA_SUCCESS;
 }
 

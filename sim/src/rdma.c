@@ -273,6 +273,13 @@ static doca_error_t rdma_submit(struct doca_ctx *ctx, struct doca_task *task)
 	return DOCA_SUCCESS;
 }
 
+/* The I/O thread carries every task out and writes notify_fd when one is done */
+static bool rdma_inflight_wakes_by_fd(const struct doca_ctx *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
 static const struct sim_ctx_ops rdma_ops = {
 	.kind = "rdma",
 	.start = rdma_start,
@@ -280,6 +287,7 @@ static const struct sim_ctx_ops rdma_ops = {
 	.progress = rdma_progress,
 	.submit = rdma_submit,
 	.ordered_completions = false,
+	.inflight_wakes_by_fd = rdma_inflight_wakes_by_fd,
 };
 
 doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma)

@@ -34,7 +34,7 @@ static const struct rule_text rules[SIM_RULE_COUNT_] = {
 					  "behaviour on DOCA, which returns DOCA_SUCCESS without checking"},
 	[SIM_RULE_FREE_INFLIGHT_TASK] = {"free-inflight-task",
 					 "a submitted task is owned by DOCA until its completion callback ran; the free "
-					 "was ignored"},
+					 "was carried out after that callback"},
 	[SIM_RULE_SUBMIT_NOT_RUNNING] = {"submit-not-running", "tasks may be submitted only to a RUNNING context"},
 	[SIM_RULE_DESTROY_WITH_CHILDREN] = {"destroy-with-children",
 					    "destroy children first: bufs before their mmap and inventory, contexts "

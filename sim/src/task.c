@@ -116,8 +116,9 @@ void doca_task_free(struct doca_task *task)
 	if (task == NULL)
 		return;
 	if (task->submitted) {
-		/* Freeing it would let the pool hand it out while DOCA still completes it: keep it, report it (once per
-		 * kind in strict mode; once per process otherwise, so a loop freeing 1,000 tasks is one line) */
+		/* Freeing it would let the pool hand it out while DOCA still completes it: keep it until its callback ran
+		 * and free it then (pe.c, run_callback); report it (once per kind in strict mode; once per process
+		 * otherwise, so a loop freeing 1,000 tasks is one line) */
 		static bool told;
 
 		task->bad_frees++;
@@ -127,12 +128,13 @@ void doca_task_free(struct doca_task *task)
 		} else if (!told) {
 			told = true;
 			sim_log(SIM_LOG_ERROR,
-				"doca_task_free of a %s task still in flight: ignored (DOCA_SIM_STRICT=1 counts every such "
-				"call)",
+				"doca_task_free of a %s task still in flight: carried out after its completion callback "
+				"(DOCA_SIM_STRICT=1 counts every such call)",
 				task->ops->kind);
 		}
 		return;
 	}
+	sim_pe_note_task_freed(task);
 	if (task->ops == NULL) {
 		/* a pool task already back in its pool (freed twice, or released with its context) */
 		sim_strict_report(SIM_RULE_USE_AFTER_DESTROY, __func__, "task", task, "task was already freed");

@@ -13,6 +13,7 @@
  * (DOCA_SIM_RDMA_CONN_OBJECTS): closed connections are retired, so every connection is still served.
  * Usage: rdma_pair  (prints "rdma_pair: ok")
  */
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include <doca_buf.h>
 #include <doca_buf_inventory.h>
 #include <doca_ctx.h>
+#include <doca_pe.h>
 #include <doca_rdma.h>
 #include <doca_sync_event.h>
 
@@ -164,6 +166,33 @@ static void wait_tasks(struct side *s, int want_done, int want_fail)
 	}
 }
 
+/* As an event-driven program waits: arm the notification, sleep on the handle, clear, progress. `quiet_ms` > 0 first
+ * checks that nothing wakes the sleeper for that long (posted receives alone are no reason to wake). */
+static void wait_tasks_sleeping(struct side *s, int want_done, int want_fail, int quiet_ms)
+{
+	doca_notification_handle_t handle;
+	double deadline = t_now() + 20;
+	T_OK(doca_pe_get_notification_handle(s->pe, &handle));
+	if (quiet_ms > 0) {
+		struct pollfd p = { .fd = (int)handle, .events = POLLIN };
+		while (doca_pe_progress(s->pe) != 0)
+			;
+		T_OK(doca_pe_request_notification(s->pe));
+		T_TRUE(poll(&p, 1, quiet_ms) == 0);
+		T_OK(doca_pe_clear_notification(s->pe, handle));
+	}
+	while (done_count < want_done || fail_count < want_fail) {
+		struct pollfd p = { .fd = (int)handle, .events = POLLIN };
+		if (doca_pe_progress(s->pe) != 0)
+			continue;
+		T_OK(doca_pe_request_notification(s->pe));
+		if (doca_pe_progress(s->pe) == 0)
+			T_TRUE(poll(&p, 1, 20000) == 1); /* a completion wakes us well before the deadline */
+		T_OK(doca_pe_clear_notification(s->pe, handle));
+		T_TRUE(t_now() < deadline);
+	}
+}
+
 static struct doca_buf *buf_at(struct side *s, struct doca_mmap *m, void *addr, size_t len, size_t data_len)
 {
 	struct doca_buf *b;
@@ -251,6 +280,8 @@ static int responder(int to_parent, int from_parent)
 			T_OK(doca_task_submit(doca_rdma_task_receive_as_task(t)));
 		}
 	}
+	/* five receives posted and nobody connected: an armed notification stays quiet */
+	wait_tasks_sleeping(&s, done_count, fail_count, 300);
 	T_OK(doca_rdma_export(s.rdma, &desc, &len, &s.conn));
 	put_blob(to_parent, desc, len);
 	T_OK(doca_mmap_export_rdma(ma, s.dev, &desc, &len));
@@ -262,8 +293,9 @@ static int responder(int to_parent, int from_parent)
 	T_OK(doca_rdma_connect(s.rdma, details, len, s.conn));
 	/* The parent says when to check; meanwhile our I/O thread serves it without any progress call of ours
 	 * except for the receives, which complete through the pe */
-	/* three receives, the scattered one and the empty message; the non-empty message without a buffer fails */
-	wait_tasks(&s, 5, 2);
+	/* three receives, the scattered one and the empty message; the non-empty message without a buffer fails.
+	 * Waited for asleep: the peer's messages wake us, the receives we posted do not */
+	wait_tasks_sleeping(&s, 5, 2, 0);
 	T_TRUE(last_error == DOCA_ERROR_INVALID_VALUE);
 	T_TRUE(read(from_parent, &cmd, 1) == 1 && cmd == 'c');
 	{
@@ -684,6 +716,9 @@ int main(void)
 	child = fork();
 	if (child == 0)
 		_exit(responder(up[1], down[0]));
+	/* Only the child holds these ends: a child that failed is an EOF here, not a hang */
+	close(up[1]);
+	close(down[0]);
 	requester(up[0], down[1], child);
 
 	uint16_t port = (uint16_t)(20000 + getpid() % 20000);
@@ -691,6 +726,7 @@ int main(void)
 	child = fork();
 	if (child == 0)
 		_exit(cm_server(port, up[1]));
+	close(up[1]);
 	char r;
 	T_TRUE(read(up[0], &r, 1) == 1);
 	cm_client(port);
@@ -699,9 +735,11 @@ int main(void)
 
 	setenv("DOCA_SIM_RDMA_CONN_OBJECTS", "8", 1);
 	port++;
+	T_TRUE(pipe(up) == 0);
 	child = fork();
 	if (child == 0)
 		_exit(churn_server(port, up[1]));
+	close(up[1]);
 	T_TRUE(read(up[0], &r, 1) == 1);
 	churn_client(port);
 	T_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -96,17 +96,30 @@ int main(void)
 	T_OK(doca_pe_connect_ctx(pe, doca_dma_as_ctx(dma)));
 	T_OK(doca_ctx_start(doca_dma_as_ctx(dma)));
 
-	/* free-inflight-task x5 (NVIDIA's secure_channel pattern: free posted tasks before stopping) */
+	/* free-inflight-task x5, each one misuse counted once: three tasks freed in flight, and twice NVIDIA's
+	 * secure_channel pattern (release the task's buf, then free the task, before stopping): not also a
+	 * release-held-buf. The device frees each after its callback, so the pool of 8 has room for 5 more below. */
 	for (int i = 0; i < 5; i++) {
-		T_OK(doca_dma_task_memcpy_alloc_init(dma, src, dst, none, &tasks[i]));
+		struct doca_buf *own = dst;
+		if (i >= 3)
+			T_OK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem + 1536 + 64 * i, 64, &own));
+		T_OK(doca_dma_task_memcpy_alloc_init(dma, src, own, none, &tasks[i]));
 		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(tasks[i])));
+		if (i >= 3)
+			T_OK(doca_buf_dec_refcount(own, NULL));
 		doca_task_free(doca_dma_task_memcpy_as_task(tasks[i]));
 	}
 	/* destroy-with-children: a pe with a context */
 	T_EXPECT_ERR(doca_pe_destroy(pe), DOCA_ERROR_IN_USE);
 	while (completed < 5)
 		doca_pe_progress(pe);
-	/* the completed tasks are never freed: task-not-freed x5 at exit */
+	/* five more, completed and never freed: task-not-freed x5 at exit */
+	for (int i = 0; i < 5; i++) {
+		T_OK(doca_dma_task_memcpy_alloc_init(dma, src, dst, none, &tasks[i]));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(tasks[i])));
+	}
+	while (completed < 10)
+		doca_pe_progress(pe);
 
 	/* release-held-buf x1: the destination released while its copy is in flight stays out of the inventory until
 	 * the copy's callback ran (the inventory must not hand it out while DOCA writes it) */

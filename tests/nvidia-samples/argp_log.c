@@ -84,6 +84,11 @@ doca_error_t doca_argp_register_param(struct doca_argp_param *param)
 	return DOCA_SUCCESS;
 }
 
+doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback)
+{
+	return callback == NULL ? DOCA_ERROR_INVALID_VALUE : DOCA_SUCCESS;
+}
+
 static struct doca_argp_param *find(const char *arg)
 {
 	for (int i = 0; i < num_params; i++) {

@@ -33,6 +33,8 @@ void doca_argp_param_set_callback(struct doca_argp_param *param, doca_argp_param
 void doca_argp_param_set_type(struct doca_argp_param *param, enum doca_argp_type type);
 void doca_argp_param_set_mandatory(struct doca_argp_param *param);
 doca_error_t doca_argp_register_param(struct doca_argp_param *param);
+/* what --version prints; this stand-in has no --version, so the callback is kept and never called */
+doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback);
 doca_error_t doca_argp_start(int argc, char **argv);
 doca_error_t doca_argp_destroy(void);
 
