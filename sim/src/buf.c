@@ -17,6 +17,7 @@ static void release_one(struct doca_buf *buf)
 	buf->last = NULL;
 	buf->held = 0;
 	buf->release_deferred = false;
+	buf->release_reported = false;
 	buf->next = inv->free_list;
 	inv->free_list = buf;
 	inv->num_free++;
@@ -72,13 +73,15 @@ void sim_task_release_bufs(struct doca_task *task)
 {
 	for (uint8_t i = 0; i < task->num_held; i++) {
 		struct doca_buf *buf = task->held[i];
-		/* Reported now, when the misuse is known to be one of its own: a program that released the buf and then
-		 * freed this very task in flight (NVIDIA's secure_channel tearing down its posted receives) made one
-		 * mistake per task, already counted as free-inflight-task */
-		if (buf->held == 1 && buf->release_deferred && task->bad_frees == 0)
+		/* Reported when the last task using it is done, and only if one of those tasks was not itself freed in
+		 * flight: a program that released the buf and then freed each task using it (NVIDIA's secure_channel
+		 * tearing down its posted receives) made one mistake per task, already counted as free-inflight-task */
+		if (buf->release_deferred && task->bad_frees == 0)
+			buf->release_reported = true;
+		if (buf->held == 1 && buf->release_deferred && buf->release_reported)
 			sim_strict_report(SIM_RULE_RELEASE_HELD_BUF, "doca_buf_dec_refcount", "buf", buf,
 					  "released while a %s task in flight used it: it went back to its inventory only "
-					  "after that task's completion",
+					  "after the tasks using it completed",
 					  task->ops->kind);
 		sim_buf_unhold(buf);
 	}

@@ -18,6 +18,7 @@
 static doca_error_t client_start(struct doca_ctx *ctx);
 static doca_error_t client_stop(struct doca_ctx *ctx);
 static int client_progress(struct doca_ctx *ctx);
+static bool client_waits_on_fd(const struct doca_ctx *ctx);
 
 static const struct sim_ctx_ops client_ops = {
 	.ordered_completions = true,
@@ -26,6 +27,7 @@ static const struct sim_ctx_ops client_ops = {
 	.stop = client_stop,
 	.progress = client_progress,
 	.submit = comch_send_submit,
+	.waits_on_fd = client_waits_on_fd,
 };
 
 static struct doca_comch_client *as_client(struct doca_ctx *ctx)
@@ -122,6 +124,15 @@ static int try_connect(struct doca_comch_client *c)
 	comch_watch(&c->ep.ctx, fd);
 	c->conn->watched = true;
 	return 1;
+}
+
+/* Starting and no server yet: the retry timer in the pe's epoll set says when to try again (a client started long
+ * before its server must not keep an event-driven program spinning) */
+static bool client_waits_on_fd(const struct doca_ctx *ctx)
+{
+	const struct doca_comch_client *c = (const struct doca_comch_client *)ctx;
+	return ctx->state == DOCA_CTX_STATE_STARTING && ctx->inflight == 0 && c->conn != NULL && c->conn->fd < 0 &&
+	       c->retry_fd >= 0;
 }
 
 static int client_progress(struct doca_ctx *ctx)

@@ -106,6 +106,36 @@ void comch_conn_detach_user(struct doca_comch_connection *conn)
 	pthread_mutex_unlock(&conn->lock);
 }
 
+void comch_conn_add_consumer_wake(struct doca_comch_connection *conn, int fd)
+{
+	pthread_mutex_lock(&conn->lock);
+	if (fd >= 0 && conn->num_consumer_wake < COMCH_MAX_CONSUMERS)
+		conn->consumer_wake[conn->num_consumer_wake++] = fd;
+	pthread_mutex_unlock(&conn->lock);
+}
+
+void comch_conn_remove_consumer_wake(struct doca_comch_connection *conn, int fd)
+{
+	pthread_mutex_lock(&conn->lock);
+	for (uint32_t i = 0; i < conn->num_consumer_wake; i++)
+		if (conn->consumer_wake[i] == fd) {
+			conn->consumer_wake[i] = conn->consumer_wake[--conn->num_consumer_wake];
+			break;
+		}
+	pthread_mutex_unlock(&conn->lock);
+}
+
+/* Local consumers may sleep on other pes than the endpoint's: tell each that the connection is gone */
+static void wake_local_consumers(struct doca_comch_connection *conn)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&conn->lock);
+	for (uint32_t i = 0; i < conn->num_consumer_wake; i++)
+		(void)!write(conn->consumer_wake[i], &one, sizeof(one));
+	pthread_mutex_unlock(&conn->lock);
+}
+
 static void close_remote_consumers(struct doca_comch_connection *conn)
 {
 	uint32_t i;
@@ -134,6 +164,7 @@ void comch_conn_kill(struct doca_comch_connection *conn, bool tell_peer, doca_er
 	conn->state = COMCH_CONN_DEAD;
 	/* Closing the peer consumers' data sockets makes our producers fail instead of writing into the void */
 	close_remote_consumers(conn);
+	wake_local_consumers(conn);
 	comch_conn_fail_pending(conn, pending_status);
 }
 

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "comch_internal.h"
@@ -23,7 +24,7 @@ static int consumer_progress(struct doca_ctx *ctx);
 static doca_error_t consumer_submit(struct doca_ctx *ctx, struct doca_task *task);
 static doca_error_t consumer_validate(struct doca_ctx *ctx, struct doca_task *task);
 static void post_recv_free(struct doca_task *task);
-static bool consumer_inflight_wakes_by_fd(const struct doca_ctx *ctx);
+static bool consumer_waits_on_fd(const struct doca_ctx *ctx);
 
 static const struct sim_ctx_ops consumer_ops = {
 	.ordered_completions = true,
@@ -33,7 +34,7 @@ static const struct sim_ctx_ops consumer_ops = {
 	.progress = consumer_progress,
 	.submit = consumer_submit,
 	.validate = consumer_validate,
-	.inflight_wakes_by_fd = consumer_inflight_wakes_by_fd,
+	.waits_on_fd = consumer_waits_on_fd,
 };
 
 static size_t post_recv_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
@@ -52,14 +53,18 @@ static struct doca_comch_consumer *as_consumer(struct doca_ctx *ctx)
 	return (struct doca_comch_consumer *)ctx;
 }
 
+/* While receives are posted: the data socket, and the eventfd the connection writes when it dies */
 static void set_watch(struct doca_comch_consumer *c, bool on)
 {
 	if (c->data_fd < 0 || c->watched == on)
 		return;
-	if (on)
+	if (on) {
 		comch_watch(&c->ctx, c->data_fd);
-	else
+		comch_watch(&c->ctx, c->wake_fd);
+	} else {
 		comch_unwatch(&c->ctx, c->data_fd);
+		comch_unwatch(&c->ctx, c->wake_fd);
+	}
 	c->watched = on;
 }
 
@@ -184,12 +189,14 @@ static int receive_one(struct doca_comch_consumer *c)
 	return 1;
 }
 
-/* Posted receives wait on the watched data socket (a message or the peer's close makes it readable); a connection
- * found dead needs our progress turn to fail them, so it wakes the waiter */
-static bool consumer_inflight_wakes_by_fd(const struct doca_ctx *ctx)
+/* Running, posted receives wait on the watched data socket (a message or the peer's close makes it readable) and on
+ * our wake eventfd, which the connection writes when it dies (its endpoint may run on another pe); a connection
+ * already dead, a start (the announcement) or a stop needs our progress turn */
+static bool consumer_waits_on_fd(const struct doca_ctx *ctx)
 {
 	const struct doca_comch_consumer *c = (const struct doca_comch_consumer *)ctx;
-	return c->watched && c->conn != NULL && c->conn->state != COMCH_CONN_DEAD;
+	return ctx->state == DOCA_CTX_STATE_RUNNING && c->watched && c->wake_fd >= 0 && c->conn != NULL &&
+	       c->conn->state != COMCH_CONN_DEAD;
 }
 
 static int consumer_progress(struct doca_ctx *ctx)
@@ -287,8 +294,11 @@ SIM_EXPORT doca_error_t doca_comch_consumer_create(struct doca_comch_connection 
 	c->mmap = buf_mmap;
 	c->id = comch_conn_alloc_local_id(comch_connection);
 	c->data_fd = c->peer_fd = -1;
+	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1 (no fds left): a dead connection is then found by
+							      * the next progress turn only */
 	sim_ctx_init(&c->ctx, &consumer_ops, comch_connection->ep->dev);
 	comch_conn_attach_user(comch_connection);
+	comch_conn_add_consumer_wake(comch_connection, c->wake_fd);
 	*consumer = c;
 	return DOCA_SUCCESS;
 }
@@ -326,6 +336,9 @@ SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *
 	err = sim_ctx_fini(&consumer->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
+	comch_conn_remove_consumer_wake(consumer->conn, consumer->wake_fd);
+	if (consumer->wake_fd >= 0)
+		close(consumer->wake_fd);
 	comch_conn_detach_user(consumer->conn);
 	release_unfreed_tasks(consumer);
 	free(consumer->tasks);

@@ -84,6 +84,10 @@ struct doca_comch_connection {
 	struct comch_remote_consumer remote[COMCH_MAX_CONSUMERS];
 	uint32_t next_local_id;	/* ids of local consumers and producers on this connection */
 	uint32_t users;		/* live local consumers + producers */
+	/* Eventfds of the local consumers (each watched by its own pe while receives are posted): written when the
+	 * connection dies, so a consumer sleeping on another pe than the endpoint's learns it at once */
+	int consumer_wake[COMCH_MAX_CONSUMERS];
+	uint32_t num_consumer_wake;
 	struct doca_comch_connection *next; /* server's connection list */
 };
 
@@ -157,6 +161,7 @@ struct doca_comch_consumer {
 	uint32_t imm_data_len;
 	int data_fd;  /* our end of the data socket */
 	int peer_fd;  /* the end handed to the peer, until the announcement is sent */
+	int wake_fd;  /* eventfd the connection writes when it dies (comch_conn_kill), watched with data_fd */
 	bool announced;
 	bool watched;
 	bool peer_lost; /* stopping because the peer went away (not a user stop) */
@@ -205,6 +210,9 @@ uint32_t comch_conn_alloc_local_id(struct doca_comch_connection *conn);
 int comch_conn_remote_consumer_fd(struct doca_comch_connection *conn, uint32_t id);
 void comch_conn_attach_user(struct doca_comch_connection *conn);
 void comch_conn_detach_user(struct doca_comch_connection *conn);
+/* A local consumer's wake eventfd, written when the connection dies (-1: none, e.g. out of fds) */
+void comch_conn_add_consumer_wake(struct doca_comch_connection *conn, int fd);
+void comch_conn_remove_consumer_wake(struct doca_comch_connection *conn, int fd);
 
 /* Writes the queued sends of conn (its pending list); returns 1 when anything was written */
 int comch_conn_flush(struct doca_comch_connection *conn);

@@ -219,11 +219,12 @@ struct sim_ctx_ops {
 	/* Completions of this kind come in submission order (a queue: comch messages); DOCA_SIM_SHUFFLE then only
 	 * spreads them over several progress calls instead of reordering them. DMA leaves the order open. */
 	bool ordered_completions;
-	/* True when this ctx's tasks in flight will be announced by a watched fd (an I/O thread finishes them, or a
-	 * socket turns readable), so no progress call is needed to move them on; doca_pe_request_notification then has
-	 * no reason to wake a waiter for them (as on hardware, a receive posted for an hour must not keep an
-	 * event-driven program spinning). Optional: without it, tasks in flight wake the waiter at once. */
-	bool (*inflight_wakes_by_fd)(const struct doca_ctx *ctx);
+	/* True when whatever this ctx waits for now (its tasks in flight, a start under way) will be announced by a
+	 * watched fd turning readable (an I/O thread's eventfd, a socket, a retry timer), so no progress call is needed
+	 * to move it on; doca_pe_request_notification then has no reason to wake a waiter for it (as on hardware, a
+	 * receive posted for an hour must not keep an event-driven program spinning). Optional: without it, tasks in
+	 * flight and a ctx starting or stopping wake the waiter at once. */
+	bool (*waits_on_fd)(const struct doca_ctx *ctx);
 	/* doca_task_try_submit's validation (DOCA_ERROR_INVALID_VALUE for an invalid task); optional */
 	doca_error_t (*validate)(struct doca_ctx *ctx, struct doca_task *task);
 };
@@ -433,6 +434,8 @@ struct doca_buf {
 	uint32_t list_len;          /* elements in the list it heads; 0 marks a non-head list member (or a free buf) */
 	uint16_t held;              /* submitted tasks using it whose callback has not run (list heads only) */
 	bool release_deferred;      /* its count reached 0 while held: back to the inventory when the last task is done */
+	bool release_reported;      /* strict: one of those tasks was not itself freed in flight, so the early release is
+				     * a misuse of its own (reported when the last task is done) */
 };
 
 /* A submitted task holds its bufs until its callback runs (task.c, pe.c); releasing a held buf is reported in strict

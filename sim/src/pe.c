@@ -85,6 +85,18 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 	return DOCA_SUCCESS;
 }
 
+/* The task whose completion callback runs on this thread, whether that callback freed it, and whether it destroyed
+ * the task's context (its tasks go with it) */
+static _Thread_local const struct doca_task *in_callback;
+static _Thread_local const struct doca_ctx *in_callback_ctx;
+static _Thread_local bool freed_in_callback, ctx_gone_in_callback;
+
+void sim_pe_note_task_freed(const struct doca_task *task)
+{
+	if (task == in_callback)
+		freed_in_callback = true;
+}
+
 void sim_pe_disconnect(struct doca_ctx *ctx)
 {
 	struct doca_pe *pe = ctx->pe;
@@ -101,6 +113,8 @@ void sim_pe_disconnect(struct doca_ctx *ctx)
 	ctx->pe = NULL;
 	ctx->pe_next = NULL;
 	pe->ctx_epoch++;
+	if (ctx == in_callback_ctx)
+		ctx_gone_in_callback = true; /* destroyed from one of its own tasks' callbacks */
 }
 
 void sim_pe_signal(struct doca_pe *pe)
@@ -177,34 +191,28 @@ static size_t shuffle_completions(struct doca_pe *pe, struct doca_ctx *ctx)
 	return 1 + (size_t)(sim_pe_random(pe) % n);
 }
 
-/* The task whose completion callback runs on this thread, and whether that callback freed it */
-static _Thread_local const struct doca_task *in_callback;
-static _Thread_local bool freed_in_callback;
-
-void sim_pe_note_task_freed(const struct doca_task *task)
-{
-	if (task == in_callback)
-		freed_in_callback = true;
-}
-
 /* Runs a completed task's callback (cb may be NULL). A doca_task_free the program called while the task was in
  * flight was put off (task.c); it is carried out now that DOCA is done with the task, unless the callback freed or
- * resubmitted it, or destroyed a context (the task may be gone with it). */
-static void run_callback(struct doca_pe *pe, struct doca_task *task, sim_task_cb_t cb, union doca_data ctx_user_data,
-			 uint64_t epoch)
+ * resubmitted it, or destroyed its context (the task went with it). */
+static void run_callback(struct doca_task *task, sim_task_cb_t cb, union doca_data ctx_user_data)
 {
-	bool free_after = task->bad_frees > 0, freed;
+	bool free_after = task->bad_frees > 0, freed, ctx_gone;
 	const struct doca_task *outer = in_callback;
-	bool outer_freed = freed_in_callback;
+	const struct doca_ctx *outer_ctx = in_callback_ctx;
+	bool outer_freed = freed_in_callback, outer_gone = ctx_gone_in_callback;
 
 	in_callback = task;
-	freed_in_callback = false;
+	in_callback_ctx = task->ctx;
+	freed_in_callback = ctx_gone_in_callback = false;
 	if (cb != NULL)
 		cb(task, task->user_data, ctx_user_data);
 	freed = freed_in_callback;
+	ctx_gone = ctx_gone_in_callback;
 	in_callback = outer;
+	in_callback_ctx = outer_ctx;
 	freed_in_callback = outer_freed;
-	if (free_after && !freed && pe->ctx_epoch == epoch && !task->submitted && task->ops != NULL)
+	ctx_gone_in_callback = outer_gone;
+	if (free_after && !freed && !ctx_gone && !task->submitted && task->ops != NULL)
 		task->ops->free(task);
 }
 
@@ -232,7 +240,7 @@ static int run_completions(struct doca_pe *pe, struct doca_ctx *ctx)
 		sim_completed_tasks_add(1);
 		ctx->inflight--;
 		pe->inflight--;
-		run_callback(pe, task, cb, ctx->user_data, epoch);
+		run_callback(task, cb, ctx->user_data);
 		ran = 1;
 		if (pe->ctx_epoch != epoch)
 			break; /* ctx may be gone */
@@ -323,13 +331,13 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 		return DOCA_ERROR_INVALID_VALUE;
 	pe->armed = true;
 	/* Work already pending would otherwise never wake the waiter: completions not yet delivered, tasks that only a
-	 * progress call carries out (DMA copies), contexts between states */
+	 * progress call carries out (DMA copies), contexts between states (unless a watched fd will say when) */
 	if (pe->num_done > 0)
 		sim_pe_signal(pe);
 	for (struct doca_ctx *ctx = pe->ctxs; ctx != NULL; ctx = ctx->pe_next) {
-		bool fd_wakes = ctx->ops->inflight_wakes_by_fd != NULL && ctx->ops->inflight_wakes_by_fd(ctx);
-		if ((ctx->inflight > 0 && !fd_wakes) || ctx->state == DOCA_CTX_STATE_STARTING ||
-		    ctx->state == DOCA_CTX_STATE_STOPPING)
+		bool waiting = ctx->inflight > 0 || ctx->state == DOCA_CTX_STATE_STARTING ||
+			       ctx->state == DOCA_CTX_STATE_STOPPING;
+		if (waiting && (ctx->ops->waits_on_fd == NULL || !ctx->ops->waits_on_fd(ctx)))
 			sim_pe_signal(pe);
 	}
 	return DOCA_SUCCESS;

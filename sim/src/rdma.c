@@ -273,11 +273,11 @@ static doca_error_t rdma_submit(struct doca_ctx *ctx, struct doca_task *task)
 	return DOCA_SUCCESS;
 }
 
-/* The I/O thread carries every task out and writes notify_fd when one is done */
-static bool rdma_inflight_wakes_by_fd(const struct doca_ctx *ctx)
+/* Running, the I/O thread carries every task and connection event out and writes notify_fd when one is done; a stop
+ * completes in a progress call */
+static bool rdma_waits_on_fd(const struct doca_ctx *ctx)
 {
-	(void)ctx;
-	return true;
+	return ctx->state == DOCA_CTX_STATE_RUNNING;
 }
 
 static const struct sim_ctx_ops rdma_ops = {
@@ -287,7 +287,7 @@ static const struct sim_ctx_ops rdma_ops = {
 	.progress = rdma_progress,
 	.submit = rdma_submit,
 	.ordered_completions = false,
-	.inflight_wakes_by_fd = rdma_inflight_wakes_by_fd,
+	.waits_on_fd = rdma_waits_on_fd,
 };
 
 doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma)

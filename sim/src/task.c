@@ -79,6 +79,8 @@ static doca_error_t submit(struct doca_task *task, const char *func, bool valida
 	if (task->completed)
 		sim_completed_tasks_add(-1); /* resubmitted from (or after) its callback */
 	task->completed = false;
+	/* The program owns the task again (it resubmits it): a free it asked for while the task was in flight is void */
+	task->bad_frees = 0;
 	/* Counted before the kind sees it: the kind may already queue the completion */
 	task->submitted = true;
 	ctx->inflight++;
@@ -121,7 +123,9 @@ void doca_task_free(struct doca_task *task)
 		 * otherwise, so a loop freeing 1,000 tasks is one line) */
 		static bool told;
 
-		task->bad_frees++;
+		/* one misuse per task: freeing it again before its callback is the same mistake */
+		if (task->bad_frees++ > 0)
+			return;
 		if (sim_strict_mode() != 0) {
 			sim_strict_report(SIM_RULE_FREE_INFLIGHT_TASK, __func__, task->ops->kind, task,
 					  "task still in flight (submitted, completion callback not run yet)");
@@ -129,7 +133,7 @@ void doca_task_free(struct doca_task *task)
 			told = true;
 			sim_log(SIM_LOG_ERROR,
 				"doca_task_free of a %s task still in flight: carried out after its completion callback "
-				"(DOCA_SIM_STRICT=1 counts every such call)",
+				"(DOCA_SIM_STRICT=1 counts every such task)",
 				task->ops->kind);
 		}
 		return;

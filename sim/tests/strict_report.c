@@ -22,6 +22,25 @@ static void on_done(struct doca_dma_task_memcpy *task, union doca_data tud, unio
 
 static struct doca_pe *reenter_pe;
 
+/* The cases where a task freed in flight meets its own callback (see main) */
+static struct doca_dma *victim;  /* an idle context a callback destroys */
+static int resubmits_left;       /* the resubmit case: how often the callback submits its task again */
+static int done3;
+
+static void on_done3(struct doca_dma_task_memcpy *task, union doca_data tud, union doca_data cud)
+{
+	(void)cud;
+	done3++;
+	if (tud.u64 == 1 && resubmits_left > 0) {
+		resubmits_left--; /* the program owns the task again: the free it asked for in flight is void */
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(task)));
+	}
+	if (tud.u64 == 2 && victim != NULL) {
+		T_OK(doca_dma_destroy(victim)); /* another context: the task freed in flight is still freed after this */
+		victim = NULL;
+	}
+}
+
 static void on_done_reenter(struct doca_dma_task_memcpy *task, union doca_data tud, union doca_data cud)
 {
 	(void)tud;
@@ -141,6 +160,68 @@ int main(void)
 		T_OK(doca_buf_inventory_get_num_free_elements(inv, &free_after));
 		T_TRUE(free_after == free_before + 1);
 		doca_task_free(doca_dma_task_memcpy_as_task(th));
+	}
+
+	/* Each misuse once, whatever the callback does next (a third context on the same pe, its own pool of 4):
+	 *  - freed in flight twice, then its callback resubmits it: one free-inflight-task; the task stays the
+	 *    program's (the pool does not hand its slot out) and is freed normally after its second completion;
+	 *  - freed in flight, its callback destroys another (idle) context: one free-inflight-task, still freed after;
+	 *  - a buf two tasks read, released while both are in flight, one of them freed in flight: one
+	 *    free-inflight-task and one release-held-buf (the other task was not freed) */
+	{
+		struct doca_dma *dma3;
+		struct doca_dma_task_memcpy *r, *d, *a, *b, *other;
+		struct doca_buf *shared;
+		union doca_data resub = {.u64 = 1}, destroyer = {.u64 = 2};
+
+		T_OK(doca_dma_create(dev, &dma3));
+		T_OK(doca_dma_task_memcpy_set_conf(dma3, on_done3, on_done3, 4));
+		T_OK(doca_pe_connect_ctx(pe, doca_dma_as_ctx(dma3)));
+		T_OK(doca_ctx_start(doca_dma_as_ctx(dma3)));
+		T_OK(doca_dma_create(dev, &victim));
+		T_OK(doca_pe_connect_ctx(pe, doca_dma_as_ctx(victim)));
+
+		resubmits_left = 1;
+		T_OK(doca_dma_task_memcpy_alloc_init(dma3, src, dst, resub, &r));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(r)));
+		doca_task_free(doca_dma_task_memcpy_as_task(r));
+		doca_task_free(doca_dma_task_memcpy_as_task(r));
+		while (done3 < 2)
+			doca_pe_progress(pe);
+		T_OK(doca_dma_task_memcpy_alloc_init(dma3, src, dst, none, &other));
+		T_TRUE(other != r); /* r is still the program's */
+		doca_task_free(doca_dma_task_memcpy_as_task(other));
+		doca_task_free(doca_dma_task_memcpy_as_task(r));
+
+		T_OK(doca_dma_task_memcpy_alloc_init(dma3, src, dst, destroyer, &d));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(d)));
+		doca_task_free(doca_dma_task_memcpy_as_task(d));
+		while (done3 < 3)
+			doca_pe_progress(pe);
+		T_TRUE(victim == NULL);
+
+		T_OK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem + 3584, 64, &shared));
+		T_OK(doca_buf_set_data(shared, mem + 3584, 64));
+		T_OK(doca_dma_task_memcpy_alloc_init(dma3, shared, dst, none, &a));
+		T_OK(doca_dma_task_memcpy_alloc_init(dma3, shared, dst, none, &b));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(a)));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(b)));
+		T_OK(doca_buf_dec_refcount(shared, NULL));
+		doca_task_free(doca_dma_task_memcpy_as_task(b));
+		while (done3 < 5)
+			doca_pe_progress(pe);
+		doca_task_free(doca_dma_task_memcpy_as_task(a));
+
+		/* every task of dma3 is back in its pool: all four can be taken again */
+		{
+			struct doca_dma_task_memcpy *four[4];
+			for (int i = 0; i < 4; i++)
+				T_OK(doca_dma_task_memcpy_alloc_init(dma3, src, dst, none, &four[i]));
+			for (int i = 0; i < 4; i++)
+				doca_task_free(doca_dma_task_memcpy_as_task(four[i]));
+		}
+		T_OK(doca_ctx_stop(doca_dma_as_ctx(dma3)));
+		T_OK(doca_dma_destroy(dma3));
 	}
 
 	/* submit-not-running x2 */
