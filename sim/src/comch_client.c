@@ -126,13 +126,15 @@ static int try_connect(struct doca_comch_client *c)
 	return 1;
 }
 
-/* Starting and no server yet: the retry timer in the pe's epoll set says when to try again (a client started long
- * before its server must not keep an event-driven program spinning) */
+/* Starting, the client waits for a server (the retry timer in the pe's epoll set says when to try again) or for the
+ * server's answer to its hello (on its watched socket; the same timer keeps ticking until the connection is up, so
+ * the handshake's deadline is still checked): an event-driven program started long before its server, or facing a
+ * server that is slow to answer, must not spin */
 static bool client_waits_on_fd(const struct doca_ctx *ctx)
 {
 	const struct doca_comch_client *c = (const struct doca_comch_client *)ctx;
-	return ctx->state == DOCA_CTX_STATE_STARTING && ctx->inflight == 0 && c->conn != NULL && c->conn->fd < 0 &&
-	       c->retry_fd >= 0;
+	return ctx->state == DOCA_CTX_STATE_STARTING && ctx->inflight == 0 && c->conn != NULL && c->retry_fd >= 0 &&
+	       (c->conn->fd < 0 || c->conn->watched);
 }
 
 static int client_progress(struct doca_ctx *ctx)
@@ -141,10 +143,10 @@ static int client_progress(struct doca_ctx *ctx)
 
 	if (c->conn == NULL)
 		return 0;
-	if (ctx->state == DOCA_CTX_STATE_STARTING && c->conn->fd < 0) {
-		retry_timer_drain(c);
+	if (ctx->state == DOCA_CTX_STATE_STARTING)
+		retry_timer_drain(c); /* also while the hello waits for its answer: an undrained tick keeps the fd readable */
+	if (ctx->state == DOCA_CTX_STATE_STARTING && c->conn->fd < 0)
 		return try_connect(c);
-	}
 	if (ctx->state != DOCA_CTX_STATE_STARTING && ctx->state != DOCA_CTX_STATE_RUNNING)
 		return 0;
 	return comch_conn_progress(c->conn);

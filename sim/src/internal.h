@@ -300,6 +300,10 @@ SIM_EXPORT void sim_task_init(struct doca_task *task, const struct sim_task_ops 
 /* doca_task_free tells the pe a task is being freed: if its completion callback is running, the pe must not carry
  * out a free the program asked for earlier, while the task was in flight (pe.c) */
 void sim_pe_note_task_freed(const struct doca_task *task);
+/* The device freed this task after its callback (the program had freed it in flight): a later doca_task_free of it is
+ * refused without touching its memory. A task allocated again at that address is forgotten there (sim_task_init). */
+bool sim_pe_freed_after_callback(const struct doca_task *task);
+void sim_pe_forget_deferred_free(const struct doca_task *task);
 /* The task's callback is about to run (or its submit failed): the bufs it held are the caller's again (buf.c) */
 void sim_task_release_bufs(struct doca_task *task);
 /* Undo sim_task_init (called by the kind's free hook) */

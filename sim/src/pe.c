@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,58 @@ void sim_pe_note_task_freed(const struct doca_task *task)
 {
 	if (task == in_callback)
 		freed_in_callback = true;
+}
+
+/*
+ * Tasks the device freed after their callback because the program had freed them in flight. A program that frees
+ * such a task again afterwards (it may not know its first free counted) would free memory twice: their addresses
+ * are kept (the last DEFERRED_KEEP, process-wide) so doca_task_free can refuse them without touching the memory; an
+ * address handed out again for a new task leaves the list (sim_pe_forget_deferred_free).
+ */
+#define DEFERRED_KEEP 4096
+static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
+static const void *deferred_freed[DEFERRED_KEEP];
+static size_t deferred_next;
+static _Atomic size_t deferred_count; /* read without the lock on every task allocation and free */
+
+static void remember_deferred_free(const struct doca_task *task)
+{
+	pthread_mutex_lock(&deferred_lock);
+	deferred_freed[deferred_next] = task;
+	deferred_next = (deferred_next + 1) % DEFERRED_KEEP;
+	if (deferred_count < DEFERRED_KEEP)
+		deferred_count++;
+	pthread_mutex_unlock(&deferred_lock);
+}
+
+/* Scans only while some task was freed that way (most programs never do) */
+static bool find_deferred_free(const void *task, bool forget)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&deferred_lock);
+	for (size_t i = 0; i < DEFERRED_KEEP && deferred_count > 0; i++)
+		if (deferred_freed[i] == task && task != NULL) {
+			found = true;
+			if (forget) {
+				deferred_freed[i] = NULL;
+				deferred_count--;
+			}
+			break;
+		}
+	pthread_mutex_unlock(&deferred_lock);
+	return found;
+}
+
+bool sim_pe_freed_after_callback(const struct doca_task *task)
+{
+	return deferred_count > 0 && find_deferred_free(task, false);
+}
+
+void sim_pe_forget_deferred_free(const struct doca_task *task)
+{
+	if (deferred_count > 0)
+		(void)find_deferred_free(task, true);
 }
 
 void sim_pe_disconnect(struct doca_ctx *ctx)
@@ -212,8 +265,10 @@ static void run_callback(struct doca_task *task, sim_task_cb_t cb, union doca_da
 	in_callback_ctx = outer_ctx;
 	freed_in_callback = outer_freed;
 	ctx_gone_in_callback = outer_gone;
-	if (free_after && !freed && !ctx_gone && !task->submitted && task->ops != NULL)
+	if (free_after && !freed && !ctx_gone && !task->submitted && task->ops != NULL) {
+		remember_deferred_free(task);
 		task->ops->free(task);
+	}
 }
 
 /* Run the callbacks of (some of) the ctx's completed tasks; not those completed by these callbacks: they wait for

@@ -8,6 +8,7 @@
 void sim_task_init(struct doca_task *task, const struct sim_task_ops *ops, struct doca_ctx *ctx,
 		   sim_task_cb_t success_cb, sim_task_cb_t error_cb, union doca_data user_data)
 {
+	sim_pe_forget_deferred_free(task);
 	task->ops = ops;
 	task->ctx = ctx;
 	task->user_data = user_data;
@@ -117,6 +118,12 @@ void doca_task_free(struct doca_task *task)
 {
 	if (task == NULL)
 		return;
+	if (sim_pe_freed_after_callback(task)) {
+		/* freed in flight, then again: the first free was carried out after the task's callback */
+		sim_strict_report(SIM_RULE_USE_AFTER_DESTROY, __func__, "task", task,
+				  "task was already freed (it was freed in flight, which took effect after its callback)");
+		return;
+	}
 	if (task->submitted) {
 		/* Freeing it would let the pool hand it out while DOCA still completes it: keep it until its callback ran
 		 * and free it then (pe.c, run_callback); report it (once per kind in strict mode; once per process

@@ -4,6 +4,8 @@
  *
  *   comch_wake idle-client            a client with no server sleeps 1 s: woken by the 20 ms retry timer only
  *                                     (at most 100 wake-ups, not a busy loop); prints "PASS idle-client N"
+ *   comch_wake hs-client              the same while a server that accepted the connection is stopped (SIGSTOP)
+ *                                     before it answers the hello; once it runs again the client gets RUNNING
  *   comch_wake stop | srvstop | kill  a DPU server's consumer runs on its own pe and thread (as in NVIDIA's
  *                                     secure_channel), receives posted, asleep with a 20 s poll; the host client
  *                                     (a forked process with a live producer) stops its client context ("stop"), or
@@ -67,15 +69,66 @@ static void no_msg(struct doca_comch_event_msg_recv *e, uint8_t *b, uint32_t l, 
 	(void)e, (void)b, (void)l, (void)c;
 }
 
-static int idle_client(void)
+static volatile int idle_running;
+
+static void idle_state(const union doca_data u, struct doca_ctx *c, enum doca_ctx_states p, enum doca_ctx_states n)
+{
+	(void)u, (void)c, (void)p;
+	if (n == DOCA_CTX_STATE_RUNNING)
+		idle_running = 1;
+}
+
+static void no_consumer(struct doca_comch_event_consumer *e, struct doca_comch_connection *c, uint32_t id)
+{
+	(void)e, (void)c, (void)id;
+}
+
+/* hs-client's server: listens, says so, then serves (once it is let run again) until killed */
+static void stalled_server(void)
 {
 	struct doca_dev *dev = open_first_dev();
+	struct doca_dev_rep *rep = open_first_rep(dev);
+	struct doca_pe *pe;
+	struct doca_comch_server *sv;
+
+	CHECK(doca_pe_create(&pe));
+	CHECK(doca_comch_server_create(dev, rep, NAME, &sv));
+	CHECK(doca_comch_server_task_send_set_conf(sv, no_send, no_send, 4));
+	CHECK(doca_comch_server_event_msg_recv_register(sv, no_msg));
+	CHECK(doca_comch_server_event_consumer_register(sv, no_consumer, no_consumer));
+	CHECK(doca_ctx_set_state_changed_cb(doca_comch_server_as_ctx(sv), idle_state));
+	CHECK(doca_pe_connect_ctx(pe, doca_comch_server_as_ctx(sv)));
+	CHECK(doca_ctx_start(doca_comch_server_as_ctx(sv)));
+	progress_until(pe, &idle_running, 5, "server running");
+	EXPECT(write(go[1], "L", 1) == 1);
+	for (;;)
+		(void)sleep_once(pe, 1000, NULL);
+}
+
+static int idle_client(bool stalled)
+{
+	struct doca_dev *dev;
 	struct doca_pe *pe;
 	struct doca_comch_client *cl;
 	long wakes = 0;
+	pid_t server = -1;
+	char c;
 
+	if (stalled) {
+		EXPECT(pipe(go) == 0);
+		server = fork();
+		if (server == 0) {
+			setenv("DOCA_SIM_SIDE", "dpu", 1);
+			stalled_server();
+		}
+		EXPECT(read(go[0], &c, 1) == 1 && c == 'L');
+		kill(server, SIGSTOP); /* it will accept (the kernel does) but not answer */
+	}
+	setenv("DOCA_SIM_SIDE", "host", 1);
+	dev = open_first_dev();
 	CHECK(doca_pe_create(&pe));
-	CHECK(doca_comch_client_create(dev, "nobody-serves-this", &cl));
+	CHECK(doca_comch_client_create(dev, stalled ? NAME : "nobody-serves-this", &cl));
+	CHECK(doca_ctx_set_state_changed_cb(doca_comch_client_as_ctx(cl), idle_state));
 	CHECK(doca_comch_client_task_send_set_conf(cl, no_send, no_send, 4));
 	CHECK(doca_comch_client_event_msg_recv_register(cl, no_msg));
 	CHECK(doca_pe_connect_ctx(pe, doca_comch_client_as_ctx(cl)));
@@ -85,7 +138,16 @@ static int idle_client(void)
 			wakes++;
 	/* the retry timer ticks every 20 ms: about 50; a busy loop is hundreds of thousands */
 	EXPECT(wakes <= 100);
-	say("PASS idle-client %ld", wakes);
+	EXPECT(!idle_running);
+	if (stalled) {
+		int status;
+		kill(server, SIGCONT);
+		for (double deadline = now_s() + 20; !idle_running; (void)sleep_once(pe, 1000, NULL))
+			EXPECT(now_s() < deadline);
+		kill(server, SIGKILL);
+		waitpid(server, &status, 0);
+	}
+	say("PASS %s %ld", stalled ? "hs-client" : "idle-client", wakes);
 	return 0;
 }
 
@@ -319,10 +381,10 @@ int main(int argc, char **argv)
 
 	mode = argc > 1 ? argv[1] : "";
 	signal(SIGPIPE, SIG_IGN);
-	if (strcmp(mode, "idle-client") == 0)
-		return idle_client();
+	if (strcmp(mode, "idle-client") == 0 || strcmp(mode, "hs-client") == 0)
+		return idle_client(strcmp(mode, "hs-client") == 0);
 	if (strcmp(mode, "stop") != 0 && strcmp(mode, "srvstop") != 0 && strcmp(mode, "kill") != 0) {
-		fprintf(stderr, "usage: comch_wake idle-client | stop | srvstop | kill\n");
+		fprintf(stderr, "usage: comch_wake idle-client | hs-client | stop | srvstop | kill\n");
 		return 2;
 	}
 	EXPECT(pipe(go) == 0);

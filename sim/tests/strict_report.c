@@ -5,6 +5,7 @@
  * refused or harmless, so the program still finishes and prints "PASS strict_report".
  */
 #include <doca_dma.h>
+#include <doca_rdma.h>
 
 #include "sim_test_util.h"
 
@@ -26,6 +27,11 @@ static struct doca_pe *reenter_pe;
 static struct doca_dma *victim;  /* an idle context a callback destroys */
 static int resubmits_left;       /* the resubmit case: how often the callback submits its task again */
 static int done3;
+
+static void on_receive(struct doca_rdma_task_receive *task, union doca_data tud, union doca_data cud)
+{
+	(void)task, (void)tud, (void)cud; /* flushed by the stop: nothing to do */
+}
 
 static void on_done3(struct doca_dma_task_memcpy *task, union doca_data tud, union doca_data cud)
 {
@@ -222,6 +228,34 @@ int main(void)
 		}
 		T_OK(doca_ctx_stop(doca_dma_as_ctx(dma3)));
 		T_OK(doca_dma_destroy(dma3));
+	}
+
+	/* An RDMA receive (a task of its own allocation, not a pool's) freed in flight with its buffer released, flushed by
+	 * the stop, then freed again: one free-inflight-task, and the second free is refused (use-after-destroy) instead
+	 * of freeing the memory the device already freed after the flush */
+	{
+		struct doca_rdma *rdma;
+		struct doca_rdma_task_receive *rt;
+		struct doca_buf *rb;
+		enum doca_ctx_states state = DOCA_CTX_STATE_STOPPING;
+
+		T_OK(doca_rdma_create(dev, &rdma));
+		T_OK(doca_rdma_set_permissions(rdma, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE));
+		T_OK(doca_rdma_task_receive_set_conf(rdma, on_receive, on_receive, 2));
+		T_OK(doca_pe_connect_ctx(pe, doca_rdma_as_ctx(rdma)));
+		T_OK(doca_ctx_start(doca_rdma_as_ctx(rdma)));
+		T_OK(doca_buf_inventory_buf_get_by_addr(inv, mmap, mem + 3072, 256, &rb));
+		T_OK(doca_rdma_task_receive_allocate_init(rdma, rb, none, &rt));
+		T_OK(doca_task_submit(doca_rdma_task_receive_as_task(rt)));
+		T_OK(doca_buf_dec_refcount(rb, NULL));
+		doca_task_free(doca_rdma_task_receive_as_task(rt));
+		T_TRUE(doca_ctx_stop(doca_rdma_as_ctx(rdma)) == DOCA_ERROR_IN_PROGRESS);
+		while (state != DOCA_CTX_STATE_IDLE) {
+			doca_pe_progress(pe);
+			T_OK(doca_ctx_get_state(doca_rdma_as_ctx(rdma), &state));
+		}
+		doca_task_free(doca_rdma_task_receive_as_task(rt));
+		T_OK(doca_rdma_destroy(rdma));
 	}
 
 	/* submit-not-running x2 */
