@@ -159,9 +159,9 @@ describe("software device: strict mode (DOCA_SIM_STRICT)", () => {
       ["submit-not-running doca_task_submit(dma_memcpy)", 2],
       ["progress-reentered doca_pe_progress(pe)", 1],
       ["release-held-buf doca_buf_dec_refcount(buf)", 2],
-      // an RDMA receive freed in flight, flushed, then freed again: refused, not freed twice
+      // an RDMA receive freed in flight, flushed, then freed again, and a DMA task freed twice: both refused
       ["free-inflight-task doca_task_free(rdma_receive)", 1],
-      ["use-after-destroy doca_task_free(task)", 1],
+      ["use-after-destroy doca_task_free(task)", 2],
     ];
     for (const [kind, count] of expected) {
       assert.equal(first.filter((line) => line === kind).length, 1, `"${kind}" printed once:\n${result.stderr}`);

@@ -259,10 +259,10 @@ describe("software device Comch (C programs)", () => {
     });
   });
 
-  test("event-driven waits: a client with no server, or a server slow to answer, sleeps between retries; a consumer on its own engine is woken when its connection ends", async () => {
+  test("event-driven waits: a client with no server, or a server slow to answer, sleeps between retries; sends into a full socket sleep until it drains; a consumer on its own engine is woken when its connection ends", { timeout: 300_000 }, async () => {
     // sim/tests/comch_wake.c: each mode fails (never hangs) on a missed wake-up (its 20 s sleep running out) or a
     // busy loop (more than 100 wake-ups in 1 s of waiting for a server that retries every 20 ms)
-    for (const mode of ["idle-client", "hs-client", "stop", "srvstop", "kill"]) {
+    for (const mode of ["idle-client", "hs-client", "full-socket", "stop", "srvstop", "kill"]) {
       const dir = mkdtempSync(join(tmpdir(), "doca-sim-wake-"));
       const p = new Proc("comch_wake", [mode], { DOCA_SIM_DIR: dir });
       try {

@@ -133,6 +133,8 @@ static int try_connect(struct doca_comch_client *c)
 static bool client_waits_on_fd(const struct doca_ctx *ctx)
 {
 	const struct doca_comch_client *c = (const struct doca_comch_client *)ctx;
+	if (ctx->state == DOCA_CTX_STATE_RUNNING) /* sends in flight: waiting for room in the watched socket */
+		return c->conn != NULL && comch_conn_sends_wait_on_fd(c->conn);
 	return ctx->state == DOCA_CTX_STATE_STARTING && ctx->inflight == 0 && c->conn != NULL && c->retry_fd >= 0 &&
 	       (c->conn->fd < 0 || c->conn->watched);
 }

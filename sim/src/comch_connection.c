@@ -158,6 +158,7 @@ void comch_conn_kill(struct doca_comch_connection *conn, bool tell_peer, doca_er
 		if (conn->watched)
 			comch_unwatch(&conn->ep->ctx, conn->fd);
 		conn->watched = false;
+		conn->watching_out = false;
 		close(conn->fd);
 		conn->fd = -1;
 	}
@@ -199,7 +200,17 @@ int comch_conn_flush(struct doca_comch_connection *conn)
 		conn->counters[DOCA_COMCH_COUNTER_SENT_BYTES] += t->len;
 		sim_task_complete(&t->base, DOCA_SUCCESS);
 	}
+	/* Sends left waiting for room: the socket turning writable wakes a waiter (no progress call needs to poll) */
+	if (conn->fd >= 0 && conn->watched && (conn->pending_head != NULL) != conn->watching_out) {
+		conn->watching_out = conn->pending_head != NULL;
+		sim_pe_watch_fd_out(conn->ep->ctx.pe, conn->fd, conn->watching_out);
+	}
 	return did;
+}
+
+bool comch_conn_sends_wait_on_fd(const struct doca_comch_connection *conn)
+{
+	return conn->pending_head == NULL || conn->watching_out;
 }
 
 void comch_conn_fail_pending(struct doca_comch_connection *conn, doca_error_t status)

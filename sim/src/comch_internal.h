@@ -71,6 +71,7 @@ struct doca_comch_connection {
 	int fd;
 	enum comch_conn_state state;
 	bool watched;
+	bool watching_out; /* sends wait for room in the socket: its pe also wakes when it can be written */
 	bool connect_reported; /* server: connect callback fired, so a disconnect callback is owed */
 	union doca_data user_data;
 	uint32_t peer_pid;
@@ -208,6 +209,8 @@ int comch_conn_send_frame(struct doca_comch_connection *conn, uint8_t kind, uint
 uint32_t comch_conn_alloc_local_id(struct doca_comch_connection *conn);
 /* Duplicated data socket of remote consumer id (caller closes), or -1 when unknown */
 int comch_conn_remote_consumer_fd(struct doca_comch_connection *conn, uint32_t id);
+/* Its sends in flight (if any) wait for room in a socket the pe watches for writing */
+bool comch_conn_sends_wait_on_fd(const struct doca_comch_connection *conn);
 void comch_conn_attach_user(struct doca_comch_connection *conn);
 void comch_conn_detach_user(struct doca_comch_connection *conn);
 /* A local consumer's wake eventfd, written when the connection dies (-1: none, e.g. out of fds) */

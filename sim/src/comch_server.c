@@ -16,6 +16,19 @@ static doca_error_t server_start(struct doca_ctx *ctx);
 static doca_error_t server_stop(struct doca_ctx *ctx);
 static int server_progress(struct doca_ctx *ctx);
 
+/* Running, its sends in flight wait for room in sockets the pe watches for writing */
+static bool server_waits_on_fd(const struct doca_ctx *ctx)
+{
+	const struct doca_comch_server *s = (const struct doca_comch_server *)ctx;
+
+	if (ctx->state != DOCA_CTX_STATE_RUNNING)
+		return false;
+	for (const struct doca_comch_connection *c = s->conns; c != NULL; c = c->next)
+		if (!comch_conn_sends_wait_on_fd(c))
+			return false;
+	return true;
+}
+
 static const struct sim_ctx_ops server_ops = {
 	.ordered_completions = true,
 	.kind = "comch_server",
@@ -23,6 +36,7 @@ static const struct sim_ctx_ops server_ops = {
 	.stop = server_stop,
 	.progress = server_progress,
 	.submit = comch_send_submit,
+	.waits_on_fd = server_waits_on_fd,
 };
 
 static struct doca_comch_server *as_server(struct doca_ctx *ctx)

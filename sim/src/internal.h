@@ -334,6 +334,8 @@ void sim_pe_disconnect(struct doca_ctx *ctx);
 
 /* Let the pe's notification handle wake up when fd is readable (comch sockets). ctx is for bookkeeping. */
 SIM_EXPORT doca_error_t sim_pe_watch_fd(struct doca_pe *pe, int fd, struct doca_ctx *ctx);
+/* A watched fd also wakes the pe when it can be written (`out`), or no longer does */
+SIM_EXPORT void sim_pe_watch_fd_out(struct doca_pe *pe, int fd, bool out);
 SIM_EXPORT void sim_pe_unwatch_fd(struct doca_pe *pe, int fd);
 /* Make the notification handle readable (something will be done by the next doca_pe_progress). Cheap when nobody
  * armed the pe: the eventfd is only written while armed. */

@@ -193,6 +193,15 @@ doca_error_t sim_pe_watch_fd(struct doca_pe *pe, int fd, struct doca_ctx *ctx)
 	return DOCA_SUCCESS;
 }
 
+void sim_pe_watch_fd_out(struct doca_pe *pe, int fd, bool out)
+{
+	struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0)};
+
+	ev.data.fd = fd;
+	if (pe != NULL && fd >= 0)
+		(void)epoll_ctl(pe->epoll_fd, EPOLL_CTL_MOD, fd, &ev);
+}
+
 void sim_pe_unwatch_fd(struct doca_pe *pe, int fd)
 {
 	if (pe != NULL && fd >= 0)

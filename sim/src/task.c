@@ -29,6 +29,7 @@ void sim_task_fini(struct doca_task *task)
 	if (task->completed)
 		sim_completed_tasks_add(-1);
 	task->completed = false;
+	task->ops = NULL; /* a pool task is not allocated any more: a second doca_task_free is refused */
 	task->ctx->allocated_tasks--;
 	sim_live_dec(SIM_KIND_TASK);
 }

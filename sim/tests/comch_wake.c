@@ -6,6 +6,9 @@
  *                                     (at most 100 wake-ups, not a busy loop); prints "PASS idle-client N"
  *   comch_wake hs-client              the same while a server that accepted the connection is stopped (SIGSTOP)
  *                                     before it answers the hello; once it runs again the client gets RUNNING
+ *   comch_wake full-socket            a server sends 256 messages of 4000 bytes to a client that reads nothing for
+ *                                     2 s: asleep meanwhile (at most 10 wake-ups in 0.5 s, not a busy loop), then
+ *                                     woken as the client reads, every send completes
  *   comch_wake stop | srvstop | kill  a DPU server's consumer runs on its own pe and thread (as in NVIDIA's
  *                                     secure_channel), receives posted, asleep with a 20 s poll; the host client
  *                                     (a forked process with a live producer) stops its client context ("stop"), or
@@ -83,6 +86,12 @@ static void no_consumer(struct doca_comch_event_consumer *e, struct doca_comch_c
 	(void)e, (void)c, (void)id;
 }
 
+static void on_disconnect_quiet(struct doca_comch_event_connection_status_changed *e,
+				struct doca_comch_connection *conn, uint8_t ok)
+{
+	(void)e, (void)conn, (void)ok;
+}
+
 /* hs-client's server: listens, says so, then serves (once it is let run again) until killed */
 static void stalled_server(void)
 {
@@ -148,6 +157,128 @@ static int idle_client(bool stalled)
 		waitpid(server, &status, 0);
 	}
 	say("PASS %s %ld", stalled ? "hs-client" : "idle-client", wakes);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- sends into a full socket */
+#define FULL_SENDS 256
+#define FULL_SIZE 4000
+static atomic_int full_done, full_failed, full_all_sent; /* the server's */
+static atomic_int full_got;                                /* the client's */
+static int back[2];                                        /* client -> server: "C" connected */
+
+static void full_sent(struct doca_comch_task_send *t, union doca_data a, union doca_data b)
+{
+	(void)a, (void)b;
+	if (doca_task_get_status(doca_comch_task_send_as_task(t)) != DOCA_SUCCESS)
+		atomic_fetch_add(&full_failed, 1);
+	doca_task_free(doca_comch_task_send_as_task(t));
+	if (atomic_fetch_add(&full_done, 1) + 1 == FULL_SENDS)
+		atomic_store(&full_all_sent, 1);
+}
+
+static void full_msg(struct doca_comch_event_msg_recv *e, uint8_t *b, uint32_t l, struct doca_comch_connection *c)
+{
+	(void)e, (void)b, (void)c;
+	EXPECT(l == FULL_SIZE);
+	atomic_fetch_add(&full_got, 1);
+}
+
+static volatile int full_running;
+static struct doca_comch_connection *full_conn;
+
+static void full_state(const union doca_data u, struct doca_ctx *c, enum doca_ctx_states p, enum doca_ctx_states n)
+{
+	(void)u, (void)c, (void)p;
+	if (n == DOCA_CTX_STATE_RUNNING)
+		full_running = 1;
+}
+
+static void full_connect(struct doca_comch_event_connection_status_changed *e, struct doca_comch_connection *conn,
+			 uint8_t ok)
+{
+	(void)e, (void)ok;
+	full_conn = conn;
+}
+
+/* The client: connects, says so, reads nothing for 2 s, then reads every message */
+static void full_client(void)
+{
+	struct doca_dev *dev = open_first_dev();
+	struct doca_pe *pe;
+	struct doca_comch_client *cl;
+
+	CHECK(doca_pe_create(&pe));
+	CHECK(doca_comch_client_create(dev, NAME, &cl));
+	CHECK(doca_comch_client_task_send_set_conf(cl, no_send, no_send, 4));
+	CHECK(doca_comch_client_event_msg_recv_register(cl, full_msg));
+	CHECK(doca_ctx_set_state_changed_cb(doca_comch_client_as_ctx(cl), full_state));
+	CHECK(doca_pe_connect_ctx(pe, doca_comch_client_as_ctx(cl)));
+	(void)doca_ctx_start(doca_comch_client_as_ctx(cl));
+	progress_until(pe, &full_running, 10, "client running");
+	EXPECT(write(back[1], "C", 1) == 1);
+	sleep(2);
+	for (double deadline = now_s() + 30; atomic_load(&full_got) < FULL_SENDS; (void)sleep_once(pe, 1000, NULL))
+		EXPECT(now_s() < deadline);
+	for (;;) /* connected until the server kills us */
+		(void)sleep_once(pe, 1000, NULL);
+}
+
+static int full_socket(void)
+{
+	struct doca_dev *dev;
+	struct doca_dev_rep *rep;
+	struct doca_pe *pe;
+	struct doca_comch_server *sv;
+	static uint8_t msg[FULL_SIZE];
+	long wakes = 0;
+	pid_t client;
+	int status;
+	char c;
+
+	EXPECT(pipe(go) == 0 && pipe(back) == 0);
+	client = fork();
+	if (client == 0) {
+		setenv("DOCA_SIM_SIDE", "host", 1);
+		EXPECT(read(go[0], &c, 1) == 1 && c == 'L');
+		full_client();
+	}
+	dev = open_first_dev();
+	rep = open_first_rep(dev);
+	CHECK(doca_pe_create(&pe));
+	CHECK(doca_comch_server_create(dev, rep, NAME, &sv));
+	CHECK(doca_comch_server_set_max_msg_size(sv, FULL_SIZE));
+	CHECK(doca_comch_server_task_send_set_conf(sv, full_sent, full_sent, FULL_SENDS));
+	CHECK(doca_comch_server_event_msg_recv_register(sv, no_msg));
+	CHECK(doca_comch_server_event_connection_status_changed_register(sv, full_connect, on_disconnect_quiet));
+	CHECK(doca_comch_server_event_consumer_register(sv, no_consumer, no_consumer));
+	CHECK(doca_ctx_set_state_changed_cb(doca_comch_server_as_ctx(sv), full_state));
+	CHECK(doca_pe_connect_ctx(pe, doca_comch_server_as_ctx(sv)));
+	CHECK(doca_ctx_start(doca_comch_server_as_ctx(sv)));
+	progress_until(pe, &full_running, 5, "server running");
+	EXPECT(write(go[1], "L", 1) == 1);
+	/* serve the handshake until the client says it is connected and about to stop reading */
+	for (struct pollfd p = {.fd = back[0], .events = POLLIN}; poll(&p, 1, 0) == 0;)
+		(void)sleep_once(pe, 20, NULL);
+	EXPECT(read(back[0], &c, 1) == 1 && c == 'C');
+	for (double deadline = now_s() + 10; full_conn == NULL; doca_pe_progress(pe))
+		EXPECT(now_s() < deadline);
+	for (int i = 0; i < FULL_SENDS; i++) {
+		struct doca_comch_task_send *t;
+		CHECK(doca_comch_server_task_send_alloc_init(sv, full_conn, msg, sizeof(msg), &t));
+		CHECK(doca_task_submit(doca_comch_task_send_as_task(t)));
+	}
+	for (double end = now_s() + 0.5; now_s() < end;)
+		if (sleep_once(pe, 500, &full_all_sent))
+			wakes++;
+	EXPECT(atomic_load(&full_done) < FULL_SENDS); /* the socket did fill: the case is real */
+	EXPECT(wakes <= 10);
+	while (atomic_load(&full_done) < FULL_SENDS)
+		EXPECT(sleep_once(pe, SLEEP_MS, &full_all_sent)); /* woken as the client reads, never by the timeout */
+	EXPECT(atomic_load(&full_failed) == 0);
+	kill(client, SIGKILL);
+	waitpid(client, &status, 0);
+	say("PASS full-socket %ld", wakes);
 	return 0;
 }
 
@@ -383,8 +514,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(mode, "idle-client") == 0 || strcmp(mode, "hs-client") == 0)
 		return idle_client(strcmp(mode, "hs-client") == 0);
+	if (strcmp(mode, "full-socket") == 0) {
+		setenv("DOCA_SIM_SIDE", "dpu", 1);
+		return full_socket();
+	}
 	if (strcmp(mode, "stop") != 0 && strcmp(mode, "srvstop") != 0 && strcmp(mode, "kill") != 0) {
-		fprintf(stderr, "usage: comch_wake idle-client | hs-client | stop | srvstop | kill\n");
+		fprintf(stderr, "usage: comch_wake idle-client | hs-client | full-socket | stop | srvstop | kill\n");
 		return 2;
 	}
 	EXPECT(pipe(go) == 0);

@@ -218,11 +218,22 @@ int main(void)
 			doca_pe_progress(pe);
 		doca_task_free(doca_dma_task_memcpy_as_task(a));
 
-		/* every task of dma3 is back in its pool: all four can be taken again */
+		/* every task of dma3 is back in its pool: all four can be taken again, each once; one freed twice (never
+		 * submitted) is refused the second time, so the pool does not hand it out twice */
 		{
-			struct doca_dma_task_memcpy *four[4];
+			struct doca_dma_task_memcpy *four[4], *x;
 			for (int i = 0; i < 4; i++)
 				T_OK(doca_dma_task_memcpy_alloc_init(dma3, src, dst, none, &four[i]));
+			for (int i = 0; i < 4; i++)
+				for (int j = 0; j < i; j++)
+					T_TRUE(four[i] != four[j]);
+			for (int i = 0; i < 4; i++)
+				doca_task_free(doca_dma_task_memcpy_as_task(four[i]));
+			doca_task_free(doca_dma_task_memcpy_as_task(four[0])); /* use-after-destroy, refused */
+			for (int i = 0; i < 4; i++)
+				T_OK(doca_dma_task_memcpy_alloc_init(dma3, src, dst, none, &four[i]));
+			/* a pool of 4 with nothing free: had the second free gone through, a fifth would be handed out */
+			T_EXPECT_ERR(doca_dma_task_memcpy_alloc_init(dma3, src, dst, none, &x), DOCA_ERROR_NO_MEMORY);
 			for (int i = 0; i < 4; i++)
 				doca_task_free(doca_dma_task_memcpy_as_task(four[i]));
 		}
