@@ -113,10 +113,10 @@ static _Atomic size_t deferred_count; /* read without the lock on every task all
 static void remember_deferred_free(const struct doca_task *task)
 {
 	pthread_mutex_lock(&deferred_lock);
+	if (deferred_freed[deferred_next] == NULL)
+		deferred_count++; /* else the oldest is forgotten in its place */
 	deferred_freed[deferred_next] = task;
 	deferred_next = (deferred_next + 1) % DEFERRED_KEEP;
-	if (deferred_count < DEFERRED_KEEP)
-		deferred_count++;
 	pthread_mutex_unlock(&deferred_lock);
 }
 
