@@ -62,63 +62,109 @@ static bool sleep_once(struct doca_pe *pe, int timeout_ms, atomic_int *done)
 	return woken;
 }
 
-/* ---------------------------------------------------------------- a client with no server */
-static void no_send(struct doca_comch_task_send *t, union doca_data a, union doca_data b)
+/* ---------------------------------------------------------------- what the modes share */
+static void free_send(struct doca_comch_task_send *t, union doca_data a, union doca_data b)
 {
-	(void)t, (void)a, (void)b;
+	(void)a, (void)b;
+	doca_task_free(doca_comch_task_send_as_task(t));
 }
 static void no_msg(struct doca_comch_event_msg_recv *e, uint8_t *b, uint32_t l, struct doca_comch_connection *c)
 {
 	(void)e, (void)b, (void)l, (void)c;
 }
-
-static volatile int idle_running;
-
-static void idle_state(const union doca_data u, struct doca_ctx *c, enum doca_ctx_states p, enum doca_ctx_states n)
-{
-	(void)u, (void)c, (void)p;
-	if (n == DOCA_CTX_STATE_RUNNING)
-		idle_running = 1;
-}
-
 static void no_consumer(struct doca_comch_event_consumer *e, struct doca_comch_connection *c, uint32_t id)
 {
 	(void)e, (void)c, (void)id;
 }
-
-static void on_disconnect_quiet(struct doca_comch_event_connection_status_changed *e,
-				struct doca_comch_connection *conn, uint8_t ok)
+static void no_disconnect(struct doca_comch_event_connection_status_changed *e, struct doca_comch_connection *conn,
+			  uint8_t ok)
 {
 	(void)e, (void)conn, (void)ok;
 }
 
-/* hs-client's server: listens, says so, then serves (once it is let run again) until killed */
-static void stalled_server(void)
+/* Sets the flag the context's user data points at once the context is RUNNING */
+static void flag_running(const union doca_data u, struct doca_ctx *c, enum doca_ctx_states p, enum doca_ctx_states n)
 {
+	(void)c, (void)p;
+	if (n == DOCA_CTX_STATE_RUNNING)
+		*(volatile int *)u.ptr = 1;
+}
+
+static void watch_running(struct doca_ctx *ctx, volatile int *running)
+{
+	CHECK(doca_ctx_set_user_data(ctx, (union doca_data){.ptr = (void *)running}));
+	CHECK(doca_ctx_set_state_changed_cb(ctx, flag_running));
+}
+
+/* The connection the server accepted */
+static struct doca_comch_connection *server_conn;
+
+static void on_connect(struct doca_comch_event_connection_status_changed *e, struct doca_comch_connection *conn,
+		       uint8_t ok)
+{
+	(void)e, (void)ok;
+	server_conn = conn;
+}
+
+/* The DPU side's server, running on a pe of its own (*pe), with `tasks` send tasks completing through `sent`
+ * (and a maximum message size when `max_msg` is not 0); "L" to the client once it listens */
+static struct doca_comch_server *start_server(struct doca_pe **pe, doca_comch_task_send_completion_cb_t sent,
+					      uint32_t tasks, uint32_t max_msg)
+{
+	static volatile int running;
 	struct doca_dev *dev = open_first_dev();
-	struct doca_dev_rep *rep = open_first_rep(dev);
-	struct doca_pe *pe;
 	struct doca_comch_server *sv;
 
-	CHECK(doca_pe_create(&pe));
-	CHECK(doca_comch_server_create(dev, rep, NAME, &sv));
-	CHECK(doca_comch_server_task_send_set_conf(sv, no_send, no_send, 4));
+	CHECK(doca_pe_create(pe));
+	CHECK(doca_comch_server_create(dev, open_first_rep(dev), NAME, &sv));
+	if (max_msg != 0)
+		CHECK(doca_comch_server_set_max_msg_size(sv, max_msg));
+	CHECK(doca_comch_server_task_send_set_conf(sv, sent, sent, tasks));
 	CHECK(doca_comch_server_event_msg_recv_register(sv, no_msg));
+	CHECK(doca_comch_server_event_connection_status_changed_register(sv, on_connect, no_disconnect));
 	CHECK(doca_comch_server_event_consumer_register(sv, no_consumer, no_consumer));
-	CHECK(doca_ctx_set_state_changed_cb(doca_comch_server_as_ctx(sv), idle_state));
-	CHECK(doca_pe_connect_ctx(pe, doca_comch_server_as_ctx(sv)));
+	watch_running(doca_comch_server_as_ctx(sv), &running);
+	CHECK(doca_pe_connect_ctx(*pe, doca_comch_server_as_ctx(sv)));
 	CHECK(doca_ctx_start(doca_comch_server_as_ctx(sv)));
-	progress_until(pe, &idle_running, 5, "server running");
+	progress_until(*pe, &running, 5, "server running");
 	EXPECT(write(go[1], "L", 1) == 1);
-	for (;;)
+	return sv;
+}
+
+/* A host-side client of `name` on a pe of its own (*pe); `running` is set once connected; `on_consumer` (or NULL)
+ * hears of the server's new consumers */
+static struct doca_comch_client *start_client(struct doca_pe **pe, const char *name, volatile int *running,
+					      doca_comch_event_msg_recv_cb_t on_msg,
+					      doca_comch_event_consumer_cb_t on_consumer)
+{
+	struct doca_comch_client *cl;
+
+	CHECK(doca_pe_create(pe));
+	CHECK(doca_comch_client_create(open_first_dev(), name, &cl));
+	watch_running(doca_comch_client_as_ctx(cl), running);
+	CHECK(doca_comch_client_task_send_set_conf(cl, free_send, free_send, 16));
+	CHECK(doca_comch_client_event_msg_recv_register(cl, on_msg));
+	if (on_consumer != NULL)
+		CHECK(doca_comch_client_event_consumer_register(cl, on_consumer, no_consumer));
+	CHECK(doca_pe_connect_ctx(*pe, doca_comch_client_as_ctx(cl)));
+	(void)doca_ctx_start(doca_comch_client_as_ctx(cl));
+	return cl;
+}
+
+/* ---------------------------------------------------------------- a client with no server, or a stalled one */
+static void stalled_server(void)
+{
+	struct doca_pe *pe;
+
+	(void)start_server(&pe, free_send, 4, 0);
+	for (;;) /* serves (once it is let run again) until killed */
 		(void)sleep_once(pe, 1000, NULL);
 }
 
 static int idle_client(bool stalled)
 {
-	struct doca_dev *dev;
+	static volatile int idle_running;
 	struct doca_pe *pe;
-	struct doca_comch_client *cl;
 	long wakes = 0;
 	pid_t server = -1;
 	char c;
@@ -134,14 +180,7 @@ static int idle_client(bool stalled)
 		kill(server, SIGSTOP); /* it will accept (the kernel does) but not answer */
 	}
 	setenv("DOCA_SIM_SIDE", "host", 1);
-	dev = open_first_dev();
-	CHECK(doca_pe_create(&pe));
-	CHECK(doca_comch_client_create(dev, stalled ? NAME : "nobody-serves-this", &cl));
-	CHECK(doca_ctx_set_state_changed_cb(doca_comch_client_as_ctx(cl), idle_state));
-	CHECK(doca_comch_client_task_send_set_conf(cl, no_send, no_send, 4));
-	CHECK(doca_comch_client_event_msg_recv_register(cl, no_msg));
-	CHECK(doca_pe_connect_ctx(pe, doca_comch_client_as_ctx(cl)));
-	(void)doca_ctx_start(doca_comch_client_as_ctx(cl));
+	(void)start_client(&pe, stalled ? NAME : "nobody-serves-this", &idle_running, no_msg, NULL);
 	for (double end = now_s() + 1; now_s() < end;)
 		if (sleep_once(pe, 1000, NULL))
 			wakes++;
@@ -184,38 +223,14 @@ static void full_msg(struct doca_comch_event_msg_recv *e, uint8_t *b, uint32_t l
 	atomic_fetch_add(&full_got, 1);
 }
 
-static volatile int full_running;
-static struct doca_comch_connection *full_conn;
-
-static void full_state(const union doca_data u, struct doca_ctx *c, enum doca_ctx_states p, enum doca_ctx_states n)
-{
-	(void)u, (void)c, (void)p;
-	if (n == DOCA_CTX_STATE_RUNNING)
-		full_running = 1;
-}
-
-static void full_connect(struct doca_comch_event_connection_status_changed *e, struct doca_comch_connection *conn,
-			 uint8_t ok)
-{
-	(void)e, (void)ok;
-	full_conn = conn;
-}
-
 /* The client: connects, says so, reads nothing for 2 s, then reads every message */
 static void full_client(void)
 {
-	struct doca_dev *dev = open_first_dev();
+	static volatile int running;
 	struct doca_pe *pe;
-	struct doca_comch_client *cl;
 
-	CHECK(doca_pe_create(&pe));
-	CHECK(doca_comch_client_create(dev, NAME, &cl));
-	CHECK(doca_comch_client_task_send_set_conf(cl, no_send, no_send, 4));
-	CHECK(doca_comch_client_event_msg_recv_register(cl, full_msg));
-	CHECK(doca_ctx_set_state_changed_cb(doca_comch_client_as_ctx(cl), full_state));
-	CHECK(doca_pe_connect_ctx(pe, doca_comch_client_as_ctx(cl)));
-	(void)doca_ctx_start(doca_comch_client_as_ctx(cl));
-	progress_until(pe, &full_running, 10, "client running");
+	(void)start_client(&pe, NAME, &running, full_msg, NULL);
+	progress_until(pe, &running, 10, "client running");
 	EXPECT(write(back[1], "C", 1) == 1);
 	sleep(2);
 	for (double deadline = now_s() + 30; atomic_load(&full_got) < FULL_SENDS; (void)sleep_once(pe, 1000, NULL))
@@ -226,8 +241,6 @@ static void full_client(void)
 
 static int full_socket(void)
 {
-	struct doca_dev *dev;
-	struct doca_dev_rep *rep;
 	struct doca_pe *pe;
 	struct doca_comch_server *sv;
 	static uint8_t msg[FULL_SIZE];
@@ -243,29 +256,16 @@ static int full_socket(void)
 		EXPECT(read(go[0], &c, 1) == 1 && c == 'L');
 		full_client();
 	}
-	dev = open_first_dev();
-	rep = open_first_rep(dev);
-	CHECK(doca_pe_create(&pe));
-	CHECK(doca_comch_server_create(dev, rep, NAME, &sv));
-	CHECK(doca_comch_server_set_max_msg_size(sv, FULL_SIZE));
-	CHECK(doca_comch_server_task_send_set_conf(sv, full_sent, full_sent, FULL_SENDS));
-	CHECK(doca_comch_server_event_msg_recv_register(sv, no_msg));
-	CHECK(doca_comch_server_event_connection_status_changed_register(sv, full_connect, on_disconnect_quiet));
-	CHECK(doca_comch_server_event_consumer_register(sv, no_consumer, no_consumer));
-	CHECK(doca_ctx_set_state_changed_cb(doca_comch_server_as_ctx(sv), full_state));
-	CHECK(doca_pe_connect_ctx(pe, doca_comch_server_as_ctx(sv)));
-	CHECK(doca_ctx_start(doca_comch_server_as_ctx(sv)));
-	progress_until(pe, &full_running, 5, "server running");
-	EXPECT(write(go[1], "L", 1) == 1);
+	sv = start_server(&pe, full_sent, FULL_SENDS, FULL_SIZE);
 	/* serve the handshake until the client says it is connected and about to stop reading */
 	for (struct pollfd p = {.fd = back[0], .events = POLLIN}; poll(&p, 1, 0) == 0;)
 		(void)sleep_once(pe, 20, NULL);
 	EXPECT(read(back[0], &c, 1) == 1 && c == 'C');
-	for (double deadline = now_s() + 10; full_conn == NULL; doca_pe_progress(pe))
+	for (double deadline = now_s() + 10; server_conn == NULL; doca_pe_progress(pe))
 		EXPECT(now_s() < deadline);
 	for (int i = 0; i < FULL_SENDS; i++) {
 		struct doca_comch_task_send *t;
-		CHECK(doca_comch_server_task_send_alloc_init(sv, full_conn, msg, sizeof(msg), &t));
+		CHECK(doca_comch_server_task_send_alloc_init(sv, server_conn, msg, sizeof(msg), &t));
 		CHECK(doca_task_submit(doca_comch_task_send_as_task(t)));
 	}
 	for (double end = now_s() + 0.5; now_s() < end;)
@@ -286,48 +286,14 @@ static int full_socket(void)
 static struct {
 	struct doca_pe *pe, *cpe;
 	struct doca_comch_server *server;
-	struct doca_comch_connection *conn;
 	struct doca_comch_consumer *consumer;
 	struct doca_mmap *mmap;
 	struct doca_buf_inventory *inv;
 	uint8_t mem[4 * 256];
-	volatile int running, consumer_running;
+	volatile int consumer_running;
 	atomic_int received, failed, timed_out, status;
 } S;
 
-static void server_state(const union doca_data u, struct doca_ctx *c, enum doca_ctx_states p, enum doca_ctx_states n)
-{
-	(void)u, (void)c, (void)p;
-	if (n == DOCA_CTX_STATE_RUNNING)
-		S.running = 1;
-}
-static void consumer_state(const union doca_data u, struct doca_ctx *c, enum doca_ctx_states p,
-			   enum doca_ctx_states n)
-{
-	(void)u, (void)c, (void)p;
-	if (n == DOCA_CTX_STATE_RUNNING)
-		S.consumer_running = 1;
-}
-static void on_connect(struct doca_comch_event_connection_status_changed *e, struct doca_comch_connection *conn,
-		       uint8_t ok)
-{
-	(void)e, (void)ok;
-	S.conn = conn;
-}
-static void on_disconnect(struct doca_comch_event_connection_status_changed *e, struct doca_comch_connection *conn,
-			  uint8_t ok)
-{
-	(void)e, (void)conn, (void)ok;
-}
-static void free_send(struct doca_comch_task_send *t, union doca_data a, union doca_data b)
-{
-	(void)a, (void)b;
-	doca_task_free(doca_comch_task_send_as_task(t));
-}
-static void on_consumer(struct doca_comch_event_consumer *e, struct doca_comch_connection *c, uint32_t id)
-{
-	(void)e, (void)c, (void)id;
-}
 static void recv_ok(struct doca_comch_consumer_task_post_recv *t, union doca_data a, union doca_data b)
 {
 	(void)a, (void)b;
@@ -361,24 +327,13 @@ static void *consumer_thread(void *arg)
 static void server(pid_t client)
 {
 	struct doca_dev *dev = open_first_dev();
-	struct doca_dev_rep *rep = open_first_rep(dev);
 	struct doca_ctx *ctx, *cctx;
 	pthread_t thread;
 	int status;
 
-	CHECK(doca_pe_create(&S.pe));
-	CHECK(doca_comch_server_create(dev, rep, NAME, &S.server));
-	CHECK(doca_comch_server_task_send_set_conf(S.server, free_send, free_send, 16));
-	CHECK(doca_comch_server_event_msg_recv_register(S.server, no_msg));
-	CHECK(doca_comch_server_event_connection_status_changed_register(S.server, on_connect, on_disconnect));
-	CHECK(doca_comch_server_event_consumer_register(S.server, on_consumer, on_consumer));
+	S.server = start_server(&S.pe, free_send, 16, 0);
 	ctx = doca_comch_server_as_ctx(S.server);
-	CHECK(doca_ctx_set_state_changed_cb(ctx, server_state));
-	CHECK(doca_pe_connect_ctx(S.pe, ctx));
-	CHECK(doca_ctx_start(ctx));
-	progress_until(S.pe, &S.running, 5, "server running");
-	EXPECT(write(go[1], "L", 1) == 1);
-	for (double deadline = now_s() + 20; S.conn == NULL; doca_pe_progress(S.pe))
+	for (double deadline = now_s() + 20; server_conn == NULL; doca_pe_progress(S.pe))
 		EXPECT(now_s() < deadline);
 
 	CHECK(doca_mmap_create(&S.mmap));
@@ -388,9 +343,9 @@ static void server(pid_t client)
 	CHECK(doca_mmap_start(S.mmap));
 	CHECK(doca_buf_inventory_create(8, &S.inv));
 	CHECK(doca_buf_inventory_start(S.inv));
-	CHECK(doca_comch_consumer_create(S.conn, S.mmap, &S.consumer));
+	CHECK(doca_comch_consumer_create(server_conn, S.mmap, &S.consumer));
 	cctx = doca_comch_consumer_as_ctx(S.consumer);
-	CHECK(doca_ctx_set_state_changed_cb(cctx, consumer_state));
+	watch_running(cctx, &S.consumer_running);
 	CHECK(doca_comch_consumer_task_post_recv_set_conf(S.consumer, recv_ok, recv_err, 4));
 	CHECK(doca_pe_create(&S.cpe));
 	CHECK(doca_pe_connect_ctx(S.cpe, cctx));
@@ -430,13 +385,6 @@ static void server(pid_t client)
 /* ---------------------------------------------------------------- client (forked process, host side) */
 static volatile int c_running, c_consumer_seen, c_produced;
 static uint32_t c_consumer_id;
-
-static void client_state(const union doca_data u, struct doca_ctx *c, enum doca_ctx_states p, enum doca_ctx_states n)
-{
-	(void)u, (void)c, (void)p;
-	if (n == DOCA_CTX_STATE_RUNNING)
-		c_running = 1;
-}
 static void consumer_new(struct doca_comch_event_consumer *e, struct doca_comch_connection *c, uint32_t id)
 {
 	(void)e, (void)c;
@@ -467,14 +415,7 @@ static int client(void)
 	setenv("DOCA_SIM_SIDE", "host", 1);
 	EXPECT(read(go[0], &c, 1) == 1 && c == 'L');
 	dev = open_first_dev();
-	CHECK(doca_pe_create(&pe));
-	CHECK(doca_comch_client_create(dev, NAME, &cl));
-	CHECK(doca_comch_client_task_send_set_conf(cl, free_send, free_send, 16));
-	CHECK(doca_comch_client_event_msg_recv_register(cl, no_msg));
-	CHECK(doca_comch_client_event_consumer_register(cl, consumer_new, on_consumer));
-	CHECK(doca_ctx_set_state_changed_cb(doca_comch_client_as_ctx(cl), client_state));
-	CHECK(doca_pe_connect_ctx(pe, doca_comch_client_as_ctx(cl)));
-	(void)doca_ctx_start(doca_comch_client_as_ctx(cl));
+	cl = start_client(&pe, NAME, &c_running, no_msg, consumer_new);
 	progress_until(pe, &c_running, 10, "client running");
 	CHECK(doca_comch_client_get_connection(cl, &conn));
 	progress_until(pe, &c_consumer_seen, 10, "consumer seen");
