@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +64,17 @@ static bool sleep_once(struct doca_pe *pe, int timeout_ms, atomic_int *done)
 }
 
 /* ---------------------------------------------------------------- what the modes share */
+/* A forked peer dies with this process: a mode that fails (EXPECT exits) leaves nothing running */
+static pid_t fork_peer(void)
+{
+	pid_t pid = fork();
+
+	EXPECT(pid >= 0);
+	if (pid == 0)
+		EXPECT(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0);
+	return pid;
+}
+
 static void free_send(struct doca_comch_task_send *t, union doca_data a, union doca_data b)
 {
 	(void)a, (void)b;
@@ -171,7 +183,7 @@ static int idle_client(bool stalled)
 
 	if (stalled) {
 		EXPECT(pipe(go) == 0);
-		server = fork();
+		server = fork_peer();
 		if (server == 0) {
 			setenv("DOCA_SIM_SIDE", "dpu", 1);
 			stalled_server();
@@ -250,7 +262,7 @@ static int full_socket(void)
 	char c;
 
 	EXPECT(pipe(go) == 0 && pipe(back) == 0);
-	client = fork();
+	client = fork_peer();
 	if (client == 0) {
 		setenv("DOCA_SIM_SIDE", "host", 1);
 		EXPECT(read(go[0], &c, 1) == 1 && c == 'L');
@@ -465,7 +477,7 @@ int main(int argc, char **argv)
 	}
 	EXPECT(pipe(go) == 0);
 	setenv("DOCA_SIM_SIDE", "dpu", 1);
-	pid = fork();
+	pid = fork_peer();
 	if (pid == 0)
 		_exit(client());
 	server(pid);
