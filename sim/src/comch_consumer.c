@@ -163,7 +163,7 @@ static int receive_one(struct doca_comch_consumer *c)
 	struct doca_comch_consumer_task_post_recv *t = c->posted_head;
 	struct doca_buf *buf = t->buf;
 	uint8_t *tail = (uint8_t *)buf->data + buf->data_len;
-	size_t room = (size_t)((uint8_t *)buf->head + buf->len - tail);
+	size_t room = sim_buf_tail_room(buf);
 	uint32_t producer_id = 0, imm_len = 0;
 	ssize_t n = comch_recv_data(c->data_fd, &producer_id, t->imm, &imm_len, tail, room);
 
@@ -267,8 +267,7 @@ static void post_recv_free(struct doca_task *task)
 	struct doca_comch_consumer *c = as_consumer(task->ctx);
 	struct doca_comch_consumer_task_post_recv *t = (struct doca_comch_consumer_task_post_recv *)task;
 
-	sim_task_fini(task);
-	task->ops = NULL; /* back in the pool: not allocated (release_unfreed_tasks) */
+	sim_task_fini(task); /* ops = NULL: not allocated (release_unfreed_tasks) */
 	t->buf = NULL;
 	t->next = c->free_tasks;
 	c->free_tasks = t;
@@ -317,7 +316,6 @@ static void release_unfreed_tasks(struct doca_comch_consumer *c)
 		if (c->tasks[i].base.bad_frees == 0)
 			unfreed++;
 		sim_task_fini(&c->tasks[i].base);
-		c->tasks[i].base.ops = NULL;
 	}
 	if (unfreed > 0)
 		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, "doca_comch_consumer_destroy", "comch_consumer", c,

@@ -13,14 +13,6 @@
 
 #define PCI_ACCESS (DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE)
 
-/* Free room of a destination element: from the end of its data to the end of the buffer */
-static size_t dst_room(const struct doca_buf *buf)
-{
-	uintptr_t end = (uintptr_t)buf->head + buf->len, tail = (uintptr_t)buf->data + buf->data_len;
-
-	return tail > end ? 0 : (size_t)(end - tail);
-}
-
 doca_error_t sim_dma_validate(const struct doca_dma *dma, const struct doca_dma_task_memcpy *task)
 {
 	const struct sim_caps *caps = &dma->ctx.dev->info->caps;
@@ -49,7 +41,7 @@ doca_error_t sim_dma_validate(const struct doca_dma *dma, const struct doca_dma_
 	/* Destination: the free tail of every element, in list order (scatter) */
 	n = 0;
 	for (const struct doca_buf *b = dst; b != NULL; b = b->next, n++)
-		room += dst_room(b);
+		room += sim_buf_tail_room(b);
 	if (n > caps->dma_max_buf_list_len)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "dma memcpy: destination list of %u exceeds %u", n,
 				caps->dma_max_buf_list_len);
@@ -118,7 +110,7 @@ static doca_error_t copy_piece(const struct doca_mmap *smap, uint64_t from, cons
 static size_t dst_share(const struct doca_buf *dst, const struct doca_buf *elem, size_t total)
 {
 	for (const struct doca_buf *b = dst; b != NULL; b = b->next) {
-		size_t take = dst_room(b) < total ? dst_room(b) : total;
+		size_t take = sim_buf_tail_room(b) < total ? sim_buf_tail_room(b) : total;
 
 		if (b == elem)
 			return take;
@@ -160,7 +152,7 @@ doca_error_t sim_dma_execute(const struct doca_dma *dma, struct doca_dma_task_me
 	d = dst;
 	while (total > 0 && s != NULL && d != NULL) {
 		size_t s_left = s->data_len - s_off;
-		size_t d_left = dst_room(d) - d_off;
+		size_t d_left = sim_buf_tail_room(d) - d_off;
 		size_t piece = s_left < d_left ? s_left : d_left;
 
 		if (piece > 0) {
@@ -176,7 +168,7 @@ doca_error_t sim_dma_execute(const struct doca_dma *dma, struct doca_dma_task_me
 			s = s->next;
 			s_off = 0;
 		}
-		if (d_off == dst_room(d) || total == 0) {
+		if (d_off == sim_buf_tail_room(d) || total == 0) {
 			d->data_len += d_off;
 			d = d->next;
 			d_off = 0;

@@ -452,6 +452,14 @@ void sim_buf_unhold(struct doca_buf *buf);
 /* True when [data, data + data_len) lies inside the buf's [head, head + len) */
 SIM_EXPORT bool sim_buf_data_fits(const struct doca_buf *buf, const void *data, size_t data_len);
 
+/* Free room after a buf's data: from the end of its data to the end of the buffer (0 when the data runs past it) */
+static inline size_t sim_buf_tail_room(const struct doca_buf *buf)
+{
+	uintptr_t end = (uintptr_t)buf->head + buf->len, tail = (uintptr_t)buf->data + buf->data_len;
+
+	return tail > end ? 0 : (size_t)(end - tail);
+}
+
 struct doca_buf_inventory {
 	uint32_t magic;
 	bool started;

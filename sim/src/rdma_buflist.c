@@ -7,12 +7,6 @@
  */
 #include "rdma_internal.h"
 
-size_t rdma_tail_room(const struct doca_buf *b)
-{
-	uintptr_t end = (uintptr_t)b->head + b->len, tail = (uintptr_t)b->data + b->data_len;
-	return tail > end ? 0 : end - tail;
-}
-
 uint64_t rdma_list_data_len(const struct doca_buf *head)
 {
 	uint64_t n = 0;
@@ -25,7 +19,7 @@ uint64_t rdma_list_room(const struct doca_buf *head)
 {
 	uint64_t n = 0;
 	for (const struct doca_buf *b = head; b != NULL; b = b->next)
-		n += rdma_tail_room(b);
+		n += sim_buf_tail_room(b);
 	return n;
 }
 
@@ -61,20 +55,20 @@ const uint8_t *rdma_list_next_data(const struct doca_buf **seg, size_t *off, siz
 
 uint8_t *rdma_list_next_room(struct doca_buf **seg, size_t *off, size_t *left)
 {
-	while (*seg != NULL && *off >= rdma_tail_room(*seg)) {
+	while (*seg != NULL && *off >= sim_buf_tail_room(*seg)) {
 		*seg = (*seg)->next;
 		*off = 0;
 	}
 	if (*seg == NULL)
 		return NULL;
-	*left = rdma_tail_room(*seg) - *off;
+	*left = sim_buf_tail_room(*seg) - *off;
 	return (uint8_t *)(*seg)->data + (*seg)->data_len + *off;
 }
 
 void rdma_list_fill(struct doca_buf *head, uint64_t len)
 {
 	for (struct doca_buf *b = head; b != NULL && len > 0; b = b->next) {
-		size_t room = rdma_tail_room(b), take = len < room ? (size_t)len : room;
+		size_t room = sim_buf_tail_room(b), take = len < room ? (size_t)len : room;
 		b->data_len += take;
 		len -= take;
 	}

@@ -211,8 +211,6 @@ void rdma_queue_frame_list(struct doca_rdma *rdma, struct rdma_sock *sock, const
 
 /* rdma_buflist.c: local buffer lists */
 #define RDMA_MAX_BUF_LIST_LEN 16 /* the device's cap for both kinds of lists */
-/* Free bytes after a buffer's data (0 when its data runs past its end) */
-size_t rdma_tail_room(const struct doca_buf *b);
 uint64_t rdma_list_data_len(const struct doca_buf *head);
 uint64_t rdma_list_room(const struct doca_buf *head);
 /* A list a task may use as local memory: a list head, at most `max` elements, each local, its data inside it */

@@ -431,7 +431,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 		err = check_source(rdma, t);
 		if (err != DOCA_SUCCESS)
 			return err;
-		if (rdma_tail_room(t->dst) < t->len)
+		if (sim_buf_tail_room(t->dst) < t->len)
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the remote destination has no room for %llu bytes",
 					kind_names[t->kind], (unsigned long long)t->len);
 		rdma_frame_init(&f, t->kind == RDMA_WRITE ? OP_WRITE : OP_WRITE_IMM);
@@ -458,7 +458,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 		break;
 	case RDMA_CAS:
 	case RDMA_FADD:
-		if (!remote(t->dst) || remote(t->result) || rdma_tail_room(t->result) < sizeof(uint64_t) ||
+		if (!remote(t->dst) || remote(t->result) || sim_buf_tail_room(t->result) < sizeof(uint64_t) ||
 		    t->dst->len - ((uintptr_t)t->dst->data - (uintptr_t)t->dst->head) < sizeof(uint64_t))
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a remote 8-byte destination and a local "
 								  "result buffer with 8 bytes of room", kind_names[t->kind]);
@@ -470,7 +470,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 		break;
 	case RDMA_SE_GET:
 	case RDMA_SE_ADD:
-		if (remote(t->result) || rdma_tail_room(t->result) < sizeof(uint64_t))
+		if (remote(t->result) || sim_buf_tail_room(t->result) < sizeof(uint64_t))
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a local buffer with 8 bytes of room",
 					kind_names[t->kind]);
 		rdma_frame_init(&f, t->kind == RDMA_SE_GET ? OP_SE_GET : OP_FADD);

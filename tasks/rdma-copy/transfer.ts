@@ -155,14 +155,15 @@ export async function sendFile(
     const busy = new Uint8Array(slots);
     /** CHUNK messages leave in file order, each after its write completed; writes overlap. */
     let inOrder: Promise<void> = Promise.resolve();
+    /** A FREE from the receiver, checked: a slot it holds, once. */
+    const released = (m: Message): number => {
+      const slot = intIn(m, "slot", 0, slots - 1);
+      if (!busy[slot]) throw new ProtocolError(`the peer freed slot ${slot}, which it does not hold`);
+      busy[slot] = 0;
+      return slot;
+    };
     const takeFree = async (): Promise<number> => {
-      while (free.length === 0) {
-        const m = await channel.recv("waiting for the receiver to free a slot", "FREE");
-        const slot = intIn(m, "slot", 0, slots - 1);
-        if (!busy[slot]) throw new ProtocolError(`the peer freed slot ${slot}, which it does not hold`);
-        busy[slot] = 0;
-        free.push(slot);
-      }
+      while (free.length === 0) free.push(released(await channel.recv("waiting for the receiver to free a slot", "FREE")));
       return free.shift()!;
     };
     for (let offset = 0; offset < size; offset += chunk) {
@@ -193,10 +194,7 @@ export async function sendFile(
     for (;;) {
       const m = await channel.recv("waiting for the receiver's receipt (fsync + rename)", "FREE", "RECEIPT");
       if (m.type === "FREE") {
-        // The slots still held are freed at the end: checked like every FREE (a slot it holds, once)
-        const slot = intIn(m, "slot", 0, slots - 1);
-        if (!busy[slot]) throw new ProtocolError(`the peer freed slot ${slot}, which it does not hold`);
-        busy[slot] = 0;
+        released(m); // the slots still held are freed at the end, checked like every FREE
         continue;
       }
       if (sha(m) !== digest) throw new ProtocolError(`the receiver committed a file with SHA-256 ${sha(m)}, not ${digest}`);
