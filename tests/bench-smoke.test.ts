@@ -62,6 +62,7 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
         for (const name of ["dma-copy host → DPU", "dma-copy DPU → host, DPU peak RSS", "dma-copy 1 MiB"]) assert.ok(has("5.", name, runtime), `${name} on ${runtime}`);
       }
     }
+    assert.ok(has("5.", "dma-copy 1 MiB", "Node (tsx)"), "Node's start through tsx beside the package's JavaScript");
     // The table on stdout carries the same figures as the JSON.
     const sample = rows.find((row) => row.name === "DMA local" && row.runtime === "Deno")!;
     assert.ok(r.stdout.includes(`${sample.value} ${sample.unit}`), "table and JSON agree");

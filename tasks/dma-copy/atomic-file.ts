@@ -8,6 +8,7 @@
 import {
   closeSync,
   existsSync,
+  fdatasync,
   fsyncSync,
   futimesSync,
   linkSync,
@@ -282,14 +283,26 @@ function busyMessage(shownAs: string, lockPath: string): string {
     `Wait for it to finish or choose another name; if that copy is gone, the lock is taken over ${LOCK_ABANDONED_MS / 1000} s after it stopped`;
 }
 
+/**
+ * Written bytes after which a flush to disk starts in the background. The kernel only starts writeback on its own
+ * past its dirty threshold (10 % of RAM by default), so without this a large copy left all of its data for the
+ * final fsync to write while the transfer waited; flushing as it goes overlaps the disk with the transfer.
+ */
+export const FLUSH_EVERY_BYTES = 64 * 2 ** 20;
+
 export class AtomicFile {
   readonly target: string;
   readonly tempPath: string;
   #fd: number | undefined;
   #lock: TargetLock;
   #unregister: () => void;
+  #unflushed = 0;
+  /** The background fdatasync in flight, if any: the fd stays open until it settles. */
+  #flushing: Promise<void> | undefined;
+  /** A background flush's error: the data may not be on disk, so commit() must fail with it. */
+  #flushError: Error | undefined;
 
-  private constructor(target: string, tempPath: string, fd: number, lock: TargetLock) {
+  private constructor(target: string, tempPath: string, fd: number, lock: TargetLock, readonly flushEveryBytes: number) {
     this.target = target;
     this.tempPath = tempPath;
     this.#fd = fd;
@@ -302,7 +315,7 @@ export class AtomicFile {
    * Takes the target's lock (another copy writing the same name: an error naming it), then creates the temporary
    * file; fails (EEXIST) rather than clobbering anything.
    */
-  static create(target: string): AtomicFile {
+  static create(target: string, flushEveryBytes = FLUSH_EVERY_BYTES): AtomicFile {
     const tempName = temporaryName(target);
     const tempPath = join(dirname(target), tempName);
     const lock = TargetLock.acquire(target, tempName);
@@ -314,7 +327,7 @@ export class AtomicFile {
       const code = (e as NodeJS.ErrnoException).code;
       throw new Error(`cannot create ${target}${code ? ` (${code})` : ""}: ${(e as Error).message.replace(tempPath, "its temporary file")}`);
     }
-    return new AtomicFile(target, tempPath, fd, lock);
+    return new AtomicFile(target, tempPath, fd, lock, flushEveryBytes);
   }
 
   /** Writes all of `bytes` at `position` (loops over short writes). */
@@ -324,6 +337,7 @@ export class AtomicFile {
     while (done < bytes.length) {
       done += writeSync(fd, bytes, done, bytes.length - done, position + done);
     }
+    this.#wrote(bytes.length);
   }
 
   /**
@@ -338,11 +352,37 @@ export class AtomicFile {
         write(fd, bytes, done, bytes.length - done, position + done, (err, n) => (err ? reject(err) : resolve(n)))
       );
     }
+    this.#wrote(bytes.length);
   }
 
-  /** fsync + rename onto the target + fsync of the folder: once this returns, the file is durable under its name. */
-  commit(): void {
+  /** Starts a background flush every flushEveryBytes (one at a time; the final fsync in commit() covers the rest). */
+  #wrote(length: number): void {
+    this.#unflushed += length;
+    if (this.#unflushed < this.flushEveryBytes || this.#flushing || this.#fd === undefined) return;
+    this.#unflushed = 0;
+    const fd = this.#fd;
+    this.#flushing = new Promise<void>((settled) =>
+      fdatasync(fd, (err) => {
+        if (err) this.#flushError ??= err;
+        this.#flushing = undefined;
+        // abort() while this flush ran left the fd open (closing it could let the flush reach a reused number).
+        if (this.#fd === undefined) closeQuietly(fd);
+        settled();
+      })
+    );
+  }
+
+  /**
+   * Waits for a background flush, fsyncs, renames onto the target, fsyncs the folder: once this resolves, the file
+   * is durable under its name.
+   */
+  async commit(): Promise<void> {
+    await this.#flushing;
     const fd = this.#open();
+    if (this.#flushError) {
+      this.abort();
+      throw new Error(`${this.target}: writing to disk failed (${this.#flushError.message}); the received copy was discarded`, { cause: this.#flushError });
+    }
     fsyncSync(fd);
     closeSync(fd);
     this.#fd = undefined;
@@ -374,9 +414,8 @@ export class AtomicFile {
   /** Drops the temporary file; safe to call at any time, any number of times. */
   abort(): void {
     if (this.#fd !== undefined) {
-      try {
-        closeSync(this.#fd);
-      } catch { /* already closed */ }
+      // A background flush in flight closes the fd when it settles.
+      if (!this.#flushing) closeQuietly(this.#fd);
       this.#fd = undefined;
       try {
         unlinkSync(this.tempPath);
@@ -390,6 +429,12 @@ export class AtomicFile {
     if (this.#fd === undefined) throw new Error(`${this.target}: the temporary file is already committed or aborted`);
     return this.#fd;
   }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch { /* already closed */ }
 }
 
 /**

@@ -117,7 +117,7 @@ async function classicDpu(ctx: SessionContext, out: AtomicFile | undefined, size
       out.writeAt(memory.bytes, 0);
     }
   }
-  out?.commit();
+  await out?.commit();
   // Classic has no receipt from the host: when the DPU sends, this status is its last word (docs/PROTOCOL.md).
   await sendFinalStatus(ctx);
   bar.update(size);
@@ -165,7 +165,7 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
     throw new RefusedError(`SHA-256 mismatch: DPU ${toHex(digest)}, host ${toHex(theirs.digest)} (${theirs.totalBytes} bytes)`);
   }
   if (out) {
-    out.commit();
+    await out.commit();
     await sendFinalStatus(ctx);
   } else {
     // We sent: the host commits its file, then answers with its own final STATUS. Only that is success.

@@ -52,7 +52,7 @@ async function classicHost(ctx: SessionContext, have: boolean, size: number): Pr
     const status = await messenger.recv(MsgType.STATUS, "the DPU's final status");
     if (!status.isSuccess) throw messenger.peerFailure("the DMA copy");
     out?.writeAt(memory.bytes.subarray(0, size), 0);
-    out?.commit();
+    await out?.commit();
   } catch (e) {
     out?.abort();
     throw e;
@@ -98,7 +98,7 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
     }
     if (out) {
       // The receiver has the last word: the DPU reports success only once it hears the file is durable here.
-      out.commit();
+      await out.commit();
       await messenger.sendBestEffort(encodeStatus(true), "the copy completed but the host's final status could not reach the DPU side", ctx.log);
     }
     return { role: have ? "send" : "receive", bytes: size, mode: "extended", chunks, chunkSize: slotSize, slots: slotCount, sha256: toHex(digest) };

@@ -278,7 +278,7 @@ export async function receiveFile(
     const done = await channel.recv("waiting for the sender's checksum", "DONE");
     const digest = hash.digest("hex");
     if (sha(done) !== digest) throw new ProtocolError(`SHA-256 mismatch: the sender hashed ${sha(done)}, the bytes that arrived hash to ${digest}`);
-    file.commit();
+    await file.commit();
     await channel.send({ type: "RECEIPT", sha256: digest });
     return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode };
   } catch (e) {

@@ -1,0 +1,63 @@
+/**
+ * The receiver's file flushes to disk while the copy runs (so the final fsync does not write the whole file while
+ * the transfer waits): a flush in flight keeps its fd open until it settles, whether the file is committed or
+ * aborted meanwhile, and what lands under the name is every byte written.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { AtomicFile } from "../tasks/dma-copy/atomic-file.ts";
+import { type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+
+const spaces: Workspace[] = [];
+after(() => spaces.forEach((w) => w.remove()));
+const space = (tag: string) => (spaces.push(workspace(tag)), spaces.at(-1)!);
+
+/** How many of this process's fds point at `path` (an unlinked file shows as "PATH (deleted)"). */
+function fdsOn(path: string): number {
+  let n = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(path)) n++;
+    } catch { /* the fd of the listing itself, gone */ }
+  }
+  return n;
+}
+
+/** Waits (event loop turns, 10 s at most) until `check` holds; fails loudly otherwise. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`still not ${what} after 10 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe("AtomicFile background flush", { skip: !existsSync("/proc/self/fd") && "needs /proc/self/fd" }, () => {
+  test("an abort while a flush runs removes the file at once and closes its fd when the flush settles", async () => {
+    const w = space("flush-abort");
+    const file = AtomicFile.create(join(w.dpu, "f.bin"), 1);
+    await file.writeAtAsync(new Uint8Array(4096).fill(7), 0);
+    // The flush started after the write; its completion cannot have run yet (no event-loop turn since).
+    file.abort();
+    assert.deepEqual(w.list(w.dpu), [], "temporary file and lock gone at once");
+    // Deno's node:fs holds a second fd of its own during the flush; ours must be one of them.
+    assert.ok(fdsOn(file.tempPath) >= 1, "the fd stays open while the flush it was given runs");
+    await until(() => fdsOn(file.tempPath) === 0, "closed");
+  });
+
+  test("commit waits for the flush in flight; every byte written lands under the name", async () => {
+    const w = space("flush-commit");
+    const target = join(w.dpu, "f.bin");
+    const file = AtomicFile.create(target, 1000);
+    const chunk = (i: number) => new Uint8Array(1500).fill(i + 1);
+    for (let i = 0; i < 8; i++) await file.writeAtAsync(chunk(i), i * 1500);
+    await file.commit();
+    assert.equal(fdsOn(file.tempPath), 0);
+    const got = readFileSync(target);
+    assert.equal(got.length, 8 * 1500);
+    for (let i = 0; i < 8; i++) assert.ok(got.subarray(i * 1500, (i + 1) * 1500).every((b) => b === i + 1), `chunk ${i}`);
+    assert.deepEqual(w.list(w.dpu), ["f.bin"]);
+  });
+});
