@@ -7,7 +7,7 @@ import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
-import type { TaskKind, TaskPath } from "./task-path.ts";
+import type { Native, TaskKind, TaskPath } from "./task-path.ts";
 import { Waiters } from "./waiters.ts";
 import {
   BufferSet,
@@ -42,10 +42,12 @@ class PostRecvKind implements TaskKind<number, undefined> {
   readonly taskName = "doca_comch_consumer_task_post_recv";
   readonly noun = "receive";
   readonly allocName = "doca_comch_consumer_task_post_recv_alloc_init";
-  task = 0;
+  task: Native = 0;
   stopping = false;
   /** Looked up once (not per message). */
   readonly #fns = consumerFns();
+  /** Raw form (native values in and out); present: consumerFns() checked it. */
+  readonly #asTask = doca().raw.doca_comch_consumer_task_post_recv_as_task!;
 
   constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {}
 
@@ -57,7 +59,8 @@ class PostRecvKind implements TaskKind<number, undefined> {
     d.scratch.clear(0);
     const rc = f.doca_comch_consumer_task_post_recv_alloc_init(this.ctxHandle, buf[HANDLE], d.scratch.slot(0));
     if (rc !== 0) return rc;
-    this.task = f.doca_comch_consumer_task_post_recv_as_task(d.scratch.u64(0));
+    // The native form (bigint on Deno), as TaskPath hands it to doca_task_submit: a number there deoptimizes.
+    this.task = this.#asTask(d.scratch.u64Native(0));
     return 0;
   }
 

@@ -7,7 +7,7 @@ import { check, DocaError, OverflowError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import { type CompletionCallbacks, type ConnectionOwner, nativeCallbacks } from "./callbacks.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
-import type { TaskKind, TaskPath } from "./task-path.ts";
+import type { Native, TaskKind, TaskPath } from "./task-path.ts";
 import type { ComchConnection } from "./comch-connection.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
@@ -18,7 +18,7 @@ type AllocFn = "doca_comch_server_task_send_alloc_init" | "doca_comch_client_tas
 class SendKind implements TaskKind<number, Uint8Array> {
   readonly taskName = "doca_comch_task_send";
   readonly noun = "message";
-  task: number = 0;
+  task: Native = 0;
   readonly #slab: number;
   readonly #slabBytes: Uint8Array;
 
@@ -35,7 +35,8 @@ class SendKind implements TaskKind<number, Uint8Array> {
     d.scratch.clear(0);
     const rc = f[this.allocName](this.ctxHandle, connection, address, bytes.length, d.scratch.slot(0));
     if (rc !== 0) return rc;
-    this.task = f.doca_comch_task_send_as_task(d.scratch.u64(0));
+    // The native form (bigint on Deno), as TaskPath hands it to doca_task_submit: a number there deoptimizes.
+    this.task = d.raw.doca_comch_task_send_as_task(d.scratch.u64Native(0));
     return 0;
   }
 

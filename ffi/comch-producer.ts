@@ -10,7 +10,7 @@ import { DocaErrorCode } from "./constants.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import { NativeMemory } from "./memory.ts";
 import { Buf } from "./buf.ts";
-import type { TaskKind, TaskPath } from "./task-path.ts";
+import type { Native, TaskKind, TaskPath } from "./task-path.ts";
 import { integerIn } from "./validate.ts";
 import {
   BufferSet,
@@ -52,9 +52,11 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
   readonly noun = "message";
   readonly allocName = "doca_comch_producer_task_send_alloc_init";
   readonly againMeansRetry = true;
-  task = 0;
+  task: Native = 0;
   /** Looked up once (not per message). */
   readonly #fns = producerFns();
+  /** Raw form (native values in and out); present: producerFns() checked it. */
+  readonly #asTask = doca().raw.doca_comch_producer_task_send_as_task!;
 
   constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly imm: NativeMemory) {}
 
@@ -78,7 +80,8 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
       d.scratch.slot(0),
     );
     if (rc !== 0) return rc;
-    this.task = f.doca_comch_producer_task_send_as_task(d.scratch.u64(0));
+    // The native form (bigint on Deno), as TaskPath hands it to doca_task_submit: a number there deoptimizes.
+    this.task = this.#asTask(d.scratch.u64Native(0));
     return 0;
   }
 

@@ -289,13 +289,20 @@ export class TaskPath<A, B> implements TaskTarget {
     return submitted;
   }
 
-  /** A freshly allocated task: its user data names this path and slot (the completion's way back). */
+  /**
+   * A freshly allocated task: its user data names this path and slot (the completion's way back). The task must be
+   * in native form (a kind gets it from a raw function): a plain number on Deno, where raw functions take bigint,
+   * sent every submit and completion of the path down V8's deoptimize/re-optimize loop ("not a BigInt"), which cost
+   * Comch 30 % of its message rate.
+   */
   #tagged(task: Native, slot: number): Native {
+    if (typeof task !== this.#nativeType) throw new TypeError(`${this.#kind.allocName}: the task is not in native form (${typeof task})`);
     this.#raw.doca_task_set_user_data(task, this.#native(this.#tag + slot));
     return task;
   }
 
   readonly #native = doca().backend.native;
+  readonly #nativeType = typeof doca().backend.native(1);
 
   #enqueue(a: A, b: B, resolve: (() => void) | undefined, reject: ((e: Error) => void) | undefined, batch: Batch | undefined): void {
     if (this.#kind.retain) [a, b] = this.#kind.retain(a, b);
