@@ -3,7 +3,7 @@
  * buffers on the shared task path; a producer on the other side fills them by consumer id. Each completed buffer is
  * copied out and reposted at once.
  */
-import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
+import { HANDLE, INTERNAL, internalOnly, NATIVE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
@@ -49,9 +49,23 @@ class PostRecvKind implements TaskKind<number, undefined> {
   /** Raw form (native values in and out); present: consumerFns() checked it. */
   readonly #asTask = doca().raw.doca_comch_consumer_task_post_recv_as_task!;
 
-  constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {}
+  /** Per slot: the post_recv task (native form) and the buffer index it is bound to (-1: none yet). */
+  readonly #typed: Native[];
+  readonly #bound: Int32Array;
+  /** Re-binds a kept task to another buffer; absent from DOCA builds without it (then tasks are not kept). */
+  readonly #setBuf = doca().raw.doca_comch_consumer_task_post_recv_set_buf;
+  /** TaskPath keeps completed tasks and calls this instead of alloc + free per message (DOCA lets a completed
+   * post_recv task be submitted again: NVIDIA's samples resubmit it from its completion callback). */
+  rearm?: (slot: number, index: number) => number;
 
-  allocInit(_slot: number, index: number): number {
+  constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly consumer: ComchConsumer) {
+    const slots = buffers.bufs.length;
+    this.#typed = new Array(slots).fill(0);
+    this.#bound = new Int32Array(slots).fill(-1);
+    if (this.#setBuf) this.rearm = this.#rearm;
+  }
+
+  allocInit(slot: number, index: number): number {
     const d = doca();
     const f = this.#fns;
     const buf = this.buffers.bufs[index];
@@ -59,10 +73,24 @@ class PostRecvKind implements TaskKind<number, undefined> {
     d.scratch.clear(0);
     const rc = f.doca_comch_consumer_task_post_recv_alloc_init(this.ctxHandle, buf[HANDLE], d.scratch.slot(0));
     if (rc !== 0) return rc;
+    const typed = d.scratch.u64Native(0);
+    this.#typed[slot] = typed;
+    this.#bound[slot] = index;
     // The native form (bigint on Deno), as TaskPath hands it to doca_task_submit: a number there deoptimizes.
-    this.task = this.#asTask(d.scratch.u64Native(0));
+    this.task = this.#asTask(typed);
     return 0;
   }
+
+  /** The slot's kept task, emptied, receives into buffer `index` again (re-bound when the slot served another). */
+  readonly #rearm = (slot: number, index: number): number => {
+    const buf = this.buffers.bufs[index];
+    buf.resetData();
+    if (this.#bound[slot] !== index) {
+      this.#setBuf!(this.#typed[slot], buf[NATIVE]);
+      this.#bound[slot] = index;
+    }
+    return 0;
+  };
 
   complete(_slot: number, typedTask: number, ok: boolean, index: number): void {
     if (!ok || this.stopping) return;
@@ -72,10 +100,14 @@ class PostRecvKind implements TaskKind<number, undefined> {
     const length = buffers.bufs[index].dataLength;
     const offset = index * buffers.size;
     const bytes = buffers.memory.bytes.slice(offset, offset + length);
-    // DOCA 3.x headers have a per-task length getter; builds without it deliver the consumer's configured length.
-    const immLength = f.doca_comch_consumer_task_post_recv_get_imm_data_len?.(typedTask) ?? this.consumer.immDataLength;
-    const immAddress = f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask);
-    const imm = immLength && immAddress ? new Uint8Array(d.backend.view(immAddress, immLength)).slice() : EMPTY;
+    // A consumer configured without immediate data receives none: no calls to ask. Otherwise DOCA 3.x headers have
+    // a per-task length getter; builds without it deliver the consumer's configured length.
+    let imm = EMPTY;
+    if (this.consumer.immDataLength > 0) {
+      const immLength = f.doca_comch_consumer_task_post_recv_get_imm_data_len?.(typedTask) ?? this.consumer.immDataLength;
+      const immAddress = immLength > 0 ? f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask) : 0;
+      if (immAddress) imm = new Uint8Array(d.backend.view(immAddress, immLength)).slice();
+    }
     const producerId = f.doca_comch_consumer_task_post_recv_get_producer_id?.(typedTask);
     this.consumer.deliver({ bytes, imm, producerId }, index);
   }

@@ -275,6 +275,8 @@ export const DOCA_SYMBOLS = {
   doca_comch_consumer_task_post_recv_get_imm_data: { lib: "comch", params: ["ptr<doca_comch_consumer_task_post_recv>"], result: "ptr", optional: true },
   // struct doca_buf *doca_comch_consumer_task_post_recv_get_buf(const struct doca_comch_consumer_task_post_recv *task);
   doca_comch_consumer_task_post_recv_get_buf: { lib: "comch", params: ["ptr<doca_comch_consumer_task_post_recv>"], result: "ptr<doca_buf>", optional: true },
+  // void doca_comch_consumer_task_post_recv_set_buf(struct doca_comch_consumer_task_post_recv *task, struct doca_buf *buf);
+  doca_comch_consumer_task_post_recv_set_buf: { lib: "comch", params: ["ptr<doca_comch_consumer_task_post_recv>", "ptr<doca_buf>"], result: "void", optional: true },
   // doca_error_t doca_comch_consumer_set_imm_data_len(struct doca_comch_consumer *consumer, uint32_t imm_data_len);
   doca_comch_consumer_set_imm_data_len: { lib: "comch", params: ["ptr<doca_comch_consumer>", "u32"], result: "i32", optional: true },
   // doca_error_t doca_comch_consumer_get_imm_data_len(const struct doca_comch_consumer *consumer, uint32_t *imm_data_len);

@@ -15,11 +15,20 @@ export interface Pump {
 interface Entry<T> {
   resolve: (value: T) => void;
   reject: (e: unknown) => void;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  /** performance.now() at which it times out (Infinity: never). */
+  deadline: number;
+  what: string;
+  timeoutMs: number;
 }
 
 export class Waiters<T> {
   readonly #entries: Entry<T>[] = [];
+  /**
+   * One timer for all waiters, armed for the earliest deadline; a waiter settled before its deadline leaves it
+   * armed. A timer per wait (set + clear) cost 1.6 µs per message on Deno (0.7 µs on Node), more than the receive.
+   */
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
 
   constructor(private readonly pump: Pump | undefined) {}
 
@@ -34,13 +43,9 @@ export class Waiters<T> {
       return Promise.reject(new RangeError(`timeoutMs must be a number of milliseconds from 0 to 2147483647, got ${timeoutMs}`));
     }
     return new Promise<T>((resolve, reject) => {
-      const entry: Entry<T> = { resolve, reject, timer: undefined };
-      if (timeoutMs !== undefined) {
-        entry.timer = setTimeout(() => {
-          if (this.#remove(entry)) reject(new TimeoutError(what, timeoutMs));
-        }, Math.max(0, timeoutMs));
-      }
-      this.#entries.push(entry);
+      const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
+      this.#entries.push({ resolve, reject, deadline, what, timeoutMs: timeoutMs ?? 0 });
+      if (deadline < this.#timerAt) this.#arm(deadline);
       this.pump?.demand();
     });
   }
@@ -68,11 +73,41 @@ export class Waiters<T> {
     }
   }
 
+  #arm(at: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(this.#expire, Math.max(0, at - performance.now()));
+    // With a pump, whoever waits keeps it running, and it keeps the process alive; the timer itself must not hold
+    // the process once its waiters are gone. Without one, the timer is cleared with the last waiter (#remove).
+    if (this.pump) this.#timer.unref?.();
+  }
+
+  /** The timer: rejects the waiters whose deadline passed, re-arms for the earliest one left. */
+  readonly #expire = (): void => {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (const entry of [...this.#entries]) {
+      if (entry.deadline <= now) {
+        this.#remove(entry);
+        entry.reject(new TimeoutError(entry.what, entry.timeoutMs));
+      } else if (entry.deadline < next) {
+        next = entry.deadline;
+      }
+    }
+    if (next < Infinity) this.#arm(next);
+  };
+
   #remove(entry: Entry<T>): boolean {
     const i = this.#entries.indexOf(entry);
     if (i < 0) return false;
     this.#entries.splice(i, 1);
-    if (entry.timer !== undefined) clearTimeout(entry.timer);
+    if (this.#entries.length === 0 && this.#timer !== undefined && !this.pump) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
+    }
     this.pump?.release();
     return true;
   }

@@ -87,6 +87,37 @@ describe("ffi: timeouts", () => {
     const late = waiters.wait("something", 0);
     await assert.rejects(late, /timed out after 0 ms waiting for something/);
   });
+
+  // Waiters share one timer armed for the earliest deadline (a timer per wait cost more than a message).
+  test("a shorter timeout added after a longer one fires first; each names its own wait", async () => {
+    const { Waiters } = await import("../ffi/waiters.ts");
+    const waiters = new Waiters<number>(undefined);
+    const order: string[] = [];
+    const long = waiters.wait("the long one", 400).catch((e: Error) => order.push(e.message));
+    const short = waiters.wait("the short one", 20).catch((e: Error) => order.push(e.message));
+    await Promise.all([long, short]);
+    assert.equal(order.length, 2);
+    assert.match(order[0], /timed out after 20 ms waiting for the short one/);
+    assert.match(order[1], /timed out after 400 ms waiting for the long one/);
+  });
+
+  test("a wait settled early leaves the timer to the next: a later, longer wait still times out", async () => {
+    const { Waiters } = await import("../ffi/waiters.ts");
+    const waiters = new Waiters<number>(undefined);
+    const first = waiters.wait("the first", 10);
+    assert.ok(waiters.resolveNext(1));
+    assert.equal(await first, 1);
+    const pump = { demand() {}, release() {} };
+    const pumped = new Waiters<number>(pump);
+    const early = pumped.wait("an early one", 10);
+    pumped.resolveNext(2);
+    assert.equal(await early, 2);
+    const later = pumped.wait("a later one", 50);
+    // Keeps this test's event loop alive the way a pump would (the shared timer is unref'd when a pump runs).
+    const hold = setTimeout(() => {}, 5_000);
+    await assert.rejects(later, /timed out after 50 ms waiting for a later one/);
+    clearTimeout(hold);
+  });
 });
 
 describe("ffi: Dma copies of any length", () => {
