@@ -3,7 +3,7 @@
  * copies, or a caller's Buf) to a consumer id on the peer, with optional immediate data, on the shared task path.
  * Sends beyond the slot count wait in order; DOCA_ERROR_AGAIN (the consumer's queue is full) is retried in order.
  */
-import { INTERNAL, internalOnly, HANDLE } from "./resource.ts";
+import { HANDLE, INTERNAL, internalOnly, NATIVE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check, DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
@@ -58,32 +58,83 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
   /** Raw form (native values in and out); present: producerFns() checked it. */
   readonly #asTask = doca().raw.doca_comch_producer_task_send_as_task!;
 
-  constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly imm: NativeMemory) {}
+  /** Per slot: the send task (native form) and what it is armed with (buffer handle, consumer, imm length). */
+  readonly #typed: Native[];
+  readonly #armedBuf: number[];
+  readonly #armedConsumer: number[];
+  readonly #armedImm: Int32Array;
+  readonly #raw = doca().raw;
+  readonly #native = doca().backend.native;
+  /** TaskPath keeps completed tasks and calls this instead of alloc + free per message; absent without the setters. */
+  rearm?: (slot: number, send: Send) => number;
 
-  allocInit(slot: number, send: Send): number {
-    const d = doca();
-    const f = this.#fns;
+  constructor(readonly ctxHandle: number, readonly buffers: BufferSet, readonly imm: NativeMemory) {
+    const slots = buffers.bufs.length;
+    this.#typed = new Array(slots).fill(0);
+    this.#armedBuf = new Array(slots).fill(0);
+    this.#armedConsumer = new Array(slots).fill(-1);
+    this.#armedImm = new Int32Array(slots);
+    const r = this.#raw;
+    if (r.doca_comch_producer_task_send_set_buf && r.doca_comch_producer_task_send_set_consumer_id && r.doca_comch_producer_task_send_set_imm_data) {
+      this.rearm = this.#rearm;
+    }
+  }
+
+  /** Stages the bytes (or takes the caller's Buf) and the imm for `slot`; returns the buffer to send. */
+  #stage(slot: number, send: Send): Buf {
     const buffers = this.buffers;
     if (send.bytes) {
       buffers.memory.bytes.set(send.bytes, slot * buffers.size);
       buffers.bufs[slot].setData(buffers.address(slot), send.bytes.length);
     }
     if (send.imm.length > 0) this.imm.bytes.set(send.imm, slot * IMM_MAX);
-    const buf = send.own ? send.own[HANDLE] : buffers.bufs[slot][HANDLE];
+    return send.own ?? buffers.bufs[slot];
+  }
+
+  allocInit(slot: number, send: Send): number {
+    const d = doca();
+    const f = this.#fns;
+    const buf = this.#stage(slot, send);
     d.scratch.clear(0);
     const rc = f.doca_comch_producer_task_send_alloc_init(
       this.ctxHandle,
-      buf,
+      buf[HANDLE],
       this.imm.address + slot * IMM_MAX,
       send.imm.length,
       send.consumerId,
       d.scratch.slot(0),
     );
     if (rc !== 0) return rc;
+    const typed = d.scratch.u64Native(0);
+    this.#typed[slot] = typed;
+    this.#armedBuf[slot] = buf[HANDLE];
+    this.#armedConsumer[slot] = send.consumerId;
+    this.#armedImm[slot] = send.imm.length;
     // The native form (bigint on Deno), as TaskPath hands it to doca_task_submit: a number there deoptimizes.
-    this.task = this.#asTask(d.scratch.u64Native(0));
+    this.task = this.#asTask(typed);
     return 0;
   }
+
+  /** The slot's kept task (completed), armed for the next send: only what differs from its last one is set. */
+  readonly #rearm = (slot: number, send: Send): number => {
+    const r = this.#raw;
+    const typed = this.#typed[slot];
+    const buf = this.#stage(slot, send);
+    if (this.#armedBuf[slot] !== buf[HANDLE]) {
+      r.doca_comch_producer_task_send_set_buf!(typed, buf[NATIVE]);
+      this.#armedBuf[slot] = buf[HANDLE];
+    }
+    if (this.#armedConsumer[slot] !== send.consumerId) {
+      r.doca_comch_producer_task_send_set_consumer_id!(typed, send.consumerId);
+      this.#armedConsumer[slot] = send.consumerId;
+    }
+    // Immediate data is taken at arming (DOCA may copy it into the task): set again whenever there is some.
+    if (send.imm.length > 0 || this.#armedImm[slot] !== 0) {
+      r.doca_comch_producer_task_send_set_imm_data!(typed, this.#native(this.imm.address + slot * IMM_MAX), send.imm.length);
+      this.#armedImm[slot] = send.imm.length;
+    }
+    return 0;
+  };
 
   retain(send: Send): [Send, undefined] {
     if (!send.copied) {

@@ -257,6 +257,12 @@ export const DOCA_SYMBOLS = {
   doca_comch_producer_task_send_as_task: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>"], result: "ptr<doca_task>", optional: true },
   // const struct doca_buf *doca_comch_producer_task_send_get_buf(const struct doca_comch_producer_task_send *task);
   doca_comch_producer_task_send_get_buf: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>"], result: "ptr<doca_buf>", optional: true },
+  // void doca_comch_producer_task_send_set_buf(struct doca_comch_producer_task_send *task, const struct doca_buf *buf);
+  doca_comch_producer_task_send_set_buf: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>", "ptr<doca_buf>"], result: "void", optional: true },
+  // void doca_comch_producer_task_send_set_consumer_id(struct doca_comch_producer_task_send *task, const uint32_t consumer_id);
+  doca_comch_producer_task_send_set_consumer_id: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>", "u32"], result: "void", optional: true },
+  // void doca_comch_producer_task_send_set_imm_data(struct doca_comch_producer_task_send *task, uint8_t *imm_data, uint32_t imm_data_len);
+  doca_comch_producer_task_send_set_imm_data: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>", "ptr", "u32"], result: "void", optional: true },
   // doca_error_t doca_comch_consumer_create(struct doca_comch_connection *comch_connection, struct doca_mmap *buf_mmap, struct doca_comch_consumer **consumer);
   doca_comch_consumer_create: { lib: "comch", params: ["ptr<doca_comch_connection>", "ptr<doca_mmap>", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *consumer);

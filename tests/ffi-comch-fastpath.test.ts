@@ -4,7 +4,7 @@ import { Buffer } from "node:buffer";
 import { DPU_PCI, dpuEnv, HOST_PCI, pattern, uniqueName } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
 import { spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { ComchClient, ComchProducer, Device, liveObjects, ProgressEngine } from "../mod.ts";
+import { Access, BufInventory, ComchClient, ComchProducer, Device, liveObjects, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
 
 describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120_000 }, () => {
   test("buffers and immediate data arrive intact, in order, also under back-pressure", { skip: noLiveCounter }, async () => {
@@ -53,5 +53,66 @@ describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120
       await dpu.close();
     }
     assert.equal(liveObjects(), start, "producer, client, buffers and maps all released");
+  });
+
+  // The producer keeps its send tasks and re-arms them: each send must carry its own consumer, buffer and immediate
+  // data, never what the task's previous send left armed.
+  test("one producer, two consumers: every send reaches its consumer with its own bytes and immediate data", { skip: noLiveCounter }, async () => {
+    const name = uniqueName("fast2");
+    const dpu = spawnRuntime(new URL("./helpers/dpu-side.ts", import.meta.url), { env: dpuEnv() });
+    try {
+      await dpu.request({ op: "open", pci: DPU_PCI }, 30_000);
+      await dpu.request({ op: "serve", name, repPci: HOST_PCI });
+      using dev = Device.open(HOST_PCI);
+      using pe = new ProgressEngine();
+      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+      for (;;) if ((await dpu.receive<{ event?: string }>()).event === "accepted") break;
+      const a = (await dpu.request<{ id: number }>({ op: "consume" }, 20_000)).id;
+      const b = (await dpu.request<{ id: number }>({ op: "consume" }, 20_000)).id;
+      assert.notEqual(a, b);
+      // The producer may send to a consumer only once its announcement arrived: drive the engine until both did.
+      const deadline = Date.now() + 10_000;
+      while (![a, b].every((id) => client.connection.remoteConsumers.includes(id))) {
+        assert.ok(Date.now() < deadline, `consumers ${a} and ${b} announced within 10 s (known: ${client.connection.remoteConsumers})`);
+        pe.progress();
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      await using producer = await ComchProducer.create({ connection: client.connection, device: dev, pe, buffers: 1 });
+      using memory = NativeMemory.alloc(4096);
+      using map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE | Access.PCI_READ_WRITE, devices: [dev] });
+      using inventory = new BufInventory(1);
+      memory.bytes.set(pattern(300, 77));
+      using own = inventory.bufByData(map, memory.address, 300);
+      // One slot: every send after the first re-arms the same task.
+      const plan: { to: number; data: Uint8Array | "buf"; imm: number[] }[] = [
+        { to: a, data: pattern(100, 1), imm: [1, 42] },
+        { to: b, data: pattern(101, 2), imm: [] },
+        { to: a, data: "buf", imm: [3, 4, 5] },
+        { to: b, data: pattern(102, 4), imm: [6] },
+        { to: b, data: pattern(103, 5), imm: [] },
+        { to: a, data: "buf", imm: [] },
+        { to: a, data: pattern(104, 7), imm: [8, 9] },
+      ];
+      for (const s of plan) await producer.send(s.data === "buf" ? own : s.data, s.to, new Uint8Array(s.imm));
+      const got = new Map<number, { data: Uint8Array; imm: Uint8Array }[]>([[a, []], [b, []]]);
+      for (let i = 0; i < plan.length; i++) {
+        const m = await dpu.receive<{ event: string; consumer: number; data: string; imm: string }>(10_000);
+        assert.equal(m.event, "fast");
+        got.get(m.consumer)!.push({ data: new Uint8Array(Buffer.from(m.data, "base64")), imm: new Uint8Array(Buffer.from(m.imm, "base64")) });
+      }
+      for (const to of [a, b]) {
+        const sent = plan.filter((s) => s.to === to);
+        const arrived = got.get(to)!;
+        assert.equal(arrived.length, sent.length, `messages for consumer ${to}`);
+        sent.forEach((s, i) => {
+          assert.deepEqual(arrived[i].data, s.data === "buf" ? pattern(300, 77) : s.data, `data of message ${i} to ${to}`);
+          // DOCA delivers the sent length or the configured one (zero-padded): the sent bytes, then nothing else.
+          assert.deepEqual(arrived[i].imm.subarray(0, s.imm.length), new Uint8Array(s.imm), `imm of message ${i} to ${to}`);
+          assert.ok(arrived[i].imm.subarray(s.imm.length).every((x) => x === 0), `no stale imm in message ${i} to ${to}`);
+        });
+      }
+    } finally {
+      await dpu.close();
+    }
   });
 });

@@ -162,7 +162,7 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
       void (async () => {
         for (;;) {
           const m = await c.recv();
-          reply({ event: "fast", data: Buffer.from(m.bytes).toString("base64"), imm: Buffer.from(m.imm).toString("base64") });
+          reply({ event: "fast", consumer: c.id, data: Buffer.from(m.bytes).toString("base64"), imm: Buffer.from(m.imm).toString("base64") });
         }
       })().catch(() => {});
       return { ok: true, id: consumer.id };
