@@ -145,9 +145,7 @@ async function sendCtrl(connection: ComchConnection, cell: Cell, seconds: number
   return sent;
 }
 
-async function sendFast(client: ComchClient, consumerId: number, cell: Cell, seconds: number): Promise<number> {
-  const { connection, device, pe } = client;
-  await using producer = await ComchProducer.create({ connection, device, pe, buffers: cell.depth + 1, bufferSize: cell.size });
+async function sendFast(producer: ComchProducer, consumerId: number, cell: Cell, seconds: number): Promise<number> {
   const sent = await lanes(cell, seconds, (m) => producer.send(m, consumerId));
   await producer.send(END_MARKER, consumerId);
   return sent;
@@ -163,8 +161,12 @@ async function client(name: string, seconds: number, cells: Cell[]): Promise<voi
     if (cell.op === "ctrl" && cell.size > client.maxMsgSize) throw new Error(`ctrl:${cell.size}: larger than the max message size ${client.maxMsgSize}`);
     const ready = decode(await connection.recv({ timeoutMs: PEER_TIMEOUT_MS })).match(/^ready (\d+)$/);
     if (!ready) throw new Error("unexpected message from the server");
+    // As the C driver: the producer is made before the clock starts, and closed after it stopped.
+    await using producer = cell.op === "fast"
+      ? await ComchProducer.create({ connection, device, pe, buffers: cell.depth + 1, bufferSize: cell.size })
+      : undefined;
     const t0 = performance.now();
-    const sent = cell.op === "fast" ? await sendFast(client, Number(ready[1]), cell, seconds) : await sendCtrl(connection, cell, seconds);
+    const sent = producer ? await sendFast(producer, Number(ready[1]), cell, seconds) : await sendCtrl(connection, cell, seconds);
     const answer = decode(await connection.recv({ timeoutMs: PEER_TIMEOUT_MS }));
     const elapsed = (performance.now() - t0) / 1000;
     if (answer !== `ack ${sent}`) throw new Error(`${cell.op}:${cell.size}:${cell.depth}: sent ${sent}, the server answered "${answer}"`);
