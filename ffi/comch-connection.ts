@@ -4,7 +4,7 @@
  * user data (a small id, see callbacks.ts). Messages DOCA delivers are copied out at once (the buffer is valid only
  * in the callback) and queued; recv() takes from the queue or waits, keeping the progress engine pumped meanwhile.
  */
-import { doca } from "./library.ts";
+import { copyOut } from "./copy-out.ts";
 import { type ConnectionOwner, registerOwner, setConnectionOwner, unregisterOwner } from "./callbacks.ts";
 import { hex, Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { Waiters } from "./waiters.ts";
@@ -170,7 +170,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
       this.#dropped++;
       return;
     }
-    const message = new Uint8Array(doca().backend.view(buffer, length)).slice();
+    const message = copyOut(buffer, length);
     if (this.#messages.resolveNext(message)) return;
     this.#queue.push(message);
     this.#unreadBytes += length + UNREAD_MESSAGE_OVERHEAD;

@@ -3,6 +3,7 @@
  * buffers on the shared task path; a producer on the other side fills them by consumer id. Each completed buffer is
  * copied out and reposted at once.
  */
+import { copyOut } from "./copy-out.ts";
 import { HANDLE, INTERNAL, internalOnly, NATIVE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
@@ -106,7 +107,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
     if (this.consumer.immDataLength > 0) {
       const immLength = f.doca_comch_consumer_task_post_recv_get_imm_data_len?.(typedTask) ?? this.consumer.immDataLength;
       const immAddress = immLength > 0 ? f.doca_comch_consumer_task_post_recv_get_imm_data(typedTask) : 0;
-      if (immAddress) imm = new Uint8Array(d.backend.view(immAddress, immLength)).slice();
+      if (immAddress) imm = copyOut(immAddress, immLength);
     }
     const producerId = f.doca_comch_consumer_task_post_recv_get_producer_id?.(typedTask);
     this.consumer.deliver({ bytes, imm, producerId }, index);

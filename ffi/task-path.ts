@@ -299,13 +299,13 @@ export class TaskPath<A, B> implements TaskTarget {
    * Comch 30 % of its message rate.
    */
   #tagged(task: Native, slot: number): Native {
-    if (typeof task !== this.#nativeType) throw new TypeError(`${this.#kind.allocName}: the task is not in native form (${typeof task})`);
+    if ((typeof task === "bigint") !== this.#nativeIsBigint) throw new TypeError(`${this.#kind.allocName}: the task is not in native form (${typeof task})`);
     this.#raw.doca_task_set_user_data(task, this.#native(this.#tag + slot));
     return task;
   }
 
   readonly #native = doca().backend.native;
-  readonly #nativeType = typeof doca().backend.native(1);
+  readonly #nativeIsBigint = typeof doca().backend.native(1) === "bigint";
 
   #enqueue(a: A, b: B, resolve: (() => void) | undefined, reject: ((e: Error) => void) | undefined, batch: Batch | undefined): void {
     if (this.#kind.retain) [a, b] = this.#kind.retain(a, b);

@@ -6,18 +6,32 @@ import { noLiveCounter } from "./helpers/live-objects.ts";
 import { spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { Access, BufInventory, ComchClient, ComchProducer, Device, liveObjects, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
 
+type DpuSide = ReturnType<typeof spawnRuntime>;
+
+/** A DPU-side process serving Comch and a client of it here, accepted; `body` runs with both, then all is closed. */
+async function withServedClient(
+  tag: string,
+  body: (dpu: DpuSide, client: ComchClient, dev: Device, pe: ProgressEngine) => Promise<void>,
+): Promise<void> {
+  const name = uniqueName(tag);
+  const dpu = spawnRuntime(new URL("./helpers/dpu-side.ts", import.meta.url), { env: dpuEnv() });
+  try {
+    await dpu.request({ op: "open", pci: DPU_PCI }, 30_000);
+    await dpu.request({ op: "serve", name, repPci: HOST_PCI });
+    using dev = Device.open(HOST_PCI);
+    using pe = new ProgressEngine();
+    await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+    for (;;) if ((await dpu.receive<{ event?: string }>()).event === "accepted") break;
+    await body(dpu, client, dev, pe);
+  } finally {
+    await dpu.close();
+  }
+}
+
 describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120_000 }, () => {
   test("buffers and immediate data arrive intact, in order, also under back-pressure", { skip: noLiveCounter }, async () => {
     const start = liveObjects();
-    const name = uniqueName("fast");
-    const dpu = spawnRuntime(new URL("./helpers/dpu-side.ts", import.meta.url), { env: dpuEnv() });
-    try {
-      await dpu.request({ op: "open", pci: DPU_PCI }, 30_000);
-      await dpu.request({ op: "serve", name, repPci: HOST_PCI });
-      using dev = Device.open(HOST_PCI);
-      using pe = new ProgressEngine();
-      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
-      for (;;) if ((await dpu.receive<{ event?: string }>()).event === "accepted") break;
+    await withServedClient("fast", async (dpu, client, dev, pe) => {
       const { id } = await dpu.request<{ id: number }>({ op: "consume" }, 20_000);
       const announced = await client.connection.waitForRemoteConsumer({ timeoutMs: 10_000 });
       assert.equal(announced, id, "the consumer event carries the consumer's id");
@@ -49,24 +63,14 @@ describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120
         assert.equal(got.length, 64);
         assert.equal(got.readUInt32LE(0), i, `message ${i} out of order`);
       }
-    } finally {
-      await dpu.close();
-    }
+    });
     assert.equal(liveObjects(), start, "producer, client, buffers and maps all released");
   });
 
   // The producer keeps its send tasks and re-arms them: each send must carry its own consumer, buffer and immediate
   // data, never what the task's previous send left armed.
   test("one producer, two consumers: every send reaches its consumer with its own bytes and immediate data", { skip: noLiveCounter }, async () => {
-    const name = uniqueName("fast2");
-    const dpu = spawnRuntime(new URL("./helpers/dpu-side.ts", import.meta.url), { env: dpuEnv() });
-    try {
-      await dpu.request({ op: "open", pci: DPU_PCI }, 30_000);
-      await dpu.request({ op: "serve", name, repPci: HOST_PCI });
-      using dev = Device.open(HOST_PCI);
-      using pe = new ProgressEngine();
-      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
-      for (;;) if ((await dpu.receive<{ event?: string }>()).event === "accepted") break;
+    await withServedClient("fast2", async (dpu, client, dev, pe) => {
       const a = (await dpu.request<{ id: number }>({ op: "consume" }, 20_000)).id;
       const b = (await dpu.request<{ id: number }>({ op: "consume" }, 20_000)).id;
       assert.notEqual(a, b);
@@ -111,8 +115,6 @@ describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120
           assert.ok(arrived[i].imm.subarray(s.imm.length).every((x) => x === 0), `no stale imm in message ${i} to ${to}`);
         });
       }
-    } finally {
-      await dpu.close();
-    }
+    });
   });
 });

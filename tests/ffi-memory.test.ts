@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { HOST_PCI } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
 import { Access, BufInventory, Device, DocaError, liveObjects, Mmap, NativeMemory } from "../mod.ts";
+import { copyOut } from "../ffi/copy-out.ts";
 
 describe("ffi: native memory, mmaps and buffers", () => {
   test("NativeMemory is page-aligned, zeroed, writable through bytes", () => {
@@ -81,5 +82,21 @@ describe("ffi: native memory, mmaps and buffers", () => {
     const desc = map.exportPci(dev);
     assert.ok(desc instanceof Uint8Array && desc.length > 0);
     assert.throws(() => Mmap.fromExport(new Uint8Array([1, 2, 3]), dev), DocaError);
+  });
+
+  test("copyOut: bytes lent by native code become an array of their own, at any length", () => {
+    using src = NativeMemory.alloc(3 * 65536);
+    for (let i = 0; i < src.length; i++) src.bytes[i] = (i * 31 + 7) & 255;
+    const small = copyOut(src.address + 5, 64);
+    const large = copyOut(src.address + 1, 2 * 65536 + 3); // past the staging area: it grows
+    const again = copyOut(src.address + 9, 64);
+    assert.deepEqual(small, src.bytes.subarray(5, 69));
+    assert.deepEqual(large, src.bytes.subarray(1, 2 * 65536 + 4));
+    assert.deepEqual(again, src.bytes.subarray(9, 73));
+    small[0] ^= 0xff;
+    src.bytes[9] ^= 0xff;
+    assert.notEqual(again[0], src.bytes[9], "a copy, not a view of the source");
+    assert.deepEqual(large.subarray(0, 4), src.bytes.subarray(1, 5), "nor of the staging area the next copy reuses");
+    assert.equal(copyOut(src.address, 0).length, 0);
   });
 });
