@@ -1,6 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
+import process from "node:process";
 import { DPU_PCI, dpuEnv, HOST_PCI, pattern, uniqueName } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
 import { spawnRuntime } from "./helpers/spawn-runtime.ts";
@@ -114,6 +115,45 @@ describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120
           assert.deepEqual(arrived[i].imm.subarray(0, s.imm.length), new Uint8Array(s.imm), `imm of message ${i} to ${to}`);
           assert.ok(arrived[i].imm.subarray(s.imm.length).every((x) => x === 0), `no stale imm in message ${i} to ${to}`);
         });
+      }
+    });
+  });
+
+  // DOCA_ERROR_AGAIN (the consumer's queue is full) is retried: quickly at first, then on a timer, so a consumer that
+  // makes no room for a long time is not spun on; once it drains, every send is delivered.
+  test("sends to a consumer that stopped draining wait without spinning, and all complete once it drains", { skip: noLiveCounter }, async () => {
+    await withServedClient("stalled", async (dpu, client, dev, pe) => {
+      const { id } = await dpu.request<{ id: number }>({ op: "consume" }, 20_000);
+      await client.connection.waitForRemoteConsumer({ timeoutMs: 10_000 });
+      await using producer = await ComchProducer.create({ connection: client.connection, device: dev, pe, buffers: 16 });
+      dpu.kill("SIGSTOP");
+      try {
+        const message = new Uint8Array(64);
+        const sends = Array.from({ length: 3000 }, (_, i) => (message[0] = i & 255, producer.send(message, id)));
+        let settled = 0;
+        for (const s of sends) void s.then(() => settled++, () => settled++);
+        // The consumer's socket holds a few hundred datagrams: wait until the sends stop completing (the rest retry).
+        let last = -1;
+        const deadline = Date.now() + 20_000;
+        while (settled !== last) {
+          assert.ok(Date.now() < deadline, "sends kept completing for 20 s into a stopped consumer");
+          last = settled;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        assert.ok(settled < sends.length, `the stopped consumer took all ${sends.length} messages: nothing was retried`);
+        const before = process.cpuUsage();
+        await new Promise((r) => setTimeout(r, 1000));
+        const used = process.cpuUsage(before);
+        const ms = (used.user + used.system) / 1000;
+        assert.ok(ms < 500, `${ms.toFixed(0)} ms of CPU in 1 s while every send waited for room (a retry loop spinning)`);
+        dpu.kill("SIGCONT");
+        // The DPU side reports each message on its stdout: read them (a full pipe would stall it again).
+        let arrived = 0;
+        while (arrived < sends.length) if ((await dpu.receive<{ event: string }>(20_000)).event === "fast") arrived++;
+        await Promise.all(sends);
+        assert.equal(settled, sends.length);
+      } finally {
+        dpu.kill("SIGCONT");
       }
     });
   });

@@ -129,7 +129,9 @@ export class RuntimeChild {
   }
 
   kill(signal: NodeJS.Signals = "SIGKILL"): void {
-    if (!this.#ended) this.process.kill(signal);
+    // process.kill, not this.process.kill: Deno's ChildProcess.kill sends only the first signal (a SIGCONT after a
+    // SIGSTOP returns false and never arrives).
+    if (!this.#ended) process.kill(this.process.pid!, signal);
   }
 
   /** Closes stdin (the helper scripts exit on EOF), then kills after a grace period. */
