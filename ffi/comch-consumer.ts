@@ -95,7 +95,6 @@ class PostRecvKind implements TaskKind<number, undefined> {
 
   complete(_slot: number, typedTask: number, ok: boolean, index: number): void {
     if (!ok || this.stopping) return;
-    const d = doca();
     const f = this.#fns;
     const buffers = this.buffers;
     const length = buffers.bufs[index].dataLength;
