@@ -15,6 +15,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { join } from "node:path";
 import process from "node:process";
 import { DPU_LISTENING, repoRoot } from "../tasks/common/run-pair.ts";
+import { npmPackInto } from "../scripts/npm-pack.ts";
 import { median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 
@@ -82,13 +83,7 @@ function sourceRunner(rt: RuntimeName, label = RUNTIME_LABEL[rt]): Runner {
  * is the repository's build (DOCA_LIB_DIR), as the sources use.
  */
 function packageRunner(work: string): Runner {
-  const dir = mkdtempSync(join(work, "pkg-"));
-  const packed = spawnSync("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: repoRoot, encoding: "utf8" });
-  const tarball = packed.stdout.trim().split("\n").pop() ?? "";
-  if (packed.status !== 0 || !tarball.endsWith(".tgz")) throw new Error(`npm pack failed (${packed.status}):\n${packed.stderr}`);
-  const untar = spawnSync("tar", ["xzf", join(dir, tarball), "-C", dir], { encoding: "utf8" });
-  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr}`);
-  const script = join(dir, "package", "tasks", "dma-copy.js");
+  const script = join(npmPackInto(".", repoRoot, mkdtempSync(join(work, "pkg-")), "package"), "tasks", "dma-copy.js");
   return { label: RUNTIME_LABEL.node, argv: (args) => ["node", script, ...args], env: { DOCA_LIB_DIR: join(repoRoot, "build", "sim", "lib") } };
 }
 

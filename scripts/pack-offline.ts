@@ -13,15 +13,15 @@
  * Deno is the runtime of the archive: one self-contained binary, no npm install on the target. Real DOCA under
  * /opt/mellanox/doca is still preferred over the software device on the target (ffi/discover.ts).
  */
-import { spawnSync } from "node:child_process";
 import console from "node:console";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { buildSoftwareDevice, packageRoot, SimBuildError } from "../ffi/sim-build/builder.ts";
 import { compilerMissingHint } from "./cross-compiler.ts";
+import { npmPackInto, runCommand as run } from "./npm-pack.ts";
 
 const HELP = `Usage: pack-offline.ts [--arch aarch64|x86_64] [--out FILE] [--no-prebuild]
 
@@ -58,25 +58,6 @@ const pkg = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8"));
 const denoVersion: string = pkg.devDependencies.deno;
 const out = resolve(values.out ?? join(packageRoot, "build", `doca-ts-offline-${pkg.version}-${arch}.tar.gz`));
 const hostArch = process.arch === "arm64" ? "aarch64" : process.arch === "x64" ? "x86_64" : process.arch;
-
-function run(command: string, args: string[], cwd: string): string {
-  const result = spawnSync(command, args, { cwd, encoding: "utf8" });
-  if (result.error) throw new Error(`${command}: ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed:\n${result.stdout}${result.stderr}`);
-  return result.stdout;
-}
-
-/** `npm pack SPEC` into `dir`, unpacked as `dir/<as>`; returns that folder. */
-function npmPackInto(spec: string, cwd: string, dir: string, as: string): string {
-  const before = new Set(readdirSync(dir));
-  run("npm", ["pack", "--silent", "--pack-destination", dir, spec], cwd);
-  const tarball = readdirSync(dir).find((name) => name.endsWith(".tgz") && !before.has(name));
-  if (!tarball) throw new Error(`npm pack ${spec} produced no tarball`);
-  run("tar", ["xzf", tarball], dir);
-  rmSync(join(dir, tarball));
-  renameSync(join(dir, "package"), join(dir, as));
-  return join(dir, as);
-}
 
 /** The newest published version of `name` not above `wanted` (Deno's per-platform builds are not always all published). */
 function newestUpTo(name: string, wanted: string): string {
