@@ -75,7 +75,10 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
     this.#armedConsumer = new Array(slots).fill(-1);
     this.#armedImm = new Int32Array(slots);
     const r = this.#raw;
-    if (r.doca_comch_producer_task_send_set_buf && r.doca_comch_producer_task_send_set_consumer_id && r.doca_comch_producer_task_send_set_imm_data) {
+    if (
+      r.doca_comch_producer_task_send_set_buf && r.doca_comch_producer_task_send_set_consumer_id &&
+      r.doca_comch_producer_task_send_set_imm_data && r.doca_comch_producer_task_send_get_imm_data_len
+    ) {
       this.rearm = this.#rearm;
     }
   }
@@ -128,10 +131,14 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
       r.doca_comch_producer_task_send_set_consumer_id!(typed, send.consumerId);
       this.#armedConsumer[slot] = send.consumerId;
     }
-    // Immediate data is taken at arming (DOCA may copy it into the task): set again whenever there is some.
+    // Immediate data is taken at arming (DOCA may copy it into the task): set again whenever there is some. The
+    // setter returns nothing: a length it refuses (alloc_init answers INVALID_VALUE to the same) would leave the
+    // previous send's immediate data armed, so the length it took is read back.
     if (send.imm.length > 0 || this.#armedImm[slot] !== 0) {
       r.doca_comch_producer_task_send_set_imm_data!(typed, this.#native(this.imm.address + slot * IMM_MAX), send.imm.length);
-      this.#armedImm[slot] = send.imm.length;
+      const taken = r.doca_comch_producer_task_send_get_imm_data_len!(typed);
+      this.#armedImm[slot] = taken;
+      if (taken !== send.imm.length) return DocaErrorCode.INVALID_VALUE;
     }
     return 0;
   };

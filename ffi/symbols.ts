@@ -263,6 +263,8 @@ export const DOCA_SYMBOLS = {
   doca_comch_producer_task_send_set_consumer_id: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>", "u32"], result: "void", optional: true },
   // void doca_comch_producer_task_send_set_imm_data(struct doca_comch_producer_task_send *task, uint8_t *imm_data, uint32_t imm_data_len);
   doca_comch_producer_task_send_set_imm_data: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>", "ptr", "u32"], result: "void", optional: true },
+  // uint32_t doca_comch_producer_task_send_get_imm_data_len(const struct doca_comch_producer_task_send *task);
+  doca_comch_producer_task_send_get_imm_data_len: { lib: "comch", params: ["ptr<doca_comch_producer_task_send>"], result: "u32", optional: true },
   // doca_error_t doca_comch_consumer_create(struct doca_comch_connection *comch_connection, struct doca_mmap *buf_mmap, struct doca_comch_consumer **consumer);
   doca_comch_consumer_create: { lib: "comch", params: ["ptr<doca_comch_connection>", "ptr<doca_mmap>", "ptr"], result: "i32", optional: true },
   // doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *consumer);

@@ -116,6 +116,21 @@ describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120
           assert.ok(arrived[i].imm.subarray(s.imm.length).every((x) => x === 0), `no stale imm in message ${i} to ${to}`);
         });
       }
+      // Immediate data longer than the device takes (the software device: 32 bytes) is refused, as alloc_init
+      // refuses it; the re-armed task must not go out with the previous send's immediate data instead.
+      const long = await producer.send(pattern(105, 8), a, new Uint8Array(ComchProducer.IMM_MAX).fill(0x5a)).then(() => null, (e: Error) => e);
+      await producer.send(pattern(106, 9), a, new Uint8Array([11]));
+      if (long === null) {
+        const m = await dpu.receive<{ consumer: number; imm: string }>(10_000);
+        assert.ok(new Uint8Array(Buffer.from(m.imm, "base64")).every((x) => x === 0x5a), "the long immediate data, as sent");
+      } else {
+        assert.match(long.message, /DOCA_ERROR_INVALID_VALUE/);
+      }
+      const last = await dpu.receive<{ consumer: number; data: string; imm: string }>(10_000);
+      assert.deepEqual(new Uint8Array(Buffer.from(last.data, "base64")), pattern(106, 9));
+      const lastImm = new Uint8Array(Buffer.from(last.imm, "base64"));
+      assert.equal(lastImm[0], 11);
+      assert.ok(lastImm.subarray(1).every((x) => x === 0), "no stale immediate data after the refused send");
     });
   });
 
