@@ -208,7 +208,9 @@ function toRows(plan: MicroPlan, results: Map<string, Map<string, number>[]>): R
         rows.push({ section: TS, name: `${rateLabel(size)} tasks, ${d} in flight`, runtime: label, size, value: round3(s.value / 1e6), unit: "M tasks/s", ratio: round3(s.ratio!), against: "C", ...target });
       }
       const b = stat(rt, key("batch", size, 128), "c", key("rate", size, 128));
-      const target = size === 64 ? { target: `≥ ${rateMin}×`, met: b.ratio! >= rateMin } : {};
+      // issue 19: memcpyBatch 64 B ≥ 0.5× C (Node 0.3×; the issue 13 rate target above is Node's 0.25×), 4 KiB ≥ 0.8×
+      const batchMin = size === 64 ? (rt === "node" ? 0.3 : 0.5) : 0.8;
+      const target = { target: `≥ ${batchMin}×`, met: b.ratio! >= batchMin };
       rows.push({ section: TS, name: `${rateLabel(size)} tasks, memcpyBatch of 128`, runtime: label, size, value: round3(b.value / 1e6), unit: "M tasks/s", ratio: round3(b.ratio!), against: "C", ...target });
     }
   }
@@ -217,7 +219,9 @@ function toRows(plan: MicroPlan, results: Map<string, Map<string, number>[]>): R
     for (const [op, size] of COMCH_CELLS) {
       const cell = key(op, size, COMCH_DEPTH);
       const s = stat(rt, cell, "c", cell);
-      rows.push({ section: TS, name: comchLabel(op, size), runtime: RUNTIME_LABEL[rt], size, value: round3(s.value / 1e6), unit: "M msgs/s", ratio: round3(s.ratio!), against: "C" });
+      // issue 19: Comch control-path sends and fast-path messages ≥ 0.5× the C driver on Deno and Bun
+      const target = rt === "node" ? {} : { target: "≥ 0.5×", met: s.ratio! >= 0.5 };
+      rows.push({ section: TS, name: comchLabel(op, size), runtime: RUNTIME_LABEL[rt], size, value: round3(s.value / 1e6), unit: "M msgs/s", ratio: round3(s.ratio!), against: "C", ...target });
     }
   }
 

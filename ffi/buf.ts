@@ -18,6 +18,12 @@ const MAX_INVENTORY = 1 << 24;
 /** Only BufInventory creates Bufs (set in Buf's static block, module-private). */
 let createBuf: (handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) => Buf;
 
+/** Bufs closed so far in this process (any close, list members with their head): unchanged means none closed since. */
+let bufCloses = 0;
+export function bufClosesSoFar(): number {
+  return bufCloses;
+}
+
 export class BufInventory extends Resource<Handle<"doca_buf_inventory">> {
   protected readonly kind = "BufInventory";
   readonly capacity: number;
@@ -178,6 +184,7 @@ export class Buf extends Resource<Handle<"doca_buf">> {
   }
 
   protected destroyNative(handle: number): void {
+    bufCloses++;
     if (this.#listHead) return; // a member: its head releases the whole list
     const d = doca();
     check(d.fns.doca_buf_dec_refcount(handle, d.scratch.slot(7)), "doca_buf_dec_refcount");

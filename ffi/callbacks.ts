@@ -15,7 +15,19 @@
 import { doca } from "./library.ts";
 import { CALLBACKS } from "./symbols.ts";
 import type { NativeCallback } from "./types.ts";
-import { completionRing, RING_ENTRY_BYTES, RING_HEADER_BYTES, releaseCompletions, reserveCompletions } from "./completion-ring.ts";
+import {
+  completionRing,
+  COUNTED_TAG,
+  RING_COUNTED_AT,
+  RING_COUNTERS,
+  RING_COUNTERS_AT,
+  RING_ENTRY_BYTES,
+  RING_HEADER_BYTES,
+  releaseCompletions,
+  reserveCompletions,
+  returnCounter,
+  takeCounter,
+} from "./completion-ring.ts";
 
 /** Anything that receives callbacks: a failure while handling one goes to whoever awaits this object. */
 export interface CallbackOwner {
@@ -44,8 +56,15 @@ export interface TaskTarget {
   onTaskDone(task: number, slot: number, ok: boolean): void;
 }
 
+/** A task path whose batch members' successes the ring only counts (task-path.ts, counted groups). */
+export interface CountedTarget extends TaskTarget {
+  /** `successes` counted members of the group in flight succeeded since the last drain. */
+  onCounted(successes: number): void;
+}
+
 /**
- * Task user data = path index * TASK_PATH_SPAN + slot: a context with several task kinds (one path each) tells its
+ * Task user data = path index * TASK_PATH_SPAN + slot, or for a counted batch member COUNTED_TAG + counter *
+ * TASK_PATH_SPAN + slot: a context with several task kinds (one path each) tells its
  * completions apart without a lookup. Slots stay below 2^20 (MAX_TASKS is 65536).
  */
 export const TASK_PATH_SPAN = 1 << 20;
@@ -119,8 +138,8 @@ export function setConnectionOwner(connection: number, id: number): void {
 
 /** What a native callback reports; deliver() switches on it (no per-callback closures on the hot path). */
 const TASK_OK = 0, TASK_ERROR = 1, STATE = 2, MESSAGE = 3, CONNECTED = 4, DISCONNECTED = 5, CONSUMER_NEW = 6, CONSUMER_GONE = 7;
-/** Not a DOCA callback: the task completions the native ring recorded during the last doca_pe_progress. */
-const RING = 8;
+/** Not DOCA callbacks: the task completions the native ring recorded / counted during the last doca_pe_progress. */
+const RING = 8, COUNTERS = 9;
 
 /**
  * The one bridge: runs an owner's handler with the re-entrancy flag set and hands anything it throws to the owner
@@ -139,6 +158,8 @@ function deliver(owner: CallbackOwner | undefined, event: number, a: number, b: 
         return 1;
       case RING:
         return drainRing(a);
+      case COUNTERS:
+        return drainCounters();
       case STATE:
         (owner as CtxOwner).onStateChanged(a, b);
         break;
@@ -170,12 +191,19 @@ function failOwner(owner: CallbackOwner | undefined, error: unknown): void {
   }
 }
 
-/** One task completion to its path (ctx user data → the context's paths, task user data → path and slot). */
+/**
+ * One task completion to its path (ctx user data → the context's paths, task user data → path and slot; a counted
+ * member's user data names its path's counter instead).
+ */
 function completeTask(task: number, taskUserData: number, ctxUserData: number, ok: boolean): void {
   const paths = routes[ctxUserData];
   if (!paths) return;
   try {
-    const path = taskUserData < TASK_PATH_SPAN ? paths[0] : paths[Math.floor(taskUserData / TASK_PATH_SPAN)];
+    const path = taskUserData < TASK_PATH_SPAN
+      ? paths[0]
+      : taskUserData >= COUNTED_TAG
+      ? countedPaths[Math.floor((taskUserData - COUNTED_TAG) / TASK_PATH_SPAN) % RING_COUNTERS]
+      : paths[Math.floor(taskUserData / TASK_PATH_SPAN)];
     path?.onTaskDone(task, taskUserData % TASK_PATH_SPAN, ok);
   } catch (e) {
     failOwner(owners[ctxUserData], e);
@@ -185,6 +213,34 @@ function completeTask(task: number, taskUserData: number, ctxUserData: number, o
 const TWO32 = 4294967296;
 /** The ring as u32 halves (plain numbers on every runtime: no BigInt per entry on Deno), once it exists. */
 let ringView: Uint32Array | undefined;
+
+/** Per ring counter: the path whose successes it counts, and the ctx owner its failures go to. */
+const countedPaths: (CountedTarget | undefined)[] = [];
+const countedOwners: number[] = [];
+/** The counters in use (drainCounters reads each once per drain that counted anything). */
+const liveCounters: number[] = [];
+
+/** Hands every path its counted successes and zeroes the counters. */
+function drainCounters(): number {
+  const u32 = ringView!;
+  u32[RING_COUNTED_AT >> 2] = 0;
+  u32[(RING_COUNTED_AT >> 2) + 1] = 0;
+  let total = 0;
+  for (const c of liveCounters) {
+    const at = (RING_COUNTERS_AT >> 2) + 2 * c;
+    const n = u32[at] + u32[at + 1] * TWO32;
+    if (n === 0) continue;
+    u32[at] = 0;
+    u32[at + 1] = 0;
+    total += n;
+    try {
+      countedPaths[c]!.onCounted(n);
+    } catch (e) {
+      failOwner(owners[countedOwners[c]], e);
+    }
+  }
+  return total;
+}
 
 /** Routes the first `stored` entries, in order, and empties the ring. */
 function drainRing(stored: number): number {
@@ -210,16 +266,18 @@ export function drainCompletions(): number {
   const u32 = ringView;
   if (u32 === undefined) return 0;
   const count = u32[0] + u32[1] * TWO32;
-  if (count === 0) return 0;
+  const counted = u32[RING_COUNTED_AT >> 2] !== 0 || u32[(RING_COUNTED_AT >> 2) + 1] !== 0;
+  if (count === 0 && !counted) return 0;
   const capacity = u32[2];
-  deliver(undefined, RING, Math.min(count, capacity), 0, 0);
+  if (count !== 0) deliver(undefined, RING, Math.min(count, capacity), 0, 0);
+  const successes = counted ? deliver(undefined, COUNTERS, 0, 0, 0) : 0;
   if (count > capacity) {
     throw new Error(
       `CompletionRing overflow: ${count - capacity} task completions were not recorded (more than ${capacity} ` +
         "between two drains: a doca_pe_progress without a drain, or reservations bypassed)",
     );
   }
-  return count;
+  return count + successes;
 }
 
 /** The completion callbacks a context gives its *_set_conf, and whether they are the ring's. */
@@ -227,31 +285,47 @@ export interface CompletionCallbacks {
   ok: number;
   error: number;
   ring: boolean;
+  /** The ring counter the path's counted batch members use, or -1 (every completion recorded). */
+  counter: number;
   /** Returns the ring reservation (idempotent); call once the context can no longer complete tasks (IDLE). */
   release(): void;
 }
 
 /**
  * The completion callbacks a context with `tasks` tasks should give its *_set_conf: the native ring's (entries
- * reserved, see completion-ring.ts) when possible, else the JS ones.
+ * reserved, see completion-ring.ts) when possible, else the JS ones. With `counted` (a path that submits batches,
+ * and the ctx owner id its failures go to) the path also gets a ring counter when one is free.
  */
-export function completionCallbacks(tasks: number): CompletionCallbacks {
+export function completionCallbacks(tasks: number, counted?: { path: CountedTarget; owner: number }): CompletionCallbacks {
   const r = completionRing();
   if (r && reserveCompletions(tasks)) {
     ringView ??= r.view;
     let held = true;
+    const counter = counted ? takeCounter() ?? -1 : -1;
+    if (counter >= 0) {
+      countedPaths[counter] = counted!.path;
+      countedOwners[counter] = counted!.owner;
+      liveCounters.push(counter);
+    }
     return {
       ok: r.okCallback,
       error: r.errorCallback,
       ring: true,
+      counter,
       release() {
-        if (held) releaseCompletions(tasks);
+        if (!held) return;
         held = false;
+        releaseCompletions(tasks);
+        if (counter >= 0) {
+          countedPaths[counter] = undefined;
+          liveCounters.splice(liveCounters.indexOf(counter), 1);
+          returnCounter(counter);
+        }
       },
     };
   }
   const js = nativeCallbacks();
-  return { ok: js.taskOk.address, error: js.taskError.address, ring: false, release() {} };
+  return { ok: js.taskOk.address, error: js.taskError.address, ring: false, counter: -1, release() {} };
 }
 
 interface NativeCallbacks {

@@ -13,10 +13,15 @@
  * (three 64-bit integer-class arguments: rdi/rsi/rdx, x0/x1/x2). Both stubs record (task, task_user_data,
  * ctx_user_data, ok) and return; the error stub records ok = 0 and the consumer reads doca_task_get_status().
  *
- * Ring layout (little-endian, 64-byte header then 32-byte entries):
+ * Ring layout (little-endian, 64-byte header then 32-byte entries, then counters):
  *   [0]  u64 count     completions recorded since the last drain (the stub increments it even when full)
  *   [8]  u64 capacity  entries; a completion beyond it is counted but not stored
+ *   [16] u64 counted   successes counted (not recorded) since the last drain, all counters together
  *   [64 + 32*i] u64 task, u64 task_user_data, u64 ctx_user_data, u64 ok (1 success, 0 error)
+ *   [0x41000 + 8*c] u64 counter c (c < 1024)
+ * Counted successes: a batch member's task carries COUNTED_TAG + c * 2^20 + slot as its user data; when it
+ * succeeds the ok stub only increments counter c and [16], so a batch of n tasks costs its path one counter read
+ * per drain instead of n entries (task-path.ts, "counted groups"). Failures are always recorded, with the slot.
  * The drain (callbacks.ts drainCompletions, the one bridge) delivers entries 0..count-1 in order and resets count to
  * 0, so the entries in use stay in a few hot cache lines. No completion can be lost silently: completions only run inside doca_pe_progress, every progress is
  * followed by a drain, and at most the tasks in flight can complete before it. Contexts reserve their task count
@@ -45,6 +50,15 @@ export interface CompletionRing {
 export const RING_CAPACITY = 8192;
 export const RING_HEADER_BYTES = 64;
 export const RING_ENTRY_BYTES = 32;
+/** Header word: successes counted since the last drain (all counters). */
+export const RING_COUNTED_AT = 16;
+/** The counters (u64 each), page-aligned past the entries: the stubs in ffi/asm address them with this constant. */
+export const RING_COUNTERS_AT = 0x41000;
+export const RING_COUNTERS = 1024;
+/** Bit 40 of a task's user data: its success is only counted, in counter (user data >> 20) & 1023. */
+export const COUNTED_TAG = 2 ** 40;
+const RING_BYTES = RING_COUNTERS_AT + RING_COUNTERS * 8;
+if (RING_HEADER_BYTES + RING_CAPACITY * RING_ENTRY_BYTES > RING_COUNTERS_AT) throw new Error("ring entries overlap its counters");
 
 export interface StubCode {
   arch: "x64" | "arm64";
@@ -102,7 +116,7 @@ function jsCallbacksForced(): boolean {
 function create(): NativeCompletionRing | undefined {
   const stub = stubCode(process.arch);
   if (!stub) return undefined;
-  const bytes = RING_HEADER_BYTES + RING_CAPACITY * RING_ENTRY_BYTES;
+  const bytes = RING_BYTES;
   const address = mapPages(bytes);
   const { libc, backend } = loadLibc();
   const u32 = new Uint32Array(backend.view(address, bytes));
@@ -137,4 +151,21 @@ export function reserveCompletions(tasks: number): boolean {
 
 export function releaseCompletions(tasks: number): void {
   reserved = Math.max(0, reserved - tasks);
+}
+
+const freeCounters: number[] = [];
+let countersUsed = 0;
+
+/** A ring counter for one task path's counted successes (zero), or undefined when all are taken or there is no ring. */
+export function takeCounter(): number | undefined {
+  const r = completionRing();
+  if (!r) return undefined;
+  const c = freeCounters.pop() ?? (countersUsed < RING_COUNTERS ? countersUsed++ : undefined);
+  if (c !== undefined) r.view.fill(0, (RING_COUNTERS_AT >> 2) + 2 * c, (RING_COUNTERS_AT >> 2) + 2 * c + 2);
+  return c;
+}
+
+/** Gives a counter back (its path can no longer complete tasks). */
+export function returnCounter(c: number): void {
+  freeCounters.push(c);
 }

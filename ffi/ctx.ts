@@ -56,7 +56,7 @@ export class CtxCore {
    * back here. Give `path.completionCallbacks()` to the kind's *_set_conf before the context starts.
    */
   addTasks<A, B>(kind: TaskKind<A, B>, capacity: number): TaskPath<A, B> {
-    const path = new TaskPath(kind, this.pe, capacity, this.#paths.length);
+    const path = new TaskPath(kind, this.pe, capacity, this.#paths.length, this.id);
     this.#paths.push(path as unknown as TaskPath<never, never>);
     return path;
   }

@@ -12,7 +12,7 @@ import { integerIn, MAX_TASKS, nonNegative } from "./validate.ts";
 import type { Device } from "./device.ts";
 import type { ProgressEngine } from "./pe.ts";
 import type { Mmap } from "./mmap.ts";
-import { Buf, BufInventory } from "./buf.ts";
+import { Buf, bufClosesSoFar, BufInventory } from "./buf.ts";
 import { callEach, type CallEach, symbolAddress } from "./native-call.ts";
 import type { Handle } from "./types.ts";
 
@@ -88,6 +88,8 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   readonly #armedDst: number[];
   /** The native batch loop, or undefined (no executable memory, unsupported arch, DOCA_TS_JS_CALLBACKS=1). */
   readonly #each: CallEach | undefined;
+  /** Rows of the shared CallEach columns that still hold what the last submitMany wrote (0: none known). */
+  #columnRows = 0;
 
   constructor(capacity: number) {
     this.#memcpyTasks = new Array(capacity).fill(0);
@@ -139,10 +141,14 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
    * per batch instead of one or three per task. Columns skip writes of unchanged values, so a batch that repeats
    * the previous one writes nothing.
    */
-  submitMany?(slots: Int32Array, n: number, srcs: readonly Buf[], dsts: readonly Buf[], handles?: BatchHandles): number {
+  submitMany?(slots: Int32Array, n: number, srcs: readonly Buf[], dsts: readonly Buf[], handles?: BatchHandles, again = false): number {
     const each = this.#each!;
     n = Math.min(n, each.capacity);
     const fns = batchFunctions();
+    // The same slots and pairs as the previous call, and the columns still as it left them: only the submit loop.
+    const mine = each.claim(this);
+    if (again && mine && this.#columnRows === n) return each.run(fns.submit, n, true, 3);
+    this.#columnRows = 0;
     const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
     // The handles memcpyBatch already read (one getter per Buf per batch).
     const srcN: ArrayLike<number> = handles?.a ?? srcs.map((b) => b[HANDLE]);
@@ -165,6 +171,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
       each.run(fns.setSrc, n, false, T, S);
       each.run(fns.setDst, n, false, T, D);
     }
+    this.#columnRows = n;
     return each.run(fns.submit, n, true, K);
   }
 
@@ -173,6 +180,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     const each = this.#each;
     let done = 0;
     if (each && count >= 2) {
+      if (!each.claim(this)) this.#columnRows = 0; // another user's rows are in the columns now
       const n = Math.min(count, each.capacity);
       for (let k = 0; k < n; k++) each.set(2, k, dstN[k]);
       done = each.run(batchFunctions().reset, n, true, 2);
@@ -196,6 +204,12 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
   readonly #kind: MemcpyKind;
   #srcN = new Float64Array(0);
   #dstN = new Float64Array(0);
+  /**
+   * The batch whose handles #srcN/#dstN hold: its pairs array, Bufs, and the Buf close count when it was checked.
+   * A memcpyBatch that repeats it (a loop over the same buffers, none closed since) needs no Buf checked again.
+   * Weakly held: a cache must not keep Bufs the caller dropped from their finalizers.
+   */
+  #checked: WeakRef<{ pairs: Array<[Buf, Buf]>; srcs: Buf[]; dsts: Buf[]; closes: number }> | undefined;
 
   constructor(device: Device, pe: ProgressEngine, opts: DmaOptions = {}) {
     integerIn("Dma", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
@@ -251,6 +265,14 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
   }
 
   /**
+   * How a memcpyBatch settles: "counted" (the ring counts its successes, one read per drain settles them all) or
+   * "per-task" (each completion settles its own slot: JS callbacks, or no ring counter free).
+   */
+  get batchCompletion(): "counted" | "per-task" {
+    return this.#path.countsBatches ? "counted" : "per-task";
+  }
+
+  /**
    * Completed tasks kept for reuse (re-armed for the next copies instead of freed and allocated again): live DOCA
    * task objects while the Dma is open, freed when it closes. For leak accounting.
    */
@@ -284,6 +306,12 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
    */
   memcpyBatch(pairs: Array<[Buf, Buf]>, opts: { resetDestinations?: boolean } = {}): Promise<void> {
     this.assertOpen();
+    const last = this.#checked?.deref();
+    if (last !== undefined && last.pairs === pairs && last.closes === bufClosesSoFar() && Dma.#repeats(pairs, last.srcs, last.dsts)) {
+      if (opts.resetDestinations === true) this.#kind.resetAll(this.#dstN, pairs.length);
+      return this.#path.submitBatch(last.srcs, last.dsts, { a: this.#srcN, b: this.#dstN });
+    }
+    this.#checked = undefined;
     const n = pairs.length;
     const srcs: Buf[] = new Array(n), dsts: Buf[] = new Array(n);
     // Handles as plain numbers, read once here; scratch reused by every batch (read synchronously below).
@@ -293,6 +321,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
     }
     const srcN = this.#srcN, dstN = this.#dstN;
     let tooBig: DocaError | undefined;
+    let sized = true; // every source's whole range fits one task (else its data length must be read every time)
     for (let i = 0; i < n; i++) {
       const pair = pairs[i];
       const s = pair[0], t = pair[1];
@@ -300,15 +329,30 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
         assertBuf(s, "memcpyBatch", `pairs[${i}][0]`);
         assertBuf(t, "memcpyBatch", `pairs[${i}][1]`);
       }
-      if (s.length > this.maxBufSize && s.dataLength > this.maxBufSize) tooBig ??= this.#tooBig(s.dataLength, "memcpyBatch");
+      if (s.length > this.maxBufSize) {
+        sized = false;
+        if (s.dataLength > this.maxBufSize) tooBig ??= this.#tooBig(s.dataLength, "memcpyBatch");
+      }
       srcs[i] = s;
       dsts[i] = t;
       srcN[i] = s[HANDLE];
       dstN[i] = t[HANDLE];
     }
     if (tooBig) return Promise.reject(tooBig);
+    if (sized) this.#checked = new WeakRef({ pairs, srcs, dsts, closes: bufClosesSoFar() });
     if (opts.resetDestinations === true) this.#kind.resetAll(dstN, n);
     return this.#path.submitBatch(srcs, dsts, { a: srcN, b: dstN });
+  }
+
+  /** Whether `pairs` still holds exactly the Bufs it held when last checked (same length, same pairs in order). */
+  static #repeats(pairs: Array<[Buf, Buf]>, srcs: Buf[], dsts: Buf[]): boolean {
+    const n = srcs.length;
+    if (pairs.length !== n) return false;
+    for (let i = 0; i < n; i++) {
+      const pair = pairs[i];
+      if (pair[0] !== srcs[i] || pair[1] !== dsts[i]) return false;
+    }
+    return true;
   }
 
   /** One task copies at most maxBufSize bytes (the device refuses more, or worse on hardware): say what to use. */

@@ -109,6 +109,19 @@ export class CallEach {
     this.#held = new Array(CallEach.COLUMNS * capacity).fill(0);
   }
 
+  /** The last claimer (see claim). */
+  #user: object | undefined;
+
+  /**
+   * Marks `user` as the one writing the columns now; true when it was also the previous claimer (the columns then
+   * still hold what it wrote, except rows it rewrote itself). Every writer claims before its first set().
+   */
+  claim(user: object): boolean {
+    const same = this.#user === user;
+    this.#user = user;
+    return same;
+  }
+
   /** Column `column`, row `i` := value (a pointer or integer; bigint on Deno costs no conversion). */
   set(column: number, i: number, value: number | bigint): void {
     const at = column * this.capacity + i;

@@ -25,13 +25,19 @@
  *   (refuse()), and from then on completed tasks are freed at once. Kinds without `rearm` alloc/free per task.
  * - batches: a kind with `submitMany` submits a batch's first free-slot-full of requests in one go (DMA: native
  *   call loops, three FFI calls per batch); the rest and any failure take the per-task path.
+ * - counted groups: with the ring, such a batch chunk is submitted as this path's one counted group: its tasks carry
+ *   the path's ring counter in their user data (completion-ring.ts), so their successes only count, and one read of
+ *   the counter per drain settles them all (onCounted); the group's slots go back to the free stack together, in
+ *   submission order, when its last member settled. Failures are recorded with their slot and settle per slot.
+ *   One group per path at a time; other batches meanwhile take per-slot completions.
  */
 import { doca } from "./library.ts";
 import { DocaError } from "./errors.ts";
 import { DocaErrorCode } from "./constants.ts";
 import type { ProgressEngine } from "./pe.ts";
 import { setImmediate, setTimeout } from "node:timers";
-import { type CompletionCallbacks, completionCallbacks, TASK_PATH_SPAN, type TaskTarget } from "./callbacks.ts";
+import { type CompletionCallbacks, completionCallbacks, type CountedTarget, TASK_PATH_SPAN } from "./callbacks.ts";
+import { COUNTED_TAG } from "./completion-ring.ts";
 
 /** Retries of a DOCA_ERROR_AGAIN streak made on the next event-loop turn before falling back to timers. */
 const AGAIN_QUICK_RETRIES = 64;
@@ -69,9 +75,10 @@ export interface TaskKind<A, B> {
    * Batch submit: `slots[0..n)` are free slots that all hold a kept (armed for something) task, `as[0..n)`/`bs` the
    * requests (and `handles`, when the caller read them, their native handles as plain numbers); re-arm and submit
    * them in order, return how many were submitted (a failure stops there; the path retries that request on the
-   * per-task path, which reports its error).
+   * per-task path, which reports its error). `again`: the same slots and requests as the kind's previous call, which
+   * submitted all of them (the kind may skip re-reading what it wrote then).
    */
-  submitMany?(slots: Int32Array, n: number, as: readonly A[], bs: readonly B[], handles?: BatchHandles): number;
+  submitMany?(slots: Int32Array, n: number, as: readonly A[], bs: readonly B[], handles?: BatchHandles, again?: boolean): number;
 }
 
 /** A batch's requests as plain-number handles, read once by the caller (memcpyBatch: one getter per Buf). */
@@ -98,7 +105,7 @@ interface Queued<A, B> {
   batch: Batch | undefined;
 }
 
-export class TaskPath<A, B> implements TaskTarget {
+export class TaskPath<A, B> implements CountedTarget {
   readonly capacity: number;
   /** Added to the slot in the task user data: this path's index in its context (see TASK_PATH_SPAN). */
   readonly #tag: number;
@@ -125,6 +132,24 @@ export class TaskPath<A, B> implements TaskTarget {
   #inflight = 0;
   readonly #queue: Queued<A, B>[] = [];
   #retrying = false;
+  /** The ctx owner id (callbacks.ts) a failure in a counted drain goes to. */
+  readonly #owner: number;
+  /** The ring counter of this path's counted group, or -1 (no ring, no counter free, or no batch kind). */
+  #counter = -1;
+  /** Per slot: 1 while its task's user data is the counted one (COUNTED_TAG + counter, see completion-ring.ts). */
+  readonly #countedTag: Uint8Array;
+  /** The counted group in flight: its slots in submission order, its size (0: none), how many settled, its batch. */
+  readonly #groupSlots: Int32Array;
+  #groupSize = 0;
+  #groupDone = 0;
+  #groupBatch: Batch | undefined;
+  /**
+   * The request arrays and size of the last counted group, while its slots are untouched since (any other use of a
+   * slot clears them): a batch with the same arrays is submitted again without per-slot checks (#startMany).
+   */
+  #lastGroupAs: readonly A[] | undefined;
+  #lastGroupBs: readonly B[] | undefined;
+  #lastGroupSize = 0;
   /** Set once the context stops: new work and queued work are refused with it. */
   #refused: Error | undefined;
   // The Promise executor is shared (no closure per task): it parks resolve/reject here for the caller.
@@ -136,7 +161,7 @@ export class TaskPath<A, B> implements TaskTarget {
   };
 
   /** Made by CtxCore.addTasks (index: the path's place among its context's paths). */
-  constructor(kind: TaskKind<A, B>, pe: ProgressEngine, capacity: number, index = 0) {
+  constructor(kind: TaskKind<A, B>, pe: ProgressEngine, capacity: number, index = 0, owner = 0) {
     if (!(capacity >= 1 && capacity <= TASK_PATH_SPAN)) throw new RangeError(`TaskPath: capacity ${capacity} out of range`);
     this.#tag = index * TASK_PATH_SPAN;
     this.#kind = kind;
@@ -152,6 +177,9 @@ export class TaskPath<A, B> implements TaskTarget {
     this.#reuse = typeof kind.rearm === "function";
     this.#free = new Int32Array(capacity);
     this.#order = new Int32Array(capacity);
+    this.#owner = owner;
+    this.#countedTag = new Uint8Array(capacity);
+    this.#groupSlots = new Int32Array(kind.submitMany ? capacity : 0);
     for (let i = 0; i < capacity; i++) this.#free[i] = capacity - 1 - i;
     this.#freeTop = capacity;
   }
@@ -161,7 +189,12 @@ export class TaskPath<A, B> implements TaskTarget {
    * the native ring's when it has room for `capacity` tasks, else the JS callbacks.
    */
   completionCallbacks(): CompletionCallbacks {
-    this.#callbacks ??= completionCallbacks(this.capacity);
+    if (!this.#callbacks) {
+      const k = this.#kind;
+      const batches = k.submitMany !== undefined && this.#reuse && k.complete === undefined;
+      this.#callbacks = completionCallbacks(this.capacity, batches ? { path: this, owner: this.#owner } : undefined);
+      this.#counter = this.#callbacks.counter;
+    }
     return this.#callbacks;
   }
 
@@ -173,6 +206,11 @@ export class TaskPath<A, B> implements TaskTarget {
   /** Whether completions of this path come through the native ring. */
   get usesRing(): boolean {
     return this.#callbacks?.ring === true;
+  }
+
+  /** Whether batches settle as counted groups (a ring counter is this path's). */
+  get countsBatches(): boolean {
+    return this.#counter >= 0;
   }
 
   /** What one task is called in errors (the kind's noun). */
@@ -242,39 +280,63 @@ export class TaskPath<A, B> implements TaskTarget {
     const kind = this.#kind;
     const n = Math.min(as.length, this.#freeTop);
     if (n < 2) return 0;
-    const free = this.#free, order = this.#order;
-    // The n slots under the top of the free stack, oldest-freed first: completions push slots in completion order,
-    // so a batch that repeats the previous one gets back, pair by pair, the tasks armed with its own buffers.
+    const free = this.#free;
     const base = this.#freeTop - n;
-    for (let k = 0; k < n; k++) order[k] = free[base + k];
-    let ready = 0;
-    for (; ready < n; ready++) {
-      const slot = order[ready];
-      if (this.#tasks[slot] !== 0) continue;
-      let rc: number;
-      try {
-        rc = kind.allocInit(slot, as[ready], bs[ready]);
-      } catch {
-        rc = -1;
+    // The counted group again: the same request arrays as the last group, which all went out, and no slot used
+    // since it ended, so the top of the free stack is its slots in order, each armed, tagged and allocated for its
+    // pair: nothing per slot to check (memcpyBatch hands the same arrays only for the same Bufs, none closed).
+    const again = as === this.#lastGroupAs && bs === this.#lastGroupBs && n === this.#lastGroupSize && this.#groupSize === 0 && !this.#refused;
+    this.#lastGroupAs = this.#lastGroupBs = undefined;
+    const counted = this.#counter >= 0 && this.#groupSize === 0 && !this.#refused;
+    let order = this.#order, ready = n;
+    if (again) {
+      order = this.#groupSlots;
+    } else {
+      // The n slots under the top of the free stack, oldest-freed first: completions push slots in completion order,
+      // so a batch that repeats the previous one gets back, pair by pair, the tasks armed with its own buffers.
+      for (let k = 0; k < n; k++) order[k] = free[base + k];
+      for (ready = 0; ready < n; ready++) {
+        const slot = order[ready];
+        if (this.#tasks[slot] !== 0) continue;
+        let rc: number;
+        try {
+          rc = kind.allocInit(slot, as[ready], bs[ready]);
+        } catch {
+          rc = -1;
+        }
+        if (rc !== 0) break; // the per-task path allocates again and reports the failure
+        this.#tasks[slot] = this.#tagged(kind.task, slot);
       }
-      if (rc !== 0) break; // the per-task path allocates again and reports the failure
-      this.#tasks[slot] = this.#tagged(kind.task, slot);
+      if (ready < 2) return 0;
+      // A counted group when none is in flight: each task's user data says counted or not (set only on a change).
+      const tags = this.#countedTag, want = counted ? 1 : 0;
+      for (let k = 0; k < ready; k++) if (tags[order[k]] !== want) this.#retag(order[k], counted);
     }
-    if (ready < 2) return 0;
     let submitted: number;
     try {
-      submitted = kind.submitMany!(order, ready, as, bs, handles);
+      submitted = kind.submitMany!(order, ready, as, bs, handles, again);
     } catch {
       submitted = 0;
     }
     if (submitted === 0) return 0;
     // Per slot only what the completion needs: the batch holds the requests (a, b) for all of its slots, and a free
     // slot's a, b, resolve and reject are already undefined. Kinds that read a/b at completion get them per slot.
-    const busy = this.#busy, batches = this.#batches;
-    for (let k = 0; k < submitted; k++) {
-      const slot = order[k];
-      busy[slot] = 1;
-      batches[slot] = batch;
+    // A counted group's batch is the group's (onTaskDone and shutdown find it there).
+    const busy = this.#busy;
+    for (let k = 0; k < submitted; k++) busy[order[k]] = 1;
+    if (counted) {
+      if (!again) this.#groupSlots.set(order.subarray(0, submitted));
+      this.#groupSize = submitted;
+      this.#groupDone = 0;
+      this.#groupBatch = batch;
+      if (submitted === n) {
+        this.#lastGroupAs = as;
+        this.#lastGroupBs = bs;
+        this.#lastGroupSize = n;
+      }
+    } else {
+      const batches = this.#batches;
+      for (let k = 0; k < submitted; k++) batches[order[k]] = batch;
     }
     if (kind.complete) {
       for (let k = 0; k < submitted; k++) {
@@ -301,7 +363,15 @@ export class TaskPath<A, B> implements TaskTarget {
   #tagged(task: Native, slot: number): Native {
     if ((typeof task === "bigint") !== this.#nativeIsBigint) throw new TypeError(`${this.#kind.allocName}: the task is not in native form (${typeof task})`);
     this.#raw.doca_task_set_user_data(task, this.#native(this.#tag + slot));
+    this.#countedTag[slot] = 0;
     return task;
+  }
+
+  /** Sets a kept task's user data to the counted one (this path's counter) or back to the per-slot one. */
+  #retag(slot: number, counted: boolean): void {
+    const data = counted ? COUNTED_TAG + this.#counter * TASK_PATH_SPAN + slot : this.#tag + slot;
+    this.#raw.doca_task_set_user_data(this.#tasks[slot], this.#native(data));
+    this.#countedTag[slot] = counted ? 1 : 0;
   }
 
   readonly #native = doca().backend.native;
@@ -316,11 +386,13 @@ export class TaskPath<A, B> implements TaskTarget {
     const kind = this.#kind;
     const raw = this.#raw;
     const slot = this.#free[--this.#freeTop];
+    this.#lastGroupAs = undefined; // a slot used one by one: the free stack no longer ends with the last group
     let error: Error;
     try {
       let task = this.#tasks[slot];
       let rc: number;
       if (task !== 0) {
+        if (this.#countedTag[slot] === 1) this.#retag(slot, false); // it served a counted group: per-slot again
         rc = kind.rearm!(slot, a, b); // a kept task (only kinds with rearm keep them)
       } else {
         rc = kind.allocInit(slot, a, b);
@@ -384,8 +456,26 @@ export class TaskPath<A, B> implements TaskTarget {
   };
 
   #drain(): void {
-    while (this.#queue.length > 0 && this.#freeTop > 0 && !this.#retrying && !this.#refused) {
-      const next = this.#queue.shift()!;
+    const queue = this.#queue;
+    while (queue.length > 0 && this.#freeTop > 0 && !this.#retrying && !this.#refused) {
+      const batch = queue[0].batch;
+      if (batch !== undefined && this.#kind.submitMany && this.#freeTop >= 2 && queue.length >= 2 && queue[1].batch === batch) {
+        // Queued members of one batch (it had more requests than free slots) go out together, like its first ones.
+        const max = Math.min(queue.length, this.#freeTop);
+        let m = 2;
+        while (m < max && queue[m].batch === batch) m++;
+        const as: A[] = new Array(m), bs: B[] = new Array(m);
+        for (let k = 0; k < m; k++) {
+          as[k] = queue[k].a;
+          bs[k] = queue[k].b;
+        }
+        const started = this.#startMany(as, bs, batch, undefined);
+        if (started > 0) {
+          queue.splice(0, started);
+          continue;
+        }
+      }
+      const next = queue.shift()!;
       this.#start(next.a, next.b, next.resolve, next.reject, next.batch);
     }
   }
@@ -419,6 +509,13 @@ export class TaskPath<A, B> implements TaskTarget {
   onTaskDone(typedTask: number, slot: number, ok: boolean): void {
     const raw = this.#raw;
     if (this.#busy[slot] !== 1) return; // not ours (or already settled by a shutdown)
+    if (this.#countedTag[slot] === 1 && this.#groupSize > 0) {
+      // A counted group's member that failed (a success would only have been counted): it settles with the group.
+      const error = ok ? undefined : new DocaError(raw.doca_task_get_status(this.#tasks[slot]), this.#kind.taskName);
+      if (error && !this.#groupBatch!.error) this.#groupBatch!.error = error;
+      this.onCounted(1);
+      return;
+    }
     const batch = this.#batches[slot];
     if (ok && batch !== undefined && this.#reuse && !this.#refused && this.#kind.complete === undefined) {
       // A batch member that succeeded (memcpyBatch): its task stays armed in the slot, nothing per slot to clear but
@@ -461,6 +558,39 @@ export class TaskPath<A, B> implements TaskTarget {
     if (this.#queue.length > 0) this.#drain();
   }
 
+  /**
+   * `settled` members of the counted group in flight completed (successes the ring counted, or one failure). When the
+   * last has, the group's slots go back to the free stack together, in submission order (the next batch of the same
+   * pairs finds its tasks armed), and queued work may start.
+   */
+  onCounted(settled: number): void {
+    const batch = this.#groupBatch;
+    if (batch === undefined) return; // settled by a shutdown already
+    this.#groupDone += settled;
+    this.#inflight -= settled;
+    if (this.#groupDone >= this.#groupSize) {
+      const slots = this.#groupSlots, size = this.#groupSize;
+      const busy = this.#busy, free = this.#free;
+      let top = this.#freeTop;
+      for (let k = 0; k < size; k++) {
+        const slot = slots[k];
+        busy[slot] = 0;
+        free[top++] = slot;
+      }
+      this.#freeTop = top;
+      this.#groupSize = 0;
+      this.#groupBatch = undefined;
+      if (this.#refused) this.#freeKeptTasks(); // a stopping context wants its tasks freed
+    }
+    if (this.#inflight === 0) this.#pe.release();
+    batch.remaining -= settled;
+    if (batch.remaining === 0) {
+      if (batch.error) batch.reject(batch.error);
+      else batch.resolve();
+    }
+    if (this.#queue.length > 0) this.#drain();
+  }
+
   /** The context is stopping: refuse new work and reject what waits in the queue (in-flight tasks get flushed). */
   refuse(reason: Error): void {
     this.#refused ??= reason;
@@ -471,10 +601,12 @@ export class TaskPath<A, B> implements TaskTarget {
   /** Frees every kept task not in flight (before the stop: DOCA wants a context's tasks freed before it is destroyed). */
   #freeKeptTasks(): void {
     if (!this.#reuse) return;
+    this.#lastGroupAs = undefined;
     for (let slot = 0; slot < this.capacity; slot++) {
       if (this.#tasks[slot] !== 0 && this.#busy[slot] === 0) {
         this.#raw.doca_task_free(this.#tasks[slot]);
         this.#tasks[slot] = 0;
+        this.#countedTag[slot] = 0;
       }
     }
   }
@@ -482,12 +614,29 @@ export class TaskPath<A, B> implements TaskTarget {
   /** The context is IDLE: anything DOCA did not flush is settled with `reason` (its task is gone with the ctx). */
   shutdown(reason: Error): void {
     this.refuse(reason);
+    const group = this.#groupBatch;
+    if (group !== undefined) {
+      // The counted group's members not yet settled settle now, once each (its slots stay busy until it ends).
+      const left = this.#groupSize - this.#groupDone;
+      for (let k = 0; k < this.#groupSize; k++) {
+        const slot = this.#groupSlots[k];
+        this.#busy[slot] = 0;
+        this.#tasks[slot] = 0;
+        this.#countedTag[slot] = 0;
+      }
+      this.#groupSize = 0;
+      this.#groupBatch = undefined;
+      if (!group.error) group.error = reason;
+      group.remaining -= left;
+      if (left > 0 && group.remaining === 0) group.reject(group.error);
+    }
     for (let slot = 0; slot < this.capacity; slot++) {
       if (this.#busy[slot] !== 1) continue;
       this.#busy[slot] = 0;
       const resolve = this.#resolves[slot], reject = this.#rejects[slot], batch = this.#batches[slot];
       const a = this.#a[slot]!, b = this.#b[slot]!;
       this.#tasks[slot] = 0;
+      this.#countedTag[slot] = 0;
       this.#a[slot] = undefined;
       this.#b[slot] = undefined;
       this.#resolves[slot] = this.#rejects[slot] = this.#batches[slot] = undefined;

@@ -98,6 +98,12 @@ interface Checks {
   after: string;
   flushed: string[];
   batchError: string;
+  batchCounting: string;
+  groupError: string;
+  groupChecks: boolean;
+  batchAtClose: string;
+  repeatChecks: boolean;
+  closedInBatch: string;
   sources: string[];
   leaked: number;
 }
@@ -123,6 +129,12 @@ describe("completion ring: DMA guarantees on both completion paths", () => {
       assert.equal(c.flushed.length, 16);
       for (const f of c.flushed) assert.match(f, /^DOCA_ERROR_/, "every copy in flight at close rejects with DOCA's flush status");
       assert.equal(c.batchError, "DOCA_ERROR_NOT_PERMITTED");
+      assert.equal(c.batchCounting, ring ? "counted" : "per-task", "with the ring, batches settle as counted groups");
+      assert.equal(c.groupError, "DOCA_ERROR_NOT_PERMITTED", "a batch beyond the tasks with a failing member rejects with its status");
+      assert.equal(c.groupChecks, true, "every other pair copied; the tasks then serve clean, concurrent and single copies");
+      assert.equal(c.repeatChecks, true, "repeated batches copy what their pairs say now, on two Dmas alternating");
+      assert.match(c.closedInBatch, /closed/, "a Buf closed since the last round is refused");
+      assert.match(c.batchAtClose, /^DOCA_ERROR_|closed while/, "a batch in flight at close rejects");
       assert.deepEqual(
         c.sources,
         ring ? ["ring", "js", "ring"] : ["js", "js", "js"],

@@ -7,11 +7,24 @@
 
 /*
  * Completion ring stubs (ffi/completion-ring.ts): task in x0, task_user_data in x1, ctx_user_data in x2 (x3,
- * x9-x12 scratch) appended with ok to the ring (see x86_64.S for the layout).
+ * x9-x12 scratch) appended with ok to the ring, or a counted success (bit 40 of x1) only counted (see x86_64.S for
+ * the layout).
  */
 ring_ok:
+	tbnz x1, #40, counted
 	mov x3, #1
 	b record
+counted:
+	ldr x9, ring_address
+	ldr x10, [x9, #16]              // all counters
+	add x10, x10, #1
+	str x10, [x9, #16]
+	ubfx x10, x1, #20, #10          // the counter
+	add x9, x9, #0x41, lsl #12      // counters at 0x41000
+	ldr x11, [x9, x10, lsl #3]
+	add x11, x11, #1
+	str x11, [x9, x10, lsl #3]
+	ret
 ring_error:
 	mov x3, #0
 record:

@@ -12,12 +12,23 @@
  * (task in rdi, task_user_data in rsi, ctx_user_data in rdx; rax, rcx, r8, r9 scratch) appends
  * (task, task_user_data, ctx_user_data, ok) to the ring: u64 count at [0], u64 capacity at [8], 32-byte entries
  * from [64]. count is incremented even when full (the drain detects an overflow); nothing is written past the end.
+ * A success whose task user data has bit 40 set (a batch member, bits 20..29 its counter) is only counted: the u64
+ * at [16] (all counters) and counter i at [0x41000 + 8 * i] are incremented, no entry is written.
  */
 ring_ok:
 	movabs rax, 0                   /* the ring's address, patched */
 	.set ring_address_ok, . - 8         /* where the patch goes */
+	bt rsi, 40
+	jc counted
 	mov ecx, 1
 	jmp record
+counted:
+	mov r8, rsi
+	shr r8, 20
+	and r8d, 1023                   /* the counter */
+	inc qword ptr [rax + 16]
+	inc qword ptr [rax + r8 * 8 + 0x41000]
+	ret
 	.p2align 5
 ring_error:
 	movabs rax, 0                   /* the ring's address, patched */

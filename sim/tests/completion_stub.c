@@ -5,12 +5,15 @@
  *
  *   completion_stub HEX OK_OFFSET ERROR_OFFSET ADDRESS_OFFSET...
  *
- * Ring layout: [0] u64 count, [8] u64 capacity, entries of 4 u64 (task, task user data, ctx user data, ok) from 64.
+ * Ring layout: [0] u64 count, [8] u64 capacity, [16] u64 successes counted, entries of 4 u64 (task, task user data,
+ * ctx user data, ok) from 64, u64 counters from 0x41000 (a success whose task user data has bit 40 set only
+ * increments [16] and counter (user data >> 20) & 1023).
  * Self-contained (libc and doca_types.h only) so that it cross-compiles without the software device.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,9 @@
 
 #define CAPACITY 4
 #define ENTRY_WORDS 4
+#define COUNTERS_AT 0x41000
+#define COUNTERS 1024
+#define COUNTED (1ull << 40)
 
 /* DOCA's task completion callback type, e.g. doca_dma_task_memcpy_completion_cb_t */
 typedef void (*completion_cb_t)(void *task, union doca_data task_user_data, union doca_data ctx_user_data);
@@ -28,9 +34,13 @@ typedef void (*completion_cb_t)(void *task, union doca_data task_user_data, unio
 struct ring {
 	uint64_t count;
 	uint64_t capacity;
-	uint64_t pad[6];
+	uint64_t counted;
+	uint64_t pad[5];
 	uint64_t entries[CAPACITY + 1][ENTRY_WORDS]; /* one more entry as a guard: must stay untouched */
+	uint8_t gap[COUNTERS_AT - 64 - (CAPACITY + 1) * ENTRY_WORDS * 8];
+	uint64_t counters[COUNTERS + 1]; /* one more as a guard */
 };
+_Static_assert(offsetof(struct ring, counters) == COUNTERS_AT, "the counters' offset");
 
 static void fail(const char *what)
 {
@@ -87,7 +97,7 @@ int main(int argc, char **argv)
 	r->capacity = CAPACITY;
 	memset(r->entries[CAPACITY], 0xee, sizeof(r->entries[CAPACITY]));
 
-	tud.u64 = 0x1122334455667788ull;
+	tud.u64 = 0x1122324455667788ull; /* bit 40 clear: recorded */
 	cud.u64 = 7;
 	ok_cb((void *)0x7f0011223340ull, tud, cud);
 	tud.u64 = 3;
@@ -95,9 +105,28 @@ int main(int argc, char **argv)
 	err_cb((void *)0x55aa55aa55a0ull, tud, cud);
 	if (r->count != 2)
 		fail("count after two completions");
-	check_entry(r, 0, 0x7f0011223340ull, 0x1122334455667788ull, 7, 1);
+	check_entry(r, 0, 0x7f0011223340ull, 0x1122324455667788ull, 7, 1);
 	check_entry(r, 1, 0x55aa55aa55a0ull, 3, 0xfedcba9876543210ull, 0);
 	printf("ok success and error stubs record task, task user data, ctx user data and ok flag in order\n");
+
+	/* Counted successes: no entry, [16] and the task's counter incremented; a counted failure is recorded */
+	tud.u64 = COUNTED | (5ull << 20) | 77;
+	cud.u64 = 7;
+	ok_cb((void *)0x3000ull, tud, cud);
+	ok_cb((void *)0x3008ull, tud, cud);
+	tud.u64 = COUNTED | (1023ull << 20) | 3;
+	ok_cb((void *)0x3010ull, tud, cud);
+	if (r->count != 2 || r->counted != 3 || r->counters[5] != 2 || r->counters[1023] != 1)
+		fail("counted successes");
+	for (i = 0; i <= COUNTERS; i++)
+		if (i != 5 && i != 1023 && r->counters[i] != 0)
+			fail("a counted success reached another counter");
+	tud.u64 = COUNTED | (5ull << 20) | 78;
+	err_cb((void *)0x3018ull, tud, cud);
+	if (r->count != 3 || r->counted != 3 || r->counters[5] != 2)
+		fail("a counted failure");
+	check_entry(r, 2, 0x3018ull, COUNTED | (5ull << 20) | 78, 7, 0);
+	printf("ok counted successes only count (their own counter and the total); counted failures are recorded\n");
 
 	/* Drained: the reader resets count, and the next completion lands in entry 0 again */
 	r->count = 0;

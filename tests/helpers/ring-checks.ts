@@ -77,7 +77,86 @@ try {
 }
 dma2.close();
 
-// 6. Ring reservations: a context that takes the whole ring leaves none for the next (JS callbacks, still correct);
+// 6. Batches as counted groups (ring) or per-task completions (JS): a batch over three times the tasks with a failing
+// member in the middle rejects once with its status after every other pair copied; the same tasks then serve a
+// clean batch, two batches and single copies at once, and a batch in flight when close() runs rejects once.
+const dma4 = new Dma(dev, pe, { maxTasks: 8 });
+const batchCounting = dma4.batchCompletion;
+const group = Array.from({ length: 24 }, (_, i): [ReturnType<typeof inv.bufByData>, ReturnType<typeof inv.bufByAddr>] => [
+  inv.bufByData(srcMap, src.address + i * chunk, chunk),
+  inv.bufByAddr(i === 11 ? roMap : dstMap, (i === 11 ? ro.address : dst.address) + i * chunk, chunk),
+]);
+dst.bytes.fill(0);
+const groupResult = await Promise.allSettled([dma4.memcpyBatch(group)]);
+const groupError = groupResult[0].status === "rejected" && groupResult[0].reason instanceof DocaError ? groupResult[0].reason.docaName : groupResult[0].status;
+const sameBytes = (from: number, to: number) => Buffer.compare(Buffer.from(dst.bytes.subarray(from, to)), Buffer.from(src.bytes.subarray(from, to))) === 0;
+let groupChecks = sameBytes(0, 11 * chunk) && sameBytes(12 * chunk, 24 * chunk) && dma4.inflight === 0;
+const clean = group.filter((_, i) => i !== 11);
+dst.bytes.fill(0);
+await dma4.memcpyBatch(clean, { resetDestinations: true });
+groupChecks &&= sameBytes(0, 11 * chunk) && sameBytes(12 * chunk, 24 * chunk);
+dst.bytes.fill(0);
+const together = await Promise.allSettled([
+  dma4.memcpyBatch(clean.slice(0, 6), { resetDestinations: true }),
+  dma4.memcpyBatch(clean.slice(6, 15), { resetDestinations: true }),
+  ...clean.slice(15).map(([s, d]) => (d.resetData(), dma4.memcpy(s, d))),
+]);
+groupChecks &&= together.every((r) => r.status === "fulfilled") && sameBytes(0, 11 * chunk) && sameBytes(12 * chunk, 24 * chunk);
+groupChecks &&= dma4.inflight === 0;
+const closing = dma4.memcpyBatch(clean.slice(0, 8), { resetDestinations: true }); // all in flight
+await dma4.close();
+const closedBatch = await Promise.allSettled([closing]);
+const batchAtClose = closedBatch[0].status === "rejected" ? (closedBatch[0].reason instanceof DocaError ? closedBatch[0].reason.docaName : String(closedBatch[0].reason)) : "fulfilled";
+for (const [s, d] of group) s.close(), d.close();
+
+// 7. Repeated batches (their tasks re-submitted as they are armed): two Dmas alternating rounds over their own
+// pairs, a pairs array changed in place between rounds (one pair replaced, one pair's destination swapped), and
+// a Buf closed elsewhere between rounds; every byte checked after every round.
+const half = 32 * chunk;
+const dmaA = new Dma(dev, pe, { maxTasks: 32 }), dmaB = new Dma(dev, pe, { maxTasks: 32 });
+const own = (first: number): [ReturnType<typeof inv.bufByData>, ReturnType<typeof inv.bufByAddr>][] =>
+  Array.from({ length: 16 }, (_, i) => [inv.bufByData(srcMap, src.address + (first + i) * chunk, chunk), inv.bufByAddr(dstMap, dst.address + (first + i) * chunk, chunk)]);
+const pairsA = own(0), pairsB = own(16), spare = own(32);
+let repeatChecks = true;
+for (let round = 0; round < 6; round++) {
+  if (round === 2) pairsA[3] = spare[3]; // replaced: chunk 35 instead of 3
+  if (round === 3) pairsB[5] = [pairsB[5][0], spare[5][1]]; // destination of pair 5: chunk 37 instead of 21
+  if (round === 4) spare[0][0].close(); // some Buf closed between rounds
+  dst.bytes.fill(0);
+  // B resets its destinations itself: nothing of B's but its submit touches the shared native batch columns.
+  const runB = () => {
+    for (const [, d] of pairsB) d.resetData();
+    return dmaB.memcpyBatch(pairsB);
+  };
+  await Promise.all([dmaA.memcpyBatch(pairsA, { resetDestinations: true }), runB()]);
+  await dmaA.memcpyBatch(pairsA, { resetDestinations: true });
+  await runB();
+  const expect = new Uint8Array(half + 16 * chunk);
+  for (const [s, d] of [...pairsA, ...pairsB]) {
+    const from = s.address - src.address, to = d.address - dst.address;
+    expect.set(src.bytes.subarray(from, from + chunk), to);
+  }
+  repeatChecks &&= Buffer.compare(Buffer.from(dst.bytes.subarray(0, expect.length)), Buffer.from(expect)) === 0;
+  if (round === 4) {
+    // One copy on its own between two rounds: it takes (and re-arms) one of the batch's tasks.
+    spare[1][1].resetData();
+    await dmaA.memcpy(spare[1][0], spare[1][1]);
+  }
+}
+repeatChecks &&= dmaA.inflight === 0 && dmaB.inflight === 0;
+// A Buf of the repeated batch closed: the next round refuses it (never hands DOCA a released buffer).
+pairsA[7][1].close();
+let closedInBatch = "accepted";
+try {
+  await dmaA.memcpyBatch(pairsA, { resetDestinations: true });
+} catch (e) {
+  closedInBatch = e instanceof Error ? e.message : String(e);
+}
+for (const [s, d] of [...pairsA, ...pairsB, ...spare]) s.close(), d.close();
+await dmaA.close();
+await dmaB.close();
+
+// 8. Ring reservations: a context that takes the whole ring leaves none for the next (JS callbacks, still correct);
 // closing it returns its entries.
 const whole = new Dma(dev, pe, { maxTasks: RING_CAPACITY });
 const overflow = new Dma(dev, pe, { maxTasks: 4 });
@@ -101,6 +180,12 @@ process.stdout.write(JSON.stringify({
   after: after.status,
   flushed: flushed.map((r) => (r.status === "rejected" ? (r.reason instanceof DocaError ? r.reason.docaName : "other") : "fulfilled")),
   batchError,
+  batchCounting,
+  groupError,
+  groupChecks,
+  batchAtClose,
+  repeatChecks,
+  closedInBatch,
   sources,
   leaked: before === undefined ? 0 : liveObjects()! - before,
 }) + "\n");
