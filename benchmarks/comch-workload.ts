@@ -9,7 +9,8 @@
  *
  * Per cell the server says "ready ID", the client sends sequence-stamped messages then a 1-byte end marker on the
  * same path, the server checks every message and answers "ack COUNT" (or "bad WHY"); rate = COUNT / (ack - ready).
- * Each path's calls sit in one small function per side (sendCtrl, sendFast, receiveCtrl, receiveFast).
+ * Each path's calls sit in one small function per side (sendCtrl, sendFast, receiveCtrl, receiveFast); both sides
+ * use the batch calls (sendBatch, recvBatch) a program after throughput would use.
  */
 import process from "node:process";
 import {
@@ -80,21 +81,25 @@ function openFirstDevice(): Device {
 
 // ------------------------------------------------------------------ server (DPU side)
 
+// Receivers take what arrived in batches (recvBatch: one Promise per wake-up, messages in shared slabs), as a
+// program after throughput would; every message is still checked.
 async function receiveCtrl(connection: ComchConnection, cell: Cell): Promise<string> {
   const tally = new Tally(cell.size);
   for (;;) {
-    const m = await connection.recv({ timeoutMs: PEER_TIMEOUT_MS });
-    if (m.length === 1) return tally.verdict;
-    tally.take(m);
+    for (const m of await connection.recvBatch({ timeoutMs: PEER_TIMEOUT_MS })) {
+      if (m.length === 1) return tally.verdict;
+      tally.take(m);
+    }
   }
 }
 
 async function receiveFast(consumer: ComchConsumer, cell: Cell): Promise<string> {
   const tally = new Tally(cell.size);
   for (;;) {
-    const m = await consumer.recv({ timeoutMs: PEER_TIMEOUT_MS });
-    if (m.bytes.length === 1) return tally.verdict;
-    tally.take(m.bytes);
+    for (const m of await consumer.recvBatch({ timeoutMs: PEER_TIMEOUT_MS })) {
+      if (m.bytes.length === 1) return tally.verdict;
+      tally.take(m.bytes);
+    }
   }
 }
 
@@ -123,30 +128,35 @@ async function serve(name: string, cells: Cell[]): Promise<void> {
 
 // ------------------------------------------------------------------ client (host side)
 
-/** D lanes sending stamped messages until `seconds` passed; returns how many were sent (all completed). */
-async function lanes(cell: Cell, seconds: number, send: (message: Uint8Array) => Promise<void>): Promise<number> {
+/** Lanes that each send a batch at a time (sendBatch: one Promise per batch), D messages in flight in all. */
+const SEND_LANES = 2;
+
+/** Sends stamped messages until `seconds` passed; returns how many were sent (all completed). */
+async function lanes(cell: Cell, seconds: number, sendBatch: (messages: Uint8Array[]) => Promise<void>): Promise<number> {
   const end = performance.now() + seconds * 1000;
   let seq = 0;
-  const lane = async () => {
-    const message = new Uint8Array(cell.size); // each lane reuses its own array once its send completed
-    const view = new DataView(message.buffer);
+  const lanes = Math.min(SEND_LANES, cell.depth);
+  const lane = async (i: number) => {
+    // Each lane reuses its own arrays once its batch completed (sendBatch copies them at the call anyway).
+    const batch = Array.from({ length: Math.floor(cell.depth / lanes) + (i < cell.depth % lanes ? 1 : 0) }, () => new Uint8Array(cell.size));
+    const views = batch.map((m) => new DataView(m.buffer));
     while (performance.now() < end) {
-      stamp(message, view, seq++);
-      await send(message);
+      for (let k = 0; k < batch.length; k++) stamp(batch[k], views[k], seq++);
+      await sendBatch(batch);
     }
   };
-  await Promise.all(Array.from({ length: cell.depth }, lane));
+  await Promise.all(Array.from({ length: lanes }, (_, i) => lane(i)));
   return seq;
 }
 
 async function sendCtrl(connection: ComchConnection, cell: Cell, seconds: number): Promise<number> {
-  const sent = await lanes(cell, seconds, (m) => connection.send(m));
+  const sent = await lanes(cell, seconds, (batch) => connection.sendBatch(batch));
   await connection.send(END_MARKER);
   return sent;
 }
 
 async function sendFast(producer: ComchProducer, consumerId: number, cell: Cell, seconds: number): Promise<number> {
-  const sent = await lanes(cell, seconds, (m) => producer.send(m, consumerId));
+  const sent = await lanes(cell, seconds, (batch) => producer.sendBatch(batch, consumerId));
   await producer.send(END_MARKER, consumerId);
   return sent;
 }

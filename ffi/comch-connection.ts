@@ -4,7 +4,8 @@
  * user data (a small id, see callbacks.ts). Messages DOCA delivers are copied out at once (the buffer is valid only
  * in the callback) and queued; recv() takes from the queue or waits, keeping the progress engine pumped meanwhile.
  */
-import { copyOut } from "./copy-out.ts";
+import { copyOut, staged } from "./copy-out.ts";
+import { batchMax, MessageSlab, ownBuffer } from "./message-slab.ts";
 import { type ConnectionOwner, registerOwner, setConnectionOwner, unregisterOwner } from "./callbacks.ts";
 import { hex, Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { Waiters } from "./waiters.ts";
@@ -46,6 +47,8 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   #overflowed = false;
   /** Messages dropped after the cut. */
   #dropped = 0;
+  /** Once someone reads with recvBatch(): queued messages are copied into shared slabs (recv() copies them out). */
+  #slab: MessageSlab | undefined;
   /** Consumer ids the peer announced (fast path), in arrival order. */
   readonly #remoteConsumers: number[] = [];
 
@@ -85,13 +88,22 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     return this.#endpoint.sendOn(this[HANDLE], bytes);
   }
 
+  /**
+   * Sends the messages in order with one Promise (resolves once all completed; rejects with the first failure after
+   * all settled). Each is checked before any is sent and copied at the call, as send() does.
+   */
+  sendBatch(messages: readonly Uint8Array[]): Promise<void> {
+    if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: connection is closed`));
+    return this.#endpoint.sendBatchOn(this[HANDLE], messages);
+  }
+
   /** The next message. Rejects with TimeoutError after timeoutMs, or Error once the peer disconnected. */
   recv(opts: { timeoutMs?: number } = {}): Promise<Uint8Array> {
     const queued = this.#queue.shift();
     if (queued) {
       this.#unreadBytes -= queued.length + UNREAD_MESSAGE_OVERHEAD;
       this.#endpoint.noteUnread(this, -(queued.length + UNREAD_MESSAGE_OVERHEAD));
-      return Promise.resolve(queued);
+      return Promise.resolve(ownBuffer(queued));
     }
     if (this.#failure !== undefined) {
       const failure = this.#failure;
@@ -100,6 +112,30 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     }
     if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: peer disconnected`));
     return this.#messages.wait(`a Comch message on ${this.#endpoint.kind}`, opts.timeoutMs);
+  }
+
+  /**
+   * The messages queued now (at most `max`), or, when none is, the next one and whatever arrived with it: one
+   * Promise per batch instead of one per message. Messages of a batch may share one ArrayBuffer (slabs of 256 KiB,
+   * each message a view: `message.buffer` holds others too, so copy before transferring it); a slab lives while any
+   * of its messages does. Rejects as recv() does.
+   */
+  async recvBatch(opts: { max?: number; timeoutMs?: number } = {}): Promise<Uint8Array[]> {
+    const max = batchMax("ComchConnection.recvBatch", opts.max);
+    this.#slab ??= new MessageSlab();
+    if (this.#queue.length > 0) return this.#take(max);
+    const first = await this.recv(opts);
+    return max > 1 && this.#queue.length > 0 ? [first, ...this.#take(max - 1)] : [first];
+  }
+
+  /** Takes up to `max` queued messages (as queued: slab views too). */
+  #take(max: number): Uint8Array[] {
+    const taken = this.#queue.splice(0, max);
+    let bytes = 0;
+    for (const m of taken) bytes += m.length + UNREAD_MESSAGE_OVERHEAD;
+    this.#unreadBytes -= bytes;
+    this.#endpoint.noteUnread(this, -bytes);
+    return taken;
   }
 
   /** Every message until the peer disconnects. */
@@ -170,8 +206,12 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
       this.#dropped++;
       return;
     }
-    const message = copyOut(buffer, length);
-    if (this.#messages.resolveNext(message)) return;
+    if (this.#messages.size > 0) {
+      this.#messages.resolveNext(copyOut(buffer, length));
+      return;
+    }
+    // Nobody waits: queued, into a slab once the reader takes batches (recv() copies a slab view out).
+    const message = this.#slab ? this.#slab.copy(staged(buffer, length)) : copyOut(buffer, length);
     this.#queue.push(message);
     this.#unreadBytes += length + UNREAD_MESSAGE_OVERHEAD;
     this.#endpoint.noteUnread(this, length + UNREAD_MESSAGE_OVERHEAD);

@@ -4,6 +4,7 @@
  * copied out and reposted at once.
  */
 import { copyOut } from "./copy-out.ts";
+import { batchMax, MessageSlab, ownBuffer } from "./message-slab.ts";
 import { HANDLE, INTERNAL, internalOnly, NATIVE } from "./resource.ts";
 import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
@@ -99,7 +100,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
     const buffers = this.buffers;
     const length = buffers.bufs[index].dataLength;
     const offset = index * buffers.size;
-    const bytes = buffers.memory.bytes.slice(offset, offset + length);
+    const bytes = this.consumer.copyMessage(buffers.memory.bytes.subarray(offset, offset + length));
     // A consumer configured without immediate data receives none: no calls to ask. Otherwise DOCA 3.x headers have
     // a per-task length getter; builds without it deliver the consumer's configured length.
     let imm = EMPTY;
@@ -131,6 +132,8 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
   readonly #queue: FastPathMessage[] = [];
   readonly #waiters: Waiters<FastPathMessage>;
   #failure: unknown;
+  /** Once someone reads with recvBatch(): queued messages are copied into shared slabs (recv() copies them out). */
+  #slab: MessageSlab | undefined;
 
   private constructor(token: symbol, handle: number, connection: ComchConnection, buffers: BufferSet) {
     internalOnly(token, "ComchConsumer");
@@ -194,13 +197,34 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
       return Promise.reject(e);
     }
     const ready = this.#queue.shift();
-    if (ready) return Promise.resolve(ready);
+    if (ready) return Promise.resolve(ready.bytes.byteLength === ready.bytes.buffer.byteLength ? ready : { ...ready, bytes: ownBuffer(ready.bytes) });
     if (this.#failure !== undefined) {
       const failure = this.#failure;
       this.#failure = undefined;
       return Promise.reject(failure);
     }
     return this.#waiters.wait("a Comch fast-path message", opts.timeoutMs);
+  }
+
+  /**
+   * The messages queued now (at most `max`), or, when none is, the next one and whatever arrived with it: one
+   * Promise per batch instead of one per message. Their `bytes` may share one ArrayBuffer (slabs of 256 KiB, each
+   * message a view: `bytes.buffer` holds others too, so copy before transferring it); a slab lives while any of its
+   * messages does. Rejects as recv() does.
+   */
+  async recvBatch(opts: { max?: number; timeoutMs?: number } = {}): Promise<FastPathMessage[]> {
+    const max = batchMax("ComchConsumer.recvBatch", opts.max);
+    this.assertOpen();
+    this.#slab ??= new MessageSlab();
+    if (this.#queue.length > 0) return this.#queue.splice(0, max);
+    const first = await this.recv(opts);
+    return max > 1 && this.#queue.length > 0 ? [first, ...this.#queue.splice(0, max - 1)] : [first];
+  }
+
+  /** @internal a received buffer's bytes, copied: its own ArrayBuffer for a waiting recv(), else a slab view once
+   * the reader takes batches. */
+  copyMessage(bytes: Uint8Array): Uint8Array {
+    return this.#slab && this.#waiters.size === 0 ? this.#slab.copy(bytes) : bytes.slice();
   }
 
   /** @internal a buffer completed: hand the message out, repost the buffer. */

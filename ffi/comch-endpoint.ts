@@ -104,13 +104,28 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
   /** @internal a connection sends through its endpoint's task path. */
   sendOn(connection: number, bytes: Uint8Array): Promise<void> {
     this.assertOpen();
-    if (!(bytes instanceof Uint8Array)) return Promise.reject(new TypeError(`${this.kind}: send takes a Uint8Array`));
-    if (bytes.length > this.maxMsgSize) {
-      return Promise.reject(
-        new DocaError(DocaErrorCode.TOO_BIG, this.#send.allocName, `message of ${bytes.length} bytes > max ${this.maxMsgSize}`),
-      );
+    const bad = this.#refusal(bytes);
+    return bad ? Promise.reject(bad) : this.#path.submit(connection, bytes);
+  }
+
+  /** @internal a connection's sendBatch: all messages checked first, then submitted in order, one Promise. */
+  sendBatchOn(connection: number, messages: readonly Uint8Array[]): Promise<void> {
+    this.assertOpen();
+    if (!Array.isArray(messages)) return Promise.reject(new TypeError(`${this.kind}: sendBatch takes an array of Uint8Array`));
+    for (const bytes of messages) {
+      const bad = this.#refusal(bytes);
+      if (bad) return Promise.reject(bad);
     }
-    return this.#path.submit(connection, bytes);
+    return this.#path.submitBatch(new Array(messages.length).fill(connection), messages);
+  }
+
+  /** Why `bytes` cannot be sent, or undefined. */
+  #refusal(bytes: Uint8Array): Error | undefined {
+    if (!(bytes instanceof Uint8Array)) return new TypeError(`${this.kind}: send takes a Uint8Array`);
+    if (bytes.length > this.maxMsgSize) {
+      return new DocaError(DocaErrorCode.TOO_BIG, this.#send.allocName, `message of ${bytes.length} bytes > max ${this.maxMsgSize}`);
+    }
+    return undefined;
   }
 
   /** Bytes of messages received and not read yet, on all connections (each counted with its overhead). */

@@ -227,20 +227,42 @@ export class ComchProducer extends CtxResource<Handle<"doca_comch_producer">> {
     try {
       this.assertOpen();
       integerIn("ComchProducer.send", "consumerId", consumerId, 0, 0xffff_ffff);
-      const own = Buf.isBuf(data) ? data : undefined;
-      if (own) own.assertOpen();
-      else if (!(data instanceof Uint8Array)) throw new TypeError("ComchProducer.send: data must be a Uint8Array or a Buf");
-      const bytes = own ? undefined : data as Uint8Array;
-      if (bytes && bytes.length > this.#buffers.size) {
-        throw new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", `${bytes.length} > ${this.#buffers.size}`);
-      }
-      if (!(imm instanceof Uint8Array) || imm.length > IMM_MAX) {
-        throw new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", "immediate data");
-      }
-      return this.#path.submit({ own, bytes, imm, consumerId, copied: false }, undefined);
+      return this.#path.submit(this.#request("ComchProducer.send", data, consumerId, imm), undefined);
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+
+  /**
+   * Sends each of `messages` to consumer `consumerId` (with the same immediate data, if any), in order, with one
+   * Promise: resolves once all completed, rejects with the first failure after all settled. Every message is
+   * checked before any is sent; bytes are copied at the call, as send() does.
+   */
+  sendBatch(messages: readonly (Uint8Array | Buf)[], consumerId: number, imm: Uint8Array = NO_IMM): Promise<void> {
+    try {
+      this.assertOpen();
+      integerIn("ComchProducer.sendBatch", "consumerId", consumerId, 0, 0xffff_ffff);
+      if (!Array.isArray(messages)) throw new TypeError("ComchProducer.sendBatch: messages must be an array");
+      const sends = messages.map((data) => this.#request("ComchProducer.sendBatch", data, consumerId, imm));
+      return this.#path.submitBatch(sends, new Array<undefined>(sends.length));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** One send, checked: bytes (≤ bufferSize) or an open Buf, immediate data ≤ IMM_MAX. */
+  #request(where: string, data: Uint8Array | Buf, consumerId: number, imm: Uint8Array): Send {
+    const own = Buf.isBuf(data) ? data : undefined;
+    if (own) own.assertOpen();
+    else if (!(data instanceof Uint8Array)) throw new TypeError(`${where}: data must be a Uint8Array or a Buf`);
+    const bytes = own ? undefined : data as Uint8Array;
+    if (bytes && bytes.length > this.#buffers.size) {
+      throw new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", `${bytes.length} > ${this.#buffers.size}`);
+    }
+    if (!(imm instanceof Uint8Array) || imm.length > IMM_MAX) {
+      throw new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", "immediate data");
+    }
+    return { own, bytes, imm, consumerId, copied: false };
   }
 
   protected destroyNative(handle: number): void {

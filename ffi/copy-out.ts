@@ -1,7 +1,7 @@
 /**
  * copyOut(address, length): a fresh Uint8Array with `length` bytes read from native memory, for data DOCA lends only
  * for the duration of a callback (a Comch message, immediate data). One libc memcpy into a staging area with a
- * long-lived view, then a slice: a view per call (an external ArrayBuffer over the address) cost 2–9× more, most on
+ * long-lived view, then a slice (or, for a message slab, a view of the staged bytes: staged()): a view per call (an external ArrayBuffer over the address) cost 2–9× more, most on
  * Node (koffi.view) and Deno (UnsafePointer + getArrayBuffer). Single-threaded use only, like every JS caller here.
  */
 import { loadLibc, mapPages } from "./library.ts";
@@ -11,6 +11,11 @@ let stagingBytes: Uint8Array<ArrayBuffer> = new Uint8Array(0);
 
 export function copyOut(address: number, length: number): Uint8Array<ArrayBuffer> {
   if (length === 0) return new Uint8Array(0);
+  return staged(address, length).slice();
+}
+
+/** The `length` bytes at `address` in the staging area: valid until the next copyOut/staged call. */
+export function staged(address: number, length: number): Uint8Array<ArrayBuffer> {
   const { libc, backend } = loadLibc();
   if (length > stagingBytes.length) {
     // Grows in whole powers of two (at least a page); the old area is unmapped once the new one exists.
@@ -20,6 +25,6 @@ export function copyOut(address: number, length: number): Uint8Array<ArrayBuffer
     staging = next;
     stagingBytes = new Uint8Array(backend.view(next, size));
   }
-  libc.memcpy(staging, address, length);
-  return stagingBytes.slice(0, length);
+  if (length > 0) libc.memcpy(staging, address, length);
+  return stagingBytes.subarray(0, length);
 }

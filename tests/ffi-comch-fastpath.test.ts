@@ -68,6 +68,43 @@ describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120
     assert.equal(liveObjects(), start, "producer, client, buffers and maps all released");
   });
 
+  test("sendBatch and recvBatch on the fast path: every message once, in order, with its immediate data; batches share slabs", { skip: noLiveCounter }, async () => {
+    await withServedClient("fastbatch", async (dpu, client, dev, pe) => {
+      const { id } = await dpu.request<{ id: number }>({ op: "consumeBatches", max: 40 }, 20_000);
+      await client.connection.waitForRemoteConsumer({ timeoutMs: 10_000 });
+      await using producer = await ComchProducer.create({ connection: client.connection, device: dev, pe, buffers: 32 });
+      const count = 300;
+      // Half one send each (immediate data: the index), half in five batches of 30 (sendBatch: one immediate data per
+      // batch, [batch, 0xbb]; more messages than the producer's 32 buffers are in flight, so some wait in its queue).
+      const immOf = (i: number) => i < count / 2 ? new Uint8Array([i & 0xff, i >> 8]) : new Uint8Array([Math.floor((i - count / 2) / 30), 0xbb]);
+      const sends = Array.from({ length: count / 2 }, (_, i) => producer.send(pattern(200 + (i % 7), i), id, immOf(i)));
+      for (let first = count / 2; first < count; first += 30) {
+        const batch = Array.from({ length: 30 }, (_, k) => pattern(200 + ((first + k) % 7), first + k));
+        sends.push(producer.sendBatch(batch, id, immOf(first)));
+        batch.forEach((m) => m.fill(0)); // copied at the call
+      }
+      await Promise.all(sends);
+      await assert.rejects(producer.sendBatch([pattern(10, 1), new Uint8Array(5000)], id), /TOO_BIG/, "a batch with a message over bufferSize");
+      await assert.rejects(producer.sendBatch([pattern(10, 1)], -1), RangeError);
+      let n = 0, largest = 0, shared = false;
+      while (n < count) {
+        const batch = await dpu.receive<{ event: string; shared: boolean; messages: { data: string; imm: string }[] }>(10_000);
+        assert.equal(batch.event, "fastBatch");
+        assert.ok(batch.messages.length >= 1 && batch.messages.length <= 40, `a batch of ${batch.messages.length} (max 40)`);
+        largest = Math.max(largest, batch.messages.length);
+        shared ||= batch.shared;
+        for (const m of batch.messages) {
+          assert.deepEqual(new Uint8Array(Buffer.from(m.data, "base64")), pattern(200 + (n % 7), n), `message ${n}`);
+          assert.deepEqual(new Uint8Array(Buffer.from(m.imm, "base64")).subarray(0, 2), immOf(n), `imm of ${n}`);
+          n++;
+        }
+      }
+      assert.equal(n, count);
+      assert.ok(largest > 1, "messages that arrived together came in one batch");
+      assert.ok(shared, "a batch's messages are views into one slab");
+    });
+  });
+
   // The producer keeps its send tasks and re-arms them: each send must carry its own consumer, buffer and immediate
   // data, never what the task's previous send left armed.
   test("one producer, two consumers: every send reaches its consumer with its own bytes and immediate data", { skip: noLiveCounter }, async () => {

@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout } from "node:timers";
-import { DPU_PCI, dpuEnv, HOST_PCI, uniqueName } from "./helpers/sim-env.ts";
+import { DPU_PCI, dpuEnv, HOST_PCI, pattern, uniqueName } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { ComchClient, Device, liveObjects, ProgressEngine, TimeoutError } from "../mod.ts";
@@ -53,6 +53,81 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       await dpu.close();
     }
     assert.equal(liveObjects(), start, "no leaked handles");
+  });
+
+  test("recvBatch: every message once, in order, byte for byte; batches share slabs, recv() gets its own buffer", { skip: noLiveCounter }, async () => {
+    const start = liveObjects();
+    const name = uniqueName("batch");
+    const dpu = await startServer(name);
+    try {
+      using dev = Device.open(HOST_PCI);
+      using pe = new ProgressEngine();
+      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+      const conn = client.connection;
+      await awaitEvent(dpu, "accepted");
+      await assert.rejects(conn.recvBatch({ max: 0 }), RangeError);
+      await assert.rejects(conn.recvBatch({ timeoutMs: 50 }), TimeoutError);
+      const count = 400, size = 100;
+      // Received while they are sent (the server's sends complete as this side's engine takes them in).
+      const sending = dpu.request({ op: "sendMany", count, size }, 20_000);
+      const got: Uint8Array[] = [];
+      let largest = 0, shared = false;
+      // The first call takes one (max 1) and leaves the rest queued; recv() then hands out a queued slab message
+      // in a buffer of its own.
+      got.push(...await conn.recvBatch({ max: 1, timeoutMs: 10_000 }));
+      while (got.length < count - 1) {
+        const max = Math.min(50, count - 1 - got.length); // the last message is left for recv()
+        const batch = await conn.recvBatch({ max, timeoutMs: 10_000 });
+        assert.ok(batch.length >= 1 && batch.length <= max, `a batch of ${batch.length} (max ${max})`);
+        largest = Math.max(largest, batch.length);
+        shared ||= batch.length > 1 && batch.every((m) => m.buffer === batch[0].buffer && m.byteLength < m.buffer.byteLength);
+        got.push(...batch);
+      }
+      // Let the last message be queued (into a slab, as this reader takes batches) before recv() takes it.
+      const deadline = Date.now() + 10_000;
+      while (conn.unreadBytes === 0) {
+        assert.ok(Date.now() < deadline, "the last message arrived within 10 s");
+        pe.progress();
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      const last = await conn.recv({ timeoutMs: 10_000 });
+      assert.equal(last.byteLength, last.buffer.byteLength, "recv() hands out a buffer of its own");
+      got.push(last);
+      assert.equal(got.length, count);
+      await sending;
+      got.forEach((m, i) => assert.deepEqual(m, pattern(size, i), `message ${i}`));
+      assert.ok(largest > 1, "messages that arrived together came in one batch");
+      assert.ok(shared, "a batch's messages are views into one slab");
+      assert.equal(conn.unreadBytes, 0);
+    } finally {
+      await dpu.close();
+    }
+    assert.equal(liveObjects(), start, "no leaked handles");
+  });
+
+  test("sendBatch: messages go out in order with one Promise; a batch with a bad message sends none of it", { skip: noLiveCounter }, async () => {
+    const name = uniqueName("sendbatch");
+    const dpu = await startServer(name);
+    try {
+      using dev = Device.open(HOST_PCI);
+      using pe = new ProgressEngine();
+      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000, sendTasks: 8 });
+      const conn = client.connection;
+      await awaitEvent(dpu, "accepted");
+      // More messages than send tasks: the rest wait in the queue, copied (the arrays are overwritten at once).
+      const batch = Array.from({ length: 40 }, (_, i) => text(`b ${i}`));
+      const sent = conn.sendBatch(batch);
+      batch.forEach((m) => m.fill(0x21));
+      await sent;
+      await assert.rejects(conn.sendBatch([text("never 1"), new Uint8Array(conn.maxMsgSize + 1), text("never 2")]), /TOO_BIG/);
+      await assert.rejects(conn.sendBatch("nope" as unknown as Uint8Array[]), TypeError);
+      await conn.sendBatch([]);
+      await conn.send(text("after"));
+      for (let i = 0; i < 40; i++) assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), `echo:b ${i}`);
+      assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), "echo:after", "nothing of the refused batch was sent");
+    } finally {
+      await dpu.close();
+    }
   });
 
   test("the server disconnects a client while its sends are in flight (DOCA_ERROR_AGAIN is retried)", async () => {

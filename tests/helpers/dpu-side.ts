@@ -14,6 +14,7 @@
 import { createInterface } from "node:readline";
 import process from "node:process";
 import { Buffer } from "node:buffer";
+import { pattern } from "./sim-env.ts";
 import {
   Access,
   BufInventory,
@@ -166,6 +167,30 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
         }
       })().catch(() => {});
       return { ok: true, id: consumer.id };
+    }
+    case "consumeBatches": {
+      // A consumer read with recvBatch: one line per batch, with whether its messages share one ArrayBuffer.
+      if (!connection || !device || !pe) throw new Error("no client connected yet");
+      consumer = await ComchConsumer.create({ connection, device, pe, buffers: 64 });
+      const c = consumer;
+      void (async () => {
+        for (;;) {
+          const batch = await c.recvBatch({ max: Number(req.max ?? 1000) });
+          reply({
+            event: "fastBatch",
+            shared: batch.length > 1 && batch.every((m) => m.bytes.buffer === batch[0].bytes.buffer),
+            messages: batch.map((m) => ({ data: Buffer.from(m.bytes).toString("base64"), imm: Buffer.from(m.imm).toString("base64") })),
+          });
+        }
+      })().catch(() => {});
+      return { ok: true, id: consumer.id };
+    }
+    case "sendMany": {
+      // `count` messages of `size` bytes to the client, all in flight at once: message i is pattern(size, i).
+      if (!connection) throw new Error("no client connected yet");
+      const size = Number(req.size);
+      await Promise.all(Array.from({ length: Number(req.count) }, (_, i) => connection!.send(pattern(size, i))));
+      return { ok: true };
     }
     case "disconnectBusy": {
       // The sends are still in flight when disconnect() runs: DOCA may answer DOCA_ERROR_AGAIN ("call again
