@@ -217,8 +217,11 @@ let ringView: Uint32Array | undefined;
 /** Per ring counter: the path whose successes it counts, and the ctx owner its failures go to. */
 const countedPaths: (CountedTarget | undefined)[] = [];
 const countedOwners: number[] = [];
-/** The counters in use (drainCounters reads each once per drain that counted anything). */
-const liveCounters: number[] = [];
+/**
+ * The counters in use (drainCounters reads each once per drain that counted anything). Replaced, never changed in
+ * place, so that a drain iterating it visits every counter even if a handler releases one meanwhile.
+ */
+let liveCounters: readonly number[] = [];
 
 /** Hands every path its counted successes and zeroes the counters. */
 function drainCounters(): number {
@@ -305,7 +308,7 @@ export function completionCallbacks(tasks: number, counted?: { path: CountedTarg
     if (counter >= 0) {
       countedPaths[counter] = counted!.path;
       countedOwners[counter] = counted!.owner;
-      liveCounters.push(counter);
+      liveCounters = [...liveCounters, counter];
     }
     return {
       ok: r.okCallback,
@@ -318,7 +321,7 @@ export function completionCallbacks(tasks: number, counted?: { path: CountedTarg
         releaseCompletions(tasks);
         if (counter >= 0) {
           countedPaths[counter] = undefined;
-          liveCounters.splice(liveCounters.indexOf(counter), 1);
+          liveCounters = liveCounters.filter((c) => c !== counter);
           returnCounter(counter);
         }
       },
