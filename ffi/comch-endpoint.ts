@@ -28,6 +28,8 @@ class SendKind implements TaskKind<number, Uint8Array> {
   }
 
   allocInit(slot: number, connection: number, bytes: Uint8Array): number {
+    // Callers check the size; this keeps a message that slipped past them out of the neighbouring slots.
+    if (bytes.length > this.slotSize) return DocaErrorCode.TOO_BIG;
     const d = doca();
     const f = d.fns;
     const address = this.#slab + slot * this.slotSize;
@@ -112,11 +114,15 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
   sendBatchOn(connection: number, messages: readonly Uint8Array[]): Promise<void> {
     this.assertOpen();
     if (!Array.isArray(messages)) return Promise.reject(new TypeError(`${this.kind}: sendBatch takes an array of Uint8Array`));
-    for (const bytes of messages) {
+    // Each element read once: what is checked is what is sent (a getter cannot swap in another array afterwards).
+    const list: Uint8Array[] = new Array(messages.length);
+    for (let i = 0; i < list.length; i++) {
+      const bytes = messages[i];
       const bad = this.#refusal(bytes);
       if (bad) return Promise.reject(bad);
+      list[i] = bytes;
     }
-    return this.#path.submitBatch(new Array(messages.length).fill(connection), messages);
+    return this.#path.submitBatch(new Array(list.length).fill(connection), list);
   }
 
   /** Why `bytes` cannot be sent, or undefined. */

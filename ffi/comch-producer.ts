@@ -95,6 +95,7 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
   }
 
   allocInit(slot: number, send: Send): number {
+    if (send.bytes && send.bytes.length > this.buffers.size) return DocaErrorCode.TOO_BIG; // never past its slot
     const d = doca();
     const f = this.#fns;
     const buf = this.#stage(slot, send);
@@ -120,6 +121,7 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
 
   /** The slot's kept task (completed), armed for the next send: only what differs from its last one is set. */
   readonly #rearm = (slot: number, send: Send): number => {
+    if (send.bytes && send.bytes.length > this.buffers.size) return DocaErrorCode.TOO_BIG; // never past its slot
     const r = this.#raw;
     const typed = this.#typed[slot];
     const buf = this.#stage(slot, send);

@@ -122,6 +122,11 @@ export class ProgressEngine extends Resource<Handle<"doca_pe">> {
     return rc > 0;
   }
 
+  /** Tasks and waits keeping the pump running (0: nothing outstanding, the engine sleeps). */
+  get outstanding(): number {
+    return this.#demand;
+  }
+
   /** A context has work outstanding: keep the pump running until the matching release(). */
   demand(): void {
     this.#demand++;

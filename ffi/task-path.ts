@@ -348,9 +348,11 @@ export class TaskPath<A, B> implements CountedTarget {
     let top = base;
     for (let k = submitted; k < n; k++) free[top++] = order[k];
     this.#freeTop = top;
-    if (this.#inflight === 0) this.#pe.demand();
-    else this.#pe.kick();
+    // Counted before demand(): a pump that starts now runs progress at once, and its completions count down.
+    const wasIdle = this.#inflight === 0;
     this.#inflight += submitted;
+    if (wasIdle) this.#pe.demand();
+    else this.#pe.kick();
     return submitted;
   }
 

@@ -122,9 +122,17 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       await assert.rejects(conn.sendBatch([text("never 1"), new Uint8Array(conn.maxMsgSize + 1), text("never 2")]), /TOO_BIG/);
       await assert.rejects(conn.sendBatch("nope" as unknown as Uint8Array[]), TypeError);
       await conn.sendBatch([]);
+      // What is checked is what is sent: an element read once (a getter handing out an oversize array on its second
+      // read must not reach the send slab).
+      let reads = 0;
+      const sly: Uint8Array[] = [];
+      Object.defineProperty(sly, 0, { get: () => (++reads === 1 ? text("sly") : new Uint8Array(3 * conn.maxMsgSize).fill(0x41)), enumerable: true });
+      await conn.sendBatch(sly);
+      assert.equal(reads, 1, "each message is read once");
       await conn.send(text("after"));
       for (let i = 0; i < 40; i++) assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), `echo:b ${i}`);
-      assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), "echo:after", "nothing of the refused batch was sent");
+      assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), "echo:sly", "nothing of the refused batch was sent");
+      assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), "echo:after");
     } finally {
       await dpu.close();
     }

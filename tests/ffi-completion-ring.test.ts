@@ -104,6 +104,7 @@ interface Checks {
   batchAtClose: string;
   repeatChecks: boolean;
   closedInBatch: string;
+  idleAfterBatch: number;
   sources: string[];
   leaked: number;
 }
@@ -134,6 +135,7 @@ describe("completion ring: DMA guarantees on both completion paths", () => {
       assert.equal(c.groupChecks, true, "every other pair copied; the tasks then serve clean, concurrent and single copies");
       assert.equal(c.repeatChecks, true, "repeated batches copy what their pairs say now, on two Dmas alternating");
       assert.match(c.closedInBatch, /closed/, "a Buf closed since the last round is refused");
+      assert.equal(c.idleAfterBatch, 0, "a fresh engine's first batch leaves nothing keeping its pump running");
       assert.match(c.batchAtClose, /^DOCA_ERROR_|closed while/, "a batch in flight at close rejects");
       assert.deepEqual(
         c.sources,

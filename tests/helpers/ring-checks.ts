@@ -67,6 +67,20 @@ for (let round = 0; round < 3; round++) {
 for (const [s, d] of pairs) s.close(), d.close();
 dma3.close();
 
+// 4b. The first thing a fresh engine does is a batch: the pump it starts runs progress at once, and once the batch
+// settled nothing keeps it running (a batch counted in flight after that first progress left it spinning forever).
+const freshPe = new ProgressEngine();
+const freshDma = new Dma(dev, freshPe, { maxTasks: 8 });
+const firstPairs: [ReturnType<typeof inv.bufByData>, ReturnType<typeof inv.bufByAddr>][] = [0, 1].map((i) => [
+  inv.bufByData(srcMap, src.address + i * chunk, chunk),
+  inv.bufByAddr(dstMap, dst.address + i * chunk, chunk),
+]);
+await freshDma.memcpyBatch(firstPairs);
+const idleAfterBatch = freshPe.outstanding;
+for (const [s, d] of firstPairs) s.close(), d.close();
+await freshDma.close();
+freshPe.close();
+
 // 5. memcpyBatch with a failing member rejects once with that status; the others complete.
 const dma2 = new Dma(dev, pe, { maxTasks: 8 });
 let batchError = "";
@@ -186,6 +200,7 @@ process.stdout.write(JSON.stringify({
   batchAtClose,
   repeatChecks,
   closedInBatch,
+  idleAfterBatch,
   sources,
   leaked: before === undefined ? 0 : liveObjects()! - before,
 }) + "\n");
