@@ -31,7 +31,10 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   readonly #endpoint: ComchEndpoint;
   readonly #id: number;
   readonly #queue: Uint8Array[] = [];
-  readonly #messages: Waiters<Uint8Array>;
+  /** recv() and recvBatch() waiters, served in call order (a recvBatch waiter's tag: { max }). */
+  readonly #messages: Waiters<Uint8Array | Uint8Array[]>;
+  /** A microtask will hand queued messages to waiters (#serve). */
+  #serving = false;
   readonly #consumerWaiters: Waiters<number>;
   /** Keeps the engine pumped while someone watches for the disconnect. */
   readonly #watch: Waiters<void>;
@@ -99,19 +102,19 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
 
   /** The next message. Rejects with TimeoutError after timeoutMs, or Error once the peer disconnected. */
   recv(opts: { timeoutMs?: number } = {}): Promise<Uint8Array> {
-    const queued = this.#queue.shift();
-    if (queued) {
-      this.#unreadBytes -= queued.length + UNREAD_MESSAGE_OVERHEAD;
-      this.#endpoint.noteUnread(this, -(queued.length + UNREAD_MESSAGE_OVERHEAD));
-      return Promise.resolve(ownBuffer(queued));
-    }
+    // Queued messages go to whoever waits first: a reader arriving while others wait takes its turn after them.
+    if (this.#queue.length > 0 && this.#messages.size === 0) return Promise.resolve(ownBuffer(this.#take(1)[0]));
+    return this.#wait(opts.timeoutMs, undefined) as Promise<Uint8Array>;
+  }
+
+  #wait(timeoutMs: number | undefined, tag: { max: number } | undefined): Promise<Uint8Array | Uint8Array[]> {
     if (this.#failure !== undefined) {
       const failure = this.#failure;
       this.#failure = undefined;
       return Promise.reject(failure);
     }
     if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: peer disconnected`));
-    return this.#messages.wait(`a Comch message on ${this.#endpoint.kind}`, opts.timeoutMs);
+    return this.#messages.wait(`a Comch message on ${this.#endpoint.kind}`, timeoutMs, tag);
   }
 
   /**
@@ -120,13 +123,32 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
    * each message a view: `message.buffer` holds others too, so copy before transferring it); a slab lives while any
    * of its messages does. Rejects as recv() does.
    */
-  async recvBatch(opts: { max?: number; timeoutMs?: number } = {}): Promise<Uint8Array[]> {
-    const max = batchMax("ComchConnection.recvBatch", opts.max);
+  recvBatch(opts: { max?: number; timeoutMs?: number } = {}): Promise<Uint8Array[]> {
+    // Not async: its Promise settles in as many steps as recv()'s, so readers waiting together see their turns in
+    // call order.
+    let max: number;
+    try {
+      max = batchMax("ComchConnection.recvBatch", opts.max);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     this.#slab ??= new MessageSlab();
-    if (this.#queue.length > 0) return this.#take(max);
-    const first = await this.recv(opts);
-    return max > 1 && this.#queue.length > 0 ? [first, ...this.#take(max - 1)] : [first];
+    if (this.#queue.length > 0 && this.#messages.size === 0) return Promise.resolve(this.#take(max));
+    return this.#wait(opts.timeoutMs, { max }) as Promise<Uint8Array[]>;
   }
+
+  /**
+   * Hands queued messages to the waiters in call order: a recvBatch waiter takes what is queued (up to its max), a
+   * recv() waiter one message. Runs once per burst (a microtask after the progress that delivered them), so a
+   * batch waiter gets everything that arrived together and no later reader is served before an earlier one.
+   */
+  readonly #serve = (): void => {
+    this.#serving = false;
+    while (this.#queue.length > 0 && this.#messages.size > 0) {
+      const tag = this.#messages.nextTag as { max: number } | undefined;
+      this.#messages.resolveNext(tag ? this.#take(tag.max) : ownBuffer(this.#take(1)[0]));
+    }
+  };
 
   /** Takes up to `max` queued messages (as queued: slab views too). */
   #take(max: number): Uint8Array[] {
@@ -206,15 +228,20 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
       this.#dropped++;
       return;
     }
-    if (this.#messages.size > 0) {
-      this.#messages.resolveNext(copyOut(buffer, length));
+    if (this.#messages.size > 0 && this.#queue.length === 0 && this.#messages.nextTag === undefined) {
+      this.#messages.resolveNext(copyOut(buffer, length)); // a recv() waits first: this message is its own
       return;
     }
-    // Nobody waits: queued, into a slab once the reader takes batches (recv() copies a slab view out).
+    // Queued (into a slab once the reader takes batches; recv() copies a slab view out); waiters are served once
+    // the burst is in.
     const message = this.#slab ? this.#slab.copy(staged(buffer, length)) : copyOut(buffer, length);
     this.#queue.push(message);
     this.#unreadBytes += length + UNREAD_MESSAGE_OVERHEAD;
     this.#endpoint.noteUnread(this, length + UNREAD_MESSAGE_OVERHEAD);
+    if (this.#messages.size > 0 && !this.#serving) {
+      this.#serving = true;
+      queueMicrotask(this.#serve);
+    }
   }
 
   /**
@@ -262,6 +289,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
 
   /** @internal a callback or watcher failed: whoever waits on this connection gets the error. */
   fail(error: unknown): void {
+    this.#serve(); // what arrived before the failure is delivered first
     if (this.#messages.size > 0) this.#messages.rejectAll(error);
     else this.#failure ??= error;
     this.#consumerWaiters.rejectAll(error);
@@ -271,6 +299,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   markDisconnected(): void {
     if (!this.#connected) return;
     this.#connected = false;
+    this.#serve(); // what arrived before the disconnect is delivered first
     this.#messages.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
     this.#consumerWaiters.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
     this.#watch.resolveAll();

@@ -36,6 +36,11 @@ const consumerFns = () =>
     "doca_comch_consumer_task_post_recv_get_imm_data",
   );
 
+/** A queued message as recv() hands it out: bytes in a buffer of their own. */
+function ownMessage(m: FastPathMessage): FastPathMessage {
+  return m.bytes.byteLength === m.bytes.buffer.byteLength ? m : { ...m, bytes: ownBuffer(m.bytes) };
+}
+
 /** The imm of a message without immediate data: shared, frozen by being empty (nothing can be written into it). */
 const EMPTY = new Uint8Array(0);
 
@@ -130,7 +135,10 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
   readonly #kind: PostRecvKind;
   readonly #path: TaskPath<number, undefined>;
   readonly #queue: FastPathMessage[] = [];
-  readonly #waiters: Waiters<FastPathMessage>;
+  /** recv() and recvBatch() waiters, served in call order (a recvBatch waiter's tag: { max }). */
+  readonly #waiters: Waiters<FastPathMessage | FastPathMessage[]>;
+  /** A microtask will hand queued messages to waiters (#serve). */
+  #serving = false;
   #failure: unknown;
   /** Once someone reads with recvBatch(): queued messages are copied into shared slabs (recv() copies them out). */
   #slab: MessageSlab | undefined;
@@ -196,14 +204,18 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
     } catch (e) {
       return Promise.reject(e);
     }
-    const ready = this.#queue.shift();
-    if (ready) return Promise.resolve(ready.bytes.byteLength === ready.bytes.buffer.byteLength ? ready : { ...ready, bytes: ownBuffer(ready.bytes) });
+    // Queued messages go to whoever waits first: a reader arriving while others wait takes its turn after them.
+    if (this.#queue.length > 0 && this.#waiters.size === 0) return Promise.resolve(ownMessage(this.#queue.shift()!));
+    return this.#wait(opts.timeoutMs, undefined) as Promise<FastPathMessage>;
+  }
+
+  #wait(timeoutMs: number | undefined, tag: { max: number } | undefined): Promise<FastPathMessage | FastPathMessage[]> {
     if (this.#failure !== undefined) {
       const failure = this.#failure;
       this.#failure = undefined;
       return Promise.reject(failure);
     }
-    return this.#waiters.wait("a Comch fast-path message", opts.timeoutMs);
+    return this.#waiters.wait("a Comch fast-path message", timeoutMs, tag);
   }
 
   /**
@@ -212,36 +224,64 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
    * message a view: `bytes.buffer` holds others too, so copy before transferring it); a slab lives while any of its
    * messages does. Rejects as recv() does.
    */
-  async recvBatch(opts: { max?: number; timeoutMs?: number } = {}): Promise<FastPathMessage[]> {
-    const max = batchMax("ComchConsumer.recvBatch", opts.max);
-    this.assertOpen();
+  recvBatch(opts: { max?: number; timeoutMs?: number } = {}): Promise<FastPathMessage[]> {
+    // Not async: its Promise settles in as many steps as recv()'s (readers waiting together see their turns in order).
+    let max: number;
+    try {
+      max = batchMax("ComchConsumer.recvBatch", opts.max);
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
     this.#slab ??= new MessageSlab();
-    if (this.#queue.length > 0) return this.#queue.splice(0, max);
-    const first = await this.recv(opts);
-    return max > 1 && this.#queue.length > 0 ? [first, ...this.#queue.splice(0, max - 1)] : [first];
+    if (this.#queue.length > 0 && this.#waiters.size === 0) return Promise.resolve(this.#queue.splice(0, max));
+    return this.#wait(opts.timeoutMs, { max }) as Promise<FastPathMessage[]>;
   }
 
-  /** @internal a received buffer's bytes, copied: its own ArrayBuffer for a waiting recv(), else a slab view once
-   * the reader takes batches. */
+  /** A message now goes straight to a waiting recv(): nothing queued before it, and a recv() waits first. */
+  #direct(): boolean {
+    return this.#waiters.size > 0 && this.#queue.length === 0 && this.#waiters.nextTag === undefined;
+  }
+
+  /** @internal a received buffer's bytes, copied: its own ArrayBuffer for a recv() waiting first, else a slab view
+   * once the reader takes batches. */
   copyMessage(bytes: Uint8Array): Uint8Array {
-    return this.#slab && this.#waiters.size === 0 ? this.#slab.copy(bytes) : bytes.slice();
+    return this.#slab && !this.#direct() ? this.#slab.copy(bytes) : bytes.slice();
   }
 
-  /** @internal a buffer completed: hand the message out, repost the buffer. */
+  /** @internal a buffer completed: hand the message out (or queue it for the waiters, see #serve), repost the buffer. */
   deliver(message: FastPathMessage, index: number): void {
-    if (!this.#waiters.resolveNext(message)) this.#queue.push(message);
+    if (this.#direct()) this.#waiters.resolveNext(message);
+    else {
+      this.#queue.push(message);
+      if (this.#waiters.size > 0 && !this.#serving) {
+        this.#serving = true;
+        queueMicrotask(this.#serve);
+      }
+    }
     this.#path.post(index, undefined);
   }
+
+  /** As ComchConnection's: queued messages to the waiters in call order, once per burst. */
+  readonly #serve = (): void => {
+    this.#serving = false;
+    while (this.#queue.length > 0 && this.#waiters.size > 0) {
+      const tag = this.#waiters.nextTag as { max: number } | undefined;
+      this.#waiters.resolveNext(tag ? this.#queue.splice(0, tag.max) : ownMessage(this.#queue.shift()!));
+    }
+  };
 
   /** @internal a callback or repost failed: the waiting recv() (or the next) rejects with it. */
   override fail(error: unknown): void {
     super.fail(error);
+    this.#serve(); // what arrived before the failure is delivered first
     if (this.#waiters.size > 0) this.#waiters.rejectAll(error);
     else this.#failure ??= error;
   }
 
   protected override beforeStop(): void {
     this.#kind.stopping = true;
+    this.#serve(); // what arrived before the close is delivered first
     this.#waiters.rejectAll(new Error("ComchConsumer closed"));
   }
 

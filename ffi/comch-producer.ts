@@ -261,7 +261,8 @@ export class ComchProducer extends CtxResource<Handle<"doca_comch_producer">> {
     if (bytes && bytes.length > this.#buffers.size) {
       throw new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", `${bytes.length} > ${this.#buffers.size}`);
     }
-    if (!(imm instanceof Uint8Array) || imm.length > IMM_MAX) {
+    if (!(imm instanceof Uint8Array)) throw new TypeError(`${where}: imm must be a Uint8Array`);
+    if (imm.length > IMM_MAX) {
       throw new DocaError(DocaErrorCode.TOO_BIG, "doca_comch_producer_task_send_alloc_init", "immediate data");
     }
     return { own, bytes, imm, consumerId, copied: false };

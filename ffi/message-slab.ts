@@ -29,9 +29,9 @@ export function ownBuffer(message: Uint8Array): Uint8Array {
   return message.byteLength === message.buffer.byteLength ? message : message.slice();
 }
 
-/** recvBatch's `max`: a whole number from 1 (default: everything queued). */
+/** recvBatch's `max`: a whole number from 1, or Infinity (the default: everything queued). */
 export function batchMax(where: string, max: number | undefined): number {
-  if (max === undefined) return Infinity;
+  if (max === undefined || max === Infinity) return Infinity;
   if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`${where}: max must be a whole number from 1, got ${max}`);
   return max;
 }

@@ -19,6 +19,8 @@ interface Entry<T> {
   deadline: number;
   what: string;
   timeoutMs: number;
+  /** What the waiter wants, for a deliverer that serves kinds of waiters in turn (e.g. a batch size). */
+  tag: unknown;
 }
 
 export class Waiters<T> {
@@ -36,15 +38,23 @@ export class Waiters<T> {
     return this.#entries.length;
   }
 
-  /** Waits for the next resolveNext/resolveAll; rejects with TimeoutError(what) after timeoutMs (if given). */
-  wait(what: string, timeoutMs?: number): Promise<T> {
+  /** The tag the oldest waiter was given (undefined: none, or no tag). */
+  get nextTag(): unknown {
+    return this.#entries[0]?.tag;
+  }
+
+  /**
+   * Waits for the next resolveNext/resolveAll; rejects with TimeoutError(what) after timeoutMs (if given). `tag`:
+   * what this waiter wants, as nextTag tells the deliverer.
+   */
+  wait(what: string, timeoutMs?: number, tag?: unknown): Promise<T> {
     if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !(timeoutMs >= 0) || timeoutMs > 2 ** 31 - 1)) {
       // NaN would fire at once on some runtimes and never on others: refuse it the same way everywhere.
       return Promise.reject(new RangeError(`timeoutMs must be a number of milliseconds from 0 to 2147483647, got ${timeoutMs}`));
     }
     return new Promise<T>((resolve, reject) => {
       const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
-      this.#entries.push({ resolve, reject, deadline, what, timeoutMs: timeoutMs ?? 0 });
+      this.#entries.push({ resolve, reject, deadline, what, timeoutMs: timeoutMs ?? 0, tag });
       if (deadline < this.#timerAt) this.#arm(deadline);
       this.pump?.demand();
     });

@@ -99,6 +99,21 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       assert.ok(largest > 1, "messages that arrived together came in one batch");
       assert.ok(shared, "a batch's messages are views into one slab");
       assert.equal(conn.unreadBytes, 0);
+
+      // Readers waiting at once are served in call order, each batch in arrival order: taken in the order the
+      // promises resolve, the messages come out as sent.
+      const taken: Uint8Array[][] = [];
+      const readers = [
+        conn.recvBatch({ max: 4, timeoutMs: 10_000 }).then((b) => taken.push(b)),
+        conn.recv({ timeoutMs: 10_000 }).then((m) => taken.push([m])),
+        conn.recvBatch({ max: 3, timeoutMs: 10_000 }).then((b) => taken.push(b)),
+      ];
+      await dpu.request({ op: "sendMany", count: 12, size }, 20_000);
+      await Promise.all(readers);
+      let inOrder = taken.flat();
+      while (inOrder.length < 12) inOrder = [...inOrder, ...await conn.recvBatch({ timeoutMs: 10_000 })];
+      assert.equal(inOrder.length, 12);
+      inOrder.forEach((m, i) => assert.deepEqual(m, pattern(size, i), `message ${i} of the concurrent readers`));
     } finally {
       await dpu.close();
     }
