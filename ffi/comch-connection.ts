@@ -35,6 +35,11 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   readonly #messages: Waiters<Uint8Array | Uint8Array[]>;
   /** A microtask will hand queued messages to waiters (#serve). */
   #serving = false;
+  /**
+   * Messages at the end of the queue that arrived while readers were waiting for them: not unread (they do not count
+   * towards maxUnreadBytes) unless #serve finds no reader left for them.
+   */
+  #claimed = 0;
   readonly #consumerWaiters: Waiters<number>;
   /** Keeps the engine pumped while someone watches for the disconnect. */
   readonly #watch: Waiters<void>;
@@ -148,15 +153,28 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
       const tag = this.#messages.nextTag as { max: number } | undefined;
       this.#messages.resolveNext(tag ? this.#take(tag.max) : ownBuffer(this.#take(1)[0]));
     }
+    if (this.#claimed > 0) {
+      // Their readers timed out or took their max: unread now, like any message nobody waits for.
+      let bytes = 0;
+      for (let i = this.#queue.length - this.#claimed; i < this.#queue.length; i++) bytes += this.#queue[i].length + UNREAD_MESSAGE_OVERHEAD;
+      this.#claimed = 0;
+      this.#unreadBytes += bytes;
+      this.#endpoint.noteUnread(this, bytes);
+    }
   };
 
   /** Takes up to `max` queued messages (as queued: slab views too). */
   #take(max: number): Uint8Array[] {
+    const unread = this.#queue.length - this.#claimed;
     const taken = this.#queue.splice(0, max);
+    const counted = Math.min(taken.length, unread);
+    this.#claimed -= taken.length - counted;
     let bytes = 0;
-    for (const m of taken) bytes += m.length + UNREAD_MESSAGE_OVERHEAD;
-    this.#unreadBytes -= bytes;
-    this.#endpoint.noteUnread(this, -bytes);
+    for (let i = 0; i < counted; i++) bytes += taken[i].length + UNREAD_MESSAGE_OVERHEAD;
+    if (bytes > 0) {
+      this.#unreadBytes -= bytes;
+      this.#endpoint.noteUnread(this, -bytes);
+    }
     return taken;
   }
 
@@ -236,11 +254,15 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     // the burst is in.
     const message = this.#slab ? this.#slab.copy(staged(buffer, length)) : copyOut(buffer, length);
     this.#queue.push(message);
-    this.#unreadBytes += length + UNREAD_MESSAGE_OVERHEAD;
-    this.#endpoint.noteUnread(this, length + UNREAD_MESSAGE_OVERHEAD);
-    if (this.#messages.size > 0 && !this.#serving) {
-      this.#serving = true;
-      queueMicrotask(this.#serve);
+    if (this.#messages.size > 0) {
+      this.#claimed++; // a reader waits for it: not unread
+      if (!this.#serving) {
+        this.#serving = true;
+        queueMicrotask(this.#serve);
+      }
+    } else {
+      this.#unreadBytes += length + UNREAD_MESSAGE_OVERHEAD;
+      this.#endpoint.noteUnread(this, length + UNREAD_MESSAGE_OVERHEAD);
     }
   }
 
@@ -254,6 +276,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     this.#overflowed = true;
     this.#dropped += this.#queue.length;
     this.#queue.length = 0;
+    this.#claimed = 0;
     this.#unreadBytes = 0;
     this.#endpoint.noteUnread(this, -bytes);
     this.fail(error);

@@ -199,13 +199,14 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
 
   /** The next message a producer sent to this consumer. */
   recv(opts: { timeoutMs?: number } = {}): Promise<FastPathMessage> {
+    // Queued messages go to whoever waits first: a reader arriving while others wait takes its turn after them. They
+    // are copies: still readable once the consumer is closed (its connection gone), as a connection's are.
+    if (this.#queue.length > 0 && this.#waiters.size === 0) return Promise.resolve(ownMessage(this.#queue.shift()!));
     try {
       this.assertOpen();
     } catch (e) {
       return Promise.reject(e);
     }
-    // Queued messages go to whoever waits first: a reader arriving while others wait takes its turn after them.
-    if (this.#queue.length > 0 && this.#waiters.size === 0) return Promise.resolve(ownMessage(this.#queue.shift()!));
     return this.#wait(opts.timeoutMs, undefined) as Promise<FastPathMessage>;
   }
 
@@ -229,12 +230,12 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
     let max: number;
     try {
       max = batchMax("ComchConsumer.recvBatch", opts.max);
+      if (this.#queue.length > 0 && this.#waiters.size === 0) return Promise.resolve(this.#queue.splice(0, max));
       this.assertOpen();
     } catch (e) {
       return Promise.reject(e);
     }
     this.#slab ??= new MessageSlab();
-    if (this.#queue.length > 0 && this.#waiters.size === 0) return Promise.resolve(this.#queue.splice(0, max));
     return this.#wait(opts.timeoutMs, { max }) as Promise<FastPathMessage[]>;
   }
 

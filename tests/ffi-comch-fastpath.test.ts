@@ -105,6 +105,28 @@ describe("ffi: Comch fast path (host producer → DPU consumer)", { timeout: 120
     });
   });
 
+  test("messages a consumer received stay readable once its connection is gone and it is closed", { skip: noLiveCounter }, async () => {
+    await withServedClient("fastgone", async (dpu, client, dev, pe) => {
+      const { id } = await dpu.request<{ id: number }>({ op: "consumeIdle" }, 20_000);
+      await client.connection.waitForRemoteConsumer({ timeoutMs: 10_000 });
+      {
+        await using producer = await ComchProducer.create({ connection: client.connection, device: dev, pe });
+        await producer.sendBatch(Array.from({ length: 10 }, (_, i) => pattern(50, i)), id);
+      }
+      const deadline = Date.now() + 10_000;
+      while ((await dpu.request<{ queued: number }>({ op: "consumerQueued" })).queued < 10) {
+        assert.ok(Date.now() < deadline, "the DPU's consumer received the ten messages within 10 s");
+      }
+      await client.close(); // the DPU's connection ends, and with it its consumer
+      for (;;) if ((await dpu.receive<{ event?: string }>(10_000)).event === "disconnected") break;
+      const r = await dpu.request<{ messages: string[]; end: string; closed: boolean }>({ op: "readQueued" }, 20_000);
+      assert.equal(r.closed, true, "the consumer closed with its connection");
+      assert.equal(r.messages.length, 10, `all ten read after the close (then: ${r.end})`);
+      r.messages.forEach((m, i) => assert.deepEqual(new Uint8Array(Buffer.from(m, "base64")), pattern(50, i), `message ${i}`));
+      assert.match(r.end, /closed/);
+    });
+  });
+
   // The producer keeps its send tasks and re-arms them: each send must carry its own consumer, buffer and immediate
   // data, never what the task's previous send left armed.
   test("one producer, two consumers: every send reaches its consumer with its own bytes and immediate data", { skip: noLiveCounter }, async () => {

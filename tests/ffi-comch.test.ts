@@ -120,6 +120,36 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
     assert.equal(liveObjects(), start, "no leaked handles");
   });
 
+  test("messages readers wait for do not count as unread: a burst larger than maxUnreadBytes reaches waiting batch readers", { skip: noLiveCounter }, async () => {
+    const name = uniqueName("claimed");
+    const dpu = await startServer(name);
+    try {
+      using dev = Device.open(HOST_PCI);
+      using pe = new ProgressEngine();
+      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000, maxUnreadBytes: 65_536 });
+      const conn = client.connection;
+      await awaitEvent(dpu, "accepted");
+      const size = conn.maxMsgSize, count = 20; // 20 × (4080 + overhead) bytes: more than the bound
+      // One reader, always waiting again at once (its next call comes before the engine runs again): every message
+      // arrives for a waiting reader, however many come in one burst.
+      const reading = (async () => {
+        const got: Uint8Array[] = [];
+        while (got.length < count) got.push(...await conn.recvBatch({ timeoutMs: 10_000 }));
+        return got;
+      })();
+      // The whole burst lands at once: the server sends while this process is blocked (not taking messages in),
+      // then one turn of the engine takes in what the socket holds, all for the waiting reader.
+      await dpu.request({ op: "sendMany", count, size, wait: false }, 20_000);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+      const got = await reading;
+      got.forEach((m, i) => assert.deepEqual(m, pattern(size, i), `message ${i}`));
+      assert.equal(conn.connected, true, "not cut for unread messages");
+      assert.equal(conn.unreadBytes, 0);
+    } finally {
+      await dpu.close();
+    }
+  });
+
   test("sendBatch: messages go out in order with one Promise; a batch with a bad message sends none of it", { skip: noLiveCounter }, async () => {
     const name = uniqueName("sendbatch");
     const dpu = await startServer(name);

@@ -185,11 +185,36 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
       })().catch(() => {});
       return { ok: true, id: consumer.id };
     }
+    case "consumeIdle": {
+      // A consumer nobody reads yet (readQueued takes what it holds, later).
+      if (!connection || !device || !pe) throw new Error("no client connected yet");
+      consumer = await ComchConsumer.create({ connection, device, pe, buffers: 32 });
+      return { ok: true, id: consumer.id };
+    }
+    case "consumerQueued":
+      // How many messages the idle consumer holds (its printable summary says).
+      if (!consumer) throw new Error("consumeIdle first");
+      return { ok: true, queued: Number(/queued=(\d+)/.exec(String(consumer))?.[1] ?? -1) };
+    case "readQueued": {
+      // Everything the consumer queued, even once it is closed; stops at the first rejection.
+      if (!consumer) throw new Error("consumeIdle first");
+      const got: string[] = [];
+      let end = "";
+      try {
+        for (;;) for (const m of await consumer.recvBatch({ timeoutMs: 300 })) got.push(Buffer.from(m.bytes).toString("base64"));
+      } catch (e) {
+        end = e instanceof Error ? e.message : String(e);
+      }
+      return { ok: true, messages: got, end, closed: consumer.closed };
+    }
     case "sendMany": {
       // `count` messages of `size` bytes to the client, all in flight at once: message i is pattern(size, i).
       if (!connection) throw new Error("no client connected yet");
+      // wait: false answers at once, the sends still in flight (they complete as the peer takes them in).
       const size = Number(req.size);
-      await Promise.all(Array.from({ length: Number(req.count) }, (_, i) => connection!.send(pattern(size, i))));
+      const sends = Promise.all(Array.from({ length: Number(req.count) }, (_, i) => connection!.send(pattern(size, i))));
+      if (req.wait === false) sends.catch((e) => reply({ event: "error", error: String(e) }));
+      else await sends;
       return { ok: true };
     }
     case "disconnectBusy": {
