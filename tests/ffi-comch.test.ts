@@ -17,6 +17,30 @@ async function startServer(name: string, greeting?: string): Promise<RuntimeChil
   return dpu;
 }
 
+/**
+ * An echo server in a DPU process and a client of it here, accepted; `body` runs with both, then all is closed and
+ * nothing may be left behind. `connect`: the client's options besides device, name, pe and timeout.
+ */
+async function withClient(
+  tag: string,
+  connect: { maxUnreadBytes?: number; sendTasks?: number },
+  body: (dpu: RuntimeChild, client: ComchClient, pe: ProgressEngine) => Promise<void>,
+): Promise<void> {
+  const start = liveObjects();
+  const name = uniqueName(tag);
+  const dpu = await startServer(name);
+  try {
+    using dev = Device.open(HOST_PCI);
+    using pe = new ProgressEngine();
+    await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000, ...connect });
+    await awaitEvent(dpu, "accepted");
+    await body(dpu, client, pe);
+  } finally {
+    await dpu.close();
+  }
+  assert.equal(liveObjects(), start, "no leaked handles");
+}
+
 /** Reads the child's lines until an event line `{event}` arrives. */
 async function awaitEvent(dpu: RuntimeChild, event: string, timeoutMs = 10_000): Promise<void> {
   for (;;) {
@@ -56,15 +80,8 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
   });
 
   test("recvBatch: every message once, in order, byte for byte; batches share slabs, recv() gets its own buffer", { skip: noLiveCounter }, async () => {
-    const start = liveObjects();
-    const name = uniqueName("batch");
-    const dpu = await startServer(name);
-    try {
-      using dev = Device.open(HOST_PCI);
-      using pe = new ProgressEngine();
-      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+    await withClient("batch", {}, async (dpu, client, pe) => {
       const conn = client.connection;
-      await awaitEvent(dpu, "accepted");
       await assert.rejects(conn.recvBatch({ max: 0 }), RangeError);
       await assert.rejects(conn.recvBatch({ timeoutMs: 50 }), TimeoutError);
       const count = 400, size = 100;
@@ -114,21 +131,12 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       while (inOrder.length < 12) inOrder = [...inOrder, ...await conn.recvBatch({ timeoutMs: 10_000 })];
       assert.equal(inOrder.length, 12);
       inOrder.forEach((m, i) => assert.deepEqual(m, pattern(size, i), `message ${i} of the concurrent readers`));
-    } finally {
-      await dpu.close();
-    }
-    assert.equal(liveObjects(), start, "no leaked handles");
+    });
   });
 
   test("messages readers wait for do not count as unread: a burst larger than maxUnreadBytes reaches waiting batch readers", { skip: noLiveCounter }, async () => {
-    const name = uniqueName("claimed");
-    const dpu = await startServer(name);
-    try {
-      using dev = Device.open(HOST_PCI);
-      using pe = new ProgressEngine();
-      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000, maxUnreadBytes: 65_536 });
+    await withClient("claimed", { maxUnreadBytes: 65_536 }, async (dpu, client) => {
       const conn = client.connection;
-      await awaitEvent(dpu, "accepted");
       const size = conn.maxMsgSize, count = 20; // 20 × (4080 + overhead) bytes: more than the bound
       // One reader, always waiting again at once (its next call comes before the engine runs again): every message
       // arrives for a waiting reader, however many come in one burst.
@@ -145,20 +153,12 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       got.forEach((m, i) => assert.deepEqual(m, pattern(size, i), `message ${i}`));
       assert.equal(conn.connected, true, "not cut for unread messages");
       assert.equal(conn.unreadBytes, 0);
-    } finally {
-      await dpu.close();
-    }
+    });
   });
 
   test("sendBatch: messages go out in order with one Promise; a batch with a bad message sends none of it", { skip: noLiveCounter }, async () => {
-    const name = uniqueName("sendbatch");
-    const dpu = await startServer(name);
-    try {
-      using dev = Device.open(HOST_PCI);
-      using pe = new ProgressEngine();
-      await using client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000, sendTasks: 8 });
+    await withClient("sendbatch", { sendTasks: 8 }, async (_dpu, client) => {
       const conn = client.connection;
-      await awaitEvent(dpu, "accepted");
       // More messages than send tasks: the rest wait in the queue, copied (the arrays are overwritten at once).
       const batch = Array.from({ length: 40 }, (_, i) => text(`b ${i}`));
       const sent = conn.sendBatch(batch);
@@ -178,9 +178,7 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       for (let i = 0; i < 40; i++) assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), `echo:b ${i}`);
       assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), "echo:sly", "nothing of the refused batch was sent");
       assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), "echo:after");
-    } finally {
-      await dpu.close();
-    }
+    });
   });
 
   test("the server disconnects a client while its sends are in flight (DOCA_ERROR_AGAIN is retried)", async () => {
