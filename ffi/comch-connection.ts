@@ -9,6 +9,7 @@ import { batchMax, MessageSlab, ownBuffer } from "./message-slab.ts";
 import { type ConnectionOwner, registerOwner, setConnectionOwner, unregisterOwner } from "./callbacks.ts";
 import { hex, Resource, INTERNAL, internalOnly, HANDLE } from "./resource.ts";
 import { Waiters } from "./waiters.ts";
+import { Inbox } from "./inbox.ts";
 import { type ComchEndpoint, UNREAD_MESSAGE_OVERHEAD } from "./comch-endpoint.ts";
 import { ComchProducer } from "./comch-producer.ts";
 import { ComchConsumer } from "./comch-consumer.ts";
@@ -30,16 +31,8 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   readonly maxMsgSize: number;
   readonly #endpoint: ComchEndpoint;
   readonly #id: number;
-  readonly #queue: Uint8Array[] = [];
-  /** recv() and recvBatch() waiters, served in call order (a recvBatch waiter's tag: { max }). */
-  readonly #messages: Waiters<Uint8Array | Uint8Array[]>;
-  /** A microtask will hand queued messages to waiters (#serve). */
-  #serving = false;
-  /**
-   * Messages at the end of the queue that arrived while readers were waiting for them: not unread (they do not count
-   * towards maxUnreadBytes) unless #serve finds no reader left for them.
-   */
-  #claimed = 0;
+  /** Received messages and the readers waiting for them (their unread bytes count towards the endpoint's bound). */
+  readonly #inbox: Inbox<Uint8Array>;
   readonly #consumerWaiters: Waiters<number>;
   /** Keeps the engine pumped while someone watches for the disconnect. */
   readonly #watch: Waiters<void>;
@@ -70,7 +63,17 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     this.#endpoint = endpoint;
     this.kind = `${endpoint.kind} connection`;
     this.maxMsgSize = endpoint.maxMsgSize;
-    this.#messages = new Waiters(endpoint.pe);
+    this.#inbox = new Inbox(endpoint.pe, {
+      what: `a Comch message on ${endpoint.kind}`,
+      own: ownBuffer,
+      unread: {
+        weight: (m) => m.length + UNREAD_MESSAGE_OVERHEAD,
+        note: (delta) => {
+          this.#unreadBytes += delta;
+          this.#endpoint.noteUnread(this, delta);
+        },
+      },
+    });
     this.#consumerWaiters = new Waiters(endpoint.pe);
     this.#watch = new Waiters(endpoint.pe);
     this.#id = registerOwner(this);
@@ -108,18 +111,18 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   /** The next message. Rejects with TimeoutError after timeoutMs, or Error once the peer disconnected. */
   recv(opts: { timeoutMs?: number } = {}): Promise<Uint8Array> {
     // Queued messages go to whoever waits first: a reader arriving while others wait takes its turn after them.
-    if (this.#queue.length > 0 && this.#messages.size === 0) return Promise.resolve(ownBuffer(this.#take(1)[0]));
-    return this.#wait(opts.timeoutMs, undefined) as Promise<Uint8Array>;
+    const queued = this.#inbox.takeOne();
+    return queued ? Promise.resolve(queued) : this.#wait(opts.timeoutMs, undefined) as Promise<Uint8Array>;
   }
 
-  #wait(timeoutMs: number | undefined, tag: { max: number } | undefined): Promise<Uint8Array | Uint8Array[]> {
+  #wait(timeoutMs: number | undefined, max: number | undefined): Promise<Uint8Array | Uint8Array[]> {
     if (this.#failure !== undefined) {
       const failure = this.#failure;
       this.#failure = undefined;
       return Promise.reject(failure);
     }
     if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: peer disconnected`));
-    return this.#messages.wait(`a Comch message on ${this.#endpoint.kind}`, timeoutMs, tag);
+    return this.#inbox.wait(timeoutMs, max);
   }
 
   /**
@@ -138,49 +141,13 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
       return Promise.reject(e);
     }
     this.#slab ??= new MessageSlab();
-    if (this.#queue.length > 0 && this.#messages.size === 0) return Promise.resolve(this.#take(max));
-    return this.#wait(opts.timeoutMs, { max }) as Promise<Uint8Array[]>;
-  }
-
-  /**
-   * Hands queued messages to the waiters in call order: a recvBatch waiter takes what is queued (up to its max), a
-   * recv() waiter one message. Runs once per burst (a microtask after the progress that delivered them), so a
-   * batch waiter gets everything that arrived together and no later reader is served before an earlier one.
-   */
-  readonly #serve = (): void => {
-    this.#serving = false;
-    while (this.#queue.length > 0 && this.#messages.size > 0) {
-      const tag = this.#messages.nextTag as { max: number } | undefined;
-      this.#messages.resolveNext(tag ? this.#take(tag.max) : ownBuffer(this.#take(1)[0]));
-    }
-    if (this.#claimed > 0) {
-      // Their readers timed out or took their max: unread now, like any message nobody waits for.
-      let bytes = 0;
-      for (let i = this.#queue.length - this.#claimed; i < this.#queue.length; i++) bytes += this.#queue[i].length + UNREAD_MESSAGE_OVERHEAD;
-      this.#claimed = 0;
-      this.#unreadBytes += bytes;
-      this.#endpoint.noteUnread(this, bytes);
-    }
-  };
-
-  /** Takes up to `max` queued messages (as queued: slab views too). */
-  #take(max: number): Uint8Array[] {
-    const unread = this.#queue.length - this.#claimed;
-    const taken = this.#queue.splice(0, max);
-    const counted = Math.min(taken.length, unread);
-    this.#claimed -= taken.length - counted;
-    let bytes = 0;
-    for (let i = 0; i < counted; i++) bytes += taken[i].length + UNREAD_MESSAGE_OVERHEAD;
-    if (bytes > 0) {
-      this.#unreadBytes -= bytes;
-      this.#endpoint.noteUnread(this, -bytes);
-    }
-    return taken;
+    const queued = this.#inbox.takeMany(max);
+    return queued ? Promise.resolve(queued) : this.#wait(opts.timeoutMs, max) as Promise<Uint8Array[]>;
   }
 
   /** Every message until the peer disconnects. */
   async *messages(): AsyncIterableIterator<Uint8Array> {
-    while (this.connected || this.#queue.length > 0) {
+    while (this.connected || this.#inbox.length > 0) {
       try {
         yield await this.recv();
       } catch (e) {
@@ -246,24 +213,10 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
       this.#dropped++;
       return;
     }
-    if (this.#messages.size > 0 && this.#queue.length === 0 && this.#messages.nextTag === undefined) {
-      this.#messages.resolveNext(copyOut(buffer, length)); // a recv() waits first: this message is its own
-      return;
-    }
-    // Queued (into a slab once the reader takes batches; recv() copies a slab view out); waiters are served once
-    // the burst is in.
-    const message = this.#slab ? this.#slab.copy(staged(buffer, length)) : copyOut(buffer, length);
-    this.#queue.push(message);
-    if (this.#messages.size > 0) {
-      this.#claimed++; // a reader waits for it: not unread
-      if (!this.#serving) {
-        this.#serving = true;
-        queueMicrotask(this.#serve);
-      }
-    } else {
-      this.#unreadBytes += length + UNREAD_MESSAGE_OVERHEAD;
-      this.#endpoint.noteUnread(this, length + UNREAD_MESSAGE_OVERHEAD);
-    }
+    // Straight to a recv() waiting first in a buffer of its own; else queued, into a slab once the reader takes
+    // batches (recv() copies a slab view out).
+    const ownCopy = this.#inbox.direct() || !this.#slab;
+    this.#inbox.put(ownCopy ? copyOut(buffer, length) : this.#slab!.copy(staged(buffer, length)));
   }
 
   /**
@@ -274,9 +227,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   overflowed(error: Error): void {
     const bytes = this.#unreadBytes;
     this.#overflowed = true;
-    this.#dropped += this.#queue.length;
-    this.#queue.length = 0;
-    this.#claimed = 0;
+    this.#dropped += this.#inbox.clear();
     this.#unreadBytes = 0;
     this.#endpoint.noteUnread(this, -bytes);
     this.fail(error);
@@ -312,8 +263,8 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
 
   /** @internal a callback or watcher failed: whoever waits on this connection gets the error. */
   fail(error: unknown): void {
-    this.#serve(); // what arrived before the failure is delivered first
-    if (this.#messages.size > 0) this.#messages.rejectAll(error);
+    this.#inbox.serve(); // what arrived before the failure is delivered first
+    if (this.#inbox.waiting > 0) this.#inbox.rejectAll(error);
     else this.#failure ??= error;
     this.#consumerWaiters.rejectAll(error);
   }
@@ -322,8 +273,8 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   markDisconnected(): void {
     if (!this.#connected) return;
     this.#connected = false;
-    this.#serve(); // what arrived before the disconnect is delivered first
-    this.#messages.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
+    this.#inbox.serve(); // what arrived before the disconnect is delivered first
+    this.#inbox.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
     this.#consumerWaiters.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
     this.#watch.resolveAll();
     for (const cb of this.#onDisconnect.splice(0)) queueMicrotask(() => this.#runWatcher(cb));
@@ -374,6 +325,6 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
 
   protected summary(): string {
     const dropped = this.#overflowed ? ` overflowed (${this.#dropped} dropped)` : "";
-    return `${this.#endpoint.kind} ${hex(this[HANDLE])} ${this.#connected ? "connected" : "disconnected"} queued=${this.#queue.length}${dropped}`;
+    return `${this.#endpoint.kind} ${hex(this[HANDLE])} ${this.#connected ? "connected" : "disconnected"} queued=${this.#inbox.length}${dropped}`;
   }
 }

@@ -10,7 +10,7 @@ import { doca, requireFns } from "./library.ts";
 import { check } from "./errors.ts";
 import { CtxCore, CtxResource } from "./ctx.ts";
 import type { Native, TaskKind, TaskPath } from "./task-path.ts";
-import { Waiters } from "./waiters.ts";
+import { Inbox } from "./inbox.ts";
 import {
   BufferSet,
   checkFastPathOptions,
@@ -134,11 +134,8 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
   readonly #buffers: BufferSet;
   readonly #kind: PostRecvKind;
   readonly #path: TaskPath<number, undefined>;
-  readonly #queue: FastPathMessage[] = [];
-  /** recv() and recvBatch() waiters, served in call order (a recvBatch waiter's tag: { max }). */
-  readonly #waiters: Waiters<FastPathMessage | FastPathMessage[]>;
-  /** A microtask will hand queued messages to waiters (#serve). */
-  #serving = false;
+  /** Received messages and the readers waiting for them. */
+  readonly #inbox: Inbox<FastPathMessage>;
   #failure: unknown;
   /** Once someone reads with recvBatch(): queued messages are copied into shared slabs (recv() copies them out). */
   #slab: MessageSlab | undefined;
@@ -148,7 +145,7 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
     super(handle, [connection, connection.pe, connection.device]);
     this.connection = connection;
     this.#buffers = buffers;
-    this.#waiters = new Waiters(connection.pe);
+    this.#inbox = new Inbox(connection.pe, { what: "a Comch fast-path message", own: ownMessage });
     this.#kind = new PostRecvKind(handle, buffers, this);
     this.core = new CtxCore(consumerFns().doca_comch_consumer_as_ctx(handle), connection.pe, this);
     this.#path = this.core.addTasks(this.#kind, buffers.bufs.length);
@@ -201,7 +198,8 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
   recv(opts: { timeoutMs?: number } = {}): Promise<FastPathMessage> {
     // Queued messages go to whoever waits first: a reader arriving while others wait takes its turn after them. They
     // are copies: still readable once the consumer is closed (its connection gone), as a connection's are.
-    if (this.#queue.length > 0 && this.#waiters.size === 0) return Promise.resolve(ownMessage(this.#queue.shift()!));
+    const queued = this.#inbox.takeOne();
+    if (queued) return Promise.resolve(queued);
     try {
       this.assertOpen();
     } catch (e) {
@@ -210,13 +208,13 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
     return this.#wait(opts.timeoutMs, undefined) as Promise<FastPathMessage>;
   }
 
-  #wait(timeoutMs: number | undefined, tag: { max: number } | undefined): Promise<FastPathMessage | FastPathMessage[]> {
+  #wait(timeoutMs: number | undefined, max: number | undefined): Promise<FastPathMessage | FastPathMessage[]> {
     if (this.#failure !== undefined) {
       const failure = this.#failure;
       this.#failure = undefined;
       return Promise.reject(failure);
     }
-    return this.#waiters.wait("a Comch fast-path message", timeoutMs, tag);
+    return this.#inbox.wait(timeoutMs, max);
   }
 
   /**
@@ -230,60 +228,40 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
     let max: number;
     try {
       max = batchMax("ComchConsumer.recvBatch", opts.max);
-      if (this.#queue.length > 0 && this.#waiters.size === 0) return Promise.resolve(this.#queue.splice(0, max));
+      const queued = this.#inbox.takeMany(max);
+      if (queued) return Promise.resolve(queued);
       this.assertOpen();
     } catch (e) {
       return Promise.reject(e);
     }
     this.#slab ??= new MessageSlab();
-    return this.#wait(opts.timeoutMs, { max }) as Promise<FastPathMessage[]>;
-  }
-
-  /** A message now goes straight to a waiting recv(): nothing queued before it, and a recv() waits first. */
-  #direct(): boolean {
-    return this.#waiters.size > 0 && this.#queue.length === 0 && this.#waiters.nextTag === undefined;
+    return this.#wait(opts.timeoutMs, max) as Promise<FastPathMessage[]>;
   }
 
   /** @internal a received buffer's bytes, copied: its own ArrayBuffer for a recv() waiting first, else a slab view
    * once the reader takes batches. */
   copyMessage(bytes: Uint8Array): Uint8Array {
-    return this.#slab && !this.#direct() ? this.#slab.copy(bytes) : bytes.slice();
+    return this.#slab && !this.#inbox.direct() ? this.#slab.copy(bytes) : bytes.slice();
   }
 
-  /** @internal a buffer completed: hand the message out (or queue it for the waiters, see #serve), repost the buffer. */
+  /** @internal a buffer completed: hand the message out (or queue it for the readers, see Inbox), repost the buffer. */
   deliver(message: FastPathMessage, index: number): void {
-    if (this.#direct()) this.#waiters.resolveNext(message);
-    else {
-      this.#queue.push(message);
-      if (this.#waiters.size > 0 && !this.#serving) {
-        this.#serving = true;
-        queueMicrotask(this.#serve);
-      }
-    }
+    this.#inbox.put(message);
     this.#path.post(index, undefined);
   }
-
-  /** As ComchConnection's: queued messages to the waiters in call order, once per burst. */
-  readonly #serve = (): void => {
-    this.#serving = false;
-    while (this.#queue.length > 0 && this.#waiters.size > 0) {
-      const tag = this.#waiters.nextTag as { max: number } | undefined;
-      this.#waiters.resolveNext(tag ? this.#queue.splice(0, tag.max) : ownMessage(this.#queue.shift()!));
-    }
-  };
 
   /** @internal a callback or repost failed: the waiting recv() (or the next) rejects with it. */
   override fail(error: unknown): void {
     super.fail(error);
-    this.#serve(); // what arrived before the failure is delivered first
-    if (this.#waiters.size > 0) this.#waiters.rejectAll(error);
+    this.#inbox.serve(); // what arrived before the failure is delivered first
+    if (this.#inbox.waiting > 0) this.#inbox.rejectAll(error);
     else this.#failure ??= error;
   }
 
   protected override beforeStop(): void {
     this.#kind.stopping = true;
-    this.#serve(); // what arrived before the close is delivered first
-    this.#waiters.rejectAll(new Error("ComchConsumer closed"));
+    this.#inbox.serve(); // what arrived before the close is delivered first
+    this.#inbox.rejectAll(new Error("ComchConsumer closed"));
   }
 
   protected destroyNative(handle: number): void {
@@ -292,6 +270,6 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
   }
 
   protected summary(): string {
-    return `id=${this.id} ${this.core.stateName} buffers=${this.#buffers.bufs.length}x${this.#buffers.size} queued=${this.#queue.length}`;
+    return `id=${this.id} ${this.core.stateName} buffers=${this.#buffers.bufs.length}x${this.#buffers.size} queued=${this.#inbox.length}`;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * copyOut(address, length): a fresh Uint8Array with `length` bytes read from native memory, for data DOCA lends only
  * for the duration of a callback (a Comch message, immediate data). One libc memcpy into a staging area with a
- * long-lived view, then a slice (or, for a message slab, a view of the staged bytes: staged()): a view per call (an external ArrayBuffer over the address) cost 2–9× more, most on
- * Node (koffi.view) and Deno (UnsafePointer + getArrayBuffer). Single-threaded use only, like every JS caller here.
+ * long-lived view, then a slice (or, for a message slab, a view of the staged bytes: staged()): a view per call (an
+ * external ArrayBuffer over the address) cost 2–9× more, most on Node (koffi.view) and Deno (UnsafePointer +
+ * getArrayBuffer). Single-threaded use only, like every JS caller here.
  */
 import { loadLibc, mapPages } from "./library.ts";
 

@@ -145,11 +145,11 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     const each = this.#each!;
     n = Math.min(n, each.capacity);
     const fns = batchFunctions();
+    const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
     // The same slots and pairs as the previous call, and the columns still as it left them: only the submit loop.
     const mine = each.claim(this);
-    if (again && mine && this.#columnRows === n) return each.run(fns.submit, n, true, 3);
+    if (again && mine && this.#columnRows === n) return each.run(fns.submit, n, true, K);
     this.#columnRows = 0;
-    const T = 0, S = 1, D = 2, K = 3; // columns: memcpy tasks, sources, destinations, tasks
     // The handles memcpyBatch already read (one getter per Buf per batch).
     const srcN: ArrayLike<number> = handles?.a ?? srcs.map((b) => b[HANDLE]);
     const dstN: ArrayLike<number> = handles?.b ?? dsts.map((b) => b[HANDLE]);
