@@ -18,6 +18,7 @@ import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { parseDmaCopyArgs } from "../tasks/dma-copy/options.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
+import { testPort } from "./helpers/ports.ts";
 
 const DOCS = [
   "README.md",
@@ -130,7 +131,7 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
   "# A: receive into /tmp/copy.bin, waiting on port 7471 (RDMA CM)": async (block, t) => {
     if (noRdma) return void t!.skip(noRdma);
     const dir = folder("rdma");
-    const port = String(20000 + Math.floor(Math.random() * 30000));
+    const port = String(testPort());
     const [a, b] = block.split("\n").filter((l) => l && !l.startsWith("#"));
     assert.match(a, /--receive \/tmp\/copy\.bin --listen 7471$/);
     assert.match(b, /--send \.\/big\.bin --connect 192\.0\.2\.10:7471$/);

@@ -13,6 +13,7 @@ import process from "node:process";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
+import { testPort } from "./helpers/ports.ts";
 
 const COPY = fileURLToPath(new URL("../tasks/rdma-copy.ts", import.meta.url));
 const PING = fileURLToPath(new URL("../tasks/rdma-ping.ts", import.meta.url));
@@ -25,8 +26,8 @@ function space(tag: string): Workspace {
   return w;
 }
 
-/** A port for this run: random in a high range (collisions with other suites are unlikely and fail loudly). */
-const port = () => 20000 + Math.floor(Math.random() * 30000);
+/** A port for this run (collisions with other suites are unlikely and fail loudly). */
+const port = testPort;
 
 async function finished(child: RuntimeChild, who: string, deadlineMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const stdout: string[] = [];

@@ -8,6 +8,7 @@
 import process from "node:process";
 import { DocaError, liveObjects, ProgressEngine, Rdma } from "../../mod.ts";
 import { rdmaDevice } from "./rdma-pair.ts";
+import { testPort } from "./ports.ts";
 
 const count = Number(process.argv[2] ?? 12);
 const dev = rdmaDevice();
@@ -17,7 +18,7 @@ await using client = await Rdma.create(dev, pe, { maxConnections: 2 });
 // A random port; another test may hold it: try again elsewhere
 let port = 0;
 for (let tries = 0; port === 0; tries++) {
-  const candidate = 20_000 + Math.floor(Math.random() * 20_000);
+  const candidate = testPort();
   try {
     server.listen(candidate);
     port = candidate;
