@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const program = join(root, "build", "sim", "bin", "rdma_pair");
 
-test("rdma_pair: write, read, send, immediates, atomics, sync events, refusals and peer loss between two processes", () => {
+test("rdma_pair: write, read, send, immediates, atomics, sync events, refusals, peer loss, a vanished requester, a prompt disconnect", () => {
   assert.ok(existsSync(program), `${program} is missing: run \`deno task sim:build\` first`);
   const dir = mkdtempSync(join(tmpdir(), "doca-sim-rdma-"));
   try {
@@ -28,6 +28,9 @@ test("rdma_pair: write, read, send, immediates, atomics, sync events, refusals a
     assert.equal(run.status, 0, `exit ${run.status}\n${run.stdout}\n${run.stderr}`);
     assert.match(run.stdout, /^rdma_pair: exported details ok$/m);
     assert.match(run.stdout, /^rdma_pair: rdma cm ok$/m);
+    assert.match(run.stdout, /^rdma_pair: rdma cm churn ok$/m);
+    assert.match(run.stdout, /^rdma_pair: vanished requester ok$/m);
+    assert.match(run.stdout, /^rdma_pair: prompt disconnect ok$/m);
     assert.match(run.stdout, /^rdma_pair: ok$/m);
   } finally {
     rmSync(dir, { recursive: true, force: true });

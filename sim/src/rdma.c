@@ -173,6 +173,7 @@ static doca_error_t rdma_stop(struct doca_ctx *ctx)
 		close(rdma->cm_listen_fd);
 	rdma->cm_listen_fd = -1;
 	pthread_mutex_unlock(&rdma->lock);
+	rdma_closing_finish(rdma); /* the connections' sockets, together (no other thread is left to do it) */
 	complete_list(done);
 	if (ctx->pe != NULL)
 		sim_pe_unwatch_fd(ctx->pe, rdma->notify_fd);
@@ -325,6 +326,7 @@ doca_error_t doca_rdma_destroy(struct doca_rdma *rdma)
 	err = sim_ctx_fini(&rdma->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
+	rdma_closing_finish(rdma); /* empty once stopped; a context never started has none */
 	while (rdma->conns != NULL) {
 		struct doca_rdma_connection *c = rdma->conns;
 		rdma->conns = c->next;
@@ -680,8 +682,10 @@ static doca_error_t answer_request(struct doca_rdma_connection *conn, enum rdma_
 		conn->state = CONN_CONNECTED;
 		rdma_queue_event(rdma, EV_ESTABLISHED, conn);
 	} else {
-		conn->state = CONN_CLOSED; /* the socket closes once the reject frame is out */
+		conn->state = CONN_CLOSED;
 		rdma->num_conns--;
+		rdma_sock_retire(rdma, &conn->socks[0]); /* closes once the reject frame is out */
+		conn->num_socks = 0;
 	}
 	pthread_mutex_unlock(&rdma->lock);
 	rdma_io_wake(rdma);

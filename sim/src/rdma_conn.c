@@ -128,17 +128,7 @@ void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, 
 		return;
 	for (int i = 0; i < conn->num_socks; i++) {
 		struct rdma_sock *s = &conn->socks[i];
-		if (s->fd >= 0) {
-			rdma_sock_linger(s);
-			close(s->fd);
-		}
-		s->fd = -1;
-		while (s->out_head != NULL) {
-			struct rdma_out *o = s->out_head;
-			s->out_head = o->next;
-			free(o);
-		}
-		s->out_tail = NULL;
+		rdma_sock_retire(rdma, s); /* the I/O thread sends what may still leave, then closes it */
 		if (s->in_task != NULL && s->in_task->kind == RDMA_RECEIVE) {
 			/* a receive that was being filled goes back to the front of the queue */
 			s->in_task->wait_next = rdma->receives_head;

@@ -98,6 +98,7 @@ struct rdma_out {
 	size_t sent;              /* bytes of header + payload written so far */
 	uint64_t key;             /* nonzero: payload is our exported memory, re-validated before each write */
 	uint8_t small[RDMA_SECRET_LEN]; /* payloads this small are copied here when queued */
+	uint8_t *owned;           /* malloc'd copy `payload` points into (a closing socket's task frame), freed with it */
 	struct rdma_out *next;
 };
 
@@ -188,6 +189,7 @@ struct doca_rdma {
 	struct rdma_task *receives_head, *receives_tail; /* posted receive tasks, oldest first */
 	struct doca_task *done_head, *done_tail;         /* completed by the I/O thread, not yet given to the pe */
 	struct rdma_event *events_head, *events_tail;
+	struct rdma_closing *closing;                    /* sockets on their way out (rdma_sock.c) */
 };
 
 /* rdma_io.c */
@@ -228,8 +230,25 @@ uint64_t rdma_now_ms(void);
 void rdma_sock_init(struct rdma_sock *sock, int fd);
 /* Write what the socket takes without blocking; false when the connection broke */
 bool rdma_sock_flush(struct rdma_sock *s);
-/* Before closing: let what is queued on the socket leave, then close gracefully (200 ms at most) */
-void rdma_sock_linger(struct rdma_sock *s);
+/*
+ * A socket on its way out, owned by the I/O thread: what it still has to send leaves, then it closes gracefully (we
+ * stop writing, read and drop what the peer still sends until it closes too), 200 ms at most. Kept apart from its
+ * connection so closing never waits with the lock held.
+ */
+struct rdma_closing {
+	struct rdma_sock sock; /* its fd and the frames still to send (task payloads copied: the tasks failed) */
+	uint64_t deadline;     /* rdma_now_ms() past which it closes whatever is left */
+	bool shut;             /* shutdown(SHUT_WR) done: now only reading until the peer's end */
+	struct rdma_closing *next;
+};
+/* Hand a connection's socket to the closing list (lock held): what it takes at once is sent, frames from a task's
+ * memory get a copy of what they still owe (256 KiB at most, past which they are cut); the socket is left without fd
+ * and queue */
+void rdma_sock_retire(struct doca_rdma *rdma, struct rdma_sock *s);
+/* One non-blocking step for every closing socket; the ones done are closed and freed (lock held) */
+void rdma_closing_step_all(struct doca_rdma *rdma);
+/* Closes every closing socket, waiting for them together (200 ms at most): for the stop, once the I/O thread is gone */
+void rdma_closing_finish(struct doca_rdma *rdma);
 
 /* rdma_conn.c (lock held) */
 void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn);

@@ -565,9 +565,7 @@ static bool half_close(struct doca_rdma_connection *c, struct rdma_sock *s)
 		other_open |= &c->socks[i] != s && c->socks[i].fd >= 0 && !c->socks[i].eof;
 	if (!other_open)
 		return false;
-	rdma_sock_linger(s);
-	close(s->fd);
-	s->fd = -1;
+	rdma_sock_retire(c->rdma, s);
 	if (c->closing_deadline == 0)
 		c->closing_deadline = rdma_now_ms() + 200;
 	return true;
@@ -608,6 +606,8 @@ static void *io_main(void *arg)
 		bool closing = false;
 		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
 			want += 3;
+		for (struct rdma_closing *c = rdma->closing; c != NULL; c = c->next)
+			want++;
 		if (want > cap) {
 			struct pollfd *grown = realloc(fds, want * sizeof(*fds));
 			if (grown == NULL)
@@ -620,13 +620,22 @@ static void *io_main(void *arg)
 			fds[n++] = (struct pollfd){ .fd = rdma->cm_listen_fd, .events = POLLIN };
 		for (size_t i = 0; i < num_pend; i++)
 			fds[n++] = (struct pollfd){ .fd = pend[i].fd, .events = POLLIN };
+		for (struct rdma_closing *c = rdma->closing; c != NULL; c = c->next)
+			fds[n++] = (struct pollfd){ .fd = c->sock.fd,
+						    .events = (short)(POLLIN | (c->sock.out_head != NULL ? POLLOUT : 0)) };
+		closing = rdma->closing != NULL;
 		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next) {
 			if (c->listen_fd >= 0)
 				fds[n++] = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
 			closing |= c->closing_deadline != 0 && c->state != CONN_CLOSED;
 			for (int i = 0; i < c->num_socks; i++) {
 				struct rdma_sock *s = &c->socks[i];
-				if (s->fd < 0)
+				/* A request the application has not answered yet has nothing to send and nothing may be read
+				 * before the answer, so its socket is not watched: a requester that already hung up would make
+				 * poll return at once, and the thread spin (a whole core, and the lock the application needs to
+				 * answer) for as long as the request waits. The answer wakes the thread; a vanished requester is
+				 * found then, as a disconnection */
+				if (s->fd < 0 || (c->state == CONN_REQUESTED && i == 0 && s->out_head == NULL))
 					continue;
 				fds[n++] = (struct pollfd){ .fd = s->fd,
 							    .events = (short)((s->stalled ? POLLRDHUP : POLLIN) |
@@ -680,15 +689,7 @@ static void *io_main(void *arg)
 			if (!any_open || rdma_now_ms() >= c->closing_deadline)
 				rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 		}
-		/* Rejected CM requests: their socket closes once the reject frame is out */
-		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
-			if (c->state == CONN_CLOSED && c->cm && c->num_socks > 0 && c->socks[0].fd >= 0) {
-				if (!rdma_sock_flush(&c->socks[0]) || c->socks[0].out_head == NULL) {
-					close(c->socks[0].fd);
-					c->socks[0].fd = -1;
-					c->num_socks = 0;
-				}
-			}
+		rdma_closing_step_all(rdma);
 	}
 	for (size_t i = 0; i < num_pend; i++) {
 		close(pend[i].fd);

@@ -35,27 +35,147 @@ void rdma_sock_init(struct rdma_sock *sock, int fd)
  * too, 200 ms at most in all. A NIC acknowledges a request as soon as it lands, whatever the application does next;
  * without the flush a responder that stops right after its receive completed fails the requester's finished send,
  * and closing with unread input makes the kernel reset the connection, which destroys the acknowledgement that is
- * already on its way.
+ * already on its way. The I/O thread does it alongside its other sockets (it once waited for it with the lock held,
+ * freezing the application's progress and API calls for up to 200 ms per closed connection).
  */
-void rdma_sock_linger(struct rdma_sock *s)
+
+/* Frames a closing socket still sends from a task's memory are copied, up to this much in all; past it they are cut */
+#define RDMA_CLOSING_COPY_MAX (256u * 1024)
+
+static void out_free(struct rdma_out *o)
 {
-	uint64_t deadline = rdma_now_ms() + 200;
-	char sink[4096];
-	while (s->fd >= 0 && s->out_head != NULL && rdma_sock_flush(s) && s->out_head != NULL) {
-		uint64_t now = rdma_now_ms();
-		struct pollfd p = { .fd = s->fd, .events = POLLOUT };
-		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
-			break;
+	free(o->owned);
+	free(o);
+}
+
+static void free_queue(struct rdma_out *o)
+{
+	while (o != NULL) {
+		struct rdma_out *next = o->next;
+		out_free(o);
+		o = next;
 	}
-	if (s->fd < 0 || shutdown(s->fd, SHUT_WR) != 0)
+}
+
+/*
+ * Gives a frame whose payload is a task's memory (a send or write we issued) a copy of what it has not sent yet: the
+ * task fails with the close and hands its buffer back, while the frame may still leave, as a NIC sends what was
+ * posted before the disconnection. False when the copy would pass `budget` (the frame is then cut).
+ */
+static bool own_payload(struct rdma_out *o, size_t *budget)
+{
+	size_t off = o->sent > sizeof(o->hdr) ? o->sent - sizeof(o->hdr) : 0, len = o->hdr.len;
+	if (o->key != 0 || o->payload == o->small || (o->payload == NULL && o->seg == NULL) || len == 0)
+		return true; /* its own bytes, or our exported memory (re-validated per piece) */
+	if (len > *budget || (o->owned = malloc(len)) == NULL)
+		return false;
+	*budget -= len;
+	if (o->seg != NULL) {
+		const struct doca_buf *seg = o->seg;
+		size_t seg_off = o->seg_off, at = off, left = 0;
+		const uint8_t *from;
+		while (at < len && (from = rdma_list_next_data(&seg, &seg_off, &left)) != NULL) {
+			size_t n = left < len - at ? left : len - at;
+			memcpy(o->owned + at, from, n);
+			at += n;
+			seg_off += n;
+		}
+		if (at < len)
+			return false; /* the list shrank under us: the frame cannot be completed */
+		o->seg = NULL;
+	} else {
+		memcpy(o->owned + off, o->payload + off, len - off);
+	}
+	o->payload = o->owned;
+	return true;
+}
+
+void rdma_sock_retire(struct doca_rdma *rdma, struct rdma_sock *s)
+{
+	struct rdma_closing *c;
+	struct rdma_out **link;
+	size_t budget = RDMA_CLOSING_COPY_MAX;
+
+	/* What the socket takes now leaves straight from where it is, while the tasks' memory is still theirs */
+	if (s->fd >= 0 && !rdma_sock_flush(s)) {
+		close(s->fd);
+		s->fd = -1;
+	}
+	if (s->fd < 0) {
+		free_queue(s->out_head);
+		s->out_head = s->out_tail = NULL;
 		return;
-	for (;;) {
-		uint64_t now = rdma_now_ms();
-		struct pollfd p = { .fd = s->fd, .events = POLLIN };
-		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
-			return;
-		if (recv(s->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
-			return; /* the peer closed (or is gone) */
+	}
+	/* The rest gets its own bytes; from the first frame that cannot, nothing more can be framed: cut there */
+	for (link = &s->out_head; *link != NULL && own_payload(*link, &budget); link = &(*link)->next)
+		;
+	free_queue(*link);
+	*link = NULL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		free_queue(s->out_head);
+		close(s->fd);
+	} else {
+		rdma_sock_init(&c->sock, s->fd);
+		c->sock.out_head = s->out_head;
+		for (c->sock.out_tail = s->out_head; c->sock.out_tail != NULL && c->sock.out_tail->next != NULL;)
+			c->sock.out_tail = c->sock.out_tail->next;
+		c->deadline = rdma_now_ms() + 200;
+		c->next = rdma->closing;
+		rdma->closing = c;
+	}
+	s->fd = -1;
+	s->out_head = s->out_tail = NULL;
+}
+
+/* True when the socket is done with (the caller closes it) */
+static bool closing_step(struct rdma_closing *c, uint64_t now)
+{
+	char sink[4096];
+	if (now >= c->deadline || !rdma_sock_flush(&c->sock))
+		return true;
+	if (c->sock.out_head != NULL)
+		return false;
+	if (!c->shut) {
+		if (shutdown(c->sock.fd, SHUT_WR) != 0)
+			return true;
+		c->shut = true;
+	}
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = recv(c->sock.fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return true; /* the peer closed (or is gone) */
+		if (n < 0)
+			return false;
+	}
+	return false;
+}
+
+void rdma_closing_step_all(struct doca_rdma *rdma)
+{
+	uint64_t now = rdma_now_ms();
+	for (struct rdma_closing **link = &rdma->closing; *link != NULL;) {
+		struct rdma_closing *c = *link;
+		if (!closing_step(c, now)) {
+			link = &c->next;
+			continue;
+		}
+		*link = c->next;
+		close(c->sock.fd);
+		free_queue(c->sock.out_head);
+		free(c);
+	}
+}
+
+void rdma_closing_finish(struct doca_rdma *rdma)
+{
+	struct pollfd fds[64];
+	for (rdma_closing_step_all(rdma); rdma->closing != NULL; rdma_closing_step_all(rdma)) {
+		nfds_t n = 0;
+		for (struct rdma_closing *c = rdma->closing; c != NULL && n < 64; c = c->next)
+			fds[n++] = (struct pollfd){ .fd = c->sock.fd,
+						    .events = (short)(POLLIN | (c->sock.out_head != NULL ? POLLOUT : 0)) };
+		(void)poll(fds, n, 20); /* past 64 sockets, the others are stepped every 20 ms */
 	}
 }
 
@@ -126,7 +246,7 @@ bool rdma_sock_flush(struct rdma_sock *s)
 					s->out_tail = ack;
 			}
 		}
-		free(o);
+		out_free(o);
 	}
 	return true;
 }

@@ -224,7 +224,7 @@ static const char *const leak_names[SIM_KIND_COUNT_] = {
 	[SIM_KIND_PE] = "pe",
 	[SIM_KIND_CTX] = "ctx",
 	[SIM_KIND_TASK] = "task",
-	[SIM_KIND_CONNECTION] = "comch connection",
+	[SIM_KIND_CONNECTION] = "connection (Comch or RDMA, freed with its context)",
 };
 
 /* At exit (or when libdoca_common is unloaded): leaks, tasks never freed, then the summary of every kind */

@@ -64,6 +64,26 @@ static inline double t_now(void)
 }
 
 /* Progress until *flag is non-zero (fails after 10 s) */
+/*
+ * A port for a test listener, random from 20000 up to the kernel's ephemeral range: outgoing connections take their
+ * local ports from that range, so a listener inside it can find its port taken at any moment (tests/helpers/ports.ts
+ * says the same for the TypeScript tests). The caller still retries on DOCA_ERROR_IN_USE (another test's listener).
+ */
+static inline uint16_t t_listen_port(unsigned salt)
+{
+	unsigned ephemeral = 32768, top;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	struct timespec ts;
+	if (f != NULL) {
+		if (fscanf(f, "%u", &ephemeral) != 1)
+			ephemeral = 32768;
+		fclose(f);
+	}
+	top = ephemeral > 21000 && ephemeral <= 65535 ? ephemeral : 32768;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint16_t)(20000 + ((unsigned)ts.tv_nsec / 1000 + salt * 7919u) % (top - 20000));
+}
+
 static inline void t_progress_until(struct doca_pe *pe, volatile int *flag)
 {
 	double deadline = t_now() + 10.0;
