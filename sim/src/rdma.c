@@ -558,6 +558,13 @@ doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_detail
 	rdma_frame_init(&hello, OP_HELLO);
 	hello.len = RDMA_SECRET_LEN;
 	pthread_mutex_lock(&rdma->lock);
+	if (conn->state != CONN_EXPORTED || conn->socks[0].fd >= 0) {
+		/* While we connected (unlocked: up to 5 s), the peer's own socket came and went, closing the connection, or
+		 * another thread connected it: it is not ours to revive (its count was already given back) */
+		pthread_mutex_unlock(&rdma->lock);
+		close(fd);
+		return sim_fail(DOCA_ERROR_CONNECTION_ABORTED, "%s: the connection closed while connecting", __func__);
+	}
 	rdma_sock_init(&conn->socks[0], fd);
 	if (conn->num_socks < 1)
 		conn->num_socks = 1;

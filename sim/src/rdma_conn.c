@@ -122,6 +122,17 @@ struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm)
 	return c;
 }
 
+void rdma_sock_give_back_receive(struct doca_rdma *rdma, struct rdma_sock *s)
+{
+	if (s->in_task != NULL && s->in_task->kind == RDMA_RECEIVE) {
+		s->in_task->wait_next = rdma->receives_head;
+		rdma->receives_head = s->in_task;
+		if (rdma->receives_tail == NULL)
+			rdma->receives_tail = s->in_task;
+	}
+	s->in_task = NULL;
+}
+
 void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, doca_error_t why)
 {
 	if (conn->state == CONN_CLOSED)
@@ -129,14 +140,7 @@ void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, 
 	for (int i = 0; i < conn->num_socks; i++) {
 		struct rdma_sock *s = &conn->socks[i];
 		rdma_sock_retire(rdma, s); /* the I/O thread sends what may still leave, then closes it */
-		if (s->in_task != NULL && s->in_task->kind == RDMA_RECEIVE) {
-			/* a receive that was being filled goes back to the front of the queue */
-			s->in_task->wait_next = rdma->receives_head;
-			rdma->receives_head = s->in_task;
-			if (rdma->receives_tail == NULL)
-				rdma->receives_tail = s->in_task;
-		}
-		s->in_task = NULL;
+		rdma_sock_give_back_receive(rdma, s);
 	}
 	conn->num_socks = 0;
 	if (conn->listen_fd >= 0)

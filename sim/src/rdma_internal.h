@@ -239,6 +239,7 @@ struct rdma_closing {
 	struct rdma_sock sock; /* its fd and the frames still to send (task payloads copied: the tasks failed) */
 	uint64_t deadline;     /* rdma_now_ms() past which it closes whatever is left */
 	bool shut;             /* shutdown(SHUT_WR) done: now only reading until the peer's end */
+	bool peer_done;        /* the peer's end read: no more input to watch for (EOF stays readable: no spin) */
 	struct rdma_closing *next;
 };
 /* Hand a connection's socket to the closing list (lock held): what it takes at once is sent, frames from a task's
@@ -247,6 +248,8 @@ struct rdma_closing {
 void rdma_sock_retire(struct doca_rdma *rdma, struct rdma_sock *s);
 /* One non-blocking step for every closing socket; the ones done are closed and freed (lock held) */
 void rdma_closing_step_all(struct doca_rdma *rdma);
+/* What poll should watch on a closing socket */
+short rdma_closing_events(const struct rdma_closing *c);
 /* Closes every closing socket, waiting for them together (200 ms at most): for the stop, once the I/O thread is gone */
 void rdma_closing_finish(struct doca_rdma *rdma);
 
@@ -254,6 +257,8 @@ void rdma_closing_finish(struct doca_rdma *rdma);
 void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn);
 void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status);
 struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm);
+/* A receive the socket was filling goes back to the front of the context's queue (lock held) */
+void rdma_sock_give_back_receive(struct doca_rdma *rdma, struct rdma_sock *s);
 /* Close a connection's sockets and fail what waits on it (lock held) */
 void rdma_conn_close(struct doca_rdma *rdma, struct doca_rdma_connection *conn, doca_error_t why);
 

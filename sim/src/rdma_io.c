@@ -533,8 +533,10 @@ static bool handshake(struct doca_rdma *rdma, struct pending *p)
 	{
 		struct doca_rdma_connection *c = p->exported;
 		unsigned diff = 0;
+		/* One peer socket per exported connection, ever: a second one (accepted before the listener closed)
+		 * would take the place, and the receive in progress, of a socket that is only half closed */
 		if (p->hdr.op != OP_HELLO || p->hdr.len != RDMA_SECRET_LEN || c->state == CONN_CLOSED ||
-		    c->socks[1].fd >= 0)
+		    c->num_socks >= 2)
 			goto refuse;
 		for (size_t i = 0; i < RDMA_SECRET_LEN; i++)
 			diff |= (unsigned)(p->secret[i] ^ c->secret[i]);
@@ -565,6 +567,7 @@ static bool half_close(struct doca_rdma_connection *c, struct rdma_sock *s)
 		other_open |= &c->socks[i] != s && c->socks[i].fd >= 0 && !c->socks[i].eof;
 	if (!other_open)
 		return false;
+	rdma_sock_give_back_receive(c->rdma, s); /* this socket will not finish it any more */
 	rdma_sock_retire(c->rdma, s);
 	if (c->closing_deadline == 0)
 		c->closing_deadline = rdma_now_ms() + 200;
@@ -621,8 +624,7 @@ static void *io_main(void *arg)
 		for (size_t i = 0; i < num_pend; i++)
 			fds[n++] = (struct pollfd){ .fd = pend[i].fd, .events = POLLIN };
 		for (struct rdma_closing *c = rdma->closing; c != NULL; c = c->next)
-			fds[n++] = (struct pollfd){ .fd = c->sock.fd,
-						    .events = (short)(POLLIN | (c->sock.out_head != NULL ? POLLOUT : 0)) };
+			fds[n++] = (struct pollfd){ .fd = c->sock.fd, .events = rdma_closing_events(c) };
 		closing = rdma->closing != NULL;
 		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next) {
 			if (c->listen_fd >= 0)

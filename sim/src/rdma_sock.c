@@ -128,12 +128,25 @@ void rdma_sock_retire(struct doca_rdma *rdma, struct rdma_sock *s)
 	s->out_head = s->out_tail = NULL;
 }
 
-/* True when the socket is done with (the caller closes it) */
+/*
+ * True when the socket is done with (the caller closes it). Input is read and dropped from the start, even while our
+ * frames still wait for room: poll reports it until it is read, so leaving it would make the I/O thread spin for the
+ * whole 200 ms of a peer that sends but does not read.
+ */
 static bool closing_step(struct rdma_closing *c, uint64_t now)
 {
 	char sink[4096];
 	if (now >= c->deadline || !rdma_sock_flush(&c->sock))
 		return true;
+	for (int i = 0; i < 64 && !c->peer_done; i++) {
+		ssize_t n = recv(c->sock.fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (n == 0)
+			c->peer_done = true; /* it may still read what we send: finish sending first */
+		else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return true; /* gone */
+		else if (n < 0)
+			break;
+	}
 	if (c->sock.out_head != NULL)
 		return false;
 	if (!c->shut) {
@@ -141,14 +154,12 @@ static bool closing_step(struct rdma_closing *c, uint64_t now)
 			return true;
 		c->shut = true;
 	}
-	for (int i = 0; i < 64; i++) {
-		ssize_t n = recv(c->sock.fd, sink, sizeof(sink), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-			return true; /* the peer closed (or is gone) */
-		if (n < 0)
-			return false;
-	}
-	return false;
+	return c->peer_done;
+}
+
+short rdma_closing_events(const struct rdma_closing *c)
+{
+	return (short)((c->peer_done ? 0 : POLLIN) | (c->sock.out_head != NULL ? POLLOUT : 0));
 }
 
 void rdma_closing_step_all(struct doca_rdma *rdma)
@@ -173,8 +184,7 @@ void rdma_closing_finish(struct doca_rdma *rdma)
 	for (rdma_closing_step_all(rdma); rdma->closing != NULL; rdma_closing_step_all(rdma)) {
 		nfds_t n = 0;
 		for (struct rdma_closing *c = rdma->closing; c != NULL && n < 64; c = c->next)
-			fds[n++] = (struct pollfd){ .fd = c->sock.fd,
-						    .events = (short)(POLLIN | (c->sock.out_head != NULL ? POLLOUT : 0)) };
+			fds[n++] = (struct pollfd){ .fd = c->sock.fd, .events = rdma_closing_events(c) };
 		(void)poll(fds, n, 20); /* past 64 sockets, the others are stepped every 20 ms */
 	}
 }
