@@ -167,7 +167,7 @@ static doca_error_t rdma_stop(struct doca_ctx *ctx)
 	struct doca_task *done;
 
 	rdma_io_stop(rdma); /* joins the I/O thread: nothing touches memory after this */
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	flush_all(rdma, &done);
 	if (rdma->cm_listen_fd >= 0)
 		close(rdma->cm_listen_fd);
@@ -202,7 +202,7 @@ static int rdma_progress(struct doca_ctx *ctx)
 	if (rdma->notify_fd >= 0)
 		while (read(rdma->notify_fd, &count, sizeof(count)) == sizeof(count))
 			;
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	done = rdma->done_head;
 	rdma->done_head = rdma->done_tail = NULL;
 	events = rdma->events_head;
@@ -238,7 +238,7 @@ static int rdma_progress(struct doca_ctx *ctx)
 				rdma->on_disconnect(c, c->user_data, cud);
 			break;
 		}
-		rdma_lock(rdma);
+		pthread_mutex_lock(&rdma->lock);
 		c->events_pending--;
 		pthread_mutex_unlock(&rdma->lock);
 	}
@@ -251,7 +251,7 @@ static doca_error_t rdma_submit(struct doca_ctx *ctx, struct doca_task *task)
 	struct rdma_task *t = (struct rdma_task *)task;
 	doca_error_t err = DOCA_SUCCESS;
 
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	if (t->kind == RDMA_RECEIVE && t->dst != NULL &&
 	    (err = rdma_list_check_local(t->dst, rdma->recv_buf_list_len, "rdma_receive", "destination",
 					 "the receive dst_buf_list_len")) != DOCA_SUCCESS) {
@@ -505,7 +505,7 @@ doca_error_t doca_rdma_export(struct doca_rdma *rdma, const void **details, size
 		close(fd);
 		return DOCA_ERROR_IO_FAILED;
 	}
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	c = rdma_conn_new(rdma, false);
 	if (c == NULL) {
 		pthread_mutex_unlock(&rdma->lock);
@@ -557,7 +557,7 @@ doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_detail
 				ntohs(d.port), strerror(errno));
 	rdma_frame_init(&hello, OP_HELLO);
 	hello.len = RDMA_SECRET_LEN;
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	if (conn->state != CONN_EXPORTED || conn->socks[0].fd >= 0) {
 		/* While we connected (unlocked: up to 5 s), the peer's own socket came and went, closing the connection, or
 		 * another thread connected it: it is not ours to revive (its count was already given back) */
@@ -626,7 +626,7 @@ doca_error_t doca_rdma_start_listen_to_port(struct doca_rdma *rdma, uint16_t por
 	if (fd < 0)
 		return sim_fail(errno == EADDRINUSE ? DOCA_ERROR_IN_USE : DOCA_ERROR_IO_FAILED, "%s: port %u: %s",
 				__func__, port, strerror(errno));
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	rdma->cm_listen_fd = fd;
 	pthread_mutex_unlock(&rdma->lock);
 	rdma_io_wake(rdma);
@@ -644,7 +644,7 @@ doca_error_t doca_rdma_connect_to_addr(struct doca_rdma *rdma, struct doca_rdma_
 		return DOCA_ERROR_INVALID_VALUE;
 	if (rdma->ctx.state != DOCA_CTX_STATE_RUNNING)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: rdma context is not running", __func__);
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	c = rdma_conn_new(rdma, true);
 	if (c == NULL) {
 		pthread_mutex_unlock(&rdma->lock);
@@ -654,7 +654,7 @@ doca_error_t doca_rdma_connect_to_addr(struct doca_rdma *rdma, struct doca_rdma_
 	c->state = CONN_CONNECTING;
 	pthread_mutex_unlock(&rdma->lock);
 	fd = rdma_tcp_connect(addr->address, addr->port, 5000);
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	if (fd < 0) {
 		/* reported through the failure callback, like a CM connection that cannot be made */
 		rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_ABORTED);
@@ -678,7 +678,7 @@ static doca_error_t answer_request(struct doca_rdma_connection *conn, enum rdma_
 		return DOCA_ERROR_INVALID_VALUE;
 	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
 	rdma = conn->rdma;
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	if (conn->state != CONN_REQUESTED) {
 		pthread_mutex_unlock(&rdma->lock);
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: no connection request pending", __func__);
@@ -719,7 +719,7 @@ doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *conn)
 		return DOCA_ERROR_INVALID_VALUE;
 	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
 	rdma = conn->rdma;
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	if (conn->state == CONN_CLOSED) {
 		/* Already down (the peer left, or we disconnected): NVIDIA's samples disconnect from their disconnection
 		 * callback and again in their teardown, and expect success both times */

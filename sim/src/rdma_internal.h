@@ -12,7 +12,6 @@
 #define SIM_RDMA_INTERNAL_H_
 
 #include <pthread.h>
-#include <stdatomic.h>
 
 #include <doca_rdma.h>
 
@@ -191,20 +190,7 @@ struct doca_rdma {
 	struct doca_task *done_head, *done_tail;         /* completed by the I/O thread, not yet given to the pe */
 	struct rdma_event *events_head, *events_tail;
 	struct rdma_closing *closing;                    /* sockets on their way out (rdma_sock.c) */
-	atomic_uint callers_waiting;                     /* application threads waiting for the lock (rdma_lock) */
 };
-
-/*
- * The application's side of the lock (API calls, progress). Counted while it waits, so the I/O thread, which takes
- * the lock back after every pass over its sockets, lets it in first: a mutex alone lets the busy thread win nearly
- * every time, and a progress call then waited as long as a large transfer streamed (51 ms behind 64 MiB writes).
- */
-static inline void rdma_lock(struct doca_rdma *rdma)
-{
-	atomic_fetch_add_explicit(&rdma->callers_waiting, 1, memory_order_relaxed);
-	pthread_mutex_lock(&rdma->lock);
-	atomic_fetch_sub_explicit(&rdma->callers_waiting, 1, memory_order_relaxed);
-}
 
 /* rdma_io.c */
 doca_error_t rdma_io_start(struct doca_rdma *rdma);
@@ -244,8 +230,6 @@ uint64_t rdma_now_ms(void);
 void rdma_sock_init(struct rdma_sock *sock, int fd);
 /* Write what the socket takes without blocking; false when the connection broke */
 bool rdma_sock_flush(struct rdma_sock *s);
-/* The same, `budget` bytes at most (the I/O thread's pass: the rest goes in its next pass) */
-bool rdma_sock_flush_some(struct rdma_sock *s, uint64_t budget);
 /*
  * A socket on its way out, owned by the I/O thread: what it still has to send leaves, then it closes gracefully (we
  * stop writing, read and drop what the peer still sends until it closes too), 200 ms at most. Kept apart from its

@@ -15,7 +15,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,7 +26,6 @@
 #define RDMA_MAX_PAYLOAD (1ull << 30)
 #define PENDING_MAX 64
 #define HANDSHAKE_MS 5000
-#define RDMA_PASS_BYTES (2u << 20) /* what one socket reads or writes in one pass of the I/O thread */
 
 static uint8_t discard_sink[64 * 1024];
 
@@ -407,7 +405,6 @@ static bool end_frame(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 /* Read what the socket has; false when the connection must close */
 static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, struct rdma_sock *s)
 {
-	uint64_t budget = RDMA_PASS_BYTES; /* then the next pass: the lock changes hands in between */
 	for (;;) {
 		ssize_t n;
 		if (s->stalled) {
@@ -481,12 +478,8 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 				s->in_seg_off += (size_t)n;
 			s->in_done += (uint64_t)n;
 			s->in_left -= (uint64_t)n;
-			budget = budget > (uint64_t)n ? budget - (uint64_t)n : 0;
-			if (s->in_left > 0) {
-				if (budget == 0)
-					return true; /* poll reports the rest at once */
+			if (s->in_left > 0)
 				continue;
-			}
 		}
 		s->in_got = 0;
 		if (!end_frame(rdma, c, s))
@@ -601,20 +594,6 @@ static void accept_on(int listen_fd, bool cm, struct doca_rdma_connection *expor
 	}
 }
 
-/* Between two passes: an application thread waiting for the lock gets it first (2 ms at most, then we take it) */
-static void hand_over(struct doca_rdma *rdma)
-{
-	uint64_t until = 0;
-	while (atomic_load_explicit(&rdma->callers_waiting, memory_order_relaxed) > 0) {
-		uint64_t now = rdma_now_ms();
-		if (until == 0)
-			until = now + 2;
-		else if (now >= until)
-			return;
-		sched_yield();
-	}
-}
-
 static void *io_main(void *arg)
 {
 	struct doca_rdma *rdma = arg;
@@ -667,7 +646,6 @@ static void *io_main(void *arg)
 		}
 		pthread_mutex_unlock(&rdma->lock);
 		poll(fds, n, closing ? 20 : num_pend > 0 ? 100 : 1000);
-		hand_over(rdma);
 		pthread_mutex_lock(&rdma->lock);
 		while (read(rdma->wake_fd, &count, sizeof(count)) == sizeof(count))
 			;
@@ -697,8 +675,7 @@ static void *io_main(void *arg)
 						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 					continue;
 				}
-				if (!read_sock(rdma, c, s) ||
-				    (c->state != CONN_CLOSED && s->fd >= 0 && !rdma_sock_flush_some(s, RDMA_PASS_BYTES))) {
+				if (!read_sock(rdma, c, s) || (c->state != CONN_CLOSED && s->fd >= 0 && !rdma_sock_flush(s))) {
 					if (!(s->eof && c->state != CONN_CLOSED && half_close(c, s)))
 						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 				}
@@ -738,7 +715,7 @@ void rdma_io_stop(struct doca_rdma *rdma)
 {
 	if (!rdma->io_running)
 		return;
-	rdma_lock(rdma);
+	pthread_mutex_lock(&rdma->lock);
 	rdma->io_quit = true;
 	pthread_mutex_unlock(&rdma->lock);
 	rdma_io_wake(rdma);

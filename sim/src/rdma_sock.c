@@ -191,12 +191,7 @@ void rdma_closing_finish(struct doca_rdma *rdma)
 
 bool rdma_sock_flush(struct rdma_sock *s)
 {
-	return rdma_sock_flush_some(s, UINT64_MAX);
-}
-
-bool rdma_sock_flush_some(struct rdma_sock *s, uint64_t budget)
-{
-	while (s->out_head != NULL && budget > 0) {
+	while (s->out_head != NULL) {
 		struct rdma_out *o = s->out_head;
 		size_t total = sizeof(o->hdr) + o->hdr.len;
 		ssize_t n;
@@ -243,7 +238,6 @@ bool rdma_sock_flush_some(struct rdma_sock *s, uint64_t budget)
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 		o->sent += (size_t)n;
-		budget = budget > (uint64_t)n ? budget - (uint64_t)n : 0;
 		if (o->sent < total)
 			continue;
 		s->out_head = o->next;
