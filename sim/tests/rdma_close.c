@@ -28,7 +28,7 @@
 
 #include <doca_rdma.h>
 
-#include "sim_test_util.h"
+#include "rdma_test_util.h"
 
 #define PERMS (DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE)
 
@@ -56,30 +56,9 @@ struct side {
 	struct doca_buf_inventory *inv;
 };
 
-static int established, disconnected, done_tasks, failed_tasks;
-static struct doca_rdma_connection *last_conn;
+static int done_tasks, failed_tasks;
 static doca_error_t last_status;
 
-static void on_request(struct doca_rdma_connection *conn, union doca_data c)
-{
-	(void)c;
-	T_OK(doca_rdma_connection_accept(conn, NULL, 0));
-}
-static void on_established(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
-{
-	(void)u, (void)c;
-	established++;
-	last_conn = conn;
-}
-static void on_failure(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
-{
-	(void)conn, (void)u, (void)c;
-}
-static void on_disconnect(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
-{
-	(void)conn, (void)u, (void)c;
-	disconnected++;
-}
 static void task_ok(struct doca_task *t, union doca_data u, union doca_data c)
 {
 	(void)u, (void)c;
@@ -103,7 +82,7 @@ static void side_open(struct side *s, uint16_t max_conns)
 	T_OK(doca_rdma_set_max_num_connections(s->rdma, max_conns));
 	T_OK(doca_rdma_task_send_set_conf(s->rdma, (void *)task_ok, (void *)task_failed, 128));
 	T_OK(doca_rdma_task_receive_set_conf(s->rdma, (void *)task_ok, (void *)task_failed, 8));
-	T_OK(doca_rdma_set_connection_state_callbacks(s->rdma, on_request, on_established, on_failure, on_disconnect));
+	t_cm_callbacks(s->rdma);
 	T_OK(doca_pe_connect_ctx(s->pe, doca_rdma_as_ctx(s->rdma)));
 	T_OK(doca_ctx_start(doca_rdma_as_ctx(s->rdma)));
 	T_OK(doca_buf_inventory_create(128, &s->inv));
@@ -221,11 +200,11 @@ static int vanished_requester(void)
 		t_say("FAIL an unanswered request of a vanished requester cost %.2f s of CPU in 0.5 s", cpu);
 		return 1;
 	}
-	while (disconnected < 1) {
+	while (t_cm_disconnected < 1) {
 		doca_pe_progress(server.pe);
 		T_TRUE(t_now() < deadline);
 	}
-	T_TRUE(established == 1);
+	T_TRUE(t_cm_established == 1);
 	T_OK(doca_rdma_addr_destroy(addr));
 	t_say("rdma_close: vanished requester ok");
 	return 0;
@@ -250,7 +229,7 @@ static int prompt_disconnect(void)
 	side_open(&server, 4);
 	fd = tcp_connect(listen_cm(&server), 4096);
 	send_all(fd, &hello, sizeof(hello));
-	while (established < 1) {
+	while (t_cm_established < 1) {
 		doca_pe_progress(server.pe);
 		T_TRUE(t_now() < deadline);
 	}
@@ -259,12 +238,12 @@ static int prompt_disconnect(void)
 	for (int i = 0; i < SENDS; i++) {
 		T_OK(doca_buf_inventory_buf_get_by_data(server.inv, m, big + i * (sizeof(big) / SENDS), sizeof(big) / SENDS,
 							&bufs[i]));
-		T_OK(doca_rdma_task_send_allocate_init(server.rdma, last_conn, bufs[i], none, &task));
+		T_OK(doca_rdma_task_send_allocate_init(server.rdma, t_cm_last, bufs[i], none, &task));
 		T_OK(doca_task_submit(doca_rdma_task_send_as_task(task)));
 	}
 	progress_for(&server, 0.05);
 	t0 = t_now();
-	T_OK(doca_rdma_connection_disconnect(last_conn));
+	T_OK(doca_rdma_connection_disconnect(t_cm_last));
 	for (int i = 0; i < 1000; i++)
 		doca_pe_progress(server.pe);
 	took = t_now() - t0;
@@ -272,7 +251,7 @@ static int prompt_disconnect(void)
 		t_say("FAIL a disconnect and 1000 progress calls took %.3f s (the peer keeps its socket open)", took);
 		return 1;
 	}
-	T_TRUE(disconnected == 1 && failed_tasks == SENDS && last_status == DOCA_ERROR_CONNECTION_RESET);
+	T_TRUE(t_cm_disconnected == 1 && failed_tasks == SENDS && last_status == DOCA_ERROR_CONNECTION_RESET);
 	/* the peer writes while our socket closes with frames it will not take: nothing to spin on */
 	send_all(fd, junk, sizeof(junk));
 	cpu = cpu_seconds();

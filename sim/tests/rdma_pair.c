@@ -29,7 +29,7 @@
 #include <doca_rdma.h>
 #include <doca_sync_event.h>
 
-#include "sim_test_util.h"
+#include "rdma_test_util.h"
 
 #define BIG (1u << 20)
 #define PERMS (DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE | \
@@ -43,8 +43,7 @@ struct side {
 	struct doca_rdma_connection *conn;
 };
 
-static volatile int done_count, fail_count, established, disconnected;
-static struct doca_rdma_connection *cm_last_conn;
+static volatile int done_count, fail_count;
 static doca_error_t last_error;
 static struct doca_rdma_task_receive *last_receive;
 
@@ -70,28 +69,6 @@ static void recv_err(struct doca_rdma_task_receive *t, union doca_data u, union 
 	(void)u, (void)c;
 	last_error = doca_task_get_status(doca_rdma_task_receive_as_task(t));
 	fail_count++;
-}
-
-static void on_request(struct doca_rdma_connection *conn, union doca_data c)
-{
-	(void)c;
-	T_OK(doca_rdma_connection_accept(conn, NULL, 0));
-}
-static void on_established(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
-{
-	(void)u, (void)c;
-	established++;
-	cm_last_conn = conn;
-}
-static void on_failure(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
-{
-	(void)conn, (void)u, (void)c;
-	fail_count++;
-}
-static void on_disconnect(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
-{
-	(void)conn, (void)u, (void)c;
-	disconnected++;
 }
 
 static void side_open(struct side *s, bool cm)
@@ -132,8 +109,7 @@ static void side_open(struct side *s, bool cm)
 		T_OK(doca_rdma_task_receive_set_dst_buf_list_len(s->rdma, 3));
 	}
 	if (cm)
-		T_OK(doca_rdma_set_connection_state_callbacks(s->rdma, on_request, on_established, on_failure,
-							      on_disconnect));
+		t_cm_callbacks(s->rdma);
 	T_OK(doca_pe_connect_ctx(s->pe, doca_rdma_as_ctx(s->rdma)));
 	T_OK(doca_ctx_start(doca_rdma_as_ctx(s->rdma)));
 	T_TRUE(doca_rdma_set_max_send_buf_list_len(s->rdma, 2) == DOCA_ERROR_BAD_STATE);
@@ -637,11 +613,11 @@ static int cm_server(int ready_fd)
 	post_receive(&s, mi, inbox, sizeof(inbox));
 	listen_and_tell(&s, ready_fd);
 	double deadline = t_now() + 20;
-	while (!(done_count >= 1 && disconnected >= 1)) {
+	while (!(done_count >= 1 && t_cm_disconnected >= 1)) {
 		doca_pe_progress(s.pe);
 		T_TRUE(t_now() < deadline);
 	}
-	T_TRUE(established == 1);
+	T_TRUE(t_cm_established == 1);
 	T_TRUE(memcmp(inbox, "over cm", 7) == 0);
 	T_TRUE(doca_rdma_task_receive_get_result_opcode(last_receive) == DOCA_RDMA_OPCODE_RECV_SEND);
 	return 0;
@@ -657,23 +633,22 @@ static void cm_client(uint16_t port)
 	struct doca_buf *src;
 	struct doca_rdma_task_send *sn;
 
-	established = 0;
 	done_count = fail_count = 0;
 	side_open(&s, true);
 	T_OK(doca_rdma_addr_create(DOCA_RDMA_ADDR_TYPE_IPv4, "127.0.0.1", port, &addr));
 	T_OK(doca_rdma_connect_to_addr(s.rdma, addr, none));
 	double deadline = t_now() + 20;
-	while (!established) {
+	while (!t_cm_established) {
 		doca_pe_progress(s.pe);
-		T_TRUE(t_now() < deadline && fail_count == 0);
+		T_TRUE(t_now() < deadline && fail_count == 0 && t_cm_failed == 0);
 	}
 	/* a send on the connection the established callback named */
 	ml = t_mmap(s.dev, msg, sizeof(msg), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
 	src = buf_at(&s, ml, msg, sizeof(msg), 7);
-	T_OK(doca_rdma_task_send_allocate_init(s.rdma, cm_last_conn, src, none, &sn));
+	T_OK(doca_rdma_task_send_allocate_init(s.rdma, t_cm_last, src, none, &sn));
 	T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
 	wait_tasks(&s, 1, 0);
-	T_OK(doca_rdma_connection_disconnect(cm_last_conn));
+	T_OK(doca_rdma_connection_disconnect(t_cm_last));
 	T_OK(doca_rdma_addr_destroy(addr));
 	t_say("rdma_pair: rdma cm ok");
 }
@@ -684,16 +659,15 @@ static int churn_server(int ready_fd)
 {
 	struct side s;
 
-	established = disconnected = 0;
 	done_count = fail_count = 0;
 	side_open(&s, true);
 	listen_and_tell(&s, ready_fd);
 	double deadline = t_now() + 60;
-	while (disconnected < CHURN) {
+	while (t_cm_disconnected < CHURN) {
 		doca_pe_progress(s.pe);
-		T_TRUE(t_now() < deadline && fail_count == 0);
+		T_TRUE(t_now() < deadline && fail_count == 0 && t_cm_failed == 0);
 	}
-	T_TRUE(established == CHURN);
+	T_TRUE(t_cm_established == CHURN);
 	return 0;
 }
 
@@ -703,19 +677,18 @@ static void churn_client(uint16_t port)
 	struct doca_rdma_addr *addr;
 	union doca_data none = { 0 };
 
-	established = disconnected = 0;
 	done_count = fail_count = 0;
 	side_open(&s, true);
 	T_OK(doca_rdma_addr_create(DOCA_RDMA_ADDR_TYPE_IPv4, "127.0.0.1", port, &addr));
 	for (int i = 0; i < CHURN; i++) {
 		double deadline = t_now() + 20;
 		T_OK(doca_rdma_connect_to_addr(s.rdma, addr, none));
-		while (established <= i) {
+		while (t_cm_established <= i) {
 			doca_pe_progress(s.pe);
-			T_TRUE(t_now() < deadline && fail_count == 0);
+			T_TRUE(t_now() < deadline && fail_count == 0 && t_cm_failed == 0);
 		}
-		T_OK(doca_rdma_connection_disconnect(cm_last_conn));
-		while (disconnected <= i) {
+		T_OK(doca_rdma_connection_disconnect(t_cm_last));
+		while (t_cm_disconnected <= i) {
 			doca_pe_progress(s.pe);
 			T_TRUE(t_now() < deadline);
 		}

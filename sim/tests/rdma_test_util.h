@@ -1,0 +1,46 @@
+/*
+ * RDMA CM connection callbacks for the software device's C tests: every request is accepted, every event counted,
+ * and the connection the last established callback named is kept (rdma_pair.c, rdma_close.c).
+ */
+#ifndef RDMA_TEST_UTIL_H_
+#define RDMA_TEST_UTIL_H_
+
+#include <doca_rdma.h>
+
+#include "sim_test_util.h"
+
+static volatile int t_cm_established, t_cm_disconnected, t_cm_failed;
+static struct doca_rdma_connection *t_cm_last;
+
+static void t_cm_on_request(struct doca_rdma_connection *conn, union doca_data c)
+{
+	(void)c;
+	T_OK(doca_rdma_connection_accept(conn, NULL, 0));
+}
+static void t_cm_on_established(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
+{
+	(void)u, (void)c;
+	t_cm_established++;
+	t_cm_last = conn;
+}
+static void t_cm_on_failure(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
+{
+	(void)conn, (void)u, (void)c;
+	t_cm_failed++;
+}
+static void t_cm_on_disconnect(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
+{
+	(void)conn, (void)u, (void)c;
+	t_cm_disconnected++;
+}
+
+/* The callbacks above on a context (before it starts); the counts start again from zero */
+static inline void t_cm_callbacks(struct doca_rdma *rdma)
+{
+	t_cm_established = t_cm_disconnected = t_cm_failed = 0;
+	t_cm_last = NULL;
+	T_OK(doca_rdma_set_connection_state_callbacks(rdma, t_cm_on_request, t_cm_on_established, t_cm_on_failure,
+						      t_cm_on_disconnect));
+}
+
+#endif /* RDMA_TEST_UTIL_H_ */
