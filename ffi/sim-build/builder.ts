@@ -5,15 +5,19 @@
  * node: modules, so it runs under Deno, Bun and Node. The output folder must be one only this user (or root)
  * controls (ffi/trusted-path.ts): it is checked before anything is compiled into it.
  *
- *   <out>/lib/libdoca_common.so.N  sim/src/*.c except dma*.c, comch*.c and rdma*.c
- *   <out>/lib/libdoca_dma.so.N     sim/src/dma*.c, linked to libdoca_common
- *   <out>/lib/libdoca_comch.so.N   sim/src/comch*.c, linked to libdoca_common
- *   <out>/lib/libdoca_rdma.so.N    sim/src/rdma*.c, linked to libdoca_common (3.x flavour only)
+ *   <out>/lib/libdoca_common.so.N  sim/src/common/*.c: devices, maps, buffers, progress engines, contexts
+ *   <out>/lib/libdoca_X.so.N       sim/src/X/*.c for every other folder X (dma, comch, rdma, ...), linked to
+ *                                  libdoca_common; compiled with -I sim/src/common -I sim/src/X, so a library sees
+ *                                  common's private headers and its own, never another library's
  *   <out>/bin/<name>               each sim/tests/*.c (optional), compiled like a user's DOCA program
  *
+ * The folders decide the libraries: a new folder sim/src/X becomes libdoca_X with no change here, and a file's name
+ * never decides where it lands.
  * Flavours: "3" (default: DOCA 3.x names, soname .so.3) and "2.7" (DOCA 2.7 names, soname .so.2, version 2.7.0).
  * A flavour folder (sim/flavours/<flavour>/) may hold .c files that replace sim/src files of the same name and a
- * linker version script per library (libdoca_X.map) that decides which spellings the library exports.
+ * linker version script per library (libdoca_X.map) that decides which spellings the library exports. The 2.7
+ * flavour builds only the libraries it has a version script for (DOCA 2.7's common, dma and comch: RDMA and the
+ * accelerators are written against 3.x's API).
  * An artifact is rebuilt only when one of its inputs (sources, every header, the flavour files, this module) is newer.
  */
 import { spawnSync } from "node:child_process";
@@ -24,8 +28,8 @@ import { fileURLToPath } from "node:url";
 import { checkTrustedPath, UntrustedPathError } from "../trusted-path.ts";
 
 export const FLAVOURS = {
-  "3": { soname: "3", folder: "3" },
-  "2.7": { soname: "2", folder: "2.7" },
+  "3": { soname: "3", folder: "3", onlyMapped: false },
+  "2.7": { soname: "2", folder: "2.7", onlyMapped: true },
 } as const;
 export type Flavour = keyof typeof FLAVOURS;
 
@@ -67,6 +71,13 @@ export const packageRoot: string = resolve(dirname(thisFile), "..", "..");
 /** True when the C sources of the software device are present (a clone, or the npm package). */
 export function simSourcesPresent(root: string = packageRoot): boolean {
   return existsSync(join(root, "sim", "src")) && existsSync(join(root, "sim", "include"));
+}
+
+/** The library folders of sim/src: "common" first, then the others in name order. */
+export function libraryFolders(srcDir: string): string[] {
+  if (!existsSync(srcDir)) return [];
+  const folders = readdirSync(srcDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  return ["common", ...folders.filter((name) => name !== "common")].filter((name) => folders.includes(name));
 }
 
 function listFiles(dir: string, suffix: string, keep: (name: string) => boolean = () => true): string[] {
@@ -141,21 +152,26 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
     renameSync(temporary, link);
   };
 
-  /** sim/src files, with the flavour's same-named files in their place. */
+  /** One library folder's sources, with the flavour's same-named files in their place. */
   const replacements = new Map(listFiles(flavourDir, ".c").map((path) => [basename(path), path]));
-  const sources = (keep: (name: string) => boolean) =>
-    listFiles(srcDir, ".c", keep).map((path) => replacements.get(basename(path)) ?? path);
+  const sources = (folder: string) =>
+    listFiles(join(srcDir, folder), ".c").map((path) => replacements.get(basename(path)) ?? path);
+  const folders = libraryFolders(srcDir);
 
   const commonInputs = [
     ...listFiles(includeDir, ".h"),
-    ...listFiles(srcDir, ".h"),
+    ...folders.flatMap((folder) => listFiles(join(srcDir, folder), ".h")),
     ...listFiles(flavourDir, ""),
     ...(existsSync(flavourInclude) ? listFiles(flavourInclude, ".h") : []),
     thisFile,
   ];
 
-  const buildLibrary = (name: string, files: string[], linkCommon: boolean): boolean => {
+  const buildLibrary = (folder: string): boolean => {
+    const name = `libdoca_${folder}`;
+    const files = sources(folder);
+    const linkCommon = folder !== "common";
     if (files.length === 0) return false;
+    if (flavour.onlyMapped && !existsSync(join(flavourDir, `${name}.map`))) return false;
     const output = join(libDir, `${name}.so.${major}`);
     const deps = linkCommon ? [join(libDir, `libdoca_common.so.${major}`)] : [];
     if (!stale(output, [...files, ...commonInputs, ...deps]) && existsSync(join(libDir, `${name}.so`))) {
@@ -175,7 +191,8 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
       `-Wl,-soname,${name}.so.${major}`,
       "-Wl,--no-undefined",
       ...includeArgs,
-      `-I${srcDir}`,
+      `-I${join(srcDir, "common")}`,
+      ...(linkCommon ? [`-I${join(srcDir, folder)}`] : []),
       ...files,
     ];
     const versionScript = join(flavourDir, `${name}.map`);
@@ -198,30 +215,19 @@ export function buildSoftwareDevice(options: SimBuildOptions): string {
       throw e;
     }
   }
-  const isDma = (name: string) => name.startsWith("dma");
-  const isComch = (name: string) => name.startsWith("comch");
-  const isRdma = (name: string) => name.startsWith("rdma");
-  buildLibrary("libdoca_common", sources((name) => !isDma(name) && !isComch(name) && !isRdma(name)), false);
-  const haveDma = buildLibrary("libdoca_dma", sources(isDma), true);
-  const haveComch = buildLibrary("libdoca_comch", sources(isComch), true);
-  // DOCA RDMA is built for the 3.x flavour (its API is 3.x's); a 2.7 build has no libdoca_rdma.
-  const haveRdma = options.flavour !== "2.7" && buildLibrary("libdoca_rdma", sources(isRdma), true);
+  if (!folders.includes("common")) throw new SimBuildError(`no ${join(srcDir, "common")}: the sources are incomplete`);
+  const built = folders.filter((folder) => buildLibrary(folder));
   if (!(options.tests ?? options.flavour !== "2.7")) return libDir;
 
   // Test programs: one binary per sim/tests/*.c, linked to every library they may need.
   mkdirSync(binDir, { recursive: true });
   const testInputs = [...listFiles(testsDir, ".h"), ...listFiles(includeDir, ".h"), thisFile];
-  const libs = [
-    join(libDir, `libdoca_common.so.${major}`),
-    ...(haveDma ? [join(libDir, `libdoca_dma.so.${major}`)] : []),
-    ...(haveComch ? [join(libDir, `libdoca_comch.so.${major}`)] : []),
-    ...(haveRdma ? [join(libDir, `libdoca_rdma.so.${major}`)] : []),
-  ];
+  const libs = built.map((folder) => join(libDir, `libdoca_${folder}.so.${major}`));
   for (const source of listFiles(testsDir, ".c")) {
     const name = basename(source, ".c");
-    // comch test programs need libdoca_comch: skip them while the comch library does not exist yet
-    if (isComch(name) && !haveComch) continue;
-    if (isRdma(name) && !haveRdma) continue;
+    // A test program named after a library (comch_*.c, rdma_*.c) needs it: skip it when that library is not built
+    const needs = folders.find((folder) => folder !== "common" && name.startsWith(`${folder}_`));
+    if (needs && !built.includes(needs)) continue;
     const output = join(binDir, name);
     if (!stale(output, [source, ...testInputs, ...libs])) {
       log(`up to date  ${output}`);

@@ -19,12 +19,16 @@ const include = join(root, "sim", "include");
 const fuzzDir = join(root, "sim", "fuzz");
 export const outDir: string = join(root, "build", "sim", "fuzz");
 
-/** Sources each harness needs: the descriptor parser lives in libdoca_common; Comch frames need comch too, RDMA frames rdma; JSON is alone. */
-const HARNESSES: Record<string, (name: string) => boolean> = {
-  fuzz_export_desc: (f) => !f.startsWith("dma") && !f.startsWith("comch"),
-  fuzz_comch_frames: (f) => !f.startsWith("dma"),
-  fuzz_rdma_frames: (f) => !f.startsWith("dma") && !f.startsWith("comch"),
-  fuzz_json: (f) => f === "json.c",
+/**
+ * The library folders (sim/src/<folder>) each harness links: the descriptor parser lives in libdoca_common (with
+ * RDMA, whose connections common's map export reaches); Comch frames need comch too, RDMA frames rdma; JSON is one
+ * file of common.
+ */
+const HARNESSES: Record<string, { folders: string[]; only?: string }> = {
+  fuzz_export_desc: { folders: ["common", "rdma"] },
+  fuzz_comch_frames: { folders: ["common", "comch", "rdma"] },
+  fuzz_rdma_frames: { folders: ["common", "rdma"] },
+  fuzz_json: { folders: ["common"], only: "json.c" },
 };
 
 export interface BuiltFuzzer {
@@ -37,7 +41,13 @@ function newest(paths: string[]): number {
   return Math.max(...paths.map((p) => statSync(p).mtimeMs));
 }
 
-function compile(cc: string, flags: string[], sources: string[], output: string): { ok: boolean; log: string } {
+function compile(
+  cc: string,
+  flags: string[],
+  sources: string[],
+  output: string,
+  folders: string[],
+): { ok: boolean; log: string } {
   const tmp = `${output}.tmp-${process.pid}`;
   const r = spawnSync(cc, [
     "-std=c11",
@@ -45,7 +55,7 @@ function compile(cc: string, flags: string[], sources: string[], output: string)
     "-Wall",
     "-Wextra",
     `-I${include}`,
-    `-I${src}`,
+    ...folders.map((folder) => `-I${join(src, folder)}`),
     ...flags,
     ...sources,
     "-o",
@@ -63,11 +73,13 @@ function compile(cc: string, flags: string[], sources: string[], output: string)
 export function buildFuzzers(opts: { cc?: string; libfuzzer?: boolean; force?: boolean } = {}): BuiltFuzzer[] {
   mkdirSync(outDir, { recursive: true });
   const cc = opts.cc ?? process.env.CC ?? (opts.libfuzzer ? "clang" : "cc");
-  const headers = [...readdirSync(src), ...readdirSync(include)].filter((f) => f.endsWith(".h"))
-    .map((f) => (existsSync(join(src, f)) ? join(src, f) : join(include, f)));
+  const inFolder = (dir: string, suffix: string) =>
+    existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(suffix)).sort().map((f) => join(dir, f)) : [];
   const built: BuiltFuzzer[] = [];
-  for (const [name, keep] of Object.entries(HARNESSES)) {
-    const sources = readdirSync(src).filter((f) => f.endsWith(".c") && keep(f)).sort().map((f) => join(src, f));
+  for (const [name, { folders, only }] of Object.entries(HARNESSES)) {
+    const headers = [include, ...folders.map((folder) => join(src, folder))].flatMap((dir) => inFolder(dir, ".h"));
+    const sources = folders.flatMap((folder) => inFolder(join(src, folder), ".c"))
+      .filter((path) => only === undefined || path.endsWith(`/${only}`));
     const harness = join(fuzzDir, `${name}.c`);
     const inputs = [...sources, harness, ...headers, fileURLToPath(import.meta.url)];
     if (opts.libfuzzer) {
@@ -75,7 +87,7 @@ export function buildFuzzers(opts: { cc?: string; libfuzzer?: boolean; force?: b
       const r = compile(cc, ["-O1", "-DDOCA_SIM_LIBFUZZER", "-fsanitize=fuzzer,address,undefined"], [
         ...sources,
         harness,
-      ], out);
+      ], out, folders);
       if (!r.ok) throw new Error(`building ${out} with ${cc} failed:\n${r.log}`);
       built.push({ name, path: out, sanitized: true });
       continue;
@@ -91,10 +103,11 @@ export function buildFuzzers(opts: { cc?: string; libfuzzer?: boolean; force?: b
       ["-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"],
       [...sources, harness],
       out,
+      folders,
     );
     const sanitized = r.ok;
     if (!r.ok) {
-      r = compile(cc, ["-O1"], [...sources, harness], out);
+      r = compile(cc, ["-O1"], [...sources, harness], out, folders);
       if (!r.ok) throw new Error(`building ${out} with ${cc} failed:\n${r.log}`);
     }
     if (sanitized) spawnSync("touch", [stamp]);

@@ -1,5 +1,5 @@
 /*
- * Fuzz harness: the DOCA_SIM_CONFIG JSON reader (sim/src/json.c) with random and mutated documents.
+ * Fuzz harness: the DOCA_SIM_CONFIG JSON reader (sim/src/common/json.c) with random and mutated documents.
  *
  * Bounded, deterministic run (CI):   fuzz_json [iterations=20000] [seed=1]
  *

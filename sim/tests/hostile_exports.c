@@ -37,7 +37,7 @@
 #define EXPORT_SEED 9
 #define HOST_PCI "0000:b1:00.1"
 
-/* The descriptor's layout (sim/src/registry.h, struct sim_export_desc, version 2), for forging */
+/* The descriptor's layout (sim/src/common/registry.h, struct sim_export_desc, version 2), for forging */
 struct desc_v2 {
 	uint32_t magic;
 	uint16_t version;

@@ -87,7 +87,7 @@ export interface TraceLine {
   raw: string;
 }
 
-/** DOCA_SIM_TRACE lines (sim/src/remote.c): `pid=.. side=.. remote_pid=.. addr=0x.. len=.. op=r range=0x..+N perm=0x.. verdict=..`. */
+/** DOCA_SIM_TRACE lines (sim/src/common/remote.c): `pid=.. side=.. remote_pid=.. addr=0x.. len=.. op=r range=0x..+N perm=0x.. verdict=..`. */
 export function readTrace(path: string): TraceLine[] {
   if (!existsSync(path)) return [];
   const out: TraceLine[] = [];

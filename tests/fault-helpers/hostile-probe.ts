@@ -54,7 +54,7 @@ function startTime(pid: number): bigint {
   return BigInt(text.slice(text.lastIndexOf(")") + 2).split(" ")[19]);
 }
 
-/** The software device's descriptor, version 2 (sim/src/registry.h), little-endian like this machine. */
+/** The software device's descriptor, version 2 (sim/src/common/registry.h), little-endian like this machine. */
 interface Desc {
   pid: number;
   index: number;

@@ -6,7 +6,7 @@ import { Access, type Buf, BufInventory, Device, listDevices, loadDoca, Mmap, Na
 
 /**
  * Why RDMA tests cannot run here, or false: a DOCA without libdoca_rdma (the software device builds it from
- * sim/src/rdma*.c; real DOCA ships it with the RDMA SDK) has nothing to test. Tests skip with this line.
+ * sim/src/rdma/*.c; real DOCA ships it with the RDMA SDK) has nothing to test. Tests skip with this line.
  */
 export const noRdma: string | false = loadDoca().files.rdma
   ? false

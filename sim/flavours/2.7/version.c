@@ -1,5 +1,5 @@
 /*
- * doca_version_runtime for the DOCA 2.7 flavour (replaces sim/src/version.c): the release whose names this build
+ * doca_version_runtime for the DOCA 2.7 flavour (replaces sim/src/common/version.c): the release whose names this build
  * exports, marked as the simulator.
  */
 #include <doca_version.h>
