@@ -3,21 +3,21 @@
  * Node. See ffi/README.md. The tasks (DMA Copy, its steps, CLI helpers) have their own entry: tasks/mod.ts.
  * Diagnostics (measureCallOverhead, setNativeEnv, the REPL's unsafeHandle): ffi/diagnostics.ts.
  */
-export { describeDevice, type DocaLibraryInfo, liveObjects, loadDoca } from "./ffi/library.ts";
-export { DocaError, OverflowError, TimeoutError } from "./ffi/errors.ts";
-export { Access, CtxState, DocaErrorCode, RepFilter } from "./ffi/constants.ts";
-export { Device, type DeviceCaps, type RdmaCaps, type DeviceInfo, DeviceRep, listDevices, openDevice, type RepInfo } from "./ffi/device.ts";
-export { NativeMemory } from "./ffi/memory.ts";
-export { Mmap, type MmapOptions } from "./ffi/mmap.ts";
-export { Buf, BufInventory } from "./ffi/buf.ts";
-export { ProgressEngine } from "./ffi/pe.ts";
-export { Dma, type DmaOptions, type DmaRange, type DmaRangeCopyOptions } from "./ffi/dma.ts";
-export { ComchConnection } from "./ffi/comch-connection.ts";
-export { ComchServer, type ComchServerOptions } from "./ffi/comch-server.ts";
-export { ComchClient, type ComchClientOptions } from "./ffi/comch-client.ts";
-export { ComchConsumer } from "./ffi/comch-consumer.ts";
-export { ComchProducer } from "./ffi/comch-producer.ts";
-export type { FastPathCreateOptions, FastPathMessage, FastPathOptions } from "./ffi/comch-fastpath-common.ts";
+export { describeDevice, type DocaLibraryInfo, liveObjects, loadDoca } from "./ffi/native/library.ts";
+export { DocaError, OverflowError, TimeoutError } from "./ffi/native/errors.ts";
+export { Access, CtxState, DocaErrorCode, RepFilter } from "./ffi/native/constants.ts";
+export { Device, type DeviceCaps, type RdmaCaps, type DeviceInfo, DeviceRep, listDevices, openDevice, type RepInfo } from "./ffi/doca/common/device.ts";
+export { NativeMemory } from "./ffi/doca/common/memory.ts";
+export { Mmap, type MmapOptions } from "./ffi/doca/common/mmap.ts";
+export { Buf, BufInventory } from "./ffi/doca/common/buf.ts";
+export { ProgressEngine } from "./ffi/engine/pe.ts";
+export { Dma, type DmaOptions, type DmaRange, type DmaRangeCopyOptions } from "./ffi/doca/dma/dma.ts";
+export { ComchConnection } from "./ffi/doca/comch/comch-connection.ts";
+export { ComchServer, type ComchServerOptions } from "./ffi/doca/comch/comch-server.ts";
+export { ComchClient, type ComchClientOptions } from "./ffi/doca/comch/comch-client.ts";
+export { ComchConsumer } from "./ffi/doca/comch/comch-consumer.ts";
+export { ComchProducer } from "./ffi/doca/comch/comch-producer.ts";
+export type { FastPathCreateOptions, FastPathMessage, FastPathOptions } from "./ffi/doca/comch/comch-fastpath-common.ts";
 
 export {
   Rdma,
@@ -27,4 +27,4 @@ export {
   type RdmaOptions,
   type RdmaReceived,
   RdmaTransport,
-} from "./ffi/rdma.ts";
+} from "./ffi/doca/rdma/rdma.ts";

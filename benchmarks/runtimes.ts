@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
-import { currentRuntime } from "../ffi/runtime.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
 
 export type RuntimeName = "deno" | "bun" | "node";
 export const RUNTIMES: RuntimeName[] = ["deno", "bun", "node"];

@@ -15,14 +15,14 @@
  * The software device's own work (the copy, its queues) is inside every DOCA figure; C's task time in the same run
  * is the floor. ring - submitOnly = the two re-arm calls; jsCallback - ring ≈ one native→JS callback per task.
  */
-import { doca } from "../ffi/library.ts";
-import { check } from "../ffi/errors.ts";
-import { completionCallbacks, drainCompletions, registerOwner, routeTasks, unregisterOwner } from "../ffi/callbacks.ts";
-import type { Device } from "../ffi/device.ts";
-import type { ProgressEngine } from "../ffi/pe.ts";
-import type { Buf } from "../ffi/buf.ts";
-import { CALLBACKS } from "../ffi/symbols.ts";
-import { HANDLE, NATIVE } from "../ffi/resource.ts";
+import { doca } from "../ffi/native/library.ts";
+import { check } from "../ffi/native/errors.ts";
+import { completionCallbacks, drainCompletions, registerOwner, routeTasks, unregisterOwner } from "../ffi/engine/callbacks.ts";
+import type { Device } from "../ffi/doca/common/device.ts";
+import type { ProgressEngine } from "../ffi/engine/pe.ts";
+import type { Buf } from "../ffi/doca/common/buf.ts";
+import { CALLBACKS } from "../ffi/native/symbols.ts";
+import { HANDLE, NATIVE } from "../ffi/engine/resource.ts";
 
 export interface TaskCost {
   today: number;

@@ -3,10 +3,10 @@
  * setNativeEnv for configuring the software device from JS on Bun, and the REPL's explicit escape hatch to a
  * wrapper's native pointer.
  */
-import { HANDLE } from "./resource.ts";
-import { doca, loadLibc, mapPages } from "./library.ts";
-import { check } from "./errors.ts";
-import type { Resource } from "./resource.ts";
+import { HANDLE } from "./engine/resource.ts";
+import { doca, loadLibc, mapPages } from "./native/library.ts";
+import { check } from "./native/errors.ts";
+import type { Resource } from "./engine/resource.ts";
 
 /**
  * Sets an environment variable where native code (DOCA, the software device) reads it. Deno and Node forward

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S deno run --no-prompt --allow-read --allow-write --allow-run --allow-env
 /**
- * `deno task sim:build`: builds the software DOCA device (ffi/sim-build/builder.ts) into build/sim, or another
+ * `deno task sim:build`: builds the software DOCA device (ffi/load/sim-build/builder.ts) into build/sim, or another
  * flavour / architecture into its own folder:
  *   (default)               build/sim           DOCA 3.x names, libdoca_X.so.3
  *   --flavour 2.7           build/sim-2.7       DOCA 2.7 names, libdoca_X.so.2, doca_version_runtime() "2.7.0-sim"
@@ -13,7 +13,7 @@ import console from "node:console";
 import { join, relative } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { buildSoftwareDevice, FLAVOURS, isFlavour, packageRoot, SimBuildError } from "../ffi/sim-build/builder.ts";
+import { buildSoftwareDevice, FLAVOURS, isFlavour, packageRoot, SimBuildError } from "../ffi/load/sim-build/builder.ts";
 
 const HELP = `Usage: build-sim.ts [--force] [--cc COMPILER] [--flavour 3|2.7] [--target aarch64|x86_64] [--out DIR]
 

@@ -11,7 +11,7 @@
  *     import_map.json          maps "doca-ts" to lib/doca-ts/mod.ts for your own scripts
  *
  * Deno is the runtime of the archive: one self-contained binary, no npm install on the target. Real DOCA under
- * /opt/mellanox/doca is still preferred over the software device on the target (ffi/discover.ts).
+ * /opt/mellanox/doca is still preferred over the software device on the target (ffi/load/discover.ts).
  */
 import console from "node:console";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { buildSoftwareDevice, packageRoot, SimBuildError } from "../ffi/sim-build/builder.ts";
+import { buildSoftwareDevice, packageRoot, SimBuildError } from "../ffi/load/sim-build/builder.ts";
 import { compilerMissingHint } from "./cross-compiler.ts";
 import { npmPackInto, runCommand as run } from "./npm-pack.ts";
 

@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { currentRuntime } from "../ffi/runtime.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
@@ -127,7 +127,7 @@ const runtimes: Record<string, RuntimeRun> = {
   bun: {
     name: "Bun",
     command: bin("bun"),
-    // Bun reads relative paths as name filters unless they start with "./".
+    // Bun reads relative paths as name filters unless they start with ".".
     args: (junit) => ["test", "--reporter=junit", `--reporter-outfile=${junit}`, ...files.map((f) => `./${f}`)],
   },
   node: {

@@ -9,7 +9,7 @@ import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName } fro
 import { applySide, openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printable } from "../ffi/printable.ts";
+import { printable } from "../ffi/engine/printable.ts";
 import { DEFAULT_SERVICE } from "./comch-server.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */

@@ -9,7 +9,7 @@ import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, Usag
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printable } from "../ffi/printable.ts";
+import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
 
 export const DEFAULT_SERVICE = "comch_ctrl_path_sample";

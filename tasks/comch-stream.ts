@@ -13,7 +13,7 @@ import { applySide, openDeviceOf, requireServerSide, startServer } from "./commo
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
-import { printable } from "../ffi/printable.ts";
+import { printable } from "../ffi/engine/printable.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";

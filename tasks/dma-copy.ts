@@ -10,10 +10,10 @@
  * Importable (tasks/mod.ts): `await dmaCopy(options)` runs one side in this process and resolves with its Summary.
  */
 import process from "node:process";
-import { ComchClient } from "../ffi/comch-client.ts";
-import type { Device } from "../ffi/device.ts";
-import { loadDoca } from "../ffi/library.ts";
-import { ProgressEngine } from "../ffi/pe.ts";
+import { ComchClient } from "../ffi/doca/comch/comch-client.ts";
+import type { Device } from "../ffi/doca/common/device.ts";
+import { loadDoca } from "../ffi/native/library.ts";
+import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";

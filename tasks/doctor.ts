@@ -7,7 +7,7 @@ import { parseFlags, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
-import { printable } from "../ffi/printable.ts";
+import { printable } from "../ffi/engine/printable.ts";
 import { type DoctorReport, runDoctor } from "./doctor/report.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
 

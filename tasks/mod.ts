@@ -24,4 +24,4 @@ export { Channel, Link, openRdmaDevice, parseEndpoint } from "./rdma/link.ts";
 export { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
 export { applySide, openDeviceOf } from "./common/device.ts";
 export { userPath } from "./common/user-path.ts";
-export { printable, printableJson } from "../ffi/printable.ts";
+export { printable, printableJson } from "../ffi/engine/printable.ts";

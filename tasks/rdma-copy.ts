@@ -10,11 +10,11 @@
  */
 import process from "node:process";
 import { statSync } from "node:fs";
-import { Access } from "../ffi/constants.ts";
-import { ProgressEngine } from "../ffi/pe.ts";
+import { Access } from "../ffi/native/constants.ts";
+import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printable } from "../ffi/printable.ts";
+import { printable } from "../ffi/engine/printable.ts";
 import { printError, printJson } from "./common/output.ts";
 import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
 import { ProgressBar } from "./dma-copy/progress.ts";

@@ -14,7 +14,7 @@ import process from "node:process";
 import { parseFlags, positiveInt } from "./common/cli.ts";
 import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { currentRuntime } from "../ffi/runtime.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
 
 export const FLAGS = {
   size: { type: "string" },

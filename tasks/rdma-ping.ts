@@ -8,11 +8,11 @@
  *   machine B:  deno task rdma-ping --connect 192.0.2.10:7472 --count 1000 --size 64
  */
 import process from "node:process";
-import { Access } from "../ffi/constants.ts";
-import { BufInventory } from "../ffi/buf.ts";
-import { Mmap } from "../ffi/mmap.ts";
-import { NativeMemory } from "../ffi/memory.ts";
-import { ProgressEngine } from "../ffi/pe.ts";
+import { Access } from "../ffi/native/constants.ts";
+import { BufInventory } from "../ffi/doca/common/buf.ts";
+import { Mmap } from "../ffi/doca/common/mmap.ts";
+import { NativeMemory } from "../ffi/doca/common/memory.ts";
+import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
-import { currentRuntime } from "../ffi/runtime.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
 import type { Row } from "../benchmarks/rows.ts";
 
 const onDeno = currentRuntime() === "deno";

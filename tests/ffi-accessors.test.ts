@@ -7,7 +7,7 @@ import "./helpers/sim-env.ts";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadDoca } from "../mod.ts";
-import { doca } from "../ffi/library.ts";
+import { doca } from "../ffi/native/library.ts";
 
 test("buffer lists, producer/consumer get_buf and the 3.1 devinfo getters resolve as this DOCA version has them", () => {
   const info = loadDoca();

@@ -1,5 +1,5 @@
 /**
- * The native completion ring (ffi/completion-ring.ts): its machine code called as DOCA calls a completion callback
+ * The native completion ring (ffi/native/completion-ring.ts): its machine code called as DOCA calls a completion callback
  * (C harness sim/tests/completion_stub.c; aarch64 bytes under qemu-aarch64-static when installed), and the DMA
  * path's guarantees with the ring and with the JS-callback fallback forced by DOCA_TS_JS_CALLBACKS=1.
  */
@@ -13,8 +13,8 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { simDir } from "./helpers/sim-env.ts";
 import { runtimeCommand } from "./helpers/spawn-runtime.ts";
-import { completionRing, stubCode } from "../ffi/completion-ring.ts";
-import { callEachCode, PACKED_OFFSET } from "../ffi/native-call.ts";
+import { completionRing, stubCode } from "../ffi/native/completion-ring.ts";
+import { callEachCode, PACKED_OFFSET } from "../ffi/native/native-call.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const harness = join(root, "sim", "tests", "completion_stub.c");

@@ -4,8 +4,8 @@ import process from "node:process";
 import { HOST_PCI } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
 import { Device, DocaError, listDevices, liveObjects, loadDoca } from "../mod.ts";
-import { candidateDirs, discoverLibraries } from "../ffi/discover.ts";
-import { runningFromPackage } from "../ffi/install-kind.ts";
+import { candidateDirs, discoverLibraries } from "../ffi/load/discover.ts";
+import { runningFromPackage } from "../ffi/load/install-kind.ts";
 
 describe("ffi: library and devices", () => {
   test("loadDoca reports where DOCA came from and its version", () => {

@@ -1,8 +1,12 @@
 /**
  * The import graph of the library: ffi/ imports nothing outside ffi/ (no upward import into tasks/, scripts/,
  * tests/, benchmarks/ or mod.ts), tasks/ imports only tasks/, ffi/ and mod.ts (downward), and ffi/ has no import
- * circle except DOCA's own ctx ↔ pe pair. Type-only imports (`import type`, erased before running) do not count
- * towards circles; they do count as imports for the direction rules.
+ * circle except DOCA's own ctx ↔ pe pair. Inside ffi/ the folders are the layers of docs/ARCHITECTURE.md, lowest
+ * first: load/ (runtimes, loaders, finding and building the libraries), native/ (the symbol table, bound functions,
+ * machine code), engine/ (ownership tree, callback bridge, task path, progress engine, contexts), doca/<library>/
+ * (one folder per DOCA library; each may use doca/common/, none another library's folder), then ffi/diagnostics.ts.
+ * A file imports only its own layer or lower ones. Type-only imports (`import type`, erased before running) do not
+ * count towards circles; they do count as imports for the direction rules.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,12 +17,14 @@ import { circles } from "./helpers/circles.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/**
- * Imports leaving ffi/ that another change removes (issue 19 §4: ffi/discover.ts → scripts/sim-builder.ts is being
- * inverted on its own branch). Delete the entry once that lands; the test then holds the line.
- */
 /** DOCA's own circle: a context connects to its progress engine, the engine's stop drives its contexts. */
-const ALLOWED_CIRCLES = [["ffi/ctx.ts", "ffi/pe.ts"]];
+const ALLOWED_CIRCLES = [["ffi/engine/ctx.ts", "ffi/engine/pe.ts"]];
+
+/** The layers of ffi/, lowest first; a file not under one of these folders is out of place. */
+const LAYERS = ["ffi/load/", "ffi/native/", "ffi/engine/", "ffi/doca/", "ffi/diagnostics.ts"];
+const layerOf = (file: string) => LAYERS.findIndex((prefix) => file.startsWith(prefix));
+/** doca/<library>/ of a file, or undefined outside doca/. */
+const libraryOf = (file: string) => /^ffi\/doca\/([^/]+)\//.exec(file)?.[1];
 
 function files(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
@@ -59,6 +65,26 @@ describe("library layout", () => {
     assert.deepEqual(upward, [], "ffi/ is the bottom layer: move the code down into ffi/ or invert the dependency");
   });
 
+  test("ffi/ files sit in a layer folder and import only their layer or lower ones", () => {
+    const loose = ffiFiles.filter((f) => layerOf(f) < 0);
+    assert.deepEqual(loose, [], `every ffi/ file belongs in one of ${LAYERS.join(", ")}`);
+    const upward = [...graph].flatMap(([from, edges]) =>
+      edges.filter((e) => e.to.startsWith("ffi/") && layerOf(e.to) > layerOf(from)).map((e) => `${from} → ${e.to}`)
+    );
+    assert.deepEqual(upward, [], "an import reaches a higher layer: move the code down or invert the dependency");
+  });
+
+  test("a DOCA library's folder imports doca/common/ and no other library's folder", () => {
+    const across = [...graph].flatMap(([from, edges]) =>
+      edges.filter((e) => {
+        const a = libraryOf(from), b = libraryOf(e.to);
+        return a !== undefined && b !== undefined && a !== b && b !== "common";
+      }).map((e) => `${from} → ${e.to}`)
+    );
+    assert.deepEqual(across, []);
+    assert.ok(new Set(ffiFiles.map(libraryOf).filter(Boolean)).size >= 4, "the doca/ folders were found");
+  });
+
   test("tasks/ imports only tasks/, ffi/ and mod.ts", () => {
     const bad = files("tasks").flatMap((from) =>
       importsOf(from).filter((e) => !/^(tasks\/|ffi\/|mod\.ts$)/.test(e.to)).map((e) => `${from} → ${e.to}`)
@@ -79,6 +105,8 @@ describe("library layout", () => {
     const edges = [...graph.values()].flat();
     assert.ok(edges.filter((e) => !e.typeOnly).length >= 100, `only ${edges.length} imports found in ffi/`);
     assert.ok(edges.some((e) => e.typeOnly));
-    assert.ok(graph.get("ffi/comch-producer.ts")!.some((e) => e.to === "ffi/comch-fastpath-common.ts" && !e.typeOnly));
+    assert.ok(graph.get("ffi/doca/comch/comch-producer.ts")!.some((e) =>
+      e.to === "ffi/doca/comch/comch-fastpath-common.ts" && !e.typeOnly
+    ));
   });
 });

@@ -1,7 +1,7 @@
 /**
- * Every byte of machine code doca-ts places in executable memory comes from ffi/asm/*.S: re-assemble each
+ * Every byte of machine code doca-ts places in executable memory comes from ffi/native/asm/*.S: re-assemble each
  * architecture (x86-64 with as / llvm-mc; aarch64 with aarch64-linux-gnu-as, which the Arm lane's
- * gcc-aarch64-linux-gnu brings, or llvm-mc) and compare with ffi/machine-code.ts byte for byte; and the call_each
+ * gcc-aarch64-linux-gnu brings, or llvm-mc) and compare with ffi/native/machine-code.ts byte for byte; and the call_each
  * loop works through the runtime's own path (on Deno: libc's bsearch and the packed entry), so a libc whose bsearch
  * stopped calling compar(key, base) once for a one-element array fails here.
  */
@@ -10,22 +10,22 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { assemble, assembler, GENERATED, render, type Arch, type ArchCode } from "../scripts/machine-code.ts";
-import { MACHINE_CODE } from "../ffi/machine-code.ts";
-import { callEach, symbolAddress } from "../ffi/native-call.ts";
+import { MACHINE_CODE } from "../ffi/native/machine-code.ts";
+import { callEach, symbolAddress } from "../ffi/native/native-call.ts";
 
 describe("machine code from source", () => {
   const codes: Partial<Record<Arch, ArchCode>> = {};
   for (const arch of ["x64", "arm64"] as const) {
     const missing = assembler(arch) === undefined && `no ${arch} assembler installed (as / aarch64-linux-gnu-as / llvm-mc): not checked`;
-    test(`${arch}: ffi/asm re-assembles to the bytes and offsets in ffi/machine-code.ts`, { skip: missing }, () => {
+    test(`${arch}: ffi/asm re-assembles to the bytes and offsets in ffi/native/machine-code.ts`, { skip: missing }, () => {
       const code = assemble(arch);
       assert.notEqual(typeof code, "string", String(code));
       codes[arch] = code as ArchCode;
-      assert.deepEqual(code, MACHINE_CODE[arch], "run `deno task machine-code` after changing ffi/asm/*.S");
+      assert.deepEqual(code, MACHINE_CODE[arch], "run `deno task machine-code` after changing ffi/native/asm/*.S");
     });
   }
 
-  test("ffi/machine-code.ts is exactly what the generator writes", () => {
+  test("ffi/native/machine-code.ts is exactly what the generator writes", () => {
     // Offsets and bytes are compared above; here the file itself (nobody edited the generated text by hand).
     assert.equal(readFileSync(GENERATED, "utf8"), render(MACHINE_CODE));
   });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { HOST_PCI } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
 import { Access, BufInventory, Device, DocaError, liveObjects, Mmap, NativeMemory } from "../mod.ts";
-import { copyOut } from "../ffi/copy-out.ts";
+import { copyOut } from "../ffi/native/copy-out.ts";
 
 describe("ffi: native memory, mmaps and buffers", () => {
   test("NativeMemory is page-aligned, zeroed, writable through bytes", () => {

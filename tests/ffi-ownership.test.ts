@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { DPU_PCI, dpuEnv, HOST_PCI, uniqueName } from "./helpers/sim-env.ts";
 import { spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
-import { Resource } from "../ffi/resource.ts";
+import { Resource } from "../ffi/engine/resource.ts";
 import {
   Access,
   Buf,

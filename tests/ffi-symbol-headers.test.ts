@@ -2,7 +2,7 @@
  * The symbol table against C: every DOCA_SYMBOLS entry is checked against its prototype in the software device's
  * headers (sim/include/*.h, DOCA's prototypes): the number of parameters, each integer's width and signedness, which
  * parameters (and result) are pointers, and for "ptr<doca_X>" that the C type is `struct doca_X *` ("ptr<void>":
- * `void *`). The prototype written beside each entry in ffi/symbols.ts must agree with the header too, so the
+ * `void *`). The prototype written beside each entry in ffi/native/symbols.ts must agree with the header too, so the
  * comment a reader trusts is the one the table was written from.
  */
 import { describe, test } from "node:test";
@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DOCA_SYMBOLS } from "../ffi/symbols.ts";
-import type { TableType } from "../ffi/types.ts";
+import { DOCA_SYMBOLS } from "../ffi/native/symbols.ts";
+import type { TableType } from "../ffi/load/types.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const include = join(root, "sim", "include");
@@ -87,14 +87,14 @@ const headers = new Map<string, Prototype>();
 for (const file of readdirSync(include).filter((f) => f.endsWith(".h"))) {
   for (const [name, proto] of prototypes(readFileSync(join(include, file), "utf8"))) headers.set(name, proto);
 }
-/** The prototypes commented in ffi/symbols.ts, one comment line each (prose lines around them match nothing). */
+/** The prototypes commented in ffi/native/symbols.ts, one comment line each (prose lines around them match nothing). */
 const commented = new Map<string, Prototype>();
-for (const line of readFileSync(join(root, "ffi", "symbols.ts"), "utf8").split("\n")) {
+for (const line of readFileSync(join(root, "ffi", "native", "symbols.ts"), "utf8").split("\n")) {
   const comment = /^\s*\/\/ (.*)$/.exec(line);
   if (comment) for (const [name, proto] of prototypes(comment[1])) commented.set(name, proto);
 }
 
-describe("ffi/symbols.ts against sim/include", () => {
+describe("ffi/native/symbols.ts against sim/include", () => {
   test("the header parser finds the prototypes (guards the checks below from passing vacuously)", () => {
     assert.ok(headers.size >= 100, `only ${headers.size} prototypes parsed from sim/include`);
     assert.deepEqual(headers.get("doca_mmap_set_memrange"), { result: "doca_error_t", params: ["struct doca_mmap *mmap", "void *addr", "size_t len"] });

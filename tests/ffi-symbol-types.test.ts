@@ -26,7 +26,7 @@ function check(source: string): { ok: boolean; output: string } {
   }
 }
 
-const header = `import { doca } from "../../ffi/library.ts";\nconst f = doca().fns;\n`;
+const header = `import { doca } from "../../ffi/native/library.ts";\nconst f = doca().fns;\n`;
 
 test("deno check accepts well-typed FFI calls and rejects wrong ones, line by line", { skip, timeout: 300_000 }, () => {
   const good = check(header + `export const rc: number = f.doca_mmap_create(0);\nexport const n: number | undefined = f.doca_sim_live_objects?.();\n`);
@@ -46,7 +46,7 @@ test("deno check accepts well-typed FFI calls and rejects wrong ones, line by li
 
 test("deno check tells DOCA handles apart: a swapped handle or a swapped address/length fails", { skip, timeout: 300_000 }, () => {
   const handles = header +
-    `import type { Handle } from "../../ffi/types.ts";\n` +
+    `import type { Handle } from "../../ffi/load/types.ts";\n` +
     `declare const dev: Handle<"doca_dev">, mmap: Handle<"doca_mmap">, buf: Handle<"doca_buf">, addr: Handle<"void">;\n`;
   const good = check(
     handles +

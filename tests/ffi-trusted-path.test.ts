@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { preparePrivateFolder, probeCandidates, softwareDeviceCacheDir } from "../ffi/discover.ts";
-import { buildSoftwareDevice } from "../ffi/sim-build/builder.ts";
-import { checkTrustedPath, effectiveUid, untrustedReason } from "../ffi/trusted-path.ts";
+import { preparePrivateFolder, probeCandidates, softwareDeviceCacheDir } from "../ffi/load/discover.ts";
+import { buildSoftwareDevice } from "../ffi/load/sim-build/builder.ts";
+import { checkTrustedPath, effectiveUid, untrustedReason } from "../ffi/load/trusted-path.ts";
 import { runtimeCommand } from "./helpers/spawn-runtime.ts";
 
 const NOBODY = 65534;

@@ -81,7 +81,7 @@ describe("ffi: failure paths release what they took", () => {
 
 describe("ffi: timeouts", () => {
   test("a NaN or negative timeout is refused (not a wait that ends at once on one runtime and never on another)", async () => {
-    const { Waiters } = await import("../ffi/waiters.ts");
+    const { Waiters } = await import("../ffi/engine/waiters.ts");
     const waiters = new Waiters<number>(undefined);
     for (const bad of [NaN, -1, Infinity]) await assert.rejects(waiters.wait("something", bad), /timeoutMs must be a number/);
     const late = waiters.wait("something", 0);
@@ -90,7 +90,7 @@ describe("ffi: timeouts", () => {
 
   // Waiters share one timer armed for the earliest deadline (a timer per wait cost more than a message).
   test("a shorter timeout added after a longer one fires first; each names its own wait", async () => {
-    const { Waiters } = await import("../ffi/waiters.ts");
+    const { Waiters } = await import("../ffi/engine/waiters.ts");
     const waiters = new Waiters<number>(undefined);
     const order: string[] = [];
     const long = waiters.wait("the long one", 400).catch((e: Error) => order.push(e.message));
@@ -102,7 +102,7 @@ describe("ffi: timeouts", () => {
   });
 
   test("a wait settled early leaves the timer to the next: a later, longer wait still times out", async () => {
-    const { Waiters } = await import("../ffi/waiters.ts");
+    const { Waiters } = await import("../ffi/engine/waiters.ts");
     const waiters = new Waiters<number>(undefined);
     const first = waiters.wait("the first", 10);
     assert.ok(waiters.resolveNext(1));

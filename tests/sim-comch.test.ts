@@ -17,7 +17,7 @@ import { clearTimeout, setTimeout } from "node:timers";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 
-const binDir = fileURLToPath(new URL("../build/sim/bin/", import.meta.url));
+const binDir = fileURLToPath(new URL("../build/sim/bin", import.meta.url));
 
 /** A running C test program whose stdout lines can be awaited */
 class Proc {

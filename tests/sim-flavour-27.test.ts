@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { buildSoftwareDevice } from "../ffi/sim-build/builder.ts";
+import { buildSoftwareDevice } from "../ffi/load/sim-build/builder.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const program = join(root, "sim", "flavours", "2.7", "examples", "flavour_27.c");

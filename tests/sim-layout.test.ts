@@ -15,7 +15,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "./fault-helpers/common.ts";
 import { circles } from "./helpers/circles.ts";
-import { libraryFolders } from "../ffi/sim-build/builder.ts";
+import { libraryFolders } from "../ffi/load/sim-build/builder.ts";
 
 const src = join(repoRoot, "sim", "src");
 const folders = libraryFolders(src);

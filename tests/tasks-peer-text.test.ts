@@ -108,7 +108,7 @@ describe("peer text is escaped on its way to the terminal", () => {
   });
 
   test("the one escaping function: text and JSON forms", async () => {
-    const { printable, printableJson } = await import("../ffi/printable.ts");
+    const { printable, printableJson } = await import("../ffi/engine/printable.ts");
     assert.equal(
       printable(HOSTILE_TEXT),
       "\\x1b]0;owned\\x07\\x1b[2J\\x0dFORGED no problems found\\x0a\\x9b31m\\u202eevil\\u200f\\x00end\\u2060\\u206a\\ufff9\\u{e0041}\\xad\\u3164",

@@ -8,7 +8,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { currentRuntime } from "../ffi/runtime.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { denoTasks, runInPty, splitRunCommand, taskArgv } from "./helpers-tasks/task-command.ts";
 import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";

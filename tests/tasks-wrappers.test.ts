@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
-import { currentRuntime } from "../ffi/runtime.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
 import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
 import { DPU_PCI, HOST_PCI, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
 

@@ -1,5 +1,5 @@
 /*
- * Runs doca-ts's call_each machine code (ffi/native-call.ts) as the TypeScript does: directly with six arguments,
+ * Runs doca-ts's call_each machine code (ffi/native/native-call.ts) as the TypeScript does: directly with six arguments,
  * and through its packed entry via libc's bsearch (Deno's route). The bytes come from the command line, so this
  * tests what the TypeScript ships (tests/ffi-completion-ring.test.ts: x86-64 natively, aarch64 under qemu):
  *

@@ -1,5 +1,5 @@
 /*
- * Calls doca-ts's native completion stubs (ffi/completion-ring.ts) the way DOCA calls a task completion callback,
+ * Calls doca-ts's native completion stubs (ffi/native/completion-ring.ts) the way DOCA calls a task completion callback,
  * and checks the ring they write. The stub bytes come from the command line, so this tests exactly what the
  * TypeScript ships (tests/ffi-completion-ring.test.ts passes them, for x86-64 natively and for aarch64 under qemu):
  *

@@ -4,9 +4,9 @@
  * and a Comch server whose failures say what the user must change (wrong side, name already served).
  */
 import process from "node:process";
-import { ComchServer, type ComchServerOptions } from "../../ffi/comch-server.ts";
-import { type Device, openDevice } from "../../ffi/device.ts";
-import { DocaError } from "../../ffi/errors.ts";
+import { ComchServer, type ComchServerOptions } from "../../ffi/doca/comch/comch-server.ts";
+import { type Device, openDevice } from "../../ffi/doca/common/device.ts";
+import { DocaError } from "../../ffi/native/errors.ts";
 import { setNativeEnv } from "../../ffi/diagnostics.ts";
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The one way a task writes to its terminal or logs. Every line passes through printable() (ffi/printable.ts), so
+ * The one way a task writes to its terminal or logs. Every line passes through printable() (ffi/engine/printable.ts), so
  * no control character reaches the terminal from any source: peer texts, DOCA's messages, file names. The program's
  * own line breaks survive (one printable() call per line); text from a peer must be escaped whole where it enters
  * (messenger reasons, Comch answers), so a peer's "\n" cannot forge a line either. JSON goes out JSON-escaped.
@@ -9,7 +9,7 @@
  * listeners registered with onOutputLost (tasks/common/interrupt.ts: a clean stop, exit 141) are told once.
  */
 import process from "node:process";
-import { printable, printableJson } from "../../ffi/printable.ts";
+import { printable, printableJson } from "../../ffi/engine/printable.ts";
 
 export type OutputStream = "stdout" | "stderr";
 

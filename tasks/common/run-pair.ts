@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { currentRuntime } from "../../ffi/runtime.ts";
+import { currentRuntime } from "../../ffi/load/runtime.ts";
 
 export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
 

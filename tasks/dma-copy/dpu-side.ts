@@ -7,11 +7,11 @@
  * committing a received file, and when it sends, succeeds only once the host's final STATUS says it committed.
  */
 import { dirname } from "node:path";
-import { BufInventory } from "../../ffi/buf.ts";
-import { Access } from "../../ffi/constants.ts";
-import { Dma } from "../../ffi/dma.ts";
-import { NativeMemory } from "../../ffi/memory.ts";
-import { Mmap } from "../../ffi/mmap.ts";
+import { BufInventory } from "../../ffi/doca/common/buf.ts";
+import { Access } from "../../ffi/native/constants.ts";
+import { Dma } from "../../ffi/doca/dma/dma.ts";
+import { NativeMemory } from "../../ffi/doca/common/memory.ts";
+import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { raceAbort } from "../common/interrupt.ts";
 import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";

@@ -6,7 +6,7 @@
  * buffer size, --slots), never by what the DPU announces.
  */
 import { dirname } from "node:path";
-import { NativeMemory } from "../../ffi/memory.ts";
+import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { exportMmap } from "../steps/export-mmap.ts";
 import { sendDescriptor } from "../steps/exchange-descriptor.ts";
 import { type DirectionMsg, encodeChecksum, encodeChunk, encodeStatus, encodeWindow, MsgType, ProtocolError } from "../wire/protocol.ts";

@@ -1,7 +1,7 @@
 /** What the host and DPU halves of a copy share: their context, the result summary, and small checks. */
 import { createHash, type Hash } from "node:crypto";
-import type { Device } from "../../ffi/device.ts";
-import type { ProgressEngine } from "../../ffi/pe.ts";
+import type { Device } from "../../ffi/doca/common/device.ts";
+import type { ProgressEngine } from "../../ffi/engine/pe.ts";
 import type { Logger } from "../common/log-level.ts";
 import type { Messenger } from "../wire/messenger.ts";
 import type { DmaCopyOptions } from "./options.ts";

@@ -15,10 +15,10 @@
  */
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
-import { Access } from "../../ffi/constants.ts";
-import { type Buf, BufInventory } from "../../ffi/buf.ts";
-import { Mmap } from "../../ffi/mmap.ts";
-import { NativeMemory } from "../../ffi/memory.ts";
+import { Access } from "../../ffi/native/constants.ts";
+import { type Buf, BufInventory } from "../../ffi/doca/common/buf.ts";
+import { Mmap } from "../../ffi/doca/common/mmap.ts";
+import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import type { Link, Message } from "../rdma/link.ts";
 import { ProtocolError } from "../rdma/link.ts";
 import { AtomicFile, checkTargetFolder } from "../dma-copy/atomic-file.ts";

@@ -6,16 +6,16 @@
  */
 import { createConnection, createServer, isIP, type Socket } from "node:net";
 import { Buffer } from "node:buffer";
-import { printable } from "../../ffi/printable.ts";
-import { Access } from "../../ffi/constants.ts";
-import { Device, listDevices } from "../../ffi/device.ts";
-import { loadDoca } from "../../ffi/library.ts";
-import type { ProgressEngine } from "../../ffi/pe.ts";
-import { Rdma, type RdmaConnection } from "../../ffi/rdma.ts";
-import { NativeMemory } from "../../ffi/memory.ts";
-import { Mmap } from "../../ffi/mmap.ts";
-import { type Buf, BufInventory } from "../../ffi/buf.ts";
-import { DocaError, TimeoutError } from "../../ffi/errors.ts";
+import { printable } from "../../ffi/engine/printable.ts";
+import { Access } from "../../ffi/native/constants.ts";
+import { Device, listDevices } from "../../ffi/doca/common/device.ts";
+import { loadDoca } from "../../ffi/native/library.ts";
+import type { ProgressEngine } from "../../ffi/engine/pe.ts";
+import { Rdma, type RdmaConnection } from "../../ffi/doca/rdma/rdma.ts";
+import { NativeMemory } from "../../ffi/doca/common/memory.ts";
+import { Mmap } from "../../ffi/doca/common/mmap.ts";
+import { type Buf, BufInventory } from "../../ffi/doca/common/buf.ts";
+import { DocaError, TimeoutError } from "../../ffi/native/errors.ts";
 import { raceAbort } from "../common/interrupt.ts";
 import { UsageError } from "../common/cli.ts";
 

@@ -11,10 +11,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { ComchClient } from "../../ffi/comch-client.ts";
-import type { Device } from "../../ffi/device.ts";
-import { Mmap } from "../../ffi/mmap.ts";
-import { ProgressEngine } from "../../ffi/pe.ts";
+import { ComchClient } from "../../ffi/doca/comch/comch-client.ts";
+import type { Device } from "../../ffi/doca/common/device.ts";
+import { Mmap } from "../../ffi/doca/common/mmap.ts";
+import { ProgressEngine } from "../../ffi/engine/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";

@@ -9,10 +9,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { Access } from "../../ffi/constants.ts";
-import type { Device } from "../../ffi/device.ts";
-import { NativeMemory } from "../../ffi/memory.ts";
-import { Mmap } from "../../ffi/mmap.ts";
+import { Access } from "../../ffi/native/constants.ts";
+import type { Device } from "../../ffi/doca/common/device.ts";
+import { NativeMemory } from "../../ffi/doca/common/memory.ts";
+import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { parseFlags, parseSide, positiveInt, UsageError } from "../common/cli.ts";
 import { applySide, openDeviceOf } from "../common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";

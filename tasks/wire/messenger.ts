@@ -2,11 +2,11 @@
  * Typed send/receive of DMA Copy messages over one Comch connection, for the steps and the application alike.
  *
  * The peer is not trusted: every wait has one deadline, fixed when the wait starts, that nothing the peer sends
- * (FAILURE_REASON texts, repeated messages) moves; a peer's text is kept escaped whole, line breaks included (ffi/printable.ts) and only
+ * (FAILURE_REASON texts, repeated messages) moves; a peer's text is kept escaped whole, line breaks included (ffi/engine/printable.ts) and only
  * the first reason counts; an AbortSignal (Ctrl-C) ends any wait at once. Losing the peer reads the same in every
  * direction: "the DPU side disconnected while <what>: <DOCA detail>".
  */
-import { printable } from "../../ffi/printable.ts";
+import { printable } from "../../ffi/engine/printable.ts";
 import { interruption } from "../common/interrupt.ts";
 import {
   decodeMessage,

@@ -9,7 +9,7 @@ import process from "node:process";
 import "./sim-env.ts";
 import { HOST_PCI, pattern } from "./sim-env.ts";
 import { Access, BufInventory, Device, Dma, DocaError, liveObjects, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
-import { completionRing, RING_CAPACITY } from "../../ffi/completion-ring.ts";
+import { completionRing, RING_CAPACITY } from "../../ffi/native/completion-ring.ts";
 
 const before = liveObjects();
 const dev = Device.open(HOST_PCI);

@@ -13,7 +13,7 @@ import process from "node:process";
 
 export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
 
-import { currentRuntime, type RuntimeName } from "../../ffi/runtime.ts";
+import { currentRuntime, type RuntimeName } from "../../ffi/load/runtime.ts";
 
 export { currentRuntime };
 export type Runtime = RuntimeName;

@@ -1,0 +1,803 @@
+/**
+ * DOCA RDMA: one Rdma context (a device, a progress engine, its permissions) with one or more connections, made by
+ * exchanging connection details out of band (exportConnection → peer → connect) or by RDMA CM (listen/accept,
+ * connectTo). Every task kind — send, send with immediate, receive, write, write with immediate, read, atomic
+ * compare-and-swap and fetch-and-add — goes through the one task path (task-path.ts): the same DocaError on submit
+ * or completion, the same completion ring, the same flush when the context stops.
+ *
+ * Connections are not separate DOCA objects to destroy: they live and die with their context; a connection's
+ * methods refuse work once it is disconnected or its Rdma closed.
+ */
+import { doca, requireFns } from "../../native/library.ts";
+import { check, DocaError, TimeoutError } from "../../native/errors.ts";
+import { Access, DocaErrorCode } from "../../native/constants.ts";
+import { CtxCore, CtxResource } from "../../engine/ctx.ts";
+import { HANDLE, hex, NATIVE } from "../../engine/resource.ts";
+import type { TaskPath } from "../../engine/task-path.ts";
+import { Waiters } from "../../engine/waiters.ts";
+import { duration, integerIn, permissionMask } from "../../engine/validate.ts";
+import { RDMA_CALLBACKS } from "../../native/symbols.ts";
+import type { NativeCallback } from "../../load/types.ts";
+import { Buf, BufInventory } from "../common/buf.ts";
+import { Mmap } from "../common/mmap.ts";
+import { NativeMemory } from "../common/memory.ts";
+import type { Device } from "../common/device.ts";
+import type { ProgressEngine } from "../../engine/pe.ts";
+import { type RdmaKind, type RdmaKinds, rdmaKinds, type RdmaOp, type ReceiveRequest } from "./rdma-kinds.ts";
+
+/** enum doca_rdma_transport_type. */
+export const RdmaTransport = { RC: 0, DC: 1 } as const;
+/** enum doca_rdma_opcode: what a completed receive carried. */
+export const RdmaOpcode = { SEND: 0, SEND_WITH_IMM: 1, WRITE_WITH_IMM: 2 } as const;
+/** enum doca_rdma_addr_type. */
+const ADDR_IPV4 = 0, ADDR_IPV6 = 1;
+
+export interface RdmaOptions {
+  /** Access flags remote peers get on memory through this context; default LOCAL_READ_WRITE | RDMA_READ | RDMA_WRITE. */
+  permissions?: number;
+  /** GID table index (doca_rdma_set_gid_index); the device's default when omitted. */
+  gidIndex?: number;
+  /** Connections this context may hold; default 1, at most 65535. */
+  maxConnections?: number;
+  /** Transport type; default "rc" (reliable connection). */
+  transport?: "rc" | "dc";
+  /** Tasks of each kind preallocated (and most in flight per kind); default 64, at most 16384. */
+  maxTasks?: number;
+  /** Receives kept posted for recv() (buffers made with the context); default none: recv() then says to set it. */
+  receives?: number;
+  /** Bytes per buffer of those receives; default 4096. */
+  receiveSize?: number;
+  /** How long create() waits for the context to run; default 10 s. */
+  timeoutMs?: number;
+  /** Local Bufs per list (Buf.chain) in send, write and read tasks (doca_rdma_set_max_send_buf_list_len); DOCA's default when omitted. */
+  maxSendBufListLen?: number;
+  /** Bufs per list in a receive's destination (doca_rdma_task_receive_set_dst_buf_list_len); DOCA's default when omitted. */
+  receiveBufListLen?: number;
+}
+
+/** A received message: its bytes (copied out), immediate data (host order), opcode and connection. */
+export interface RdmaMessage {
+  bytes: Uint8Array;
+  immediate: number | undefined;
+  opcode: number;
+  connection: RdmaConnection | undefined;
+}
+
+/** Result of receive(buf): where the message landed and what came with it. */
+export interface RdmaReceived {
+  buf: Buf;
+  length: number;
+  immediate: number | undefined;
+  opcode: number;
+  connection: RdmaConnection | undefined;
+}
+
+type ConnState = "exported" | "requested" | "connecting" | "connected" | "disconnected" | "failed" | "rejected";
+
+/** Every RDMA symbol an Rdma needs to exist (optional in the table: older DOCA / no libdoca_rdma). */
+const rdmaFns = () =>
+  requireFns(
+    "doca_rdma_create",
+    "doca_rdma_destroy",
+    "doca_rdma_as_ctx",
+    "doca_rdma_set_permissions",
+    "doca_rdma_export",
+    "doca_rdma_connect",
+  );
+
+/** Rdma contexts by their CtxCore id (the ctx user data DOCA passes to the connection callbacks). */
+const byCtxId = new Map<number, Rdma>();
+
+let connectionCallbacks: { request: NativeCallback; established: NativeCallback; failure: NativeCallback; disconnect: NativeCallback } | undefined;
+
+/** One native callback per connection event for the process; routed to the Rdma through the ctx user data. */
+function nativeConnectionCallbacks() {
+  if (connectionCallbacks) return connectionCallbacks;
+  const b = doca().backend;
+  const route = (ctxUd: number, fn: (rdma: Rdma) => void) => {
+    const rdma = byCtxId.get(ctxUd);
+    if (!rdma) return;
+    try {
+      fn(rdma);
+    } catch (e) {
+      try {
+        rdma.fail(e);
+      } catch {
+        // never into C frames
+      }
+    }
+  };
+  connectionCallbacks = {
+    request: b.callback(RDMA_CALLBACKS.connectionRequest, (conn, ctxUd) => route(ctxUd, (r) => r.onConnectionRequest(conn))),
+    established: b.callback(RDMA_CALLBACKS.connectionEvent, (conn, connUd, ctxUd) => route(ctxUd, (r) => r.onConnectionEvent(conn, connUd, "connected"))),
+    failure: b.callback(RDMA_CALLBACKS.connectionEvent, (conn, connUd, ctxUd) => route(ctxUd, (r) => r.onConnectionEvent(conn, connUd, "failed"))),
+    disconnect: b.callback(RDMA_CALLBACKS.connectionEvent, (conn, connUd, ctxUd) => route(ctxUd, (r) => r.onConnectionEvent(conn, connUd, "disconnected"))),
+  };
+  return connectionCallbacks;
+}
+
+function checkBuf(value: unknown, where: string): asserts value is Buf {
+  if (!Buf.isOpenBuf(value)) {
+    throw new TypeError(`${where} must be an open Buf from BufInventory.bufByAddr/bufByData`);
+  }
+}
+
+function checkImmediate(where: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0xffff_ffff) {
+    throw new RangeError(`${where}: immediate must be an integer from 0 to 4294967295, got ${String(value)}`);
+  }
+  return value;
+}
+
+function checkU64(where: string, name: string, value: unknown): bigint {
+  const v = typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : value;
+  if (typeof v !== "bigint" || v < 0n || v >= 1n << 64n) {
+    throw new RangeError(`${where}: ${name} must be an unsigned 64-bit integer (number or bigint), got ${String(value)}`);
+  }
+  return v;
+}
+
+export class Rdma extends CtxResource {
+  protected readonly kind = "Rdma";
+  readonly device: Device;
+  readonly pe: ProgressEngine;
+  readonly permissions: number;
+  readonly maxConnections: number;
+  readonly maxTasks: number;
+  protected readonly core: CtxCore;
+  readonly #kinds: RdmaKinds;
+  /** One task path per kind, indexed like the kinds (the task user data's high bits). */
+  readonly #paths: TaskPath<unknown, unknown>[] = [];
+  readonly #byName = new Map<string, TaskPath<unknown, unknown>>();
+  /** Connections by native handle, and by our id (the connection user data). */
+  readonly #connections = new Map<number, RdmaConnection>();
+  readonly #byId = new Map<number, RdmaConnection>();
+  #nextId = 1;
+  readonly #requests: RdmaConnection[] = [];
+  readonly #requestWaiters: Waiters<RdmaConnection>;
+  #listening: number | undefined;
+  /** Automatic receives (messages()/recv()): posted buffers and the messages waiting for a reader. */
+  #autoRecv: AutoReceive | undefined;
+  readonly #receiveBuffers: ReceiveBuffers | undefined;
+  #failure: unknown;
+
+  private constructor(handle: number, device: Device, pe: ProgressEngine, permissions: number, opts: RdmaOptions, buffers: ReceiveBuffers | undefined) {
+    super(handle, [device, pe]);
+    this.device = device;
+    this.pe = pe;
+    this.permissions = permissions;
+    this.maxConnections = opts.maxConnections ?? 1;
+    this.maxTasks = opts.maxTasks ?? 64;
+    this.#requestWaiters = new Waiters(pe);
+    this.#receiveBuffers = buffers;
+    this.#kinds = rdmaKinds((slot, typed, ok, req) => this.#onReceive(slot, typed, ok, req));
+    this.core = new CtxCore(rdmaFns().doca_rdma_as_ctx(handle), pe, this);
+    byCtxId.set(this.core.id, this);
+  }
+
+  /**
+   * Creates, configures and starts an RDMA context on `device`. Checks every option before anything native exists;
+   * a device without RDMA (or a DOCA without libdoca_rdma) is DocaError NOT_SUPPORTED.
+   */
+  static async create(device: Device, pe: ProgressEngine, opts: RdmaOptions = {}): Promise<Rdma> {
+    const permissions = opts.permissions ?? (Access.LOCAL_READ_WRITE | Access.RDMA_READ | Access.RDMA_WRITE);
+    permissionMask("Rdma.create", permissions);
+    integerIn("Rdma.create", "gidIndex", opts.gidIndex, 0, 2 ** 31 - 1);
+    integerIn("Rdma.create", "maxConnections", opts.maxConnections, 1, 65535);
+    integerIn("Rdma.create", "maxTasks", opts.maxTasks, 1, 16384);
+    integerIn("Rdma.create", "maxSendBufListLen", opts.maxSendBufListLen, 1, 0xffff_ffff);
+    integerIn("Rdma.create", "receiveBufListLen", opts.receiveBufListLen, 1, 0xffff_ffff);
+    integerIn("Rdma.create", "receives", opts.receives, 1, opts.maxTasks ?? 64);
+    integerIn("Rdma.create", "receiveSize", opts.receiveSize, 1, 2 ** 31);
+    duration("Rdma.create", "timeoutMs", opts.timeoutMs);
+    if (opts.transport !== undefined && opts.transport !== "rc" && opts.transport !== "dc") {
+      throw new RangeError(`Rdma.create: transport must be "rc" or "dc", got ${String(opts.transport)}`);
+    }
+    device.assertOpen();
+    pe.assertOpen();
+    const f = rdmaFns();
+    const d = doca();
+    // Receive buffers first: the device closes its newest children first, so the context (newer) stops before
+    // the memory its posted receives point at is released.
+    const buffers = opts.receives ? makeReceiveBuffers(device, opts.receives, opts.receiveSize ?? 4096) : undefined;
+    d.scratch.clear(0);
+    let handle = 0;
+    let rdma: Rdma | undefined;
+    try {
+      check(f.doca_rdma_create(device[HANDLE], d.scratch.slot(0)), "doca_rdma_create", device.info.pciAddr);
+      handle = d.scratch.u64(0);
+      rdma = new Rdma(handle, device, pe, permissions, opts, buffers);
+    } catch (e) {
+      if (handle) f.doca_rdma_destroy(handle);
+      buffers?.free();
+      throw e;
+    }
+    try {
+      rdma.#configure(handle, opts);
+      if (!rdma.core.start()) await rdma.core.untilRunning("Rdma", opts.timeoutMs ?? 10_000);
+      if (buffers) rdma.#autoRecv = new AutoReceive(rdma, buffers, (buf) => rdma!.receive(buf));
+      return rdma;
+    } catch (e) {
+      await rdma.close().catch(() => {});
+      throw e;
+    }
+  }
+
+  #configure(handle: number, opts: RdmaOptions): void {
+    const d = doca();
+    const f = d.fns;
+    check(f.doca_rdma_set_permissions!(handle, this.permissions), "doca_rdma_set_permissions");
+    if (opts.gidIndex !== undefined) check(requireFns("doca_rdma_set_gid_index").doca_rdma_set_gid_index(handle, opts.gidIndex), "doca_rdma_set_gid_index");
+    if (opts.transport !== undefined) {
+      const type = opts.transport === "dc" ? RdmaTransport.DC : RdmaTransport.RC;
+      check(requireFns("doca_rdma_set_transport_type").doca_rdma_set_transport_type(handle, type), "doca_rdma_set_transport_type");
+    }
+    if (opts.maxSendBufListLen !== undefined) {
+      const set = requireFns("doca_rdma_set_max_send_buf_list_len").doca_rdma_set_max_send_buf_list_len;
+      check(set(handle, opts.maxSendBufListLen), "doca_rdma_set_max_send_buf_list_len", `${opts.maxSendBufListLen}`);
+    }
+    if (opts.receiveBufListLen !== undefined) {
+      const set = requireFns("doca_rdma_task_receive_set_dst_buf_list_len").doca_rdma_task_receive_set_dst_buf_list_len;
+      check(set(handle, opts.receiveBufListLen), "doca_rdma_task_receive_set_dst_buf_list_len", `${opts.receiveBufListLen}`);
+    }
+    if (f.doca_rdma_set_max_num_connections) {
+      check(f.doca_rdma_set_max_num_connections(handle, this.maxConnections), "doca_rdma_set_max_num_connections");
+    } else if (this.maxConnections > 1) {
+      throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_rdma_set_max_num_connections", "this DOCA does not export it");
+    }
+    if (f.doca_rdma_set_connection_state_callbacks) {
+      const cb = nativeConnectionCallbacks();
+      check(
+        f.doca_rdma_set_connection_state_callbacks(handle, cb.request.address, cb.established.address, cb.failure.address, cb.disconnect.address),
+        "doca_rdma_set_connection_state_callbacks",
+      );
+    }
+    const devinfo = f.doca_dev_as_devinfo(this.device[HANDLE]);
+    const native = this[NATIVE];
+    for (const kind of Object.values(this.#kinds) as RdmaKind<unknown, unknown>[]) {
+      const setConf = (f as unknown as Record<string, ((...a: number[]) => number) | undefined>)[`${kind.taskName}_set_conf`];
+      const cap = (f as unknown as Record<string, ((...a: number[]) => number) | undefined>)[`doca_rdma_cap_task_${kind.name}_is_supported`];
+      const path = this.core.addTasks(kind, this.maxTasks);
+      this.#paths[kind.index] = path;
+      // A kind this DOCA or device lacks stays unconfigured: its method says NOT_SUPPORTED when called.
+      if (!setConf || (cap && kind.name !== "write_imm" && kind.name !== "send_imm" && cap(devinfo) !== 0)) continue;
+      kind.bind(native);
+      const cbs = path.completionCallbacks();
+      const rc = setConf(handle, cbs.ok, cbs.error, this.maxTasks);
+      if (rc === DocaErrorCode.NOT_SUPPORTED) {
+        path.releaseCallbacks();
+        continue;
+      }
+      check(rc, `${kind.taskName}_set_conf`);
+      this.#byName.set(kind.name, path);
+    }
+  }
+
+  /** Task kinds this context configured (e.g. ["write", "read", "send", "receive", ...]). */
+  get taskKinds(): string[] {
+    return [...this.#byName.keys()];
+  }
+
+  /** The RDMA CM port this context listens on, if any. */
+  get listeningPort(): number | undefined {
+    return this.#listening;
+  }
+
+  /** Live connections (any state but disconnected/failed/rejected). */
+  get connections(): RdmaConnection[] {
+    return [...this.#byId.values()].filter((c) => c.state !== "disconnected" && c.state !== "failed" && c.state !== "rejected");
+  }
+
+  /** Tasks of every kind submitted and not completed. */
+  get inflight(): number {
+    let n = 0;
+    for (const p of this.#paths) n += p?.inflight ?? 0;
+    return n;
+  }
+
+  /**
+   * A new connection by exchanged details: returns the connection (state "exported") and the details to give the
+   * peer out of band; then `await connection.connect(peerDetails)`.
+   */
+  exportConnection(): { connection: RdmaConnection; details: Uint8Array } {
+    this.assertOpen();
+    const d = doca();
+    d.scratch.clear(0);
+    d.scratch.clear(1);
+    d.scratch.clear(2);
+    check(rdmaFns().doca_rdma_export(this[HANDLE], d.scratch.slot(0), d.scratch.slot(1), d.scratch.slot(2)), "doca_rdma_export");
+    const address = d.scratch.u64(0), length = d.scratch.u64(1), handle = d.scratch.u64(2);
+    const details = new Uint8Array(d.backend.view(address, length)).slice();
+    const connection = this.#adopt(handle, "exported");
+    return { connection, details };
+  }
+
+  /** RDMA CM: accept connection requests on `port` (1..65535). */
+  listen(port: number): void {
+    this.assertOpen();
+    integerIn("Rdma.listen", "port", port, 1, 65535);
+    const f = requireFns("doca_rdma_start_listen_to_port");
+    check(f.doca_rdma_start_listen_to_port(this[HANDLE], port), "doca_rdma_start_listen_to_port", `port ${port}`);
+    this.#listening = port;
+  }
+
+  /** RDMA CM: the next connection request (state "requested"): accept() or reject() it. */
+  nextRequest(opts: { timeoutMs?: number } = {}): Promise<RdmaConnection> {
+    try {
+      this.assertOpen();
+      duration("Rdma.nextRequest", "timeoutMs", opts.timeoutMs);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const ready = this.#requests.shift();
+    if (ready) return Promise.resolve(ready);
+    if (this.#failure !== undefined) return Promise.reject(this.#takeFailure());
+    return this.#requestWaiters.wait(`an RDMA connection request on port ${this.#listening ?? "(not listening)"}`, opts.timeoutMs);
+  }
+
+  /** RDMA CM: the next request, accepted and established. */
+  async accept(opts: { timeoutMs?: number } = {}): Promise<RdmaConnection> {
+    const deadline = Date.now() + (opts.timeoutMs ?? 2 ** 31 - 1);
+    const request = await this.nextRequest(opts);
+    await request.accept({ timeoutMs: opts.timeoutMs === undefined ? undefined : Math.max(0, deadline - Date.now()) });
+    return request;
+  }
+
+  /** RDMA CM: connects to a listening peer at host (IPv4 or IPv6 literal) : port; resolves once established. */
+  async connectTo(host: string, port: number, opts: { timeoutMs?: number } = {}): Promise<RdmaConnection> {
+    this.assertOpen();
+    if (typeof host !== "string" || host.length === 0 || host.length > 255 || host.includes("\0")) {
+      throw new TypeError(`Rdma.connectTo: host must be an IP address, got ${JSON.stringify(host)}`);
+    }
+    integerIn("Rdma.connectTo", "port", port, 1, 65535);
+    duration("Rdma.connectTo", "timeoutMs", opts.timeoutMs);
+    const f = requireFns("doca_rdma_addr_create", "doca_rdma_addr_destroy", "doca_rdma_connect_to_addr");
+    const d = doca();
+    d.scratch.clear(1);
+    const type = host.includes(":") ? ADDR_IPV6 : ADDR_IPV4;
+    check(f.doca_rdma_addr_create(type, d.scratch.cstring(host, 2), port, d.scratch.slot(1)), "doca_rdma_addr_create", `${host}:${port}`);
+    const addr = d.scratch.u64(1);
+    const connection = this.#adopt(0, "connecting");
+    try {
+      check(f.doca_rdma_connect_to_addr(this[HANDLE], addr, connection.id), "doca_rdma_connect_to_addr", `${host}:${port}`);
+      await connection.established(opts.timeoutMs ?? 10_000, `an RDMA CM connection to ${host}:${port}`);
+      return connection;
+    } catch (e) {
+      this.#forgetConnection(connection);
+      // Say where to: the connection's own reason only knows its number.
+      if (e instanceof DocaError && e.fn === "doca_rdma_connection") {
+        throw new DocaError(e.code, "doca_rdma_connect_to_addr", `no RDMA connection to ${host}:${port} (the peer refused, is not listening, or is unreachable)`);
+      }
+      throw e;
+    } finally {
+      f.doca_rdma_addr_destroy(addr);
+    }
+  }
+
+  /**
+   * Posts `buf` (its whole range) as a receive; resolves when a send / send-with-immediate / write-with-immediate
+   * from any connection completed it. Rejects with DocaError (fn "doca_rdma_task_receive") on failure or close.
+   */
+  async receive(buf: Buf): Promise<RdmaReceived> {
+    checkBuf(buf, "Rdma.receive: buf");
+    this.assertOpen();
+    const req: ReceiveRequest = { buf, length: 0, opcode: 0, immWire: undefined, connection: 0 };
+    await this.#path("receive").submit(req, undefined);
+    return this.#received(req);
+  }
+
+  #received(req: ReceiveRequest): RdmaReceived {
+    return {
+      buf: req.buf,
+      length: req.length,
+      immediate: req.immWire,
+      opcode: req.opcode,
+      connection: this.#connections.get(req.connection),
+    };
+  }
+
+  /** @internal reads a completed receive's results (called by the task path before the task is freed). */
+  #onReceive(_slot: number, typed: number, ok: boolean, req: ReceiveRequest): void {
+    if (!ok) return;
+    const f = doca().fns;
+    req.length = f.doca_rdma_task_receive_get_result_len?.(typed) ?? req.buf.dataLength;
+    req.opcode = f.doca_rdma_task_receive_get_result_opcode!(typed);
+    req.immWire = req.opcode === RdmaOpcode.SEND ? undefined : f.doca_rdma_task_receive_get_result_immediate_data!(typed);
+    req.connection = f.doca_rdma_task_receive_get_result_rdma_connection?.(typed) ?? 0;
+  }
+
+  /**
+   * The next message from any connection, through receives this context keeps posted (`receives` buffers of
+   * `receiveSize` bytes, made on first use). The bytes are copied out.
+   */
+  recv(opts: { timeoutMs?: number } = {}): Promise<RdmaMessage> {
+    try {
+      this.assertOpen();
+      duration("Rdma.recv", "timeoutMs", opts.timeoutMs);
+      if (!this.#autoRecv) throw new Error("Rdma.recv: create the Rdma with { receives: N } to keep receives posted, or post your own with receive(buf)");
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#autoRecv.next(opts.timeoutMs);
+  }
+
+  /** @internal an AutoReceive completion → a message (connection mapped). */
+  messageOf(r: RdmaReceived): RdmaMessage {
+    const bytes = new Uint8Array(doca().backend.view(r.buf.address, r.length)).slice();
+    return { bytes, immediate: r.immediate, opcode: r.opcode, connection: r.connection };
+  }
+
+  /** @internal submits one task of `kind` on `connection`. */
+  submit(kind: keyof RdmaKinds, connection: RdmaConnection, op: RdmaOp): Promise<void> {
+    return this.#path(kind).submit(connection, op);
+  }
+
+  #path(kind: keyof RdmaKinds): TaskPath<unknown, unknown> {
+    const name = this.#kinds[kind].name;
+    const path = this.#byName.get(name);
+    if (!path) {
+      throw new DocaError(DocaErrorCode.NOT_SUPPORTED, `doca_rdma_task_${name}_set_conf`, `${this.device.info.pciAddr} has no RDMA ${name} task`);
+    }
+    return path;
+  }
+
+  #adopt(handle: number, state: ConnState): RdmaConnection {
+    const id = this.#nextId++;
+    const connection = newConnection(this, handle, id, state);
+    this.#byId.set(id, connection);
+    if (handle) this.#bindHandle(connection, handle);
+    return connection;
+  }
+
+  #bindHandle(connection: RdmaConnection, handle: number): void {
+    connection.bindHandle(handle);
+    this.#connections.set(handle, connection);
+    doca().fns.doca_rdma_connection_set_user_data?.(handle, connection.id);
+  }
+
+  #forgetConnection(connection: RdmaConnection): void {
+    this.#byId.delete(connection.id);
+    if (connection.handle) this.#connections.delete(connection.handle);
+  }
+
+  /** @internal RDMA CM: a peer asks to connect. */
+  onConnectionRequest(handle: number): void {
+    const connection = this.#adopt(handle, "requested");
+    if (!this.#requestWaiters.resolveNext(connection)) this.#requests.push(connection);
+  }
+
+  /** @internal established / failure / disconnection of a connection. */
+  onConnectionEvent(handle: number, connUd: number, state: "connected" | "failed" | "disconnected"): void {
+    const connection = this.#byId.get(connUd) ?? this.#connections.get(handle);
+    if (!connection) return;
+    if (!connection.handle && handle) this.#bindHandle(connection, handle);
+    connection.noteState(state);
+    // A connection that ended gets no more events: the maps keep live ones only (a server that serves connection
+    // after connection does not grow), and DOCA may reuse the handle for a later connection.
+    if (state !== "connected") this.#forgetConnection(connection);
+  }
+
+  /** @internal a callback failed: whoever awaits this context learns why. */
+  override fail(error: unknown): void {
+    super.fail(error);
+    if (this.#requestWaiters.size > 0) this.#requestWaiters.rejectAll(error);
+    else this.#failure ??= error;
+  }
+
+  #takeFailure(): unknown {
+    const f = this.#failure;
+    this.#failure = undefined;
+    return f;
+  }
+
+  protected override beforeStop(): void {
+    const reason = new Error("Rdma closed");
+    this.#autoRecv?.close(reason);
+    this.#requestWaiters.rejectAll(reason);
+    for (const c of this.#byId.values()) c.noteState("disconnected", reason);
+  }
+
+  protected destroyNative(handle: number): void {
+    check(rdmaFns().doca_rdma_destroy(handle), "doca_rdma_destroy");
+    byCtxId.delete(this.core.id);
+    this.#receiveBuffers?.free();
+  }
+
+  protected summary(): string {
+    const listen = this.#listening ? ` listening=:${this.#listening}` : "";
+    return `${this.device.info.pciAddr} ${this.core.stateName} connections=${this.connections.length}${listen} inflight=${this.inflight}`;
+  }
+}
+
+/** Only Rdma makes connections (set in RdmaConnection's static block). */
+let newConnection: (rdma: Rdma, handle: number, id: number, state: ConnState) => RdmaConnection;
+
+/** One RDMA connection of an Rdma context; every task method returns a Promise settled on the one task path. */
+export class RdmaConnection {
+  readonly rdma: Rdma;
+  /** Our id (the DOCA connection user data). */
+  readonly id: number;
+  #handle = 0;
+  #native: number | bigint = 0;
+  #state: ConnState;
+  #reason: unknown;
+  readonly #changes: Waiters<void>;
+  readonly #onDisconnect: ((reason: unknown) => void)[] = [];
+
+  static {
+    newConnection = (rdma, handle, id, state) => new RdmaConnection(rdma, handle, id, state);
+  }
+
+  private constructor(rdma: Rdma, handle: number, id: number, state: ConnState) {
+    if (!(rdma instanceof Rdma)) throw new TypeError("RdmaConnection objects are made by Rdma, not with new");
+    this.rdma = rdma;
+    this.id = id;
+    this.#state = state;
+    this.#changes = new Waiters(rdma.pe);
+    if (handle) this.bindHandle(handle);
+  }
+
+  /** "exported", "requested", "connecting", "connected", "disconnected", "failed" or "rejected". */
+  get state(): ConnState {
+    return this.#state;
+  }
+
+  /** @internal the native connection (0 until DOCA named it). */
+  get handle(): number {
+    return this.#handle;
+  }
+
+  /** @internal loader form, for the task kinds. */
+  get [NATIVE](): number | bigint {
+    return this.#native;
+  }
+
+  /** @internal */
+  bindHandle(handle: number): void {
+    this.#handle = handle;
+    this.#native = doca().backend.native(handle);
+  }
+
+  /** Registers a callback for when the connection ends (peer disconnect, failure, or the Rdma closing). */
+  onDisconnect(cb: (reason: unknown) => void): void {
+    if (typeof cb !== "function") throw new TypeError("RdmaConnection.onDisconnect: callback must be a function");
+    this.#onDisconnect.push(cb);
+  }
+
+  /** @internal DOCA reported a state. */
+  noteState(state: ConnState, reason?: unknown): void {
+    if (this.#state === state) return;
+    const wasLive = this.#state === "connected" || this.#state === "connecting" || this.#state === "exported";
+    this.#state = state;
+    if (state === "connected") {
+      this.#changes.resolveAll();
+      return;
+    }
+    this.#reason = reason ?? new DocaError(
+      state === "failed" ? DocaErrorCode.CONNECTION_ABORTED : DocaErrorCode.NOT_CONNECTED,
+      "doca_rdma_connection",
+      `RDMA connection ${this.id} ${state}`,
+    );
+    this.#changes.rejectAll(this.#reason);
+    if (wasLive || state === "disconnected") for (const cb of this.#onDisconnect.splice(0)) cb(this.#reason);
+  }
+
+  /** @internal resolves once connected (RDMA CM), rejects on failure or timeout. */
+  async established(timeoutMs: number, what: string): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#state !== "connected") {
+      if (this.#state === "failed" || this.#state === "disconnected" || this.#state === "rejected") throw this.#reason;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new TimeoutError(what, timeoutMs);
+      await this.#changes.wait(what, left);
+    }
+  }
+
+  /** Exported connections: connect with the peer's details (its exportConnection().details). */
+  connect(peerDetails: Uint8Array): void {
+    this.rdma.assertOpen();
+    if (!(peerDetails instanceof Uint8Array) || peerDetails.length === 0) {
+      throw new TypeError("RdmaConnection.connect: peer details must be a non-empty Uint8Array");
+    }
+    if (this.#state !== "exported") throw new Error(`RdmaConnection.connect: connection is ${this.#state}, not exported`);
+    const d = doca();
+    const staging = d.scratch.bytes(peerDetails);
+    try {
+      check(rdmaFns().doca_rdma_connect(this.rdma[HANDLE], staging.address, peerDetails.length, this.#handle), "doca_rdma_connect");
+    } finally {
+      staging.done();
+    }
+    this.#state = "connected";
+    this.#changes.resolveAll();
+  }
+
+  /** RDMA CM: accepts a requested connection; resolves once established. */
+  async accept(opts: { timeoutMs?: number } = {}): Promise<void> {
+    this.rdma.assertOpen();
+    duration("RdmaConnection.accept", "timeoutMs", opts.timeoutMs);
+    if (this.#state !== "requested") throw new Error(`RdmaConnection.accept: connection is ${this.#state}, not requested`);
+    check(requireFns("doca_rdma_connection_accept").doca_rdma_connection_accept(this.#handle, 0, 0), "doca_rdma_connection_accept");
+    this.#state = "connecting";
+    await this.established(opts.timeoutMs ?? 10_000, `RDMA connection ${this.id} to be established`);
+  }
+
+  /** RDMA CM: refuses a requested connection. */
+  reject(): void {
+    this.rdma.assertOpen();
+    if (this.#state !== "requested") throw new Error(`RdmaConnection.reject: connection is ${this.#state}, not requested`);
+    check(requireFns("doca_rdma_connection_reject").doca_rdma_connection_reject(this.#handle), "doca_rdma_connection_reject");
+    this.noteState("rejected");
+  }
+
+  /** Ends the connection (in-flight tasks on it fail); idempotent. */
+  disconnect(): void {
+    if (this.#state === "disconnected" || this.#state === "failed" || this.#state === "rejected" || this.rdma.closed) return;
+    const f = doca().fns;
+    if (this.#handle && f.doca_rdma_connection_disconnect) check(f.doca_rdma_connection_disconnect(this.#handle), "doca_rdma_connection_disconnect");
+    this.noteState("disconnected");
+  }
+
+  #usable(method: string): void {
+    this.rdma.assertOpen();
+    if (this.#state !== "connected") {
+      throw this.#reason instanceof Error && this.#state !== "exported" && this.#state !== "requested"
+        ? this.#reason
+        : new DocaError(DocaErrorCode.NOT_CONNECTED, `RdmaConnection.${method}`, `connection ${this.id} is ${this.#state}`);
+    }
+  }
+
+  #run(method: string, kind: keyof RdmaKinds, op: RdmaOp, check: () => void): Promise<void> {
+    try {
+      check();
+      this.#usable(method);
+      return this.rdma.submit(kind, this, op);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** RDMA write: `src`'s data section into the peer's `dst` (a Buf on an imported map); dst's data grows. */
+  write(src: Buf, dst: Buf): Promise<void> {
+    return this.#run("write", "write", { src, dst }, () => (checkBuf(src, "write: src"), checkBuf(dst, "write: dst")));
+  }
+
+  /** RDMA write with immediate: the peer's posted receive completes with `immediate` (u32). */
+  writeImm(src: Buf, dst: Buf, immediate: number): Promise<void> {
+    const op: RdmaOp = { src, dst };
+    return this.#run("writeImm", "writeImm", op, () => {
+      checkBuf(src, "writeImm: src");
+      checkBuf(dst, "writeImm: dst");
+      op.imm = checkImmediate("writeImm", immediate);
+    });
+  }
+
+  /** RDMA read: the peer's `src` (a Buf on an imported map) into the local `dst`. */
+  read(src: Buf, dst: Buf): Promise<void> {
+    return this.#run("read", "read", { src, dst }, () => (checkBuf(src, "read: src"), checkBuf(dst, "read: dst")));
+  }
+
+  /** Send: `src`'s data section to the peer's next posted receive. */
+  send(src: Buf): Promise<void> {
+    return this.#run("send", "send", { src }, () => checkBuf(src, "send: src"));
+  }
+
+  /**
+   * Send with immediate data: a u32 handed to DOCA's doca_be32_t as is, so the receiver (doca-ts or C, e.g.
+   * NVIDIA's samples) reads back the same number; byte order on the wire is DOCA's business.
+   */
+  sendImm(src: Buf, immediate: number): Promise<void> {
+    const op: RdmaOp = { src };
+    return this.#run("sendImm", "sendImm", op, () => {
+      checkBuf(src, "sendImm: src");
+      op.imm = checkImmediate("sendImm", immediate);
+    });
+  }
+
+  /** Atomic compare-and-swap of the 8 bytes at the peer's `dst`; the old value lands in `result` (8 bytes). */
+  compareSwap(dst: Buf, result: Buf, compare: number | bigint, swap: number | bigint): Promise<void> {
+    const op: RdmaOp = { dst, result };
+    return this.#run("compareSwap", "compareSwap", op, () => {
+      checkBuf(dst, "compareSwap: dst");
+      checkBuf(result, "compareSwap: result");
+      op.a = checkU64("compareSwap", "compare", compare);
+      op.b = checkU64("compareSwap", "swap", swap);
+    });
+  }
+
+  /** Atomic fetch-and-add on the 8 bytes at the peer's `dst`; the old value lands in `result` (8 bytes). */
+  fetchAdd(dst: Buf, result: Buf, add: number | bigint): Promise<void> {
+    const op: RdmaOp = { dst, result };
+    return this.#run("fetchAdd", "fetchAdd", op, () => {
+      checkBuf(dst, "fetchAdd: dst");
+      checkBuf(result, "fetchAdd: result");
+      op.a = checkU64("fetchAdd", "add", add);
+    });
+  }
+
+  toString(): string {
+    const h = this.#handle ? ` ${hex(this.#handle)}` : "";
+    return `RdmaConnection { id=${this.id} ${this.#state}${h} }`;
+  }
+
+  [Symbol.for("Deno.customInspect")](): string {
+    return this.toString();
+  }
+
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return this.toString();
+  }
+}
+
+/** recv(): a set of receive buffers kept posted; completions become copied-out messages. */
+class AutoReceive {
+  readonly #queue: RdmaMessage[] = [];
+  readonly #waiters: Waiters<RdmaMessage>;
+  #failure: unknown;
+  #failures = 0;
+  #closed = false;
+
+  constructor(readonly rdma: Rdma, set: ReceiveBuffers, receive: (buf: Buf) => Promise<RdmaReceived>) {
+    this.#waiters = new Waiters(rdma.pe);
+    const { buffers } = set;
+    const post = (buf: Buf) => {
+      if (this.#closed) return;
+      buf.resetData();
+      receive(buf).then((r) => {
+        this.#failures = 0;
+        const message = rdma.messageOf(r);
+        if (!this.#waiters.resolveNext(message)) this.#queue.push(message);
+        post(buf);
+      }, (e) => {
+        if (this.#closed) return;
+        if (this.#waiters.size > 0) this.#waiters.rejectAll(e);
+        else this.#failure ??= e;
+        // Keep the buffer posted (one failed receive must not shrink the set), unless receives keep failing: a
+        // device refusing every receive would otherwise spin here.
+        if (++this.#failures <= buffers.length * 4) post(buf);
+      });
+    };
+    for (const buf of buffers) post(buf);
+  }
+
+  next(timeoutMs: number | undefined): Promise<RdmaMessage> {
+    const ready = this.#queue.shift();
+    if (ready) return Promise.resolve(ready);
+    if (this.#failure !== undefined) {
+      const f = this.#failure;
+      this.#failure = undefined;
+      return Promise.reject(f);
+    }
+    return this.#waiters.wait("an RDMA message", timeoutMs);
+  }
+
+  close(reason: Error): void {
+    this.#closed = true;
+    this.#waiters.rejectAll(reason);
+  }
+
+}
+
+/** Receive buffers for recv(): one NativeMemory, one map, one Buf per posted receive (made before the context). */
+export interface ReceiveBuffers {
+  buffers: Buf[];
+  free: () => void;
+}
+
+function makeReceiveBuffers(device: Device, count: number, size: number): ReceiveBuffers {
+  const memory = NativeMemory.alloc(count * size);
+  let mmap: Mmap | undefined, inventory: BufInventory | undefined;
+  try {
+    // Local access only: receives are filled by this device on the peer's sends, never reached by the peer.
+    mmap = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
+    inventory = new BufInventory(count);
+    const buffers: Buf[] = [];
+    for (let i = 0; i < count; i++) buffers.push(inventory.bufByAddr(mmap, memory.address + i * size, size));
+    const m = mmap, inv = inventory;
+    return { buffers, free: () => (inv.close(), m.close(), memory.close()) };
+  } catch (e) {
+    inventory?.close();
+    mmap?.close();
+    memory.close();
+    throw e;
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * Loads DOCA (and libc) once per process through the runtime's loader and hands the bound functions to the
+ * wrappers. loadDoca() is the public face: it reports where the libraries came from and what they are.
+ */
+import { backend as selectBackend } from "../load/loaders/select.ts";
+import { currentRuntime, type RuntimeName } from "../load/runtime.ts";
+import { discoverLibraries, type DocaLibraryName, findOptionalLibrary } from "../load/discover.ts";
+import { DOCA_SYMBOLS as CORE_SYMBOLS, LIBC_SYMBOLS, RDMA_SYMBOLS } from "./symbols.ts";
+import { type AsyncTwins, type Backend, type BoundFns, type BoundLibrary, eraseTypedPointers, type NativeFn, type RawFns } from "../load/types.ts";
+import { Scratch } from "./scratch.ts";
+import { DocaError, setErrorDescriber } from "./errors.ts";
+import { DocaErrorCode, fallbackErrorName } from "./constants.ts";
+
+/** The whole DOCA table: the core libraries' symbols and the optional RDMA block (symbols.ts). */
+const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...RDMA_SYMBOLS };
+
+/** Every DOCA function with the TS type derived from its symbol-table entry (optional ones may be undefined). */
+export type DocaFns = BoundFns<typeof DOCA_SYMBOLS>;
+/** What the loaders bind: the table with its typed pointers ("ptr<doca_dev>") erased to "ptr". */
+const LOADER_SYMBOLS = eraseTypedPointers(DOCA_SYMBOLS);
+export type DocaRawFns = RawFns<typeof DOCA_SYMBOLS>;
+export type LibcFns = BoundFns<typeof LIBC_SYMBOLS> & AsyncTwins<typeof LIBC_SYMBOLS>;
+
+export interface DocaLibraryInfo {
+  dir: string;
+  files: Record<DocaLibraryName, string> & { rdma?: string };
+  /** doca_version_runtime(). */
+  version: string;
+  /** True when the libraries are this repository's software device (they export doca_sim_*). */
+  isSoftwareDevice: boolean;
+  runtime: RuntimeName;
+  /** Which spelling each renamed function resolved to, when it is not the DOCA 3.x name. */
+  aliasesUsed: Record<string, string>;
+  /** Optional functions this DOCA does not export. */
+  optionalMissing: string[];
+}
+
+export interface Doca {
+  readonly fns: DocaFns;
+  /** Hot-path forms of the same functions: native() arguments in, native 64-bit results out (see types.ts). */
+  readonly raw: DocaRawFns;
+  /** Whether an optional function exists in this DOCA. */
+  has(name: keyof typeof DOCA_SYMBOLS): boolean;
+  readonly libc: LibcFns;
+  readonly backend: Backend;
+  readonly scratch: Scratch;
+  readonly info: DocaLibraryInfo;
+}
+
+// mmap(2) constants (Linux, all architectures we run on).
+export const PROT_READ = 1, PROT_WRITE = 2, MAP_PRIVATE = 2, MAP_ANONYMOUS = 0x20;
+export const MAP_FAILED = 2 ** 64 - 1; // (void *)-1 as a number: rounds to 2^64
+
+let libcState: { libc: LibcFns; backend: Backend } | undefined;
+
+/** libc alone (NativeMemory, poll): usable before or without DOCA. */
+export function loadLibc(): { libc: LibcFns; backend: Backend } {
+  if (!libcState) {
+    const b = selectBackend();
+    const bound = b.bind("libc.so.6", LIBC_SYMBOLS, "libc");
+    if (bound.missing.length) throw new Error(`libc.so.6 lacks ${bound.missing.join(", ")}`);
+    libcState = { libc: bound.fns as unknown as LibcFns, backend: b };
+  }
+  return libcState;
+}
+
+/** Maps fresh zeroed pages; returns the address. Throws on failure. */
+export function mapPages(length: number): number {
+  const { libc } = loadLibc();
+  const address = libc.mmap(0, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) as number;
+  if (address === 0 || address >= 2 ** 63) throw new Error(`mmap of ${length} bytes failed`);
+  return address;
+}
+
+const RTLD_NOW = 2, RTLD_GLOBAL = 0x100;
+
+function globalDlopen(path: string): void {
+  const { libc, backend } = loadLibc();
+  const bytes = new TextEncoder().encode(path + "\0");
+  const address = mapPages(bytes.length);
+  try {
+    new Uint8Array(backend.view(address, bytes.length)).set(bytes);
+    libc.dlopen(address, RTLD_NOW | RTLD_GLOBAL);
+  } finally {
+    libc.munmap(address, bytes.length);
+  }
+}
+
+let state: Doca | undefined;
+
+function bindAll(libDir?: string): Doca {
+  const found = discoverLibraries(libDir);
+  const { libc, backend } = loadLibc();
+  // Runtimes dlopen with RTLD_LOCAL; a libdoca_dma/comch that relies on libdoca_common's symbols without linking to
+  // it would then fail to load. Opening libdoca_common RTLD_GLOBAL first makes its symbols visible to the others
+  // (harmless for NVIDIA's libraries, which link properly). The handle stays open for the process.
+  globalDlopen(found.files.common);
+  const bound: BoundLibrary[] = [];
+  const fns: Record<string, NativeFn | undefined> = {};
+  const raw: Record<string, NativeFn | undefined> = {};
+  const resolved: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const lib of ["common", "dma", "comch"] as const) {
+    const b = backend.bind(found.files[lib], LOADER_SYMBOLS, lib);
+    bound.push(b);
+    Object.assign(fns, b.fns);
+    Object.assign(raw, b.raw);
+    Object.assign(resolved, b.resolved);
+    missing.push(...b.missing.map((name) => `${name} (${found.files[lib]})`));
+  }
+  // libdoca_rdma is optional (a DOCA without it, or a 2.7 build, still runs DMA and Comch): its symbols stay
+  // undefined when the library is absent, and the RDMA wrappers say so (requireFns).
+  const rdmaFile = findOptionalLibrary(found.dir, "rdma");
+  if (rdmaFile) {
+    const b = backend.bind(rdmaFile, LOADER_SYMBOLS, "rdma");
+    bound.push(b);
+    Object.assign(fns, b.fns);
+    Object.assign(raw, b.raw);
+    Object.assign(resolved, b.resolved);
+    missing.push(...b.missing.map((name) => `${name} (${rdmaFile})`));
+  }
+  if (missing.length) {
+    for (const b of bound) b.close();
+    throw new Error(
+      `DOCA in ${found.dir} lacks required functions: ${missing.join(", ")}. doca-ts needs DOCA 2.7 or later ` +
+        "(progress engine, tasks and doca_comch).",
+    );
+  }
+  const scratchAddress = mapPages(Scratch.SIZE);
+  const scratch = new Scratch(
+    scratchAddress,
+    backend.view(scratchAddress, Scratch.SIZE),
+    mapPages,
+    (address, length) => libc.munmap(address, length),
+    backend.view,
+    backend.native,
+  );
+  const typed = fns as unknown as DocaFns;
+  const str = (address: number) => (address ? backend.cstring(address) : "");
+  const aliasesUsed = Object.fromEntries(Object.entries(resolved).filter(([k, v]) => k !== v));
+  const optionalMissing = Object.keys(DOCA_SYMBOLS).filter((k) => !fns[k]);
+  const info: DocaLibraryInfo = {
+    dir: found.dir,
+    files: rdmaFile ? { ...found.files, rdma: rdmaFile } : found.files,
+    version: str(typed.doca_version_runtime()),
+    isSoftwareDevice: !!fns.doca_sim_live_objects,
+    runtime: currentRuntime(),
+    aliasesUsed,
+    optionalMissing,
+  };
+  setErrorDescriber((code) => ({
+    name: str(typed.doca_error_get_name(code)) || fallbackErrorName(code),
+    description: str(typed.doca_error_get_descr(code)),
+  }));
+  return {
+    fns: typed,
+    raw: raw as unknown as DocaRawFns,
+    has: (name) => !!fns[name],
+    libc,
+    backend,
+    scratch,
+    info,
+  };
+}
+
+/** Loads DOCA once (lazy singleton). A later call with a different libDir than the first is an error. */
+export function loadDoca(opts: { libDir?: string } = {}): DocaLibraryInfo {
+  if (state) {
+    if (opts.libDir && opts.libDir !== state.info.dir) {
+      throw new Error(`DOCA is already loaded from ${state.info.dir}; cannot switch to ${opts.libDir} in one process`);
+    }
+    return state.info;
+  }
+  state = bindAll(opts.libDir);
+  return state.info;
+}
+
+/** The loaded DOCA for the wrappers (loads with defaults on first use). */
+export function doca(): Doca {
+  return state ?? (loadDoca(), state!);
+}
+
+/** The functions of `names` with `undefined` ruled out. */
+export type PresentFns<K extends keyof DocaFns> = { [P in K]: NonNullable<DocaFns[P]> };
+
+/**
+ * Optional functions a feature cannot do without (the Comch fast path, say): returns them typed as present, or
+ * throws DocaError NOT_SUPPORTED naming the first one this DOCA lacks.
+ */
+export function requireFns<K extends keyof DocaFns>(...names: K[]): DocaFns & PresentFns<K> {
+  const fns = doca().fns;
+  for (const name of names) {
+    if (!fns[name]) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, name, "this DOCA does not export it");
+  }
+  return fns as DocaFns & PresentFns<K>;
+}
+
+/** Live DOCA objects per the software device (doca_sim_live_objects), or undefined on real DOCA. */
+export function liveObjects(): number | undefined {
+  const live = doca().fns.doca_sim_live_objects;
+  return live ? live() : undefined;
+}
+
+/** One-line software-device summary (doca_sim_describe), or undefined on real DOCA. */
+export function describeDevice(): string | undefined {
+  const d = doca();
+  const describe = d.fns.doca_sim_describe;
+  return describe ? d.backend.cstring(describe()) : undefined;
+}
