@@ -2,7 +2,9 @@
 /**
  * deno task bench: doca-ts against C and against the machine's limits, on the software device, in one run.
  * Prints a table (rows 1-5 of benchmarks/README.md); --json FILE writes the same rows, --markdown prints them for
- * README. Quick by default; --full sweeps every size with more rounds and a 1 GiB end-to-end copy.
+ * benchmarks/README.md, and every run but --smoke draws the rows that carry a target as a chart
+ * (benchmarks/headline.svg, or --svg FILE). Quick by default; --full sweeps every size with more rounds and a 1 GiB
+ * end-to-end copy.
  */
 import { writeFileSync } from "node:fs";
 import process from "node:process";
@@ -11,9 +13,11 @@ import { runEndToEnd } from "../benchmarks/end-to-end.ts";
 import { buildDriver, runMicro } from "../benchmarks/micro.ts";
 import { buildComchDriver } from "../benchmarks/comch.ts";
 import { formatMarkdown, formatTable, type Row } from "../benchmarks/rows.ts";
+import { headlineChart } from "../benchmarks/chart.ts";
 import { RUNTIMES, type RuntimeName } from "../benchmarks/runtimes.ts";
 
-const HELP = `Usage: deno task bench [--full | --smoke] [--runtimes deno,bun,node] [--json FILE] [--markdown] [--no-e2e]
+const HELP = `Usage: deno task bench [--full | --smoke] [--runtimes deno,bun,node] [--json FILE] [--markdown] [--svg FILE]
+                       [--no-e2e]
 
 Measures on the software DOCA device, side by side in one run (rounds alternate C and each runtime; ratios are
 medians of per-round ratios):
@@ -29,7 +33,8 @@ medians of per-round ratios):
   --smoke      tiny sizes and times: checks that every row can be produced (the test suite runs this)
   --runtimes   subset of deno,bun,node (default: all three)
   --json FILE  write the rows as JSON (name, runtime, size, value, unit, ratio, against, target, met)
-  --markdown   print the table as Markdown (README's Performance section)
+  --markdown   print the table as Markdown (benchmarks/README.md's table)
+  --svg FILE   where the chart of the rows with a target goes (default: benchmarks/headline.svg; none with --smoke)
   --no-e2e     skip row 5`;
 
 const { values } = parseArgs({
@@ -39,6 +44,7 @@ const { values } = parseArgs({
     runtimes: { type: "string", default: RUNTIMES.join(",") },
     json: { type: "string" },
     markdown: { type: "boolean" },
+    svg: { type: "string" },
     "no-e2e": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
@@ -76,6 +82,12 @@ if (!values["no-e2e"]) rows.push(...(await runEndToEnd({ ...settings, runtimes, 
 const seconds = ((performance.now() - started) / 1000).toFixed(0);
 console.log(values.markdown ? formatMarkdown(rows) : formatTable(rows));
 console.log(`\n${mode} run, ${seconds} s; ratios are medians of per-round ratios (${settings.rounds} rounds).`);
+const svg = values.svg ?? (mode === "smoke" ? undefined : new URL("../benchmarks/headline.svg", import.meta.url).pathname);
+if (svg) {
+  const day = new Date().toISOString().slice(0, 10);
+  writeFileSync(svg, headlineChart(rows, `deno task bench (${mode}), software device, ${day}`));
+  log(`wrote ${svg}`);
+}
 if (values.json) {
   writeFileSync(values.json, JSON.stringify(rows, null, 2) + "\n");
   log(`wrote ${values.json}`);

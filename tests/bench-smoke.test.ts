@@ -29,7 +29,7 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
   test("--help tells the truth about the flags", () => {
     const r = bench(["--help"]);
     assert.equal(r.status, 0);
-    for (const flag of ["--full", "--smoke", "--runtimes", "--json", "--markdown", "--no-e2e"]) assert.match(r.stdout, new RegExp(flag));
+    for (const flag of ["--full", "--smoke", "--runtimes", "--json", "--markdown", "--svg", "--no-e2e"]) assert.match(r.stdout, new RegExp(flag));
   });
 
   test("an unknown runtime is refused with exit 2", () => {
@@ -40,7 +40,8 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
 
   test("--smoke produces every row on every runtime, with finite values and ratios", () => {
     const file = join(dir, "bench.json");
-    const r = bench(["--smoke", "--json", file]);
+    const svg = join(dir, "headline.svg");
+    const r = bench(["--smoke", "--json", file, "--svg", svg]);
     assert.equal(r.status, 0, r.stderr);
     const rows = JSON.parse(readFileSync(file, "utf8")) as Row[];
     for (const row of rows) {
@@ -66,5 +67,12 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
     // The table on stdout carries the same figures as the JSON.
     const sample = rows.find((row) => row.name === "DMA local" && row.runtime === "Deno")!;
     assert.ok(r.stdout.includes(`${sample.value} ${sample.unit}`), "table and JSON agree");
+    // The chart draws one bar per row with a target, labelled with the ratio the table shows.
+    const chart = readFileSync(svg, "utf8");
+    assert.match(chart, /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    const targeted = rows.filter((row) => row.target && row.ratio !== null);
+    assert.ok(targeted.length > 0, "some smoke rows carry a target");
+    assert.equal(chart.match(/<rect x=/g)?.length, targeted.length, "one bar per row with a target");
+    assert.ok(chart.includes(`${targeted[0].ratio!.toFixed(2)}× ${targeted[0].against}`));
   });
 });

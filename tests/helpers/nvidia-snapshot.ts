@@ -1,27 +1,26 @@
 /**
  * A local snapshot of NVIDIA-DOCA/doca-samples for the tests that build NVIDIA's programs unmodified against the
- * software device. Nothing of NVIDIA's is in this repository: the snapshot is the `fetch` tool's mirror (a git
- * directory), or DOCA_SAMPLES_REPO (a git directory or a checkout). Without one those tests skip, saying so.
+ * software device. Nothing of NVIDIA's is in this repository: DOCA_SAMPLES_REPO names the snapshot (a clone's git
+ * directory, e.g. doca-samples/.git or a bare clone, or a checkout). Without it those tests skip, saying so.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { repoRoot } from "./spawn-runtime.ts";
 
-/** Where a snapshot may be: a git directory (the mirror) or a checkout; undefined when there is none. */
+/** The snapshot DOCA_SAMPLES_REPO names: a git directory or a checkout; undefined when unset or not a snapshot. */
 export function findSnapshot(): string | undefined {
-  const candidates = [
-    process.env.DOCA_SAMPLES_REPO,
-    join(repoRoot, "..", ".mirror", "NVIDIA-DOCA+doca-samples", "repo"),
-    "/work/.mirror/NVIDIA-DOCA+doca-samples/repo",
-  ].filter((c): c is string => !!c);
-  return candidates.find((c) => existsSync(join(c, "samples")) || existsSync(join(c, "HEAD")));
+  const named = process.env.DOCA_SAMPLES_REPO;
+  if (!named) return undefined;
+  if (existsSync(join(named, "samples")) || existsSync(join(named, "HEAD"))) return named;
+  return undefined;
 }
 
 /** Why the NVIDIA tests skip without a snapshot. */
-export const NO_SNAPSHOT = "no snapshot of NVIDIA-DOCA/doca-samples (set DOCA_SAMPLES_REPO, or fetch github:NVIDIA-DOCA/doca-samples)";
+export const NO_SNAPSHOT = process.env.DOCA_SAMPLES_REPO
+  ? `DOCA_SAMPLES_REPO=${process.env.DOCA_SAMPLES_REPO} is not a snapshot of NVIDIA-DOCA/doca-samples (a git directory or a checkout with samples/)`
+  : "no snapshot of NVIDIA-DOCA/doca-samples: set DOCA_SAMPLES_REPO to a clone of it (its git directory or checkout)";
 
 /** Copies `parts` (paths inside the repository) of the snapshot into `dest`, keeping their paths. */
 export function extractSnapshot(snapshot: string, parts: string[], dest: string): void {
