@@ -157,8 +157,8 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
     const [pack, install] = block.trim().split("\n").map((l) => l.replace(/#.*/, "").trim());
     await runs(`${pack} --pack-destination ${dir}`, [/doca-ts-\d+\.\d+\.\d+\.tgz/]);
     await runs(`mkdir ${dir}/my-project && ${install.replace("../doca-ts/", `${dir}/`)} --prefer-offline --no-audit --no-fund`.replace("cd my-project", `cd ${dir}/my-project`), []);
-    const script = blocks("README.md", "ts").find((b) => b.includes(`from "doca-ts"`));
-    assert.ok(script, "README shows the import");
+    const script = blocks("docs/USAGE.md", "ts").find((b) => b.includes(`from "doca-ts"`));
+    assert.ok(script, "docs/USAGE.md shows the import");
     const text = `${script}console.log(loadDoca().version, listDevices().length > 0, typeof Device);\n`;
     writeFileSync(join(dir, "my-project", "my-script.ts"), text);
     writeFileSync(join(dir, "my-project", "my-script.mjs"), text); // the same line is plain JavaScript
