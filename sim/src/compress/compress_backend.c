@@ -57,8 +57,11 @@ static void note_missing(const char *what)
 
 static void load(void)
 {
-	void *z = switched_off("zlib") ? NULL : dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-	void *l = switched_off("lz4") ? NULL : dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
+	/* RTLD_DEEPBIND: the library's own calls stay inside it. A host program may export functions of the same
+	 * names (Node links its own zlib and OpenSSL and exports them): without it, libz's deflateInit2_ called Node's
+	 * deflateReset, whose state layout differs, and crashed. */
+	void *z = switched_off("zlib") ? NULL : dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	void *l = switched_off("lz4") ? NULL : dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 
 	if (z != NULL) {
 		zlib_ok = true;

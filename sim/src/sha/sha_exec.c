@@ -53,7 +53,8 @@ static bool switched_off(void)
 
 static void load(void)
 {
-	void *h = switched_off() ? NULL : dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+	/* RTLD_DEEPBIND: libcrypto's own calls stay inside it, even in a host that exports OpenSSL's names (Node) */
+	void *h = switched_off() ? NULL : dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 
 	if (h == NULL) {
 		snprintf(missing, sizeof(missing), "libcrypto.so.3 not loaded (Debian package libssl3): SHA not supported");
