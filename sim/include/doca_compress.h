@@ -239,7 +239,8 @@ DOCA_EXPERIMENTAL
 uint32_t doca_compress_task_decompress_lz4_stream_get_crc_cs(
 	const struct doca_compress_task_decompress_lz4_stream *task);
 
-/* xxHash-32 (seed 0) of the decompressed stream: an LZ4 frame's content checksum; after a successful completion */
+/* xxHash-32 (seed 0) of the decompressed stream, byte-swapped (the frame's content checksum word read big-endian, as
+ * NVIDIA's decompress_lz4_stream sample compares it); after a successful completion */
 DOCA_EXPERIMENTAL
 uint32_t doca_compress_task_decompress_lz4_stream_get_xxh_cs(
 	const struct doca_compress_task_decompress_lz4_stream *task);
@@ -301,7 +302,7 @@ struct doca_buf *doca_compress_task_decompress_lz4_block_get_dst(
 DOCA_EXPERIMENTAL
 uint32_t doca_compress_task_decompress_lz4_block_get_crc_cs(const struct doca_compress_task_decompress_lz4_block *task);
 
-/* xxHash-32 (seed 0) of the decompressed block; after a successful completion only */
+/* xxHash-32 (seed 0) of the decompressed block, byte-swapped like the stream task's; after a successful completion */
 DOCA_EXPERIMENTAL
 uint32_t doca_compress_task_decompress_lz4_block_get_xxh_cs(const struct doca_compress_task_decompress_lz4_block *task);
 

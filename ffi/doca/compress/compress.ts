@@ -30,7 +30,10 @@ export interface DeflateResult {
   adler32: number;
 }
 
-/** An LZ4 task's result: bytes appended to the destination, CRC-32 and xxHash-32 of the decompressed bytes. */
+/**
+ * An LZ4 task's result: bytes appended to the destination, CRC-32 and xxHash-32 of the decompressed bytes (the plain
+ * hash value, as an LZ4 frame stores it little-endian: DOCA's own xxh_cs getter gives it byte-swapped).
+ */
 export interface Lz4Result {
   length: number;
   crc32: number;
@@ -92,6 +95,10 @@ function fn(f: Fns | Raw, name: string): (...args: (number | bigint)[]) => numbe
   return found;
 }
 
+function bswap32(x: number): number {
+  return (((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
+}
+
 /** One compress task kind: (src Buf, Job) → one doca_compress_task_<name>, its results read at completion. */
 class CompressKind implements TaskKind<Buf, Job> {
   readonly taskName: string;
@@ -119,7 +126,8 @@ class CompressKind implements TaskKind<Buf, Job> {
     const crc = fn(f, `${this.taskName}_get_crc_cs`);
     this.#crc = (typed) => crc(typed) >>> 0;
     const other = fn(f, `${this.taskName}_get_${name.endsWith("deflate") ? "adler" : "xxh"}_cs`);
-    this.#other = (typed) => other(typed) >>> 0;
+    // DOCA's xxh_cs is the hash byte-swapped (see doca_compress.h): handed out as the plain xxHash-32 value
+    this.#other = name.endsWith("deflate") ? (typed) => other(typed) >>> 0 : (typed) => bswap32(other(typed));
   }
 
   bind(ctx: Native): void {

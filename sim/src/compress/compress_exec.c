@@ -315,6 +315,8 @@ doca_error_t sim_compress_execute(struct sim_compress_task *t)
 	if (t->kind == SIM_COMPRESS_DEFLATE || t->kind == SIM_DECOMPRESS_DEFLATE)
 		t->adler_cs = adler32_of(sim_zlib(), plain, plain_len);
 	else
-		t->xxh_cs = sim_xxh32(plain, plain_len, 0);
+		/* DOCA reports the xxHash-32 byte-swapped: NVIDIA's decompress_lz4_stream sample compares it with the frame's
+		 * content checksum read as htobe32(le32 word), i.e. the hash's bytes in big-endian order */
+		t->xxh_cs = __builtin_bswap32(sim_xxh32(plain, plain_len, 0));
 	return DOCA_SUCCESS;
 }
