@@ -97,6 +97,24 @@ describe("tasks: compress / decompress", () => {
     assert.deepEqual(readdirSync(dir).sort(), ["bad.gz", "junk.gz", "short.gz"], "no output, no temporary file");
   }));
 
+  test("SIGINT while compressing: exit 130, one line saying so, no output and no temporary file", { timeout: 180_000 }, withDir(async (dir) => {
+    const input = join(dir, "big");
+    writeFileSync(input, text(48 << 20, 6));
+    // 4 KiB per task: thousands of tasks, so the run is still going when its temporary file has appeared
+    const child = startChild(task("compress.ts"), [input, "--chunk-size", "4096"], {}, 170_000);
+    const deadline = Date.now() + 60_000;
+    let exited = false;
+    void child.done.then(() => (exited = true));
+    while (!exited && !readdirSync(dir).some((n) => n.endsWith(".part")) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    child.signal!("SIGINT");
+    const r = await child.done;
+    assert.equal(r.code, 130, r.stderr);
+    assert.match(r.stderr, /interrupted \(SIGINT\) while compressing/);
+    assert.deepEqual(readdirSync(dir), ["big"]);
+  }));
+
   test("an existing output is refused (exit 1) unless -f; bad flags exit 2 naming the flag", { timeout: 120_000 }, withDir(async (dir) => {
     writeFileSync(join(dir, "x"), text(1000));
     writeFileSync(join(dir, "x.gz"), "keep");
