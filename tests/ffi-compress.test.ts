@@ -166,6 +166,19 @@ describe("ffi: Compress", () => {
     }
   });
 
+  test("byte-array conveniences: compressBytes is raw deflate node:zlib inflates; decompressBytes bounds its output", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    const plain = text(70_000, 9);
+    const packed = await s.c.compressBytes(plain);
+    assert.deepEqual(new Uint8Array(inflateRawSync(packed.bytes)), plain);
+    assert.equal(packed.length, packed.bytes.length);
+    assert.equal(packed.crc32, crc32(plain));
+    const back = await s.c.decompressBytes(packed.bytes, { maxOutput: plain.length });
+    assert.deepEqual(back.bytes, plain);
+    await assert.rejects(s.c.decompressBytes(packed.bytes, { maxOutput: 100 }), (e: unknown) => e instanceof DocaError && e.code === DocaErrorCode.TOO_BIG);
+    assert.throws(() => s.c.decompressBytes(packed.bytes, {} as { maxOutput: number }), /maxOutput is required/);
+  });
+
   test("nothing left alive after a close", { skip: noLiveCounter, timeout: 60_000 }, async () => {
     const before = liveObjects()!;
     {

@@ -116,6 +116,16 @@ describe("ffi: Sha", () => {
     assert.equal(s.sha.inflight, 0);
   });
 
+  test("digest(): bytes in, digest out, equal to node:crypto's (empty input too)", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    for (const data of [new Uint8Array(0), new TextEncoder().encode("abc"), pattern(100_000, 7)]) {
+      for (const algorithm of ["sha1", "sha256", "sha512"] as const) {
+        const got = await s.sha.digest(algorithm, data);
+        assert.equal(Buffer.from(got).toString("hex"), createHash(algorithm).update(data).digest("hex"));
+      }
+    }
+  });
+
   test("nothing left alive after a close", { skip: noLiveCounter, timeout: 60_000 }, async () => {
     const before = liveObjects()!;
     {

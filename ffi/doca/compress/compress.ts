@@ -14,6 +14,7 @@ import { integerIn } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
+import { withStaging } from "../common/staging.ts";
 import type { Handle } from "../../load/types.ts";
 
 export interface CompressOptions {
@@ -288,6 +289,27 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
   /** Decompresses one bare LZ4 block (no size word, no checksum). */
   decompressLz4Block(src: Buf, dst: Buf): Promise<Lz4Result> {
     return this.#run("decompress_lz4_block", "decompressLz4Block", src, dst, 0, 1).then((j) => ({ length: j.length, crc32: j.crc32, xxhash32: j.other }));
+  }
+
+  /**
+   * Raw deflate of `data` (copied into native memory of its own): the compressed bytes and DOCA's checksums of `data`.
+   * `maxOutput` bounds the output (default: what deflate needs at worst for incompressible input).
+   */
+  compressBytes(data: Uint8Array, opts: { maxOutput?: number } = {}): Promise<DeflateResult & { bytes: Uint8Array }> {
+    if (!(data instanceof Uint8Array)) throw new TypeError("Compress.compressBytes: data must be a Uint8Array");
+    integerIn("Compress.compressBytes", "maxOutput", opts.maxOutput, 1, 2 ** 31);
+    this.assertOpen();
+    const room = opts.maxOutput ?? data.length + (data.length >> 10) + 1024;
+    return withStaging(this.device, data, room, async (src, dst, output) => ({ ...(await this.compressDeflate(src, dst)), bytes: output() }));
+  }
+
+  /** Inflates raw deflate `data` into at most `maxOutput` bytes (DocaError TOO_BIG beyond): the bytes and checksums. */
+  decompressBytes(data: Uint8Array, opts: { maxOutput: number }): Promise<DeflateResult & { bytes: Uint8Array }> {
+    if (!(data instanceof Uint8Array)) throw new TypeError("Compress.decompressBytes: data must be a Uint8Array");
+    integerIn("Compress.decompressBytes", "maxOutput", opts?.maxOutput, 1, 2 ** 31);
+    if (opts?.maxOutput === undefined) throw new RangeError("Compress.decompressBytes: maxOutput is required");
+    this.assertOpen();
+    return withStaging(this.device, data, opts.maxOutput, async (src, dst, output) => ({ ...(await this.decompressDeflate(src, dst)), bytes: output() }));
   }
 
   #run(name: Name, method: string, src: Buf, dst: Buf, blockChecksum: number, independent: number): Promise<Job> {

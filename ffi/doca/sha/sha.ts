@@ -16,6 +16,7 @@ import { integerIn } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
+import { withStaging } from "../common/staging.ts";
 import type { Handle, NativeCallback } from "../../load/types.ts";
 
 /** DOCA's enum doca_sha_algorithm. */
@@ -362,6 +363,17 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
     }
     const job: HashJob = { algorithm: ALGORITHMS[name], dst, before: dst.dataLength, length: 0 };
     return this.#path!.submit(src, job).then(() => job.length);
+  }
+
+  /** The digest of `data` (copied into native memory of its own), as bytes. */
+  digest(algorithm: ShaAlgorithmName, data: Uint8Array): Promise<Uint8Array> {
+    const name = algorithmOf("Sha.digest", algorithm);
+    if (!(data instanceof Uint8Array)) throw new TypeError("Sha.digest: data must be a Uint8Array");
+    this.assertOpen();
+    return withStaging(this.device, data, this.caps.digestLength[name], async (src, dst, output) => {
+      await this.hash(name, src, dst);
+      return output();
+    });
   }
 
   /** A streamed hash session whose digest goes to dst (see ShaPartial); close it when done. */
