@@ -28,3 +28,12 @@ export {
   type RdmaReceived,
   RdmaTransport,
 } from "./ffi/doca/rdma/rdma.ts";
+export {
+  Compress,
+  type CompressCaps,
+  type CompressOptions,
+  type DeflateResult,
+  type Lz4Result,
+  type Lz4StreamOptions,
+} from "./ffi/doca/compress/compress.ts";
+export { Sha, ShaAlgorithm, type ShaAlgorithmName, type ShaCaps, type ShaOptions, ShaPartial } from "./ffi/doca/sha/sha.ts";

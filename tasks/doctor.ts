@@ -16,7 +16,8 @@ const HELP = `Usage: doctor [--json] [--peer NAME] [-p PCI] [--timeout SECONDS]
 Reports which DOCA libraries were found where (every candidate folder and why it was rejected, and the trust check
 of each folder and library file: owned by you or root, writable by nobody else), their version and
 sonames, which renamed functions resolved to which spelling and which optional ones are missing, the devices and
-representors with their capabilities, the side (host or DPU) as detected, how cross-process DMA works here
+representors with their capabilities, the first device's compress and SHA tasks (on the software device, a missing
+zlib, liblz4 or libcrypto is a problem naming its Debian package), the side (host or DPU) as detected, how cross-process DMA works here
 (hardware DMA, or the software device's process_vm_* / /proc/<pid>/mem and the Yama ptrace_scope), then runs a
 local DMA self-test and, with --peer NAME, a Comch round trip with the server NAME (the other side runs
 \`deno task comch-server -s NAME -r REP_PCI\`). Each step shows its time; each problem comes with a fix to try.
@@ -60,6 +61,14 @@ export function formatReport(r: DoctorReport): string {
     for (const rep of d.representors) out.push(`    representor ${rep.pciAddr}${rep.vuid ? ` [${rep.vuid}]` : ""}`);
   }
   if (r.devices.error) out.push(`  error: ${r.devices.error}`);
+  const acc = r.accelerators;
+  if (acc) {
+    const c = acc.compress, s = acc.sha;
+    const kinds = [c.compressDeflate && "deflate", c.decompressDeflate && "inflate", c.decompressLz4Stream && "lz4-stream", c.decompressLz4Block && "lz4-block"].filter(Boolean);
+    out.push(`accelerators on ${acc.device}`);
+    out.push(`  compress ${kinds.join(", ") || "none"}${c.maxBufSize ? ` (max ${c.maxBufSize} B)` : ""}${c.missingReason ? `: ${c.missingReason}` : ""}`);
+    out.push(`  sha ${s.hash.join(", ") || "none"}${s.partial.length ? ` (partial ${s.partial.join(", ")})` : ""}${s.missingReason ? `: ${s.missingReason}` : ""}`);
+  }
   out.push(`side      ${r.side.side} (${r.side.evidence.join("; ") || "no evidence"})`);
   const dma = r.remoteDma;
   out.push(`remote DMA ${dma.mechanism}`);

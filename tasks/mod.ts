@@ -14,6 +14,9 @@ export { type DmaCompletion, dmaTransfer, pollUntilComplete, submitDmaCopy, type
 export { type MessageChannel, Messenger, type MessengerOptions, PeerFailedError, PeerLostError } from "./wire/messenger.ts";
 export * as protocol from "./wire/protocol.ts";
 export { dmaLocalCopy, type LocalCopyResult } from "./dma-local-copy.ts";
+export { compressFile, type CompressFileOptions, type CompressFileResult } from "./compress.ts";
+export { CorruptInputError, decompressFile, type DecompressFileOptions, type DecompressFileResult } from "./decompress.ts";
+export { type FileDigest, FileHasher, listLine, parseListLine } from "./sha.ts";
 export { runComchServer, type ServerRun } from "./comch-server.ts";
 export { runComchClient } from "./comch-client.ts";
 export { type StreamReport, streamConsumer, streamProducer } from "./comch-stream.ts";

@@ -1,5 +1,6 @@
 /**
  * RDMA is optional: a DOCA without libdoca_rdma (an install without it, a 2.7 build) still loads and runs DMA;
+ * so are Compress and SHA (without libdoca_compress / libdoca_sha they say NOT_SUPPORTED);
  * Rdma then says NOT_SUPPORTED naming the missing function, and devices show no RDMA capabilities. Run in a child process against a
  * folder holding only libdoca_common/dma/comch of the software device.
  */
@@ -29,6 +30,9 @@ test("ffi: DOCA without libdoca_rdma loads, DMA works, RDMA says NOT_SUPPORTED",
     assert.equal(r.copied, true);
     assert.equal(r.caps, null);
     assert.match(r.rdmaError, /^DOCA_ERROR_NOT_SUPPORTED doca_rdma_/);
+    assert.deepEqual(r.accelFiles, [null, null]);
+    assert.match(r.accelErrors[0], /^DOCA_ERROR_NOT_SUPPORTED doca_compress_cap_task_/);
+    assert.match(r.accelErrors[1], /^DOCA_ERROR_NOT_SUPPORTED doca_sha_cap_task_/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -10,7 +10,10 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DOCA_SYMBOLS } from "../ffi/native/symbols.ts";
+import { COMPRESS_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, SHA_SYMBOLS } from "../ffi/native/symbols.ts";
+
+/** The core table and the compress and SHA blocks (their prototypes are in sim/include too). */
+const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...COMPRESS_SYMBOLS, ...SHA_SYMBOLS };
 import type { TableType } from "../ffi/load/types.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");

@@ -44,9 +44,9 @@ describe("library folders and files are checked before they are loaded", () => {
     const { lib } = libCopy();
     const [report] = probeCandidates(lib);
     assert.equal(report.rejected, undefined);
-    // the folder, three libraries, and libdoca_rdma when this build has it (it is loaded too)
-    const rdma = existsSync(join(lib, "libdoca_rdma.so.3")) ? 1 : 0;
-    assert.equal(report.trust.length, 4 + rdma, JSON.stringify(report.trust));
+    // the folder, three libraries, and the optional ones this build has (libdoca_rdma, _compress, _sha: loaded too)
+    const optional = ["rdma", "compress", "sha"].filter((l) => existsSync(join(lib, `libdoca_${l}.so.3`))).length;
+    assert.equal(report.trust.length, 4 + optional, JSON.stringify(report.trust));
     assert.ok(report.trust.every((t) => t.trusted));
   });
 
@@ -56,14 +56,16 @@ describe("library folders and files are checked before they are loaded", () => {
     ["a folder above it is world-writable", (c) => chmodSync(c.parent, 0o777), /may be changed by every user \(mode 0777, no sticky bit\)/, false],
     ["a library file is group-writable", (c) => chmodSync(join(c.lib, "libdoca_dma.so.3"), 0o664), /libdoca_dma\.so\.3 may be written by its group/, false],
     ["the optional libdoca_rdma is writable by others", (c) => chmodSync(join(c.lib, "libdoca_rdma.so.3"), 0o666), /libdoca_rdma\.so\.3 may be written by/, false],
+    ["the optional libdoca_sha is writable by others", (c) => chmodSync(join(c.lib, "libdoca_sha.so.3"), 0o666), /libdoca_sha\.so\.3 may be written by/, false],
     ["the folder belongs to another user", (c) => lchownSync(c.lib, NOBODY, NOBODY), /is owned by uid 65534, not by this user/, true],
     ["a folder above it belongs to another user", (c) => lchownSync(c.parent, NOBODY, NOBODY), /is owned by uid 65534/, true],
     ["a library file belongs to another user", (c) => lchownSync(join(c.lib, "libdoca_comch.so.3"), NOBODY, NOBODY), /libdoca_comch\.so\.3 is owned by uid 65534/, true],
     ["the development link of a library was planted by another user", (c) => lchownSync(join(c.lib, "libdoca_common.so"), NOBODY, NOBODY), /libdoca_common\.so is not trusted: it is owned by uid 65534.*symbolic link someone else planted/, true],
   ];
   for (const [what, attack, expected, needsRoot] of attacks) {
-    const noRdmaHere = what.includes("libdoca_rdma") && !existsSync(join(repoLib, "libdoca_rdma.so.3"));
-    test(`refused: ${what}`, { skip: needsRoot && !isRoot ? "only root can give a file away" : noRdmaHere ? "this build has no libdoca_rdma" : false }, () => {
+    const optional = /libdoca_(rdma|sha)/.exec(what)?.[0];
+    const notHere = optional !== undefined && !existsSync(join(repoLib, `${optional}.so.3`));
+    test(`refused: ${what}`, { skip: needsRoot && !isRoot ? "only root can give a file away" : notHere ? `this build has no ${optional}` : false }, () => {
       const c = libCopy();
       attack(c);
       const reason = rejection(c.lib);

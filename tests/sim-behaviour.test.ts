@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
@@ -69,9 +69,21 @@ function readTable(): Row[] {
     });
 }
 
+/** Libraries still without rows: libdoca_rdma's exports are not tabled yet (its behaviour is in sim/RDMA.md). */
+const untabled = new Set(["libdoca_rdma.so"]);
+
+/** Every library the build made (build/sim/lib/libdoca_*.so), but those not tabled yet. */
+function tabledLibraries(): string[] {
+  const libs = readdirSync(libDir).filter((name) => /^libdoca_\w+\.so$/.test(name) && !untabled.has(name)).sort();
+  for (const lib of ["libdoca_common.so", "libdoca_dma.so", "libdoca_comch.so"]) {
+    assert.ok(libs.includes(lib), `${lib} missing from ${libDir}`);
+  }
+  return libs;
+}
+
 function exportedDocaFunctions(): string[] {
   const names = new Set<string>();
-  for (const lib of ["libdoca_common.so", "libdoca_dma.so", "libdoca_comch.so"]) {
+  for (const lib of tabledLibraries()) {
     const result = spawnSync("nm", ["-D", "--defined-only", join(libDir, lib)], { encoding: "utf8" });
     assert.equal(result.status, 0, result.stderr);
     for (const line of result.stdout.split("\n")) {

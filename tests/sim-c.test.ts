@@ -244,10 +244,54 @@ describe("software device: benchmark driver", () => {
   });
 });
 
+describe("software device: compress and SHA (zlib, liblz4, libcrypto loaded at run time)", () => {
+  const compressLines = [
+    "ok capabilities supported",
+    "ok compress into a destination too small: DOCA_ERROR_TOO_BIG",
+    "ok decompress: small destination TOO_BIG, truncated and corrupt streams INVALID_VALUE",
+    "ok lz4 stream: bad block checksum, truncation and a small destination fail with INVALID_VALUE",
+    "ok no live objects left",
+  ];
+  const shaLines = [
+    'ok SHA-1, SHA-256 and SHA-512 of "abc" match FIPS 180\'s vectors',
+    "ok a destination smaller than the digest: DOCA_ERROR_INVALID_VALUE, nothing written",
+    "ok no live objects left",
+  ];
+  for (const [mode, env] of [["strict", {}], ["shuffled completions", { DOCA_SIM_SHUFFLE: "7" }]] as const) {
+    test(`compress_tasks (${mode}): round trips, checksums, exact errors, fuzzed streams never overrun`, () => {
+      const run = runC("compress_tasks", [], env);
+      assertPassed(run, "PASS compress_tasks");
+      for (const line of compressLines) assert.ok(run.stdout.includes(line), `missing "${line}" in:\n${run.stdout}`);
+      assert.match(run.stdout, /ok fuzz: 300 corrupted deflate streams, \d+ refused/);
+      assert.match(run.stdout, /ok fuzz: 300 corrupted lz4 inputs, \d+ refused/);
+      assert.match(run.stdout, /ok stop with 3 tasks in flight: flushed with DOCA_ERROR_\w+, context idle/);
+      assert.doesNotMatch(run.stderr, /strict: (leak|task-not-freed|use-after-destroy|release-held-buf)/);
+    });
+
+    test(`sha_tasks (${mode}): FIPS vectors, partial sessions equal one-shot digests, state rules`, () => {
+      const run = runC("sha_tasks", [], env);
+      assertPassed(run, "PASS sha_tasks");
+      for (const line of shaLines) assert.ok(run.stdout.includes(line), `missing "${line}" in:\n${run.stdout}`);
+      assert.equal(run.stdout.match(/^ok partial SHA-\d+: /gm)?.length, 3);
+      assert.doesNotMatch(run.stderr, /strict: (leak|task-not-freed|use-after-destroy|release-held-buf)/);
+    });
+  }
+
+  test("without the backing libraries every kind is NOT_SUPPORTED and the reason names the Debian package", () => {
+    const compress = runC("compress_tasks", ["off"], { DOCA_SIM_ACCEL_OFF: "zlib,lz4" });
+    assertPassed(compress, "PASS compress_tasks");
+    assert.ok(compress.stdout.includes("ok capabilities NOT_SUPPORTED, with the Debian packages named"));
+    assert.ok(compress.stdout.includes("ok start with unsupported kinds configured: DOCA_ERROR_NOT_SUPPORTED"));
+    const sha = runC("sha_tasks", ["off"], { DOCA_SIM_ACCEL_OFF: "crypto" });
+    assertPassed(sha, "PASS sha_tasks");
+    assert.ok(sha.stdout.includes("ok capabilities NOT_SUPPORTED, naming libssl3"));
+  });
+});
+
 describe("software device: exported symbols", () => {
   function definedSymbols(): Set<string> {
     const names = new Set<string>();
-    for (const lib of ["libdoca_common.so", "libdoca_dma.so", "libdoca_comch.so"]) {
+    for (const lib of ["libdoca_common.so", "libdoca_dma.so", "libdoca_comch.so", "libdoca_compress.so", "libdoca_sha.so"]) {
       const path = join(libDir, lib);
       if (!existsSync(path)) continue;
       const result = spawnSync("nm", ["-D", "--defined-only", path], { encoding: "utf8" });

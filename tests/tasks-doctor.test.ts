@@ -39,9 +39,9 @@ describe("doctor", () => {
     assert.equal(lib.isSoftwareDevice, true);
     assert.match(lib.version, /^(3\.\d+\.\d+|2\.7\.\d+)-sim$/);
     const major = lib.version.startsWith("2.") ? "2" : "3";
-    // libdoca_rdma is optional: the 3.x software device builds it, the 2.7 flavour does not
-    const rdma = existsSync(join(lib.dir, "libdoca_rdma.so")) ? ["libdoca_rdma"] : [];
-    assert.deepEqual(lib.files.map((f: { lib: string }) => f.lib), ["libdoca_common", "libdoca_dma", "libdoca_comch", ...rdma]);
+    // libdoca_rdma, _compress and _sha are optional: the 3.x software device builds them, the 2.7 flavour does not
+    const optional = ["libdoca_rdma", "libdoca_compress", "libdoca_sha"].filter((name) => existsSync(join(lib.dir, `${name}.so`)));
+    assert.deepEqual(lib.files.map((f: { lib: string }) => f.lib), ["libdoca_common", "libdoca_dma", "libdoca_comch", ...optional]);
     for (const f of lib.files) assert.equal(f.soname, `${f.lib}.so.${major}`);
     const used = lib.candidates.filter((c: { rejected?: string }) => !c.rejected);
     assert.equal(used.length, 1);
@@ -59,7 +59,24 @@ describe("doctor", () => {
     assert.equal(report.selfTests.localDma.ok, true);
     assert.equal(report.selfTests.localDma.bytes, 1 << 20);
     assert.ok(report.selfTests.localDma.ms > 0 && report.libraries.ms > 0 && report.devices.ms >= 0);
+    if (optional.includes("libdoca_compress")) {
+      assert.equal(report.accelerators.compress.compressDeflate, true);
+      assert.deepEqual(report.accelerators.sha.hash, ["sha1", "sha256", "sha512"]);
+    }
     assert.deepEqual(report.problems, []);
+  });
+
+  test("a backing library the software device lacks is a problem naming its Debian package", { timeout: 120_000 }, async () => {
+    const w = workspace("doctor");
+    spaces.push(w);
+    const { report } = await doctor([], { ...w.env, DOCA_SIM_SIDE: "host", DOCA_SIM_ACCEL_OFF: "lz4,crypto" });
+    if (!report.accelerators) return; // a DOCA without libdoca_compress (2.7 flavour): nothing to report
+    assert.equal(report.accelerators.compress.decompressLz4Stream, false);
+    assert.equal(report.accelerators.compress.compressDeflate, true);
+    assert.deepEqual(report.accelerators.sha.hash, []);
+    const problems = report.problems.map((p: { problem: string; fix: string }) => `${p.problem} | ${p.fix}`).join("\n");
+    assert.match(problems, /DOCA Compress: liblz4\.so\.1 not loaded .*\| apt-get install liblz4-1/);
+    assert.match(problems, /DOCA SHA: libcrypto\.so\.3 not loaded .*\| apt-get install libssl3/);
   });
 
   test("DPU side: representors listed, side dpu", { timeout: 120_000 }, async () => {

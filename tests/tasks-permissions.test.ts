@@ -72,6 +72,23 @@ describe(`tasks in a pseudo-terminal with their own permissions (${currentRuntim
     }
   });
 
+  test("compress, decompress and sha finish without a prompt, their files written", async () => {
+    const w = space("perm-accel");
+    const input = join(w.host, "data.bin");
+    const expect = writePatternFile(input, 300_000);
+    for (const [name, args] of [
+      ["compress", [input, "-o", `${input}.gz`]],
+      ["decompress", [`${input}.gz`, "-o", join(w.host, "back.bin")]],
+      ["sha", [join(w.host, "back.bin"), "-o", join(w.host, "list")]],
+    ] as const) {
+      const r = await runInPty(taskArgv(name, [...args]), w.env, LONG).done;
+      assert.doesNotMatch(r.output, PROMPT, `${name}:\n${r.output}`);
+      assert.equal(r.code, 0, `${name} exited ${r.code}:\n${r.output}`);
+    }
+    assert.equal(sha256File(join(w.host, "back.bin")), expect);
+    assert.deepEqual(w.list(w.host), ["back.bin", "data.bin", "data.bin.gz", "list"]);
+  });
+
   test("comch-server/comch-client and comch-stream pairs finish without a prompt", async () => {
     const w = space("perm-comch");
     const server = runInPty(taskArgv("comch-server", ["-r", HOST_PCI, "-p", DPU_PCI, "-s", "perm", "--timeout", "60"]), w.env, LONG);

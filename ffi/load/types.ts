@@ -35,9 +35,12 @@ export function eraseTypedPointers<T extends TypedSymbolTable>(table: T): Record
   return out;
 }
 
+/** DOCA libraries loaded only when present beside the required ones (a DOCA install may lack them). */
+export type OptionalDocaLibrary = "rdma" | "compress" | "sha";
+
 export interface SymbolDef {
   /** Which shared library holds the symbol (libdoca_<lib>.so, or libc). */
-  lib: "common" | "dma" | "comch" | "rdma" | "libc";
+  lib: "common" | "dma" | "comch" | OptionalDocaLibrary | "libc";
   params: readonly NativeType[];
   result: NativeType;
   /** Missing from some builds (software-device diagnostics, newer-DOCA functions): bound as undefined. */

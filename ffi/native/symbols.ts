@@ -484,6 +484,192 @@ export const RDMA_SYMBOLS = {
   doca_rdma_task_atomic_fetch_add_as_task: { lib: "rdma", params: ["ptr"], result: "ptr", optional: true },
 } as const satisfies TypedSymbolTable;
 
+/** libdoca_compress (optional: a DOCA install may lack it): every function of DOCA 3.x's doca_compress.h, plus the software device's backend diagnostic. */
+export const COMPRESS_SYMBOLS = {
+  // doca_error_t doca_compress_create(struct doca_dev *dev, struct doca_compress **compress);
+  doca_compress_create: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_destroy(struct doca_compress *compress);
+  doca_compress_destroy: { lib: "compress", params: ["ptr"], result: "i32", optional: true },
+  // struct doca_ctx *doca_compress_as_ctx(struct doca_compress *compress);
+  doca_compress_as_ctx: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_compress_cap_get_max_num_tasks(struct doca_compress *compress, uint32_t *max_num_tasks);
+  doca_compress_cap_get_max_num_tasks: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_compress_deflate_is_supported(const struct doca_devinfo *devinfo);
+  doca_compress_cap_task_compress_deflate_is_supported: { lib: "compress", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_compress_deflate_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *max_buffer_size);
+  doca_compress_cap_task_compress_deflate_get_max_buf_size: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_compress_deflate_get_max_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_buf_list_len);
+  doca_compress_cap_task_compress_deflate_get_max_buf_list_len: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_task_compress_deflate_set_conf( struct doca_compress *compress, doca_compress_task_compress_deflate_completion_cb_t task_completion_cb, doca_compress_task_compress_deflate_completion_cb_t task_error_cb, uint32_t num_tasks);
+  doca_compress_task_compress_deflate_set_conf: { lib: "compress", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_compress_task_compress_deflate_alloc_init(struct doca_compress *compress, struct doca_buf const *src_buff, struct doca_buf *dst_buff, union doca_data user_data, struct doca_compress_task_compress_deflate **task);
+  doca_compress_task_compress_deflate_alloc_init: { lib: "compress", params: ["ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_compress_task_compress_deflate_as_task(struct doca_compress_task_compress_deflate *task);
+  doca_compress_task_compress_deflate_as_task: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // void doca_compress_task_compress_deflate_set_src(struct doca_compress_task_compress_deflate *task, struct doca_buf const *src_buff);
+  doca_compress_task_compress_deflate_set_src: { lib: "compress", params: ["ptr", "ptr"], result: "void", optional: true },
+  // struct doca_buf const *doca_compress_task_compress_deflate_get_src( const struct doca_compress_task_compress_deflate *task);
+  doca_compress_task_compress_deflate_get_src: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // void doca_compress_task_compress_deflate_set_dst(struct doca_compress_task_compress_deflate *task, struct doca_buf *dst_buff);
+  doca_compress_task_compress_deflate_set_dst: { lib: "compress", params: ["ptr", "ptr"], result: "void", optional: true },
+  // struct doca_buf *doca_compress_task_compress_deflate_get_dst(const struct doca_compress_task_compress_deflate *task);
+  doca_compress_task_compress_deflate_get_dst: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // uint32_t doca_compress_task_compress_deflate_get_crc_cs(const struct doca_compress_task_compress_deflate *task);
+  doca_compress_task_compress_deflate_get_crc_cs: { lib: "compress", params: ["ptr"], result: "u32", optional: true },
+  // uint32_t doca_compress_task_compress_deflate_get_adler_cs(const struct doca_compress_task_compress_deflate *task);
+  doca_compress_task_compress_deflate_get_adler_cs: { lib: "compress", params: ["ptr"], result: "u32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_deflate_is_supported(const struct doca_devinfo *devinfo);
+  doca_compress_cap_task_decompress_deflate_is_supported: { lib: "compress", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_deflate_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *max_buffer_size);
+  doca_compress_cap_task_decompress_deflate_get_max_buf_size: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_deflate_get_max_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_buf_list_len);
+  doca_compress_cap_task_decompress_deflate_get_max_buf_list_len: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_task_decompress_deflate_set_conf( struct doca_compress *compress, doca_compress_task_decompress_deflate_completion_cb_t task_completion_cb, doca_compress_task_decompress_deflate_completion_cb_t task_error_cb, uint32_t num_tasks);
+  doca_compress_task_decompress_deflate_set_conf: { lib: "compress", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_compress_task_decompress_deflate_alloc_init(struct doca_compress *compress, struct doca_buf const *src_buff, struct doca_buf *dst_buff, union doca_data user_data, struct doca_compress_task_decompress_deflate **task);
+  doca_compress_task_decompress_deflate_alloc_init: { lib: "compress", params: ["ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_compress_task_decompress_deflate_as_task(struct doca_compress_task_decompress_deflate *task);
+  doca_compress_task_decompress_deflate_as_task: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // void doca_compress_task_decompress_deflate_set_src(struct doca_compress_task_decompress_deflate *task, struct doca_buf const *src_buff);
+  doca_compress_task_decompress_deflate_set_src: { lib: "compress", params: ["ptr", "ptr"], result: "void", optional: true },
+  // struct doca_buf const *doca_compress_task_decompress_deflate_get_src( const struct doca_compress_task_decompress_deflate *task);
+  doca_compress_task_decompress_deflate_get_src: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // void doca_compress_task_decompress_deflate_set_dst(struct doca_compress_task_decompress_deflate *task, struct doca_buf *dst_buff);
+  doca_compress_task_decompress_deflate_set_dst: { lib: "compress", params: ["ptr", "ptr"], result: "void", optional: true },
+  // struct doca_buf *doca_compress_task_decompress_deflate_get_dst(const struct doca_compress_task_decompress_deflate *task);
+  doca_compress_task_decompress_deflate_get_dst: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // uint32_t doca_compress_task_decompress_deflate_get_crc_cs(const struct doca_compress_task_decompress_deflate *task);
+  doca_compress_task_decompress_deflate_get_crc_cs: { lib: "compress", params: ["ptr"], result: "u32", optional: true },
+  // uint32_t doca_compress_task_decompress_deflate_get_adler_cs(const struct doca_compress_task_decompress_deflate *task);
+  doca_compress_task_decompress_deflate_get_adler_cs: { lib: "compress", params: ["ptr"], result: "u32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_lz4_stream_is_supported(const struct doca_devinfo *devinfo);
+  doca_compress_cap_task_decompress_lz4_stream_is_supported: { lib: "compress", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *max_buffer_size);
+  doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_buf_list_len);
+  doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_task_decompress_lz4_stream_set_conf( struct doca_compress *compress, doca_compress_task_decompress_lz4_stream_completion_cb_t task_completion_cb, doca_compress_task_decompress_lz4_stream_completion_cb_t task_error_cb, uint32_t num_tasks);
+  doca_compress_task_decompress_lz4_stream_set_conf: { lib: "compress", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_compress_task_decompress_lz4_stream_alloc_init(struct doca_compress *compress, uint8_t has_block_checksum, uint8_t are_blocks_independent, struct doca_buf const *src_buff, struct doca_buf *dst_buff, union doca_data user_data, struct doca_compress_task_decompress_lz4_stream **task);
+  doca_compress_task_decompress_lz4_stream_alloc_init: { lib: "compress", params: ["ptr", "u8", "u8", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_compress_task_decompress_lz4_stream_as_task( struct doca_compress_task_decompress_lz4_stream *task);
+  doca_compress_task_decompress_lz4_stream_as_task: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // void doca_compress_task_decompress_lz4_stream_set_has_block_checksum( struct doca_compress_task_decompress_lz4_stream *task, uint8_t has_block_checksum);
+  doca_compress_task_decompress_lz4_stream_set_has_block_checksum: { lib: "compress", params: ["ptr", "u8"], result: "void", optional: true },
+  // uint8_t doca_compress_task_decompress_lz4_stream_get_has_block_checksum( const struct doca_compress_task_decompress_lz4_stream *task);
+  doca_compress_task_decompress_lz4_stream_get_has_block_checksum: { lib: "compress", params: ["ptr"], result: "u8", optional: true },
+  // void doca_compress_task_decompress_lz4_stream_set_are_blocks_independent( struct doca_compress_task_decompress_lz4_stream *task, uint8_t are_blocks_independent);
+  doca_compress_task_decompress_lz4_stream_set_are_blocks_independent: { lib: "compress", params: ["ptr", "u8"], result: "void", optional: true },
+  // uint8_t doca_compress_task_decompress_lz4_stream_get_are_blocks_independent( const struct doca_compress_task_decompress_lz4_stream *task);
+  doca_compress_task_decompress_lz4_stream_get_are_blocks_independent: { lib: "compress", params: ["ptr"], result: "u8", optional: true },
+  // void doca_compress_task_decompress_lz4_stream_set_src(struct doca_compress_task_decompress_lz4_stream *task, struct doca_buf const *src_buff);
+  doca_compress_task_decompress_lz4_stream_set_src: { lib: "compress", params: ["ptr", "ptr"], result: "void", optional: true },
+  // struct doca_buf const *doca_compress_task_decompress_lz4_stream_get_src( const struct doca_compress_task_decompress_lz4_stream *task);
+  doca_compress_task_decompress_lz4_stream_get_src: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // void doca_compress_task_decompress_lz4_stream_set_dst(struct doca_compress_task_decompress_lz4_stream *task, struct doca_buf *dst_buff);
+  doca_compress_task_decompress_lz4_stream_set_dst: { lib: "compress", params: ["ptr", "ptr"], result: "void", optional: true },
+  // struct doca_buf *doca_compress_task_decompress_lz4_stream_get_dst( const struct doca_compress_task_decompress_lz4_stream *task);
+  doca_compress_task_decompress_lz4_stream_get_dst: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // uint32_t doca_compress_task_decompress_lz4_stream_get_crc_cs( const struct doca_compress_task_decompress_lz4_stream *task);
+  doca_compress_task_decompress_lz4_stream_get_crc_cs: { lib: "compress", params: ["ptr"], result: "u32", optional: true },
+  // uint32_t doca_compress_task_decompress_lz4_stream_get_xxh_cs( const struct doca_compress_task_decompress_lz4_stream *task);
+  doca_compress_task_decompress_lz4_stream_get_xxh_cs: { lib: "compress", params: ["ptr"], result: "u32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_lz4_block_is_supported(const struct doca_devinfo *devinfo);
+  doca_compress_cap_task_decompress_lz4_block_is_supported: { lib: "compress", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_lz4_block_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *max_buffer_size);
+  doca_compress_cap_task_decompress_lz4_block_get_max_buf_size: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_buf_list_len);
+  doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len: { lib: "compress", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_compress_task_decompress_lz4_block_set_conf( struct doca_compress *compress, doca_compress_task_decompress_lz4_block_completion_cb_t task_completion_cb, doca_compress_task_decompress_lz4_block_completion_cb_t task_error_cb, uint32_t num_tasks);
+  doca_compress_task_decompress_lz4_block_set_conf: { lib: "compress", params: ["ptr", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_compress_task_decompress_lz4_block_alloc_init(struct doca_compress *compress, struct doca_buf const *src_buff, struct doca_buf *dst_buff, union doca_data user_data, struct doca_compress_task_decompress_lz4_block **task);
+  doca_compress_task_decompress_lz4_block_alloc_init: { lib: "compress", params: ["ptr", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_compress_task_decompress_lz4_block_as_task(struct doca_compress_task_decompress_lz4_block *task);
+  doca_compress_task_decompress_lz4_block_as_task: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // void doca_compress_task_decompress_lz4_block_set_src(struct doca_compress_task_decompress_lz4_block *task, struct doca_buf const *src_buff);
+  doca_compress_task_decompress_lz4_block_set_src: { lib: "compress", params: ["ptr", "ptr"], result: "void", optional: true },
+  // struct doca_buf const *doca_compress_task_decompress_lz4_block_get_src( const struct doca_compress_task_decompress_lz4_block *task);
+  doca_compress_task_decompress_lz4_block_get_src: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // void doca_compress_task_decompress_lz4_block_set_dst(struct doca_compress_task_decompress_lz4_block *task, struct doca_buf *dst_buff);
+  doca_compress_task_decompress_lz4_block_set_dst: { lib: "compress", params: ["ptr", "ptr"], result: "void", optional: true },
+  // struct doca_buf *doca_compress_task_decompress_lz4_block_get_dst( const struct doca_compress_task_decompress_lz4_block *task);
+  doca_compress_task_decompress_lz4_block_get_dst: { lib: "compress", params: ["ptr"], result: "ptr", optional: true },
+  // uint32_t doca_compress_task_decompress_lz4_block_get_crc_cs(const struct doca_compress_task_decompress_lz4_block *task);
+  doca_compress_task_decompress_lz4_block_get_crc_cs: { lib: "compress", params: ["ptr"], result: "u32", optional: true },
+  // uint32_t doca_compress_task_decompress_lz4_block_get_xxh_cs(const struct doca_compress_task_decompress_lz4_block *task);
+  doca_compress_task_decompress_lz4_block_get_xxh_cs: { lib: "compress", params: ["ptr"], result: "u32", optional: true },
+  // const char *doca_sim_compress_backend_missing(void);
+  doca_sim_compress_backend_missing: { lib: "compress", params: [], result: "ptr", optional: true },
+} as const satisfies TypedSymbolTable;
+
+/** libdoca_sha (optional): every function of DOCA 3.x's doca_sha.h, plus the software device's backend diagnostic. */
+export const SHA_SYMBOLS = {
+  // doca_error_t doca_sha_create(struct doca_dev *dev, struct doca_sha **sha);
+  doca_sha_create: { lib: "sha", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_destroy(struct doca_sha *sha);
+  doca_sha_destroy: { lib: "sha", params: ["ptr"], result: "i32", optional: true },
+  // struct doca_ctx *doca_sha_as_ctx(struct doca_sha *sha);
+  doca_sha_as_ctx: { lib: "sha", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_sha_cap_task_hash_get_supported(struct doca_devinfo const *devinfo, enum doca_sha_algorithm algorithm);
+  doca_sha_cap_task_hash_get_supported: { lib: "sha", params: ["ptr", "i32"], result: "i32", optional: true },
+  // doca_error_t doca_sha_cap_task_partial_hash_get_supported(struct doca_devinfo const *devinfo, enum doca_sha_algorithm algorithm);
+  doca_sha_cap_task_partial_hash_get_supported: { lib: "sha", params: ["ptr", "i32"], result: "i32", optional: true },
+  // doca_error_t doca_sha_cap_get_max_list_buf_num_elem(struct doca_devinfo const *devinfo, uint32_t *max_list_num_elem);
+  doca_sha_cap_get_max_list_buf_num_elem: { lib: "sha", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_cap_get_max_src_buf_size(struct doca_devinfo const *devinfo, uint64_t *max_buf_size);
+  doca_sha_cap_get_max_src_buf_size: { lib: "sha", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_cap_get_min_dst_buf_size(struct doca_devinfo const *devinfo, enum doca_sha_algorithm algorithm, uint32_t *min_buf_size);
+  doca_sha_cap_get_min_dst_buf_size: { lib: "sha", params: ["ptr", "i32", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_cap_get_partial_hash_block_size(struct doca_devinfo const *devinfo, enum doca_sha_algorithm algorithm, uint32_t *partial_block_size);
+  doca_sha_cap_get_partial_hash_block_size: { lib: "sha", params: ["ptr", "i32", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_task_hash_set_conf(struct doca_sha *sha, doca_sha_task_hash_completion_cb_t task_completion_cb, doca_sha_task_hash_completion_cb_t task_error_cb, uint8_t log_num_tasks);
+  doca_sha_task_hash_set_conf: { lib: "sha", params: ["ptr", "ptr", "ptr", "u8"], result: "i32", optional: true },
+  // doca_error_t doca_sha_task_hash_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm, struct doca_buf const *src_buf, struct doca_buf *dst_buf, union doca_data user_data, struct doca_sha_task_hash **task);
+  doca_sha_task_hash_alloc_init: { lib: "sha", params: ["ptr", "i32", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_task_hash_set_src(struct doca_sha_task_hash *task, struct doca_buf const *src_buf);
+  doca_sha_task_hash_set_src: { lib: "sha", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // struct doca_buf const *doca_sha_task_hash_get_src(struct doca_sha_task_hash const *task);
+  doca_sha_task_hash_get_src: { lib: "sha", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct doca_buf *dst_buf);
+  doca_sha_task_hash_set_dst: { lib: "sha", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // struct doca_buf const *doca_sha_task_hash_get_dst(struct doca_sha_task_hash const *task);
+  doca_sha_task_hash_get_dst: { lib: "sha", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, enum doca_sha_algorithm algorithm);
+  doca_sha_task_hash_set_algorithm: { lib: "sha", params: ["ptr", "i32"], result: "i32", optional: true },
+  // enum doca_sha_algorithm doca_sha_task_hash_get_algorithm(struct doca_sha_task_hash const *task);
+  doca_sha_task_hash_get_algorithm: { lib: "sha", params: ["ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_sha_task_hash_as_task(struct doca_sha_task_hash *task);
+  doca_sha_task_hash_as_task: { lib: "sha", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_sha_task_partial_hash_set_conf(struct doca_sha *sha, doca_sha_task_partial_hash_completion_cb_t task_completion_cb, doca_sha_task_partial_hash_completion_cb_t task_error_cb, uint8_t log_num_tasks);
+  doca_sha_task_partial_hash_set_conf: { lib: "sha", params: ["ptr", "ptr", "ptr", "u8"], result: "i32", optional: true },
+  // doca_error_t doca_sha_task_partial_hash_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm, struct doca_buf const *src_buf, struct doca_buf *dst_buf, union doca_data user_data, struct doca_sha_task_partial_hash **task);
+  doca_sha_task_partial_hash_alloc_init: { lib: "sha", params: ["ptr", "i32", "ptr", "ptr", "u64", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_task_partial_hash_reset(struct doca_sha_task_partial_hash *task);
+  doca_sha_task_partial_hash_reset: { lib: "sha", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_task_partial_hash_set_src(struct doca_sha_task_partial_hash *task, struct doca_buf const *src_buf);
+  doca_sha_task_partial_hash_set_src: { lib: "sha", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // struct doca_buf const *doca_sha_task_partial_hash_get_src(struct doca_sha_task_partial_hash const *task);
+  doca_sha_task_partial_hash_get_src: { lib: "sha", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_hash *task, struct doca_buf *dst_buf);
+  doca_sha_task_partial_hash_set_dst: { lib: "sha", params: ["ptr", "ptr"], result: "i32", optional: true },
+  // struct doca_buf const *doca_sha_task_partial_hash_get_dst(struct doca_sha_task_partial_hash const *task);
+  doca_sha_task_partial_hash_get_dst: { lib: "sha", params: ["ptr"], result: "ptr", optional: true },
+  // doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_partial_hash *task, enum doca_sha_algorithm algorithm);
+  doca_sha_task_partial_hash_set_algorithm: { lib: "sha", params: ["ptr", "i32"], result: "i32", optional: true },
+  // enum doca_sha_algorithm doca_sha_task_partial_hash_get_algorithm(struct doca_sha_task_partial_hash const *task);
+  doca_sha_task_partial_hash_get_algorithm: { lib: "sha", params: ["ptr"], result: "i32", optional: true },
+  // doca_error_t doca_sha_task_partial_hash_set_is_final_buf(struct doca_sha_task_partial_hash *task);
+  doca_sha_task_partial_hash_set_is_final_buf: { lib: "sha", params: ["ptr"], result: "i32", optional: true },
+  // uint8_t doca_sha_task_partial_hash_get_is_final(struct doca_sha_task_partial_hash const *task);
+  doca_sha_task_partial_hash_get_is_final: { lib: "sha", params: ["ptr"], result: "u8", optional: true },
+  // uint8_t doca_sha_task_partial_hash_get_has_result(struct doca_sha_task_partial_hash const *task);
+  doca_sha_task_partial_hash_get_has_result: { lib: "sha", params: ["ptr"], result: "u8", optional: true },
+  // struct doca_task *doca_sha_task_partial_hash_as_task(struct doca_sha_task_partial_hash *task);
+  doca_sha_task_partial_hash_as_task: { lib: "sha", params: ["ptr"], result: "ptr", optional: true },
+  // const char *doca_sim_sha_backend_missing(void);
+  doca_sim_sha_backend_missing: { lib: "sha", params: [], result: "ptr", optional: true },
+} as const satisfies TypedSymbolTable;
+
 /** RDMA connection state callbacks (doca_rdma_set_connection_state_callbacks); doca-ts routes by ctx user data. */
 export const RDMA_CALLBACKS = {
   // void (*doca_rdma_connection_request_cb_t)(struct doca_rdma_connection *rdma_connection, union doca_data ctx_user_data);

@@ -22,6 +22,16 @@ uint64_t doca_sim_live_objects(void);
 DOCA_EXPERIMENTAL
 const char *doca_sim_describe(void);
 
+/* Why libdoca_compress reports tasks NOT_SUPPORTED: NULL when zlib and liblz4 are both loaded, else one line naming
+ * the missing library and its Debian package (zlib1g, liblz4-1). Exported by libdoca_compress. */
+DOCA_EXPERIMENTAL
+const char *doca_sim_compress_backend_missing(void);
+
+/* Why libdoca_sha reports tasks NOT_SUPPORTED: NULL when libcrypto.so.3 is loaded, else one line naming the Debian
+ * package (libssl3). Exported by libdoca_sha. */
+DOCA_EXPERIMENTAL
+const char *doca_sim_sha_backend_missing(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -37,13 +37,13 @@ export function positiveSecondsMs(value: string, flag: string): number {
 }
 
 /**
- * node:util parseArgs, strict, with its errors as UsageError. A flag given twice is an error too (parseArgs would keep
+ * node:util parseArgs, strict, with its errors as UsageError; operands (file names) only where `positionals` says so. A flag given twice is an error too (parseArgs would keep
  * the last one silently: `--send a --send b` sends b), unless its option says `multiple`.
  */
-export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T) {
+export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T, opts: { positionals?: boolean } = {}) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false, tokens: true });
+    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: opts.positionals === true, tokens: true });
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }

@@ -11,7 +11,7 @@ import { type CandidateReport, probeCandidates } from "../../ffi/load/discover.t
 import { DOCA_SYMBOLS } from "../../ffi/native/symbols.ts";
 import { doca, loadDoca } from "../../ffi/native/library.ts";
 import { probeProcessVmReadv, probeProcMem, type ProbeResult } from "../../ffi/native/probe.ts";
-import { Access, BufInventory, Device, Dma, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
+import { Access, BufInventory, Compress, type CompressCaps, Device, Dma, Mmap, NativeMemory, ProgressEngine, Sha, type ShaCaps } from "../../mod.ts";
 import { type DeviceListing, listDevicesWithReps } from "../devices.ts";
 import { runComchClient } from "../comch-client.ts";
 import { readSoname } from "./elf.ts";
@@ -45,6 +45,8 @@ export interface DoctorReport {
     optionalMissing: string[];
   };
   devices: { ms: number; list: DeviceListing[]; error?: string };
+  /** Compress and SHA on the first device (absent: no device); why kinds are missing, where the device says. */
+  accelerators?: { device: string; compress: CompressCaps; sha: ShaCaps; error?: string };
   side: { side: "host" | "dpu" | "unknown"; evidence: string[] };
   remoteDma: {
     mechanism: string;
@@ -286,6 +288,29 @@ async function comch(report: DoctorReport, opts: DoctorOptions): Promise<void> {
   }
 }
 
+/** Compress and SHA capabilities of the first device; a backing library the software device lacks is a problem. */
+function accelerators(report: DoctorReport): void {
+  const first = report.devices.list[0];
+  if (!first) return;
+  try {
+    using dev = Device.open(first.pciAddr);
+    const compress = Compress.caps(dev), sha = Sha.caps(dev);
+    report.accelerators = { device: first.pciAddr, compress, sha };
+    for (const [what, reason] of [["DOCA Compress", compress.missingReason], ["DOCA SHA", sha.missingReason]] as const) {
+      // "this DOCA has no libdoca_…" is a DOCA without the library: nothing doctor could fix
+      if (!reason || !report.libraries.isSoftwareDevice) continue;
+      const pkg = /Debian package ([\w.+-]+)/.exec(reason)?.[1];
+      report.problems.push({
+        problem: `${what}: ${reason}`,
+        fix: pkg ? `apt-get install ${pkg} (the software device loads it at run time; no rebuild needed)` : "install the library it names",
+      });
+    }
+  } catch (e) {
+    report.accelerators = undefined;
+    report.devices.error ??= `accelerator capabilities: ${message(e)}`;
+  }
+}
+
 export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
   const report: DoctorReport = {
     runtime: runtimeInfo(),
@@ -297,7 +322,10 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport>
     problems: [],
   };
   libraries(report);
-  if (report.libraries.version) devices(report);
+  if (report.libraries.version) {
+    devices(report);
+    accelerators(report);
+  }
   side(report);
   remoteDma(report);
   if (report.libraries.version) {

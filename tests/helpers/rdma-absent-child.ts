@@ -1,9 +1,9 @@
 /**
  * Child of tests/ffi-rdma-absent.test.ts: loads DOCA from DOCA_LIB_DIR (a folder without libdoca_rdma), uses DMA,
- * then tries RDMA; prints one JSON line with what happened.
+ * then tries RDMA, Compress and Sha; prints one JSON line with what happened.
  */
 import process from "node:process";
-import { Access, BufInventory, Dma, DocaError, loadDoca, Mmap, NativeMemory, openDevice, ProgressEngine, Rdma } from "../../mod.ts";
+import { Access, BufInventory, Compress, Dma, DocaError, loadDoca, Mmap, NativeMemory, openDevice, ProgressEngine, Rdma, Sha } from "../../mod.ts";
 
 const info = loadDoca();
 using dev = openDevice();
@@ -21,4 +21,15 @@ try {
 } catch (e) {
   rdmaError = e instanceof DocaError ? `${e.docaName} ${e.fn}` : String(e);
 }
-process.stdout.write(JSON.stringify({ rdmaFile: info.files.rdma ?? null, copied, rdmaError, caps: dev.info.caps.rdma ?? null }) + "\n");
+// libdoca_compress and libdoca_sha are optional the same way: absent, their contexts say NOT_SUPPORTED
+const accelErrors: string[] = [];
+for (const open of [() => Compress.open(dev, pe), () => Sha.open(dev, pe)]) {
+  try {
+    await (await open()).close();
+    accelErrors.push("opened");
+  } catch (e) {
+    accelErrors.push(e instanceof DocaError ? `${e.docaName} ${e.fn}` : String(e));
+  }
+}
+const accelFiles = [info.files.compress ?? null, info.files.sha ?? null];
+process.stdout.write(JSON.stringify({ rdmaFile: info.files.rdma ?? null, copied, rdmaError, caps: dev.info.caps.rdma ?? null, accelErrors, accelFiles }) + "\n");

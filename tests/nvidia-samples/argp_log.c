@@ -100,6 +100,14 @@ static struct doca_argp_param *find(const char *arg)
 	return NULL;
 }
 
+static doca_argp_validation_cb_t validation;
+
+doca_error_t doca_argp_register_validation_callback(doca_argp_validation_cb_t callback)
+{
+	validation = callback;
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_argp_start(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -133,7 +141,7 @@ doca_error_t doca_argp_start(int argc, char **argv)
 			fprintf(stderr, "argp: missing mandatory option -%s\n", params[i]->short_name);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
-	return DOCA_SUCCESS;
+	return validation != NULL ? validation(config) : DOCA_SUCCESS;
 }
 
 doca_error_t doca_argp_destroy(void)

@@ -22,6 +22,8 @@ enum doca_argp_type {
 
 struct doca_argp_param;
 typedef doca_error_t (*doca_argp_param_cb_t)(void *param, void *config);
+/* checks the whole configuration once every option was parsed (NVIDIA's applications register one) */
+typedef doca_error_t (*doca_argp_validation_cb_t)(void *config);
 
 doca_error_t doca_argp_init(const char *program_name, void *program_config);
 doca_error_t doca_argp_param_create(struct doca_argp_param **param);
@@ -35,6 +37,7 @@ void doca_argp_param_set_mandatory(struct doca_argp_param *param);
 doca_error_t doca_argp_register_param(struct doca_argp_param *param);
 /* what --version prints; this stand-in has no --version, so the callback is kept and never called */
 doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback);
+doca_error_t doca_argp_register_validation_callback(doca_argp_validation_cb_t callback);
 doca_error_t doca_argp_start(int argc, char **argv);
 doca_error_t doca_argp_destroy(void);
 

@@ -1,0 +1,341 @@
+/**
+ * DOCA Compress on the shared task path (task-path.ts): deflate compress and decompress, LZ4 stream and block
+ * decompress. Each task kind says only how to allocate its task and what its completion yields (the output length and
+ * DOCA's checksums of the uncompressed bytes); the path does slots, queueing, errors as DocaError, flush on stop and
+ * the completion ring. Deflate is raw deflate (no zlib or gzip framing), as DOCA produces and expects it.
+ */
+import { doca, requireFns } from "../../native/library.ts";
+import { check, DocaError } from "../../native/errors.ts";
+import { DocaErrorCode } from "../../native/constants.ts";
+import { CtxCore, CtxResource } from "../../engine/ctx.ts";
+import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
+import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
+import { integerIn } from "../../engine/validate.ts";
+import type { Device } from "../common/device.ts";
+import type { ProgressEngine } from "../../engine/pe.ts";
+import { Buf } from "../common/buf.ts";
+import { withStaging } from "../common/staging.ts";
+import type { Handle } from "../../load/types.ts";
+
+export interface CompressOptions {
+  /** Tasks DOCA preallocates per task kind (and the most in flight per kind); default 16, at most 4096. */
+  maxTasks?: number;
+  /** How long open() waits for the context to start; default 10 s. */
+  timeoutMs?: number;
+}
+
+/** A deflate task's result: bytes appended to the destination, and DOCA's checksums of the uncompressed bytes. */
+export interface DeflateResult {
+  length: number;
+  crc32: number;
+  adler32: number;
+}
+
+/**
+ * An LZ4 task's result: bytes appended to the destination, CRC-32 and xxHash-32 of the decompressed bytes (the plain
+ * hash value, as an LZ4 frame stores it little-endian: DOCA's own xxh_cs getter gives it byte-swapped).
+ */
+export interface Lz4Result {
+  length: number;
+  crc32: number;
+  xxhash32: number;
+}
+
+export interface Lz4StreamOptions {
+  /** Every block is followed by its xxHash-32 (the frame's block checksum flag); default false. */
+  blockChecksum?: boolean;
+  /** Blocks do not refer to earlier blocks (the frame's block independence flag); default true. */
+  independentBlocks?: boolean;
+}
+
+/** What the device can do, by task kind (doca_compress_cap_task_*). */
+export interface CompressCaps {
+  compressDeflate: boolean;
+  decompressDeflate: boolean;
+  decompressLz4Stream: boolean;
+  decompressLz4Block: boolean;
+  /** The largest source one task takes (the smallest over the supported kinds; 0 when none). */
+  maxBufSize: number;
+  /** Software device only: why kinds are missing (the backing library and its Debian package), if they are. */
+  missingReason?: string;
+}
+
+/** One request as it travels the path: the destination, the LZ4 flags, and what the completion found. */
+interface Job {
+  dst: Buf;
+  before: number;
+  blockChecksum: number;
+  independent: number;
+  length: number;
+  crc32: number;
+  other: number;
+}
+
+type Raw = ReturnType<typeof doca>["raw"];
+type Fns = ReturnType<typeof doca>["fns"];
+type Name = "compress_deflate" | "decompress_deflate" | "decompress_lz4_stream" | "decompress_lz4_block";
+
+const KINDS: readonly Name[] = ["compress_deflate", "decompress_deflate", "decompress_lz4_stream", "decompress_lz4_block"];
+
+/** Every function a Compress needs (optional in the table: a DOCA without libdoca_compress lacks them). */
+const compressFns = () =>
+  requireFns(
+    "doca_compress_create",
+    "doca_compress_destroy",
+    "doca_compress_as_ctx",
+    "doca_compress_task_compress_deflate_alloc_init",
+    "doca_compress_task_decompress_deflate_alloc_init",
+    "doca_compress_task_decompress_lz4_stream_alloc_init",
+    "doca_compress_task_decompress_lz4_block_alloc_init",
+  );
+
+/** A function of the table by its name (the four kinds share their shapes). */
+function fn(f: Fns | Raw, name: string): (...args: (number | bigint)[]) => number & bigint {
+  const found = (f as unknown as Record<string, ((...a: (number | bigint)[]) => number & bigint) | undefined>)[name];
+  if (!found) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, name, "this DOCA does not export it");
+  return found;
+}
+
+function bswap32(x: number): number {
+  return (((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
+}
+
+/** One compress task kind: (src Buf, Job) → one doca_compress_task_<name>, its results read at completion. */
+class CompressKind implements TaskKind<Buf, Job> {
+  readonly taskName: string;
+  readonly allocName: string;
+  readonly noun: string;
+  task: Native = 0;
+  #ctx: Native = 0;
+  readonly #raw = doca().raw;
+  readonly #scratch = doca().scratch;
+  readonly #out = doca().scratch.slotNative(0);
+  readonly #noUserData = doca().backend.native(0);
+  readonly #alloc: (...args: (number | bigint)[]) => number;
+  readonly #asTask: (typed: Native) => Native;
+  readonly #crc: (typed: number) => number;
+  readonly #other: (typed: number) => number;
+
+  constructor(readonly name: Name) {
+    this.taskName = `doca_compress_task_${name}`;
+    this.allocName = `${this.taskName}_alloc_init`;
+    this.noun = name.replaceAll("_", " ");
+    const f = doca().fns;
+    this.#alloc = fn(this.#raw, this.allocName);
+    const asTask = fn(this.#raw, `${this.taskName}_as_task`);
+    this.#asTask = (typed) => asTask(typed);
+    const crc = fn(f, `${this.taskName}_get_crc_cs`);
+    this.#crc = (typed) => crc(typed) >>> 0;
+    const other = fn(f, `${this.taskName}_get_${name.endsWith("deflate") ? "adler" : "xxh"}_cs`);
+    // DOCA's xxh_cs is the hash byte-swapped (see doca_compress.h): handed out as the plain xxHash-32 value
+    this.#other = name.endsWith("deflate") ? (typed) => other(typed) >>> 0 : (typed) => bswap32(other(typed));
+  }
+
+  bind(ctx: Native): void {
+    this.#ctx = ctx;
+  }
+
+  allocInit(_slot: number, src: Buf, job: Job): number {
+    const rc = this.name === "decompress_lz4_stream"
+      ? this.#alloc(this.#ctx, job.blockChecksum, job.independent, src[NATIVE], job.dst[NATIVE], this.#noUserData, this.#out)
+      : this.#alloc(this.#ctx, src[NATIVE], job.dst[NATIVE], this.#noUserData, this.#out);
+    if (rc === 0) this.task = this.#asTask(this.#scratch.u64Native(0));
+    return rc;
+  }
+
+  complete(_slot: number, typedTask: number, ok: boolean, _src: Buf, job: Job): void {
+    if (!ok) return;
+    job.crc32 = this.#crc(typedTask);
+    job.other = this.#other(typedTask);
+    job.length = job.dst.dataLength - job.before;
+  }
+}
+
+function assertBuf(value: unknown, method: string, name: string): asserts value is Buf {
+  if (!Buf.isBuf(value)) {
+    throw new TypeError(`Compress.${method}: ${name} must be a Buf from BufInventory.bufByAddr/bufByData`);
+  }
+  value.assertOpen();
+}
+
+export class Compress extends CtxResource<Handle<"doca_compress">> {
+  protected readonly kind = "Compress";
+  readonly device: Device;
+  readonly pe: ProgressEngine;
+  readonly maxTasks: number;
+  /** The capabilities found at open. */
+  readonly caps: CompressCaps;
+  protected readonly core: CtxCore;
+  readonly #paths = new Map<Name, TaskPath<Buf, Job>>();
+
+  private constructor(handle: number, device: Device, pe: ProgressEngine, maxTasks: number, caps: CompressCaps) {
+    super(handle, [device, pe]);
+    this.device = device;
+    this.pe = pe;
+    this.maxTasks = maxTasks;
+    this.caps = caps;
+    this.core = new CtxCore(compressFns().doca_compress_as_ctx(handle), pe, this);
+  }
+
+  /** What `device` supports (every kind false on a DOCA without libdoca_compress). */
+  static caps(device: Device): CompressCaps {
+    device.assertOpen();
+    const d = doca();
+    const f = d.fns;
+    const devinfo = f.doca_dev_as_devinfo(device[HANDLE]);
+    const supported = (name: Name) => {
+      const cap = (f as unknown as Record<string, ((info: number) => number) | undefined>)[`doca_compress_cap_task_${name}_is_supported`];
+      return cap !== undefined && cap(devinfo) === 0;
+    };
+    const caps: CompressCaps = {
+      compressDeflate: supported("compress_deflate"),
+      decompressDeflate: supported("decompress_deflate"),
+      decompressLz4Stream: supported("decompress_lz4_stream"),
+      decompressLz4Block: supported("decompress_lz4_block"),
+      maxBufSize: 0,
+    };
+    let max = Number.MAX_SAFE_INTEGER;
+    for (const name of KINDS) {
+      const get = (f as unknown as Record<string, ((info: number, out: number) => number) | undefined>)[`doca_compress_cap_task_${name}_get_max_buf_size`];
+      d.scratch.clear(0);
+      if (get && get(devinfo, d.scratch.slot(0)) === 0) max = Math.min(max, d.scratch.u64(0));
+    }
+    caps.maxBufSize = max === Number.MAX_SAFE_INTEGER ? 0 : max;
+    const why = f.doca_sim_compress_backend_missing?.();
+    if (why) caps.missingReason = d.backend.cstring(why);
+    else if (!f.doca_compress_create) caps.missingReason = "this DOCA has no libdoca_compress";
+    return caps;
+  }
+
+  /**
+   * Creates, configures (every kind the device supports) and starts a compress context. A device that supports no
+   * kind (or a DOCA without libdoca_compress) is DocaError NOT_SUPPORTED.
+   */
+  static async open(device: Device, pe: ProgressEngine, opts: CompressOptions = {}): Promise<Compress> {
+    integerIn("Compress.open", "maxTasks", opts.maxTasks, 1, 4096);
+    integerIn("Compress.open", "timeoutMs", opts.timeoutMs, 1, 2 ** 31 - 1);
+    device.assertOpen();
+    pe.assertOpen();
+    const caps = Compress.caps(device);
+    if (!caps.compressDeflate && !caps.decompressDeflate && !caps.decompressLz4Stream && !caps.decompressLz4Block) {
+      throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_compress_cap_task_compress_deflate_is_supported", caps.missingReason ?? device.info.pciAddr);
+    }
+    const f = compressFns();
+    const d = doca();
+    d.scratch.clear(0);
+    check(f.doca_compress_create(device[HANDLE], d.scratch.slot(0)), "doca_compress_create", device.info.pciAddr);
+    const handle = d.scratch.u64(0);
+    let c: Compress;
+    try {
+      c = new Compress(handle, device, pe, opts.maxTasks ?? 16, caps);
+    } catch (e) {
+      f.doca_compress_destroy(handle);
+      throw e;
+    }
+    try {
+      c.#configure(handle);
+      if (!c.core.start()) await c.core.untilRunning("Compress", opts.timeoutMs ?? 10_000);
+      return c;
+    } catch (e) {
+      await c.close().catch(() => {});
+      throw e;
+    }
+  }
+
+  #configure(handle: number): void {
+    const f = doca().fns;
+    const wanted: Record<Name, boolean> = {
+      compress_deflate: this.caps.compressDeflate,
+      decompress_deflate: this.caps.decompressDeflate,
+      decompress_lz4_stream: this.caps.decompressLz4Stream,
+      decompress_lz4_block: this.caps.decompressLz4Block,
+    };
+    for (const name of KINDS) {
+      if (!wanted[name]) continue;
+      const kind = new CompressKind(name);
+      kind.bind(this[NATIVE]);
+      const path = this.core.addTasks(kind, this.maxTasks);
+      const cbs = path.completionCallbacks();
+      check(fn(f, `${kind.taskName}_set_conf`)(handle, cbs.ok, cbs.error, this.maxTasks), `${kind.taskName}_set_conf`);
+      this.#paths.set(name, path);
+    }
+  }
+
+  /** Tasks of every kind submitted and not completed. */
+  get inflight(): number {
+    let n = 0;
+    for (const p of this.#paths.values()) n += p.inflight;
+    return n;
+  }
+
+  /** Deflates src's data (raw deflate) onto the end of dst's data. Rejects with DocaError (TOO_BIG: dst too small). */
+  compressDeflate(src: Buf, dst: Buf): Promise<DeflateResult> {
+    return this.#run("compress_deflate", "compressDeflate", src, dst, 0, 1).then((j) => ({ length: j.length, crc32: j.crc32, adler32: j.other }));
+  }
+
+  /** Inflates src's data (raw deflate) onto the end of dst's data. Corrupt input rejects with DocaError INVALID_VALUE. */
+  decompressDeflate(src: Buf, dst: Buf): Promise<DeflateResult> {
+    return this.#run("decompress_deflate", "decompressDeflate", src, dst, 0, 1).then((j) => ({ length: j.length, crc32: j.crc32, adler32: j.other }));
+  }
+
+  /** Decompresses the blocks of an LZ4 frame (without the frame's header, end mark and content checksum). */
+  decompressLz4Stream(src: Buf, dst: Buf, opts: Lz4StreamOptions = {}): Promise<Lz4Result> {
+    const checksum = opts.blockChecksum === true ? 1 : 0;
+    const independent = opts.independentBlocks === false ? 0 : 1;
+    return this.#run("decompress_lz4_stream", "decompressLz4Stream", src, dst, checksum, independent)
+      .then((j) => ({ length: j.length, crc32: j.crc32, xxhash32: j.other }));
+  }
+
+  /** Decompresses one bare LZ4 block (no size word, no checksum). */
+  decompressLz4Block(src: Buf, dst: Buf): Promise<Lz4Result> {
+    return this.#run("decompress_lz4_block", "decompressLz4Block", src, dst, 0, 1).then((j) => ({ length: j.length, crc32: j.crc32, xxhash32: j.other }));
+  }
+
+  /**
+   * Raw deflate of `data` (copied into native memory of its own): the compressed bytes and DOCA's checksums of `data`.
+   * `maxOutput` bounds the output (default: what deflate needs at worst for incompressible input).
+   */
+  compressBytes(data: Uint8Array, opts: { maxOutput?: number } = {}): Promise<DeflateResult & { bytes: Uint8Array }> {
+    if (!(data instanceof Uint8Array)) throw new TypeError("Compress.compressBytes: data must be a Uint8Array");
+    integerIn("Compress.compressBytes", "maxOutput", opts.maxOutput, 1, 2 ** 31);
+    this.assertOpen();
+    const room = opts.maxOutput ?? data.length + (data.length >> 10) + 1024;
+    return withStaging(this.device, data, room, async (src, dst, output) => ({ ...(await this.compressDeflate(src, dst)), bytes: output() }));
+  }
+
+  /** Inflates raw deflate `data` into at most `maxOutput` bytes (DocaError TOO_BIG beyond): the bytes and checksums. */
+  decompressBytes(data: Uint8Array, opts: { maxOutput: number }): Promise<DeflateResult & { bytes: Uint8Array }> {
+    if (!(data instanceof Uint8Array)) throw new TypeError("Compress.decompressBytes: data must be a Uint8Array");
+    integerIn("Compress.decompressBytes", "maxOutput", opts?.maxOutput, 1, 2 ** 31);
+    if (opts?.maxOutput === undefined) throw new RangeError("Compress.decompressBytes: maxOutput is required");
+    this.assertOpen();
+    return withStaging(this.device, data, opts.maxOutput, async (src, dst, output) => ({ ...(await this.decompressDeflate(src, dst)), bytes: output() }));
+  }
+
+  #run(name: Name, method: string, src: Buf, dst: Buf, blockChecksum: number, independent: number): Promise<Job> {
+    assertBuf(src, method, "src");
+    assertBuf(dst, method, "dst");
+    this.assertOpen();
+    const path = this.#paths.get(name);
+    if (!path) {
+      return Promise.reject(
+        new DocaError(DocaErrorCode.NOT_SUPPORTED, `doca_compress_cap_task_${name}_is_supported`, this.caps.missingReason ?? this.device.info.pciAddr),
+      );
+    }
+    if (this.caps.maxBufSize > 0 && src.dataLength > this.caps.maxBufSize) {
+      return Promise.reject(
+        new DocaError(DocaErrorCode.INVALID_VALUE, `doca_compress_task_${name}`, `Compress.${method}: ${src.dataLength} bytes exceed the device's max buf size of ${this.caps.maxBufSize}`),
+      );
+    }
+    const job: Job = { dst, before: dst.dataLength, blockChecksum, independent, length: 0, crc32: 0, other: 0 };
+    return path.submit(src, job).then(() => job);
+  }
+
+  protected destroyNative(handle: number): void {
+    check(compressFns().doca_compress_destroy(handle), "doca_compress_destroy");
+  }
+
+  protected summary(): string {
+    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.inflight} ${hex(this[HANDLE])}`;
+  }
+}

@@ -1,0 +1,297 @@
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+/**
+ * decompress: a gzip file (compress's members, or any single-member gzip) or an LZ4 frame file (the lz4 tool's .lz4)
+ * back to its content, the inflating done by DOCA Compress. Every member's CRC-32 and length, every frame's content
+ * checksum and size are checked; a corrupt input fails with exit 1 and leaves no output.
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import process from "node:process";
+import { Compress, DocaError, ProgressEngine } from "../mod.ts";
+import { parseFlags, UsageError } from "./common/cli.ts";
+import { openDeviceOf } from "./common/device.ts";
+import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
+import { isMain, print, runMain } from "./common/main.ts";
+import { printJson } from "./common/output.ts";
+import { userPath } from "./common/user-path.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
+import { GzipFormatError, parseMemberHeader } from "./accel/gzip.ts";
+import { LZ4_MAGIC, Lz4FormatError, parseFrameHeader, Xxh32 } from "./accel/lz4-frame.ts";
+import { OutputFile } from "./accel/output-file.ts";
+import { Progress } from "./accel/progress.ts";
+import { Staging } from "./accel/staging.ts";
+
+export const FLAGS = {
+  output: { type: "string", short: "o" },
+  force: { type: "boolean", short: "f" },
+  "pci-addr": { type: "string", short: "p" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const HELP = `Usage: decompress FILE [-o OUTPUT] [-f] [-p PCI] [--json]
+
+Decompresses FILE with DOCA Compress: gzip (compress's output, or any single-member gzip file: gzip, pigz -p1) or
+LZ4 frames (the lz4 tool's .lz4, blocks of 64 KiB to 4 MiB, with or without block and content checksums). Each gzip
+member's CRC-32 and length, each LZ4 frame's content checksum and size are verified. The output appears under its
+name only when complete and verified; a corrupt input fails and leaves nothing behind.
+  -o, --output FILE   where to write (default FILE without its .gz / .lz4 suffix); refused if it exists, unless -f
+  -f, --force         replace an existing output file
+  -p, --pci-addr PCI  device (default: the first one found)
+      --json          print the result as one JSON object
+  -h, --help          this text
+Limits: a gzip member, and an LZ4 frame of dependent blocks, must each fit one device task (its max buffer size);
+multi-member gzip files other than compress's are refused. No peer and no waits but the device's tasks.
+Exit status 0, 1 on any error (corrupt or truncated
+input, unknown format), 2 for bad flags, ${STOPPED_STATUSES}.`;
+
+export interface DecompressFileOptions {
+  input: string;
+  output: string;
+  force?: boolean;
+  pciAddr?: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface DecompressFileResult {
+  device: string;
+  format: "gzip" | "lz4";
+  input: string;
+  output: string;
+  inputBytes: number;
+  outputBytes: number;
+  tasks: number;
+  seconds: number;
+}
+
+/** Corrupt, truncated or unsupported input: the message names the file and what is wrong. */
+export class CorruptInputError extends Error {
+  override name = "CorruptInputError";
+}
+
+/** Reads `length` bytes at `position` (fewer at the end of the file). */
+function readAt(fd: number, position: number, length: number, into?: Uint8Array): Uint8Array {
+  const buf = into ?? new Uint8Array(length);
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, buf, done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done === buf.length ? buf : buf.subarray(0, done);
+}
+
+export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {
+  const t0 = performance.now();
+  const fd = openSync(options.input, "r");
+  let out: OutputFile | undefined;
+  try {
+    const size = fstatSync(fd).size;
+    const magic = readAt(fd, 0, 4);
+    const isGzip = magic.length >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+    const isLz4 = magic.length === 4 && new DataView(magic.buffer, magic.byteOffset).getUint32(0, true) === LZ4_MAGIC;
+    if (!isGzip && !isLz4) throw new CorruptInputError(`${options.input}: neither gzip nor an LZ4 frame (unknown magic)`);
+    using device = openDeviceOf(options.pciAddr);
+    using pe = new ProgressEngine();
+    await using compress = await Compress.open(device, pe, { maxTasks: 2 });
+    using staging = new Staging(device);
+    out = OutputFile.create(options.output, options.output, options.force);
+    const ctx: Ctx = { fd, size, compress, staging, out, options, tasks: 0 };
+    if (isGzip) await gunzip(ctx);
+    else await unlz4(ctx);
+    out.commit();
+    return {
+      device: device.info.pciAddr,
+      format: isGzip ? "gzip" : "lz4",
+      input: options.input,
+      output: options.output,
+      inputBytes: size,
+      outputBytes: out.length,
+      tasks: ctx.tasks,
+      seconds: (performance.now() - t0) / 1000,
+    };
+  } catch (e) {
+    out?.abort();
+    if (e instanceof GzipFormatError || e instanceof Lz4FormatError) throw new CorruptInputError(e.message);
+    if (e instanceof DocaError) throw new CorruptInputError(`${options.input}: the device refused the data: ${e.message}`);
+    throw e;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+interface Ctx {
+  fd: number;
+  size: number;
+  compress: Compress;
+  staging: Staging;
+  out: OutputFile;
+  options: DecompressFileOptions;
+  tasks: number;
+}
+
+function checkStop(ctx: Ctx): void {
+  const signal = ctx.options.signal;
+  if (signal?.aborted) throw interruption(signal, `decompressing ${ctx.options.input}`);
+}
+
+/** One device task over `length` source bytes at `position`, with `room` bytes of output; writes the output. */
+async function inflateRange(ctx: Ctx, position: number, length: number, room: number, kind: "deflate" | "lz4", lz4?: { blockChecksum: boolean; independentBlocks: boolean }) {
+  const max = ctx.compress.caps.maxBufSize;
+  if (length > max || room > max) {
+    throw new CorruptInputError(`${ctx.options.input}: a piece of ${formatBytes(Math.max(length, room))} exceeds the device's max buffer size (${formatBytes(max)})`);
+  }
+  const { staging } = ctx;
+  staging.src.ensure(length);
+  const got = readAt(ctx.fd, position, length, staging.src.bytes.subarray(0, length));
+  if (got.length < length) throw new CorruptInputError(`${ctx.options.input}: truncated (ends inside a compressed piece)`);
+  const src = staging.src.data(staging.inventory, length);
+  const dst = staging.dst.room(staging.inventory, room);
+  try {
+    const r = kind === "deflate" ? await ctx.compress.decompressDeflate(src, dst) : await ctx.compress.decompressLz4Stream(src, dst, lz4);
+    ctx.tasks++;
+    const bytes = staging.dst.bytes.subarray(0, r.length);
+    return { r, bytes };
+  } finally {
+    src.closeSync();
+    dst.closeSync();
+  }
+}
+
+async function gunzip(ctx: Ctx): Promise<void> {
+  let at = 0;
+  let first = true;
+  while (at < ctx.size) {
+    checkStop(ctx);
+    const head = readAt(ctx.fd, at, Math.min(65536, ctx.size - at));
+    const where = `${ctx.options.input} at byte ${at}`;
+    const h = parseMemberHeader(head, where);
+    let clen = h.compressedLength;
+    if (clen === undefined) {
+      // Not one of compress's members: a plain gzip file is one member whose deflate data ends 8 bytes before the end
+      if (!first) throw new GzipFormatError(`${where}: a second gzip member without its compressed length (multi-member gzip files other than compress's are not supported)`);
+      clen = ctx.size - at - h.headerLength - 8;
+    }
+    const dataAt = at + h.headerLength;
+    if (clen < 0 || dataAt + clen + 8 > ctx.size) throw new GzipFormatError(`${where}: truncated gzip member`);
+    const trailer = readAt(ctx.fd, dataAt + clen, 8);
+    const tv = new DataView(trailer.buffer, trailer.byteOffset, 8);
+    const crc = tv.getUint32(0, true), isize = tv.getUint32(4, true);
+    if (isize === 0) {
+      if (clen !== 2) throw new GzipFormatError(`${where}: a member of 0 bytes with ${clen} bytes of deflate data`);
+    } else {
+      const max = ctx.compress.caps.maxBufSize;
+      if (isize > max || clen > max) {
+        throw new GzipFormatError(`${where}: the member claims ${formatBytes(isize)} (${formatBytes(clen)} compressed), more than one ` +
+          `device task takes (${formatBytes(max)}): a truncated or corrupt file, or a member too large for the device`);
+      }
+      const { r, bytes } = await inflateRange(ctx, dataAt, clen, isize, "deflate");
+      if (r.length !== isize) throw new GzipFormatError(`${where}: ${r.length} bytes inflated, the trailer says ${isize}`);
+      if (r.crc32 !== crc) throw new GzipFormatError(`${where}: CRC-32 mismatch (data 0x${r.crc32.toString(16)}, trailer 0x${crc.toString(16)})`);
+      ctx.out.write(bytes);
+    }
+    at = dataAt + clen + 8;
+    first = false;
+    ctx.options.onProgress?.(at, ctx.size);
+  }
+}
+
+async function unlz4(ctx: Ctx): Promise<void> {
+  let at = 0;
+  while (at < ctx.size) {
+    checkStop(ctx);
+    const where = `${ctx.options.input} at byte ${at}`;
+    const magicBytes = readAt(ctx.fd, at, 8);
+    if (magicBytes.length < 4) throw new Lz4FormatError(`${where}: trailing garbage after the last frame`);
+    const mv = new DataView(magicBytes.buffer, magicBytes.byteOffset, magicBytes.length);
+    const magic = mv.getUint32(0, true);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      if (magicBytes.length < 8) throw new Lz4FormatError(`${where}: truncated skippable frame`);
+      at += 8 + mv.getUint32(4, true);
+      continue;
+    }
+    const h = parseFrameHeader(readAt(ctx.fd, at, 19), where);
+    at += h.headerLength;
+    const hash = new Xxh32();
+    let produced = 0n;
+    // Blocks are gathered into one task while they fit its max size; dependent blocks must all go in one task
+    // (each may refer to the 64 KiB before it, which the device only sees within a task).
+    const max = ctx.compress.caps.maxBufSize;
+    let groupStart = at, groupRoom = 0, groupBlocks = 0;
+    const flush = async (end: number) => {
+      if (groupBlocks === 0) return;
+      const { r, bytes } = await inflateRange(ctx, groupStart, end - groupStart, groupRoom, "lz4", {
+        blockChecksum: h.blockChecksum,
+        independentBlocks: h.independentBlocks,
+      });
+      if (h.contentChecksum) hash.update(bytes);
+      produced += BigInt(r.length);
+      ctx.out.write(bytes);
+      groupStart = end;
+      groupRoom = 0;
+      groupBlocks = 0;
+      ctx.options.onProgress?.(end, ctx.size);
+    };
+    while (true) {
+      checkStop(ctx);
+      const word = readAt(ctx.fd, at, 4);
+      if (word.length < 4) throw new Lz4FormatError(`${ctx.options.input}: truncated LZ4 frame (no end mark)`);
+      const value = new DataView(word.buffer, word.byteOffset, 4).getUint32(0, true);
+      if (value === 0) break;
+      const blockLength = 4 + (value & 0x7fffffff) + (h.blockChecksum ? 4 : 0);
+      if ((value & 0x7fffffff) > h.blockMaxSize) throw new Lz4FormatError(`${where}: a block larger than the frame's block size`);
+      if (at + blockLength > ctx.size) throw new Lz4FormatError(`${ctx.options.input}: truncated LZ4 block at byte ${at}`);
+      if (h.independentBlocks && groupBlocks > 0 && (at + blockLength - groupStart > max || groupRoom + h.blockMaxSize > max)) await flush(at);
+      groupRoom += h.blockMaxSize;
+      groupBlocks++;
+      at += blockLength;
+    }
+    await flush(at);
+    at += 4; // end mark
+    if (h.contentChecksum) {
+      const sum = readAt(ctx.fd, at, 4);
+      if (sum.length < 4) throw new Lz4FormatError(`${ctx.options.input}: truncated LZ4 content checksum`);
+      const expected = new DataView(sum.buffer, sum.byteOffset, 4).getUint32(0, true);
+      if (hash.digest() !== expected) throw new Lz4FormatError(`${where}: LZ4 content checksum mismatch`);
+      at += 4;
+    }
+    if (h.contentSize !== undefined && h.contentSize !== produced) {
+      throw new Lz4FormatError(`${where}: ${produced} bytes decompressed, the frame says ${h.contentSize}`);
+    }
+  }
+}
+
+function defaultOutput(input: string): string {
+  for (const suffix of [".gz", ".lz4", ".tgz"]) {
+    if (input.endsWith(suffix) && input.length > suffix.length) return input.slice(0, -suffix.length) + (suffix === ".tgz" ? ".tar" : "");
+  }
+  throw new UsageError(`cannot derive the output name from ${JSON.stringify(input)} (no .gz or .lz4 suffix): give -o`);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, FLAGS, { positionals: true });
+  if (values.help) {
+    print(HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError(`expected one FILE to decompress, got ${positionals.length}`);
+  const input = userPath(positionals[0]);
+  const output = userPath(values.output ?? defaultOutput(positionals[0]));
+  const progress = new Progress(values.json ? undefined : "decompressed");
+  const result = await decompressFile({
+    input,
+    output,
+    force: values.force,
+    pciAddr: values["pci-addr"],
+    signal: stopOnSignals(),
+    onProgress: (done, total) => progress.update(done, total),
+  }).finally(() => progress.end());
+  if (values.json) printJson(result);
+  else {
+    print(`${positionals[0]}: ${result.format}, ${formatBytes(result.inputBytes)} -> ${formatBytes(result.outputBytes)}, ` +
+      `${result.tasks} task(s) on ${result.device}, ${formatRate(result.outputBytes, result.seconds)}`);
+  }
+  return 0;
+}
+
+if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)));

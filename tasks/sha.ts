@@ -1,0 +1,265 @@
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+/**
+ * sha: digests of files computed by DOCA SHA, printed the way sha1sum / sha256sum / sha512sum print them (so
+ * `sha256sum -c` reads the output), and --check FILE to verify such a list. A file of more than one part is streamed
+ * through a partial hash session (whole blocks per part, the last part final); a smaller one takes one hash task.
+ */
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import process from "node:process";
+import { type Device, ProgressEngine, Sha, type ShaAlgorithmName } from "../mod.ts";
+import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
+import { openDeviceOf } from "./common/device.ts";
+import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
+import { isMain, print, runMain } from "./common/main.ts";
+import { printError, printJson } from "./common/output.ts";
+import { userPath } from "./common/user-path.ts";
+import { OutputFile } from "./accel/output-file.ts";
+import { Progress } from "./accel/progress.ts";
+import { Staging } from "./accel/staging.ts";
+
+export const FLAGS = {
+  algorithm: { type: "string", short: "a" },
+  check: { type: "string", short: "c" },
+  output: { type: "string", short: "o" },
+  force: { type: "boolean", short: "f" },
+  "part-size": { type: "string" },
+  "pci-addr": { type: "string", short: "p" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const HELP = `Usage: sha [-a sha1|sha256|sha512] FILE... [-o LIST] [-f] [--part-size BYTES] [-p PCI] [--json]
+       sha [-a ALGORITHM] --check LIST [-p PCI] [--json]
+
+Prints "DIGEST  FILE" per FILE, the digests computed by DOCA SHA, exactly as sha256sum (sha1sum, sha512sum) prints
+them, so \`sha256sum -c\` verifies the list. A file larger than one part is streamed through a DOCA partial hash.
+  -a, --algorithm NAME    sha1, sha256 (default) or sha512
+  -c, --check LIST        read "DIGEST  FILE" lines from LIST (sha256sum's format) and verify each file: prints
+                          "FILE: OK" or "FILE: FAILED"; exit 1 if any failed, could not be read, or a line is malformed
+  -o, --output LIST       write the list to LIST instead of stdout (appears only when complete); refused if it
+                          exists, unless -f
+  -f, --force             replace an existing LIST
+      --part-size BYTES   bytes per partial-hash part (default 1048576; rounded down to whole blocks)
+  -p, --pci-addr PCI      device (default: the first one found)
+      --json              print the results as one JSON object
+  -h, --help              this text
+No peer and no waits but the device's tasks (a context start of 10 s at most).
+Exit status 0, 1 on any error or failed check, 2 for bad flags, ${STOPPED_STATUSES}.`;
+
+export interface FileDigest {
+  file: string;
+  digest: string;
+  bytes: number;
+}
+
+/** One device, engine, SHA context and staging memory for digesting many files. */
+export class FileHasher {
+  readonly #device: Device;
+  readonly #pe: ProgressEngine;
+  readonly #sha: Sha;
+  readonly #staging: Staging;
+  readonly #partSize: number;
+
+  private constructor(device: Device, pe: ProgressEngine, sha: Sha, partSize: number) {
+    this.#device = device;
+    this.#pe = pe;
+    this.#sha = sha;
+    this.#staging = new Staging(device);
+    this.#partSize = partSize;
+  }
+
+  static async open(pciAddr?: string, partSize = 1 << 20): Promise<FileHasher> {
+    const device = openDeviceOf(pciAddr);
+    const pe = new ProgressEngine();
+    try {
+      const sha = await Sha.open(device, pe, { maxTasks: 1, maxSessions: 1 });
+      const block = 128; // a multiple of every algorithm's block size
+      const part = Math.max(block, Math.floor(Math.min(partSize, sha.caps.maxSrcBufSize) / block) * block);
+      return new FileHasher(device, pe, sha, part);
+    } catch (e) {
+      pe.close();
+      device.close();
+      throw e;
+    }
+  }
+
+  get device(): string {
+    return this.#device.info.pciAddr;
+  }
+
+  /** The hex digest of a file. */
+  async digest(path: string, algorithm: ShaAlgorithmName, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<FileDigest> {
+    const fd = openSync(path, "r");
+    try {
+      const total = fstatSync(fd).size;
+      const { src, dst, inventory } = this.#staging;
+      const length = this.#sha.caps.digestLength[algorithm];
+      src.ensure(this.#partSize);
+      const read = (position: number) => {
+        let done = 0;
+        while (done < this.#partSize) {
+          const n = readSync(fd, src.bytes, done, this.#partSize - done, position + done);
+          if (n === 0) break;
+          done += n;
+        }
+        return done;
+      };
+      const out = dst.room(inventory, 64);
+      try {
+        let n = read(0);
+        if (n < this.#partSize) {
+          // One part: a hash task (DOCA leaves a partial session's first part being its final one undefined)
+          const s = src.data(inventory, n);
+          try {
+            await this.#sha.hash(algorithm, s, out);
+          } finally {
+            s.closeSync();
+          }
+        } else {
+          using session = this.#sha.partial(algorithm, out);
+          let position = 0;
+          while (true) {
+            if (signal?.aborted) throw interruption(signal, `hashing ${path}`);
+            const s = src.data(inventory, n);
+            // The last part is the one after which nothing is left (a whole part when the size is a multiple)
+            const next = position + n;
+            const last = n < this.#partSize || next === total;
+            try {
+              if (last) await session.final(s);
+              else await session.update(s);
+            } finally {
+              s.closeSync();
+            }
+            onProgress?.(next, total);
+            if (last) break;
+            position = next;
+            n = read(position);
+            if (n === 0) throw new Error(`${path} shrank while it was read`);
+          }
+        }
+        const hex = Array.from(dst.bytes.subarray(0, length), (b) => b.toString(16).padStart(2, "0")).join("");
+        return { file: path, digest: hex, bytes: total };
+      } finally {
+        out.closeSync();
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#staging[Symbol.dispose]();
+    await this.#sha.close();
+    this.#pe.close();
+    this.#device.close();
+  }
+}
+
+/** sha256sum's line: a name with a backslash or newline is escaped and the line starts with a backslash. */
+export function listLine(digest: string, name: string): string {
+  if (!/[\\\n\r]/.test(name)) return `${digest}  ${name}`;
+  return `\\${digest}  ${name.replaceAll("\\", "\\\\").replaceAll("\n", "\\n").replaceAll("\r", "\\r")}`;
+}
+
+/** Parses a list line ("DIGEST  NAME", "DIGEST *NAME", escaped form); undefined when malformed. */
+export function parseListLine(line: string, hexLength: number): { digest: string; name: string } | undefined {
+  const escaped = line.startsWith("\\");
+  const body = escaped ? line.slice(1) : line;
+  const m = new RegExp(`^([0-9a-fA-F]{${hexLength}}) [ *](.+)$`).exec(body);
+  if (!m) return undefined;
+  let name = m[2];
+  if (escaped) name = name.replace(/\\(\\|n|r)/g, (_, c) => (c === "n" ? "\n" : c === "r" ? "\r" : "\\"));
+  return { digest: m[1].toLowerCase(), name };
+}
+
+function algorithmOf(value: string | undefined): ShaAlgorithmName {
+  const name = value ?? "sha256";
+  if (name !== "sha1" && name !== "sha256" && name !== "sha512") {
+    throw new UsageError(`--algorithm: expected sha1, sha256 or sha512, got ${JSON.stringify(name)}`);
+  }
+  return name;
+}
+
+const HEX_LENGTH: Record<ShaAlgorithmName, number> = { sha1: 40, sha256: 64, sha512: 128 };
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, FLAGS, { positionals: true });
+  if (values.help) {
+    print(HELP);
+    return 0;
+  }
+  const algorithm = algorithmOf(values.algorithm);
+  const partSize = values["part-size"] === undefined ? undefined : positiveInt(values["part-size"], "--part-size", 2 ** 30);
+  if (values.check !== undefined && positionals.length > 0) throw new UsageError("--check takes the files from its list: give no FILE");
+  if (values.check !== undefined && values.output !== undefined) throw new UsageError("--output lists digests: not with --check");
+  if (values.check === undefined && positionals.length === 0) throw new UsageError("expected at least one FILE (or --check LIST)");
+  if (values.force && values.output === undefined) throw new UsageError("--force replaces the --output file: give --output");
+  const signal = stopOnSignals();
+  const hasher = await FileHasher.open(values["pci-addr"], partSize);
+  try {
+    if (values.check !== undefined) return await check(hasher, algorithm, values.check, values.json === true, signal);
+    const progress = new Progress(values.json ? undefined : "hashed");
+    const results: FileDigest[] = [];
+    try {
+      for (const name of positionals) {
+        results.push({ ...(await hasher.digest(userPath(name), algorithm, signal, (d, t) => progress.update(d, t))), file: name });
+      }
+    } finally {
+      progress.end();
+    }
+    const text = results.map((r) => listLine(r.digest, r.file)).join("\n") + "\n";
+    if (values.output !== undefined) {
+      const out = OutputFile.create(userPath(values.output), values.output, values.force);
+      try {
+        out.write(new TextEncoder().encode(text));
+        out.commit();
+      } catch (e) {
+        out.abort();
+        throw e;
+      }
+    }
+    if (values.json) printJson({ device: hasher.device, algorithm, files: results });
+    else if (values.output === undefined) print(text.slice(0, -1));
+    return 0;
+  } finally {
+    await hasher.close();
+  }
+}
+
+async function check(hasher: FileHasher, algorithm: ShaAlgorithmName, list: string, json: boolean, signal: AbortSignal): Promise<number> {
+  let text: string;
+  try {
+    text = readFileSync(userPath(list), "utf8");
+  } catch (e) {
+    throw new Error(`cannot read ${list}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const results: { file: string; status: "OK" | "FAILED" | "UNREADABLE" }[] = [];
+  let malformed = 0;
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    const entry = parseListLine(line, HEX_LENGTH[algorithm]);
+    if (!entry) {
+      malformed++;
+      continue;
+    }
+    let status: "OK" | "FAILED" | "UNREADABLE";
+    try {
+      const d = await hasher.digest(userPath(entry.name), algorithm, signal);
+      status = d.digest === entry.digest ? "OK" : "FAILED";
+    } catch (e) {
+      if ((e as Error).name === "InterruptedError") throw e;
+      status = "UNREADABLE";
+    }
+    results.push({ file: entry.name, status });
+    if (!json) print(`${entry.name}: ${status === "UNREADABLE" ? "FAILED open or read" : status}`);
+  }
+  const failed = results.filter((r) => r.status !== "OK").length;
+  if (json) printJson({ device: hasher.device, algorithm, files: results, malformedLines: malformed });
+  else {
+    if (malformed) printError(`sha: WARNING: ${malformed} line${malformed > 1 ? "s are" : " is"} improperly formatted (not ${algorithm})`);
+    if (failed) printError(`sha: WARNING: ${failed} of ${results.length} computed checksum${results.length > 1 ? "s" : ""} did NOT match`);
+  }
+  return failed || malformed || results.length === 0 ? 1 : 0;
+}
+
+if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)));

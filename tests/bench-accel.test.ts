@@ -1,0 +1,43 @@
+/**
+ * bench:accel's plumbing, not its figures: one short round at 4 KiB builds the C driver, runs the device from C and
+ * from doca-ts and the libraries directly, and writes complete, finite rows. Runs once, under Deno.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { repoRoot } from "../tasks/common/run-pair.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
+import type { Row } from "../benchmarks/rows.ts";
+
+const onDeno = currentRuntime() === "deno";
+
+describe("deno task bench:accel", { skip: !onDeno && "runs once, under Deno" }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "doca-bench-accel-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("one round gives every row, finite, with its ratio", { timeout: 180_000 }, () => {
+    const json = join(dir, "rows.json");
+    const r = spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "benchmarks", "accel.ts"), "--rounds", "1", "--seconds", "0.05", "--sizes", "4096", "--json", json], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      timeout: 170_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const rows = JSON.parse(readFileSync(json, "utf8")) as Row[];
+    assert.deepEqual(rows.map((row) => `${row.name}/${row.runtime}`), [
+      "compress deflate/Deno", "compress deflate/C", "zlib direct/C", "sha256 hash/Deno", "sha256 hash/C", "libcrypto direct/C",
+    ]);
+    for (const row of rows) assert.ok(Number.isFinite(row.value) && row.value > 0, JSON.stringify(row));
+    assert.match(r.stdout, /compress deflate\s+Deno\s+4 KiB/);
+  });
+
+  test("a bad flag exits 2 naming it", { timeout: 60_000 }, () => {
+    const r = spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "benchmarks", "accel.ts"), "--rounds", "0"], { cwd: repoRoot, encoding: "utf8", timeout: 50_000 });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--rounds/);
+  });
+});

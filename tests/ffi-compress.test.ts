@@ -1,0 +1,191 @@
+/**
+ * Compress from TypeScript on the software device: deflate round trips checked against node:zlib (raw deflate both
+ * ways), DOCA's checksums against reference implementations, LZ4 block and stream decompression, corrupt input and
+ * small destinations rejecting with DocaError, a close with tasks in flight, and the capability query.
+ */
+import "./helpers/sim-env.ts";
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { HOST_PCI } from "./helpers/sim-env.ts";
+import { adler32, crc32, xxh32 } from "./helpers/checksums.ts";
+import { noLiveCounter } from "./helpers/live-objects.ts";
+import { Access, BufInventory, Compress, Device, DocaError, DocaErrorCode, liveObjects, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
+
+const SIZE = 1 << 20;
+
+/** Text-like bytes that compress well but not trivially. */
+function text(length: number, seed = 1): Uint8Array {
+  const words = ["doca ", "compress ", "deflate ", "block ", "software ", "device ", "\n"];
+  const out = new Uint8Array(length);
+  let x = seed, i = 0;
+  while (i < length) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    for (const ch of words[(x >>> 16) % words.length]) if (i < length) out[i++] = ch.charCodeAt(0);
+  }
+  return out;
+}
+
+async function setup() {
+  const dev = Device.open(HOST_PCI);
+  const pe = new ProgressEngine();
+  const src = NativeMemory.alloc(SIZE);
+  const dst = NativeMemory.alloc(SIZE);
+  const srcMap = Mmap.create({ memory: src, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
+  const dstMap = Mmap.create({ memory: dst, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
+  const inv = new BufInventory(64);
+  const c = await Compress.open(dev, pe, { maxTasks: 8 });
+  /** A source Buf holding `bytes`, and an empty destination of `room` bytes. */
+  const bufs = (bytes: Uint8Array, room = SIZE) => {
+    src.bytes.set(bytes);
+    return { s: inv.bufByData(srcMap, src.address, bytes.length), d: inv.bufByAddr(dstMap, dst.address, room) };
+  };
+  const out = (length: number) => dst.bytes.slice(0, length);
+  return {
+    dev, pe, c, bufs, out,
+    async [Symbol.asyncDispose]() {
+      await c.close();
+      inv.close();
+      dstMap.close();
+      srcMap.close();
+      src.close();
+      dst.close();
+      pe.close();
+      dev.close();
+    },
+  };
+}
+
+describe("ffi: Compress", () => {
+  test("capabilities: every kind supported on the software device, with its max buffer size", () => {
+    const dev = Device.open(HOST_PCI);
+    try {
+      const caps = Compress.caps(dev);
+      assert.deepEqual(
+        [caps.compressDeflate, caps.decompressDeflate, caps.decompressLz4Stream, caps.decompressLz4Block],
+        [true, true, true, true],
+      );
+      assert.ok(caps.maxBufSize >= SIZE);
+      assert.equal(caps.missingReason, undefined);
+    } finally {
+      dev.close();
+    }
+  });
+
+  test("deflate: the output is raw deflate node:zlib inflates, checksums of the plain bytes", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    const plain = text(300_000);
+    const { s: src, d: dst } = s.bufs(plain);
+    const r = await s.c.compressDeflate(src, dst);
+    assert.ok(r.length > 0 && r.length < plain.length / 2, `compressed to ${r.length}`);
+    assert.equal(dst.dataLength, r.length);
+    assert.deepEqual(new Uint8Array(inflateRawSync(s.out(r.length))), plain);
+    assert.equal(r.crc32, crc32(plain));
+    assert.equal(r.adler32, adler32(plain));
+  });
+
+  test("inflate: what node:zlib deflates (raw) comes back byte for byte", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    const plain = text(500_000, 2);
+    const packed = new Uint8Array(deflateRawSync(plain, { level: 9 }));
+    const { s: src, d: dst } = s.bufs(packed);
+    const r = await s.c.decompressDeflate(src, dst);
+    assert.equal(r.length, plain.length);
+    assert.deepEqual(s.out(r.length), plain);
+    assert.equal(r.crc32, crc32(plain));
+    assert.equal(r.adler32, adler32(plain));
+  });
+
+  test("corrupt, truncated or too large: DocaError with DOCA's code, nothing written", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    const plain = text(100_000, 3);
+    const packed = new Uint8Array(deflateRawSync(plain));
+    const bad = packed.slice();
+    bad.fill(0xff, 0, 16);
+    let b = s.bufs(bad);
+    await assert.rejects(s.c.decompressDeflate(b.s, b.d), (e: unknown) => e instanceof DocaError && e.code === DocaErrorCode.INVALID_VALUE && e.fn === "doca_compress_task_decompress_deflate");
+    assert.equal(b.d.dataLength, 0);
+    b = s.bufs(packed.slice(0, packed.length >> 1));
+    await assert.rejects(s.c.decompressDeflate(b.s, b.d), (e: unknown) => e instanceof DocaError && e.code === DocaErrorCode.INVALID_VALUE);
+    b = s.bufs(packed, plain.length - 1);
+    await assert.rejects(s.c.decompressDeflate(b.s, b.d), (e: unknown) => e instanceof DocaError && e.code === DocaErrorCode.TOO_BIG);
+    b = s.bufs(plain, 100);
+    await assert.rejects(s.c.compressDeflate(b.s, b.d), (e: unknown) => e instanceof DocaError && e.code === DocaErrorCode.TOO_BIG);
+  });
+
+  test("LZ4: a hand-made block, and the same block as a stream with and without its checksum", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    // literals "abcdefgh", a match of 32 bytes at offset 8, final literals "12345"
+    const block = new Uint8Array([0x8f, ...new TextEncoder().encode("abcdefgh"), 8, 0, 13, 0x50, ...new TextEncoder().encode("12345")]);
+    const plain = new TextEncoder().encode("abcdefgh".repeat(5) + "12345");
+    let b = s.bufs(block);
+    let r = await s.c.decompressLz4Block(b.s, b.d);
+    assert.deepEqual(s.out(r.length), plain);
+    assert.equal(r.crc32, crc32(plain));
+    assert.equal(r.xxhash32, xxh32(plain));
+    for (const blockChecksum of [false, true]) {
+      const size = new Uint8Array(4);
+      new DataView(size.buffer).setUint32(0, block.length, true);
+      const sum = new Uint8Array(4);
+      new DataView(sum.buffer).setUint32(0, xxh32(block), true);
+      const stream = new Uint8Array([...size, ...block, ...(blockChecksum ? sum : []), ...size, ...block, ...(blockChecksum ? sum : [])]);
+      b = s.bufs(stream);
+      r = await s.c.decompressLz4Stream(b.s, b.d, { blockChecksum });
+      assert.deepEqual(s.out(r.length), new Uint8Array([...plain, ...plain]));
+      assert.equal(r.xxhash32, xxh32(new Uint8Array([...plain, ...plain])));
+      if (blockChecksum) {
+        stream[stream.length - 1] ^= 1;
+        b = s.bufs(stream);
+        await assert.rejects(s.c.decompressLz4Stream(b.s, b.d, { blockChecksum }), (e: unknown) => e instanceof DocaError && e.code === DocaErrorCode.INVALID_VALUE);
+      }
+    }
+  });
+
+  test("more requests than tasks queue; a close with tasks in flight settles every one", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    const plain = text(4000, 4);
+    const { s: src } = s.bufs(plain);
+    const inv = new BufInventory(64);
+    const dstMem = NativeMemory.alloc(64 * 8192);
+    const dstMap = Mmap.create({ memory: dstMem, permissions: Access.LOCAL_READ_WRITE, devices: [s.dev] });
+    try {
+      const all = Array.from({ length: 40 }, (_, i) => s.c.compressDeflate(src, inv.bufByAddr(dstMap, dstMem.address + i * 8192, 8192)));
+      const results = await Promise.all(all);
+      for (const r of results) assert.equal(r.crc32, crc32(plain));
+      const inflight = Array.from({ length: 8 }, (_, i) => s.c.compressDeflate(src, inv.bufByAddr(dstMap, dstMem.address + i * 8192, 8192)));
+      const closing = s.c.close();
+      const settled = await Promise.allSettled(inflight);
+      await closing;
+      for (const r of settled) assert.ok(r.status === "fulfilled" || r.reason instanceof Error);
+      const late = inv.bufByAddr(dstMap, dstMem.address, 8192);
+      assert.throws(() => s.c.compressDeflate(src, late), /Compress is closed/);
+    } finally {
+      inv.close();
+      dstMap.close();
+      dstMem.close();
+    }
+  });
+
+  test("byte-array conveniences: compressBytes is raw deflate node:zlib inflates; decompressBytes bounds its output", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    const plain = text(70_000, 9);
+    const packed = await s.c.compressBytes(plain);
+    assert.deepEqual(new Uint8Array(inflateRawSync(packed.bytes)), plain);
+    assert.equal(packed.length, packed.bytes.length);
+    assert.equal(packed.crc32, crc32(plain));
+    const back = await s.c.decompressBytes(packed.bytes, { maxOutput: plain.length });
+    assert.deepEqual(back.bytes, plain);
+    await assert.rejects(s.c.decompressBytes(packed.bytes, { maxOutput: 100 }), (e: unknown) => e instanceof DocaError && e.code === DocaErrorCode.TOO_BIG);
+    assert.throws(() => s.c.decompressBytes(packed.bytes, {} as { maxOutput: number }), /maxOutput is required/);
+  });
+
+  test("nothing left alive after a close", { skip: noLiveCounter, timeout: 60_000 }, async () => {
+    const before = liveObjects()!;
+    {
+      await using s = await setup();
+      const b = s.bufs(text(1000));
+      await s.c.compressDeflate(b.s, b.d);
+    }
+    assert.equal(liveObjects(), before);
+  });
+});

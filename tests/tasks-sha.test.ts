@@ -1,0 +1,71 @@
+/**
+ * sha as a user runs it: its list is what sha256sum / sha1sum / sha512sum print for the same files (and `sha256sum
+ * -c` accepts it), files of many parts are streamed; --check reports OK and FAILED like sha256sum -c and exits 1 on a
+ * mismatch; an unreadable file fails with exit 1; --output leaves nothing behind on failure.
+ */
+import "./helpers/sim-env.ts";
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startChild } from "../tasks/common/run-pair.ts";
+import { pattern } from "./helpers/sim-env.ts";
+
+const task = fileURLToPath(new URL("../tasks/sha.ts", import.meta.url));
+
+function withDir(fn: (dir: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const dir = mkdtempSync(join(tmpdir(), "doca-ts-sha-"));
+    try {
+      await fn(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+describe("tasks: sha", () => {
+  for (const algorithm of ["sha1", "sha256", "sha512"]) {
+    test(`${algorithm}: the same list as ${algorithm}sum, which -c accepts`, { timeout: 120_000 }, withDir(async (dir) => {
+      const files = { empty: 0, small: 1000, exact: 3 * 65536, large: 3 * 65536 + 77 };
+      for (const [name, size] of Object.entries(files)) writeFileSync(join(dir, name), pattern(size, size));
+      const r = await startChild(task, ["-a", algorithm, "--part-size", "65536", ...Object.keys(files)], { INIT_CWD: dir }, 120_000).done;
+      assert.equal(r.code, 0, r.stderr);
+      const reference = spawnSync(`${algorithm}sum`, Object.keys(files), { cwd: dir, encoding: "utf8" });
+      assert.equal(r.stdout, reference.stdout);
+      writeFileSync(join(dir, "list"), r.stdout);
+      const check = spawnSync(`${algorithm}sum`, ["-c", "list"], { cwd: dir, encoding: "utf8" });
+      assert.equal(check.status, 0, check.stdout + check.stderr);
+    }));
+  }
+
+  test("--check: OK lines, a changed file FAILED with exit 1, a missing file FAILED open or read", { timeout: 120_000 }, withDir(async (dir) => {
+    writeFileSync(join(dir, "a"), pattern(5000, 1));
+    writeFileSync(join(dir, "b"), pattern(5000, 2));
+    const list = spawnSync("sha256sum", ["a", "b"], { cwd: dir, encoding: "utf8" }).stdout;
+    writeFileSync(join(dir, "list"), list);
+    let r = await startChild(task, ["--check", "list"], { INIT_CWD: dir }, 120_000).done;
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "a: OK\nb: OK\n");
+    writeFileSync(join(dir, "b"), pattern(5000, 3));
+    writeFileSync(join(dir, "list"), list + "0".repeat(64) + "  gone\n");
+    r = await startChild(task, ["--check", "list"], { INIT_CWD: dir }, 120_000).done;
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "a: OK\nb: FAILED\ngone: FAILED open or read\n");
+    assert.match(r.stderr, /2 of 3 computed checksums did NOT match/);
+  }));
+
+  test("an unreadable file exits 1 and --output leaves nothing; bad flags exit 2", { timeout: 120_000 }, withDir(async (dir) => {
+    writeFileSync(join(dir, "a"), pattern(100, 1));
+    let r = await startChild(task, ["a", "missing", "-o", "list"], { INIT_CWD: dir }, 120_000).done;
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^error: .*missing/m);
+    assert.deepEqual(readdirSync(dir), ["a"]);
+    r = await startChild(task, ["-a", "md5", "a"], { INIT_CWD: dir }, 120_000).done;
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--algorithm/);
+  }));
+});
