@@ -71,7 +71,15 @@ function readTable(): Row[] {
 
 function exportedDocaFunctions(): string[] {
   const names = new Set<string>();
-  for (const lib of ["libdoca_common.so", "libdoca_dma.so", "libdoca_comch.so"]) {
+  for (
+    const lib of [
+      "libdoca_common.so",
+      "libdoca_dma.so",
+      "libdoca_comch.so",
+      "libdoca_erasure_coding.so",
+      "libdoca_aes_gcm.so",
+    ]
+  ) {
     const result = spawnSync("nm", ["-D", "--defined-only", join(libDir, lib)], { encoding: "utf8" });
     assert.equal(result.status, 0, result.stderr);
     for (const line of result.stdout.split("\n")) {
