@@ -28,3 +28,13 @@ export {
   type RdmaReceived,
   RdmaTransport,
 } from "./ffi/doca/rdma/rdma.ts";
+export {
+  CodingMatrix,
+  EC_BLOCK_ALIGN,
+  ErasureCoding,
+  type ErasureCodingCaps,
+  type ErasureCodingOptions,
+  type MatrixRole,
+  type MatrixType,
+} from "./ffi/doca/erasure_coding/erasure-coding.ts";
+export { AesGcm, type AesGcmCaps, AesGcmKey, type AesGcmOptions, type AesGcmParams, type AesGcmTagSize } from "./ffi/doca/aes_gcm/aes-gcm.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DOCA_SYMBOLS } from "../ffi/native/symbols.ts";
+import { ACCEL_EA_SYMBOLS, DOCA_SYMBOLS } from "../ffi/native/symbols.ts";
 import type { TableType } from "../ffi/load/types.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -71,6 +71,8 @@ function kindOf(cType: string): TableType | undefined {
 /** A parameter declaration without its name: "const struct doca_buf *src" → "const struct doca_buf *". */
 function typeOfParam(param: string): string {
   const p = param.trim();
+  // An array parameter (`uint32_t missing_indices[]`) is a pointer in C
+  if (/\w+\[\]$/.test(p)) return p.replace(/\s*\w+\[\]$/, " *");
   if (/_cb_t$|_callback_t$/.test(p.split(/\s+/).pop()!)) return p; // a bare callback type
   const m = /^(.*?[\s*])(\w+)$/.exec(p);
   return m && !/^(const\s+)?(struct|union|enum)\s+\w+$/.test(p) && !(p in SCALARS) ? m[1].trim() : p;
@@ -103,7 +105,7 @@ describe("ffi/native/symbols.ts against sim/include", () => {
     assert.equal(kindOf(typeOfParam("union doca_data user_data")), "u64");
   });
 
-  const entries = Object.entries(DOCA_SYMBOLS) as [string, { params: readonly TableType[]; result: TableType; aliases?: readonly string[]; optional?: true }][];
+  const entries = Object.entries({ ...DOCA_SYMBOLS, ...ACCEL_EA_SYMBOLS }) as [string, { params: readonly TableType[]; result: TableType; aliases?: readonly string[]; optional?: true }][];
   test("every entry: arity, integer widths, pointer-ness and pointer types as in its header prototype", () => {
     const problems: string[] = [];
     let checked = 0;

@@ -19,6 +19,7 @@ import { isAbsolute, join } from "node:path";
 import { buildSoftwareDevice, packageRoot, SimBuildError, simSourcesPresent } from "./sim-build/builder.ts";
 import { checkTrustedPath, effectiveUid, untrustedReason, UntrustedPathError } from "./trusted-path.ts";
 import { simBuildFix } from "./install-kind.ts";
+import { OPTIONAL_DOCA_LIBRARIES, type OptionalDocaLibrary } from "./types.ts";
 
 export const DOCA_LIBRARIES = ["common", "dma", "comch"] as const;
 export type DocaLibraryName = typeof DOCA_LIBRARIES[number];
@@ -175,9 +176,12 @@ function trustChecks(report: CandidateReport): string | undefined {
   };
   check(report.dir, "folder");
   for (const file of Object.values(report.found)) check(file, "file");
-  // The optional libdoca_rdma is loaded from the same folder when present: it is code too, checked the same way.
-  const rdma = findOptionalLibrary(report.dir, "rdma");
-  if (rdma) check(rdma, "file");
+  // The optional libraries (libdoca_rdma, _erasure_coding, _aes_gcm) are loaded from the same folder when present:
+  // they are code too, checked the same way.
+  for (const lib of OPTIONAL_DOCA_LIBRARIES) {
+    const file = findOptionalLibrary(report.dir, lib);
+    if (file) check(file, "file");
+  }
   return first;
 }
 
@@ -245,9 +249,9 @@ export function discoverLibraries(libDir?: string): DiscoveredLibraries {
 }
 
 /**
- * An optional DOCA library beside the required ones (libdoca_rdma): its path in the folder discovery accepted, or
+ * An optional DOCA library beside the required ones (libdoca_rdma, _erasure_coding, _aes_gcm): its path in the folder discovery accepted, or
  * undefined. Only that folder is looked in, so the optional library always comes from the same DOCA as the others.
  */
-export function findOptionalLibrary(dir: string, lib: "rdma"): string | undefined {
+export function findOptionalLibrary(dir: string, lib: OptionalDocaLibrary): string | undefined {
   return SUFFIXES.map((suffix) => join(dir, `libdoca_${lib}${suffix}`)).find((path) => existsSync(path));
 }

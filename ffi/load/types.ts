@@ -35,9 +35,13 @@ export function eraseTypedPointers<T extends TypedSymbolTable>(table: T): Record
   return out;
 }
 
+/** DOCA libraries loaded only when present beside the required ones (libdoca_<name>.so). */
+export type OptionalDocaLibrary = "rdma" | "erasure_coding" | "aes_gcm";
+export const OPTIONAL_DOCA_LIBRARIES: readonly OptionalDocaLibrary[] = ["rdma", "erasure_coding", "aes_gcm"];
+
 export interface SymbolDef {
   /** Which shared library holds the symbol (libdoca_<lib>.so, or libc). */
-  lib: "common" | "dma" | "comch" | "rdma" | "libc";
+  lib: "common" | "dma" | "comch" | OptionalDocaLibrary | "libc";
   params: readonly NativeType[];
   result: NativeType;
   /** Missing from some builds (software-device diagnostics, newer-DOCA functions): bound as undefined. */

@@ -5,14 +5,15 @@
 import { backend as selectBackend } from "../load/loaders/select.ts";
 import { currentRuntime, type RuntimeName } from "../load/runtime.ts";
 import { discoverLibraries, type DocaLibraryName, findOptionalLibrary } from "../load/discover.ts";
-import { DOCA_SYMBOLS as CORE_SYMBOLS, LIBC_SYMBOLS, RDMA_SYMBOLS } from "./symbols.ts";
+import { ACCEL_EA_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, LIBC_SYMBOLS, RDMA_SYMBOLS } from "./symbols.ts";
 import { type AsyncTwins, type Backend, type BoundFns, type BoundLibrary, eraseTypedPointers, type NativeFn, type RawFns } from "../load/types.ts";
+import { OPTIONAL_DOCA_LIBRARIES, type OptionalDocaLibrary } from "../load/types.ts";
 import { Scratch } from "./scratch.ts";
 import { DocaError, setErrorDescriber } from "./errors.ts";
 import { DocaErrorCode, fallbackErrorName } from "./constants.ts";
 
 /** The whole DOCA table: the core libraries' symbols and the optional RDMA block (symbols.ts). */
-const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...RDMA_SYMBOLS };
+const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...RDMA_SYMBOLS, ...ACCEL_EA_SYMBOLS };
 
 /** Every DOCA function with the TS type derived from its symbol-table entry (optional ones may be undefined). */
 export type DocaFns = BoundFns<typeof DOCA_SYMBOLS>;
@@ -23,7 +24,7 @@ export type LibcFns = BoundFns<typeof LIBC_SYMBOLS> & AsyncTwins<typeof LIBC_SYM
 
 export interface DocaLibraryInfo {
   dir: string;
-  files: Record<DocaLibraryName, string> & { rdma?: string };
+  files: Record<DocaLibraryName, string> & Partial<Record<OptionalDocaLibrary, string>>;
   /** doca_version_runtime(). */
   version: string;
   /** True when the libraries are this repository's software device (they export doca_sim_*). */
@@ -108,16 +109,20 @@ function bindAll(libDir?: string): Doca {
     Object.assign(resolved, b.resolved);
     missing.push(...b.missing.map((name) => `${name} (${found.files[lib]})`));
   }
-  // libdoca_rdma is optional (a DOCA without it, or a 2.7 build, still runs DMA and Comch): its symbols stay
-  // undefined when the library is absent, and the RDMA wrappers say so (requireFns).
-  const rdmaFile = findOptionalLibrary(found.dir, "rdma");
-  if (rdmaFile) {
-    const b = backend.bind(rdmaFile, LOADER_SYMBOLS, "rdma");
+  // libdoca_rdma, libdoca_erasure_coding and libdoca_aes_gcm are optional (a DOCA without them, or a 2.7 build,
+  // still runs DMA and Comch): their symbols stay undefined when the library is absent, and the wrappers say so
+  // (requireFns).
+  const optionalFiles: Partial<Record<OptionalDocaLibrary, string>> = {};
+  for (const lib of OPTIONAL_DOCA_LIBRARIES) {
+    const file = findOptionalLibrary(found.dir, lib);
+    if (!file) continue;
+    optionalFiles[lib] = file;
+    const b = backend.bind(file, LOADER_SYMBOLS, lib);
     bound.push(b);
     Object.assign(fns, b.fns);
     Object.assign(raw, b.raw);
     Object.assign(resolved, b.resolved);
-    missing.push(...b.missing.map((name) => `${name} (${rdmaFile})`));
+    missing.push(...b.missing.map((name) => `${name} (${file})`));
   }
   if (missing.length) {
     for (const b of bound) b.close();
@@ -141,7 +146,7 @@ function bindAll(libDir?: string): Doca {
   const optionalMissing = Object.keys(DOCA_SYMBOLS).filter((k) => !fns[k]);
   const info: DocaLibraryInfo = {
     dir: found.dir,
-    files: rdmaFile ? { ...found.files, rdma: rdmaFile } : found.files,
+    files: { ...found.files, ...optionalFiles },
     version: str(typed.doca_version_runtime()),
     isSoftwareDevice: !!fns.doca_sim_live_objects,
     runtime: currentRuntime(),
