@@ -14,6 +14,8 @@ export { type DmaCompletion, dmaTransfer, pollUntilComplete, submitDmaCopy, type
 export { type MessageChannel, Messenger, type MessengerOptions, PeerFailedError, PeerLostError } from "./wire/messenger.ts";
 export * as protocol from "./wire/protocol.ts";
 export { dmaLocalCopy, type LocalCopyResult } from "./dma-local-copy.ts";
+export { type CryptOptions, type CryptResult, decryptFile, encryptFile } from "./crypt/stream.ts";
+export { ecEncode, type EncodeOptions as EcEncodeOptions, ecRecover, type Manifest as EcManifest, type RecoverOptions as EcRecoverOptions } from "./ec/codec.ts";
 export { runComchServer, type ServerRun } from "./comch-server.ts";
 export { runComchClient } from "./comch-client.ts";
 export { type StreamReport, streamConsumer, streamProducer } from "./comch-stream.ts";

@@ -20,11 +20,19 @@ import { FLAGS as rdmaDemo } from "../tasks/rdma-demo.ts";
 import { FLAGS as exportMmap } from "../tasks/steps/export-mmap.ts";
 import { FLAGS as exchangeDescriptor } from "../tasks/steps/exchange-descriptor.ts";
 import { FLAGS as dmaTransfer } from "../tasks/steps/dma-transfer.ts";
+import { FLAGS as encryptFlags } from "../tasks/encrypt.ts";
+import { FLAGS as decryptFlags } from "../tasks/decrypt.ts";
+import { FLAGS as ecEncodeFlags } from "../tasks/ec-encode.ts";
+import { FLAGS as ecRecoverFlags } from "../tasks/ec-recover.ts";
 
 type Flags = Record<string, { type: string; short?: string }>;
 const tasks: [string, Flags][] = [
   ["dma-copy.ts", dmaCopy],
   ["dma-local-copy.ts", dmaLocalCopy],
+  ["encrypt.ts", encryptFlags],
+  ["decrypt.ts", decryptFlags],
+  ["ec-encode.ts", ecEncodeFlags],
+  ["ec-recover.ts", ecRecoverFlags],
   ["comch-server.ts", comchServer],
   ["comch-client.ts", comchClient],
   ["comch-stream.ts", comchStream],
