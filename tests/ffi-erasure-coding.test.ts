@@ -219,6 +219,29 @@ describe("ffi: erasure coding", { skip }, () => {
     assert.equal(liveObjects(), before);
   });
 
+  test("a matrix closed while its tasks run: they finish with the right bytes, then it is destroyed", { skip: noLiveCounter, timeout: 60_000 }, async () => {
+    await using s = setup();
+    const block = 1024;
+    const data = pattern(4 * block, 11);
+    s.memory.bytes.set(data);
+    const coding = s.ec.matrix("cauchy", 4, 2);
+    // a first round leaves the context's kept tasks allocated (they are reused): count from there
+    await Promise.all(Array.from({ length: 8 }, (_, i) =>
+      s.ec.create(coding, s.inv.bufByData(s.mmap, s.memory.address, 4 * block), s.inv.bufByAddr(s.mmap, s.memory.address + 32768 + i * 2 * block, 2 * block))));
+    const srcs = Array.from({ length: 12 }, () => s.inv.bufByData(s.mmap, s.memory.address, 4 * block));
+    const dsts = Array.from({ length: 12 }, (_, i) => s.inv.bufByAddr(s.mmap, s.memory.address + 65536 + i * 2 * block, 2 * block));
+    const live = liveObjects()!;
+    // more than maxTasks (8): some wait in the queue
+    const tasks = srcs.map((src, i) => s.ec.create(coding, src, dsts[i]));
+    coding.close();
+    assert.ok(coding.closed);
+    assert.throws(() => s.ec.create(coding, dsts[0], dsts[1]), /closed/);
+    await Promise.all(tasks);
+    const want = cauchyEncode(data, 4, 2);
+    for (let i = 0; i < 12; i++) assert.deepEqual(s.memory.bytes.slice(65536 + i * 2 * block, 65536 + (i + 1) * 2 * block), want);
+    assert.equal(liveObjects(), live - 1, "the native matrix was destroyed once its tasks were done");
+  });
+
   test("CodingMatrix is exported for instanceof checks only", () => {
     assert.equal(typeof CodingMatrix, "function");
   });

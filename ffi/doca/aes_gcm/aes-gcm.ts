@@ -53,7 +53,8 @@ export interface AesGcmParams {
   aadSize?: number;
 }
 
-type Request = { params: Required<AesGcmParams>; src: Buf };
+/** A task's parameters (the key's native handle taken at submit: valid until the task settles, even if it is closed). */
+type Request = { params: Required<AesGcmParams>; key: number | bigint; src: Buf };
 
 export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
   protected readonly kind = "AesGcm";
@@ -66,6 +67,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
   readonly #decrypt: TaskPath<Request, Buf>;
   /** Per direction and slot, 16 bytes holding the IV of the task in that slot (DOCA reads it through a pointer). */
   readonly #ivs: NativeMemory;
+  readonly #deferred = new Set<AesGcmKey>();
 
   constructor(device: Device, pe: ProgressEngine, opts: AesGcmOptions = {}) {
     integerIn("AesGcm", "maxTasks", opts.maxTasks, 1, MAX_TASKS / 2);
@@ -98,7 +100,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
           const at = (base + slot) * 16;
           ivs.bytes.set(req.params.iv, at);
           const p = req.params;
-          return raw[`${t}_alloc_init`]!(aes, req.src[NATIVE], dst[NATIVE], p.key[NATIVE], ivs.address + at, p.iv.length, p.tagSize, p.aadSize, ud, out);
+          return raw[`${t}_alloc_init`]!(aes, req.src[NATIVE], dst[NATIVE], req.key, ivs.address + at, p.iv.length, p.tagSize, p.aadSize, ud, out);
         },
         (raw, typed) => raw[`${t}_as_task`]!(typed),
         // a queued request keeps its own copy of the IV: the caller may reuse its array at once
@@ -196,7 +198,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     const aad = params.aad ?? new Uint8Array(0);
     const p = this.#params("seal", { ...params, aadSize: aad.length });
     const out = await stagedTask(this.device, [aad, plaintext], aad.length + plaintext.length + p.tagSize, (src, dst) =>
-      this.#encrypt.submit({ params: p, src }, dst));
+      this.#using(p.key, (key) => this.#encrypt.submit({ params: p, key, src }, dst)));
     return out.subarray(aad.length);
   }
 
@@ -206,7 +208,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     const p = this.#params("open", { ...params, aadSize: aad.length });
     if (sealed.length < p.tagSize) throw new RangeError(`AesGcm.open: ${sealed.length} bytes cannot hold a ${p.tagSize}-byte tag`);
     const out = await stagedTask(this.device, [aad, sealed], aad.length + sealed.length - p.tagSize, (src, dst) =>
-      this.#decrypt.submit({ params: p, src }, dst));
+      this.#using(p.key, (key) => this.#decrypt.submit({ params: p, key, src }, dst)));
     return out.subarray(aad.length);
   }
 
@@ -230,10 +232,32 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
       if (!Buf.isBuf(buf)) throw new TypeError(`AesGcm.${method}: ${name} must be a Buf from a BufInventory`);
       buf.assertOpen();
     }
-    return path.submit({ params: p, src }, dst);
+    return this.#using(p.key, (key) => path.submit({ params: p, key, src }, dst));
+  }
+
+  /** The key stays alive natively while the task may read it (a close meanwhile destroys it afterwards). */
+  #using(key: AesGcmKey, submit: (native: number | bigint) => Promise<void>): Promise<void> {
+    key.acquire();
+    const task = submit(key[NATIVE]);
+    const release = () => key.release();
+    task.then(release, release);
+    return task;
+  }
+
+  /** @internal a key closed while tasks used it: destroyed once they are done, at the latest when this stops. */
+  deferDestroy(key: AesGcmKey): void {
+    this.#deferred.add(key);
+  }
+
+  /** @internal */
+  destroyed(key: AesGcmKey): void {
+    this.#deferred.delete(key);
   }
 
   protected override afterStop(): void {
+    // IDLE: DOCA flushed every task, so nothing native reads these keys any more (DOCA refuses to destroy the
+    // context while a key lives)
+    for (const key of [...this.#deferred]) key.destroyDeferred();
     this.#ivs.close();
   }
 
@@ -255,7 +279,36 @@ export class AesGcmKey extends Resource<Handle<"doca_aes_gcm_key">> {
     super(handle, [owner], (h) => doca().fns.doca_aes_gcm_key_destroy!(h));
   }
 
+  #uses = 0;
+  #deferred: number | undefined;
+
+  /** @internal a task that reads this key was submitted */
+  acquire(): void {
+    this.assertOpen();
+    this.#uses++;
+  }
+
+  /** @internal that task settled */
+  release(): void {
+    if (--this.#uses === 0 && this.#deferred !== undefined) this.destroyDeferred();
+  }
+
+  /** @internal */
+  destroyDeferred(): void {
+    const handle = this.#deferred;
+    if (handle === undefined) return;
+    this.#deferred = undefined;
+    this.owner.destroyed(this);
+    check(doca().fns.doca_aes_gcm_key_destroy!(handle), "doca_aes_gcm_key_destroy");
+  }
+
+  /** Tasks in flight that use this key: its native destroy waits for them (DOCA reads it until they complete). */
   protected destroyNative(handle: number): void {
+    if (this.#uses > 0) {
+      this.#deferred = handle;
+      this.owner.deferDestroy(this);
+      return;
+    }
     check(doca().fns.doca_aes_gcm_key_destroy!(handle), "doca_aes_gcm_key_destroy");
   }
 

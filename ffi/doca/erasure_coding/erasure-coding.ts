@@ -46,7 +46,8 @@ export interface ErasureCodingCaps {
 /** DOCA's block alignment: a block is a multiple of 64 bytes. */
 export const EC_BLOCK_ALIGN = 64;
 
-type Request = { matrix: CodingMatrix; src: Buf };
+/** A task's matrix (its native handle taken at submit: valid until the task settles, even if the matrix is closed). */
+type Request = { matrix: CodingMatrix; native: number | bigint; src: Buf };
 
 function taskKind(name: "create" | "recover" | "update" | "galois_mul", noun: string): AllocKind<Request, Buf> {
   const t = `doca_ec_task_${name}` as const;
@@ -54,7 +55,7 @@ function taskKind(name: "create" | "recover" | "update" | "galois_mul", noun: st
     t,
     `${t}_allocate_init`,
     noun,
-    (raw, ec, _slot, req, dst, ud, out) => raw[`${t}_allocate_init`]!(ec, req.matrix[NATIVE], req.src[NATIVE], dst[NATIVE], ud, out),
+    (raw, ec, _slot, req, dst, ud, out) => raw[`${t}_allocate_init`]!(ec, req.native, req.src[NATIVE], dst[NATIVE], ud, out),
     (raw, typed) => raw[`${t}_as_task`]!(typed),
   );
 }
@@ -67,6 +68,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
   readonly caps: ErasureCodingCaps;
   protected readonly core: CtxCore;
   readonly #paths: Record<"create" | "recover" | "update" | "galois_mul", TaskPath<Request, Buf>>;
+  readonly #deferred = new Set<CodingMatrix>();
 
   constructor(device: Device, pe: ProgressEngine, opts: ErasureCodingOptions = {}) {
     integerIn("ErasureCoding", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
@@ -220,7 +222,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
       throw new RangeError(`ErasureCoding: ${data.length} bytes are not ${matrix.inputBlocks} blocks of equal size`);
     }
     const block = data.length / matrix.inputBlocks;
-    return await stagedTask(this.device, [data], block * matrix.outputBlocks, (src, dst) => this.#paths[kind].submit({ matrix, src }, dst));
+    return await stagedTask(this.device, [data], block * matrix.outputBlocks, (src, dst) => this.#using(matrix, (native) => this.#paths[kind].submit({ matrix, native, src }, dst)));
   }
 
   #assertMatrix(matrix: CodingMatrix): void {
@@ -239,7 +241,31 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
       if (!Buf.isBuf(buf)) throw new TypeError(`ErasureCoding: ${name} must be a Buf from a BufInventory`);
       buf.assertOpen();
     }
-    return this.#paths[kind].submit({ matrix, src }, dst);
+    return this.#using(matrix, (native) => this.#paths[kind].submit({ matrix, native, src }, dst));
+  }
+
+  /** The matrix stays alive natively while the task may read it (a close meanwhile destroys it afterwards). */
+  #using(matrix: CodingMatrix, submit: (native: number | bigint) => Promise<void>): Promise<void> {
+    matrix.acquire();
+    const task = submit(matrix[NATIVE]);
+    const release = () => matrix.release();
+    task.then(release, release);
+    return task;
+  }
+
+  /** @internal a matrix closed while tasks used it: destroyed once they are done, at the latest when this stops. */
+  deferDestroy(matrix: CodingMatrix): void {
+    this.#deferred.add(matrix);
+  }
+
+  /** @internal */
+  destroyed(matrix: CodingMatrix): void {
+    this.#deferred.delete(matrix);
+  }
+
+  protected override afterStop(): void {
+    // IDLE: DOCA flushed every task, so nothing native reads these matrices any more
+    for (const matrix of [...this.#deferred]) matrix.destroyDeferred();
   }
 
   protected destroyNative(handle: number): void {
@@ -326,7 +352,36 @@ export class CodingMatrix extends Resource<Handle<"doca_ec_matrix">> {
       : new CodingMatrix(this.owner, d.scratch.u64(0), "update", n, m, 2 * indices.length + m, m, [...indices]);
   }
 
+  #uses = 0;
+  #deferred: number | undefined;
+
+  /** @internal a task that reads this matrix was submitted */
+  acquire(): void {
+    this.assertOpen();
+    this.#uses++;
+  }
+
+  /** @internal that task settled */
+  release(): void {
+    if (--this.#uses === 0 && this.#deferred !== undefined) this.destroyDeferred();
+  }
+
+  /** @internal */
+  destroyDeferred(): void {
+    const handle = this.#deferred;
+    if (handle === undefined) return;
+    this.#deferred = undefined;
+    this.owner.destroyed(this);
+    check(doca().fns.doca_ec_matrix_destroy!(handle), "doca_ec_matrix_destroy");
+  }
+
+  /** Tasks in flight that read this matrix: its native destroy waits for them (DOCA reads it until they complete). */
   protected destroyNative(handle: number): void {
+    if (this.#uses > 0) {
+      this.#deferred = handle;
+      this.owner.deferDestroy(this);
+      return;
+    }
     check(doca().fns.doca_ec_matrix_destroy!(handle), "doca_ec_matrix_destroy");
   }
 

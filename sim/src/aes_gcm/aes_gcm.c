@@ -287,6 +287,7 @@ doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *r
 	k->len = raw_key_type == DOCA_AES_GCM_KEY_128 ? 16 : 32;
 	memcpy(k->bytes, raw_key, k->len);
 	aes_gcm->live_keys++;
+	sim_live_inc(SIM_KIND_ACCEL_HANDLE);
 	*key = k;
 	return DOCA_SUCCESS;
 }
@@ -297,6 +298,7 @@ doca_error_t doca_aes_gcm_key_destroy(struct doca_aes_gcm_key *key)
 		return DOCA_ERROR_INVALID_VALUE;
 	SIM_RETURN_IF_DEAD(key, magic, "aes_gcm_key", DOCA_ERROR_INVALID_VALUE);
 	key->owner->live_keys--;
+	sim_live_dec(SIM_KIND_ACCEL_HANDLE);
 	memset(key->bytes, 0, sizeof(key->bytes));
 	sim_release(key, &key->magic);
 	return DOCA_SUCCESS;

@@ -50,6 +50,7 @@ enum sim_kind {
 	SIM_KIND_CTX, /* every context kind: dma, comch server/client/producer/consumer */
 	SIM_KIND_TASK, /* tasks allocated and not freed */
 	SIM_KIND_CONNECTION,
+	SIM_KIND_ACCEL_HANDLE, /* erasure coding matrices and AES-GCM keys */
 	SIM_KIND_COUNT_,
 };
 

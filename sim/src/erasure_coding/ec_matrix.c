@@ -20,6 +20,7 @@ struct doca_ec_matrix *sim_ec_matrix_new(enum sim_ec_matrix_kind kind, size_t in
 	if (m == NULL)
 		return NULL;
 	m->magic = SIM_MAGIC_LIVE;
+	sim_live_inc(SIM_KIND_ACCEL_HANDLE);
 	m->kind = kind;
 	m->in = in;
 	m->out = out;
@@ -199,6 +200,7 @@ doca_error_t doca_ec_matrix_destroy(struct doca_ec_matrix *matrix)
 	if (matrix == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	SIM_RETURN_IF_DEAD(matrix, magic, "ec_matrix", DOCA_ERROR_INVALID_VALUE);
+	sim_live_dec(SIM_KIND_ACCEL_HANDLE);
 	sim_release(matrix, &matrix->magic);
 	return DOCA_SUCCESS;
 }
