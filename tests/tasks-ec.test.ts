@@ -6,7 +6,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
-import { appendFileSync, cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startChild } from "../tasks/common/run-pair.ts";
@@ -56,6 +56,19 @@ describe("ec-encode / ec-recover", () => {
       assert.deepEqual(r.lost, lost);
       assert.deepEqual(readFileSync(out), plain, `lost ${lost}`);
     }
+  });
+
+  test("SIGINT while encoding: exit 130, neither the folder nor its temporary folder is left", { timeout: TIMEOUT }, async () => {
+    const w = space("ec");
+    const input = join(w.root, "big");
+    writeFileSync(input, new Uint8Array(64 * 1024 * 1024));
+    const child = startChild(task("ec-encode.ts"), ["-i", input, "-o", join(w.root, "blocks"), "--block-size", "4096"], w.env, 60_000);
+    const deadline = Date.now() + 30_000;
+    while (!readdirSync(w.root).some((n) => n.startsWith(".blocks.")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    child.signal!("SIGINT");
+    const r = await child.done;
+    assert.equal(r.code, 130, r.stderr);
+    assert.deepEqual(readdirSync(w.root).filter((n) => n.includes("blocks")), []);
   });
 
   test("three of 3 + 2 lost: exit 1, no output; several stripes round trip; bad flags exit 2", { timeout: TIMEOUT }, async () => {

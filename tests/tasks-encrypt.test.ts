@@ -9,7 +9,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import crypto from "node:crypto";
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startChild } from "../tasks/common/run-pair.ts";
@@ -118,6 +118,22 @@ describe("encrypt / decrypt", { timeout: TIMEOUT }, () => {
       assert.equal(existsSync(out), false, `${what}: no output file`);
       assert.deepEqual(w.list(w.root).filter((n) => n.startsWith(".")), [], `${what}: no temporary file left`);
     }
+  });
+
+  test("SIGINT while encrypting: exit 130, neither the output nor its temporary file is left", { timeout: TIMEOUT }, async () => {
+    const w = space("crypt");
+    const key = join(w.root, "k");
+    await ok("encrypt.ts", ["--generate-key", key], w.env);
+    const input = join(w.root, "big");
+    writeFileSync(input, new Uint8Array(96 * 1024 * 1024));
+    const child = startChild(task("encrypt.ts"), ["-i", input, "-o", join(w.root, "enc"), "-k", key, "--chunk-size", "4096"], w.env, 60_000);
+    // the temporary file exists from the start of the work: interrupt as soon as it shows
+    const deadline = Date.now() + 30_000;
+    while (!readdirSync(w.root).some((n) => n.startsWith(".enc.")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    child.signal!("SIGINT");
+    const r = await child.done;
+    assert.equal(r.code, 130, r.stderr);
+    assert.deepEqual(w.list(w.root).filter((n) => n !== "k" && n !== "big" && n !== "sim" && n !== "host" && n !== "dpu"), []);
   });
 
   test("a key file group or others can read is refused with exit 2; missing flags name themselves", { timeout: TIMEOUT }, async () => {
