@@ -37,3 +37,13 @@ export {
   type Lz4StreamOptions,
 } from "./ffi/doca/compress/compress.ts";
 export { Sha, ShaAlgorithm, type ShaAlgorithmName, type ShaCaps, type ShaOptions, ShaPartial } from "./ffi/doca/sha/sha.ts";
+export {
+  CodingMatrix,
+  EC_BLOCK_ALIGN,
+  ErasureCoding,
+  type ErasureCodingCaps,
+  type ErasureCodingOptions,
+  type MatrixRole,
+  type MatrixType,
+} from "./ffi/doca/erasure_coding/erasure-coding.ts";
+export { AesGcm, type AesGcmCaps, AesGcmKey, type AesGcmOptions, type AesGcmParams, type AesGcmTagSize } from "./ffi/doca/aes_gcm/aes-gcm.ts";

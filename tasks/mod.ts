@@ -17,6 +17,8 @@ export { dmaLocalCopy, type LocalCopyResult } from "./dma-local-copy.ts";
 export { compressFile, type CompressFileOptions, type CompressFileResult } from "./compress.ts";
 export { CorruptInputError, decompressFile, type DecompressFileOptions, type DecompressFileResult } from "./decompress.ts";
 export { type FileDigest, FileHasher, listLine, parseListLine } from "./sha.ts";
+export { type CryptOptions, type CryptResult, decryptFile, encryptFile } from "./crypt/stream.ts";
+export { ecEncode, type EncodeOptions as EcEncodeOptions, ecRecover, type Manifest as EcManifest, type RecoverOptions as EcRecoverOptions } from "./ec/codec.ts";
 export { runComchServer, type ServerRun } from "./comch-server.ts";
 export { runComchClient } from "./comch-client.ts";
 export { type StreamReport, streamConsumer, streamProducer } from "./comch-stream.ts";

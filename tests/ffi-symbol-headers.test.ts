@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { COMPRESS_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, SHA_SYMBOLS } from "../ffi/native/symbols.ts";
+import { ACCEL_EA_SYMBOLS, COMPRESS_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, SHA_SYMBOLS } from "../ffi/native/symbols.ts";
 
-/** The core table and the compress and SHA blocks (their prototypes are in sim/include too). */
-const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...COMPRESS_SYMBOLS, ...SHA_SYMBOLS };
+/** The core table and the accelerators' blocks (their prototypes are in sim/include too). */
+const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...COMPRESS_SYMBOLS, ...SHA_SYMBOLS, ...ACCEL_EA_SYMBOLS };
 import type { TableType } from "../ffi/load/types.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -74,6 +74,8 @@ function kindOf(cType: string): TableType | undefined {
 /** A parameter declaration without its name: "const struct doca_buf *src" → "const struct doca_buf *". */
 function typeOfParam(param: string): string {
   const p = param.trim();
+  // An array parameter (`uint32_t missing_indices[]`) is a pointer in C
+  if (/\w+\[\]$/.test(p)) return p.replace(/\s*\w+\[\]$/, " *");
   if (/_cb_t$|_callback_t$/.test(p.split(/\s+/).pop()!)) return p; // a bare callback type
   const m = /^(.*?[\s*])(\w+)$/.exec(p);
   return m && !/^(const\s+)?(struct|union|enum)\s+\w+$/.test(p) && !(p in SCALARS) ? m[1].trim() : p;

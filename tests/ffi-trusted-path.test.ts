@@ -16,6 +16,7 @@ import { preparePrivateFolder, probeCandidates, softwareDeviceCacheDir } from ".
 import { buildSoftwareDevice } from "../ffi/load/sim-build/builder.ts";
 import { checkTrustedPath, effectiveUid, untrustedReason } from "../ffi/load/trusted-path.ts";
 import { runtimeCommand } from "./helpers/spawn-runtime.ts";
+import { OPTIONAL_DOCA_LIBRARIES } from "../ffi/load/types.ts";
 
 const NOBODY = 65534;
 const isRoot = effectiveUid() === 0;
@@ -44,8 +45,8 @@ describe("library folders and files are checked before they are loaded", () => {
     const { lib } = libCopy();
     const [report] = probeCandidates(lib);
     assert.equal(report.rejected, undefined);
-    // the folder, three libraries, and the optional ones this build has (libdoca_rdma, _compress, _sha: loaded too)
-    const optional = ["rdma", "compress", "sha"].filter((l) => existsSync(join(lib, `libdoca_${l}.so.3`))).length;
+    // the folder, three libraries, and the optional ones this build has (RDMA and the accelerators: loaded too)
+    const optional = OPTIONAL_DOCA_LIBRARIES.filter((name) => existsSync(join(lib, `libdoca_${name}.so.3`))).length;
     assert.equal(report.trust.length, 4 + optional, JSON.stringify(report.trust));
     assert.ok(report.trust.every((t) => t.trusted));
   });

@@ -79,6 +79,50 @@ describe("software device: local DMA", () => {
   });
 });
 
+describe("software device: erasure coding and AES-GCM", () => {
+  test("erasure_coding_codec: redundancy as DOCA's formulas give, every loss of up to M blocks recovered", () => {
+    const run = runC("erasure_coding_codec", []);
+    assertPassed(run, "PASS erasure_coding_codec");
+    assert.match(run.stdout, /ok cauchy: every loss of up to M blocks, N 1-5, M 1-3: 335 recovered byte for byte, 0 refused/);
+    for (
+      const line of [
+        "ok update of blocks 1 and 3 equals a fresh encode",
+        "ok galois_mul with a raw copy of the Cauchy matrix equals create",
+        "ok bad block sizes and a short destination: DOCA_ERROR_INVALID_VALUE, nothing written",
+        "ok no live objects left",
+      ]
+    ) assert.ok(run.stdout.includes(line), `missing "${line}" in:\n${run.stdout}`);
+  });
+
+  for (const seed of ["1", "2"]) {
+    test(`erasure coding fuzz, shuffled completions (seed ${seed})`, () => {
+      const run = runC("erasure_coding_codec", ["fuzz", "300", seed], { DOCA_SIM_SHUFFLE: seed });
+      assertPassed(run, "PASS erasure_coding_codec fuzz");
+      assert.match(run.stdout, /ok fuzz: 300 rounds, \d+ recovered byte for byte/);
+    });
+  }
+
+  test("aes_gcm_vectors: GCM known answers through DOCA tasks, forged tags rejected", () => {
+    const run = runC("aes_gcm_vectors", []);
+    assertPassed(run, "PASS aes_gcm_vectors");
+    assert.match(run.stdout, /ok GCM test cases 2, 4, 14, 16/);
+    assert.match(run.stdout, /ok bad key type, IV over 12 bytes/);
+  });
+
+  for (const seed of ["1", "2"]) {
+    test(`AES-GCM fuzz, shuffled completions (seed ${seed})`, () => {
+      const run = runC("aes_gcm_vectors", ["fuzz", "150", seed], { DOCA_SIM_SHUFFLE: seed });
+      assertPassed(run, "PASS aes_gcm_vectors fuzz");
+    });
+  }
+
+  test("without libcrypto.so.3 AES-GCM answers NOT_SUPPORTED and says which package to install", () => {
+    const run = runC("aes_gcm_vectors", ["missing"], { DOCA_SIM_LIBCRYPTO: "/nonexistent/libcrypto.so.3" });
+    assertPassed(run, "PASS aes_gcm_vectors missing");
+    assert.match(run.stdout, /libssl3/);
+  });
+});
+
 describe("software device: devices and configuration", () => {
   test("host side sees 0000:b1:00.1 (mlx5_0)", () => {
     const run = runC("sim_devices", ["host"], { DOCA_SIM_SIDE: "host" });
@@ -291,7 +335,8 @@ describe("software device: compress and SHA (zlib, liblz4, libcrypto loaded at r
 describe("software device: exported symbols", () => {
   function definedSymbols(): Set<string> {
     const names = new Set<string>();
-    for (const lib of ["libdoca_common.so", "libdoca_dma.so", "libdoca_comch.so", "libdoca_compress.so", "libdoca_sha.so"]) {
+    const libs = ["common", "dma", "comch", "compress", "sha", "erasure_coding", "aes_gcm"].map((name) => `libdoca_${name}.so`);
+    for (const lib of libs) {
       const path = join(libDir, lib);
       if (!existsSync(path)) continue;
       const result = spawnSync("nm", ["-D", "--defined-only", path], { encoding: "utf8" });

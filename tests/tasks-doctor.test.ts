@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { startChild } from "../tasks/common/run-pair.ts";
+import { OPTIONAL_DOCA_LIBRARIES } from "../ffi/load/types.ts";
 import { HOST_PCI, type Workspace, workspace } from "./helpers-tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
@@ -39,8 +40,8 @@ describe("doctor", () => {
     assert.equal(lib.isSoftwareDevice, true);
     assert.match(lib.version, /^(3\.\d+\.\d+|2\.7\.\d+)-sim$/);
     const major = lib.version.startsWith("2.") ? "2" : "3";
-    // libdoca_rdma, _compress and _sha are optional: the 3.x software device builds them, the 2.7 flavour does not
-    const optional = ["libdoca_rdma", "libdoca_compress", "libdoca_sha"].filter((name) => existsSync(join(lib.dir, `${name}.so`)));
+    // the optional libraries this build has, in the order they are looked for (the 2.7 flavour builds none)
+    const optional = OPTIONAL_DOCA_LIBRARIES.map((name) => `libdoca_${name}`).filter((name) => existsSync(join(lib.dir, `${name}.so`)));
     assert.deepEqual(lib.files.map((f: { lib: string }) => f.lib), ["libdoca_common", "libdoca_dma", "libdoca_comch", ...optional]);
     for (const f of lib.files) assert.equal(f.soname, `${f.lib}.so.${major}`);
     const used = lib.candidates.filter((c: { rejected?: string }) => !c.rejected);

@@ -23,11 +23,19 @@ import { FLAGS as dmaTransfer } from "../tasks/steps/dma-transfer.ts";
 import { FLAGS as compress } from "../tasks/compress.ts";
 import { FLAGS as decompress } from "../tasks/decompress.ts";
 import { FLAGS as sha } from "../tasks/sha.ts";
+import { FLAGS as encryptFlags } from "../tasks/encrypt.ts";
+import { FLAGS as decryptFlags } from "../tasks/decrypt.ts";
+import { FLAGS as ecEncodeFlags } from "../tasks/ec-encode.ts";
+import { FLAGS as ecRecoverFlags } from "../tasks/ec-recover.ts";
 
 type Flags = Record<string, { type: string; short?: string }>;
 const tasks: [string, Flags][] = [
   ["dma-copy.ts", dmaCopy],
   ["dma-local-copy.ts", dmaLocalCopy],
+  ["encrypt.ts", encryptFlags],
+  ["decrypt.ts", decryptFlags],
+  ["ec-encode.ts", ecEncodeFlags],
+  ["ec-recover.ts", ecRecoverFlags],
   ["comch-server.ts", comchServer],
   ["comch-client.ts", comchClient],
   ["comch-stream.ts", comchStream],

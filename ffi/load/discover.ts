@@ -19,7 +19,7 @@ import { isAbsolute, join } from "node:path";
 import { buildSoftwareDevice, packageRoot, SimBuildError, simSourcesPresent } from "./sim-build/builder.ts";
 import { checkTrustedPath, effectiveUid, untrustedReason, UntrustedPathError } from "./trusted-path.ts";
 import { simBuildFix } from "./install-kind.ts";
-import type { OptionalDocaLibrary } from "./types.ts";
+import { OPTIONAL_DOCA_LIBRARIES, type OptionalDocaLibrary } from "./types.ts";
 
 export const DOCA_LIBRARIES = ["common", "dma", "comch"] as const;
 export type DocaLibraryName = typeof DOCA_LIBRARIES[number];
@@ -176,9 +176,9 @@ function trustChecks(report: CandidateReport): string | undefined {
   };
   check(report.dir, "folder");
   for (const file of Object.values(report.found)) check(file, "file");
-  // The optional libraries (libdoca_rdma, _compress, _sha) are loaded from the same folder when present: they are
-  // code too, checked the same way.
-  for (const lib of OPTIONAL_LIBRARIES) {
+  // The optional libraries (libdoca_rdma, _compress, _sha, _erasure_coding, _aes_gcm) are loaded from the same folder
+  // when present: they are code too, checked the same way.
+  for (const lib of OPTIONAL_DOCA_LIBRARIES) {
     const file = findOptionalLibrary(report.dir, lib);
     if (file) check(file, "file");
   }
@@ -248,11 +248,8 @@ export function discoverLibraries(libDir?: string): DiscoveredLibraries {
   );
 }
 
-/** The optional libraries, in loading order. */
-export const OPTIONAL_LIBRARIES: readonly OptionalDocaLibrary[] = ["rdma", "compress", "sha"];
-
 /**
- * An optional DOCA library beside the required ones (libdoca_rdma): its path in the folder discovery accepted, or
+ * An optional DOCA library beside the required ones (libdoca_rdma and the accelerators): its path in the folder discovery accepted, or
  * undefined. Only that folder is looked in, so the optional library always comes from the same DOCA as the others.
  */
 export function findOptionalLibrary(dir: string, lib: OptionalDocaLibrary): string | undefined {

@@ -35,8 +35,9 @@ export function eraseTypedPointers<T extends TypedSymbolTable>(table: T): Record
   return out;
 }
 
-/** DOCA libraries loaded only when present beside the required ones (a DOCA install may lack them). */
-export type OptionalDocaLibrary = "rdma" | "compress" | "sha";
+/** DOCA libraries loaded only when present beside the required ones (libdoca_<name>.so; a DOCA install may lack them), in loading order. */
+export type OptionalDocaLibrary = "rdma" | "compress" | "sha" | "erasure_coding" | "aes_gcm";
+export const OPTIONAL_DOCA_LIBRARIES: readonly OptionalDocaLibrary[] = ["rdma", "compress", "sha", "erasure_coding", "aes_gcm"];
 
 export interface SymbolDef {
   /** Which shared library holds the symbol (libdoca_<lib>.so, or libc). */

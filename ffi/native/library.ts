@@ -4,15 +4,16 @@
  */
 import { backend as selectBackend } from "../load/loaders/select.ts";
 import { currentRuntime, type RuntimeName } from "../load/runtime.ts";
-import { discoverLibraries, type DocaLibraryName, findOptionalLibrary, OPTIONAL_LIBRARIES } from "../load/discover.ts";
-import { COMPRESS_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, LIBC_SYMBOLS, RDMA_SYMBOLS, SHA_SYMBOLS } from "./symbols.ts";
-import { type AsyncTwins, type OptionalDocaLibrary, type Backend, type BoundFns, type BoundLibrary, eraseTypedPointers, type NativeFn, type RawFns } from "../load/types.ts";
+import { discoverLibraries, type DocaLibraryName, findOptionalLibrary } from "../load/discover.ts";
+import { ACCEL_EA_SYMBOLS, COMPRESS_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, LIBC_SYMBOLS, RDMA_SYMBOLS, SHA_SYMBOLS } from "./symbols.ts";
+import { type AsyncTwins, type Backend, type BoundFns, type BoundLibrary, eraseTypedPointers, type NativeFn, type RawFns } from "../load/types.ts";
+import { OPTIONAL_DOCA_LIBRARIES, type OptionalDocaLibrary } from "../load/types.ts";
 import { Scratch } from "./scratch.ts";
 import { DocaError, setErrorDescriber } from "./errors.ts";
 import { DocaErrorCode, fallbackErrorName } from "./constants.ts";
 
-/** The whole DOCA table: the core libraries' symbols and the optional RDMA, compress and SHA blocks (symbols.ts). */
-const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...RDMA_SYMBOLS, ...COMPRESS_SYMBOLS, ...SHA_SYMBOLS };
+/** The whole DOCA table: the core libraries' symbols and the optional RDMA and accelerator blocks (symbols.ts). */
+const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...RDMA_SYMBOLS, ...COMPRESS_SYMBOLS, ...SHA_SYMBOLS, ...ACCEL_EA_SYMBOLS };
 
 /** Every DOCA function with the TS type derived from its symbol-table entry (optional ones may be undefined). */
 export type DocaFns = BoundFns<typeof DOCA_SYMBOLS>;
@@ -23,7 +24,7 @@ export type LibcFns = BoundFns<typeof LIBC_SYMBOLS> & AsyncTwins<typeof LIBC_SYM
 
 export interface DocaLibraryInfo {
   dir: string;
-  files: Record<DocaLibraryName, string> & { [K in OptionalDocaLibrary]?: string };
+  files: Record<DocaLibraryName, string> & Partial<Record<OptionalDocaLibrary, string>>;
   /** doca_version_runtime(). */
   version: string;
   /** True when the libraries are this repository's software device (they export doca_sim_*). */
@@ -108,10 +109,11 @@ function bindAll(libDir?: string): Doca {
     Object.assign(resolved, b.resolved);
     missing.push(...b.missing.map((name) => `${name} (${found.files[lib]})`));
   }
-  // libdoca_rdma, _compress and _sha are optional (a DOCA without them, or a 2.7 build, still runs DMA and Comch):
-  // their symbols stay undefined when the library is absent, and their wrappers say so (requireFns).
-  const optionalFiles: { [K in OptionalDocaLibrary]?: string } = {};
-  for (const lib of OPTIONAL_LIBRARIES) {
+  // libdoca_rdma and the accelerators (_compress, _sha, _erasure_coding, _aes_gcm) are optional (a DOCA without them,
+  // or a 2.7 build, still runs DMA and Comch): their symbols stay undefined when the library is absent, and the
+  // wrappers say so (requireFns).
+  const optionalFiles: Partial<Record<OptionalDocaLibrary, string>> = {};
+  for (const lib of OPTIONAL_DOCA_LIBRARIES) {
     const file = findOptionalLibrary(found.dir, lib);
     if (!file) continue;
     optionalFiles[lib] = file;

@@ -670,6 +670,100 @@ export const SHA_SYMBOLS = {
   doca_sim_sha_backend_missing: { lib: "sha", params: [], result: "ptr", optional: true },
 } as const satisfies TypedSymbolTable;
 
+// ===================================================================================================================
+// Erasure coding and AES-GCM (issue 30): libdoca_erasure_coding and libdoca_aes_gcm, loaded only when present beside
+// the others. Every entry is optional; ffi/doca/erasure_coding and ffi/doca/aes_gcm require what they use (requireFns
+// → DocaError NOT_SUPPORTED naming the missing function). Prototypes: DOCA 3.x doca_erasure_coding.h, doca_aes_gcm.h
+// (typed task pointers are plain "ptr": the task kinds only pass them to their _as_task).
+// ===================================================================================================================
+export const ACCEL_EA_SYMBOLS = {
+  // doca_error_t doca_ec_create(struct doca_dev *dev, struct doca_ec **ec);
+  doca_ec_create: { lib: "erasure_coding", params: ["ptr<doca_dev>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_ec_destroy(struct doca_ec *ec);
+  doca_ec_destroy: { lib: "erasure_coding", params: ["ptr<doca_ec>"], result: "i32", optional: true },
+  // struct doca_ctx *doca_ec_as_ctx(struct doca_ec *ec);
+  doca_ec_as_ctx: { lib: "erasure_coding", params: ["ptr<doca_ec>"], result: "ptr<doca_ctx>", optional: true },
+  // doca_error_t doca_ec_cap_get_max_block_size(const struct doca_devinfo *devinfo, uint64_t *max_block_size);
+  doca_ec_cap_get_max_block_size: { lib: "erasure_coding", params: ["ptr<doca_devinfo>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_ec_cap_get_max_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_buf_list_len);
+  doca_ec_cap_get_max_buf_list_len: { lib: "erasure_coding", params: ["ptr<doca_devinfo>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_ec_cap_task_create_is_supported(const struct doca_devinfo *devinfo);
+  doca_ec_cap_task_create_is_supported: { lib: "erasure_coding", params: ["ptr<doca_devinfo>"], result: "i32", optional: true },
+  // doca_error_t doca_ec_cap_task_recover_is_supported(const struct doca_devinfo *devinfo);
+  doca_ec_cap_task_recover_is_supported: { lib: "erasure_coding", params: ["ptr<doca_devinfo>"], result: "i32", optional: true },
+  // doca_error_t doca_ec_matrix_create(struct doca_ec *ec, enum doca_ec_matrix_type type, size_t data_block_count, size_t rdnc_block_count, struct doca_ec_matrix **matrix);
+  doca_ec_matrix_create: { lib: "erasure_coding", params: ["ptr<doca_ec>", "i32", "usize", "usize", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_ec_matrix_create_from_raw(struct doca_ec *ec, uint8_t *data, size_t data_block_count, size_t rdnc_block_count, struct doca_ec_matrix **matrix);
+  doca_ec_matrix_create_from_raw: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr", "usize", "usize", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_ec_matrix_create_update(struct doca_ec *ec, const struct doca_ec_matrix *coding_matrix, uint32_t update_indices[], size_t n_updates, struct doca_ec_matrix **matrix);
+  doca_ec_matrix_create_update: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr<doca_ec_matrix>", "ptr", "usize", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_ec_matrix_create_recover(struct doca_ec *ec, const struct doca_ec_matrix *coding_matrix, uint32_t missing_indices[], size_t n_missing, struct doca_ec_matrix **matrix);
+  doca_ec_matrix_create_recover: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr<doca_ec_matrix>", "ptr", "usize", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_ec_matrix_destroy(struct doca_ec_matrix *matrix);
+  doca_ec_matrix_destroy: { lib: "erasure_coding", params: ["ptr<doca_ec_matrix>"], result: "i32", optional: true },
+  // doca_error_t doca_ec_task_create_set_conf(struct doca_ec *ec, doca_ec_task_create_completion_cb_t successful_task_completion_cb, doca_ec_task_create_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_ec_task_create_set_conf: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_ec_task_create_allocate_init(struct doca_ec *ec, const struct doca_ec_matrix *coding_matrix, const struct doca_buf *original_data_blocks, struct doca_buf *rdnc_blocks, union doca_data user_data, struct doca_ec_task_create **task);
+  doca_ec_task_create_allocate_init: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr<doca_ec_matrix>", "ptr<doca_buf>", "ptr<doca_buf>", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_ec_task_create_as_task(struct doca_ec_task_create *task);
+  doca_ec_task_create_as_task: { lib: "erasure_coding", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+  // doca_error_t doca_ec_task_recover_set_conf(struct doca_ec *ec, doca_ec_task_recover_completion_cb_t successful_task_completion_cb, doca_ec_task_recover_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_ec_task_recover_set_conf: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_ec_task_recover_allocate_init(struct doca_ec *ec, const struct doca_ec_matrix *recover_matrix, const struct doca_buf *available_blocks, struct doca_buf *recovered_data_blocks, union doca_data user_data, struct doca_ec_task_recover **task);
+  doca_ec_task_recover_allocate_init: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr<doca_ec_matrix>", "ptr<doca_buf>", "ptr<doca_buf>", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_ec_task_recover_as_task(struct doca_ec_task_recover *task);
+  doca_ec_task_recover_as_task: { lib: "erasure_coding", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+  // doca_error_t doca_ec_task_update_set_conf(struct doca_ec *ec, doca_ec_task_update_completion_cb_t successful_task_completion_cb, doca_ec_task_update_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_ec_task_update_set_conf: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_ec_task_update_allocate_init(struct doca_ec *ec, const struct doca_ec_matrix *update_matrix, const struct doca_buf *original_updated_and_rdnc_blocks, struct doca_buf *updated_rdnc_blocks, union doca_data user_data, struct doca_ec_task_update **task);
+  doca_ec_task_update_allocate_init: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr<doca_ec_matrix>", "ptr<doca_buf>", "ptr<doca_buf>", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_ec_task_update_as_task(struct doca_ec_task_update *task);
+  doca_ec_task_update_as_task: { lib: "erasure_coding", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+  // doca_error_t doca_ec_task_galois_mul_set_conf(struct doca_ec *ec, doca_ec_task_galois_mul_completion_cb_t successful_task_completion_cb, doca_ec_task_galois_mul_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+  doca_ec_task_galois_mul_set_conf: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_ec_task_galois_mul_allocate_init(struct doca_ec *ec, const struct doca_ec_matrix *coding_matrix, const struct doca_buf *src_buf, struct doca_buf *dst_buf, union doca_data user_data, struct doca_ec_task_galois_mul **task);
+  doca_ec_task_galois_mul_allocate_init: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr<doca_ec_matrix>", "ptr<doca_buf>", "ptr<doca_buf>", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_ec_task_galois_mul_as_task(struct doca_ec_task_galois_mul *task);
+  doca_ec_task_galois_mul_as_task: { lib: "erasure_coding", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+
+  // doca_error_t doca_aes_gcm_create(struct doca_dev *dev, struct doca_aes_gcm **aes_gcm);
+  doca_aes_gcm_create: { lib: "aes_gcm", params: ["ptr<doca_dev>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm);
+  doca_aes_gcm_destroy: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>"], result: "i32", optional: true },
+  // struct doca_ctx *doca_aes_gcm_as_ctx(struct doca_aes_gcm *aes_gcm);
+  doca_aes_gcm_as_ctx: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>"], result: "ptr<doca_ctx>", optional: true },
+  // doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *raw_key, enum doca_aes_gcm_key_type raw_key_type, struct doca_aes_gcm_key **key);
+  doca_aes_gcm_key_create: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>", "ptr<void>", "i32", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_key_destroy(struct doca_aes_gcm_key *key);
+  doca_aes_gcm_key_destroy: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm_key>"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_cap_task_encrypt_is_supported(const struct doca_devinfo *devinfo);
+  doca_aes_gcm_cap_task_encrypt_is_supported: { lib: "aes_gcm", params: ["ptr<doca_devinfo>"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_cap_task_encrypt_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *max_buffer_size);
+  doca_aes_gcm_cap_task_encrypt_get_max_buf_size: { lib: "aes_gcm", params: ["ptr<doca_devinfo>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_cap_task_encrypt_get_max_list_buf_num_elem(const struct doca_devinfo *devinfo, uint32_t *max_list_num_elem);
+  doca_aes_gcm_cap_task_encrypt_get_max_list_buf_num_elem: { lib: "aes_gcm", params: ["ptr<doca_devinfo>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_task_encrypt_set_conf(struct doca_aes_gcm *aes_gcm, doca_aes_gcm_task_encrypt_completion_cb_t task_completion_cb, doca_aes_gcm_task_encrypt_completion_cb_t task_error_cb, uint32_t num_tasks);
+  doca_aes_gcm_task_encrypt_set_conf: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_task_encrypt_alloc_init(struct doca_aes_gcm *aes_gcm, struct doca_buf const *src_buff, struct doca_buf *dst_buff, struct doca_aes_gcm_key *key, const uint8_t *iv, uint32_t iv_length, uint32_t tag_size, uint32_t aad_size, union doca_data user_data, struct doca_aes_gcm_task_encrypt **task);
+  doca_aes_gcm_task_encrypt_alloc_init: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>", "ptr<doca_buf>", "ptr<doca_buf>", "ptr<doca_aes_gcm_key>", "ptr", "u32", "u32", "u32", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_aes_gcm_task_encrypt_as_task(struct doca_aes_gcm_task_encrypt *task);
+  doca_aes_gcm_task_encrypt_as_task: { lib: "aes_gcm", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+  // doca_error_t doca_aes_gcm_cap_task_decrypt_is_supported(const struct doca_devinfo *devinfo);
+  doca_aes_gcm_cap_task_decrypt_is_supported: { lib: "aes_gcm", params: ["ptr<doca_devinfo>"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_cap_task_decrypt_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *max_buffer_size);
+  doca_aes_gcm_cap_task_decrypt_get_max_buf_size: { lib: "aes_gcm", params: ["ptr<doca_devinfo>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem(const struct doca_devinfo *devinfo, uint32_t *max_list_num_elem);
+  doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem: { lib: "aes_gcm", params: ["ptr<doca_devinfo>", "ptr"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_task_decrypt_set_conf(struct doca_aes_gcm *aes_gcm, doca_aes_gcm_task_decrypt_completion_cb_t task_completion_cb, doca_aes_gcm_task_decrypt_completion_cb_t task_error_cb, uint32_t num_tasks);
+  doca_aes_gcm_task_decrypt_set_conf: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>", "ptr", "ptr", "u32"], result: "i32", optional: true },
+  // doca_error_t doca_aes_gcm_task_decrypt_alloc_init(struct doca_aes_gcm *aes_gcm, struct doca_buf const *src_buff, struct doca_buf *dst_buff, struct doca_aes_gcm_key *key, const uint8_t *iv, uint32_t iv_length, uint32_t tag_size, uint32_t aad_size, union doca_data user_data, struct doca_aes_gcm_task_decrypt **task);
+  doca_aes_gcm_task_decrypt_alloc_init: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>", "ptr<doca_buf>", "ptr<doca_buf>", "ptr<doca_aes_gcm_key>", "ptr", "u32", "u32", "u32", "u64", "ptr"], result: "i32", optional: true },
+  // struct doca_task *doca_aes_gcm_task_decrypt_as_task(struct doca_aes_gcm_task_decrypt *task);
+  doca_aes_gcm_task_decrypt_as_task: { lib: "aes_gcm", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+  // const char *doca_sim_aes_gcm_status(void);
+  doca_sim_aes_gcm_status: { lib: "aes_gcm", params: [], result: "ptr", optional: true },
+} as const satisfies TypedSymbolTable;
+
 /** RDMA connection state callbacks (doca_rdma_set_connection_state_callbacks); doca-ts routes by ctx user data. */
 export const RDMA_CALLBACKS = {
   // void (*doca_rdma_connection_request_cb_t)(struct doca_rdma_connection *rdma_connection, union doca_data ctx_user_data);

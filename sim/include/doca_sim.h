@@ -32,6 +32,11 @@ const char *doca_sim_compress_backend_missing(void);
 DOCA_EXPERIMENTAL
 const char *doca_sim_sha_backend_missing(void);
 
+/* libdoca_aes_gcm: NULL when AES-GCM can run, else one line saying why not (OpenSSL's libcrypto.so.3, Debian
+ * package libssl3, is loaded at run time; DOCA_SIM_LIBCRYPTO names another file). Exported by libdoca_aes_gcm only. */
+DOCA_EXPERIMENTAL
+const char *doca_sim_aes_gcm_status(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,7 @@ static const char *const kind_names[SIM_KIND_COUNT_] = {
 	[SIM_KIND_CTX] = "ctxs",
 	[SIM_KIND_TASK] = "tasks",
 	[SIM_KIND_CONNECTION] = "connections",
+	[SIM_KIND_ACCEL_HANDLE] = "ec_matrices_and_keys",
 };
 
 void sim_live_inc(enum sim_kind kind)

@@ -50,6 +50,7 @@ enum sim_kind {
 	SIM_KIND_CTX, /* every context kind: dma, comch server/client/producer/consumer */
 	SIM_KIND_TASK, /* tasks allocated and not freed */
 	SIM_KIND_CONNECTION,
+	SIM_KIND_ACCEL_HANDLE, /* erasure coding matrices and AES-GCM keys */
 	SIM_KIND_COUNT_,
 };
 
@@ -459,6 +460,21 @@ static inline size_t sim_buf_tail_room(const struct doca_buf *buf)
 
 	return tail > end ? 0 : (size_t)(end - tail);
 }
+
+/* Buffer lists as accelerator tasks use them (buf_io.c): a source is the data of every element in list order; an
+ * output is appended after each element's data, filling one element's free tail after the other */
+SIM_EXPORT size_t sim_bufs_data_len(const struct doca_buf *list);
+SIM_EXPORT size_t sim_bufs_tail_room(const struct doca_buf *list);
+/* A task's buffer list: present, a list head, data inside each element, the device added to each mmap, the access
+ * it needs (is_dst: written), no more than max_list_len elements. INVALID_VALUE / NOT_PERMITTED / NOT_SUPPORTED. */
+SIM_EXPORT doca_error_t sim_bufs_check(const struct doca_buf *list, const struct doca_dev *dev, uint32_t max_list_len,
+				       bool is_dst);
+/* Copy the first len bytes of the list's data into out (INVALID_VALUE when it holds fewer) */
+SIM_EXPORT doca_error_t sim_bufs_read(const struct doca_buf *list, void *out, size_t len);
+/* The data itself when the list is one element of this process's memory (no copy needed), else NULL */
+SIM_EXPORT const uint8_t *sim_bufs_direct(const struct doca_buf *list);
+/* Append len bytes after the list's data (INVALID_VALUE, nothing written, when they do not fit) */
+SIM_EXPORT doca_error_t sim_bufs_append(struct doca_buf *list, const void *in, size_t len);
 
 struct doca_buf_inventory {
 	uint32_t magic;

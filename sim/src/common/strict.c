@@ -225,6 +225,7 @@ static const char *const leak_names[SIM_KIND_COUNT_] = {
 	[SIM_KIND_CTX] = "ctx",
 	[SIM_KIND_TASK] = "task",
 	[SIM_KIND_CONNECTION] = "connection (Comch or RDMA, freed with its context)",
+	[SIM_KIND_ACCEL_HANDLE] = "ec matrix or aes_gcm key",
 };
 
 /* At exit (or when libdoca_common is unloaded): leaks, tasks never freed, then the summary of every kind */

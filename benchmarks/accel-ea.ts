@@ -1,0 +1,101 @@
+/**
+ * Erasure coding and AES-GCM throughput on the software device: doca-ts (this runtime) against a C driver on the
+ * device (benchmarks/accel-ea-driver.c) and against the same math called directly from C (a table GF(2^8) multiply;
+ * OpenSSL's EVP AES-256-GCM), for 64 KiB and 4 KiB payloads with BATCH tasks in flight. Prints a table.
+ *   deno run --allow-all benchmarks/accel-ea.ts [--seconds S] [--batch N] [--json]
+ * EC: create tasks, 8 data + 2 redundancy blocks (Cauchy), payload = the 8 data blocks. AES: encrypt, 256-bit key,
+ * 16-byte tag, no AAD. A short run on a loaded machine is noisy: compare columns of one run, not runs.
+ */
+import { spawnSync } from "node:child_process";
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { Access, AesGcm, type Buf, BufInventory, ErasureCoding, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
+import { openDeviceOf } from "../tasks/common/device.ts";
+import { buildCDriver } from "./c-driver.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: { seconds: { type: "string" }, batch: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+});
+if (values.help) {
+  console.log("Usage: accel-ea.ts [--seconds S (default 1)] [--batch N (default 32)] [--json]");
+  process.exit(0);
+}
+const SECONDS = Number(values.seconds ?? 1);
+const BATCH = Number(values.batch ?? 32);
+if (!(SECONDS > 0 && SECONDS <= 30) || !Number.isInteger(BATCH) || BATCH < 1 || BATCH > 256) {
+  console.error("--seconds must be in (0, 30], --batch 1 to 256");
+  process.exit(2);
+}
+const N = 8, M = 2;
+
+interface Cell { mibps: number; ops: number }
+
+function c(kind: "ec" | "aes", mode: "device" | "direct", payload: number): Cell {
+  const driver = buildCDriver("accel-ea-driver", ["doca_erasure_coding", "doca_aes_gcm", "doca_common"]);
+  const r = spawnSync(driver, [kind, mode, String(payload), String(BATCH), String(SECONDS)], { encoding: "utf8", timeout: 60_000 + SECONDS * 2000 });
+  const m = /bytes=(\d+) seconds=([\d.]+) ops=(\d+)/.exec(r.stdout);
+  if (r.status !== 0 || !m) throw new Error(`accel-ea-driver ${kind} ${mode} ${payload}: ${r.stderr || r.stdout}`);
+  return { mibps: Number(m[1]) / 2 ** 20 / Number(m[2]), ops: Number(m[3]) / Number(m[2]) };
+}
+
+/** BATCH tasks in flight on prepared Bufs, each resubmitted as soon as it completed, for SECONDS. */
+async function docaTs(kind: "ec" | "aes", payload: number): Promise<Cell> {
+  using device = openDeviceOf(undefined);
+  using pe = new ProgressEngine();
+  const out = kind === "ec" ? (payload / N) * M : payload + 16;
+  using memory = NativeMemory.alloc(BATCH * (payload + out));
+  memory.bytes.forEach((_, i, a) => (a[i] = (i * 131 + 7) & 0xff));
+  using mmap = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
+  using inventory = new BufInventory(2 * BATCH);
+  const srcs: Buf[] = [], dsts: Buf[] = [];
+  for (let k = 0; k < BATCH; k++) {
+    srcs.push(inventory.bufByData(mmap, memory.address + k * payload, payload));
+    dsts.push(inventory.bufByAddr(mmap, memory.address + BATCH * payload + k * out, out));
+  }
+  let submit: (k: number) => Promise<void>;
+  let close: () => Promise<void>;
+  if (kind === "ec") {
+    const ec = new ErasureCoding(device, pe, { maxTasks: BATCH });
+    const matrix = ec.matrix("cauchy", N, M);
+    submit = (k) => ec.create(matrix, srcs[k], dsts[k]);
+    close = () => ec.close();
+  } else {
+    const aes = new AesGcm(device, pe, { maxTasks: BATCH });
+    const key = aes.key(new Uint8Array(32).fill(1));
+    const iv = new Uint8Array(12).fill(4);
+    submit = (k) => aes.encrypt(srcs[k], dsts[k], { key, iv });
+    close = () => aes.close();
+  }
+  let ops = 0;
+  const t0 = performance.now();
+  const end = t0 + SECONDS * 1000;
+  const lane = async (k: number) => {
+    while (performance.now() < end) {
+      dsts[k].resetData();
+      await submit(k);
+      ops++;
+    }
+  };
+  await Promise.all(Array.from({ length: BATCH }, (_, k) => lane(k)));
+  const seconds = (performance.now() - t0) / 1000;
+  await close();
+  return { mibps: (ops * payload) / 2 ** 20 / seconds, ops: ops / seconds };
+}
+
+const rows: { row: string; docaTs: Cell; cDevice: Cell; cDirect: Cell }[] = [];
+for (const kind of ["ec", "aes"] as const) {
+  for (const payload of [64 * 1024, 4 * 1024]) {
+    rows.push({ row: `${kind === "ec" ? "EC create 8+2" : "AES-256-GCM encrypt"} ${payload / 1024} KiB`, docaTs: await docaTs(kind, payload), cDevice: c(kind, "device", payload), cDirect: c(kind, "direct", payload) });
+  }
+}
+if (values.json) console.log(JSON.stringify({ runtime: currentRuntime(), seconds: SECONDS, batch: BATCH, rows }));
+else {
+  const f = (x: Cell) => `${x.mibps.toFixed(0).padStart(6)} MiB/s ${(x.ops / 1000).toFixed(1).padStart(6)} k/s`;
+  console.log(`accel-ea: ${currentRuntime()}, ${BATCH} in flight, ${SECONDS} s per cell (MiB/s of payload, tasks per second)`);
+  console.log(`${"".padEnd(26)} ${"doca-ts".padEnd(24)} ${"C on the device".padEnd(24)} ${"C, math directly".padEnd(24)} doca-ts/C`);
+  for (const r of rows) {
+    console.log(`${r.row.padEnd(26)} ${f(r.docaTs)}   ${f(r.cDevice)}   ${f(r.cDirect)}   ${(r.docaTs.mibps / r.cDevice.mibps).toFixed(2)}x`);
+  }
+}

@@ -1,0 +1,391 @@
+/**
+ * DOCA erasure coding (libdoca_erasure_coding) on the one task path: an ErasureCoding context with DOCA's four task
+ * kinds (create, recover, update, galois_mul), and CodingMatrix resources in the ownership tree under it (closing
+ * the context destroys its matrices first). Tasks take Bufs laid out as DOCA lays them out: the input blocks one
+ * after the other in the source (its data, a buffer list read in order), the output blocks appended to the
+ * destination. encode()/recoverBlocks() do the same over bytes held in JS.
+ *
+ * libdoca_erasure_coding is optional: without it the constructor throws DocaError NOT_SUPPORTED naming the missing
+ * function. Matrix entries and recovery rules: sim/README.md ("Erasure coding").
+ */
+import { doca, requireFns } from "../../native/library.ts";
+import { check, DocaError } from "../../native/errors.ts";
+import { DocaErrorCode } from "../../native/constants.ts";
+import { CtxCore, CtxResource } from "../../engine/ctx.ts";
+import { hex, HANDLE, NATIVE, Resource } from "../../engine/resource.ts";
+import type { TaskPath } from "../../engine/task-path.ts";
+import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
+import type { Handle } from "../../load/types.ts";
+import type { Device } from "../common/device.ts";
+import type { ProgressEngine } from "../../engine/pe.ts";
+import { Buf } from "../common/buf.ts";
+import { AllocKind } from "../common/alloc-kind.ts";
+import { stagedTask } from "../common/staging.ts";
+
+/** DOCA's matrix types (enum doca_ec_matrix_type: CAUCHY = 1, VANDERMONDE = 2). */
+export type MatrixType = "cauchy" | "vandermonde";
+const MATRIX_TYPE: Record<MatrixType, number> = { cauchy: 1, vandermonde: 2 };
+
+/** What a matrix maps: N data blocks to M redundancy blocks (coding), available to missing blocks, or an update. */
+export type MatrixRole = "coding" | "recover" | "update";
+
+export interface ErasureCodingOptions {
+  /** Tasks DOCA preallocates per kind (and the most in flight at once); default 64, at most 65536. */
+  maxTasks?: number;
+}
+
+export interface ErasureCodingCaps {
+  /** Largest block a task may use, bytes (doca_ec_cap_get_max_block_size). */
+  maxBlockSize: number;
+  /** Largest buffer list a task may use (doca_ec_cap_get_max_buf_list_len). */
+  maxBufListLen: number;
+  create: boolean;
+  recover: boolean;
+}
+
+/** DOCA's block alignment: a block is a multiple of 64 bytes. */
+export const EC_BLOCK_ALIGN = 64;
+
+/** A task's matrix (its native handle taken at submit: valid until the task settles, even if the matrix is closed). */
+type Request = { matrix: CodingMatrix; native: number | bigint; src: Buf };
+
+function taskKind(name: "create" | "recover" | "update" | "galois_mul", noun: string): AllocKind<Request, Buf> {
+  const t = `doca_ec_task_${name}` as const;
+  return new AllocKind<Request, Buf>(
+    t,
+    `${t}_allocate_init`,
+    noun,
+    (raw, ec, _slot, req, dst, ud, out) => raw[`${t}_allocate_init`]!(ec, req.native, req.src[NATIVE], dst[NATIVE], ud, out),
+    (raw, typed) => raw[`${t}_as_task`]!(typed),
+  );
+}
+
+export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
+  protected readonly kind = "ErasureCoding";
+  readonly device: Device;
+  readonly pe: ProgressEngine;
+  readonly maxTasks: number;
+  readonly caps: ErasureCodingCaps;
+  protected readonly core: CtxCore;
+  readonly #paths: Record<"create" | "recover" | "update" | "galois_mul", TaskPath<Request, Buf>>;
+  readonly #deferred = new Set<CodingMatrix>();
+
+  constructor(device: Device, pe: ProgressEngine, opts: ErasureCodingOptions = {}) {
+    integerIn("ErasureCoding", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
+    const maxTasks = opts.maxTasks ?? 64;
+    device.assertOpen();
+    pe.assertOpen();
+    const f = requireFns("doca_ec_create", "doca_ec_destroy", "doca_ec_as_ctx", "doca_ec_task_create_set_conf");
+    const caps = ErasureCoding.caps(device);
+    if (!caps.create) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_ec_cap_task_create_is_supported", device.info.pciAddr);
+    const d = doca();
+    d.scratch.clear(0);
+    check(f.doca_ec_create(device[HANDLE], d.scratch.slot(0)), "doca_ec_create");
+    const handle = d.scratch.u64(0) as Handle<"doca_ec">;
+    super(handle, [device, pe]);
+    this.device = device;
+    this.pe = pe;
+    this.maxTasks = maxTasks;
+    this.caps = caps;
+    const kinds = {
+      create: taskKind("create", "erasure-coding create"),
+      recover: taskKind("recover", "erasure-coding recover"),
+      update: taskKind("update", "erasure-coding update"),
+      galois_mul: taskKind("galois_mul", "Galois multiplication"),
+    };
+    let core: CtxCore | undefined;
+    try {
+      core = new CtxCore(f.doca_ec_as_ctx(handle), pe, this);
+      const paths = {} as Record<keyof typeof kinds, TaskPath<Request, Buf>>;
+      for (const name of Object.keys(kinds) as (keyof typeof kinds)[]) {
+        const kind = kinds[name];
+        kind.bind(this[NATIVE]);
+        const path = core.addTasks(kind, maxTasks);
+        paths[name] = path;
+        const setConf = requireFns(`doca_ec_task_${name}_set_conf`)[`doca_ec_task_${name}_set_conf`];
+        const cbs = path.completionCallbacks();
+        check(setConf(handle, cbs.ok, cbs.error, maxTasks), `doca_ec_task_${name}_set_conf`);
+      }
+      this.#paths = paths;
+      core.start();
+    } catch (e) {
+      core?.dispose();
+      f.doca_ec_destroy(handle);
+      this.abandon();
+      throw e;
+    }
+    this.core = core;
+  }
+
+  /** What the device offers (capability queries; false/0 when libdoca_erasure_coding is absent). */
+  static caps(device: Device): ErasureCodingCaps {
+    device.assertOpen();
+    const d = doca();
+    const f = d.fns;
+    if (!f.doca_ec_cap_get_max_block_size || !f.doca_ec_cap_get_max_buf_list_len) {
+      return { maxBlockSize: 0, maxBufListLen: 0, create: false, recover: false };
+    }
+    const devinfo = f.doca_dev_as_devinfo(device[HANDLE]);
+    d.scratch.clear(0);
+    const block = f.doca_ec_cap_get_max_block_size(devinfo, d.scratch.slot(0)) === 0 ? d.scratch.u64(0) : 0;
+    d.scratch.clear(1);
+    const list = f.doca_ec_cap_get_max_buf_list_len(devinfo, d.scratch.slot(1)) === 0 ? d.scratch.u32At(1) : 0;
+    return {
+      maxBlockSize: block,
+      maxBufListLen: list,
+      create: f.doca_ec_cap_task_create_is_supported?.(devinfo) === 0,
+      recover: f.doca_ec_cap_task_recover_is_supported?.(devinfo) === 0,
+    };
+  }
+
+  /** DOCA's coding matrix of `type` for `dataBlocks` data and `redundancyBlocks` redundancy blocks. */
+  matrix(type: MatrixType, dataBlocks: number, redundancyBlocks: number): CodingMatrix {
+    this.assertOpen();
+    if (!(type in MATRIX_TYPE)) throw new TypeError(`ErasureCoding.matrix: type must be "cauchy" or "vandermonde", got ${String(type)}`);
+    integerIn("ErasureCoding.matrix", "dataBlocks", dataBlocks, 1, 255);
+    integerIn("ErasureCoding.matrix", "redundancyBlocks", redundancyBlocks, 1, 255);
+    const d = doca();
+    d.scratch.clear(0);
+    check(
+      requireFns("doca_ec_matrix_create").doca_ec_matrix_create(this[HANDLE], MATRIX_TYPE[type], dataBlocks, redundancyBlocks, d.scratch.slot(0)),
+      "doca_ec_matrix_create",
+      `${type} ${dataBlocks}+${redundancyBlocks}`,
+    );
+    return new CodingMatrix(this, d.scratch.u64(0), "coding", dataBlocks, redundancyBlocks, dataBlocks, redundancyBlocks, []);
+  }
+
+  /** A coding matrix from its entries: `dataBlocks` rows of `redundancyBlocks` bytes (row i: data block i). */
+  matrixFromRaw(entries: Uint8Array, dataBlocks: number, redundancyBlocks: number): CodingMatrix {
+    this.assertOpen();
+    integerIn("ErasureCoding.matrixFromRaw", "dataBlocks", dataBlocks, 1, 255);
+    integerIn("ErasureCoding.matrixFromRaw", "redundancyBlocks", redundancyBlocks, 1, 255);
+    if (!(entries instanceof Uint8Array) || entries.length !== dataBlocks * redundancyBlocks) {
+      throw new RangeError(`ErasureCoding.matrixFromRaw: entries must be a Uint8Array of ${dataBlocks * redundancyBlocks} bytes`);
+    }
+    const d = doca();
+    const staged = d.scratch.bytes(entries);
+    try {
+      d.scratch.clear(0);
+      check(
+        requireFns("doca_ec_matrix_create_from_raw").doca_ec_matrix_create_from_raw(this[HANDLE], staged.address, dataBlocks, redundancyBlocks, d.scratch.slot(0)),
+        "doca_ec_matrix_create_from_raw",
+      );
+    } finally {
+      staged.done();
+    }
+    return new CodingMatrix(this, d.scratch.u64(0), "coding", dataBlocks, redundancyBlocks, dataBlocks, redundancyBlocks, []);
+  }
+
+  /** Tasks submitted and not yet completed, all kinds. */
+  get inflight(): number {
+    return Object.values(this.#paths).reduce((n, p) => n + p.inflight, 0);
+  }
+
+  /** Redundancy blocks of the source's N data blocks, appended to dst. Rejects with DocaError (doca_ec_task_create). */
+  create(matrix: CodingMatrix, src: Buf, dst: Buf): Promise<void> {
+    return this.#submit("create", "coding", matrix, src, dst);
+  }
+
+  /** The missing blocks of a recover matrix from the N available blocks in src, appended to dst. */
+  recover(matrix: CodingMatrix, src: Buf, dst: Buf): Promise<void> {
+    return this.#submit("recover", "recover", matrix, src, dst);
+  }
+
+  /** New redundancy blocks from (old, new) pairs of the updated blocks and the old redundancy blocks. */
+  update(matrix: CodingMatrix, src: Buf, dst: Buf): Promise<void> {
+    return this.#submit("update", "update", matrix, src, dst);
+  }
+
+  /** dst blocks = src blocks times a coding matrix (DOCA's galois_mul task). */
+  galoisMul(matrix: CodingMatrix, src: Buf, dst: Buf): Promise<void> {
+    return this.#submit("galois_mul", "coding", matrix, src, dst);
+  }
+
+  /**
+   * Bytes in, bytes out: `data` holds the matrix's input blocks back to back (its length a multiple of the input
+   * block count, each block a multiple of 64 bytes); resolves with the output blocks back to back.
+   */
+  async encode(matrix: CodingMatrix, data: Uint8Array): Promise<Uint8Array> {
+    return await this.#staged(matrix.role === "recover" ? "recover" : matrix.role === "update" ? "update" : "create", matrix, data);
+  }
+
+  /** Bytes in, bytes out, through a recover matrix: the N available blocks in, the missing ones out. */
+  async recoverBlocks(matrix: CodingMatrix, available: Uint8Array): Promise<Uint8Array> {
+    if (matrix.role !== "recover") throw new TypeError("ErasureCoding.recoverBlocks: matrix must come from CodingMatrix.recoverMatrix()");
+    return await this.#staged("recover", matrix, available);
+  }
+
+  async #staged(kind: "create" | "recover" | "update", matrix: CodingMatrix, data: Uint8Array): Promise<Uint8Array> {
+    if (!(data instanceof Uint8Array)) throw new TypeError("ErasureCoding: data must be a Uint8Array");
+    this.#assertMatrix(matrix);
+    if (data.length === 0 || data.length % matrix.inputBlocks !== 0) {
+      throw new RangeError(`ErasureCoding: ${data.length} bytes are not ${matrix.inputBlocks} blocks of equal size`);
+    }
+    const block = data.length / matrix.inputBlocks;
+    return await stagedTask(this.device, [data], block * matrix.outputBlocks, (src, dst) => this.#using(matrix, (native) => this.#paths[kind].submit({ matrix, native, src }, dst)));
+  }
+
+  #assertMatrix(matrix: CodingMatrix): void {
+    if (!(matrix instanceof CodingMatrix)) throw new TypeError("ErasureCoding: matrix must be a CodingMatrix of this context");
+    if (matrix.owner !== this) throw new TypeError("ErasureCoding: the matrix belongs to another ErasureCoding");
+    matrix.assertOpen();
+  }
+
+  #submit(kind: "create" | "recover" | "update" | "galois_mul", role: MatrixRole, matrix: CodingMatrix, src: Buf, dst: Buf): Promise<void> {
+    this.assertOpen();
+    this.#assertMatrix(matrix);
+    if (matrix.role !== role && !(kind === "recover" && matrix.role === "coding")) {
+      throw new TypeError(`ErasureCoding: a ${kind} task needs a ${role} matrix, got a ${matrix.role} matrix`);
+    }
+    for (const [name, buf] of [["src", src], ["dst", dst]] as const) {
+      if (!Buf.isBuf(buf)) throw new TypeError(`ErasureCoding: ${name} must be a Buf from a BufInventory`);
+      buf.assertOpen();
+    }
+    return this.#using(matrix, (native) => this.#paths[kind].submit({ matrix, native, src }, dst));
+  }
+
+  /** The matrix stays alive natively while the task may read it (a close meanwhile destroys it afterwards). */
+  #using(matrix: CodingMatrix, submit: (native: number | bigint) => Promise<void>): Promise<void> {
+    matrix.acquire();
+    const task = submit(matrix[NATIVE]);
+    const release = () => matrix.release();
+    task.then(release, release);
+    return task;
+  }
+
+  /** @internal a matrix closed while tasks used it: destroyed once they are done, at the latest when this stops. */
+  deferDestroy(matrix: CodingMatrix): void {
+    this.#deferred.add(matrix);
+  }
+
+  /** @internal */
+  destroyed(matrix: CodingMatrix): void {
+    this.#deferred.delete(matrix);
+  }
+
+  protected override afterStop(): void {
+    // IDLE: DOCA flushed every task, so nothing native reads these matrices any more
+    for (const matrix of [...this.#deferred]) matrix.destroyDeferred();
+  }
+
+  protected destroyNative(handle: number): void {
+    check(doca().fns.doca_ec_destroy!(handle), "doca_ec_destroy");
+  }
+
+  protected summary(): string {
+    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.inflight} ${hex(this[HANDLE])}`;
+  }
+}
+
+/**
+ * A doca_ec_matrix: DOCA's coding matrix (N data → M redundancy blocks), or one derived from it for recovery or
+ * update. A child of its ErasureCoding: destroyed with it, or by close().
+ */
+export class CodingMatrix extends Resource<Handle<"doca_ec_matrix">> {
+  protected readonly kind = "CodingMatrix";
+
+  /** @internal made by ErasureCoding.matrix / matrixFromRaw and CodingMatrix.recoverMatrix / updateMatrix. */
+  constructor(
+    readonly owner: ErasureCoding,
+    handle: number,
+    readonly role: MatrixRole,
+    readonly dataBlocks: number,
+    readonly redundancyBlocks: number,
+    /** Blocks a task with this matrix reads. */
+    readonly inputBlocks: number,
+    /** Blocks it writes. */
+    readonly outputBlocks: number,
+    /** recover: the missing block indices (data 0..N-1, redundancy N..N+M-1); update: the updated data blocks. */
+    readonly indices: readonly number[],
+  ) {
+    super(handle, [owner], (h) => doca().fns.doca_ec_matrix_destroy!(h));
+  }
+
+  /**
+   * The recover matrix for these missing blocks (ascending, data blocks 0..N-1 then redundancy blocks N..N+M-1):
+   * a recover task then reads the first N blocks not missing, in index order, and writes the missing ones.
+   */
+  recoverMatrix(missing: readonly number[]): CodingMatrix {
+    return this.#derive("recover", missing, this.dataBlocks + this.redundancyBlocks);
+  }
+
+  /** The update matrix for these updated data blocks (ascending). */
+  updateMatrix(updated: readonly number[]): CodingMatrix {
+    return this.#derive("update", updated, this.dataBlocks);
+  }
+
+  /** Which block indices a recover task with this recover matrix reads, in order. */
+  get availableBlocks(): number[] {
+    if (this.role !== "recover") return [];
+    const out: number[] = [];
+    for (let i = 0; i < this.dataBlocks + this.redundancyBlocks && out.length < this.dataBlocks; i++) {
+      if (!this.indices.includes(i)) out.push(i);
+    }
+    return out;
+  }
+
+  #derive(role: "recover" | "update", indices: readonly number[], limit: number): CodingMatrix {
+    this.assertOpen();
+    this.owner.assertOpen();
+    if (this.role !== "coding") throw new TypeError(`CodingMatrix.${role}Matrix: only a coding matrix derives others`);
+    if (!Array.isArray(indices) || indices.length === 0) throw new TypeError(`CodingMatrix.${role}Matrix: indices must be a non-empty array`);
+    indices.forEach((v, i) => {
+      integerIn(`CodingMatrix.${role}Matrix`, `indices[${i}]`, v, 0, limit - 1);
+      if (i > 0 && v <= indices[i - 1]) throw new RangeError(`CodingMatrix.${role}Matrix: indices must be ascending and distinct`);
+    });
+    if (role === "recover" && indices.length > this.redundancyBlocks) {
+      throw new RangeError(`CodingMatrix.recoverMatrix: ${indices.length} missing blocks, at most ${this.redundancyBlocks} can be recovered`);
+    }
+    const d = doca();
+    const list = new Uint8Array(new Uint32Array(indices).buffer);
+    const staged = d.scratch.bytes(list);
+    const fn = role === "recover" ? "doca_ec_matrix_create_recover" : "doca_ec_matrix_create_update";
+    try {
+      d.scratch.clear(0);
+      check(requireFns(fn)[fn](this.owner[HANDLE], this[HANDLE], staged.address, indices.length, d.scratch.slot(0)), fn, indices.join(","));
+    } finally {
+      staged.done();
+    }
+    const n = this.dataBlocks, m = this.redundancyBlocks;
+    return role === "recover"
+      ? new CodingMatrix(this.owner, d.scratch.u64(0), "recover", n, m, n, indices.length, [...indices])
+      : new CodingMatrix(this.owner, d.scratch.u64(0), "update", n, m, 2 * indices.length + m, m, [...indices]);
+  }
+
+  #uses = 0;
+  #deferred: number | undefined;
+
+  /** @internal a task that reads this matrix was submitted */
+  acquire(): void {
+    this.assertOpen();
+    this.#uses++;
+  }
+
+  /** @internal that task settled */
+  release(): void {
+    if (--this.#uses === 0 && this.#deferred !== undefined) this.destroyDeferred();
+  }
+
+  /** @internal */
+  destroyDeferred(): void {
+    const handle = this.#deferred;
+    if (handle === undefined) return;
+    this.#deferred = undefined;
+    this.owner.destroyed(this);
+    check(doca().fns.doca_ec_matrix_destroy!(handle), "doca_ec_matrix_destroy");
+  }
+
+  /** Tasks in flight that read this matrix: its native destroy waits for them (DOCA reads it until they complete). */
+  protected destroyNative(handle: number): void {
+    if (this.#uses > 0) {
+      this.#deferred = handle;
+      this.owner.deferDestroy(this);
+      return;
+    }
+    check(doca().fns.doca_ec_matrix_destroy!(handle), "doca_ec_matrix_destroy");
+  }
+
+  protected summary(): string {
+    return `${this.role} ${this.dataBlocks}+${this.redundancyBlocks}${this.indices.length ? ` [${this.indices.join(",")}]` : ""} ${hex(this[HANDLE])}`;
+  }
+}

@@ -1,0 +1,238 @@
+/*
+ * DOCA Erasure Coding (libdoca_erasure_coding, prefix doca_ec_): prototypes, enum values and types as DOCA 3.x's
+ * public doca_erasure_coding.h declares them, with our own comments. Every block count, buffer and matrix layout the
+ * software device assumes beyond what DOCA's header says is written down in sim/README.md ("Erasure coding").
+ *
+ * Blocks travel contiguously: a task's source buffer (or buffer list, read in list order) holds its input blocks one
+ * after the other, and its destination receives the output blocks one after the other, appended after the data the
+ * destination already holds. Block size = source data length / number of input blocks: a multiple of 64, at least 64.
+ */
+#ifndef DOCA_ERASURE_CODING_H_
+#define DOCA_ERASURE_CODING_H_
+
+#include <inttypes.h>
+#include <stddef.h>
+
+#include <doca_compat.h>
+#include <doca_error.h>
+#include <doca_types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct doca_buf;
+struct doca_ctx;
+struct doca_dev;
+struct doca_devinfo;
+struct doca_task;
+
+/* An erasure coding context, and a coding matrix made for one */
+struct doca_ec;
+struct doca_ec_matrix;
+
+/* ---- Galois multiplication: destination blocks = source blocks x matrix, nothing else ---- */
+struct doca_ec_task_galois_mul;
+typedef void (*doca_ec_task_galois_mul_completion_cb_t)(struct doca_ec_task_galois_mul *task,
+							union doca_data task_user_data,
+							union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_cap_task_galois_mul_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_task_galois_mul_set_conf(struct doca_ec *ec,
+					      doca_ec_task_galois_mul_completion_cb_t successful_task_completion_cb,
+					      doca_ec_task_galois_mul_completion_cb_t error_task_completion_cb,
+					      uint32_t num_tasks);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_task_galois_mul_allocate_init(struct doca_ec *ec,
+						   const struct doca_ec_matrix *coding_matrix,
+						   const struct doca_buf *src_buf,
+						   struct doca_buf *dst_buf,
+						   union doca_data user_data,
+						   struct doca_ec_task_galois_mul **task);
+DOCA_EXPERIMENTAL
+struct doca_task *doca_ec_task_galois_mul_as_task(struct doca_ec_task_galois_mul *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_galois_mul_set_coding_matrix(struct doca_ec_task_galois_mul *task,
+					       const struct doca_ec_matrix *coding_matrix);
+DOCA_EXPERIMENTAL
+const struct doca_ec_matrix *doca_ec_task_galois_mul_get_coding_matrix(const struct doca_ec_task_galois_mul *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_galois_mul_set_src_buf(struct doca_ec_task_galois_mul *task, const struct doca_buf *src_buf);
+DOCA_EXPERIMENTAL
+const struct doca_buf *doca_ec_task_galois_mul_get_src_buf(const struct doca_ec_task_galois_mul *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_galois_mul_set_dst_buf(struct doca_ec_task_galois_mul *task, struct doca_buf *dst_buf);
+DOCA_EXPERIMENTAL
+struct doca_buf *doca_ec_task_galois_mul_get_dst_buf(const struct doca_ec_task_galois_mul *task);
+
+/* ---- Create: the redundancy blocks of N data blocks ---- */
+struct doca_ec_task_create;
+typedef void (*doca_ec_task_create_completion_cb_t)(struct doca_ec_task_create *task,
+						    union doca_data task_user_data,
+						    union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_cap_task_create_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_task_create_set_conf(struct doca_ec *ec,
+					  doca_ec_task_create_completion_cb_t successful_task_completion_cb,
+					  doca_ec_task_create_completion_cb_t error_task_completion_cb,
+					  uint32_t num_tasks);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_task_create_allocate_init(struct doca_ec *ec,
+					       const struct doca_ec_matrix *coding_matrix,
+					       const struct doca_buf *original_data_blocks,
+					       struct doca_buf *rdnc_blocks,
+					       union doca_data user_data,
+					       struct doca_ec_task_create **task);
+DOCA_EXPERIMENTAL
+struct doca_task *doca_ec_task_create_as_task(struct doca_ec_task_create *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_create_set_coding_matrix(struct doca_ec_task_create *task,
+					   const struct doca_ec_matrix *coding_matrix);
+DOCA_EXPERIMENTAL
+const struct doca_ec_matrix *doca_ec_task_create_get_coding_matrix(const struct doca_ec_task_create *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_create_set_original_data_blocks(struct doca_ec_task_create *task,
+						  const struct doca_buf *original_data_blocks);
+DOCA_EXPERIMENTAL
+const struct doca_buf *doca_ec_task_create_get_original_data_blocks(const struct doca_ec_task_create *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_create_set_rdnc_blocks(struct doca_ec_task_create *task, struct doca_buf *rdnc_blocks);
+DOCA_EXPERIMENTAL
+struct doca_buf *doca_ec_task_create_get_rdnc_blocks(const struct doca_ec_task_create *task);
+
+/* ---- Update: new redundancy blocks after some data blocks changed. Source: for each updated block its old and
+ * its new content, then the old redundancy blocks; destination: the updated redundancy blocks ---- */
+struct doca_ec_task_update;
+typedef void (*doca_ec_task_update_completion_cb_t)(struct doca_ec_task_update *task,
+						    union doca_data task_user_data,
+						    union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_cap_task_update_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_task_update_set_conf(struct doca_ec *ec,
+					  doca_ec_task_update_completion_cb_t successful_task_completion_cb,
+					  doca_ec_task_update_completion_cb_t error_task_completion_cb,
+					  uint32_t num_tasks);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_task_update_allocate_init(struct doca_ec *ec,
+					       const struct doca_ec_matrix *update_matrix,
+					       const struct doca_buf *original_updated_and_rdnc_blocks,
+					       struct doca_buf *updated_rdnc_blocks,
+					       union doca_data user_data,
+					       struct doca_ec_task_update **task);
+DOCA_EXPERIMENTAL
+struct doca_task *doca_ec_task_update_as_task(struct doca_ec_task_update *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_update_set_update_matrix(struct doca_ec_task_update *task,
+					   const struct doca_ec_matrix *update_matrix);
+DOCA_EXPERIMENTAL
+const struct doca_ec_matrix *doca_ec_task_update_get_update_matrix(const struct doca_ec_task_update *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_update_set_original_updated_and_rdnc_blocks(struct doca_ec_task_update *task,
+							      const struct doca_buf *original_updated_and_rdnc_blocks);
+DOCA_EXPERIMENTAL
+const struct doca_buf *doca_ec_task_update_get_original_updated_and_rdnc_blocks(const struct doca_ec_task_update *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_update_set_updated_rdnc_blocks(struct doca_ec_task_update *task,
+						 struct doca_buf *updated_rdnc_blocks);
+DOCA_EXPERIMENTAL
+struct doca_buf *doca_ec_task_update_get_updated_rdnc_blocks(const struct doca_ec_task_update *task);
+
+/* ---- Recover: the missing blocks from N available ones (available data blocks in index order, then redundancy
+ * blocks); the destination receives the missing blocks in the order of the recover matrix's missing indices ---- */
+struct doca_ec_task_recover;
+typedef void (*doca_ec_task_recover_completion_cb_t)(struct doca_ec_task_recover *task,
+						     union doca_data task_user_data,
+						     union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_cap_task_recover_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_task_recover_set_conf(struct doca_ec *ec,
+					   doca_ec_task_recover_completion_cb_t successful_task_completion_cb,
+					   doca_ec_task_recover_completion_cb_t error_task_completion_cb,
+					   uint32_t num_tasks);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_task_recover_allocate_init(struct doca_ec *ec,
+						const struct doca_ec_matrix *recover_matrix,
+						const struct doca_buf *available_blocks,
+						struct doca_buf *recovered_data_blocks,
+						union doca_data user_data,
+						struct doca_ec_task_recover **task);
+DOCA_EXPERIMENTAL
+struct doca_task *doca_ec_task_recover_as_task(struct doca_ec_task_recover *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_recover_set_recover_matrix(struct doca_ec_task_recover *task,
+					     const struct doca_ec_matrix *recover_matrix);
+DOCA_EXPERIMENTAL
+const struct doca_ec_matrix *doca_ec_task_recover_get_recover_matrix(const struct doca_ec_task_recover *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_recover_set_available_blocks(struct doca_ec_task_recover *task,
+					       const struct doca_buf *available_blocks);
+DOCA_EXPERIMENTAL
+const struct doca_buf *doca_ec_task_recover_get_available_blocks(const struct doca_ec_task_recover *task);
+DOCA_EXPERIMENTAL
+void doca_ec_task_recover_set_recovered_data_blocks(struct doca_ec_task_recover *task,
+						    struct doca_buf *recovered_data_blocks);
+DOCA_EXPERIMENTAL
+struct doca_buf *doca_ec_task_recover_get_recovered_data(const struct doca_ec_task_recover *task);
+
+/* ---- The context ---- */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_create(struct doca_dev *dev, struct doca_ec **ec);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_destroy(struct doca_ec *ec);
+DOCA_EXPERIMENTAL
+struct doca_ctx *doca_ec_as_ctx(struct doca_ec *ec);
+/* Largest block (bytes) a task may use */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_cap_get_max_block_size(const struct doca_devinfo *devinfo, uint64_t *max_block_size);
+/* Largest number of elements of a buffer list a task may use (1: single buffers only) */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_cap_get_max_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_buf_list_len);
+
+/* ---- Coding matrices, over GF(2^8) ---- */
+enum doca_ec_matrix_type {
+	/* entry (data block i, redundancy block j) = 1 / (i + (j + number of data blocks)), + and / in the field:
+	 * every square sub-matrix is invertible (DOCA recommends it) */
+	DOCA_EC_MATRIX_TYPE_CAUCHY = 1,
+	/* entry (data block i, redundancy block j) = (i + 1) to the power j: some block losses may not be recoverable */
+	DOCA_EC_MATRIX_TYPE_VANDERMONDE = 2,
+};
+
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_matrix_create(struct doca_ec *ec,
+				   enum doca_ec_matrix_type type,
+				   size_t data_block_count,
+				   size_t rdnc_block_count,
+				   struct doca_ec_matrix **matrix);
+/* data: data_block_count x rdnc_block_count bytes, row by row (one row per data block) */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_matrix_create_from_raw(struct doca_ec *ec,
+					    uint8_t *data,
+					    size_t data_block_count,
+					    size_t rdnc_block_count,
+					    struct doca_ec_matrix **matrix);
+/* update_indices: the updated data blocks, ascending */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_matrix_create_update(struct doca_ec *ec,
+					  const struct doca_ec_matrix *coding_matrix,
+					  uint32_t update_indices[],
+					  size_t n_updates,
+					  struct doca_ec_matrix **matrix);
+/* missing_indices: the missing blocks, ascending (data blocks 0..N-1, redundancy blocks N..N+M-1) */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_matrix_create_recover(struct doca_ec *ec,
+					   const struct doca_ec_matrix *coding_matrix,
+					   uint32_t missing_indices[],
+					   size_t n_missing,
+					   struct doca_ec_matrix **matrix);
+DOCA_EXPERIMENTAL
+doca_error_t doca_ec_matrix_destroy(struct doca_ec_matrix *matrix);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DOCA_ERASURE_CODING_H_ */

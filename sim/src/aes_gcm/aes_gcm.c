@@ -1,0 +1,517 @@
+/*
+ * libdoca_aes_gcm: the AES-GCM context, its keys and its encrypt and decrypt tasks, each kind with a pool sized by
+ * its _set_conf. Submit only queues; the cipher runs in the context's progress hook (OpenSSL's libcrypto, loaded at
+ * run time), so a stop can flush tasks that have not run and every callback comes from doca_pe_progress.
+ *
+ * Layout (sim/README.md): encrypt reads AAD then plaintext and appends AAD, ciphertext, tag; decrypt reads AAD,
+ * ciphertext, tag and appends AAD, plaintext, only once the tag verified (else DOCA_ERROR_AUTHENTICATION and the
+ * destination is left as it was). A short IV is padded with zero bytes to 96 bits.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <doca_sim.h>
+
+#include "aes_gcm_internal.h"
+
+static const char *kind_name(const struct sim_aes_task *t)
+{
+	return t->decrypt ? "aes_gcm_decrypt" : "aes_gcm_encrypt";
+}
+
+static void aes_task_free(struct doca_task *task)
+{
+	struct sim_aes_task *t = (struct sim_aes_task *)task;
+	struct sim_aes_pool *pool = &t->aes->pools[t->decrypt ? 1 : 0];
+
+	sim_task_fini(task);
+	t->src = NULL;
+	t->dst = NULL;
+	t->key = NULL;
+	task->next = pool->free_tasks;
+	pool->free_tasks = task;
+}
+
+static size_t aes_task_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
+{
+	const struct sim_aes_task *t = (const struct sim_aes_task *)task;
+	size_t n = 0;
+
+	if (t->src != NULL)
+		out[n++] = (struct doca_buf *)t->src;
+	if (t->dst != NULL && t->dst != t->src)
+		out[n++] = t->dst;
+	return n;
+}
+
+static const struct sim_task_ops encrypt_ops = {.kind = "aes_gcm_encrypt", .free = aes_task_free, .bufs = aes_task_bufs};
+static const struct sim_task_ops decrypt_ops = {.kind = "aes_gcm_decrypt", .free = aes_task_free, .bufs = aes_task_bufs};
+
+static doca_error_t validate(const struct doca_aes_gcm *aes, const struct sim_aes_task *t, size_t *payload)
+{
+	size_t in_len, fixed, out_len;
+	doca_error_t err;
+
+	if (t->key == NULL || t->key->magic != SIM_MAGIC_LIVE || t->key->owner != aes)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: no live key of this context", kind_name(t));
+	if (t->tag_size != 12 && t->tag_size != 16)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: tag size %u (12 or 16)", kind_name(t), t->tag_size);
+	if (t->iv_len > SIM_AES_GCM_MAX_IV_LEN)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: IV of %u bytes (12 at most)", kind_name(t), t->iv_len);
+	err = sim_bufs_check(t->src, aes->ctx.dev, SIM_AES_GCM_MAX_LIST_LEN, false);
+	if (err == DOCA_SUCCESS)
+		err = sim_bufs_check(t->dst, aes->ctx.dev, SIM_AES_GCM_MAX_LIST_LEN, true);
+	if (err != DOCA_SUCCESS)
+		return err;
+	in_len = sim_bufs_data_len(t->src);
+	fixed = (size_t)t->aad_size + (t->decrypt ? t->tag_size : 0);
+	if (in_len < fixed)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %zu source bytes, fewer than the AAD%s (%zu)", kind_name(t),
+				in_len, t->decrypt ? " and tag" : "", fixed);
+	if (in_len > SIM_AES_GCM_MAX_BUF_SIZE)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %zu source bytes exceed %u", kind_name(t), in_len,
+				SIM_AES_GCM_MAX_BUF_SIZE);
+	out_len = t->decrypt ? in_len - t->tag_size : in_len + t->tag_size;
+	if (sim_bufs_tail_room(t->dst) < out_len)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %zu output bytes do not fit the destination",
+				kind_name(t), out_len);
+	if (payload != NULL)
+		*payload = in_len - fixed;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t execute(struct doca_aes_gcm *aes, const struct sim_aes_task *t)
+{
+	size_t payload = 0, in_len, out_len;
+	uint8_t iv[12] = {0};
+	uint8_t *copy = NULL, *out;
+	const uint8_t *in;
+	doca_error_t err = validate(aes, t, &payload);
+
+	if (err != DOCA_SUCCESS)
+		return err;
+	if (sim_crypto_unavailable() != NULL)
+		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s", sim_crypto_unavailable());
+	if (aes->crypto == NULL && (aes->crypto = sim_crypto_ctx_new()) == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	in_len = sim_bufs_data_len(t->src);
+	in = sim_bufs_direct(t->src);
+	if (in == NULL) {
+		copy = malloc(in_len > 0 ? in_len : 1);
+		if (copy == NULL)
+			return DOCA_ERROR_NO_MEMORY;
+		err = sim_bufs_read(t->src, copy, in_len);
+		if (err != DOCA_SUCCESS) {
+			free(copy);
+			return err;
+		}
+		in = copy;
+	}
+	out_len = t->decrypt ? in_len - t->tag_size : in_len + t->tag_size;
+	out = malloc(out_len > 0 ? out_len : 1);
+	if (out == NULL) {
+		free(copy);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	memcpy(iv, t->iv, t->iv_len);
+	memcpy(out, in, t->aad_size);
+	if (!sim_crypto_gcm(aes->crypto, !t->decrypt, t->key->bytes, t->key->len, iv, in, t->aad_size,
+			    in + t->aad_size, payload, out + t->aad_size,
+			    t->decrypt ? (uint8_t *)(in + t->aad_size + payload) : out + t->aad_size + payload,
+			    t->tag_size))
+		err = t->decrypt ? sim_fail(DOCA_ERROR_AUTHENTICATION, "aes_gcm_decrypt: the tag does not verify")
+				 : sim_fail(DOCA_ERROR_DRIVER, "aes_gcm_encrypt: libcrypto failed");
+	else
+		err = sim_bufs_append(t->dst, out, out_len);
+	/* what a failed decrypt computed never leaves this function */
+	memset(out, 0, out_len);
+	free(out);
+	free(copy);
+	return err;
+}
+
+static void queue_pending(struct doca_aes_gcm *aes, struct doca_task *task)
+{
+	task->next = NULL;
+	if (aes->pending_tail != NULL)
+		aes->pending_tail->next = task;
+	else
+		aes->pending_head = task;
+	aes->pending_tail = task;
+}
+
+static doca_error_t aes_start(struct doca_ctx *ctx)
+{
+	struct doca_aes_gcm *aes = (struct doca_aes_gcm *)ctx;
+
+	if (sim_crypto_unavailable() != NULL)
+		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s", sim_crypto_unavailable());
+	if (aes->pools[0].num_tasks == 0 && aes->pools[1].num_tasks == 0)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "aes_gcm: no task kind was configured");
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t aes_stop(struct doca_ctx *ctx)
+{
+	struct doca_aes_gcm *aes = (struct doca_aes_gcm *)ctx;
+	struct doca_task *task = aes->pending_head;
+
+	aes->pending_head = NULL;
+	aes->pending_tail = NULL;
+	while (task != NULL) {
+		struct doca_task *next = task->next;
+
+		sim_task_complete(task, SIM_TASK_FLUSHED_STATUS);
+		task = next;
+	}
+	return DOCA_SUCCESS;
+}
+
+static int aes_progress(struct doca_ctx *ctx)
+{
+	struct doca_aes_gcm *aes = (struct doca_aes_gcm *)ctx;
+	struct doca_task *task = aes->pending_head;
+
+	if (task == NULL)
+		return 0;
+	aes->pending_head = NULL;
+	aes->pending_tail = NULL;
+	while (task != NULL) {
+		struct doca_task *next = task->next;
+		struct sim_aes_task *t = (struct sim_aes_task *)task;
+		doca_error_t err = execute(aes, t);
+
+		if (err == DOCA_ERROR_INVALID_VALUE)
+			sim_strict_report(SIM_RULE_INVALID_TASK, "doca_task_submit", kind_name(t), task,
+					  "completed with %s", doca_error_get_name(err));
+		sim_task_complete(task, err);
+		task = next;
+	}
+	return 1;
+}
+
+static doca_error_t aes_submit(struct doca_ctx *ctx, struct doca_task *task)
+{
+	queue_pending((struct doca_aes_gcm *)ctx, task);
+	sim_pe_signal(ctx->pe);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t aes_validate(struct doca_ctx *ctx, struct doca_task *task)
+{
+	return validate((struct doca_aes_gcm *)ctx, (struct sim_aes_task *)task, NULL);
+}
+
+static const struct sim_ctx_ops aes_ctx_ops = {
+	.kind = "aes_gcm",
+	.start = aes_start,
+	.stop = aes_stop,
+	.progress = aes_progress,
+	.submit = aes_submit,
+	.validate = aes_validate,
+};
+
+const char *doca_sim_aes_gcm_status(void)
+{
+	return sim_crypto_unavailable();
+}
+
+doca_error_t doca_aes_gcm_create(struct doca_dev *dev, struct doca_aes_gcm **aes_gcm)
+{
+	struct doca_aes_gcm *a;
+
+	if (dev == NULL || aes_gcm == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (sim_crypto_unavailable() != NULL)
+		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s", sim_crypto_unavailable());
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	sim_ctx_init(&a->ctx, &aes_ctx_ops, dev);
+	*aes_gcm = a;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
+{
+	doca_error_t err;
+
+	if (aes_gcm == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(aes_gcm, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
+	if (aes_gcm->live_keys > 0)
+		return sim_fail(DOCA_ERROR_IN_USE, "%s: %zu keys are not destroyed", __func__, aes_gcm->live_keys);
+	if (!sim_ctx_is_idle(&aes_gcm->ctx))
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", __func__);
+	err = sim_ctx_fini(&aes_gcm->ctx);
+	if (err != DOCA_SUCCESS)
+		return err;
+	free(aes_gcm->pools[0].tasks);
+	free(aes_gcm->pools[1].tasks);
+	sim_crypto_ctx_free(aes_gcm->crypto);
+	sim_release(aes_gcm, &aes_gcm->ctx.magic);
+	return DOCA_SUCCESS;
+}
+
+struct doca_ctx *doca_aes_gcm_as_ctx(struct doca_aes_gcm *aes_gcm)
+{
+	return aes_gcm == NULL ? NULL : &aes_gcm->ctx;
+}
+
+doca_error_t doca_aes_gcm_cap_get_max_num_tasks(struct doca_aes_gcm *aes_gcm, uint32_t *max_num_tasks)
+{
+	if (aes_gcm == NULL || max_num_tasks == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*max_num_tasks = SIM_AES_GCM_MAX_NUM_TASKS;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *raw_key,
+				     enum doca_aes_gcm_key_type raw_key_type, struct doca_aes_gcm_key **key)
+{
+	struct doca_aes_gcm_key *k;
+
+	if (aes_gcm == NULL || raw_key == NULL || key == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(aes_gcm, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
+	if (raw_key_type != DOCA_AES_GCM_KEY_128 && raw_key_type != DOCA_AES_GCM_KEY_256)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: unknown key type %d", __func__, (int)raw_key_type);
+	if (sim_crypto_unavailable() != NULL)
+		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s", sim_crypto_unavailable());
+	k = calloc(1, sizeof(*k));
+	if (k == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	k->magic = SIM_MAGIC_LIVE;
+	k->owner = aes_gcm;
+	k->type = raw_key_type;
+	k->len = raw_key_type == DOCA_AES_GCM_KEY_128 ? 16 : 32;
+	memcpy(k->bytes, raw_key, k->len);
+	aes_gcm->live_keys++;
+	sim_live_inc(SIM_KIND_ACCEL_HANDLE);
+	*key = k;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_aes_gcm_key_destroy(struct doca_aes_gcm_key *key)
+{
+	if (key == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(key, magic, "aes_gcm_key", DOCA_ERROR_INVALID_VALUE);
+	key->owner->live_keys--;
+	sim_live_dec(SIM_KIND_ACCEL_HANDLE);
+	memset(key->bytes, 0, sizeof(key->bytes));
+	sim_release(key, &key->magic);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t cap_check(const struct doca_devinfo *devinfo)
+{
+	if (devinfo == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	return sim_crypto_unavailable() == NULL ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
+}
+
+static doca_error_t set_conf(struct doca_aes_gcm *aes, int which, sim_task_cb_t ok, sim_task_cb_t fail,
+			     uint32_t num_tasks, const char *func)
+{
+	struct sim_aes_pool *pool;
+	struct sim_aes_task *tasks;
+
+	if (aes == NULL || ok == NULL || fail == NULL || num_tasks == 0)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid callbacks or task count", func);
+	SIM_RETURN_IF_DEAD(aes, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
+	if (aes->ctx.state != DOCA_CTX_STATE_IDLE)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", func);
+	if ((uint64_t)num_tasks + aes->pools[1 - which].num_tasks > SIM_AES_GCM_MAX_NUM_TASKS)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: more than %u tasks in all", func,
+				SIM_AES_GCM_MAX_NUM_TASKS);
+	pool = &aes->pools[which];
+	for (uint32_t i = 0; i < pool->num_tasks; i++)
+		if (pool->tasks[i].task.ops != NULL)
+			return sim_fail(DOCA_ERROR_IN_USE, "%s: tasks are still allocated", func);
+	tasks = calloc(num_tasks, sizeof(*tasks));
+	if (tasks == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	free(pool->tasks);
+	pool->tasks = tasks;
+	pool->num_tasks = num_tasks;
+	pool->free_tasks = NULL;
+	for (uint32_t i = num_tasks; i-- > 0;) {
+		tasks[i].aes = aes;
+		tasks[i].decrypt = which == 1;
+		tasks[i].task.next = pool->free_tasks;
+		pool->free_tasks = &tasks[i].task;
+	}
+	pool->success_cb = ok;
+	pool->error_cb = fail;
+	return DOCA_SUCCESS;
+}
+
+static void set_iv(struct sim_aes_task *t, const uint8_t *iv, uint32_t iv_length)
+{
+	/* kept by value; an IV longer than 12 bytes is remembered as too long and fails the task */
+	memset(t->iv, 0, sizeof(t->iv));
+	if (iv != NULL)
+		memcpy(t->iv, iv, iv_length < sizeof(t->iv) ? iv_length : sizeof(t->iv));
+	t->iv_len = iv == NULL ? 0 : iv_length;
+}
+
+static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct doca_buf *src, struct doca_buf *dst,
+			       struct doca_aes_gcm_key *key, const uint8_t *iv, uint32_t iv_length, uint32_t tag_size,
+			       uint32_t aad_size, union doca_data user_data, struct sim_aes_task **task,
+			       const char *func)
+{
+	struct sim_aes_pool *pool;
+	struct sim_aes_task *t;
+
+	if (aes == NULL || task == NULL || (iv == NULL && iv_length > 0))
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(aes, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
+	if (iv_length > SIM_AES_GCM_MAX_IV_LEN || (tag_size != 12 && tag_size != 16))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: IV of %u bytes (12 at most), tag of %u (12 or 16)", func,
+				iv_length, tag_size);
+	if (aes->ctx.state != DOCA_CTX_STATE_RUNNING)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not running", func);
+	pool = &aes->pools[which];
+	if (pool->free_tasks == NULL)
+		return sim_fail(DOCA_ERROR_NO_MEMORY, "%s: all %u tasks are allocated", func, pool->num_tasks);
+	t = (struct sim_aes_task *)pool->free_tasks;
+	pool->free_tasks = t->task.next;
+	sim_task_init(&t->task, which ? &decrypt_ops : &encrypt_ops, &aes->ctx, pool->success_cb, pool->error_cb,
+		      user_data);
+	t->src = src;
+	t->dst = dst;
+	t->key = key;
+	set_iv(t, iv, iv_length);
+	t->tag_size = tag_size;
+	t->aad_size = aad_size;
+	*task = t;
+	return DOCA_SUCCESS;
+}
+
+#define AES_TASK_API(name, WHICH) \
+	doca_error_t doca_aes_gcm_cap_task_##name##_is_supported(const struct doca_devinfo *devinfo) \
+	{ \
+		return cap_check(devinfo); \
+	} \
+	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_iv_len(const struct doca_devinfo *devinfo, \
+								   uint32_t *max_iv_len) \
+	{ \
+		doca_error_t err = max_iv_len == NULL ? DOCA_ERROR_INVALID_VALUE : cap_check(devinfo); \
+		if (err == DOCA_SUCCESS) \
+			*max_iv_len = SIM_AES_GCM_MAX_IV_LEN; \
+		return err; \
+	} \
+	doca_error_t doca_aes_gcm_cap_task_##name##_is_tag_96_supported(const struct doca_devinfo *devinfo) \
+	{ \
+		return cap_check(devinfo); \
+	} \
+	doca_error_t doca_aes_gcm_cap_task_##name##_is_tag_128_supported(const struct doca_devinfo *devinfo) \
+	{ \
+		return cap_check(devinfo); \
+	} \
+	doca_error_t doca_aes_gcm_cap_task_##name##_is_key_type_supported(const struct doca_devinfo *devinfo, \
+									  enum doca_aes_gcm_key_type key_type) \
+	{ \
+		if (key_type != DOCA_AES_GCM_KEY_128 && key_type != DOCA_AES_GCM_KEY_256) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		return cap_check(devinfo); \
+	} \
+	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_buf_size(const struct doca_devinfo *devinfo, \
+								     uint64_t *max_buffer_size) \
+	{ \
+		doca_error_t err = max_buffer_size == NULL ? DOCA_ERROR_INVALID_VALUE : cap_check(devinfo); \
+		if (err == DOCA_SUCCESS) \
+			*max_buffer_size = SIM_AES_GCM_MAX_BUF_SIZE; \
+		return err; \
+	} \
+	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_list_buf_num_elem(const struct doca_devinfo *devinfo, \
+									      uint32_t *max_list_num_elem) \
+	{ \
+		doca_error_t err = max_list_num_elem == NULL ? DOCA_ERROR_INVALID_VALUE : cap_check(devinfo); \
+		if (err == DOCA_SUCCESS) \
+			*max_list_num_elem = SIM_AES_GCM_MAX_LIST_LEN; \
+		return err; \
+	} \
+	doca_error_t doca_aes_gcm_task_##name##_set_conf(struct doca_aes_gcm *aes_gcm, \
+							 doca_aes_gcm_task_##name##_completion_cb_t ok, \
+							 doca_aes_gcm_task_##name##_completion_cb_t fail, \
+							 uint32_t num_tasks) \
+	{ \
+		return set_conf(aes_gcm, WHICH, sim_task_cb_cast(ok), sim_task_cb_cast(fail), num_tasks, __func__); \
+	} \
+	doca_error_t doca_aes_gcm_task_##name##_alloc_init( \
+		struct doca_aes_gcm *aes_gcm, struct doca_buf const *src_buff, struct doca_buf *dst_buff, \
+		struct doca_aes_gcm_key *key, const uint8_t *iv, uint32_t iv_length, uint32_t tag_size, \
+		uint32_t aad_size, union doca_data user_data, struct doca_aes_gcm_task_##name **task) \
+	{ \
+		return alloc_init(aes_gcm, WHICH, src_buff, dst_buff, key, iv, iv_length, tag_size, aad_size, \
+				  user_data, (struct sim_aes_task **)task, __func__); \
+	} \
+	struct doca_task *doca_aes_gcm_task_##name##_as_task(struct doca_aes_gcm_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : &task->t.task; \
+	} \
+	void doca_aes_gcm_task_##name##_set_src(struct doca_aes_gcm_task_##name *task, struct doca_buf const *src) \
+	{ \
+		if (task != NULL) \
+			task->t.src = src; \
+	} \
+	struct doca_buf const *doca_aes_gcm_task_##name##_get_src(const struct doca_aes_gcm_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : task->t.src; \
+	} \
+	void doca_aes_gcm_task_##name##_set_dst(struct doca_aes_gcm_task_##name *task, struct doca_buf *dst) \
+	{ \
+		if (task != NULL) \
+			task->t.dst = dst; \
+	} \
+	struct doca_buf *doca_aes_gcm_task_##name##_get_dst(const struct doca_aes_gcm_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : task->t.dst; \
+	} \
+	void doca_aes_gcm_task_##name##_set_key(struct doca_aes_gcm_task_##name *task, struct doca_aes_gcm_key *key) \
+	{ \
+		if (task != NULL) \
+			task->t.key = key; \
+	} \
+	struct doca_aes_gcm_key *doca_aes_gcm_task_##name##_get_key(const struct doca_aes_gcm_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : task->t.key; \
+	} \
+	void doca_aes_gcm_task_##name##_set_iv(struct doca_aes_gcm_task_##name *task, const uint8_t *iv, \
+					       uint32_t iv_length) \
+	{ \
+		if (task != NULL) \
+			set_iv(&task->t, iv, iv_length); \
+	} \
+	const uint8_t *doca_aes_gcm_task_##name##_get_iv(const struct doca_aes_gcm_task_##name *task, \
+							 uint32_t *iv_length) \
+	{ \
+		if (task == NULL) \
+			return NULL; \
+		if (iv_length != NULL) \
+			*iv_length = task->t.iv_len; \
+		return task->t.iv; \
+	} \
+	void doca_aes_gcm_task_##name##_set_tag_size(struct doca_aes_gcm_task_##name *task, uint32_t tag_size) \
+	{ \
+		if (task != NULL) \
+			task->t.tag_size = tag_size; \
+	} \
+	uint32_t doca_aes_gcm_task_##name##_get_tag_size(const struct doca_aes_gcm_task_##name *task) \
+	{ \
+		return task == NULL ? 0 : task->t.tag_size; \
+	} \
+	void doca_aes_gcm_task_##name##_set_aad_size(struct doca_aes_gcm_task_##name *task, uint32_t aad_size) \
+	{ \
+		if (task != NULL) \
+			task->t.aad_size = aad_size; \
+	} \
+	uint32_t doca_aes_gcm_task_##name##_get_aad_size(const struct doca_aes_gcm_task_##name *task) \
+	{ \
+		return task == NULL ? 0 : task->t.aad_size; \
+	}
+
+AES_TASK_API(encrypt, 0)
+AES_TASK_API(decrypt, 1)

@@ -1,0 +1,372 @@
+/*
+ * libdoca_erasure_coding: the EC context and its four task kinds (galois_mul, create, update, recover), each with a
+ * pool sized by its _set_conf (no allocation per task). Submit only queues; the blocks are computed in the
+ * context's progress hook, so a stop can flush tasks that have not run and every callback comes from
+ * doca_pe_progress, as with DMA.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ec_internal.h"
+
+static const char *const kind_names[SIM_EC_KINDS_] = {"ec_galois_mul", "ec_create", "ec_update", "ec_recover"};
+
+static void ec_task_free(struct doca_task *task)
+{
+	struct sim_ec_task *t = (struct sim_ec_task *)task;
+	struct sim_ec_pool *pool = &t->ec->pools[t->kind];
+
+	sim_task_fini(task);
+	t->src = NULL;
+	t->dst = NULL;
+	t->matrix = NULL;
+	task->next = pool->free_tasks;
+	pool->free_tasks = task;
+}
+
+static size_t ec_task_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
+{
+	const struct sim_ec_task *t = (const struct sim_ec_task *)task;
+	size_t n = 0;
+
+	if (t->src != NULL)
+		out[n++] = (struct doca_buf *)t->src;
+	if (t->dst != NULL && t->dst != t->src)
+		out[n++] = t->dst;
+	return n;
+}
+
+static const struct sim_task_ops task_ops[SIM_EC_KINDS_] = {
+	{.kind = "ec_galois_mul", .free = ec_task_free, .bufs = ec_task_bufs},
+	{.kind = "ec_create", .free = ec_task_free, .bufs = ec_task_bufs},
+	{.kind = "ec_update", .free = ec_task_free, .bufs = ec_task_bufs},
+	{.kind = "ec_recover", .free = ec_task_free, .bufs = ec_task_bufs},
+};
+
+doca_error_t sim_ec_validate(const struct doca_ec *ec, const struct sim_ec_task *task, size_t *block_size)
+{
+	const struct doca_ec_matrix *mx = task->matrix;
+	size_t in_len, block;
+	doca_error_t err;
+
+	if (mx == NULL || mx->magic != SIM_MAGIC_LIVE)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: no live matrix", kind_names[task->kind]);
+	if ((task->kind == SIM_EC_CREATE || task->kind == SIM_EC_GALOIS_MUL) && mx->kind != SIM_EC_MATRIX_CODING)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: needs a coding matrix", kind_names[task->kind]);
+	if (task->kind == SIM_EC_UPDATE && mx->kind != SIM_EC_MATRIX_UPDATE && mx->kind != SIM_EC_MATRIX_CODING)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "ec_update: needs an update (or raw) matrix");
+	if (task->kind == SIM_EC_RECOVER && mx->kind == SIM_EC_MATRIX_UPDATE)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "ec_recover: needs a recover (or raw) matrix");
+	err = sim_bufs_check(task->src, ec->ctx.dev, SIM_EC_MAX_BUF_LIST_LEN, false);
+	if (err == DOCA_SUCCESS)
+		err = sim_bufs_check(task->dst, ec->ctx.dev, SIM_EC_MAX_BUF_LIST_LEN, true);
+	if (err != DOCA_SUCCESS)
+		return err;
+	in_len = sim_bufs_data_len(task->src);
+	if (in_len == 0 || in_len % mx->in != 0)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %zu source bytes are not %zu whole blocks",
+				kind_names[task->kind], in_len, mx->in);
+	block = in_len / mx->in;
+	if (block % SIM_EC_BLOCK_ALIGN != 0 || block > SIM_EC_MAX_BLOCK_SIZE)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: block size %zu (a multiple of %u up to %u)",
+				kind_names[task->kind], block, SIM_EC_BLOCK_ALIGN, SIM_EC_MAX_BLOCK_SIZE);
+	if (sim_bufs_tail_room(task->dst) < block * mx->out)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %zu output blocks of %zu bytes do not fit the destination",
+				kind_names[task->kind], mx->out, block);
+	if (block_size != NULL)
+		*block_size = block;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sim_ec_execute(const struct doca_ec *ec, struct sim_ec_task *task)
+{
+	const struct doca_ec_matrix *mx = task->matrix;
+	const uint8_t *in;
+	uint8_t *copy = NULL, *out;
+	size_t block = 0;
+	doca_error_t err = sim_ec_validate(ec, task, &block);
+
+	if (err != DOCA_SUCCESS)
+		return err;
+	in = sim_bufs_direct(task->src);
+	if (in == NULL) {
+		copy = malloc(block * mx->in);
+		if (copy == NULL)
+			return DOCA_ERROR_NO_MEMORY;
+		err = sim_bufs_read(task->src, copy, block * mx->in);
+		if (err != DOCA_SUCCESS) {
+			free(copy);
+			return err;
+		}
+		in = copy;
+	}
+	out = calloc(mx->out, block);
+	if (out == NULL) {
+		free(copy);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	for (size_t o = 0; o < mx->out; o++)
+		for (size_t i = 0; i < mx->in; i++)
+			sim_gf_mul_add_region(out + o * block, in + i * block, mx->coef[i * mx->out + o], block);
+	err = sim_bufs_append(task->dst, out, block * mx->out);
+	free(out);
+	free(copy);
+	return err;
+}
+
+static void queue_pending(struct doca_ec *ec, struct doca_task *task)
+{
+	task->next = NULL;
+	if (ec->pending_tail != NULL)
+		ec->pending_tail->next = task;
+	else
+		ec->pending_head = task;
+	ec->pending_tail = task;
+}
+
+static doca_error_t ec_start(struct doca_ctx *ctx)
+{
+	struct doca_ec *ec = (struct doca_ec *)ctx;
+
+	if (ctx->dev == NULL)
+		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "ec: no device");
+	for (int k = 0; k < SIM_EC_KINDS_; k++)
+		if (ec->pools[k].num_tasks > 0)
+			return DOCA_SUCCESS;
+	return sim_fail(DOCA_ERROR_INVALID_VALUE, "ec: no task kind was configured (doca_ec_task_*_set_conf)");
+}
+
+static doca_error_t ec_stop(struct doca_ctx *ctx)
+{
+	struct doca_ec *ec = (struct doca_ec *)ctx;
+	struct doca_task *task = ec->pending_head;
+
+	/* Tasks that have not run are flushed: nothing written, their error callback reports the flush */
+	ec->pending_head = NULL;
+	ec->pending_tail = NULL;
+	while (task != NULL) {
+		struct doca_task *next = task->next;
+
+		sim_task_complete(task, SIM_TASK_FLUSHED_STATUS);
+		task = next;
+	}
+	return DOCA_SUCCESS;
+}
+
+static int ec_progress(struct doca_ctx *ctx)
+{
+	struct doca_ec *ec = (struct doca_ec *)ctx;
+	struct doca_task *task = ec->pending_head;
+
+	if (task == NULL)
+		return 0;
+	ec->pending_head = NULL;
+	ec->pending_tail = NULL;
+	while (task != NULL) {
+		struct doca_task *next = task->next;
+		struct sim_ec_task *t = (struct sim_ec_task *)task;
+		/* doca_task_submit does not validate (DOCA): an invalid task fails here, through its error callback */
+		doca_error_t err = sim_ec_execute(ec, t);
+
+		if (err == DOCA_ERROR_INVALID_VALUE)
+			sim_strict_report(SIM_RULE_INVALID_TASK, "doca_task_submit", kind_names[t->kind], task,
+					  "completed with %s", doca_error_get_name(err));
+		sim_task_complete(task, err);
+		task = next;
+	}
+	return 1;
+}
+
+static doca_error_t ec_submit(struct doca_ctx *ctx, struct doca_task *task)
+{
+	queue_pending((struct doca_ec *)ctx, task);
+	sim_pe_signal(ctx->pe);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t ec_validate(struct doca_ctx *ctx, struct doca_task *task)
+{
+	return sim_ec_validate((struct doca_ec *)ctx, (struct sim_ec_task *)task, NULL);
+}
+
+static const struct sim_ctx_ops ec_ctx_ops = {
+	.kind = "ec",
+	.start = ec_start,
+	.stop = ec_stop,
+	.progress = ec_progress,
+	.submit = ec_submit,
+	.validate = ec_validate,
+};
+
+doca_error_t doca_ec_create(struct doca_dev *dev, struct doca_ec **ec)
+{
+	struct doca_ec *e;
+
+	if (dev == NULL || ec == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	sim_ctx_init(&e->ctx, &ec_ctx_ops, dev);
+	*ec = e;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_ec_destroy(struct doca_ec *ec)
+{
+	doca_error_t err;
+
+	if (ec == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
+	if (!sim_ctx_is_idle(&ec->ctx))
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", __func__);
+	err = sim_ctx_fini(&ec->ctx);
+	if (err != DOCA_SUCCESS)
+		return err;
+	for (int k = 0; k < SIM_EC_KINDS_; k++)
+		free(ec->pools[k].tasks);
+	sim_release(ec, &ec->ctx.magic);
+	return DOCA_SUCCESS;
+}
+
+struct doca_ctx *doca_ec_as_ctx(struct doca_ec *ec)
+{
+	return ec == NULL ? NULL : &ec->ctx;
+}
+
+doca_error_t doca_ec_cap_get_max_block_size(const struct doca_devinfo *devinfo, uint64_t *max_block_size)
+{
+	if (devinfo == NULL || max_block_size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*max_block_size = SIM_EC_MAX_BLOCK_SIZE;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_ec_cap_get_max_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_buf_list_len)
+{
+	if (devinfo == NULL || max_buf_list_len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*max_buf_list_len = SIM_EC_MAX_BUF_LIST_LEN;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t cap_supported(const struct doca_devinfo *devinfo)
+{
+	return devinfo == NULL ? DOCA_ERROR_INVALID_VALUE : DOCA_SUCCESS;
+}
+
+static doca_error_t set_conf(struct doca_ec *ec, enum sim_ec_task_kind kind, sim_task_cb_t ok, sim_task_cb_t fail,
+			     uint32_t num_tasks, const char *func)
+{
+	struct sim_ec_pool *pool;
+	struct sim_ec_task *tasks;
+
+	if (ec == NULL || ok == NULL || fail == NULL || num_tasks == 0 || num_tasks > SIM_EC_MAX_NUM_TASKS)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid callbacks or task count %u", func, num_tasks);
+	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
+	if (ec->ctx.state != DOCA_CTX_STATE_IDLE)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", func);
+	pool = &ec->pools[kind];
+	for (uint32_t i = 0; i < pool->num_tasks; i++)
+		if (pool->tasks[i].task.ops != NULL)
+			return sim_fail(DOCA_ERROR_IN_USE, "%s: tasks are still allocated", func);
+	tasks = calloc(num_tasks, sizeof(*tasks));
+	if (tasks == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	free(pool->tasks);
+	pool->tasks = tasks;
+	pool->num_tasks = num_tasks;
+	pool->free_tasks = NULL;
+	for (uint32_t i = num_tasks; i-- > 0;) {
+		tasks[i].ec = ec;
+		tasks[i].kind = kind;
+		tasks[i].task.next = pool->free_tasks;
+		pool->free_tasks = &tasks[i].task;
+	}
+	pool->success_cb = ok;
+	pool->error_cb = fail;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t alloc_init(struct doca_ec *ec, enum sim_ec_task_kind kind, const struct doca_ec_matrix *matrix,
+			       const struct doca_buf *src, struct doca_buf *dst, union doca_data user_data,
+			       struct sim_ec_task **task, const char *func)
+{
+	struct sim_ec_pool *pool;
+	struct sim_ec_task *t;
+
+	if (ec == NULL || task == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
+	if (ec->ctx.state != DOCA_CTX_STATE_RUNNING)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not running", func);
+	pool = &ec->pools[kind];
+	if (pool->free_tasks == NULL)
+		return sim_fail(DOCA_ERROR_NO_MEMORY, "%s: all %u tasks are allocated", func, pool->num_tasks);
+	t = (struct sim_ec_task *)pool->free_tasks;
+	pool->free_tasks = t->task.next;
+	sim_task_init(&t->task, &task_ops[kind], &ec->ctx, pool->success_cb, pool->error_cb, user_data);
+	t->matrix = matrix;
+	t->src = src;
+	t->dst = dst;
+	*task = t;
+	return DOCA_SUCCESS;
+}
+
+/* The per-kind API: the same functions under each kind's names */
+#define EC_TASK_API(name, KIND, matrix_field, src_field, dst_field, dst_getter) \
+	doca_error_t doca_ec_cap_task_##name##_is_supported(const struct doca_devinfo *devinfo) \
+	{ \
+		return cap_supported(devinfo); \
+	} \
+	doca_error_t doca_ec_task_##name##_set_conf(struct doca_ec *ec, doca_ec_task_##name##_completion_cb_t ok, \
+						    doca_ec_task_##name##_completion_cb_t fail, uint32_t num_tasks) \
+	{ \
+		return set_conf(ec, KIND, sim_task_cb_cast(ok), sim_task_cb_cast(fail), num_tasks, __func__); \
+	} \
+	doca_error_t doca_ec_task_##name##_allocate_init(struct doca_ec *ec, const struct doca_ec_matrix *matrix, \
+							 const struct doca_buf *src, struct doca_buf *dst, \
+							 union doca_data user_data, \
+							 struct doca_ec_task_##name **task) \
+	{ \
+		return alloc_init(ec, KIND, matrix, src, dst, user_data, (struct sim_ec_task **)task, __func__); \
+	} \
+	struct doca_task *doca_ec_task_##name##_as_task(struct doca_ec_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : &task->t.task; \
+	} \
+	void doca_ec_task_##name##_set_##matrix_field(struct doca_ec_task_##name *task, \
+						      const struct doca_ec_matrix *matrix) \
+	{ \
+		if (task != NULL) \
+			task->t.matrix = matrix; \
+	} \
+	const struct doca_ec_matrix *doca_ec_task_##name##_get_##matrix_field(const struct doca_ec_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : task->t.matrix; \
+	} \
+	void doca_ec_task_##name##_set_##src_field(struct doca_ec_task_##name *task, const struct doca_buf *src) \
+	{ \
+		if (task != NULL) \
+			task->t.src = src; \
+	} \
+	const struct doca_buf *doca_ec_task_##name##_get_##src_field(const struct doca_ec_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : task->t.src; \
+	} \
+	void doca_ec_task_##name##_set_##dst_field(struct doca_ec_task_##name *task, struct doca_buf *dst) \
+	{ \
+		if (task != NULL) \
+			task->t.dst = dst; \
+	} \
+	struct doca_buf *doca_ec_task_##name##_get_##dst_getter(const struct doca_ec_task_##name *task) \
+	{ \
+		return task == NULL ? NULL : task->t.dst; \
+	}
+
+EC_TASK_API(galois_mul, SIM_EC_GALOIS_MUL, coding_matrix, src_buf, dst_buf, dst_buf)
+EC_TASK_API(create, SIM_EC_CREATE, coding_matrix, original_data_blocks, rdnc_blocks, rdnc_blocks)
+EC_TASK_API(update, SIM_EC_UPDATE, update_matrix, original_updated_and_rdnc_blocks, updated_rdnc_blocks,
+	    updated_rdnc_blocks)
+EC_TASK_API(recover, SIM_EC_RECOVER, recover_matrix, available_blocks, recovered_data_blocks, recovered_data)

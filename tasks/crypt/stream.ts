@@ -1,0 +1,161 @@
+/**
+ * Encrypting and decrypting a file in the format of tasks/crypt/format.ts with DOCA AES-GCM: chunks read in order,
+ * a few sealed or opened at once on the device, written in order to a temporary file that is renamed onto the
+ * output only when every chunk verified (AtomicFile: an interrupted or failed run leaves no output file).
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { AesGcm, ProgressEngine } from "../../mod.ts";
+import { openDeviceOf } from "../common/device.ts";
+import { interruption } from "../common/interrupt.ts";
+import { AtomicFile } from "../dma-copy/atomic-file.ts";
+import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
+
+export interface CryptOptions {
+  input: string;
+  output: string;
+  key: Uint8Array;
+  pciAddr?: string;
+  /** encrypt only: plaintext bytes per chunk */
+  chunkSize?: number;
+  signal?: AbortSignal;
+  /** called after each chunk with the input bytes done so far */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface CryptResult {
+  input: string;
+  output: string;
+  inputBytes: number;
+  outputBytes: number;
+  chunks: number;
+  keyBits: number;
+  chunkSize: number;
+  seconds: number;
+}
+
+/** Chunks on the device at once. */
+const WINDOW = 4;
+
+function readFully(fd: number, buffer: Uint8Array, position: number): number {
+  let got = 0;
+  while (got < buffer.length) {
+    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
+
+async function withDevice<T>(options: CryptOptions, header: Header, run: (aes: AesGcm) => Promise<T>): Promise<T> {
+  using device = openDeviceOf(options.pciAddr);
+  const caps = AesGcm.caps(device);
+  if (!caps.encrypt || !caps.decrypt) throw new Error(`AES-GCM is not available: ${AesGcm.unavailableReason() ?? "the device lacks it"}`);
+  if (header.chunkSize + AAD_SIZE + header.tagSize > caps.maxBufSize) {
+    throw new Error(`a chunk of ${header.chunkSize} bytes exceeds the device's AES-GCM buffer of ${caps.maxBufSize} bytes`);
+  }
+  using pe = new ProgressEngine();
+  await using aes = new AesGcm(device, pe, { maxTasks: WINDOW });
+  return await run(aes);
+}
+
+/** Runs `jobs` (each making one chunk's output) at most WINDOW at once, handing results to `write` in order. */
+async function pipeline(count: number, job: (i: number) => Promise<Uint8Array>, write: (i: number, out: Uint8Array) => void, signal: AbortSignal | undefined, what: string): Promise<void> {
+  const pending: Promise<Uint8Array>[] = [];
+  let next = 0;
+  try {
+    for (let i = 0; i < count; i++) {
+      while (next < count && pending.length < WINDOW) pending.push(job(next++));
+      const out = await pending.shift()!;
+      if (signal?.aborted) throw interruption(signal, what);
+      write(i, out);
+    }
+  } finally {
+    // whatever is still on the device settles before its context closes
+    await Promise.allSettled(pending);
+  }
+}
+
+export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
+  const t0 = performance.now();
+  const keyBytes = options.key.length as 16 | 32;
+  const header = makeHeader(keyBytes, options.chunkSize ?? 1024 * 1024);
+  const fd = openSync(options.input, "r");
+  try {
+    const total = fstatSync(fd).size;
+    const chunks = Math.floor(total / header.chunkSize) + 1; // the last one short (maybe empty)
+    const out = AtomicFile.create(options.output);
+    let written = 0;
+    try {
+      out.writeAt(header.bytes, 0);
+      written = HEADER_SIZE;
+      await withDevice(options, header, async (aes) => {
+        using key = aes.key(options.key);
+        await pipeline(chunks, (i) => {
+          const start = i * header.chunkSize;
+          const plain = new Uint8Array(Math.min(header.chunkSize, total - start));
+          if (readFully(fd, plain, start) !== plain.length) throw new Error(`${options.input} changed while it was read`);
+          return aes.seal(plain, { key, iv: chunkIv(header, i), tagSize: 16, aad: chunkAad(header, i, i === chunks - 1) });
+        }, (i, sealed) => {
+          out.writeAt(sealed, written);
+          written += sealed.length;
+          options.onProgress?.(Math.min(total, (i + 1) * header.chunkSize), total);
+        }, options.signal, `encrypting ${options.input}`);
+      });
+      await out.commit();
+    } catch (e) {
+      out.abort();
+      throw e;
+    }
+    return result(options, total, written, chunks, keyBytes, header.chunkSize, t0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
+  const t0 = performance.now();
+  const fd = openSync(options.input, "r");
+  try {
+    const total = fstatSync(fd).size;
+    const head = new Uint8Array(HEADER_SIZE);
+    const header = parseHeader(head.subarray(0, readFully(fd, head, 0)));
+    if (header.keyBytes !== options.key.length) {
+      throw new Error(`${options.input} was encrypted with a ${header.keyBytes * 8}-bit key; the key given has ${options.key.length * 8} bits`);
+    }
+    const record = header.chunkSize + header.tagSize;
+    const body = total - HEADER_SIZE;
+    // every record but the last is full; the last is short (at least a tag): a file cut at a record boundary lacks it
+    const chunks = Math.floor(body / record) + 1;
+    const lastLength = body - (chunks - 1) * record;
+    if (lastLength < header.tagSize) throw new Error(`${options.input} is truncated or damaged: its last record is ${lastLength} bytes`);
+    const out = AtomicFile.create(options.output);
+    let written = 0;
+    try {
+      await withDevice(options, header, async (aes) => {
+        using key = aes.key(options.key);
+        await pipeline(chunks, (i) => {
+          const sealed = new Uint8Array(i === chunks - 1 ? lastLength : record);
+          if (readFully(fd, sealed, HEADER_SIZE + i * record) !== sealed.length) throw new Error(`${options.input} changed while it was read`);
+          return aes.open(sealed, { key, iv: chunkIv(header, i), tagSize: 16, aad: chunkAad(header, i, i === chunks - 1) }).catch((e) => {
+            throw new Error(`${options.input}: chunk ${i} does not authenticate (wrong key, or the file was changed, reordered or cut): ${(e as Error).message}`);
+          });
+        }, (i, plain) => {
+          out.writeAt(plain, written);
+          written += plain.length;
+          options.onProgress?.(HEADER_SIZE + Math.min(body, (i + 1) * record), total);
+        }, options.signal, `decrypting ${options.input}`);
+      });
+      await out.commit();
+    } catch (e) {
+      out.abort();
+      throw e;
+    }
+    return result(options, total, written, chunks, header.keyBytes, header.chunkSize, t0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function result(o: CryptOptions, inputBytes: number, outputBytes: number, chunks: number, keyBytes: number, chunkSize: number, t0: number): CryptResult {
+  return { input: o.input, output: o.output, inputBytes, outputBytes, chunks, keyBits: keyBytes * 8, chunkSize, seconds: (performance.now() - t0) / 1000 };
+}

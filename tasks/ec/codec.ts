@@ -1,0 +1,247 @@
+/**
+ * ec-encode / ec-recover: a file cut into N data blocks plus M redundancy blocks with DOCA erasure coding, and
+ * rebuilt from any N of them.
+ *
+ * Layout: the file is read in stripes of N blocks of `blockSize` bytes (a multiple of 64, at most the device's max
+ * block size; the last stripe zero-padded); block file k (k < N: data block k, else redundancy block k - N) is the
+ * concatenation of block k of every stripe. The folder holds block-000 … block-(N+M-1) and manifest.json:
+ *   { format: "doca-ts-ec", version: 1, matrix: "cauchy" | "vandermonde", dataBlocks, redundancyBlocks, blockSize,
+ *     stripes, fileSize, sha256 (of the original), blocks: [{ index, file, sha256 }] }
+ * Recovery checks each block file's SHA-256: a missing, short or changed block counts as lost. With at most M lost
+ * it rebuilds the file stripe by stripe (DOCA recover tasks) and checks the original's SHA-256 before the output
+ * appears (temporary file, then rename). The encode folder also appears only when complete.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import process from "node:process";
+import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "../../mod.ts";
+import { openDeviceOf } from "../common/device.ts";
+import { interruption, onForcedExit } from "../common/interrupt.ts";
+import { AtomicFile } from "../dma-copy/atomic-file.ts";
+
+export const MANIFEST = "manifest.json";
+const FORMAT = "doca-ts-ec";
+
+export interface Manifest {
+  format: string;
+  version: number;
+  matrix: MatrixType;
+  dataBlocks: number;
+  redundancyBlocks: number;
+  blockSize: number;
+  stripes: number;
+  fileSize: number;
+  sha256: string;
+  blocks: { index: number; file: string; sha256: string }[];
+}
+
+export interface EncodeOptions {
+  input: string;
+  outputDir: string;
+  dataBlocks: number;
+  redundancyBlocks: number;
+  matrix?: MatrixType;
+  /** bytes per block per stripe; default: the whole file in one stripe when it fits the device, else the max */
+  blockSize?: number;
+  pciAddr?: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface RecoverOptions {
+  inputDir: string;
+  output: string;
+  pciAddr?: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+const blockName = (k: number) => `block-${String(k).padStart(3, "0")}`;
+const sha = () => createHash("sha256");
+
+function readAt(fd: number, buffer: Uint8Array, position: number): number {
+  let got = 0;
+  while (got < buffer.length) {
+    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
+
+function roundUp(n: number, to: number): number {
+  return Math.ceil(n / to) * to;
+}
+
+export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: number }> {
+  const t0 = performance.now();
+  const n = o.dataBlocks, m = o.redundancyBlocks;
+  if (existsSync(o.outputDir)) throw new Error(`${o.outputDir} exists: ec-encode creates a new folder and never replaces one`);
+  using device = openDeviceOf(o.pciAddr);
+  const caps = ErasureCoding.caps(device);
+  if (!caps.create) throw new Error("this DOCA or device has no erasure coding (libdoca_erasure_coding)");
+  const fd = openSync(o.input, "r");
+  // the folder is built under a temporary name beside the target and renamed when complete
+  const temp = join(dirname(o.outputDir), `.${basename(o.outputDir)}.doca-ts-${process.pid}.part`);
+  const forget = onForcedExit(() => rmSync(temp, { recursive: true, force: true }));
+  try {
+    const fileSize = fstatSync(fd).size;
+    const blockSize = o.blockSize ?? Math.min(caps.maxBlockSize, Math.max(EC_BLOCK_ALIGN, roundUp(Math.ceil(fileSize / n), EC_BLOCK_ALIGN)));
+    if (blockSize % EC_BLOCK_ALIGN !== 0 || blockSize > caps.maxBlockSize) {
+      throw new Error(`block size ${blockSize} must be a multiple of ${EC_BLOCK_ALIGN} up to ${caps.maxBlockSize}`);
+    }
+    const stripes = Math.max(1, Math.ceil(fileSize / (n * blockSize)));
+    mkdirSync(temp, { mode: 0o755 });
+    const fds = Array.from({ length: n + m }, (_, k) => openSync(join(temp, blockName(k)), "wx", 0o644));
+    const hashes = Array.from({ length: n + m }, sha);
+    const whole = sha();
+    try {
+      using pe = new ProgressEngine();
+      await using ec = new ErasureCoding(device, pe, { maxTasks: 4 });
+      using coding = ec.matrix(o.matrix ?? "cauchy", n, m);
+      const stripe = new Uint8Array(n * blockSize);
+      for (let s = 0; s < stripes; s++) {
+        if (o.signal?.aborted) throw interruption(o.signal, `encoding ${o.input}`);
+        stripe.fill(0);
+        const got = readAt(fd, stripe, s * n * blockSize);
+        whole.update(stripe.subarray(0, got));
+        const parity = await ec.encode(coding, stripe);
+        for (let k = 0; k < n + m; k++) {
+          const block = k < n ? stripe.subarray(k * blockSize, (k + 1) * blockSize) : parity.subarray((k - n) * blockSize, (k - n + 1) * blockSize);
+          writeSync(fds[k], block);
+          hashes[k].update(block);
+        }
+        o.onProgress?.(Math.min(fileSize, (s + 1) * n * blockSize), fileSize);
+      }
+    } finally {
+      for (const f of fds) closeSync(f);
+    }
+    const manifest: Manifest = {
+      format: FORMAT,
+      version: 1,
+      matrix: o.matrix ?? "cauchy",
+      dataBlocks: n,
+      redundancyBlocks: m,
+      blockSize,
+      stripes,
+      fileSize,
+      sha256: whole.digest("hex"),
+      blocks: hashes.map((h, index) => ({ index, file: blockName(index), sha256: h.digest("hex") })),
+    };
+    writeFileSync(join(temp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { flag: "wx" });
+    if (existsSync(o.outputDir)) throw new Error(`${o.outputDir} appeared meanwhile: not replacing it`);
+    renameSync(temp, o.outputDir);
+    return { ...manifest, seconds: (performance.now() - t0) / 1000 };
+  } catch (e) {
+    rmSync(temp, { recursive: true, force: true });
+    throw e;
+  } finally {
+    forget();
+    closeSync(fd);
+  }
+}
+
+/** The manifest of a folder, every field checked (an Error naming what is wrong). */
+export function readManifest(dir: string): Manifest {
+  let m: Manifest;
+  try {
+    m = JSON.parse(readFileSync(join(dir, MANIFEST), "utf8"));
+  } catch (e) {
+    throw new Error(`cannot read ${join(dir, MANIFEST)}: ${(e as Error).message}`);
+  }
+  const int = (v: unknown, min: number, max: number) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
+  const ok = m && m.format === FORMAT && m.version === 1 && (m.matrix === "cauchy" || m.matrix === "vandermonde") &&
+    int(m.dataBlocks, 1, 255) && int(m.redundancyBlocks, 1, 255) && m.dataBlocks + m.redundancyBlocks <= 256 &&
+    int(m.blockSize, EC_BLOCK_ALIGN, 2 ** 30) && m.blockSize % EC_BLOCK_ALIGN === 0 && int(m.stripes, 1, 2 ** 40) &&
+    int(m.fileSize, 0, Number.MAX_SAFE_INTEGER) && m.fileSize <= m.stripes * m.dataBlocks * m.blockSize &&
+    typeof m.sha256 === "string" && /^[0-9a-f]{64}$/.test(m.sha256) && Array.isArray(m.blocks) &&
+    m.blocks.length === m.dataBlocks + m.redundancyBlocks &&
+    m.blocks.every((b, k) => b && b.index === k && b.file === blockName(k) && /^[0-9a-f]{64}$/.test(b.sha256));
+  if (!ok) throw new Error(`${join(dir, MANIFEST)} is not a valid ${FORMAT} manifest`);
+  return m;
+}
+
+/** SHA-256 of a block file, or undefined when it is missing or not its expected length. */
+function blockDigest(path: string, length: number): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    if (fstatSync(fd).size !== length) return undefined;
+    const h = sha(), buf = new Uint8Array(1 << 20);
+    for (let at = 0; at < length;) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, length - at), at);
+      if (n === 0) return undefined;
+      h.update(buf.subarray(0, n));
+      at += n;
+    }
+    return h.digest("hex");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean; seconds: number }> {
+  const t0 = performance.now();
+  const man = readManifest(o.inputDir);
+  const n = man.dataBlocks, m = man.redundancyBlocks, bs = man.blockSize;
+  const length = man.stripes * bs;
+  const lost = man.blocks.filter((b) => blockDigest(join(o.inputDir, b.file), length) !== b.sha256).map((b) => b.index);
+  if (lost.length > m) {
+    throw new Error(`${lost.length} of ${n + m} blocks are missing or damaged (${lost.map(blockName).join(", ")}); at most ${m} can be rebuilt`);
+  }
+  const lostData = lost.filter((k) => k < n);
+  const out = AtomicFile.create(o.output);
+  const fds = new Map<number, number>();
+  try {
+    const whole = sha();
+    const wanted = [...Array(n + m).keys()].filter((k) => !lost.includes(k)).slice(0, n);
+    for (const k of wanted) fds.set(k, openSync(join(o.inputDir, blockName(k)), "r"));
+    const run = async (recover: (available: Uint8Array) => Promise<Uint8Array>) => {
+      const available = new Uint8Array(n * bs);
+      const stripe = new Uint8Array(n * bs);
+      for (let s = 0; s < man.stripes; s++) {
+        if (o.signal?.aborted) throw interruption(o.signal, `rebuilding ${o.output}`);
+        wanted.forEach((k, i) => {
+          if (readAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
+        });
+        if (lostData.length === 0) stripe.set(available);
+        else {
+          const rebuilt = await recover(available);
+          // the available data blocks in place, the rebuilt ones where they were lost
+          wanted.forEach((k, i) => k < n && stripe.set(available.subarray(i * bs, (i + 1) * bs), k * bs));
+          lost.forEach((k, i) => k < n && stripe.set(rebuilt.subarray(i * bs, (i + 1) * bs), k * bs));
+        }
+        const keep = Math.min(n * bs, man.fileSize - s * n * bs);
+        const part = stripe.subarray(0, Math.max(0, keep));
+        out.writeAt(part, s * n * bs);
+        whole.update(part);
+        o.onProgress?.(Math.min(man.fileSize, (s + 1) * n * bs), man.fileSize);
+      }
+    };
+    if (lostData.length === 0) {
+      await run(() => Promise.reject(new Error("unreachable")));
+    } else {
+      using device = openDeviceOf(o.pciAddr);
+      if (!ErasureCoding.caps(device).recover) throw new Error("this DOCA or device has no erasure coding (libdoca_erasure_coding)");
+      using pe = new ProgressEngine();
+      await using ec = new ErasureCoding(device, pe, { maxTasks: 4 });
+      using coding = ec.matrix(man.matrix, n, m);
+      using rec = coding.recoverMatrix(lost);
+      await run((available) => ec.recoverBlocks(rec, available));
+    }
+    const digest = whole.digest("hex");
+    if (digest !== man.sha256) throw new Error(`the rebuilt file's SHA-256 ${digest} is not the original's ${man.sha256}`);
+    await out.commit();
+  } catch (e) {
+    out.abort();
+    throw e;
+  } finally {
+    for (const f of fds.values()) closeSync(f);
+  }
+  return { manifest: man, lost, recovered: lostData.length > 0, seconds: (performance.now() - t0) / 1000 };
+}

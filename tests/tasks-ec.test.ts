@@ -1,0 +1,98 @@
+/**
+ * ec-encode / ec-recover as child processes of this test's runtime on the software device: a file into 3 + 2
+ * blocks, rebuilt from every choice of 3 blocks (deleted or damaged ones), byte for byte; more than 2 lost is exit 1
+ * with no output file; several stripes; the manifest as documented.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startChild } from "../tasks/common/run-pair.ts";
+import { workspaces } from "./helpers-tasks/workspace.ts";
+
+const space = workspaces(after);
+const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
+const TIMEOUT = 240_000;
+
+async function run(name: string, args: string[], env: Record<string, string>) {
+  return await startChild(task(name), args, env, 60_000).done;
+}
+async function ok(name: string, args: string[], env: Record<string, string>): Promise<string> {
+  const r = await run(name, args, env);
+  assert.equal(r.code, 0, `${name} ${args.join(" ")} exited ${r.code ?? r.signal}:\n${r.stderr}`);
+  return r.stdout;
+}
+const block = (k: number) => `block-${String(k).padStart(3, "0")}`;
+
+describe("ec-encode / ec-recover", () => {
+  test("3 + 2 blocks: rebuilt from every choice of 3, byte for byte", { timeout: TIMEOUT }, async () => {
+    const w = space("ec");
+    const input = join(w.root, "file");
+    const plain = crypto.randomBytes(10_000);
+    writeFileSync(input, plain);
+    const dir = join(w.root, "blocks");
+    const manifest = JSON.parse(await ok("ec-encode.ts", ["-i", input, "-o", dir, "-n", "3", "-m", "2", "--json"], w.env));
+    assert.equal(manifest.format, "doca-ts-ec");
+    assert.equal(manifest.fileSize, 10_000);
+    assert.equal(manifest.sha256, crypto.createHash("sha256").update(plain).digest("hex"));
+    assert.equal(manifest.blocks.length, 5);
+    // every pair of lost blocks (10), every single one (5) and none: deleted, or damaged for odd choices
+    const choices: number[][] = [[]];
+    for (let a = 0; a < 5; a++) {
+      choices.push([a]);
+      for (let b = a + 1; b < 5; b++) choices.push([a, b]);
+    }
+    for (const [i, lost] of choices.entries()) {
+      const copy = join(w.root, `c${i}`);
+      cpSync(dir, copy, { recursive: true });
+      for (const k of lost) {
+        if (i % 2) appendFileSync(join(copy, block(k)), "x");
+        else rmSync(join(copy, block(k)));
+      }
+      const out = join(w.root, `out${i}`);
+      const r = JSON.parse(await ok("ec-recover.ts", ["-i", copy, "-o", out, "--json"], w.env));
+      assert.deepEqual(r.lost, lost);
+      assert.deepEqual(readFileSync(out), plain, `lost ${lost}`);
+    }
+  });
+
+  test("SIGINT while encoding: exit 130, neither the folder nor its temporary folder is left", { timeout: TIMEOUT }, async () => {
+    const w = space("ec");
+    const input = join(w.root, "big");
+    writeFileSync(input, new Uint8Array(64 * 1024 * 1024));
+    const child = startChild(task("ec-encode.ts"), ["-i", input, "-o", join(w.root, "blocks"), "--block-size", "4096"], w.env, 60_000);
+    const deadline = Date.now() + 30_000;
+    while (!readdirSync(w.root).some((n) => n.startsWith(".blocks.")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    child.signal!("SIGINT");
+    const r = await child.done;
+    assert.equal(r.code, 130, r.stderr);
+    assert.deepEqual(readdirSync(w.root).filter((n) => n.includes("blocks")), []);
+  });
+
+  test("three of 3 + 2 lost: exit 1, no output; several stripes round trip; bad flags exit 2", { timeout: TIMEOUT }, async () => {
+    const w = space("ec");
+    const input = join(w.root, "file");
+    const plain = crypto.randomBytes(50_000);
+    writeFileSync(input, plain);
+    const dir = join(w.root, "blocks");
+    const m = JSON.parse(await ok("ec-encode.ts", ["-i", input, "-o", dir, "-n", "3", "-m", "2", "--block-size", "4096", "--matrix", "vandermonde", "--json"], w.env));
+    assert.equal(m.stripes, Math.ceil(50_000 / (3 * 4096)));
+    rmSync(join(dir, block(0)));
+    rmSync(join(dir, block(4)));
+    await ok("ec-recover.ts", ["-i", dir, "-o", join(w.root, "two-lost")], w.env);
+    assert.deepEqual(readFileSync(join(w.root, "two-lost")), plain);
+    rmSync(join(dir, block(2)));
+    const r = await run("ec-recover.ts", ["-i", dir, "-o", join(w.root, "three-lost")], w.env);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /3 of 5 blocks are missing or damaged/);
+    assert.equal(existsSync(join(w.root, "three-lost")), false);
+    const again = await run("ec-encode.ts", ["-i", input, "-o", dir], w.env);
+    assert.equal(again.code, 1, "an existing folder is never replaced");
+    const bad = await run("ec-encode.ts", ["-i", input, "-o", join(w.root, "x"), "--block-size", "100"], w.env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--block-size/);
+    assert.equal(existsSync(join(w.root, "x")), false);
+  });
+});
