@@ -168,8 +168,16 @@ export class CtxCore {
  * A context wrapper: close() is a Promise (stop awaited, then destroy), `await using` works, and `using` falls back
  * to the bounded synchronous stop. Subclasses give their core, what to do once stopped, and the native destroy.
  */
-export abstract class CtxResource<H extends number = number> extends Resource<H> implements CtxOwner {
+export abstract class CtxResource<H extends number = number> extends Resource<H> {
   protected abstract readonly core: CtxCore | undefined;
+
+  /**
+   * What DOCA's callbacks reach this context through (callbacks.ts, given to its CtxCore): an object of its own, so
+   * the handlers stay protected, off the package's public types. Subclasses add the events they receive.
+   */
+  protected callbackOwner(): CtxOwner {
+    return { onStateChanged: (prev, next) => this.onStateChanged(prev, next), fail: (error) => this.fail(error) };
+  }
 
   /** Before the stop (the task paths then refuse new work): reject other waiters. */
   protected beforeStop(): void {}
@@ -204,13 +212,13 @@ export abstract class CtxResource<H extends number = number> extends Resource<H>
     this.core?.dispose();
   }
 
-  /** @internal DOCA reported a state change. */
-  onStateChanged(_prev: number, next: number): void {
+  /** DOCA reported a state change. */
+  protected onStateChanged(_prev: number, next: number): void {
     this.core?.noteState(next);
   }
 
-  /** @internal a callback of this context threw: reject whoever awaits it. */
-  fail(error: unknown): void {
+  /** A callback of this context threw: reject whoever awaits it. */
+  protected fail(error: unknown): void {
     this.core?.fail(error);
   }
 }
