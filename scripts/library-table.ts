@@ -1,3 +1,4 @@
+#!/usr/bin/env -S deno run --no-prompt --allow-read --allow-write --allow-run --allow-env
 /**
  * What each library of the software device exports, against the DOCA headers it implements: read from the built
  * libraries (`nm -D`), sim/behaviour.tsv (which header documents each function) and sim/include (DOCA's prototypes).
