@@ -1,27 +1,23 @@
 /**
  * A local snapshot of NVIDIA-DOCA/doca-samples for the tests that build NVIDIA's programs unmodified against the
- * software device. Nothing of NVIDIA's is in this repository: the snapshot is the `fetch` tool's mirror (a git
- * directory), or DOCA_SAMPLES_REPO (a git directory or a checkout). Without one those tests skip, saying so.
+ * software device. Nothing of NVIDIA's is in this repository: the snapshot is named by DOCA_SAMPLES_REPO (a checkout
+ * of https://github.com/NVIDIA-DOCA/doca-samples, or its git directory). Without one those tests skip, saying so.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { repoRoot } from "./spawn-runtime.ts";
 
-/** Where a snapshot may be: a git directory (the mirror) or a checkout; undefined when there is none. */
+/** The snapshot DOCA_SAMPLES_REPO names (a checkout or a git directory); undefined when it names none. */
 export function findSnapshot(): string | undefined {
-  const candidates = [
-    process.env.DOCA_SAMPLES_REPO,
-    join(repoRoot, "..", ".mirror", "NVIDIA-DOCA+doca-samples", "repo"),
-    "/work/.mirror/NVIDIA-DOCA+doca-samples/repo",
-  ].filter((c): c is string => !!c);
-  return candidates.find((c) => existsSync(join(c, "samples")) || existsSync(join(c, "HEAD")));
+  const dir = process.env.DOCA_SAMPLES_REPO;
+  return dir && (existsSync(join(dir, "samples")) || existsSync(join(dir, "HEAD"))) ? dir : undefined;
 }
 
 /** Why the NVIDIA tests skip without a snapshot. */
-export const NO_SNAPSHOT = "no snapshot of NVIDIA-DOCA/doca-samples (set DOCA_SAMPLES_REPO, or fetch github:NVIDIA-DOCA/doca-samples)";
+export const NO_SNAPSHOT =
+  "no snapshot of NVIDIA-DOCA/doca-samples: set DOCA_SAMPLES_REPO to a checkout of https://github.com/NVIDIA-DOCA/doca-samples (or its git directory)";
 
 /** Copies `parts` (paths inside the repository) of the snapshot into `dest`, keeping their paths. */
 export function extractSnapshot(snapshot: string, parts: string[], dest: string): void {
