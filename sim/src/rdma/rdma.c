@@ -24,35 +24,22 @@
 			return DOCA_ERROR_INVALID_VALUE; \
 	} while (0)
 
-doca_error_t doca_rdma_cap_get_max_message_size(const struct doca_devinfo *devinfo, uint32_t *max_message_size)
-{
-	DEVINFO_CHECK(devinfo);
-	if (max_message_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_message_size = RDMA_DEFAULT_MAX_MESSAGE;
-	return DOCA_SUCCESS;
-}
-doca_error_t doca_rdma_cap_get_max_send_queue_size(const struct doca_devinfo *devinfo, uint32_t *size)
-{
-	DEVINFO_CHECK(devinfo);
-	if (size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = RDMA_DEFAULT_QUEUE_SIZE;
-	return DOCA_SUCCESS;
-}
-doca_error_t doca_rdma_cap_get_max_recv_queue_size(const struct doca_devinfo *devinfo, uint32_t *size)
-{
-	return doca_rdma_cap_get_max_send_queue_size(devinfo, size);
-}
+/* A capability every device reports with the same value: one line each */
+#define CAP_U32(fn, value) \
+	doca_error_t fn(const struct doca_devinfo *devinfo, uint32_t *out) \
+	{ \
+		DEVINFO_CHECK(devinfo); \
+		if (out == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		*out = (value); \
+		return DOCA_SUCCESS; \
+	}
+CAP_U32(doca_rdma_cap_get_max_message_size, RDMA_DEFAULT_MAX_MESSAGE)
+CAP_U32(doca_rdma_cap_get_max_send_queue_size, RDMA_DEFAULT_QUEUE_SIZE)
+CAP_U32(doca_rdma_cap_get_max_recv_queue_size, RDMA_DEFAULT_QUEUE_SIZE)
 /* Local buffer lists (rdma_buflist.c): the device takes up to RDMA_MAX_BUF_LIST_LEN elements in each kind of list */
-doca_error_t doca_rdma_cap_get_max_send_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_send_buf_list_len)
-{
-	DEVINFO_CHECK(devinfo);
-	if (max_send_buf_list_len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_send_buf_list_len = RDMA_MAX_BUF_LIST_LEN;
-	return DOCA_SUCCESS;
-}
+CAP_U32(doca_rdma_cap_get_max_send_buf_list_len, RDMA_MAX_BUF_LIST_LEN)
+CAP_U32(doca_rdma_cap_get_gid_table_size, 1)
 doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(const struct doca_devinfo *devinfo,
 								 enum doca_rdma_transport_type transport_type,
 								 uint32_t *max_buf_list_len)
@@ -63,14 +50,6 @@ doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(const struct do
 	if (transport_type != DOCA_RDMA_TRANSPORT_TYPE_RC)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "rdma: the software device offers the RC transport only");
 	*max_buf_list_len = RDMA_MAX_BUF_LIST_LEN;
-	return DOCA_SUCCESS;
-}
-doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo, uint32_t *gid_table_size)
-{
-	DEVINFO_CHECK(devinfo);
-	if (gid_table_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*gid_table_size = 1;
 	return DOCA_SUCCESS;
 }
 doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo,
