@@ -1,5 +1,5 @@
 /**
- * doca-ts public API: NVIDIA DOCA (devices, memory maps, buffers, progress engine, DMA, Comch) from Deno, Bun and
+ * doca-ts public API: NVIDIA DOCA (devices, memory maps, buffers, progress engine, DMA, Comch, RDMA) from Deno, Bun and
  * Node. See ffi/README.md. The tasks (DMA Copy, its steps, CLI helpers) have their own entry: tasks/mod.ts.
  * Diagnostics (measureCallOverhead, setNativeEnv, the REPL's unsafeHandle): ffi/diagnostics.ts.
  */

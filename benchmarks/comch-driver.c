@@ -123,6 +123,39 @@ static void stamp(uint8_t *msg, uint32_t size, uint32_t seq)
 	msg[size - 1] = (uint8_t)seq;
 }
 
+/*
+ * The callbacks every context and task kind of this driver needs, written once: a context's state callback keeps
+ * its running/idle flags, a send kind's success frees the task, its failure ends the run (`then`: what a success does after the free, given the task's user data). One line below per context or task kind.
+ */
+#define STATE_CALLBACK(name, running_flag, idle_flag) \
+	static void name(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev, \
+			 enum doca_ctx_states next) \
+	{ \
+		bool *running = (running_flag); \
+		(void)ud; \
+		(void)ctx; \
+		(void)prev; \
+		if (running) \
+			*running = next == DOCA_CTX_STATE_RUNNING; \
+		*(idle_flag) = next == DOCA_CTX_STATE_IDLE; \
+	}
+
+#define SEND_DONE_CALLBACK(name, task_type, as_task, then) \
+	static void name(struct task_type *task, union doca_data tud, union doca_data cud) \
+	{ \
+		(void)cud; \
+		doca_task_free(as_task(task)); \
+		then(tud); \
+	}
+
+#define SEND_ERROR_CALLBACK(name, task_type, as_task, what) \
+	static void name(struct task_type *task, union doca_data tud, union doca_data cud) \
+	{ \
+		(void)tud; \
+		(void)cud; \
+		die(what, doca_error_get_name(doca_task_get_status(as_task(task)))); \
+	}
+
 /* ------------------------------------------------------------------ server (DPU side) */
 
 static struct {
@@ -145,6 +178,11 @@ static struct {
 	uint8_t *mem;
 	bool consumer_running, consumer_idle;
 } S;
+
+STATE_CALLBACK(server_state, &S.running, &S.idle)
+STATE_CALLBACK(consumer_state, &S.consumer_running, &S.consumer_idle)
+SEND_DONE_CALLBACK(server_send_done, doca_comch_task_send, doca_comch_task_send_as_task, (void))
+SEND_ERROR_CALLBACK(server_send_error, doca_comch_task_send, doca_comch_task_send_as_task, "server send")
 
 /* One message of the running cell, from either path: check it, count it, or note the end marker. */
 static void server_take(const uint8_t *msg, size_t len)
@@ -178,20 +216,6 @@ static void server_send(const char *text)
 	ok(doca_task_submit(doca_comch_task_send_as_task(task)), "doca_task_submit");
 }
 
-static void server_send_done(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	doca_task_free(doca_comch_task_send_as_task(task));
-}
-
-static void server_send_error(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	die("server send", doca_error_get_name(doca_task_get_status(doca_comch_task_send_as_task(task))));
-}
-
 static void server_msg(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32_t len,
 		       struct doca_comch_connection *conn)
 {
@@ -215,16 +239,6 @@ static void server_disconnect(struct doca_comch_event_connection_status_changed 
 	(void)success;
 	if (conn == S.conn)
 		S.disconnected = true;
-}
-
-static void server_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev,
-			 enum doca_ctx_states next)
-{
-	(void)ud;
-	(void)ctx;
-	(void)prev;
-	S.running = next == DOCA_CTX_STATE_RUNNING;
-	S.idle = next == DOCA_CTX_STATE_IDLE;
 }
 
 static void repost(struct doca_comch_consumer_task_post_recv *task)
@@ -262,16 +276,6 @@ static void recv_error(struct doca_comch_consumer_task_post_recv *task, union do
 	if (!S.consumer_running || S.marker) /* flushed by our own stop */
 		return;
 	die("post_recv", doca_error_get_name(status));
-}
-
-static void consumer_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev,
-			   enum doca_ctx_states next)
-{
-	(void)ud;
-	(void)ctx;
-	(void)prev;
-	S.consumer_running = next == DOCA_CTX_STATE_RUNNING;
-	S.consumer_idle = next == DOCA_CTX_STATE_IDLE;
 }
 
 /* Progress until *flag, or die when the peer stayed silent PEER_TIMEOUT_S (also when it disconnected). */
@@ -439,55 +443,19 @@ static void client_msg(struct doca_comch_event_msg_recv *event, uint8_t *buf, ui
 	C.replies_in++;
 }
 
-static void client_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev,
-			 enum doca_ctx_states next)
+/* The client's send completions (both paths): the task's slot is free again */
+static void slot_free(union doca_data tud)
 {
-	(void)ud;
-	(void)ctx;
-	(void)prev;
-	C.running = next == DOCA_CTX_STATE_RUNNING;
-	C.idle = next == DOCA_CTX_STATE_IDLE;
-}
-
-/* Send completions (both paths): the task's slot is free again. */
-static void send_done(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)cud;
-	doca_task_free(doca_comch_task_send_as_task(task));
 	C.free_slots[C.nfree++] = (uint32_t)tud.u64;
 	C.completed++;
 }
 
-static void send_error(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	die("control-path send", doca_error_get_name(doca_task_get_status(doca_comch_task_send_as_task(task))));
-}
-
-static void produce_done(struct doca_comch_producer_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)cud;
-	doca_task_free(doca_comch_producer_task_send_as_task(task));
-	C.free_slots[C.nfree++] = (uint32_t)tud.u64;
-	C.completed++;
-}
-
-static void produce_error(struct doca_comch_producer_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	die("producer send", doca_error_get_name(doca_task_get_status(doca_comch_producer_task_send_as_task(task))));
-}
-
-static void producer_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev,
-			   enum doca_ctx_states next)
-{
-	(void)ud;
-	(void)ctx;
-	(void)prev;
-	C.producer_idle = next == DOCA_CTX_STATE_IDLE;
-}
+STATE_CALLBACK(client_state, &C.running, &C.idle)
+STATE_CALLBACK(producer_state, NULL, &C.producer_idle)
+SEND_DONE_CALLBACK(send_done, doca_comch_task_send, doca_comch_task_send_as_task, slot_free)
+SEND_ERROR_CALLBACK(send_error, doca_comch_task_send, doca_comch_task_send_as_task, "control-path send")
+SEND_DONE_CALLBACK(produce_done, doca_comch_producer_task_send, doca_comch_producer_task_send_as_task, slot_free)
+SEND_ERROR_CALLBACK(produce_error, doca_comch_producer_task_send, doca_comch_producer_task_send_as_task, "producer send")
 
 /* Progress until *flag (or a server message when flag is NULL); die after PEER_TIMEOUT_S or when the server left. */
 static void client_wait(volatile bool *flag, const char *what)

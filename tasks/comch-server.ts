@@ -7,7 +7,7 @@ import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
 import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
-import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
+import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
@@ -70,7 +70,7 @@ export async function runComchServer(opts: {
       try {
         bytes = await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), opts.signal, `waiting for message ${received.length + 1} from the host side`);
       } catch (e) {
-        if ((e as Error).name !== "InterruptedError" && !conn.connected) break; // client left
+        if (!(e instanceof InterruptedError) && !conn.connected) break; // client left
         throw e;
       }
       const text = new TextDecoder().decode(bytes);

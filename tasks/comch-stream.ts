@@ -10,7 +10,7 @@ import process from "node:process";
 import { ComchClient, ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
 import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
-import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
+import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { printable } from "../ffi/engine/printable.ts";
@@ -74,9 +74,14 @@ function decodeControl(bytes: Uint8Array, from: string): Record<string, unknown>
 }
 
 /** The peer's "I stopped" notice ({stop: reason}) as an error, its reason escaped whole (line breaks included). */
+/** The peer's own notice that it stopped, and why: preferred over the failure its departure causes here. */
+class PeerStoppedError extends Error {
+  override name = "PeerStoppedError";
+}
+
 function peerStopped(message: Record<string, unknown>, from: string): Error | undefined {
   if (!("stop" in message)) return undefined;
-  return new Error(`${from} stopped: ${printable(String(message.stop), 500)}`);
+  return new PeerStoppedError(`${from} stopped: ${printable(String(message.stop), 500)}`);
 }
 
 /** The host's announcement, checked: the DPU sizes its buffers by its own limit, never by what the host says. */
@@ -104,7 +109,7 @@ function readReport(message: Record<string, unknown>): StreamReport {
  * peer's error says "the host side stopped: interrupted (SIGTERM) …" instead of a bare disconnection.
  */
 async function tellPeerWhy(conn: { send(bytes: Uint8Array): Promise<void> }, e: unknown): Promise<void> {
-  if ((e as Error)?.name !== "InterruptedError") return;
+  if (!(e instanceof InterruptedError)) return;
   await conn.send(encode({ stop: (e as Error).message })).catch(() => {});
 }
 
@@ -125,11 +130,11 @@ function watchPeer(pending: Promise<Uint8Array>, from: string): Promise<never> {
  * Prefer the notice when it comes within a moment of the failure (as the DMA Copy messenger prefers a reason).
  */
 async function preferNotice(e: unknown, notice: Promise<never>): Promise<unknown> {
-  if ((e as Error)?.name === "InterruptedError") return e;
+  if (e instanceof InterruptedError) return e;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const moment = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 500)));
   try {
-    return await Promise.race([notice, moment]).then(() => e, (stop: Error) => (stop?.message?.includes(" stopped: ") ? stop : e));
+    return await Promise.race([notice, moment]).then(() => e, (stop: unknown) => (stop instanceof PeerStoppedError ? stop : e));
   } finally {
     clearTimeout(timer);
   }

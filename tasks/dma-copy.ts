@@ -13,6 +13,7 @@ import process from "node:process";
 import { ComchClient } from "../ffi/doca/comch/comch-client.ts";
 import type { Device } from "../ffi/doca/common/device.ts";
 import { loadDoca } from "../ffi/native/library.ts";
+import { TimeoutError } from "../ffi/native/errors.ts";
 import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals } from "./common/interrupt.ts";
@@ -76,7 +77,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       signal,
       `connecting to the DPU side's Comch server "${options.serverName}"`,
     ).catch((e: Error) => {
-      if (e.name === "InterruptedError") throw interrupted(e, doing("the DPU side"), local, options);
+      if (e instanceof InterruptedError) throw interrupted(e, doing("the DPU side"), local, options);
       throw new PeerLostError(
         `could not reach the DPU side: no Comch server "${options.serverName}" accepted within ` +
           `${options.timeoutMs / 1000} s (--timeout); ${likelyCauses("dpu", options.serverName)} (${e.message})`,
@@ -116,7 +117,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       else if (process.env.DOCA_TS_ANNOUNCE_LISTEN) printError(listening);
       const connection = await raceAbort(server.accept({ timeoutMs: options.timeoutMs }), signal, "waiting for the host side to connect")
         .catch((e: Error) => {
-          if (e.name !== "TimeoutError" && !/timed out|timeout/i.test(e.message)) throw e;
+          if (!(e instanceof TimeoutError)) throw e;
           throw new PeerLostError(`no host connected within ${options.timeoutMs / 1000} s (--timeout); ${likelyCauses("host", options.serverName)}`, { cause: e });
         });
       // Serve one host; any other host that connects meanwhile hears "busy", not a silent wait and a disconnection.
@@ -157,10 +158,15 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
 
 /** An interruption says what this side was doing and what it left behind; other errors pass unchanged. */
 function interrupted(e: unknown, doing: string, local: LocalFile, options: DmaCopyOptions): unknown {
-  if (!(e instanceof InterruptedError) || e.message.startsWith("dma-copy ")) return e;
+  if (!(e instanceof InterruptedError) || described.has(e)) return e;
   const left = local.have ? `${options.file} is unchanged` : `${options.file} was not created (the partial data is removed)`;
-  return new InterruptedError(e.signal, `dma-copy ${options.side}: ${e.message} (${doing}); ${left}`);
+  const error = new InterruptedError(e.signal, `dma-copy ${options.side}: ${e.message} (${doing}); ${left}`);
+  described.add(error);
+  return error;
 }
+
+/** Interruptions interrupted() already described (a second pass leaves them as they are). */
+const described = new WeakSet<InterruptedError>();
 
 /** The host's error when the DPU answers the direction message with a failure status; names both sides' files. */
 function refusal(messenger: Messenger, device: Device, options: DmaCopyOptions, local: LocalFile): Error {

@@ -9,7 +9,7 @@ import process from "node:process";
 import { type Device, ProgressEngine, Sha, type ShaAlgorithmName } from "../mod.ts";
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
-import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
+import { InterruptedError, interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
@@ -247,7 +247,7 @@ async function check(hasher: FileHasher, algorithm: ShaAlgorithmName, list: stri
       const d = await hasher.digest(userPath(entry.name), algorithm, signal);
       status = d.digest === entry.digest ? "OK" : "FAILED";
     } catch (e) {
-      if ((e as Error).name === "InterruptedError") throw e;
+      if (e instanceof InterruptedError) throw e;
       status = "UNREADABLE";
     }
     results.push({ file: entry.name, status });

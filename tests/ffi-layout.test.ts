@@ -92,6 +92,27 @@ describe("library layout", () => {
     assert.deepEqual(bad, []);
   });
 
+  test("every native callback is made in ffi/engine/callbacks.ts, the one bridge (ffi/load makes the trampolines)", () => {
+    const makers = ffiFiles.filter((f) => !f.startsWith("ffi/load/") && f !== "ffi/engine/callbacks.ts")
+      .filter((f) => /\.callback\(/.test(readFileSync(join(root, f), "utf8")));
+    assert.deepEqual(makers, [], "these make native callbacks of their own, outside the bridge's re-entrancy rule");
+  });
+
+  test("every wrapper of a native object has a branded handle (Handle<\"doca_...\">)", () => {
+    const unbranded = ffiFiles.flatMap((f) =>
+      [...readFileSync(join(root, f), "utf8").matchAll(/class (\w+)(?:<[^>]*>)? extends (?:Ctx)?Resource(<[^{]*>)? \{/g)]
+        .filter((m) => !/^<Handle<"\w+">>$/.test(m[2] ?? "") && m[2] !== "<H>")
+        .map((m) => `${f}: ${m[1]}`)
+    );
+    assert.deepEqual(unbranded, []);
+  });
+
+  test("no DOCA symbol name is assembled at run time (functions are picked from the table by name)", () => {
+    const assembled = ffiFiles.filter((f) => !f.startsWith("ffi/load/"))
+      .filter((f) => /as unknown as Record<string|\[`doca_[^`]*\$\{/.test(readFileSync(join(root, f), "utf8")));
+    assert.deepEqual(assembled, []);
+  });
+
   test("ffi/ has no import circle but ctx ↔ pe", () => {
     // Value imports only: a type-only import does not run anything.
     const values = new Map([...graph].map(([from, edges]) => [from, edges.filter((e) => !e.typeOnly).map((e) => e.to)]));

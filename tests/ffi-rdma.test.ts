@@ -174,6 +174,27 @@ describe("ffi: RDMA", { skip: noRdma }, () => {
     await p.ab.write(p.local(0, 2), p.remote(0, 64, true)); // the connection is still usable
   });
 
+  test("onDisconnect: a throwing handler does not stop the ones after it; one registered after the end still runs", async () => {
+    const p = await rdmaPair();
+    try {
+      const calls: string[] = [];
+      p.ab.onDisconnect(() => {
+        calls.push("first");
+        throw new Error("a handler that fails");
+      });
+      p.ab.onDisconnect((reason) => calls.push(`second ${reason instanceof DocaError}`));
+      p.ab.disconnect();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      assert.deepEqual(calls, ["first", "second true"]);
+      // Late: the connection ended already, the handler still runs (once, with the same reason)
+      const late = await new Promise<unknown>((resolve) => p.ab.onDisconnect(resolve));
+      assert.ok(late instanceof DocaError, String(late));
+      assert.throws(() => p.ab.onDisconnect(42 as unknown as () => void), TypeError);
+    } finally {
+      await Promise.resolve(p[Symbol.asyncDispose]()).catch(() => {});
+    }
+  });
+
   test("a server that takes connection after connection keeps serving: ended connections are retired", { skip: noLiveCounter, timeout: 60_000 }, async () => {
     // The software device keeps 4096 connection objects per context before it retires closed ones; the test-only
     // knob lowers that to 4, so 12 connections in a row cross it on both sides (and retired handles get reused).

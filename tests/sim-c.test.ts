@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { boundFunctions, coveragePath, exportsOf, librariesIn, renderCoverage } from "../scripts/library-table.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const binDir = join(root, "build", "sim", "bin");
@@ -333,29 +334,21 @@ describe("software device: compress and SHA (zlib, liblz4, libcrypto loaded at r
 });
 
 describe("software device: exported symbols", () => {
+  /** Every doca_* function every library of build/sim/lib exports (however many libraries the build made). */
   function definedSymbols(): Set<string> {
-    const names = new Set<string>();
-    const libs = ["common", "dma", "comch", "compress", "sha", "erasure_coding", "aes_gcm"].map((name) => `libdoca_${name}.so`);
-    for (const lib of libs) {
-      const path = join(libDir, lib);
-      if (!existsSync(path)) continue;
-      const result = spawnSync("nm", ["-D", "--defined-only", path], { encoding: "utf8" });
-      assert.equal(result.status, 0, result.stderr);
-      for (const line of result.stdout.split("\n")) {
-        const name = line.trim().split(/\s+/)[2];
-        if (name) names.add(name.replace(/@.*/, ""));
-      }
-    }
-    return names;
+    return new Set(librariesIn(libDir).flatMap((library) => exportsOf(libDir, library)));
   }
 
-  test("every name in sim/coverage.txt is exported by the built libraries", () => {
-    const expected = readFileSync(join(root, "sim", "coverage.txt"), "utf8").split("\n")
-      .map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
-    assert.ok(expected.length >= 60);
-    const defined = definedSymbols();
-    const missing = expected.filter((name) => !defined.has(name));
-    assert.deepEqual(missing, []);
+  test("sim/coverage.txt is the list of functions ffi/native/symbols.ts binds (deno task docs:libraries)", () => {
+    assert.equal(readFileSync(coveragePath, "utf8"), renderCoverage(), "run `deno task docs:libraries`");
+  });
+
+  test("each library of build/sim exports the functions doca-ts binds from it (sim/coverage.txt)", () => {
+    for (const [library, names] of boundFunctions()) {
+      assert.ok(librariesIn(libDir).includes(library), `${library} is not built`);
+      const exported = new Set(exportsOf(libDir, library));
+      assert.deepEqual(names.filter((name) => !exported.has(name)), [], `${library} lacks functions doca-ts binds`);
+    }
   });
 
   test("header-inline functions are not exported, the diagnostics are", () => {

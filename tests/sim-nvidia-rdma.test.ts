@@ -2,8 +2,8 @@
  * NVIDIA's DOCA 3.3 RDMA samples (NVIDIA-DOCA/doca-samples, samples/doca_rdma), built unmodified against the software
  * device's headers and libraries and run pairwise: descriptors through files (out of band, as their README says,
  * with Enter pressed when each side asks) and through RDMA CM. Nothing of NVIDIA's is in this repository: the
- * samples come from a local snapshot of their repository (DOCA_SAMPLES_REPO: a clone's git
- * directory or a checkout); without one every case is skipped with a line saying so. doca_argp and doca_log, which
+ * samples come from a local snapshot of their repository named by DOCA_SAMPLES_REPO (a checkout or its git
+ * directory); without one every case is skipped with a line saying so. doca_argp and doca_log, which
  * DOCA ships in other libraries, are the small stand-ins in tests/nvidia-samples. doca-ts also takes the place of
  * the write requester and of the sender (tests/helpers-tasks/nvidia-rdma-peer.ts) against NVIDIA's C other half.
  */

@@ -13,7 +13,7 @@
  * gives it to the owner (fail()), which rejects whoever awaits that object, so it reaches the awaiting caller.
  */
 import { doca } from "../native/library.ts";
-import { CALLBACKS } from "../native/symbols.ts";
+import { CALLBACKS, RDMA_CALLBACKS } from "../native/symbols.ts";
 import type { NativeCallback } from "../load/types.ts";
 import {
   completionRing,
@@ -49,6 +49,15 @@ export interface ConnectionOwner extends CallbackOwner {
   onMessage(buffer: number, length: number): void;
   onStatus(connected: boolean, successful: boolean): void;
   onRemoteConsumer(consumerId: number, created: boolean): void;
+}
+
+/** An RDMA connection event (doca_rdma_set_connection_state_callbacks), as the ctx owner receives it. */
+export type RdmaConnectionEvent = "request" | "connected" | "failed" | "disconnected";
+
+/** An RDMA context (ctx user data): its connections' events come through the bridge like every other callback. */
+export interface RdmaCtxOwner extends CtxOwner {
+  /** `connection` is DOCA's connection, `connectionUserData` what the context set on it (0 for a request). */
+  onRdmaConnection(event: RdmaConnectionEvent, connection: number, connectionUserData: number): void;
 }
 
 /** Where a completed task goes: a context's task path (task-path.ts), given the slot from the task user data. */
@@ -138,6 +147,14 @@ export function setConnectionOwner(connection: number, id: number): void {
 
 /** What a native callback reports; deliver() switches on it (no per-callback closures on the hot path). */
 const TASK_OK = 0, TASK_ERROR = 1, STATE = 2, MESSAGE = 3, CONNECTED = 4, DISCONNECTED = 5, CONSUMER_NEW = 6, CONSUMER_GONE = 7;
+/** RDMA connection events (a: the connection, b: its user data). */
+const RDMA_REQUEST = 10, RDMA_ESTABLISHED = 11, RDMA_FAILURE = 12, RDMA_DISCONNECT = 13;
+const RDMA_EVENTS: Record<number, RdmaConnectionEvent> = {
+  [RDMA_REQUEST]: "request",
+  [RDMA_ESTABLISHED]: "connected",
+  [RDMA_FAILURE]: "failed",
+  [RDMA_DISCONNECT]: "disconnected",
+};
 /** Not DOCA callbacks: the task completions the native ring recorded / counted during the last doca_pe_progress. */
 const RING = 8, COUNTERS = 9;
 
@@ -173,6 +190,12 @@ function deliver(owner: CallbackOwner | undefined, event: number, a: number, b: 
       case CONSUMER_NEW:
       case CONSUMER_GONE:
         (owner as ConnectionOwner).onRemoteConsumer(a, event === CONSUMER_NEW);
+        break;
+      case RDMA_REQUEST:
+      case RDMA_ESTABLISHED:
+      case RDMA_FAILURE:
+      case RDMA_DISCONNECT:
+        (owner as RdmaCtxOwner).onRdmaConnection(RDMA_EVENTS[event], a, b);
         break;
     }
   } catch (e) {
@@ -378,4 +401,37 @@ export function nativeCallbacks(): NativeCallbacks {
     }),
   };
   return made;
+}
+
+interface RdmaConnectionCallbacks {
+  request: NativeCallback;
+  established: NativeCallback;
+  failure: NativeCallback;
+  disconnect: NativeCallback;
+}
+
+let madeRdma: RdmaConnectionCallbacks | undefined;
+
+/**
+ * The four callbacks doca_rdma_set_connection_state_callbacks takes, one each for the process, routed by the ctx user
+ * data to the context's owner through deliver() (the re-entrancy flag and the catch every other callback has).
+ */
+export function rdmaConnectionCallbacks(): RdmaConnectionCallbacks {
+  if (madeRdma) return madeRdma;
+  const b = doca().backend;
+  const event = (kind: number) =>
+    b.callback(RDMA_CALLBACKS.connectionEvent, (connection, connectionUd, ctxUd) => {
+      const owner = owners[ctxUd];
+      if (owner) void deliver(owner, kind, connection, connectionUd, 0);
+    });
+  madeRdma = {
+    request: b.callback(RDMA_CALLBACKS.connectionRequest, (connection, ctxUd) => {
+      const owner = owners[ctxUd];
+      if (owner) void deliver(owner, RDMA_REQUEST, connection, 0, 0);
+    }),
+    established: event(RDMA_ESTABLISHED),
+    failure: event(RDMA_FAILURE),
+    disconnect: event(RDMA_DISCONNECT),
+  };
+  return madeRdma;
 }

@@ -13,7 +13,7 @@
 import { doca } from "../native/library.ts";
 import { check, DocaError, TimeoutError } from "../native/errors.ts";
 import { CTX_STATE_NAMES, CtxState, DocaErrorCode } from "../native/constants.ts";
-import { type CtxOwner, nativeCallbacks, registerOwner, routeTasks, unregisterOwner } from "./callbacks.ts";
+import { type CtxOwner, nativeCallbacks, registerOwner, routeTasks, type TaskTarget, unregisterOwner } from "./callbacks.ts";
 import { type TaskKind, TaskPath } from "./task-path.ts";
 import { remaining, Waiters } from "./waiters.ts";
 import { Resource, HANDLE } from "./resource.ts";
@@ -31,8 +31,10 @@ export class CtxCore {
   readonly #changes: Waiters<void>;
   /** Set once the native context is destroyed: nothing may touch `ctx` any more. */
   #disposed = false;
-  /** The context's task paths, one per task kind; completions are routed here by index (callbacks.ts). */
+  /** The context's task paths, one per task kind. */
   readonly #paths: TaskPath<never, never>[] = [];
+  /** Where completions are routed by index (callbacks.ts): the paths, and targets of tasks a wrapper keeps itself. */
+  readonly #targets: TaskTarget[] = [];
 
   constructor(ctx: number, pe: ProgressEngine, owner: CtxOwner) {
     const f = doca().fns;
@@ -40,7 +42,7 @@ export class CtxCore {
     this.pe = pe;
     this.#changes = new Waiters<void>(pe);
     this.id = registerOwner(owner);
-    routeTasks(this.id, this.#paths);
+    routeTasks(this.id, this.#targets);
     try {
       check(f.doca_ctx_set_user_data(ctx, this.id), "doca_ctx_set_user_data");
       check(f.doca_ctx_set_state_changed_cb(ctx, nativeCallbacks().stateChanged.address), "doca_ctx_set_state_changed_cb");
@@ -56,9 +58,21 @@ export class CtxCore {
    * back here. Give `path.completionCallbacks()` to the kind's *_set_conf before the context starts.
    */
   addTasks<A, B>(kind: TaskKind<A, B>, capacity: number): TaskPath<A, B> {
-    const path = new TaskPath(kind, this.pe, capacity, this.#paths.length, this.id);
+    const path = new TaskPath(kind, this.pe, capacity, this.#targets.length, this.id);
     this.#paths.push(path as unknown as TaskPath<never, never>);
+    this.#targets.push(path);
     return path;
+  }
+
+  /**
+   * A completion target for tasks the wrapper keeps for their whole life instead of taking a path (a SHA partial
+   * session owns its task: DOCA keeps the running digest in it). Its index makes the task user data
+   * (index * TASK_PATH_SPAN + slot, slot < TASK_PATH_SPAN); give `nativeCallbacks().taskOk/taskError` to the kind's
+   * *_set_conf, so its completions come through the one bridge like every other.
+   */
+  addTarget(target: TaskTarget): number {
+    this.#targets.push(target);
+    return this.#targets.length - 1;
   }
 
   /** Before the stop: every path refuses new work (queued work rejects, kept tasks are freed). */
@@ -168,8 +182,16 @@ export class CtxCore {
  * A context wrapper: close() is a Promise (stop awaited, then destroy), `await using` works, and `using` falls back
  * to the bounded synchronous stop. Subclasses give their core, what to do once stopped, and the native destroy.
  */
-export abstract class CtxResource<H extends number = number> extends Resource<H> implements CtxOwner {
+export abstract class CtxResource<H extends number = number> extends Resource<H> {
   protected abstract readonly core: CtxCore | undefined;
+
+  /**
+   * What DOCA's callbacks reach this context through (callbacks.ts, given to its CtxCore): an object of its own, so
+   * the handlers stay protected, off the package's public types. Subclasses add the events they receive.
+   */
+  protected callbackOwner(): CtxOwner {
+    return { onStateChanged: (prev, next) => this.onStateChanged(prev, next), fail: (error) => this.fail(error) };
+  }
 
   /** Before the stop (the task paths then refuse new work): reject other waiters. */
   protected beforeStop(): void {}
@@ -204,13 +226,13 @@ export abstract class CtxResource<H extends number = number> extends Resource<H>
     this.core?.dispose();
   }
 
-  /** @internal DOCA reported a state change. */
-  onStateChanged(_prev: number, next: number): void {
+  /** DOCA reported a state change. */
+  protected onStateChanged(_prev: number, next: number): void {
     this.core?.noteState(next);
   }
 
-  /** @internal a callback of this context threw: reject whoever awaits it. */
-  fail(error: unknown): void {
+  /** A callback of this context threw: reject whoever awaits it. */
+  protected fail(error: unknown): void {
     this.core?.fail(error);
   }
 }

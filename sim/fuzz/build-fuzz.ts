@@ -77,7 +77,7 @@ export function buildFuzzers(opts: { cc?: string; libfuzzer?: boolean; force?: b
     existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(suffix)).sort().map((f) => join(dir, f)) : [];
   const built: BuiltFuzzer[] = [];
   for (const [name, { folders, only }] of Object.entries(HARNESSES)) {
-    const headers = [include, ...folders.map((folder) => join(src, folder))].flatMap((dir) => inFolder(dir, ".h"));
+    const headers = [include, fuzzDir, ...folders.map((folder) => join(src, folder))].flatMap((dir) => inFolder(dir, ".h"));
     const sources = folders.flatMap((folder) => inFolder(join(src, folder), ".c"))
       .filter((path) => only === undefined || path.endsWith(`/${only}`));
     const harness = join(fuzzDir, `${name}.c`);

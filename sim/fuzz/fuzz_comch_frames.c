@@ -34,6 +34,8 @@
 #include <doca_pe.h>
 #include <doca_sim.h>
 
+#include "fuzz_rng.h"
+
 struct wire_hdr { /* sim/COMCH.md, restated on purpose */
 	uint32_t magic;
 	uint8_t kind;
@@ -48,21 +50,11 @@ struct wire_hdr { /* sim/COMCH.md, restated on purpose */
 static struct doca_pe *pe;
 static struct doca_comch_server *server;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 256];
-static uint64_t rng_state;
 static unsigned long frames, delivered;
 /* What a well-formed MSG carried, so the callback can check it */
 static uint8_t expect_msg[MAXF];
 static uint32_t expect_len;
 static int expect_pending, maybe_pending;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static void fail(const char *what)
 {

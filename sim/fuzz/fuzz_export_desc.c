@@ -22,6 +22,8 @@
 #include <doca_mmap.h>
 #include <doca_sim.h>
 
+#include "fuzz_rng.h"
+
 #define DESC_MAX 256
 
 struct export_ref {
@@ -36,18 +38,7 @@ static struct doca_dev *dev;
 static struct export_ref refs[3]; /* 0: read-write, 1: read-only, 2: revoked */
 static uint8_t *mem_rw, *mem_ro, *mem_gone;
 static struct doca_mmap *map_rw, *map_ro;
-static uint64_t rng_state;
 static unsigned long accepted, rejected;
-
-static uint64_t rnd(void)
-{
-	/* splitmix64: deterministic for a given seed */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static void fail(const char *what, unsigned long i)
 {

@@ -20,6 +20,8 @@
 
 #include "json.h"
 
+#include "fuzz_rng.h"
+
 #define DOC_MAX 2048
 
 static const char *const seeds[] = {
@@ -34,18 +36,7 @@ static const char *const seeds[] = {
 
 static const char specials[] = "\\u\"0123456789abcdefABCDEFxX+-eE.{}[],: \t\n\r\x01\x7f\x80\xc3\xa9\xed\xa0\x80";
 
-static uint64_t rng_state;
 static unsigned long accepted, rejected;
-
-static uint64_t rnd(void)
-{
-	/* splitmix64: deterministic for a given seed */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static void fail(const char *what, unsigned long i, const char *doc)
 {

@@ -42,6 +42,8 @@
 #include <doca_pe.h>
 #include <doca_rdma.h>
 
+#include "fuzz_rng.h"
+
 struct frame { /* sim/RDMA.md "How a request travels": 56 bytes */
 	uint32_t magic;
 	uint8_t op;
@@ -81,16 +83,7 @@ static struct doca_buf_inventory *inv;
 static struct doca_mmap *m_rw, *m_ro, *m_recv;
 static uint64_t key_rw, key_ro, base_rw, base_ro;
 static uint16_t port;
-static uint64_t rng_state;
 static unsigned long frames, writes, accepted;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static void fail(const char *what)
 {

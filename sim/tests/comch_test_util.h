@@ -17,16 +17,10 @@
 #include <doca_pe.h>
 #include <doca_sim.h> /* software-device diagnostics: doca_sim_live_objects() for leak checks */
 
-static inline void say(const char *fmt, ...)
-{
-	va_list ap;
+#include "sim_test_util.h"
 
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
+/* The Comch tests' names for sim_test_util.h's helpers (one implementation for every C test) */
+#define say(...) t_say(__VA_ARGS__)
 
 static inline void die(const char *what, doca_error_t err)
 {
@@ -51,10 +45,7 @@ static inline void die(const char *what, doca_error_t err)
 
 static inline double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return t_now();
 }
 
 /* Progress one or two engines (b may be NULL) until *flag becomes non-zero; fails the program after timeout_s */
@@ -95,15 +86,7 @@ static inline void stop_ctx(struct doca_ctx *ctx)
 /* The first device of this side (the software device lists exactly one per side) */
 static inline struct doca_dev *open_first_dev(void)
 {
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n = 0;
-
-	CHECK(doca_devinfo_create_list(&list, &n));
-	EXPECT(n >= 1);
-	CHECK(doca_dev_open(list[0], &dev));
-	CHECK(doca_devinfo_destroy_list(list));
-	return dev;
+	return t_open_first_dev();
 }
 
 /* DPU side: the network representor of the host function */

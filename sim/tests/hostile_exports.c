@@ -29,7 +29,7 @@
 
 #include <doca_dma.h>
 
-#include "sim_test_util.h"
+#include "dma_test_util.h"
 
 #define SECRET_LEN 4096
 #define SECRET_SEED 7
@@ -209,21 +209,6 @@ struct dpu {
 	uint8_t *local;
 	struct doca_mmap *local_mmap;
 };
-
-struct copy_state {
-	int done;
-	doca_error_t status;
-};
-
-static void on_copy(struct doca_dma_task_memcpy *task, union doca_data task_user_data, union doca_data ctx_user_data)
-{
-	struct copy_state *st = task_user_data.ptr;
-
-	(void)ctx_user_data;
-	st->status = doca_task_get_status(doca_dma_task_memcpy_as_task(task));
-	st->done = 1;
-	doca_task_free(doca_dma_task_memcpy_as_task(task));
-}
 
 static void dpu_open(struct dpu *d)
 {

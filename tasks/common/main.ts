@@ -7,7 +7,8 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { EXIT_CODES, installStopHandlers } from "./interrupt.ts";
+import { EXIT_CODES, installStopHandlers, InterruptedError } from "./interrupt.ts";
+import { UsageError } from "./cli.ts";
 import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 
 export { print };
@@ -35,8 +36,8 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
     code = (await fn()) ?? 0;
   } catch (e) {
     const err = e as Error & { exitCode?: number };
-    const usage = err?.name === "UsageError";
-    if (err?.name === "InterruptedError") {
+    const usage = e instanceof UsageError;
+    if (e instanceof InterruptedError) {
       printError(err.message);
       code = err.exitCode ?? 130;
     } else {

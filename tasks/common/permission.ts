@@ -5,12 +5,12 @@
  * flag to add and where.
  */
 
-/** True for Deno's "run again with the --allow-… flag" error (NotCapable; PermissionDenied before Deno 2). */
+/** Deno's error class for a permission flag the program lacks (Deno 2); undefined on Bun and Node. */
+const NotCapable = (globalThis as { Deno?: { errors?: { NotCapable?: new (...args: never[]) => Error } } }).Deno?.errors?.NotCapable;
+
+/** True for Deno's "run again with the --allow-… flag" error (Deno.errors.NotCapable, by class). */
 export function isMissingPermission(e: unknown): boolean {
-  const err = e as Error | undefined;
-  if (!err || typeof err !== "object") return false;
-  if (err.name === "NotCapable") return true;
-  return err.name === "PermissionDenied" && /--allow-[a-z]+/.test(String(err.message));
+  return NotCapable !== undefined && e instanceof NotCapable;
 }
 
 /** Rethrows `e` when it is a missing Deno permission; for catch blocks that otherwise fall back quietly. */

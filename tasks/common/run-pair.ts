@@ -14,12 +14,18 @@ export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url))
 /** ".js" when this module runs as the npm package's built JavaScript (plain Node, no loader), else ".ts". */
 export const ownExtension: string = import.meta.url.endsWith(".js") ? ".js" : ".ts";
 
-/** How to run a task file (TypeScript, or the package's built JavaScript) with the current runtime. */
-export function runtimeCommand(script: string, args: string[]): { command: string; args: string[] } {
+/** The Deno permissions a task runs with (its deno.json entry's); test helpers that read /proc pass ["-A"]. */
+export const TASK_DENO_FLAGS: readonly string[] = ["--no-prompt", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-sys=statfs"];
+
+/**
+ * How to run a task file (TypeScript, or the package's built JavaScript) with the current runtime; under Deno with
+ * `denoFlags` (the tasks' permissions by default). The one way tasks and tests start a script of theirs.
+ */
+export function runtimeCommand(script: string, args: string[], denoFlags: readonly string[] = TASK_DENO_FLAGS): { command: string; args: string[] } {
   const runtime = currentRuntime();
   if (runtime === "deno") {
     const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-    return { command: deno.execPath(), args: ["run", "--no-prompt", "--allow-ffi", "--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-sys=statfs", script, ...args] };
+    return { command: deno.execPath(), args: ["run", ...denoFlags, script, ...args] };
   }
   if (runtime === "bun") return { command: process.execPath, args: [script, ...args] };
   if (script.endsWith(".js")) return { command: process.execPath, args: [script, ...args] };
@@ -43,8 +49,14 @@ export interface RunningChild {
   signal?(name: NodeJS.Signals): void;
 }
 
-export function startChild(script: string, args: string[], env: Record<string, string>, timeoutMs: number): RunningChild {
-  const cmd = runtimeCommand(script, args);
+export function startChild(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+  denoFlags: readonly string[] = TASK_DENO_FLAGS,
+): RunningChild {
+  const cmd = runtimeCommand(script, args, denoFlags);
   const child = spawn(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";

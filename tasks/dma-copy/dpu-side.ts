@@ -12,7 +12,8 @@ import { Access } from "../../ffi/native/constants.ts";
 import { Dma } from "../../ffi/doca/dma/dma.ts";
 import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { Mmap } from "../../ffi/doca/common/mmap.ts";
-import { raceAbort } from "../common/interrupt.ts";
+import { InterruptedError, raceAbort } from "../common/interrupt.ts";
+import { PeerFailedError } from "../wire/messenger.ts";
 import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
 import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "./atomic-file.ts";
@@ -192,11 +193,11 @@ async function guardDma(ctx: SessionContext, copy: Promise<void>, offset: number
   try {
     await copy;
   } catch (e) {
-    if (e instanceof Error && e.name === "InterruptedError") throw e;
+    if (e instanceof InterruptedError) throw e;
     const what = `the DMA of the chunk at byte ${offset} ran`;
     // The host that stops says why before it revokes its memory: its reason, already queued, is the better report.
     const explained = await ctx.messenger.lostOrFailed(what, e);
-    if (explained.name === "PeerFailedError") throw explained;
+    if (explained instanceof PeerFailedError) throw explained;
     const channel = ctx.messenger.channel;
     for (let i = 0; i < 20 && channel.connected !== false; i++) await new Promise((r) => setTimeout(r, 10));
     if (channel.connected === false) throw explained;

@@ -7,7 +7,8 @@
  * direction: "the DPU side disconnected while <what>: <DOCA detail>".
  */
 import { printable } from "../../ffi/engine/printable.ts";
-import { interruption } from "../common/interrupt.ts";
+import { InterruptedError, interruption } from "../common/interrupt.ts";
+import { TimeoutError } from "../../ffi/native/errors.ts";
 import {
   decodeMessage,
   encodeFailureReason,
@@ -83,7 +84,7 @@ export class Messenger {
   /** The error for losing the peer while doing `what`, with the underlying detail after it. */
   lost(what: string, cause: unknown): PeerLostError {
     const detail = cause instanceof Error ? cause.message : String(cause);
-    const timedOut = cause instanceof Error && cause.name === "TimeoutError";
+    const timedOut = cause instanceof TimeoutError;
     const text = timedOut
       ? `gave up ${what} after ${this.timeoutMs / 1000} s (--timeout): ${this.peer} did not send it in time`
       : `${this.peer} disconnected while ${what}: ${detail}`;
@@ -171,7 +172,7 @@ export class Messenger {
     try {
       return await (aborted ? Promise.race([received, aborted]) : received);
     } catch (e) {
-      if (e instanceof Error && e.name === "InterruptedError") {
+      if (e instanceof InterruptedError) {
         received.catch(() => {});
         throw e;
       }

@@ -8,9 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { spawn } from "node:child_process";
-import { type ChildResult, type RunningChild, startChild } from "../../tasks/common/run-pair.ts";
-import { runtimeCommand } from "../helpers/spawn-runtime.ts";
+import { type RunningChild, startChild } from "../../tasks/common/run-pair.ts";
 
 export const HOST_PCI = "0000:b1:00.1";
 export const DPU_PCI = "0000:03:00.1";
@@ -155,7 +153,7 @@ export function startDmaCopy(
 
 /**
  * Runs a helper script of tests/fault-helpers as a child of this runtime (Deno with -A: the helpers read
- * /proc/self/fd), killed after timeoutMs. Same interface as tasks/common/run-pair.ts's startChild.
+ * /proc/self/fd), killed after timeoutMs: tasks/common/run-pair.ts's startChild with every permission.
  */
 export function startHelper(
   name: string,
@@ -163,48 +161,7 @@ export function startHelper(
   env: Record<string, string>,
   timeoutMs = 60_000,
 ): RunningChild {
-  const cmd = runtimeCommand(join(repoRoot, "tests", "fault-helpers", name), args);
-  const child = spawn(cmd.command, cmd.args, {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  const watchers: { text: string; resolve: () => void }[] = [];
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-    for (const w of watchers.splice(0)) {
-      if (stderr.includes(w.text)) w.resolve();
-      else watchers.push(w);
-    }
-  });
-  const killer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  const done = new Promise<ChildResult>((resolve) => {
-    child.on("close", (code, signal) => {
-      clearTimeout(killer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return {
-    done,
-    kill: () => child.kill("SIGKILL"),
-    waitForStderr(text, waitMs) {
-      if (stderr.includes(text)) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`child did not print "${text}" within ${waitMs} ms; stderr:\n${stderr}`)),
-          waitMs,
-        );
-        watchers.push({ text, resolve: () => (clearTimeout(timer), resolve()) });
-        void done.then((r) => {
-          clearTimeout(timer);
-          reject(new Error(`child exited (${r.code ?? r.signal}) before printing "${text}"; stderr:\n${r.stderr}`));
-        });
-      });
-    },
-  };
+  return startChild(join(repoRoot, "tests", "fault-helpers", name), args, env, timeoutMs, ["-A"]);
 }
 
 /** JSON lines a helper printed on stdout. */

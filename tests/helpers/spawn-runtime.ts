@@ -14,22 +14,14 @@ import process from "node:process";
 export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
 
 import { currentRuntime, type RuntimeName } from "../../ffi/load/runtime.ts";
+import { runtimeCommand as taskRuntimeCommand } from "../../tasks/common/run-pair.ts";
 
 export { currentRuntime };
 export type Runtime = RuntimeName;
 
-/** The command line that runs `script` under the current runtime. */
+/** The command line that runs a test helper `script` under the current runtime (Deno: every permission, -A). */
 export function runtimeCommand(script: string, args: string[] = []): { command: string; args: string[] } {
-  switch (currentRuntime()) {
-    case "deno": {
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      return { command: deno.execPath(), args: ["run", "-A", script, ...args] };
-    }
-    case "bun":
-      return { command: process.execPath, args: [script, ...args] };
-    default:
-      return { command: process.execPath, args: ["--import", "tsx", script, ...args] };
-  }
+  return taskRuntimeCommand(script, args, ["-A"]);
 }
 
 export interface SpawnOptions {

@@ -109,7 +109,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     };
     let core: CtxCore | undefined;
     try {
-      core = new CtxCore(f.doca_aes_gcm_as_ctx(handle), pe, this);
+      core = new CtxCore(f.doca_aes_gcm_as_ctx(handle), pe, this.callbackOwner());
       const enc = kind("encrypt", 0), dec = kind("decrypt", maxTasks);
       enc.bind(this[NATIVE]);
       dec.bind(this[NATIVE]);

@@ -3,8 +3,8 @@ import { INTERNAL, internalOnly, HANDLE } from "../../engine/resource.ts";
 import { doca } from "../../native/library.ts";
 import { check } from "../../native/errors.ts";
 import { CtxState } from "../../native/constants.ts";
-import type { ConnectionOwner } from "../../engine/callbacks.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
+import { connectionGone } from "./comch-connection-hooks.ts";
 import { checkName, checkSizes, checkUnreadBound, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
 import { duration, integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
@@ -95,23 +95,22 @@ export class ComchClient extends ComchEndpoint<Handle<"doca_comch_client">> {
     this.#connection = newConnection(d.scratch.u64(119), this);
   }
 
-  /** @internal an event on our connection before its user data was set. */
-  connectionFor(_connection: number, _isNew: boolean): ConnectionOwner | undefined {
+  /** An event on our connection before its user data was set. */
+  protected connectionFor(_connection: number, _isNew: boolean): ComchConnection | undefined {
     if (!this.#connection && this.core.state === CtxState.RUNNING) this.#adoptConnection();
     return this.#connection && !this.#connection.closed ? this.#connection : undefined;
   }
 
-  /** @internal the client's connection ends when the client stops. */
-  endConnection(_connection: ComchConnection): void {}
+  /** The client's connection ends when the client stops. */
+  protected endConnection(_connection: ComchConnection): void {}
 
-  /** @internal */
-  endConnectionSync(_connection: ComchConnection): void {}
+  protected endConnectionSync(_connection: ComchConnection): void {}
 
-  /** @internal the server went away when the running client leaves RUNNING. */
-  override onStateChanged(prev: number, next: number): void {
+  /** The server went away when the running client leaves RUNNING. */
+  protected override onStateChanged(prev: number, next: number): void {
     super.onStateChanged(prev, next);
     if (next === CtxState.RUNNING) this.#adoptConnection();
-    else if (prev === CtxState.RUNNING) this.#connection?.gone();
+    else if (prev === CtxState.RUNNING) if (this.#connection) connectionGone(this.#connection);
   }
 
   protected destroyEndpoint(handle: number): void {

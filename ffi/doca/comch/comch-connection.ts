@@ -10,9 +10,11 @@ import { type ConnectionOwner, registerOwner, setConnectionOwner, unregisterOwne
 import { hex, Resource, INTERNAL, internalOnly, HANDLE } from "../../engine/resource.ts";
 import { Waiters } from "../../engine/waiters.ts";
 import { Inbox } from "../../engine/inbox.ts";
-import { type ComchEndpoint, UNREAD_MESSAGE_OVERHEAD } from "./comch-endpoint.ts";
-import { ComchProducer } from "./comch-producer.ts";
-import { ComchConsumer } from "./comch-consumer.ts";
+import { EndWatchers } from "../../engine/end-watchers.ts";
+import { registerConnectionHooks } from "./comch-connection-hooks.ts";
+import { type ComchEndpoint, endpointForConnection, type EndpointForConnection, UNREAD_MESSAGE_OVERHEAD } from "./comch-endpoint.ts";
+import { type ComchProducer, producerOnConnection } from "./comch-producer.ts";
+import { type ComchConsumer, consumerOnConnection } from "./comch-consumer.ts";
 import type { FastPathOptions } from "./comch-fastpath-common.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
@@ -26,17 +28,20 @@ export function newConnection(handle: number, endpoint: ComchEndpoint): ComchCon
   return createConnection(handle, endpoint);
 }
 
-export class ComchConnection extends Resource<Handle<"doca_comch_connection">> implements ConnectionOwner {
+export class ComchConnection extends Resource<Handle<"doca_comch_connection">> {
   protected readonly kind: string;
   readonly maxMsgSize: number;
   readonly #endpoint: ComchEndpoint;
+  /** The endpoint's side of this connection (sending, unread accounting, ending). */
+  readonly #to: EndpointForConnection;
   readonly #id: number;
   /** Received messages and the readers waiting for them (their unread bytes count towards the endpoint's bound). */
   readonly #inbox: Inbox<Uint8Array>;
   readonly #consumerWaiters: Waiters<number>;
   /** Keeps the engine pumped while someone watches for the disconnect. */
   readonly #watch: Waiters<void>;
-  readonly #onDisconnect: (() => void)[] = [];
+  /** onDisconnect's handlers (the one implementation Comch and RDMA connections share). */
+  readonly #ends: EndWatchers<void>;
   #connected = true;
   /** DOCA ended the connection (peer disconnect, client stopped): the native pointer must not be used again. */
   #gone = false;
@@ -45,7 +50,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   /** Bytes the queue holds, each message counted with its overhead (the endpoint bounds the sum over connections). */
   #unreadBytes = 0;
   /** Cut for holding too many unread messages: what the peer sends from now on is dropped. */
-  #overflowed = false;
+  #cut = false;
   /** Messages dropped after the cut. */
   #dropped = 0;
   /** Once someone reads with recvBatch(): queued messages are copied into shared slabs (recv() copies them out). */
@@ -61,6 +66,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     internalOnly(token, "ComchConnection");
     super(handle, [endpoint]);
     this.#endpoint = endpoint;
+    this.#to = endpointForConnection(endpoint);
     this.kind = `${endpoint.kind} connection`;
     this.maxMsgSize = endpoint.maxMsgSize;
     this.#inbox = new Inbox(endpoint.pe, {
@@ -70,13 +76,23 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
         weight: (m) => m.length + UNREAD_MESSAGE_OVERHEAD,
         note: (delta) => {
           this.#unreadBytes += delta;
-          this.#endpoint.noteUnread(this, delta);
+          this.#to.noteUnread(this, delta);
         },
       },
     });
     this.#consumerWaiters = new Waiters(endpoint.pe);
     this.#watch = new Waiters(endpoint.pe);
-    this.#id = registerOwner(this);
+    this.#ends = new EndWatchers("ComchConnection.onDisconnect", (error) => this.#fail(error));
+    const owner: ConnectionOwner = {
+      onMessage: (buffer, length) => this.#onMessage(buffer, length),
+      onStatus: (connected) => {
+        if (!connected) this.#endedByDoca();
+      },
+      onRemoteConsumer: (id, created) => this.#onRemoteConsumer(id, created),
+      fail: (error) => this.#fail(error),
+    };
+    registerConnectionHooks(this, { owner, gone: () => this.#endedByDoca(), cut: (error) => this.#cutForOverflow(error) });
+    this.#id = registerOwner(owner);
     setConnectionOwner(handle, this.#id);
   }
 
@@ -96,7 +112,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   /** Sends one message (≤ maxMsgSize bytes); resolves when DOCA completed the send task. */
   send(bytes: Uint8Array): Promise<void> {
     if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: connection is closed`));
-    return this.#endpoint.sendOn(this[HANDLE], bytes);
+    return this.#to.sendOn(this[HANDLE], bytes);
   }
 
   /**
@@ -105,7 +121,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
    */
   sendBatch(messages: readonly Uint8Array[]): Promise<void> {
     if (!this.connected) return Promise.reject(new Error(`${this.#endpoint.kind}: connection is closed`));
-    return this.#endpoint.sendBatchOn(this[HANDLE], messages);
+    return this.#to.sendBatchOn(this[HANDLE], messages);
   }
 
   /** The next message. Rejects with TimeoutError after timeoutMs, or Error once the peer disconnected. */
@@ -162,20 +178,8 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
    * exception `cb` throws is not lost: the next recv() (or the one waiting) rejects with it.
    */
   onDisconnect(cb: () => void): void {
-    if (!this.connected) {
-      queueMicrotask(() => this.#runWatcher(cb));
-      return;
-    }
-    this.#onDisconnect.push(cb);
-    if (this.#watch.size === 0) void this.#watch.wait("the peer to disconnect").catch(() => {});
-  }
-
-  #runWatcher(cb: () => void): void {
-    try {
-      cb();
-    } catch (e) {
-      this.fail(e);
-    }
+    this.#ends.add(cb);
+    if (!this.#ends.ended && this.#watch.size === 0) void this.#watch.wait("the peer to disconnect").catch(() => {});
   }
 
   /** Consumer ids the peer has created on this connection and not destroyed (fast path). */
@@ -193,13 +197,13 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   /** A fast-path producer on this connection (its child: closed before the connection). */
   createProducer(opts: FastPathOptions = {}): Promise<ComchProducer> {
     this.assertOpen();
-    return ComchProducer.onConnection(this, opts);
+    return producerOnConnection(this, opts);
   }
 
   /** A fast-path consumer on this connection (its child: closed before the connection). */
   createConsumer(opts: FastPathOptions = {}): Promise<ComchConsumer> {
     this.assertOpen();
-    return ComchConsumer.onConnection(this, opts);
+    return consumerOnConnection(this, opts);
   }
 
   /** Bytes of messages received and not read yet (each counted with its overhead). */
@@ -207,9 +211,9 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     return this.#unreadBytes;
   }
 
-  /** @internal a message arrived (inside progress). */
-  onMessage(buffer: number, length: number): void {
-    if (this.#overflowed) {
+  /** A message arrived (inside progress). */
+  #onMessage(buffer: number, length: number): void {
+    if (this.#cut) {
       this.#dropped++;
       return;
     }
@@ -219,39 +223,30 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     this.#inbox.put(ownCopy ? copyOut(buffer, length) : this.#slab!.copy(staged(buffer, length)));
   }
 
-  /**
-   * @internal this connection held the most unread bytes when its endpoint passed maxUnreadBytes: its unread
-   * messages are dropped, the next recv() rejects with `error`, later messages are dropped, and a server
-   * disconnects the client (a client's connection ends when the program closes the client).
-   */
-  overflowed(error: Error): void {
+  /** Cut for holding the most unread bytes (connectionOverflowed, comch-connection-hooks.ts). */
+  #cutForOverflow(error: Error): void {
     const bytes = this.#unreadBytes;
-    this.#overflowed = true;
+    this.#cut = true;
     this.#dropped += this.#inbox.clear();
     this.#unreadBytes = 0;
-    this.#endpoint.noteUnread(this, -bytes);
-    this.fail(error);
-    this.markDisconnected();
-    if (!this.#gone && !this.closed) queueMicrotask(() => this.closeAsync().catch((e) => this.fail(e)));
+    this.#to.noteUnread(this, -bytes);
+    this.#fail(error);
+    this.#markDisconnected();
+    if (!this.#gone && !this.closed) queueMicrotask(() => this.closeAsync().catch((e) => this.#fail(e)));
   }
 
-  /** @internal the connection's status changed (server side: disconnect events). */
-  onStatus(connected: boolean, _successful: boolean): void {
-    if (!connected) this.gone();
-  }
-
-  /** @internal DOCA ended the connection: mark it disconnected; closing it later skips the native side. */
-  gone(): void {
+  /** DOCA ended the connection: mark it disconnected; closing it later skips the native side. */
+  #endedByDoca(): void {
     if (this.#gone || this.closed) return;
     this.#gone = true;
-    this.markDisconnected();
-    this.#endpoint.forgetConnection(this[HANDLE], this);
+    this.#markDisconnected();
+    this.#to.forgetConnection(this);
     // Nothing can use it any more: close it (and the producers/consumers on it) once this callback returns.
-    queueMicrotask(() => this.closeAsync().catch((e) => this.fail(e)));
+    queueMicrotask(() => this.closeAsync().catch((e) => this.#fail(e)));
   }
 
-  /** @internal the peer created (or destroyed) a consumer. */
-  onRemoteConsumer(id: number, created: boolean): void {
+  /** The peer created (or destroyed) a consumer. */
+  #onRemoteConsumer(id: number, created: boolean): void {
     if (!created) {
       const i = this.#remoteConsumers.indexOf(id);
       if (i >= 0) this.#remoteConsumers.splice(i, 1);
@@ -261,23 +256,23 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     this.#consumerWaiters.resolveAll(id);
   }
 
-  /** @internal a callback or watcher failed: whoever waits on this connection gets the error. */
-  fail(error: unknown): void {
+  /** A callback or watcher failed: whoever waits on this connection gets the error. */
+  #fail(error: unknown): void {
     this.#inbox.serve(); // what arrived before the failure is delivered first
     if (this.#inbox.waiting > 0) this.#inbox.rejectAll(error);
     else this.#failure ??= error;
     this.#consumerWaiters.rejectAll(error);
   }
 
-  /** @internal the peer disconnected or our side closed. */
-  markDisconnected(): void {
+  /** The peer disconnected or our side closed. */
+  #markDisconnected(): void {
     if (!this.#connected) return;
     this.#connected = false;
     this.#inbox.serve(); // what arrived before the disconnect is delivered first
     this.#inbox.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
     this.#consumerWaiters.rejectAll(new Error(`${this.#endpoint.kind}: peer disconnected`));
     this.#watch.resolveAll();
-    for (const cb of this.#onDisconnect.splice(0)) queueMicrotask(() => this.#runWatcher(cb));
+    this.#ends.end();
   }
 
   /**
@@ -288,7 +283,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     if (this.#gone) return this.#ended();
     setConnectionOwner(handle, 0);
     try {
-      this.#endpoint.endConnectionSync(this);
+      this.#to.endConnectionSync(this);
     } catch (e) {
       setConnectionOwner(handle, this.#id);
       throw e;
@@ -305,7 +300,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
     };
     let ending: Promise<void> | void = undefined;
     try {
-      ending = this.#endpoint.endConnection(this);
+      ending = this.#to.endConnection(this);
     } catch (e) {
       restore(e);
     }
@@ -314,9 +309,9 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   }
 
   #ended(): void {
-    this.#endpoint.forgetConnection(this[HANDLE], this);
+    this.#to.forgetConnection(this);
     unregisterOwner(this.#id);
-    this.markDisconnected();
+    this.#markDisconnected();
   }
 
   protected destroyNative(handle: number): void {
@@ -324,7 +319,7 @@ export class ComchConnection extends Resource<Handle<"doca_comch_connection">> i
   }
 
   protected summary(): string {
-    const dropped = this.#overflowed ? ` overflowed (${this.#dropped} dropped)` : "";
+    const dropped = this.#cut ? ` overflowed (${this.#dropped} dropped)` : "";
     return `${this.#endpoint.kind} ${hex(this[HANDLE])} ${this.#connected ? "connected" : "disconnected"} queued=${this.#inbox.length}${dropped}`;
   }
 }

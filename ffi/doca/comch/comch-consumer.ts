@@ -105,7 +105,7 @@ class PostRecvKind implements TaskKind<number, undefined> {
     const buffers = this.buffers;
     const length = buffers.bufs[index].dataLength;
     const offset = index * buffers.size;
-    const bytes = this.consumer.copyMessage(buffers.memory.bytes.subarray(offset, offset + length));
+    const bytes = copyMessage(this.consumer, buffers.memory.bytes.subarray(offset, offset + length));
     // A consumer configured without immediate data receives none: no calls to ask. Otherwise DOCA 3.x headers have
     // a per-task length getter; builds without it deliver the consumer's configured length.
     let imm = EMPTY;
@@ -115,15 +115,36 @@ class PostRecvKind implements TaskKind<number, undefined> {
       if (immAddress) imm = copyOut(immAddress, immLength);
     }
     const producerId = f.doca_comch_consumer_task_post_recv_get_producer_id?.(typedTask);
-    this.consumer.deliver({ bytes, imm, producerId }, index);
+    deliverMessage(this.consumer, { bytes, imm, producerId }, index);
   }
 
   detachedError(error: Error): void {
-    if (!this.stopping) this.consumer.fail(error);
+    if (!this.stopping) failConsumer(this.consumer, error);
   }
 }
 
+/**
+ * What the receive path and the connection ask of a consumer (set in ComchConsumer's static block, so none of it is
+ * on the consumer's public type).
+ */
+let failConsumer: (consumer: ComchConsumer, error: unknown) => void;
+let openConsumer: (connection: ComchConnection, opts: FastPathOptions) => Promise<ComchConsumer>;
+let copyMessage: (consumer: ComchConsumer, bytes: Uint8Array) => Uint8Array;
+let deliverMessage: (consumer: ComchConsumer, message: FastPathMessage, index: number) => void;
+
+/** @internal ComchConnection.createConsumer. */
+export function consumerOnConnection(connection: ComchConnection, opts: FastPathOptions): Promise<ComchConsumer> {
+  return openConsumer(connection, opts);
+}
+
 export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
+  static {
+    failConsumer = (consumer, error) => consumer.fail(error);
+    openConsumer = (connection, opts) => ComchConsumer.#onConnection(connection, opts);
+    copyMessage = (consumer, bytes) => consumer.#copyMessage(bytes);
+    deliverMessage = (consumer, message, index) => consumer.#deliver(message, index);
+  }
+
   protected readonly kind = "ComchConsumer";
   /** The id the producer addresses (the peer also learns it from its consumer event). */
   id = 0;
@@ -147,7 +168,7 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
     this.#buffers = buffers;
     this.#inbox = new Inbox(connection.pe, { what: "a Comch fast-path message", own: ownMessage });
     this.#kind = new PostRecvKind(handle, buffers, this);
-    this.core = new CtxCore(consumerFns().doca_comch_consumer_as_ctx(handle), connection.pe, this);
+    this.core = new CtxCore(consumerFns().doca_comch_consumer_as_ctx(handle), connection.pe, this.callbackOwner());
     this.#path = this.core.addTasks(this.#kind, buffers.bufs.length);
   }
 
@@ -160,8 +181,8 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
     }
   }
 
-  /** @internal ComchConnection.createConsumer. */
-  static async onConnection(connection: ComchConnection, opts: FastPathOptions): Promise<ComchConsumer> {
+  /** ComchConnection.createConsumer (through consumerOnConnection). */
+  static async #onConnection(connection: ComchConnection, opts: FastPathOptions): Promise<ComchConsumer> {
     const { bufferSize, buffers: count } = checkFastPathOptions("ComchConnection.createConsumer", opts);
     const f = consumerFns();
     const d = doca();
@@ -238,20 +259,20 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
     return this.#wait(opts.timeoutMs, max) as Promise<FastPathMessage[]>;
   }
 
-  /** @internal a received buffer's bytes, copied: its own ArrayBuffer for a recv() waiting first, else a slab view
+  /** A received buffer's bytes, copied: its own ArrayBuffer for a recv() waiting first, else a slab view
    * once the reader takes batches. */
-  copyMessage(bytes: Uint8Array): Uint8Array {
+  #copyMessage(bytes: Uint8Array): Uint8Array {
     return this.#slab && !this.#inbox.direct() ? this.#slab.copy(bytes) : bytes.slice();
   }
 
-  /** @internal a buffer completed: hand the message out (or queue it for the readers, see Inbox), repost the buffer. */
-  deliver(message: FastPathMessage, index: number): void {
+  /** A buffer completed: hand the message out (or queue it for the readers, see Inbox), repost the buffer. */
+  #deliver(message: FastPathMessage, index: number): void {
     this.#inbox.put(message);
     this.#path.post(index, undefined);
   }
 
-  /** @internal a callback or repost failed: the waiting recv() (or the next) rejects with it. */
-  override fail(error: unknown): void {
+  /** A callback or repost failed: the waiting recv() (or the next) rejects with it. */
+  protected override fail(error: unknown): void {
     super.fail(error);
     this.#inbox.serve(); // what arrived before the failure is delivered first
     if (this.#inbox.waiting > 0) this.#inbox.rejectAll(error);

@@ -5,10 +5,11 @@
 import { doca, loadLibc, mapPages } from "../../native/library.ts";
 import { check, DocaError, OverflowError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
-import { type CompletionCallbacks, type ConnectionOwner, nativeCallbacks } from "../../engine/callbacks.ts";
+import { type CompletionCallbacks, type ConnectionOwner, type CtxOwner, nativeCallbacks } from "../../engine/callbacks.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
 import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import type { ComchConnection } from "./comch-connection.ts";
+import { connectionOverflowed, connectionOwner } from "./comch-connection-hooks.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 
@@ -58,7 +59,35 @@ export const UNREAD_MESSAGE_OVERHEAD = 128;
 export const DEFAULT_MAX_UNREAD_BYTES = 64 << 20;
 
 /** A Comch server or client: the parent of its connections, with the send path they use. */
+/** @internal what a connection asks of its endpoint: none of it is on the endpoint's public type (endpointForConnection). */
+export interface EndpointForConnection {
+  sendOn(connection: number, bytes: Uint8Array): Promise<void>;
+  sendBatchOn(connection: number, messages: readonly Uint8Array[]): Promise<void>;
+  noteUnread(connection: ComchConnection, delta: number): void;
+  forgetConnection(connection: ComchConnection): void;
+  endConnection(connection: ComchConnection): Promise<void> | void;
+  endConnectionSync(connection: ComchConnection): void;
+}
+
+let forConnection: (endpoint: ComchEndpoint) => EndpointForConnection;
+
+/** @internal for comch-connection.ts: a connection takes its endpoint's side once, when it is made. */
+export function endpointForConnection(endpoint: ComchEndpoint): EndpointForConnection {
+  return forConnection(endpoint);
+}
+
 export abstract class ComchEndpoint<H extends number = number> extends CtxResource<H> {
+  static {
+    forConnection = (e) => ({
+      sendOn: (connection, bytes) => e.#sendOn(connection, bytes),
+      sendBatchOn: (connection, messages) => e.#sendBatchOn(connection, messages),
+      noteUnread: (connection, delta) => e.#noteUnread(connection, delta),
+      forgetConnection: (connection) => e.forgetConnection(connection),
+      endConnection: (connection) => e.endConnection(connection),
+      endConnectionSync: (connection) => e.endConnectionSync(connection),
+    });
+  }
+
   abstract override readonly kind: string;
   readonly name: string;
   readonly pe: ProgressEngine;
@@ -94,7 +123,7 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
     this.device = opts.device;
     this.maxMsgSize = maxMsgSize;
     this.#send = new SendKind(allocFn, handle, sendTasks, maxMsgSize);
-    this.core = new CtxCore(ctx, opts.pe, this);
+    this.core = new CtxCore(ctx, opts.pe, this.callbackOwner());
     this.#path = this.core.addTasks(this.#send, sendTasks);
   }
 
@@ -103,15 +132,15 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
     return this.#path.completionCallbacks();
   }
 
-  /** @internal a connection sends through its endpoint's task path. */
-  sendOn(connection: number, bytes: Uint8Array): Promise<void> {
+  /** A connection sends through its endpoint's task path. */
+  #sendOn(connection: number, bytes: Uint8Array): Promise<void> {
     this.assertOpen();
     const bad = this.#refusal(bytes);
     return bad ? Promise.reject(bad) : this.#path.submit(connection, bytes);
   }
 
-  /** @internal a connection's sendBatch: all messages checked first, then submitted in order, one Promise. */
-  sendBatchOn(connection: number, messages: readonly Uint8Array[]): Promise<void> {
+  /** A connection's sendBatch: all messages checked first, then submitted in order, one Promise. */
+  #sendBatchOn(connection: number, messages: readonly Uint8Array[]): Promise<void> {
     this.assertOpen();
     if (!Array.isArray(messages)) return Promise.reject(new TypeError(`${this.kind}: sendBatch takes an array of Uint8Array`));
     // Each element read once: what is checked is what is sent (a getter cannot swap in another array afterwards).
@@ -140,33 +169,43 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
   }
 
   /**
-   * @internal a connection queued (delta > 0) or handed out or dropped (delta < 0) unread bytes. Past the bound,
-   * the connection holding the most is cut: a peer nobody reads is the one that piles up, not one being served.
+   * A connection queued (delta > 0) or handed out or dropped (delta < 0) unread bytes. Past the bound, the
+   * connection holding the most is cut: a peer nobody reads is the one that piles up, not one being served.
    */
-  noteUnread(connection: ComchConnection, delta: number): void {
+  #noteUnread(connection: ComchConnection, delta: number): void {
     this.#unreadBytes += delta;
     if (connection.unreadBytes > 0) this.#unread.add(connection);
     else this.#unread.delete(connection);
     while (this.#unreadBytes > this.maxUnreadBytes && this.#unread.size > 0) {
       let largest: ComchConnection | undefined;
       for (const c of this.#unread) if (!largest || c.unreadBytes > largest.unreadBytes) largest = c;
-      largest!.overflowed(new OverflowError(
+      connectionOverflowed(largest!, new OverflowError(
         `${this.kind}: more than ${this.maxUnreadBytes} bytes of messages were received and not read (maxUnreadBytes); ` +
           `the connection holding the most (${largest!.unreadBytes} bytes) was cut and its unread messages dropped`,
       ));
     }
   }
 
-  /** @internal an event for a connection whose user data is not set yet: the endpoint knows it (or not). */
-  abstract connectionFor(connection: number, isNew: boolean): ConnectionOwner | undefined;
+  /** An event for a connection whose user data is not set yet: the endpoint knows it (or not). */
+  protected abstract connectionFor(connection: number, isNew: boolean): ComchConnection | undefined;
 
-  /** @internal the connection ended: drop it from the endpoint's own lists (what it still holds unread stays). */
-  forgetConnection(_handle: number, _connection: ComchConnection): void {}
+  protected override callbackOwner(): CtxOwner {
+    return {
+      ...super.callbackOwner(),
+      connectionFor: (connection: number, isNew: boolean): ConnectionOwner | undefined => {
+        const known = this.connectionFor(connection, isNew);
+        return known && connectionOwner(known);
+      },
+    };
+  }
 
-  /** @internal the server disconnects a client; the client's connection ends with the client's stop. */
-  abstract endConnection(connection: ComchConnection): Promise<void> | void;
-  /** @internal synchronous form for closeSync. */
-  abstract endConnectionSync(connection: ComchConnection): void;
+  /** The connection ended: drop it from the endpoint's own lists (what it still holds unread stays). */
+  protected forgetConnection(_connection: ComchConnection): void {}
+
+  /** The server disconnects a client; the client's connection ends with the client's stop. */
+  protected abstract endConnection(connection: ComchConnection): Promise<void> | void;
+  /** Synchronous form for closeSync. */
+  protected abstract endConnectionSync(connection: ComchConnection): void;
 
   protected override destroyNative(handle: number): void {
     this.destroyEndpoint(handle);

@@ -155,7 +155,19 @@ class ProducerSendKind implements TaskKind<Send, undefined> {
   }
 }
 
+/** ComchConnection.createProducer's way in (set in ComchProducer's static block). */
+let openProducer: (connection: ComchConnection, opts: FastPathOptions) => Promise<ComchProducer>;
+
+/** @internal ComchConnection.createProducer. */
+export function producerOnConnection(connection: ComchConnection, opts: FastPathOptions): Promise<ComchProducer> {
+  return openProducer(connection, opts);
+}
+
 export class ComchProducer extends CtxResource<Handle<"doca_comch_producer">> {
+  static {
+    openProducer = (connection, opts) => ComchProducer.#onConnection(connection, opts);
+  }
+
   protected readonly kind = "ComchProducer";
   static readonly IMM_MAX = IMM_MAX;
   protected readonly core: CtxCore;
@@ -170,7 +182,7 @@ export class ComchProducer extends CtxResource<Handle<"doca_comch_producer">> {
     this.connection = connection;
     this.#buffers = buffers;
     this.#imm = imm;
-    this.core = new CtxCore(producerFns().doca_comch_producer_as_ctx(handle), connection.pe, this);
+    this.core = new CtxCore(producerFns().doca_comch_producer_as_ctx(handle), connection.pe, this.callbackOwner());
     this.#path = this.core.addTasks(new ProducerSendKind(handle, buffers, imm), buffers.bufs.length);
   }
 
@@ -183,8 +195,8 @@ export class ComchProducer extends CtxResource<Handle<"doca_comch_producer">> {
     }
   }
 
-  /** @internal ComchConnection.createProducer. */
-  static async onConnection(connection: ComchConnection, opts: FastPathOptions): Promise<ComchProducer> {
+  /** ComchConnection.createProducer (through producerOnConnection). */
+  static async #onConnection(connection: ComchConnection, opts: FastPathOptions): Promise<ComchProducer> {
     const { bufferSize, buffers: count } = checkFastPathOptions("ComchConnection.createProducer", opts);
     const f = producerFns();
     const d = doca();

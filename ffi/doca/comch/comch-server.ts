@@ -4,7 +4,7 @@ import { setImmediate } from "node:timers";
 import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError, TimeoutError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
-import { type ConnectionOwner, nativeCallbacks } from "../../engine/callbacks.ts";
+import { nativeCallbacks } from "../../engine/callbacks.ts";
 import { STOP_TIMEOUT_MS } from "../../engine/ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
 import { checkName, checkSizes, checkUnreadBound, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
@@ -103,8 +103,8 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
     return connection.closeAsync();
   }
 
-  /** @internal a connection event (or an event before the connection's user data was set). */
-  connectionFor(connection: number, isNew: boolean): ConnectionOwner | undefined {
+  /** A connection event (or an event before the connection's user data was set). */
+  protected connectionFor(connection: number, isNew: boolean): ComchConnection | undefined {
     const known = this.#connections.get(connection);
     if (known || !isNew) return known;
     const conn = newConnection(connection, this);
@@ -114,18 +114,18 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
   }
 
   /**
-   * @internal a connection ended. One nobody accepted leaves the accept queue unless it still holds messages to
+   * A connection ended. One nobody accepted leaves the accept queue unless it still holds messages to
    * read (those count against maxUnreadBytes), so clients that come and go cannot grow the queue.
    */
-  override forgetConnection(handle: number, connection: ComchConnection): void {
-    this.#connections.delete(handle);
+  protected override forgetConnection(connection: ComchConnection): void {
+    this.#connections.delete(connection[HANDLE]);
     if (connection.unreadBytes > 0) return;
     const i = this.#acceptQueue.indexOf(connection);
     if (i >= 0) this.#acceptQueue.splice(i, 1);
   }
 
-  /** @internal doca_comch_server_disconnect; DOCA_ERROR_AGAIN means "call again later": retried through progress. */
-  endConnection(connection: ComchConnection): Promise<void> | void {
+  /** doca_comch_server_disconnect; DOCA_ERROR_AGAIN means "call again later": retried through progress. */
+  protected endConnection(connection: ComchConnection): Promise<void> | void {
     if (this.#tryDisconnect(connection) !== DocaErrorCode.AGAIN) return;
     return this.#retryDisconnect(connection);
   }
@@ -143,8 +143,8 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
     } while (this.#tryDisconnect(connection) === DocaErrorCode.AGAIN);
   }
 
-  /** @internal synchronous form (bounded): progresses the engine itself between attempts. */
-  endConnectionSync(connection: ComchConnection): void {
+  /** Synchronous form (bounded): progresses the engine itself between attempts. */
+  protected endConnectionSync(connection: ComchConnection): void {
     const deadline = Date.now() + STOP_TIMEOUT_MS;
     while (this.#tryDisconnect(connection) === DocaErrorCode.AGAIN) {
       if (!this.pe.progress() && Date.now() > deadline) {
@@ -163,8 +163,7 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
     return 0;
   }
 
-  /** @internal */
-  override fail(error: unknown): void {
+  protected override fail(error: unknown): void {
     super.fail(error);
     this.#acceptWaiters.rejectAll(error);
   }

@@ -27,7 +27,15 @@ export interface RdmaCaps {
   transports: string[];
 }
 
-const RDMA_TASKS = ["write", "read", "send", "receive", "atomic_cmp_swp", "atomic_fetch_add"] as const;
+/** The RDMA task kinds a device reports, each with its capability query picked from the symbol table by name. */
+const RDMA_TASKS = [
+  ["write", (f: Doca["fns"]) => f.doca_rdma_cap_task_write_is_supported],
+  ["read", (f: Doca["fns"]) => f.doca_rdma_cap_task_read_is_supported],
+  ["send", (f: Doca["fns"]) => f.doca_rdma_cap_task_send_is_supported],
+  ["receive", (f: Doca["fns"]) => f.doca_rdma_cap_task_receive_is_supported],
+  ["atomic_cmp_swp", (f: Doca["fns"]) => f.doca_rdma_cap_task_atomic_cmp_swp_is_supported],
+  ["atomic_fetch_add", (f: Doca["fns"]) => f.doca_rdma_cap_task_atomic_fetch_add_is_supported],
+] as const;
 
 /** RDMA capabilities through whichever cap functions this DOCA exports (doca_rdma_cap_*). */
 function rdmaCaps(d: Doca, devinfo: number): RdmaCaps | undefined {
@@ -38,7 +46,7 @@ function rdmaCaps(d: Doca, devinfo: number): RdmaCaps | undefined {
     s.clear(0);
     return fn && fn(devinfo, s.slot(0)) === 0 ? s.u32At(0) : 0;
   };
-  const tasks = RDMA_TASKS.filter((t) => f[`doca_rdma_cap_task_${t}_is_supported`]?.(devinfo) === 0);
+  const tasks: string[] = RDMA_TASKS.filter(([, cap]) => cap(f)?.(devinfo) === 0).map(([name]) => name);
   const transports = (["rc", "dc"] as const).filter((_, i) => f.doca_rdma_cap_transport_type_is_supported?.(devinfo, i) === 0);
   return {
     tasks,

@@ -89,9 +89,69 @@ const compressFns = () =>
     "doca_compress_task_decompress_lz4_block_alloc_init",
   );
 
-/** A function of the table by its name (the four kinds share their shapes). */
-function fn(f: Fns | Raw, name: string): (...args: (number | bigint)[]) => number & bigint {
-  const found = (f as unknown as Record<string, ((...a: (number | bigint)[]) => number & bigint) | undefined>)[name];
+type AnyFn = (...args: (number | bigint)[]) => number & bigint;
+/** The four kinds share their shapes (lz4 stream's alloc_init takes two flags more): one call type for the table. */
+const loose = (f: unknown) => f as AnyFn | undefined;
+
+/** The DOCA functions of one task kind, each named in full (picked from the table by name, none assembled). */
+interface KindFunctions {
+  isSupported: AnyFn | undefined;
+  maxBufSize: AnyFn | undefined;
+  setConf: AnyFn | undefined;
+  alloc: AnyFn | undefined;
+  asTask: AnyFn | undefined;
+  crc: AnyFn | undefined;
+  /** Adler-32 for the deflate kinds, DOCA's byte-swapped xxHash-32 for LZ4. */
+  other: AnyFn | undefined;
+}
+
+function kindFunctions(name: Name, f: Fns, raw: Raw): KindFunctions {
+  switch (name) {
+    case "compress_deflate":
+      return {
+        isSupported: loose(f.doca_compress_cap_task_compress_deflate_is_supported),
+        maxBufSize: loose(f.doca_compress_cap_task_compress_deflate_get_max_buf_size),
+        setConf: loose(f.doca_compress_task_compress_deflate_set_conf),
+        alloc: loose(raw.doca_compress_task_compress_deflate_alloc_init),
+        asTask: loose(raw.doca_compress_task_compress_deflate_as_task),
+        crc: loose(f.doca_compress_task_compress_deflate_get_crc_cs),
+        other: loose(f.doca_compress_task_compress_deflate_get_adler_cs),
+      };
+    case "decompress_deflate":
+      return {
+        isSupported: loose(f.doca_compress_cap_task_decompress_deflate_is_supported),
+        maxBufSize: loose(f.doca_compress_cap_task_decompress_deflate_get_max_buf_size),
+        setConf: loose(f.doca_compress_task_decompress_deflate_set_conf),
+        alloc: loose(raw.doca_compress_task_decompress_deflate_alloc_init),
+        asTask: loose(raw.doca_compress_task_decompress_deflate_as_task),
+        crc: loose(f.doca_compress_task_decompress_deflate_get_crc_cs),
+        other: loose(f.doca_compress_task_decompress_deflate_get_adler_cs),
+      };
+    case "decompress_lz4_stream":
+      return {
+        isSupported: loose(f.doca_compress_cap_task_decompress_lz4_stream_is_supported),
+        maxBufSize: loose(f.doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size),
+        setConf: loose(f.doca_compress_task_decompress_lz4_stream_set_conf),
+        alloc: loose(raw.doca_compress_task_decompress_lz4_stream_alloc_init),
+        asTask: loose(raw.doca_compress_task_decompress_lz4_stream_as_task),
+        crc: loose(f.doca_compress_task_decompress_lz4_stream_get_crc_cs),
+        other: loose(f.doca_compress_task_decompress_lz4_stream_get_xxh_cs),
+      };
+    case "decompress_lz4_block":
+      return {
+        isSupported: loose(f.doca_compress_cap_task_decompress_lz4_block_is_supported),
+        maxBufSize: loose(f.doca_compress_cap_task_decompress_lz4_block_get_max_buf_size),
+        setConf: loose(f.doca_compress_task_decompress_lz4_block_set_conf),
+        alloc: loose(raw.doca_compress_task_decompress_lz4_block_alloc_init),
+        asTask: loose(raw.doca_compress_task_decompress_lz4_block_as_task),
+        crc: loose(f.doca_compress_task_decompress_lz4_block_get_crc_cs),
+        other: loose(f.doca_compress_task_decompress_lz4_block_get_xxh_cs),
+      };
+  }
+}
+
+/** A function of a kind's table, or NOT_SUPPORTED naming it when this DOCA lacks it. */
+function need(found: AnyFn | undefined, name: string): AnyFn {
   if (!found) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, name, "this DOCA does not export it");
   return found;
 }
@@ -111,8 +171,9 @@ class CompressKind implements TaskKind<Buf, Job> {
   readonly #scratch = doca().scratch;
   readonly #out = doca().scratch.slotNative(0);
   readonly #noUserData = doca().backend.native(0);
-  readonly #alloc: (...args: (number | bigint)[]) => number;
+  readonly #alloc: AnyFn;
   readonly #asTask: (typed: Native) => Native;
+  readonly fns: KindFunctions;
   readonly #crc: (typed: number) => number;
   readonly #other: (typed: number) => number;
 
@@ -120,13 +181,13 @@ class CompressKind implements TaskKind<Buf, Job> {
     this.taskName = `doca_compress_task_${name}`;
     this.allocName = `${this.taskName}_alloc_init`;
     this.noun = name.replaceAll("_", " ");
-    const f = doca().fns;
-    this.#alloc = fn(this.#raw, this.allocName);
-    const asTask = fn(this.#raw, `${this.taskName}_as_task`);
+    this.fns = kindFunctions(name, doca().fns, this.#raw);
+    this.#alloc = need(this.fns.alloc, this.allocName);
+    const asTask = need(this.fns.asTask, `${this.taskName}_as_task`);
     this.#asTask = (typed) => asTask(typed);
-    const crc = fn(f, `${this.taskName}_get_crc_cs`);
+    const crc = need(this.fns.crc, `${this.taskName}_get_crc_cs`);
     this.#crc = (typed) => crc(typed) >>> 0;
-    const other = fn(f, `${this.taskName}_get_${name.endsWith("deflate") ? "adler" : "xxh"}_cs`);
+    const other = need(this.fns.other, `${this.taskName}_get_${name.endsWith("deflate") ? "adler" : "xxh"}_cs`);
     // DOCA's xxh_cs is the hash byte-swapped (see doca_compress.h): handed out as the plain xxHash-32 value
     this.#other = name.endsWith("deflate") ? (typed) => other(typed) >>> 0 : (typed) => bswap32(other(typed));
   }
@@ -174,7 +235,7 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
     this.pe = pe;
     this.maxTasks = maxTasks;
     this.caps = caps;
-    this.core = new CtxCore(compressFns().doca_compress_as_ctx(handle), pe, this);
+    this.core = new CtxCore(compressFns().doca_compress_as_ctx(handle), pe, this.callbackOwner());
   }
 
   /** What `device` supports (every kind false on a DOCA without libdoca_compress). */
@@ -184,7 +245,7 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
     const f = d.fns;
     const devinfo = f.doca_dev_as_devinfo(device[HANDLE]);
     const supported = (name: Name) => {
-      const cap = (f as unknown as Record<string, ((info: number) => number) | undefined>)[`doca_compress_cap_task_${name}_is_supported`];
+      const cap = kindFunctions(name, f, d.raw).isSupported;
       return cap !== undefined && cap(devinfo) === 0;
     };
     const caps: CompressCaps = {
@@ -196,7 +257,7 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
     };
     let max = Number.MAX_SAFE_INTEGER;
     for (const name of KINDS) {
-      const get = (f as unknown as Record<string, ((info: number, out: number) => number) | undefined>)[`doca_compress_cap_task_${name}_get_max_buf_size`];
+      const get = kindFunctions(name, f, d.raw).maxBufSize;
       d.scratch.clear(0);
       if (get && get(devinfo, d.scratch.slot(0)) === 0) max = Math.min(max, d.scratch.u64(0));
     }
@@ -243,7 +304,6 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
   }
 
   #configure(handle: number): void {
-    const f = doca().fns;
     const wanted: Record<Name, boolean> = {
       compress_deflate: this.caps.compressDeflate,
       decompress_deflate: this.caps.decompressDeflate,
@@ -256,7 +316,7 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
       kind.bind(this[NATIVE]);
       const path = this.core.addTasks(kind, this.maxTasks);
       const cbs = path.completionCallbacks();
-      check(fn(f, `${kind.taskName}_set_conf`)(handle, cbs.ok, cbs.error, this.maxTasks), `${kind.taskName}_set_conf`);
+      check(need(kind.fns.setConf, `${kind.taskName}_set_conf`)(handle, cbs.ok, cbs.error, this.maxTasks), `${kind.taskName}_set_conf`);
       this.#paths.set(name, path);
     }
   }

@@ -235,7 +235,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
     this.#kind = kind;
     let core: CtxCore | undefined;
     try {
-      core = new CtxCore(f.doca_dma_as_ctx(handle), pe, this);
+      core = new CtxCore(f.doca_dma_as_ctx(handle), pe, this.callbackOwner());
       this.#path = core.addTasks(kind, maxTasks);
       // Completions through the native completion ring when it has room, else JS callbacks.
       const cbs = this.#path.completionCallbacks();

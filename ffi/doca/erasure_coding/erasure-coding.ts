@@ -13,7 +13,7 @@ import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
 import { hex, HANDLE, NATIVE, Resource } from "../../engine/resource.ts";
-import type { TaskPath } from "../../engine/task-path.ts";
+import type { Native, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Handle } from "../../load/types.ts";
 import type { Device } from "../common/device.ts";
@@ -49,14 +49,50 @@ export const EC_BLOCK_ALIGN = 64;
 /** A task's matrix (its native handle taken at submit: valid until the task settles, even if the matrix is closed). */
 type Request = { matrix: CodingMatrix; native: number | bigint; src: Buf };
 
-function taskKind(name: "create" | "recover" | "update" | "galois_mul", noun: string): AllocKind<Request, Buf> {
-  const t = `doca_ec_task_${name}` as const;
+type KindName = "create" | "recover" | "update" | "galois_mul";
+type Raw = ReturnType<typeof doca>["raw"];
+/** (ec, callbacks, callbacks, number of tasks) → doca_error_t: the *_set_conf of one task type. */
+type SetConf = (ec: number, ok: number, error: number, tasks: number) => number;
+/** (raw table, ec, matrix, src, dst, user data, out) → doca_error_t: one task type's allocate_init. */
+type EcAlloc = (raw: Raw, ec: Native, matrix: number | bigint, src: Native, dst: Native, ud: Native, out: Native) => number;
+
+/** Each task type's DOCA functions, named in full (picked from the table by name, none assembled at run time). */
+const KIND_FUNCTIONS: Record<KindName, { noun: string; alloc: EcAlloc; asTask: (raw: Raw, typed: Native) => Native; setConf: () => SetConf }> = {
+  create: {
+    noun: "erasure-coding create",
+    alloc: (raw, ...a) => raw.doca_ec_task_create_allocate_init!(...a),
+    asTask: (raw, typed) => raw.doca_ec_task_create_as_task!(typed),
+    setConf: () => requireFns("doca_ec_task_create_set_conf").doca_ec_task_create_set_conf,
+  },
+  recover: {
+    noun: "erasure-coding recover",
+    alloc: (raw, ...a) => raw.doca_ec_task_recover_allocate_init!(...a),
+    asTask: (raw, typed) => raw.doca_ec_task_recover_as_task!(typed),
+    setConf: () => requireFns("doca_ec_task_recover_set_conf").doca_ec_task_recover_set_conf,
+  },
+  update: {
+    noun: "erasure-coding update",
+    alloc: (raw, ...a) => raw.doca_ec_task_update_allocate_init!(...a),
+    asTask: (raw, typed) => raw.doca_ec_task_update_as_task!(typed),
+    setConf: () => requireFns("doca_ec_task_update_set_conf").doca_ec_task_update_set_conf,
+  },
+  galois_mul: {
+    noun: "Galois multiplication",
+    alloc: (raw, ...a) => raw.doca_ec_task_galois_mul_allocate_init!(...a),
+    asTask: (raw, typed) => raw.doca_ec_task_galois_mul_as_task!(typed),
+    setConf: () => requireFns("doca_ec_task_galois_mul_set_conf").doca_ec_task_galois_mul_set_conf,
+  },
+};
+
+function taskKind(name: KindName): AllocKind<Request, Buf> {
+  const k = KIND_FUNCTIONS[name];
+  const taskName = `doca_ec_task_${name}`;
   return new AllocKind<Request, Buf>(
-    t,
-    `${t}_allocate_init`,
-    noun,
-    (raw, ec, _slot, req, dst, ud, out) => raw[`${t}_allocate_init`]!(ec, req.native, req.src[NATIVE], dst[NATIVE], ud, out),
-    (raw, typed) => raw[`${t}_as_task`]!(typed),
+    taskName,
+    `${taskName}_allocate_init`,
+    k.noun,
+    (raw, ec, _slot, req, dst, ud, out) => k.alloc(raw, ec, req.native, req.src[NATIVE], dst[NATIVE], ud, out),
+    k.asTask,
   );
 }
 
@@ -87,22 +123,17 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
     this.pe = pe;
     this.maxTasks = maxTasks;
     this.caps = caps;
-    const kinds = {
-      create: taskKind("create", "erasure-coding create"),
-      recover: taskKind("recover", "erasure-coding recover"),
-      update: taskKind("update", "erasure-coding update"),
-      galois_mul: taskKind("galois_mul", "Galois multiplication"),
-    };
+    const kinds = { create: taskKind("create"), recover: taskKind("recover"), update: taskKind("update"), galois_mul: taskKind("galois_mul") };
     let core: CtxCore | undefined;
     try {
-      core = new CtxCore(f.doca_ec_as_ctx(handle), pe, this);
+      core = new CtxCore(f.doca_ec_as_ctx(handle), pe, this.callbackOwner());
       const paths = {} as Record<keyof typeof kinds, TaskPath<Request, Buf>>;
       for (const name of Object.keys(kinds) as (keyof typeof kinds)[]) {
         const kind = kinds[name];
         kind.bind(this[NATIVE]);
         const path = core.addTasks(kind, maxTasks);
         paths[name] = path;
-        const setConf = requireFns(`doca_ec_task_${name}_set_conf`)[`doca_ec_task_${name}_set_conf`];
+        const setConf = KIND_FUNCTIONS[name].setConf();
         const cbs = path.completionCallbacks();
         check(setConf(handle, cbs.ok, cbs.error, maxTasks), `doca_ec_task_${name}_set_conf`);
       }

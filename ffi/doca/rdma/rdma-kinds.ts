@@ -33,6 +33,9 @@ export interface ReceiveRequest {
 }
 
 type Raw = ReturnType<typeof doca>["raw"];
+type Fns = ReturnType<typeof doca>["fns"];
+/** A DOCA function a kind configures or queries with: picked from the symbol table by name, never spelled at run time. */
+type FnPick = (f: Fns) => ((...args: number[]) => number) | undefined;
 /** (rdma, connection, op, user data, out) → doca_error_t; leaves the typed task in scratch slot 0. */
 type Alloc<A, B> = (raw: Raw, rdma: Native, a: A, b: B, ud: Native, out: Native) => number;
 
@@ -51,6 +54,9 @@ export class RdmaKind<A, B> implements TaskKind<A, B> {
     readonly name: string,
     readonly alloc: Alloc<A, B>,
     readonly asTask: (raw: Raw, typed: Native) => Native,
+    /** doca_rdma_task_<kind>_set_conf and doca_rdma_cap_task_<kind>_is_supported (undefined: this DOCA lacks it). */
+    readonly setConf: FnPick,
+    readonly cap: FnPick,
     readonly complete?: (slot: number, typedTask: number, ok: boolean, a: A, b: B) => void,
   ) {}
 
@@ -63,6 +69,7 @@ export class RdmaKind<A, B> implements TaskKind<A, B> {
     return `doca_rdma_task_${this.name}`;
   }
 
+  /** Error text only: DocaError names the function that failed. */
   get allocName(): string {
     return `doca_rdma_task_${this.name}_allocate_init`;
   }
@@ -102,26 +109,37 @@ export function rdmaKinds(onReceive: (slot: number, typedTask: number, ok: boole
   let i = 0;
   return {
     write: new RdmaKind<HasConnection, RdmaOp>(i++, "write", (r, rdma, c, op, ud, out) =>
-      r.doca_rdma_task_write_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), ud, out), (r, t) => r.doca_rdma_task_write_as_task!(t)),
+      r.doca_rdma_task_write_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), ud, out), (r, t) => r.doca_rdma_task_write_as_task!(t),
+      (f) => f.doca_rdma_task_write_set_conf, (f) => f.doca_rdma_cap_task_write_is_supported),
     writeImm: new RdmaKind<HasConnection, RdmaOp>(i++, "write_imm", (r, rdma, c, op, ud, out) =>
-      r.doca_rdma_task_write_imm_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), op.imm!, ud, out), (r, t) => r.doca_rdma_task_write_imm_as_task!(t)),
+      r.doca_rdma_task_write_imm_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), op.imm!, ud, out), (r, t) => r.doca_rdma_task_write_imm_as_task!(t),
+      (f) => f.doca_rdma_task_write_imm_set_conf, noCap),
     read: new RdmaKind<HasConnection, RdmaOp>(i++, "read", (r, rdma, c, op, ud, out) =>
-      r.doca_rdma_task_read_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), ud, out), (r, t) => r.doca_rdma_task_read_as_task!(t)),
+      r.doca_rdma_task_read_allocate_init!(rdma, c[NATIVE], n(op.src), n(op.dst), ud, out), (r, t) => r.doca_rdma_task_read_as_task!(t),
+      (f) => f.doca_rdma_task_read_set_conf, (f) => f.doca_rdma_cap_task_read_is_supported),
     send: new RdmaKind<HasConnection, RdmaOp>(i++, "send", (r, rdma, c, op, ud, out) =>
-      r.doca_rdma_task_send_allocate_init!(rdma, c[NATIVE], n(op.src), ud, out), (r, t) => r.doca_rdma_task_send_as_task!(t)),
+      r.doca_rdma_task_send_allocate_init!(rdma, c[NATIVE], n(op.src), ud, out), (r, t) => r.doca_rdma_task_send_as_task!(t),
+      (f) => f.doca_rdma_task_send_set_conf, (f) => f.doca_rdma_cap_task_send_is_supported),
     sendImm: new RdmaKind<HasConnection, RdmaOp>(i++, "send_imm", (r, rdma, c, op, ud, out) =>
-      r.doca_rdma_task_send_imm_allocate_init!(rdma, c[NATIVE], n(op.src), op.imm!, ud, out), (r, t) => r.doca_rdma_task_send_imm_as_task!(t)),
+      r.doca_rdma_task_send_imm_allocate_init!(rdma, c[NATIVE], n(op.src), op.imm!, ud, out), (r, t) => r.doca_rdma_task_send_imm_as_task!(t),
+      (f) => f.doca_rdma_task_send_imm_set_conf, noCap),
     compareSwap: new RdmaKind<HasConnection, RdmaOp>(i++, "atomic_cmp_swp", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_atomic_cmp_swp_allocate_init!(rdma, c[NATIVE], n(op.dst), n(op.result), wide(native, op.a!), wide(native, op.b!), ud, out),
-      (r, t) => r.doca_rdma_task_atomic_cmp_swp_as_task!(t)),
+      (r, t) => r.doca_rdma_task_atomic_cmp_swp_as_task!(t),
+      (f) => f.doca_rdma_task_atomic_cmp_swp_set_conf, (f) => f.doca_rdma_cap_task_atomic_cmp_swp_is_supported),
     fetchAdd: new RdmaKind<HasConnection, RdmaOp>(i++, "atomic_fetch_add", (r, rdma, c, op, ud, out) =>
       r.doca_rdma_task_atomic_fetch_add_allocate_init!(rdma, c[NATIVE], n(op.dst), n(op.result), wide(native, op.a!), ud, out),
-      (r, t) => r.doca_rdma_task_atomic_fetch_add_as_task!(t)),
+      (r, t) => r.doca_rdma_task_atomic_fetch_add_as_task!(t),
+      (f) => f.doca_rdma_task_atomic_fetch_add_set_conf, (f) => f.doca_rdma_cap_task_atomic_fetch_add_is_supported),
     receive: new RdmaKind<ReceiveRequest, undefined>(i++, "receive", (r, rdma, req, _b, ud, out) =>
       r.doca_rdma_task_receive_allocate_init!(rdma, req.buf[NATIVE], ud, out), (r, t) => r.doca_rdma_task_receive_as_task!(t),
+      (f) => f.doca_rdma_task_receive_set_conf, (f) => f.doca_rdma_cap_task_receive_is_supported,
       (slot, typed, ok, req) => onReceive(slot, typed, ok, req)),
   };
 }
+
+/** The immediate kinds: doca-ts does not bind their capability queries (the plain kind's answers for them). */
+const noCap: FnPick = () => undefined;
 
 /** A u64 operand in the loader's argument form: Deno takes a BigInt, Bun and koffi a BigInt or a number. */
 function wide(native: (n: number) => Native, value: bigint): Native {

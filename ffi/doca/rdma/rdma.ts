@@ -16,8 +16,9 @@ import { HANDLE, hex, NATIVE } from "../../engine/resource.ts";
 import type { TaskPath } from "../../engine/task-path.ts";
 import { Waiters } from "../../engine/waiters.ts";
 import { duration, integerIn, permissionMask } from "../../engine/validate.ts";
-import { RDMA_CALLBACKS } from "../../native/symbols.ts";
-import type { NativeCallback } from "../../load/types.ts";
+import { type CtxOwner, rdmaConnectionCallbacks, type RdmaConnectionEvent, type RdmaCtxOwner } from "../../engine/callbacks.ts";
+import { EndWatchers } from "../../engine/end-watchers.ts";
+import type { Handle } from "../../load/types.ts";
 import { Buf, BufInventory } from "../common/buf.ts";
 import { Mmap } from "../common/mmap.ts";
 import { NativeMemory } from "../common/memory.ts";
@@ -85,36 +86,9 @@ const rdmaFns = () =>
     "doca_rdma_connect",
   );
 
-/** Rdma contexts by their CtxCore id (the ctx user data DOCA passes to the connection callbacks). */
-const byCtxId = new Map<number, Rdma>();
-
-let connectionCallbacks: { request: NativeCallback; established: NativeCallback; failure: NativeCallback; disconnect: NativeCallback } | undefined;
-
-/** One native callback per connection event for the process; routed to the Rdma through the ctx user data. */
-function nativeConnectionCallbacks() {
-  if (connectionCallbacks) return connectionCallbacks;
-  const b = doca().backend;
-  const route = (ctxUd: number, fn: (rdma: Rdma) => void) => {
-    const rdma = byCtxId.get(ctxUd);
-    if (!rdma) return;
-    try {
-      fn(rdma);
-    } catch (e) {
-      try {
-        rdma.fail(e);
-      } catch {
-        // never into C frames
-      }
-    }
-  };
-  connectionCallbacks = {
-    request: b.callback(RDMA_CALLBACKS.connectionRequest, (conn, ctxUd) => route(ctxUd, (r) => r.onConnectionRequest(conn))),
-    established: b.callback(RDMA_CALLBACKS.connectionEvent, (conn, connUd, ctxUd) => route(ctxUd, (r) => r.onConnectionEvent(conn, connUd, "connected"))),
-    failure: b.callback(RDMA_CALLBACKS.connectionEvent, (conn, connUd, ctxUd) => route(ctxUd, (r) => r.onConnectionEvent(conn, connUd, "failed"))),
-    disconnect: b.callback(RDMA_CALLBACKS.connectionEvent, (conn, connUd, ctxUd) => route(ctxUd, (r) => r.onConnectionEvent(conn, connUd, "disconnected"))),
-  };
-  return connectionCallbacks;
-}
+/** What RdmaConnection may ask of its Rdma beyond its public methods (set in Rdma's static block). */
+let submitOn: (rdma: Rdma, kind: keyof RdmaKinds, connection: RdmaConnection, op: RdmaOp) => Promise<void>;
+let failRdma: (rdma: Rdma, error: unknown) => void;
 
 function checkBuf(value: unknown, where: string): asserts value is Buf {
   if (!Buf.isOpenBuf(value)) {
@@ -137,7 +111,7 @@ function checkU64(where: string, name: string, value: unknown): bigint {
   return v;
 }
 
-export class Rdma extends CtxResource {
+export class Rdma extends CtxResource<Handle<"doca_rdma">> {
   protected readonly kind = "Rdma";
   readonly device: Device;
   readonly pe: ProgressEngine;
@@ -161,6 +135,11 @@ export class Rdma extends CtxResource {
   readonly #receiveBuffers: ReceiveBuffers | undefined;
   #failure: unknown;
 
+  static {
+    submitOn = (rdma, kind, connection, op) => rdma.#path(kind).submit(connection, op);
+    failRdma = (rdma, error) => rdma.fail(error);
+  }
+
   private constructor(handle: number, device: Device, pe: ProgressEngine, permissions: number, opts: RdmaOptions, buffers: ReceiveBuffers | undefined) {
     super(handle, [device, pe]);
     this.device = device;
@@ -171,8 +150,7 @@ export class Rdma extends CtxResource {
     this.#requestWaiters = new Waiters(pe);
     this.#receiveBuffers = buffers;
     this.#kinds = rdmaKinds((slot, typed, ok, req) => this.#onReceive(slot, typed, ok, req));
-    this.core = new CtxCore(rdmaFns().doca_rdma_as_ctx(handle), pe, this);
-    byCtxId.set(this.core.id, this);
+    this.core = new CtxCore(rdmaFns().doca_rdma_as_ctx(handle), pe, this.callbackOwner());
   }
 
   /**
@@ -246,7 +224,7 @@ export class Rdma extends CtxResource {
       throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_rdma_set_max_num_connections", "this DOCA does not export it");
     }
     if (f.doca_rdma_set_connection_state_callbacks) {
-      const cb = nativeConnectionCallbacks();
+      const cb = rdmaConnectionCallbacks();
       check(
         f.doca_rdma_set_connection_state_callbacks(handle, cb.request.address, cb.established.address, cb.failure.address, cb.disconnect.address),
         "doca_rdma_set_connection_state_callbacks",
@@ -255,12 +233,12 @@ export class Rdma extends CtxResource {
     const devinfo = f.doca_dev_as_devinfo(this.device[HANDLE]);
     const native = this[NATIVE];
     for (const kind of Object.values(this.#kinds) as RdmaKind<unknown, unknown>[]) {
-      const setConf = (f as unknown as Record<string, ((...a: number[]) => number) | undefined>)[`${kind.taskName}_set_conf`];
-      const cap = (f as unknown as Record<string, ((...a: number[]) => number) | undefined>)[`doca_rdma_cap_task_${kind.name}_is_supported`];
+      const setConf = kind.setConf(f);
+      const cap = kind.cap(f);
       const path = this.core.addTasks(kind, this.maxTasks);
       this.#paths[kind.index] = path;
       // A kind this DOCA or device lacks stays unconfigured: its method says NOT_SUPPORTED when called.
-      if (!setConf || (cap && kind.name !== "write_imm" && kind.name !== "send_imm" && cap(devinfo) !== 0)) continue;
+      if (!setConf || (cap && cap(devinfo) !== 0)) continue;
       kind.bind(native);
       const cbs = path.completionCallbacks();
       const rc = setConf(handle, cbs.ok, cbs.error, this.maxTasks);
@@ -360,7 +338,7 @@ export class Rdma extends CtxResource {
     const connection = this.#adopt(0, "connecting");
     try {
       check(f.doca_rdma_connect_to_addr(this[HANDLE], addr, connection.id), "doca_rdma_connect_to_addr", `${host}:${port}`);
-      await connection.established(opts.timeoutMs ?? 10_000, `an RDMA CM connection to ${host}:${port}`);
+      await untilEstablished(connection, opts.timeoutMs ?? 10_000, `an RDMA CM connection to ${host}:${port}`);
       return connection;
     } catch (e) {
       this.#forgetConnection(connection);
@@ -396,7 +374,7 @@ export class Rdma extends CtxResource {
     };
   }
 
-  /** @internal reads a completed receive's results (called by the task path before the task is freed). */
+  /** Reads a completed receive's results (called by the task path before the task is freed). */
   #onReceive(_slot: number, typed: number, ok: boolean, req: ReceiveRequest): void {
     if (!ok) return;
     const f = doca().fns;
@@ -421,17 +399,6 @@ export class Rdma extends CtxResource {
     return this.#autoRecv.next(opts.timeoutMs);
   }
 
-  /** @internal an AutoReceive completion → a message (connection mapped). */
-  messageOf(r: RdmaReceived): RdmaMessage {
-    const bytes = new Uint8Array(doca().backend.view(r.buf.address, r.length)).slice();
-    return { bytes, immediate: r.immediate, opcode: r.opcode, connection: r.connection };
-  }
-
-  /** @internal submits one task of `kind` on `connection`. */
-  submit(kind: keyof RdmaKinds, connection: RdmaConnection, op: RdmaOp): Promise<void> {
-    return this.#path(kind).submit(connection, op);
-  }
-
   #path(kind: keyof RdmaKinds): TaskPath<unknown, unknown> {
     const name = this.#kinds[kind].name;
     const path = this.#byName.get(name);
@@ -450,35 +417,44 @@ export class Rdma extends CtxResource {
   }
 
   #bindHandle(connection: RdmaConnection, handle: number): void {
-    connection.bindHandle(handle);
+    bindConnection(connection, handle);
     this.#connections.set(handle, connection);
     doca().fns.doca_rdma_connection_set_user_data?.(handle, connection.id);
   }
 
   #forgetConnection(connection: RdmaConnection): void {
     this.#byId.delete(connection.id);
-    if (connection.handle) this.#connections.delete(connection.handle);
+    const handle = handleOf(connection);
+    if (handle) this.#connections.delete(handle);
   }
 
-  /** @internal RDMA CM: a peer asks to connect. */
-  onConnectionRequest(handle: number): void {
-    const connection = this.#adopt(handle, "requested");
-    if (!this.#requestWaiters.resolveNext(connection)) this.#requests.push(connection);
+  /** DOCA's callbacks reach this context through the one bridge (callbacks.ts deliver()), connection events too. */
+  protected override callbackOwner(): CtxOwner {
+    const owner: RdmaCtxOwner = {
+      ...super.callbackOwner(),
+      onRdmaConnection: (event, connection, connectionUserData) => this.#onConnection(event, connection, connectionUserData),
+    };
+    return owner;
   }
 
-  /** @internal established / failure / disconnection of a connection. */
-  onConnectionEvent(handle: number, connUd: number, state: "connected" | "failed" | "disconnected"): void {
+  /** A connection request (RDMA CM), or the establishment, failure or end of a connection. */
+  #onConnection(event: RdmaConnectionEvent, handle: number, connUd: number): void {
+    if (event === "request") {
+      const connection = this.#adopt(handle, "requested");
+      if (!this.#requestWaiters.resolveNext(connection)) this.#requests.push(connection);
+      return;
+    }
     const connection = this.#byId.get(connUd) ?? this.#connections.get(handle);
     if (!connection) return;
-    if (!connection.handle && handle) this.#bindHandle(connection, handle);
-    connection.noteState(state);
+    if (!handleOf(connection) && handle) this.#bindHandle(connection, handle);
+    noteConnectionState(connection, event);
     // A connection that ended gets no more events: the maps keep live ones only (a server that serves connection
     // after connection does not grow), and DOCA may reuse the handle for a later connection.
-    if (state !== "connected") this.#forgetConnection(connection);
+    if (event !== "connected") this.#forgetConnection(connection);
   }
 
-  /** @internal a callback failed: whoever awaits this context learns why. */
-  override fail(error: unknown): void {
+  /** A callback failed: whoever awaits this context learns why. */
+  protected override fail(error: unknown): void {
     super.fail(error);
     if (this.#requestWaiters.size > 0) this.#requestWaiters.rejectAll(error);
     else this.#failure ??= error;
@@ -494,12 +470,11 @@ export class Rdma extends CtxResource {
     const reason = new Error("Rdma closed");
     this.#autoRecv?.close(reason);
     this.#requestWaiters.rejectAll(reason);
-    for (const c of this.#byId.values()) c.noteState("disconnected", reason);
+    for (const c of this.#byId.values()) noteConnectionState(c, "disconnected", reason);
   }
 
   protected destroyNative(handle: number): void {
     check(rdmaFns().doca_rdma_destroy(handle), "doca_rdma_destroy");
-    byCtxId.delete(this.core.id);
     this.#receiveBuffers?.free();
   }
 
@@ -509,8 +484,18 @@ export class Rdma extends CtxResource {
   }
 }
 
-/** Only Rdma makes connections (set in RdmaConnection's static block). */
+/**
+ * Only Rdma makes connections and drives their state; these are set in RdmaConnection's static block, so none of
+ * it is a member of the connection's public type (and no raw address is reachable through it).
+ */
 let newConnection: (rdma: Rdma, handle: number, id: number, state: ConnState) => RdmaConnection;
+/** The native connection once DOCA named it (0 before). */
+let handleOf: (connection: RdmaConnection) => number;
+let bindConnection: (connection: RdmaConnection, handle: number) => void;
+/** DOCA reported a state (or the Rdma is closing: "disconnected" with its reason). */
+let noteConnectionState: (connection: RdmaConnection, state: ConnState, reason?: unknown) => void;
+/** Resolves once connected (RDMA CM), rejects on failure or timeout. */
+let untilEstablished: (connection: RdmaConnection, timeoutMs: number, what: string) => Promise<void>;
 
 /** One RDMA connection of an Rdma context; every task method returns a Promise settled on the one task path. */
 export class RdmaConnection {
@@ -522,10 +507,15 @@ export class RdmaConnection {
   #state: ConnState;
   #reason: unknown;
   readonly #changes: Waiters<void>;
-  readonly #onDisconnect: ((reason: unknown) => void)[] = [];
+  /** onDisconnect's handlers (the one implementation Comch and RDMA connections share). */
+  readonly #ends: EndWatchers<unknown>;
 
   static {
     newConnection = (rdma, handle, id, state) => new RdmaConnection(rdma, handle, id, state);
+    handleOf = (connection) => connection.#handle;
+    bindConnection = (connection, handle) => connection.#bind(handle);
+    noteConnectionState = (connection, state, reason) => connection.#noteState(state, reason);
+    untilEstablished = (connection, timeoutMs, what) => connection.#established(timeoutMs, what);
   }
 
   private constructor(rdma: Rdma, handle: number, id: number, state: ConnState) {
@@ -534,7 +524,8 @@ export class RdmaConnection {
     this.id = id;
     this.#state = state;
     this.#changes = new Waiters(rdma.pe);
-    if (handle) this.bindHandle(handle);
+    this.#ends = new EndWatchers("RdmaConnection.onDisconnect", (error) => failRdma(rdma, error));
+    if (handle) this.#bind(handle);
   }
 
   /** "exported", "requested", "connecting", "connected", "disconnected", "failed" or "rejected". */
@@ -542,32 +533,27 @@ export class RdmaConnection {
     return this.#state;
   }
 
-  /** @internal the native connection (0 until DOCA named it). */
-  get handle(): number {
-    return this.#handle;
-  }
-
-  /** @internal loader form, for the task kinds. */
+  /** Loader form of the native connection, for the task kinds (keyed by a symbol the package does not export). */
   get [NATIVE](): number | bigint {
     return this.#native;
   }
 
-  /** @internal */
-  bindHandle(handle: number): void {
+  #bind(handle: number): void {
     this.#handle = handle;
     this.#native = doca().backend.native(handle);
   }
 
-  /** Registers a callback for when the connection ends (peer disconnect, failure, or the Rdma closing). */
+  /**
+   * Registers a callback for when the connection ends (peer disconnect, failure, rejection, or the Rdma closing),
+   * called once with the reason, after the event that ended it. Registered after the end, it is still called. What
+   * it throws goes to whoever awaits the Rdma (as any callback failure) and does not stop the callbacks after it.
+   */
   onDisconnect(cb: (reason: unknown) => void): void {
-    if (typeof cb !== "function") throw new TypeError("RdmaConnection.onDisconnect: callback must be a function");
-    this.#onDisconnect.push(cb);
+    this.#ends.add(cb);
   }
 
-  /** @internal DOCA reported a state. */
-  noteState(state: ConnState, reason?: unknown): void {
+  #noteState(state: ConnState, reason?: unknown): void {
     if (this.#state === state) return;
-    const wasLive = this.#state === "connected" || this.#state === "connecting" || this.#state === "exported";
     this.#state = state;
     if (state === "connected") {
       this.#changes.resolveAll();
@@ -579,11 +565,10 @@ export class RdmaConnection {
       `RDMA connection ${this.id} ${state}`,
     );
     this.#changes.rejectAll(this.#reason);
-    if (wasLive || state === "disconnected") for (const cb of this.#onDisconnect.splice(0)) cb(this.#reason);
+    this.#ends.end(this.#reason);
   }
 
-  /** @internal resolves once connected (RDMA CM), rejects on failure or timeout. */
-  async established(timeoutMs: number, what: string): Promise<void> {
+  async #established(timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.#state !== "connected") {
       if (this.#state === "failed" || this.#state === "disconnected" || this.#state === "rejected") throw this.#reason;
@@ -618,7 +603,7 @@ export class RdmaConnection {
     if (this.#state !== "requested") throw new Error(`RdmaConnection.accept: connection is ${this.#state}, not requested`);
     check(requireFns("doca_rdma_connection_accept").doca_rdma_connection_accept(this.#handle, 0, 0), "doca_rdma_connection_accept");
     this.#state = "connecting";
-    await this.established(opts.timeoutMs ?? 10_000, `RDMA connection ${this.id} to be established`);
+    await this.#established(opts.timeoutMs ?? 10_000, `RDMA connection ${this.id} to be established`);
   }
 
   /** RDMA CM: refuses a requested connection. */
@@ -626,7 +611,7 @@ export class RdmaConnection {
     this.rdma.assertOpen();
     if (this.#state !== "requested") throw new Error(`RdmaConnection.reject: connection is ${this.#state}, not requested`);
     check(requireFns("doca_rdma_connection_reject").doca_rdma_connection_reject(this.#handle), "doca_rdma_connection_reject");
-    this.noteState("rejected");
+    this.#noteState("rejected");
   }
 
   /** Ends the connection (in-flight tasks on it fail); idempotent. */
@@ -634,7 +619,7 @@ export class RdmaConnection {
     if (this.#state === "disconnected" || this.#state === "failed" || this.#state === "rejected" || this.rdma.closed) return;
     const f = doca().fns;
     if (this.#handle && f.doca_rdma_connection_disconnect) check(f.doca_rdma_connection_disconnect(this.#handle), "doca_rdma_connection_disconnect");
-    this.noteState("disconnected");
+    this.#noteState("disconnected");
   }
 
   #usable(method: string): void {
@@ -650,7 +635,7 @@ export class RdmaConnection {
     try {
       check();
       this.#usable(method);
-      return this.rdma.submit(kind, this, op);
+      return submitOn(this.rdma, kind, this, op);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -728,6 +713,12 @@ export class RdmaConnection {
   }
 }
 
+/** A completed automatic receive as a message: its bytes copied out of the posted buffer. */
+function messageOf(r: RdmaReceived): RdmaMessage {
+  const bytes = new Uint8Array(doca().backend.view(r.buf.address, r.length)).slice();
+  return { bytes, immediate: r.immediate, opcode: r.opcode, connection: r.connection };
+}
+
 /** recv(): a set of receive buffers kept posted; completions become copied-out messages. */
 class AutoReceive {
   readonly #queue: RdmaMessage[] = [];
@@ -744,7 +735,7 @@ class AutoReceive {
       buf.resetData();
       receive(buf).then((r) => {
         this.#failures = 0;
-        const message = rdma.messageOf(r);
+        const message = messageOf(r);
         if (!this.#waiters.resolveNext(message)) this.#queue.push(message);
         post(buf);
       }, (e) => {

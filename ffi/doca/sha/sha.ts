@@ -3,8 +3,10 @@
  *
  * A partial hash in DOCA is one task submitted again and again over consecutive parts, its running state inside the
  * task: so a session owns its task for its whole life (the task path hands its slots' tasks to any request, which
- * would mix sessions). Its completions come through one pair of native callbacks for the process, routed by the task
- * user data (the session's id); while a part is in flight the session holds the progress engine's pump on.
+ * would mix sessions). Its completions come through the one bridge like every other (callbacks.ts: the JS task
+ * callbacks, routed by the ctx user data to the context's partial-session target and by the task user data, target
+ * index * TASK_PATH_SPAN + session slot, to the session); while a part is in flight the session holds the progress
+ * engine's pump on.
  */
 import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
@@ -17,7 +19,8 @@ import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { withStaging } from "../common/staging.ts";
-import type { Handle, NativeCallback } from "../../load/types.ts";
+import type { Handle } from "../../load/types.ts";
+import { nativeCallbacks, TASK_PATH_SPAN } from "../../engine/callbacks.ts";
 
 /** DOCA's enum doca_sha_algorithm. */
 export const ShaAlgorithm = { SHA1: 0, SHA256: 1, SHA512: 2 } as const;
@@ -108,29 +111,8 @@ class HashKind implements TaskKind<Buf, HashJob> {
   }
 }
 
-/** Open sessions by id (the task user data of their partial tasks). */
-const sessions = new Map<number, ShaPartial>();
-let nextSessionId = 1;
-let partialCallbacks: { ok: NativeCallback; error: NativeCallback } | undefined;
-
-/** One pair of native completion callbacks for every partial session of the process. */
-function nativePartialCallbacks(): { ok: NativeCallback; error: NativeCallback } {
-  if (partialCallbacks) return partialCallbacks;
-  const b = doca().backend;
-  const def = { params: ["ptr", "u64", "u64"], result: "void" } as const;
-  const route = (task: number, taskUd: number, ok: boolean) => {
-    try {
-      sessions.get(taskUd)?.onDone(task, ok);
-    } catch {
-      // never into C frames
-    }
-  };
-  partialCallbacks = {
-    ok: b.callback(def, (task, taskUd) => route(task, taskUd, true)),
-    error: b.callback(def, (task, taskUd) => route(task, taskUd, false)),
-  };
-  return partialCallbacks;
-}
+/** What a session's completion reaches: the session's own handler, kept outside its public type. */
+const sessionDone = new WeakMap<ShaPartial, (ok: boolean) => void>();
 
 /**
  * A streamed hash: update() with parts that are whole blocks (caps.blockSize), then final() with the last part
@@ -141,7 +123,8 @@ export class ShaPartial {
   readonly algorithm: ShaAlgorithmName;
   readonly dst: Buf;
   readonly #sha: Sha;
-  readonly #id: number;
+  /** The task user data of this session's task: its Sha's partial-session target and its slot there. */
+  readonly #userData: number;
   #task = 0; // the doca_sha_task_partial_hash, allocated at the first part
   #busy: { resolve: () => void; reject: (e: Error) => void } | undefined;
   #chain: Promise<unknown> = Promise.resolve();
@@ -149,13 +132,13 @@ export class ShaPartial {
   #closed = false;
   #src: Buf | undefined;
 
-  /** @internal Sha.partial() */
-  constructor(sha: Sha, algorithm: ShaAlgorithmName, dst: Buf) {
+  /** Made by Sha.partial(), which names the task user data (its partial-session target's index and a free slot). */
+  constructor(sha: Sha, algorithm: ShaAlgorithmName, dst: Buf, userData: number) {
     this.#sha = sha;
     this.algorithm = algorithm;
     this.dst = dst;
-    this.#id = nextSessionId++;
-    sessions.set(this.#id, this);
+    this.#userData = userData;
+    sessionDone.set(this, (ok) => this.#onDone(ok));
   }
 
   /** Whether the final part completed (the destination holds the digest). */
@@ -192,7 +175,7 @@ export class ShaPartial {
     if (this.#task === 0) {
       d.scratch.clear(0);
       check(
-        f.doca_sha_task_partial_hash_alloc_init!(this.#sha[HANDLE], ALGORITHMS[this.algorithm], src[HANDLE], this.dst[HANDLE], this.#id, d.scratch.slot(0)),
+        f.doca_sha_task_partial_hash_alloc_init!(this.#sha[HANDLE], ALGORITHMS[this.algorithm], src[HANDLE], this.dst[HANDLE], this.#userData, d.scratch.slot(0)),
         "doca_sha_task_partial_hash_alloc_init",
       );
       this.#task = d.scratch.u64(0);
@@ -217,8 +200,8 @@ export class ShaPartial {
     });
   }
 
-  /** @internal a completion of this session's task (inside doca_pe_progress). */
-  onDone(_task: number, ok: boolean): void {
+  /** A completion of this session's task (inside doca_pe_progress, through the bridge). */
+  #onDone(ok: boolean): void {
     const busy = this.#busy;
     this.#busy = undefined;
     this.#src = undefined;
@@ -244,7 +227,6 @@ export class ShaPartial {
   #free(): void {
     if (this.#task !== 0) doca().fns.doca_task_free(doca().fns.doca_sha_task_partial_hash_as_task!(this.#task));
     this.#task = 0;
-    sessions.delete(this.#id);
     this.#sha.forget(this);
   }
 
@@ -262,7 +244,10 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
   readonly caps: ShaCaps;
   protected readonly core: CtxCore;
   #path: TaskPath<Buf, HashJob> | undefined;
-  readonly #sessions = new Set<ShaPartial>();
+  /** Open partial sessions by slot (the low part of their task user data). */
+  readonly #sessions: (ShaPartial | undefined)[] = [];
+  /** The index of the partial sessions' completion target in this context's routes (CtxCore.addTarget). */
+  #partialTarget = -1;
 
   private constructor(handle: number, device: Device, pe: ProgressEngine, maxTasks: number, maxSessions: number, caps: ShaCaps) {
     super(handle, [device, pe]);
@@ -271,7 +256,7 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
     this.maxTasks = maxTasks;
     this.maxSessions = maxSessions;
     this.caps = caps;
-    this.core = new CtxCore(shaFns().doca_sha_as_ctx(handle), pe, this);
+    this.core = new CtxCore(shaFns().doca_sha_as_ctx(handle), pe, this.callbackOwner());
   }
 
   /** What `device` supports (nothing on a DOCA without libdoca_sha). */
@@ -334,8 +319,16 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
       const cbs = sha.#path.completionCallbacks();
       check(f.doca_sha_task_hash_set_conf(handle, cbs.ok, cbs.error, log2(sha.maxTasks)), "doca_sha_task_hash_set_conf");
       if (caps.partial.length > 0) {
-        const pcb = nativePartialCallbacks();
-        check(f.doca_sha_task_partial_hash_set_conf(handle, pcb.ok.address, pcb.error.address, log2(sha.maxSessions)), "doca_sha_task_partial_hash_set_conf");
+        // A session keeps its task, so its completions take the bridge's JS task callbacks (routed to this target by
+        // the ctx user data and the task user data), not a task path's ring entries.
+        sha.#partialTarget = sha.core.addTarget({
+          onTaskDone: (_task, slot, ok) => {
+            const session = sha.#sessions[slot];
+            if (session) sessionDone.get(session)!(ok);
+          },
+        });
+        const js = nativeCallbacks();
+        check(f.doca_sha_task_partial_hash_set_conf(handle, js.taskOk.address, js.taskError.address, log2(sha.maxSessions)), "doca_sha_task_partial_hash_set_conf");
       }
       if (!sha.core.start()) await sha.core.untilRunning("Sha", opts.timeoutMs ?? 10_000);
       return sha;
@@ -348,7 +341,7 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
   /** Hash tasks in flight and partial sessions with a part in flight. */
   get inflight(): number {
     let n = this.#path?.inflight ?? 0;
-    for (const s of this.#sessions) if (s.inflight) n++;
+    for (const s of this.#sessions) if (s?.inflight) n++;
     return n;
   }
 
@@ -384,22 +377,25 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
     if (!this.caps.partial.includes(name)) {
       throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_sha_cap_task_partial_hash_get_supported", `${name}: ${this.caps.missingReason ?? "not supported by the device"}`);
     }
-    if (this.#sessions.size >= this.maxSessions) {
+    let slot = this.#sessions.indexOf(undefined);
+    if (slot < 0) slot = this.#sessions.length;
+    if (slot >= this.maxSessions) {
       throw new RangeError(`Sha.partial: ${this.maxSessions} sessions are open (maxSessions); close one first`);
     }
-    const session = new ShaPartial(this, name, dst);
-    this.#sessions.add(session);
+    const session = new ShaPartial(this, name, dst, this.#partialTarget * TASK_PATH_SPAN + slot);
+    this.#sessions[slot] = session;
     return session;
   }
 
-  /** @internal a session freed its task. */
+  /** A session freed its task: its slot is free again. */
   forget(session: ShaPartial): void {
-    this.#sessions.delete(session);
+    const slot = this.#sessions.indexOf(session);
+    if (slot >= 0) this.#sessions[slot] = undefined;
   }
 
   /** Idle sessions free their tasks before the stop; those in flight when their flushed part completes. */
   protected override beforeStop(): void {
-    for (const s of [...this.#sessions]) s.close();
+    for (const s of [...this.#sessions]) s?.close();
   }
 
   protected destroyNative(handle: number): void {

@@ -24,35 +24,22 @@
 			return DOCA_ERROR_INVALID_VALUE; \
 	} while (0)
 
-doca_error_t doca_rdma_cap_get_max_message_size(const struct doca_devinfo *devinfo, uint32_t *max_message_size)
-{
-	DEVINFO_CHECK(devinfo);
-	if (max_message_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_message_size = RDMA_DEFAULT_MAX_MESSAGE;
-	return DOCA_SUCCESS;
-}
-doca_error_t doca_rdma_cap_get_max_send_queue_size(const struct doca_devinfo *devinfo, uint32_t *size)
-{
-	DEVINFO_CHECK(devinfo);
-	if (size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = RDMA_DEFAULT_QUEUE_SIZE;
-	return DOCA_SUCCESS;
-}
-doca_error_t doca_rdma_cap_get_max_recv_queue_size(const struct doca_devinfo *devinfo, uint32_t *size)
-{
-	return doca_rdma_cap_get_max_send_queue_size(devinfo, size);
-}
+/* A capability every device reports with the same value: one line each */
+#define CAP_U32(fn, value) \
+	doca_error_t fn(const struct doca_devinfo *devinfo, uint32_t *out) \
+	{ \
+		DEVINFO_CHECK(devinfo); \
+		if (out == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		*out = (value); \
+		return DOCA_SUCCESS; \
+	}
+CAP_U32(doca_rdma_cap_get_max_message_size, RDMA_DEFAULT_MAX_MESSAGE)
+CAP_U32(doca_rdma_cap_get_max_send_queue_size, RDMA_DEFAULT_QUEUE_SIZE)
+CAP_U32(doca_rdma_cap_get_max_recv_queue_size, RDMA_DEFAULT_QUEUE_SIZE)
 /* Local buffer lists (rdma_buflist.c): the device takes up to RDMA_MAX_BUF_LIST_LEN elements in each kind of list */
-doca_error_t doca_rdma_cap_get_max_send_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_send_buf_list_len)
-{
-	DEVINFO_CHECK(devinfo);
-	if (max_send_buf_list_len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_send_buf_list_len = RDMA_MAX_BUF_LIST_LEN;
-	return DOCA_SUCCESS;
-}
+CAP_U32(doca_rdma_cap_get_max_send_buf_list_len, RDMA_MAX_BUF_LIST_LEN)
+CAP_U32(doca_rdma_cap_get_gid_table_size, 1)
 doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(const struct doca_devinfo *devinfo,
 								 enum doca_rdma_transport_type transport_type,
 								 uint32_t *max_buf_list_len)
@@ -63,14 +50,6 @@ doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(const struct do
 	if (transport_type != DOCA_RDMA_TRANSPORT_TYPE_RC)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "rdma: the software device offers the RC transport only");
 	*max_buf_list_len = RDMA_MAX_BUF_LIST_LEN;
-	return DOCA_SUCCESS;
-}
-doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo, uint32_t *gid_table_size)
-{
-	DEVINFO_CHECK(devinfo);
-	if (gid_table_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*gid_table_size = 1;
 	return DOCA_SUCCESS;
 }
 doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo,
@@ -400,61 +379,36 @@ doca_error_t doca_rdma_set_transport_type(struct doca_rdma *rdma, enum doca_rdma
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_rdma_set_send_queue_size(struct doca_rdma *rdma, uint32_t size)
-{
-	CONFIG_CHECK(rdma);
-	if (size == 0 || size > RDMA_DEFAULT_QUEUE_SIZE)
-		return DOCA_ERROR_INVALID_VALUE;
-	rdma->send_queue_size = size;
-	return DOCA_SUCCESS;
-}
+/*
+ * The sizes and list lengths a context takes before it starts: each one a bounded value with its setter (the context
+ * must be idle) and, where DOCA has one, its getter. One line each below.
+ */
+#define RDMA_BOUNDED_SETTER(fn, field, lo, hi) \
+	doca_error_t fn(struct doca_rdma *rdma, uint32_t value) \
+	{ \
+		CONFIG_CHECK(rdma); \
+		if (value < (lo) || value > (hi)) \
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %u is outside %u..%u", __func__, value, \
+					(unsigned)(lo), (unsigned)(hi)); \
+		rdma->field = value; \
+		return DOCA_SUCCESS; \
+	}
+#define RDMA_GETTER(fn, field) \
+	doca_error_t fn(const struct doca_rdma *rdma, uint32_t *value) \
+	{ \
+		if (rdma == NULL || value == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE); \
+		*value = rdma->field; \
+		return DOCA_SUCCESS; \
+	}
 
-doca_error_t doca_rdma_set_recv_queue_size(struct doca_rdma *rdma, uint32_t size)
-{
-	CONFIG_CHECK(rdma);
-	if (size == 0 || size > RDMA_DEFAULT_QUEUE_SIZE)
-		return DOCA_ERROR_INVALID_VALUE;
-	rdma->recv_queue_size = size;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_rdma_set_max_send_buf_list_len(struct doca_rdma *rdma, uint32_t max_send_buf_list_len)
-{
-	CONFIG_CHECK(rdma);
-	if (max_send_buf_list_len == 0 || max_send_buf_list_len > RDMA_MAX_BUF_LIST_LEN)
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "rdma: max_send_buf_list_len %u is outside 1..%u",
-				max_send_buf_list_len, RDMA_MAX_BUF_LIST_LEN);
-	rdma->max_send_buf_list_len = max_send_buf_list_len;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_rdma_get_max_send_buf_list_len(const struct doca_rdma *rdma, uint32_t *max_send_buf_list_len)
-{
-	if (rdma == NULL || max_send_buf_list_len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
-	*max_send_buf_list_len = rdma->max_send_buf_list_len;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_rdma_task_receive_set_dst_buf_list_len(struct doca_rdma *rdma, uint32_t buf_list_len)
-{
-	CONFIG_CHECK(rdma);
-	if (buf_list_len == 0 || buf_list_len > RDMA_MAX_BUF_LIST_LEN)
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "rdma: receive dst_buf_list_len %u is outside 1..%u",
-				buf_list_len, RDMA_MAX_BUF_LIST_LEN);
-	rdma->recv_buf_list_len = buf_list_len;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_rdma_task_receive_get_dst_buf_list_len(const struct doca_rdma *rdma, uint32_t *buf_list_len)
-{
-	if (rdma == NULL || buf_list_len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
-	*buf_list_len = rdma->recv_buf_list_len;
-	return DOCA_SUCCESS;
-}
+RDMA_BOUNDED_SETTER(doca_rdma_set_send_queue_size, send_queue_size, 1, RDMA_DEFAULT_QUEUE_SIZE)
+RDMA_BOUNDED_SETTER(doca_rdma_set_recv_queue_size, recv_queue_size, 1, RDMA_DEFAULT_QUEUE_SIZE)
+RDMA_BOUNDED_SETTER(doca_rdma_set_max_send_buf_list_len, max_send_buf_list_len, 1, RDMA_MAX_BUF_LIST_LEN)
+RDMA_GETTER(doca_rdma_get_max_send_buf_list_len, max_send_buf_list_len)
+RDMA_BOUNDED_SETTER(doca_rdma_task_receive_set_dst_buf_list_len, recv_buf_list_len, 1, RDMA_MAX_BUF_LIST_LEN)
+RDMA_GETTER(doca_rdma_task_receive_get_dst_buf_list_len, recv_buf_list_len)
 
 doca_error_t doca_rdma_set_connection_state_callbacks(struct doca_rdma *rdma,
 						      doca_rdma_connection_request_cb_t request_cb,
