@@ -25,6 +25,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
 import { testPort } from "./helpers/ports.ts";
+import { repoRoot, runtimeCommand } from "./helpers/spawn-runtime.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const libDir = join(root, "build", "sim", "lib");
@@ -89,15 +90,13 @@ interface Proc {
   exited: Promise<void>;
 }
 
+/** One of NVIDIA's programs, or (a name ending in .ts) a doca-ts script under the runtime running this file. */
 function start(name: string, side: "host" | "dpu", args: string[], simDir: string): Proc {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    DOCA_SIM_DIR: simDir,
-    DOCA_SIM_SIDE: side,
-    LD_PRELOAD: join(work, "thread_start_delay.so"),
-  };
+  const env: Record<string, string | undefined> = { ...process.env, DOCA_SIM_DIR: simDir, DOCA_SIM_SIDE: side };
   delete env.DOCA_SIM_CONFIG;
-  const child = spawn(bin(name), args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const cmd = name.endsWith(".ts") ? runtimeCommand(join(repoRoot, name), args) : { command: bin(name), args };
+  if (!name.endsWith(".ts")) env.LD_PRELOAD = join(work, "thread_start_delay.so");
+  const child = spawn(cmd.command, cmd.args, { env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
   const p: Proc = { child, log: "", code: null, exited: Promise.resolve() };
   const take = (d: Buffer) => p.log += d.toString();
   child.stdout!.on("data", take);
@@ -132,7 +131,7 @@ const brief = (log: string) => log.split("\n").filter((l) => !/^\[(DBG|TRC)\]/.t
  * X --run-limit-operation-count K [--storage-plain-content FILE]`. The target and the DPU stop when the host shuts the
  * storage down.
  */
-async function flow(strategy: string, target: string[], initiator: string[]): Promise<{ host: Proc; dpu: Proc; target: Proc }> {
+async function flow(strategy: string, target: string[], initiator: string[], relay: "nvidia" | "doca-ts" = "nvidia"): Promise<{ host: Proc; dpu: Proc; target: Proc }> {
   const dir = mkdtempSync(join(work, "run-"));
   const simDir = join(dir, "sim");
   mkdirSync(simDir, { mode: 0o700 });
@@ -144,9 +143,10 @@ async function flow(strategy: string, target: string[], initiator: string[]): Pr
     const t = start("target_rdma", "host", ["-d", "mlx5_0", "--cpu", otherCpu, "--listen-port", port, ...target], simDir);
     procs.push(t);
     await waitFor(t, /Listening on socket/, 30_000, "target_rdma");
-    const d = start("comch_to_rdma_zero_copy", "dpu", ["-d", "03:00.1", "-r", "b1:00.1", "--cpu", otherCpu, "--storage-server", `127.0.0.1:${port}`], simDir);
+    const dpuArgs = ["-d", "03:00.1", "-r", "b1:00.1", "--cpu", otherCpu, "--storage-server", `127.0.0.1:${port}`];
+    const d = relay === "nvidia" ? start("comch_to_rdma_zero_copy", "dpu", dpuArgs, simDir) : start("tasks/storage-relay.ts", "dpu", dpuArgs, simDir);
     procs.push(d);
-    await waitFor(d, /Connected to 127\.0\.0\.1/, 30_000, "comch_to_rdma_zero_copy");
+    await waitFor(d, /Connected to 127\.0\.0\.1|connected to the storage target/, 30_000, relay === "nvidia" ? "comch_to_rdma_zero_copy" : "storage-relay");
     const h = start("initiator_comch", "host", ["-d", "b1:00.1", "--cpu", hostCpu, "--execution-strategy", strategy, ...initiator], simDir);
     procs.push(h);
     const all = Promise.all(procs.map((p) => p.exited));
@@ -210,5 +210,28 @@ describe("NVIDIA's storage application (zero copy), unmodified, on the software 
     assert.notEqual(wrong.host.code, 0, brief(wrong.host.log));
     assert.match(wrong.host.log, /does not match expected value/);
     assert.deepEqual(readdirSync(dir).sort(), ["content.bin", "other.bin"]);
+  });
+
+  // doca-ts's relay (tasks/storage-relay.ts) in the place of NVIDIA's comch_to_rdma_zero_copy
+  test("doca-ts's storage-relay between NVIDIA's initiator and target: the whole storage written and read back", { timeout: 150_000 }, async () => {
+    const r = await flow("read_write_data_validity_test", ["--block-count", String(BLOCKS), "--block-size", String(BLOCK_SIZE)], [
+      "--run-limit-operation-count", String(BLOCKS),
+    ], "doca-ts");
+    assertClean(r);
+    assert.match(r.dpu.log, new RegExp(`storage-relay: ${2 * BLOCKS} requests and ${2 * BLOCKS} answers relayed`));
+  });
+
+  test("doca-ts's storage-relay: a read-only run against the target's content, and wrong content caught", { timeout: 300_000 }, async () => {
+    const dir = mkdtempSync(join(work, "relay-content-"));
+    const content = join(dir, "content.bin"), other = join(dir, "other.bin");
+    const bytes = new Uint8Array(BLOCKS * BLOCK_SIZE).map((_, i) => (i * 7 + 3) & 0xff);
+    writeFileSync(content, bytes);
+    writeFileSync(other, bytes.map((b, i) => i === 9 * BLOCK_SIZE ? b ^ 0x80 : b));
+    const target = ["--binary-content", content, "--block-count", String(BLOCKS), "--block-size", String(BLOCK_SIZE)];
+    const limit = ["--run-limit-operation-count", String(BLOCKS)];
+    assertClean(await flow("read_only_data_validity_test", target, [...limit, "--storage-plain-content", content], "doca-ts"));
+    const wrong = await flow("read_only_data_validity_test", target, [...limit, "--storage-plain-content", other], "doca-ts");
+    assert.notEqual(wrong.host.code, 0, brief(wrong.host.log));
+    assert.match(wrong.host.log, /does not match expected value/);
   });
 });
