@@ -9,6 +9,7 @@ import { ProgressEngine } from "../mod.ts";
 import { parseFlags, parseSide, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { printError } from "./common/output.ts";
 import { DEFAULT_CHANNEL, runStorageRelay } from "./storage/relay.ts";
 
@@ -34,7 +35,7 @@ function REP_PCI, and relays its session: the host's memory is re-exported to th
 them directly), io requests and answers are passed on. Waits: for the host without limit (Ctrl-C stops it); for
 the target's answers and each set-up step up to --control-timeout (default 5 s). --cpu is accepted for NVIDIA's
 command line and ignored (one core is served). Exit status 0 after the host shut the storage down, 2 for bad flags,
-130/143/129 when interrupted, 1 otherwise. Flags: -d/--device, -r/--representor, --storage-server,
+${STOPPED_STATUSES}, 1 otherwise. Flags: -d/--device, -r/--representor, --storage-server,
 --command-channel-name, --control-timeout, --cpu, --side, -h/--help.`;
 
 function parseServer(value: string | undefined): { host: string; port: number } {
@@ -69,6 +70,7 @@ async function main(argv: string[]): Promise<number> {
     timeoutMs,
     startServer: (name) => startServer({ device, rep, name, pe }),
     log: (line) => printError(line),
+    signal: stopOnSignals(),
   });
   print(`storage-relay: ${stats.requests} requests and ${stats.answers} answers relayed in ${stats.seconds.toFixed(3)} s`);
   return 0;

@@ -20,6 +20,7 @@ import { FLAGS as rdmaDemo } from "../tasks/rdma-demo.ts";
 import { FLAGS as exportMmap } from "../tasks/steps/export-mmap.ts";
 import { FLAGS as exchangeDescriptor } from "../tasks/steps/exchange-descriptor.ts";
 import { FLAGS as dmaTransfer } from "../tasks/steps/dma-transfer.ts";
+import { FLAGS as storageRelay } from "../tasks/storage-relay.ts";
 
 type Flags = Record<string, { type: string; short?: string }>;
 const tasks: [string, Flags][] = [
@@ -36,6 +37,7 @@ const tasks: [string, Flags][] = [
   ["steps/export-mmap.ts", exportMmap],
   ["steps/exchange-descriptor.ts", exchangeDescriptor],
   ["steps/dma-transfer.ts", dmaTransfer],
+  ["storage-relay.ts", storageRelay],
 ];
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
 

@@ -25,6 +25,7 @@ import {
   Rdma,
   type RdmaConnection,
 } from "../../mod.ts";
+import { interruption, raceAbort } from "../common/interrupt.ts";
 import { type ControlMessage, encode, Framer, IO_MESSAGE_SIZE, markResult, type MessageTypeName, RdmaRole } from "./wire.ts";
 
 export const DEFAULT_CHANNEL = "doca_storage_comch";
@@ -85,6 +86,8 @@ export interface RelayOptions {
   timeoutMs?: number;
   startServer: (name: string) => ComchServer;
   log?: (line: string) => void;
+  /** Aborting it (Ctrl-C) ends every wait with an InterruptedError; everything opened is closed. */
+  signal?: AbortSignal;
 }
 
 export interface RelayStats {
@@ -100,7 +103,13 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
   const log = opts.log ?? (() => {});
   const stats: RelayStats = { requests: 0, answers: 0, seconds: 0 };
   const storageInbox = new Inbox("storage target"), hostInbox = new Inbox("host");
-  const socket = await connectTcp(opts.storage.host, opts.storage.port, timeoutMs);
+  const socket = await raceAbort(connectTcp(opts.storage.host, opts.storage.port, timeoutMs), opts.signal, "connecting to the storage target");
+  const onAbort = () => {
+    const e = interruption(opts.signal!, "relaying the storage session");
+    storageInbox.fail(e);
+    hostInbox.fail(e);
+  };
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
   const tcpFramer = new Framer();
   socket.on("data", (chunk: Uint8Array) => {
     try {
@@ -121,7 +130,7 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
   let running = false;
   let pumps: Promise<void>[] = [];
   try {
-    const host = await server.accept();
+    const host = await raceAbort(server.accept(), opts.signal, "waiting for the host");
     log("storage-relay: host connected");
     const hostFramer = new Framer();
     void (async () => {
@@ -230,6 +239,7 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
     return stats;
 
   } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
     running = false;
     await consumer?.close().catch(() => {});
     await producer?.close().catch(() => {});
