@@ -45,7 +45,7 @@ test("memory_api: thread safety, buffer reuse by address and by data, dma-buf ra
 
 test("memory_chain: host memory re-exported by the DPU for RDMA, permissions, revocation by each link", { timeout: 150_000 }, () => {
   const out = runProgram("memory_chain");
-  for (const line of ["write and read through the chain ok", "revocation by host and DPU ok", "permissions intersect ok", "host gone ok", "ok"]) {
+  for (const line of ["write and read through the chain ok", "revocation by host and DPU ok", "permissions intersect ok", "barrier ok", "host gone ok", "ok"]) {
     assert.match(out, new RegExp(`^memory_chain: ${line}$`, "m"));
   }
 });

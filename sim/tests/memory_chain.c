@@ -13,6 +13,9 @@
  *   map 3  PCI read-write without RDMA rights: the DPU's re-export is refused (NOT_PERMITTED)
  *   map 4  the DPU stops its import: the peer's write fails
  *   map 5  the host process exits: the peer's write fails
+ *   map 6  the peer streams writes (4 in flight, alternating contents) while the host destroys its map: once the
+ *          destroy returned, the host's bytes never change again (revocation is a barrier), later writes fail
+ *   map 7  the same while the DPU destroys its import
  *
  * Usage: memory_chain      (prints "memory_chain: ok")
  */
@@ -32,7 +35,7 @@
 
 #include "rdma_test_util.h"
 
-#define MAPS 6
+#define MAPS 8
 #define LEN (256u * 1024)
 #define RDMA_RW (DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE)
 
@@ -41,6 +44,8 @@ static const uint32_t host_perms[MAPS] = {
 	DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE | RDMA_RW,
 	DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_ONLY | RDMA_RW,
 	DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE,
+	DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE | RDMA_RW,
+	DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE | RDMA_RW,
 	DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE | RDMA_RW,
 	DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE | RDMA_RW,
 };
@@ -108,6 +113,15 @@ static int host(int to_dpu, int from_ctl, int to_ctl)
 			     t_check(mem[c.map], LEN / 4, 100 + (uint32_t)c.map);
 		if (c.op == 'u') /* unchanged since the start */
 			ok = t_check(mem[c.map], LEN, 100 + (uint32_t)c.map);
+		if (c.op == 'D' || c.op == 'Z') {
+			/* ('D': destroy the map first) no byte may change from now on: the revocation was a barrier */
+			static uint8_t snapshot[LEN];
+			if (c.op == 'D')
+				ok = doca_mmap_destroy(maps[c.map]) == DOCA_SUCCESS;
+			memcpy(snapshot, mem[c.map], LEN);
+			usleep(400 * 1000);
+			ok = ok && memcmp(snapshot, mem[c.map], LEN) == 0;
+		}
 		send_cmd(to_ctl, c.op, c.map, ok ? DOCA_SUCCESS : DOCA_ERROR_UNEXPECTED);
 	}
 }
@@ -183,6 +197,50 @@ static void err_cb(struct doca_task *t, union doca_data u, union doca_data c)
 	fail_count++;
 }
 
+/* Writes [LEN/4, LEN/2) of map `m` for 1.5 s, 4 in flight, from two local halves of different contents in turn;
+ * answers how many succeeded (in `map`) and how many failed (in `status`) */
+static void stream(struct doca_rdma *rdma, struct doca_rdma_connection *conn, struct doca_pe *pe,
+		   struct doca_buf_inventory *inv, struct doca_mmap *ml, uint8_t *local, struct doca_mmap *m,
+		   int to_ctl)
+{
+	struct doca_buf *lb[2], *rb[4];
+	union doca_data none = { 0 };
+	void *base;
+	size_t range;
+	int first_done = done_count, first_fail = fail_count, submitted = 0;
+	double end = t_now() + 1.5, deadline = end + 20;
+
+	T_OK(doca_mmap_get_memrange(m, &base, &range));
+	t_fill(local, LEN / 4, 200);
+	t_fill(local + LEN / 4, LEN / 4, 201);
+	for (int i = 0; i < 2; i++)
+		T_OK(doca_buf_inventory_buf_get_by_data(inv, ml, local + i * (LEN / 4), LEN / 4, &lb[i]));
+	for (int i = 0; i < 4; i++)
+		T_OK(doca_buf_inventory_buf_get_by_addr(inv, m, (uint8_t *)base + LEN / 4, LEN / 4, &rb[i]));
+	while (t_now() < end) {
+		int finished = (done_count - first_done) + (fail_count - first_fail);
+		if (submitted - finished < 4) {
+			struct doca_rdma_task_write *t;
+			struct doca_buf *dst = rb[submitted % 4];
+			/* the slot's previous write has completed: its destination is reused empty */
+			T_OK(doca_buf_reset_data_len(dst));
+			T_OK(doca_rdma_task_write_allocate_init(rdma, conn, lb[submitted % 2], dst, none, &t));
+			T_OK(doca_task_submit(doca_rdma_task_write_as_task(t)));
+			submitted++;
+		}
+		doca_pe_progress(pe);
+	}
+	while ((done_count - first_done) + (fail_count - first_fail) < submitted) {
+		doca_pe_progress(pe);
+		T_TRUE(t_now() < deadline);
+	}
+	for (int i = 0; i < 2; i++)
+		doca_buf_dec_refcount(lb[i], NULL);
+	for (int i = 0; i < 4; i++)
+		doca_buf_dec_refcount(rb[i], NULL);
+	send_cmd(to_ctl, 'S', done_count - first_done, fail_count - first_fail);
+}
+
 static int peer(int from_dpu, int to_dpu, int from_ctl, int to_ctl)
 {
 	static uint8_t local[LEN] __attribute__((aligned(4096)));
@@ -241,6 +299,10 @@ static int peer(int from_dpu, int to_dpu, int from_ctl, int to_ctl)
 
 		if (c.op == 'x')
 			_exit(0);
+		if (c.op == 'S') {
+			stream(rdma, conn, pe, inv, ml, local, m, to_ctl);
+			continue;
+		}
 		T_OK(doca_mmap_get_memrange(m, &base, &range));
 		if (c.op == 'W') /* past the real range: the second half of the enlarged one */
 			base = (uint8_t *)base + LEN;
@@ -350,6 +412,25 @@ int main(void)
 	EXPECT(PEER, 'w', 2, 5, DOCA_ERROR_NOT_PERMITTED);
 	EXPECT(HOST, 'u', 2, 0, DOCA_SUCCESS);
 	t_say("memory_chain: permissions intersect ok");
+	/* maps 6, 7: revocation while the peer streams writes is a barrier */
+	for (int map = 6; map <= 7; map++) {
+		struct cmd streamed;
+		send_cmd(ctl_to[PEER], 'S', map, 0);
+		usleep(500 * 1000); /* writes are landing */
+		if (map == 6) {
+			EXPECT(HOST, 'D', 6, 0, DOCA_SUCCESS);
+		} else {
+			EXPECT(DPU, 'd', 7, 0, DOCA_SUCCESS);
+			EXPECT(HOST, 'Z', 7, 0, DOCA_SUCCESS);
+		}
+		streamed = get_cmd(ctl_from[PEER]);
+		if (streamed.map == 0 || streamed.status == 0) {
+			fprintf(stderr, "memory_chain: map %d stream: %d writes succeeded, %d failed (want both)\n", map,
+				streamed.map, streamed.status);
+			exit(1);
+		}
+	}
+	t_say("memory_chain: barrier ok");
 	/* map 5: the host process goes away */
 	EXPECT(PEER, 'w', 5, 6, DOCA_SUCCESS);
 	send_cmd(ctl_to[HOST], 'x', 0, 0);
