@@ -27,6 +27,7 @@ import { FLAGS as encryptFlags } from "../tasks/encrypt.ts";
 import { FLAGS as decryptFlags } from "../tasks/decrypt.ts";
 import { FLAGS as ecEncodeFlags } from "../tasks/ec-encode.ts";
 import { FLAGS as ecRecoverFlags } from "../tasks/ec-recover.ts";
+import { FLAGS as storageRelay } from "../tasks/storage-relay.ts";
 
 type Flags = Record<string, { type: string; short?: string }>;
 const tasks: [string, Flags][] = [
@@ -50,6 +51,7 @@ const tasks: [string, Flags][] = [
   ["compress.ts", compress],
   ["decompress.ts", decompress],
   ["sha.ts", sha],
+  ["storage-relay.ts", storageRelay],
 ];
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
 

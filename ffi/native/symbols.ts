@@ -77,6 +77,10 @@ export const DOCA_SYMBOLS = {
   doca_mmap_export_pci: { lib: "common", params: ["ptr<doca_mmap>", "ptr<doca_dev>", "ptr", "ptr"], result: "i32" },
   // doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, const void *export_desc, size_t export_desc_len, struct doca_dev *dev, struct doca_mmap **mmap);
   doca_mmap_create_from_export: { lib: "common", params: ["ptr", "ptr<void>", "usize", "ptr<doca_dev>", "ptr"], result: "i32" },
+  // doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap);   (DOCA 3.x; NVIDIA's storage programs)
+  doca_mmap_enable_thread_safety: { lib: "common", params: ["ptr<doca_mmap>"], result: "i32", optional: true },
+  // doca_error_t doca_mmap_set_dmabuf_memrange(struct doca_mmap *mmap, int dmabuf_fd, void *addr, size_t dmabuf_offset, size_t len);
+  doca_mmap_set_dmabuf_memrange: { lib: "common", params: ["ptr<doca_mmap>", "i32", "ptr<void>", "usize", "usize"], result: "i32", optional: true },
 
   // ---------------------------------------------------------------- buffers (doca_buf.h, doca_buf_inventory.h)
   // doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inventory **buf_inventory);
@@ -89,6 +93,8 @@ export const DOCA_SYMBOLS = {
   doca_buf_inventory_destroy: { lib: "common", params: ["ptr<doca_buf_inventory>"], result: "i32" },
   // doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory, struct doca_mmap *mmap, void *addr, size_t len, void *data, size_t data_len, struct doca_buf **buf);
   doca_buf_inventory_buf_get_by_args: { lib: "common", params: ["ptr<doca_buf_inventory>", "ptr<doca_mmap>", "ptr<void>", "usize", "ptr<void>", "usize", "ptr"], result: "i32" },
+  // doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *addr, size_t len, void *data, size_t data_len);   (the inline reuse_by_addr / _by_data wrap it)
+  doca_buf_inventory_buf_reuse_by_args: { lib: "common", params: ["ptr<doca_buf>", "ptr<void>", "usize", "ptr<void>", "usize"], result: "i32", optional: true },
   // doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount);
   doca_buf_dec_refcount: { lib: "common", params: ["ptr<doca_buf>", "ptr"], result: "i32" },
   // doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data);
@@ -301,6 +307,12 @@ export const DOCA_SYMBOLS = {
 export const LIBC_SYMBOLS = {
   // void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset);
   mmap: { lib: "libc", params: ["ptr", "usize", "i32", "i32", "i32", "u64"], result: "ptr" },
+  // int memfd_create(const char *name, unsigned int flags);   (NativeMemory.shared: the memory a dma-buf range names)
+  memfd_create: { lib: "libc", params: ["ptr", "u32"], result: "i32" },
+  // int ftruncate(int fd, off_t length);
+  ftruncate: { lib: "libc", params: ["i32", "u64"], result: "i32" },
+  // int close(int fd);
+  close: { lib: "libc", params: ["i32"], result: "i32" },
   // int munmap(void *addr, size_t length);
   munmap: { lib: "libc", params: ["ptr", "usize"], result: "i32" },
   // int madvise(void *addr, size_t length, int advice);

@@ -63,6 +63,25 @@ static inline doca_error_t doca_buf_inventory_buf_get_by_data(struct doca_buf_in
 	return doca_buf_inventory_buf_get_by_args(inventory, mmap, data, data_len, data, data_len, buf);
 }
 
+/* Point a taken buf (a list head of one element, no task in flight) at [addr, addr+len) with data
+ * [data, data+data_len) of the same mmap, without going back to its inventory. The range must lie inside the mmap's
+ * range (DOCA_ERROR_INVALID_VALUE); a buf in a list or held by a submitted task is DOCA_ERROR_NOT_PERMITTED. */
+DOCA_STABLE
+doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *addr, size_t len, void *data,
+						  size_t data_len);
+
+/* Reuse as an empty buffer over [addr, addr+len) (a destination) */
+static inline doca_error_t doca_buf_inventory_buf_reuse_by_addr(struct doca_buf *buf, void *addr, size_t len)
+{
+	return doca_buf_inventory_buf_reuse_by_args(buf, addr, len, addr, 0);
+}
+
+/* Reuse as a buffer whose data is all of [data, data+data_len) (a source) */
+static inline doca_error_t doca_buf_inventory_buf_reuse_by_data(struct doca_buf *buf, void *data, size_t data_len)
+{
+	return doca_buf_inventory_buf_reuse_by_args(buf, data, data_len, data, data_len);
+}
+
 DOCA_STABLE
 doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory,
 					const struct doca_buf *src_buf,

@@ -54,7 +54,9 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap,
 
 /* Map memory exported by another process; dev must be connected to the exporting device */
 /* Publish a started mmap for RDMA peers (doca_rdma): the descriptor carries the range, the RDMA permissions and a
- * random key; a peer's doca_mmap_create_from_export of it names this memory in its RDMA tasks. dev must be added. */
+ * random key; a peer's doca_mmap_create_from_export of it names this memory in its RDMA tasks. dev must be added.
+ * An mmap created from a PCI export may be re-exported so (a memory chain: the peer's RDMA reaches the exporter's
+ * memory, with the RDMA rights the exporter granted and its PCI rights intersected; sim/RDMA.md). */
 DOCA_STABLE
 doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
 				   size_t *export_desc_len);
@@ -69,6 +71,13 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data,
 /* The range can be set once, before start */
 DOCA_STABLE
 doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t len);
+
+/* The range as a dma-buf: dmabuf_fd (a dma-buf, e.g. from /dev/udmabuf, or on the software device a memfd) mapped
+ * at addr in this process from dmabuf_offset, len bytes. The device holds its own reference to the fd until the mmap
+ * is destroyed. Same state rules as doca_mmap_set_memrange (sim/README.md: the stand-in's checks). */
+DOCA_STABLE
+doca_error_t doca_mmap_set_dmabuf_memrange(struct doca_mmap *mmap, int dmabuf_fd, void *addr, size_t dmabuf_offset,
+					   size_t len);
 
 DOCA_STABLE
 doca_error_t doca_mmap_get_memrange(const struct doca_mmap *mmap, void **addr, size_t *len);
@@ -98,6 +107,11 @@ DOCA_STABLE
 doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *from_export);
 
 /* Bit mask of enum doca_access_flag; before start */
+/* Allow the mmap (and bufs over it) to be used from several threads at once. Before doca_mmap_start, or on an mmap
+ * created from an export; BAD_STATE on a started one. The software device's maps are always safe to share. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap);
+
 DOCA_STABLE
 doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_mask);
 

@@ -15,7 +15,7 @@ struct doca_argp_param {
 	const char *short_name, *long_name;
 	doca_argp_param_cb_t callback;
 	enum doca_argp_type type;
-	bool mandatory, seen;
+	bool mandatory, seen, multiple;
 };
 
 #define MAX_PARAMS 64
@@ -75,6 +75,7 @@ void doca_argp_param_set_arguments(struct doca_argp_param *param, const char *ar
 void doca_argp_param_set_callback(struct doca_argp_param *param, doca_argp_param_cb_t callback) { param->callback = callback; }
 void doca_argp_param_set_type(struct doca_argp_param *param, enum doca_argp_type type) { param->type = type; }
 void doca_argp_param_set_mandatory(struct doca_argp_param *param) { param->mandatory = true; }
+void doca_argp_param_set_multiplicity(struct doca_argp_param *param) { param->multiple = true; }
 
 doca_error_t doca_argp_register_param(struct doca_argp_param *param)
 {
@@ -120,6 +121,10 @@ doca_error_t doca_argp_start(int argc, char **argv)
 			fprintf(stderr, "argp: unknown option %s\n", argv[i]);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
+		if (p->seen && !p->multiple) {
+			fprintf(stderr, "argp: %s given twice\n", argv[i]);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
 		if (p->type == DOCA_ARGP_TYPE_BOOLEAN) {
 			value = &flag;
 		} else if (i + 1 >= argc) {
@@ -138,7 +143,10 @@ doca_error_t doca_argp_start(int argc, char **argv)
 	}
 	for (int i = 0; i < num_params; i++)
 		if (params[i]->mandatory && !params[i]->seen) {
-			fprintf(stderr, "argp: missing mandatory option -%s\n", params[i]->short_name);
+			if (params[i]->short_name != NULL)
+				fprintf(stderr, "argp: missing mandatory option -%s\n", params[i]->short_name);
+			else
+				fprintf(stderr, "argp: missing mandatory option --%s\n", params[i]->long_name);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	return validation != NULL ? validation(config) : DOCA_SUCCESS;

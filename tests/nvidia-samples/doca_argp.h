@@ -34,6 +34,8 @@ void doca_argp_param_set_arguments(struct doca_argp_param *param, const char *ar
 void doca_argp_param_set_callback(struct doca_argp_param *param, doca_argp_param_cb_t callback);
 void doca_argp_param_set_type(struct doca_argp_param *param, enum doca_argp_type type);
 void doca_argp_param_set_mandatory(struct doca_argp_param *param);
+/* the flag may be given more than once: the callback runs for each occurrence (NVIDIA's storage programs' --cpu) */
+void doca_argp_param_set_multiplicity(struct doca_argp_param *param);
 doca_error_t doca_argp_register_param(struct doca_argp_param *param);
 /* what --version prints; this stand-in has no --version, so the callback is kept and never called */
 doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback);

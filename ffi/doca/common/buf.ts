@@ -4,7 +4,7 @@
  * Bounds are checked here, not left to the device: on DOCA, doca_buf_inventory_buf_get_by_args and
  * doca_buf_set_data return SUCCESS for ranges outside the map or buffer (undefined behaviour on hardware).
  */
-import { doca } from "../../native/library.ts";
+import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { hex, Resource, INTERNAL, internalOnly, HANDLE, NATIVE } from "../../engine/resource.ts";
@@ -18,7 +18,10 @@ const MAX_INVENTORY = 1 << 24;
 /** Only BufInventory creates Bufs (set in Buf's static block, module-private). */
 let createBuf: (handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) => Buf;
 
-/** Bufs closed so far in this process (any close, list members with their head): unchanged means none closed since. */
+/**
+ * Bufs closed or repointed (reuseByAddr / reuseByData) so far in this process (list members counted with their
+ * head): unchanged means no Buf changed since, so a repeated batch may skip checking its pairs again.
+ */
 let bufCloses = 0;
 export function bufClosesSoFar(): number {
   return bufCloses;
@@ -89,8 +92,8 @@ export class BufInventory extends Resource<Handle<"doca_buf_inventory">> {
 
 export class Buf extends Resource<Handle<"doca_buf">> {
   protected readonly kind = "Buf";
-  readonly address: number;
-  readonly length: number;
+  #address: number;
+  #length: number;
   /** The map the buffer lies in (its parent with the inventory). */
   readonly mmap: Mmap;
   /** Brand only real Bufs carry (`#brand in x` cannot be forged with Object.create). */
@@ -108,9 +111,52 @@ export class Buf extends Resource<Handle<"doca_buf">> {
   private constructor(token: symbol, handle: number, inventory: BufInventory, mmap: Mmap, address: number, length: number) {
     internalOnly(token, "Buf");
     super(handle, [inventory, mmap], (h) => doca().fns.doca_buf_dec_refcount(h, 0));
-    this.address = address;
-    this.length = length;
+    this.#address = address;
+    this.#length = length;
     this.mmap = mmap;
+  }
+
+  /** Start of the buffer (changed by reuseByAddr / reuseByData). */
+  get address(): number {
+    return this.#address;
+  }
+
+  /** Length of the buffer. */
+  get length(): number {
+    return this.#length;
+  }
+
+  /**
+   * Points this Buf at [address, address+length) of the same map with an empty data section (a destination), without
+   * going back to the inventory (doca_buf_inventory_buf_reuse_by_addr). Not while a task uses it, nor for a list.
+   */
+  reuseByAddr(address: number, length: number): void {
+    this.#reuse(address, length, address, 0, "reuseByAddr");
+  }
+
+  /** As reuseByAddr, with the data section all of the new range (a source; doca_buf_inventory_buf_reuse_by_data). */
+  reuseByData(address: number, length: number): void {
+    this.#reuse(address, length, address, length, "reuseByData");
+  }
+
+  #reuse(address: number, length: number, data: number, dataLength: number, what: string): void {
+    this.assertOpen();
+    nonNegative(`Buf.${what}`, "address", address);
+    nonNegative(`Buf.${what}`, "length", length);
+    if (this.#listHead || this.#listMembers.length > 0) throw new Error(`Buf.${what}: a Buf in a list cannot be repointed`);
+    const range = this.mmap.range;
+    if (address < range.address || address + length > range.address + range.length) {
+      throw new DocaError(
+        DocaErrorCode.INVALID_VALUE,
+        "doca_buf_inventory_buf_reuse_by_args",
+        `Buf.${what}: ${hex(address)}+${length} outside the mmap ${hex(range.address)}+${range.length}`,
+      );
+    }
+    const reuse = requireFns("doca_buf_inventory_buf_reuse_by_args").doca_buf_inventory_buf_reuse_by_args;
+    check(reuse(this[HANDLE], address, length, data, dataLength), "doca_buf_inventory_buf_reuse_by_args", `Buf.${what}`);
+    this.#address = address;
+    this.#length = length;
+    bufCloses++;
   }
 
   /** True only for a Buf made by a BufInventory (not a look-alike object or a prototype trick). */

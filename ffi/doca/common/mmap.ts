@@ -15,6 +15,19 @@ export interface MmapOptions {
   /** Access flags, e.g. Access.LOCAL_READ_WRITE | Access.PCI_READ_WRITE. */
   permissions: number;
   devices: Device[];
+  /** doca_mmap_enable_thread_safety before start (the map and its bufs used from several threads). */
+  threadSafe?: boolean;
+  /**
+   * Set the range as a dma-buf (doca_mmap_set_dmabuf_memrange): `memory` must be NativeMemory.shared, whose memory
+   * file stands for the dma-buf (offset = `offset`).
+   */
+  dmabuf?: boolean;
+}
+
+/** Options of Mmap.fromExport. */
+export interface ImportOptions {
+  /** doca_mmap_enable_thread_safety on the imported map (NVIDIA's storage DPU program does). */
+  threadSafe?: boolean;
 }
 
 function permissionNames(p: number): string {
@@ -55,6 +68,11 @@ export class Mmap extends Resource<Handle<"doca_mmap">> {
     if (offset < 0 || length <= 0 || offset + length > memory.length) {
       throw new RangeError(`Mmap.create: range ${offset}+${length} outside memory of ${memory.length} bytes`);
     }
+    if (opts.dmabuf && memory.fd === undefined) {
+      throw new TypeError("Mmap.create: dmabuf needs memory from NativeMemory.shared (its memory file is the dma-buf)");
+    }
+    const setDmabuf = opts.dmabuf ? requireFns("doca_mmap_set_dmabuf_memrange").doca_mmap_set_dmabuf_memrange : undefined;
+    const threadSafety = opts.threadSafe ? requireFns("doca_mmap_enable_thread_safety").doca_mmap_enable_thread_safety : undefined;
     const d = doca();
     const f = d.fns;
     d.scratch.clear(0);
@@ -62,9 +80,11 @@ export class Mmap extends Resource<Handle<"doca_mmap">> {
     const handle = d.scratch.u64(0);
     try {
       const address = memory.address + offset;
-      check(f.doca_mmap_set_memrange(handle, address, length), "doca_mmap_set_memrange");
+      if (setDmabuf) check(setDmabuf(handle, memory.fd!, address, offset, length), "doca_mmap_set_dmabuf_memrange");
+      else check(f.doca_mmap_set_memrange(handle, address, length), "doca_mmap_set_memrange");
       check(f.doca_mmap_set_permissions(handle, permissions), "doca_mmap_set_permissions");
       for (const dev of devices) check(f.doca_mmap_add_dev(handle, dev[HANDLE]), "doca_mmap_add_dev");
+      if (threadSafety) check(threadSafety(handle), "doca_mmap_enable_thread_safety");
       check(f.doca_mmap_start(handle), "doca_mmap_start");
       return new Mmap(INTERNAL, handle, [...devices, memory], { address, length }, permissions);
     } catch (e) {
@@ -87,7 +107,10 @@ export class Mmap extends Resource<Handle<"doca_mmap">> {
 
   /**
    * Exports the map for RDMA peers (doca_mmap_export_rdma); returns a copy of the descriptor. The peer imports it
-   * with Mmap.fromExport and reaches the memory only as this map's permissions allow (Access.RDMA_*).
+   * with Mmap.fromExport and reaches the memory only as this map's permissions allow (Access.RDMA_*). A map imported
+   * from a PCI export may be exported so too (a memory chain: the DPU passes the host's memory on to an RDMA peer,
+   * whose reads and writes then land in the host process, with the host's RDMA rights where its PCI rights allow
+   * the same direction; docs/FAULTS.md).
    */
   exportRdma(device: Device): Uint8Array {
     const exportRdma = requireFns("doca_mmap_export_rdma").doca_mmap_export_rdma;
@@ -99,11 +122,13 @@ export class Mmap extends Resource<Handle<"doca_mmap">> {
   }
 
   /** Imports a peer's exported map, PCI or RDMA (its addresses are in `range`). */
-  static fromExport(descriptor: Uint8Array, device: Device): Mmap {
+  static fromExport(descriptor: Uint8Array, device: Device, opts: ImportOptions = {}): Mmap {
     if (!(descriptor instanceof Uint8Array)) {
       throw new TypeError(`Mmap.fromExport: the descriptor must be a Uint8Array, got ${typeof descriptor}`);
     }
+    if (typeof opts !== "object" || opts === null) throw new TypeError("Mmap.fromExport: options must be an object");
     device.assertOpen();
+    const threadSafety = opts.threadSafe ? requireFns("doca_mmap_enable_thread_safety").doca_mmap_enable_thread_safety : undefined;
     const d = doca();
     const f = d.fns;
     const staging = d.scratch.bytes(descriptor);
@@ -122,6 +147,7 @@ export class Mmap extends Resource<Handle<"doca_mmap">> {
       d.scratch.clear(1);
       d.scratch.clear(2);
       check(f.doca_mmap_get_memrange(handle, d.scratch.slot(1), d.scratch.slot(2)), "doca_mmap_get_memrange");
+      if (threadSafety) check(threadSafety(handle), "doca_mmap_enable_thread_safety");
       return new Mmap(INTERNAL, handle, [device], { address: d.scratch.u64(1), length: d.scratch.u64(2) }, undefined);
     } catch (e) {
       f.doca_mmap_destroy(handle);

@@ -68,6 +68,8 @@ static void set_watch(struct doca_comch_consumer *c, bool on)
 	c->watched = on;
 }
 
+static int send_announcement(struct doca_comch_consumer *c);
+
 static doca_error_t consumer_start(struct doca_ctx *ctx)
 {
 	struct doca_comch_consumer *c = as_consumer(ctx);
@@ -95,7 +97,11 @@ static doca_error_t consumer_start(struct doca_ctx *ctx)
 	c->peer_fd = sv[1];
 	c->announced = false;
 	c->posted_head = c->posted_tail = NULL;
-	/* RUNNING once the peer has been told (progress), as DOCA's consumer start is asynchronous too */
+	/* The peer hears of the consumer at once, before any progress of ours: NVIDIA's storage DPU program starts its
+	 * consumer and progresses that engine only once the host, which waits for the consumer's event, has answered.
+	 * A full connection (EAGAIN) or a failure is left to progress. RUNNING comes through progress, as DOCA's consumer
+	 * start is asynchronous too */
+	(void)send_announcement(c);
 	return DOCA_ERROR_IN_PROGRESS;
 }
 
@@ -139,20 +145,34 @@ static int lose_peer(struct doca_comch_consumer *c)
 	return 1;
 }
 
-static int announce(struct doca_comch_consumer *c)
+/* 1 once the peer was sent the consumer's socket, 0 if the connection has no room yet, -1 if it failed */
+static int send_announcement(struct doca_comch_consumer *c)
 {
 	int rc;
 
+	if (c->announced)
+		return 1;
 	if (c->conn->state != COMCH_CONN_ACTIVE)
-		return lose_peer(c);
+		return -1;
 	rc = comch_conn_send_frame(c->conn, COMCH_FRAME_CONSUMER_NEW, c->id, NULL, 0, c->peer_fd);
 	if (rc == -EAGAIN)
 		return 0;
 	if (rc != 0)
-		return lose_peer(c);
+		return -1;
 	close(c->peer_fd);
 	c->peer_fd = -1;
 	c->announced = true;
+	return 1;
+}
+
+static int announce(struct doca_comch_consumer *c)
+{
+	int rc = send_announcement(c);
+
+	if (rc == 0)
+		return 0;
+	if (rc < 0)
+		return lose_peer(c);
 	sim_ctx_set_state(&c->ctx, DOCA_CTX_STATE_RUNNING);
 	return 1;
 }
@@ -204,7 +224,7 @@ static int consumer_progress(struct doca_ctx *ctx)
 	struct doca_comch_consumer *c = as_consumer(ctx);
 	int did = 0, i;
 
-	if (ctx->state == DOCA_CTX_STATE_STARTING && !c->announced)
+	if (ctx->state == DOCA_CTX_STATE_STARTING)
 		return announce(c);
 	if (ctx->state != DOCA_CTX_STATE_RUNNING)
 		return 0;

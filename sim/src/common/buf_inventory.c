@@ -117,6 +117,38 @@ doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inven
 	return take(inventory, mmap, addr, len, data, data_len, buf);
 }
 
+doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *addr, size_t len, void *data,
+						  size_t data_len)
+{
+	uintptr_t base, a = (uintptr_t)addr, d = (uintptr_t)data;
+	const struct doca_mmap *mmap;
+
+	if (buf == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	/* a free buf (back in its inventory) or a list member is not the caller's to repoint */
+	if (buf->refcount == 0 || buf->list_len == 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: buf is not a taken list head", __func__);
+	if (buf->list_len > 1)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: buf heads a list of %u elements", __func__, buf->list_len);
+	/* a submitted task still uses the old range: the device would move bytes of the new one */
+	if (buf->held > 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: a submitted task still uses the buf", __func__);
+	mmap = buf->mmap;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	base = (uintptr_t)mmap->base;
+	if (a < base || len > mmap->len || a - base > mmap->len - len)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: buffer %p+%zu outside the mmap range %p+%zu", __func__,
+				addr, len, mmap->base, mmap->len);
+	if (d < a || d - a > len || data_len > len - (d - a))
+		sim_strict_report(SIM_RULE_DATA_OUTSIDE_BUFFER, __func__, "buf", buf,
+				  "data %p+%zu outside the buffer %p+%zu", data, data_len, addr, len);
+	buf->head = addr;
+	buf->len = len;
+	buf->data = data;
+	buf->data_len = data_len;
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src_buf,
 					struct doca_buf **dst_buf)
 {

@@ -388,6 +388,9 @@ struct doca_mmap {
 	/* RDMA (mmap_rdma.c): exporter's key (rdma_key != 0 while exported for RDMA); importer: the peer's key */
 	uint64_t rdma_key;
 	bool rdma_remote;             /* created from an RDMA export: memory of an RDMA peer, reached only by doca_rdma */
+	bool thread_safe;             /* doca_mmap_enable_thread_safety (recorded: every map of the device is) */
+	bool has_dmabuf;              /* range set by doca_mmap_set_dmabuf_memrange: dmabuf_fd is our reference */
+	int dmabuf_fd;
 };
 
 /* RDMA memory keys (mmap_rdma.c). A responder's I/O thread brackets each touch of its own exported memory with
@@ -395,8 +398,20 @@ struct doca_mmap {
  * (DOCA_ACCESS_FLAG_RDMA_*), and holds off doca_mmap_stop/destroy until end, which makes revocation a barrier. */
 SIM_EXPORT doca_error_t sim_rdma_access_begin(uint64_t key, uint64_t addr, uint64_t len, uint32_t need, void **local);
 SIM_EXPORT void sim_rdma_access_end(void);
+/* Ends an RDMA write access that received `written` bytes at *local: for a chained key (an RDMA re-export of a PCI
+ * import, mmap_chain.c) they are copied on to the exporting process, whose refusal is returned; else DOCA_SUCCESS */
+SIM_EXPORT doca_error_t sim_rdma_access_end_written(size_t written);
+/* The checks of sim_rdma_access_begin without an access (a whole request's range, before any of its payload) */
+SIM_EXPORT doca_error_t sim_rdma_access_check(uint64_t key, uint64_t addr, uint64_t len, uint32_t need);
 /* Revoke the mmap's RDMA export (if any) and wait until no access that began before has ended */
 void sim_rdma_unexport(struct doca_mmap *mmap);
+/* Memory chains (mmap_chain.c): the RDMA rights an RDMA re-export of a PCI import grants (the exporter's RDMA rights
+ * where its PCI rights allow the same direction), and the moves through the importer's door to the exporter's memory
+ * (remote.c) that an RDMA access of such a key makes, staged in a per-thread bounce buffer */
+uint32_t sim_chain_rdma_permissions(uint32_t pci_export_permissions);
+doca_error_t sim_chain_check(const struct doca_mmap *mmap, uint64_t addr, uint64_t len);
+doca_error_t sim_chain_stage(const struct doca_mmap *mmap, uint64_t addr, uint64_t len, bool read, void **local);
+doca_error_t sim_chain_flush(const struct doca_mmap *mmap, uint64_t addr, size_t written);
 /* A key for `len` bytes at `base` that `owner` (an mmap or a sync event) exports for RDMA; unregistering is the barrier */
 doca_error_t sim_rdma_register_key(const void *owner, uintptr_t base, size_t len, uint32_t permissions, uint64_t *key);
 void sim_rdma_unregister_key(const void *owner);

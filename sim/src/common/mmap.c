@@ -61,6 +61,8 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 		sim_registry_detach(&mmap->remote);
 	else if (mmap->started && mmap->free_cb != NULL)
 		mmap->free_cb(mmap->base, mmap->len, mmap->free_cb_opaque);
+	if (mmap->has_dmabuf)
+		close(mmap->dmabuf_fd);
 	for (size_t i = 0; i < mmap->num_devs; i++)
 		sim_dev_unref(mmap->devs[i]);
 	sim_release(mmap, &mmap->magic);
@@ -91,6 +93,8 @@ doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 	/* An mmap created from an export may be stopped too: its header says NOT_PERMITTED, but NVIDIA's 3.3 RDMA
 	 * samples stop their remote mmap before destroying it and count a failure as an error, so DOCA allows it */
 	if (mmap->from_export) {
+		/* its RDMA re-export (a memory chain) ends here: the peer's next access is refused */
+		unexport(mmap);
 		mmap->started = false;
 		return DOCA_SUCCESS;
 	}
@@ -180,6 +184,18 @@ doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_m
 	if (mmap->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", __func__);
 	mmap->permissions = access_mask;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap)
+{
+	if (mmap == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	/* NVIDIA's storage programs enable it on maps created from an export too, which are started from the outset */
+	if (mmap->started && !mmap->from_export)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", __func__);
+	mmap->thread_safe = true;
 	return DOCA_SUCCESS;
 }
 

@@ -35,6 +35,7 @@ struct rdma_export_desc {
 struct rdma_key_entry {
 	uint64_t key;
 	const void *owner; /* the mmap, or the sync event (sync_event.c), the key stands for */
+	const struct doca_mmap *chain; /* an RDMA re-export of a PCI import: the bytes are in the exporter's process */
 	uintptr_t base;
 	size_t len;
 	uint32_t permissions;
@@ -44,6 +45,13 @@ static pthread_rwlock_t keys_lock;
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 static struct rdma_key_entry *keys;
 static size_t num_keys, cap_keys;
+
+/* The chained write an I/O thread has begun (the bytes it receives go on to the exporter at its end) */
+static __thread const struct doca_mmap *pending_chain;
+static __thread uint64_t pending_addr;
+
+static doca_error_t add_key(const void *owner, const struct doca_mmap *chain, uintptr_t base, size_t len,
+			    uint32_t permissions, uint64_t *key);
 
 static void keys_init(void)
 {
@@ -69,31 +77,46 @@ doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev
 {
 	struct rdma_export_desc *desc;
 	bool dev_added = false;
+	uint32_t rights;
+	bool chain;
 
 	if (mmap == NULL || dev == NULL || export_desc == NULL || export_desc_len == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	if (mmap->from_export)
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap was created from an export", __func__);
+	/* A map of an RDMA peer's memory cannot be passed on; one of a PCI exporter's can (a memory chain) */
+	if (mmap->rdma_remote)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap was created from an RDMA export", __func__);
+	chain = mmap->from_export;
 	if (!mmap->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap not started", __func__);
 	for (size_t i = 0; i < mmap->num_devs; i++)
 		dev_added |= mmap->devs[i] == dev;
 	if (!dev_added)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: device was not added to the mmap", __func__);
+	rights = chain ? sim_chain_rdma_permissions(mmap->permissions) : mmap->permissions;
+	if (chain && rights == 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED,
+				"%s: the PCI export grants no RDMA access (exporter permissions 0x%x)", __func__,
+				mmap->permissions);
+	if (chain) {
+		/* the host's export must still be live now; each access checks it again */
+		doca_error_t err = sim_chain_check(mmap, (uint64_t)(uintptr_t)mmap->base, mmap->len);
+		if (err != DOCA_SUCCESS)
+			return err;
+	}
 	desc = calloc(1, sizeof(*desc));
 	if (desc == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	if (mmap->rdma_key == 0) {
-		doca_error_t err = sim_rdma_register_key(mmap, (uintptr_t)mmap->base, mmap->len, mmap->permissions,
-							 &mmap->rdma_key);
+		doca_error_t err = add_key(mmap, chain ? mmap : NULL, (uintptr_t)mmap->base, mmap->len, rights,
+					   &mmap->rdma_key);
 		if (err != DOCA_SUCCESS) {
 			free(desc);
 			return err;
 		}
 	}
 	*desc = (struct rdma_export_desc){ RDMA_DESC_MAGIC, RDMA_DESC_VERSION, sizeof(*desc),
-					   mmap->permissions & (RDMA_ACCESS | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), 0,
+					   rights & (RDMA_ACCESS | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), 0,
 					   mmap->rdma_key, (uint64_t)(uintptr_t)mmap->base, mmap->len };
 	/* The descriptor lives until the mmap is destroyed, like the PCI ones (one slot per device) */
 	for (size_t i = 0; i < mmap->num_devs; i++)
@@ -109,6 +132,12 @@ doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev
 
 doca_error_t sim_rdma_register_key(const void *owner, uintptr_t base, size_t len, uint32_t permissions, uint64_t *key)
 {
+	return add_key(owner, NULL, base, len, permissions, key);
+}
+
+static doca_error_t add_key(const void *owner, const struct doca_mmap *chain, uintptr_t base, size_t len,
+			    uint32_t permissions, uint64_t *key)
+{
 	pthread_once(&keys_once, keys_init);
 	pthread_rwlock_wrlock(&keys_lock);
 	if (num_keys == cap_keys) {
@@ -122,7 +151,7 @@ doca_error_t sim_rdma_register_key(const void *owner, uintptr_t base, size_t len
 		cap_keys = cap;
 	}
 	*key = new_key();
-	keys[num_keys++] = (struct rdma_key_entry){ *key, owner, base, len, permissions };
+	keys[num_keys++] = (struct rdma_key_entry){ *key, owner, chain, base, len, permissions };
 	pthread_rwlock_unlock(&keys_lock);
 	return DOCA_SUCCESS;
 }
@@ -141,16 +170,16 @@ void sim_rdma_unregister_key(const void *owner)
 
 void sim_rdma_unexport(struct doca_mmap *mmap)
 {
-	if (mmap->rdma_key == 0 || mmap->from_export)
+	if (mmap->rdma_key == 0 || mmap->rdma_remote)
 		return;
 	sim_rdma_unregister_key(mmap);
 	mmap->rdma_key = 0;
 }
 
-doca_error_t sim_rdma_access_begin(uint64_t key, uint64_t addr, uint64_t len, uint32_t need, void **local)
+/* The live entry granting `need` on [addr, addr+len) under `key` (the read lock held), or NULL with *err set */
+static const struct rdma_key_entry *find_key(uint64_t key, uint64_t addr, uint64_t len, uint32_t need,
+					     doca_error_t *err)
 {
-	pthread_once(&keys_once, keys_init);
-	pthread_rwlock_rdlock(&keys_lock);
 	for (size_t i = 0; i < num_keys; i++) {
 		const struct rdma_key_entry *e = &keys[i];
 		if (e->key != key)
@@ -158,19 +187,80 @@ doca_error_t sim_rdma_access_begin(uint64_t key, uint64_t addr, uint64_t len, ui
 		if (addr < e->base || len > e->len || addr - e->base > e->len - len)
 			break;
 		if ((e->permissions & need) != need) {
-			pthread_rwlock_unlock(&keys_lock);
-			return DOCA_ERROR_NOT_PERMITTED;
+			*err = DOCA_ERROR_NOT_PERMITTED;
+			return NULL;
 		}
-		*local = (void *)(uintptr_t)addr;
-		return DOCA_SUCCESS; /* the read lock is held until sim_rdma_access_end */
+		if (e->chain != NULL && (need & DOCA_ACCESS_FLAG_RDMA_ATOMIC) != 0) {
+			*err = sim_fail(DOCA_ERROR_NOT_SUPPORTED, "RDMA atomic on a memory chain (host memory re-exported)");
+			return NULL;
+		}
+		return e;
 	}
-	pthread_rwlock_unlock(&keys_lock);
-	return DOCA_ERROR_NOT_PERMITTED; /* unknown or revoked key, or a range outside the export */
+	*err = DOCA_ERROR_NOT_PERMITTED; /* unknown or revoked key, or a range outside the export */
+	return NULL;
+}
+
+doca_error_t sim_rdma_access_begin(uint64_t key, uint64_t addr, uint64_t len, uint32_t need, void **local)
+{
+	const struct rdma_key_entry *e;
+	doca_error_t err = DOCA_SUCCESS;
+
+	pthread_once(&keys_once, keys_init);
+	pthread_rwlock_rdlock(&keys_lock);
+	e = find_key(key, addr, len, need, &err);
+	if (e == NULL) {
+		pthread_rwlock_unlock(&keys_lock);
+		return err;
+	}
+	pending_chain = NULL;
+	if (e->chain != NULL) {
+		/* The bytes are the exporter's: staged through this thread's bounce buffer (mmap_chain.c) */
+		bool read = (need & DOCA_ACCESS_FLAG_RDMA_READ) != 0;
+		err = sim_chain_stage(e->chain, addr, len, read, local);
+		if (err != DOCA_SUCCESS) {
+			pthread_rwlock_unlock(&keys_lock);
+			return err;
+		}
+		if (!read) {
+			pending_chain = e->chain;
+			pending_addr = addr;
+		}
+		return DOCA_SUCCESS;
+	}
+	*local = (void *)(uintptr_t)addr;
+	return DOCA_SUCCESS; /* the read lock is held until sim_rdma_access_end */
 }
 
 void sim_rdma_access_end(void)
 {
+	pending_chain = NULL;
 	pthread_rwlock_unlock(&keys_lock);
+}
+
+doca_error_t sim_rdma_access_end_written(size_t written)
+{
+	doca_error_t err = DOCA_SUCCESS;
+
+	/* still under the key's read lock: a DPU map destroyed meanwhile waits for this copy, and the exporter's own
+	 * revocation is checked by the copy itself (remote.c) */
+	if (pending_chain != NULL)
+		err = sim_chain_flush(pending_chain, pending_addr, written);
+	sim_rdma_access_end();
+	return err;
+}
+
+doca_error_t sim_rdma_access_check(uint64_t key, uint64_t addr, uint64_t len, uint32_t need)
+{
+	const struct rdma_key_entry *e;
+	doca_error_t err = DOCA_SUCCESS;
+
+	pthread_once(&keys_once, keys_init);
+	pthread_rwlock_rdlock(&keys_lock);
+	e = find_key(key, addr, len, need, &err);
+	if (e != NULL && e->chain != NULL)
+		err = sim_chain_check(e->chain, addr, len);
+	pthread_rwlock_unlock(&keys_lock);
+	return err;
 }
 
 bool sim_rdma_is_export_desc(const void *desc, size_t len)

@@ -140,6 +140,14 @@ fail:
 	return DOCA_ERROR_NO_MEMORY;
 }
 
+static bool any_kind_configured(const struct doca_rdma *rdma)
+{
+	for (int k = 0; k < RDMA_KIND_COUNT_; k++)
+		if (rdma->conf[k].set)
+			return true;
+	return false;
+}
+
 static doca_error_t rdma_stop(struct doca_ctx *ctx)
 {
 	struct doca_rdma *rdma = (struct doca_rdma *)ctx;
@@ -159,7 +167,12 @@ static doca_error_t rdma_stop(struct doca_ctx *ctx)
 	close(rdma->wake_fd);
 	close(rdma->notify_fd);
 	rdma->wake_fd = rdma->notify_fd = -1;
-	/* Like DOCA's RDMA context, the stop always completes later, in a progress call (NVIDIA's samples stop from a
+	/* A context configured for no task kind has nothing to flush and stops at once: NVIDIA's storage DPU program
+	 * stops such a context (its RDMA data context, which only serves the target's writes and reads) and counts
+	 * anything but DOCA_SUCCESS as a failure */
+	if (!any_kind_configured(rdma))
+		return DOCA_SUCCESS;
+	/* Like DOCA's RDMA context, the stop otherwise completes later, in a progress call (NVIDIA's samples stop from a
 	 * completion callback and expect DOCA_ERROR_IN_PROGRESS even with nothing in flight) */
 	rdma->stop_pending = true;
 	return DOCA_ERROR_IN_PROGRESS;

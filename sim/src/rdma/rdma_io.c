@@ -201,14 +201,9 @@ static struct rdma_task *pop_receive(struct doca_rdma *rdma)
 /* Check the whole remote-requested range once before reading any of its payload */
 static doca_error_t check_range(struct doca_rdma *rdma, uint64_t key, uint64_t addr, uint64_t len, uint32_t need)
 {
-	void *local;
-	doca_error_t err;
 	if ((rdma->permissions & need) != need)
 		return DOCA_ERROR_NOT_PERMITTED;
-	err = sim_rdma_access_begin(key, addr, len, need, &local);
-	if (err == DOCA_SUCCESS)
-		sim_rdma_access_end();
-	return err;
+	return sim_rdma_access_check(key, addr, len, need);
 }
 
 enum begin_result { BEGIN_OK, BEGIN_WAIT, BEGIN_BROKEN };
@@ -466,8 +461,14 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 					chunk = sizeof(discard_sink);
 			}
 			n = recv(s->fd, to, chunk, MSG_DONTWAIT);
-			if (bracketed)
-				sim_rdma_access_end();
+			if (bracketed) {
+				/* a memory chain's bytes go on to the exporting host here (mmap_chain.c) */
+				doca_error_t w = sim_rdma_access_end_written(n > 0 ? (size_t)n : 0);
+				if (w != DOCA_SUCCESS) {
+					s->in_status = w;
+					s->in_dst = NULL;
+				}
+			}
 			if (n == 0) {
 				s->eof = true;
 				return false;

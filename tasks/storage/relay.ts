@@ -1,0 +1,321 @@
+/**
+ * The DPU side of NVIDIA's storage reference application, zero-copy flow (what their comch_to_rdma_zero_copy does),
+ * in TypeScript: NVIDIA's initiator_comch (host) and target_rdma (storage server) talk to it unmodified.
+ *
+ * Control: a Comch server for the host, a TCP connection to the storage target; each host request is forwarded to the
+ * target under a message id of ours and answered with the target's answer (tasks/storage/wire.ts). At init the host's
+ * memory, exported over PCI, is imported and re-exported for RDMA (a memory chain): the target's RDMA reads and
+ * writes then land in the host's memory directly, never in this process's (docs/FAULTS.md, "Memory chains").
+ * Data path: each 64-byte io request from the host's producer (our Comch consumer) goes to the target as an RDMA send
+ * on the control connection; each answer the target sends back is marked a result and goes to the host's consumer
+ * through our producer.
+ */
+import { connect, type Socket } from "node:net";
+import {
+  Access,
+  BufInventory,
+  type ComchConnection,
+  type ComchConsumer,
+  type ComchProducer,
+  type ComchServer,
+  type Device,
+  Mmap,
+  NativeMemory,
+  type ProgressEngine,
+  Rdma,
+  type RdmaConnection,
+} from "../../mod.ts";
+import { interruption, raceAbort } from "../common/interrupt.ts";
+import { type ControlMessage, encode, Framer, IO_MESSAGE_SIZE, markResult, type MessageTypeName, RdmaRole } from "./wire.ts";
+
+export const DEFAULT_CHANNEL = "doca_storage_comch";
+const RDMA_ACCESS = Access.LOCAL_READ_WRITE | Access.RDMA_READ | Access.RDMA_WRITE;
+
+/** Messages arriving on one link, in order; a reader waits for the next, or for the one answering an id. */
+class Inbox {
+  #queue: ControlMessage[] = [];
+  #waiters: { want: (m: ControlMessage) => boolean; resolve: (m: ControlMessage) => void; reject: (e: Error) => void }[] = [];
+  #error: Error | undefined;
+
+  constructor(readonly name: string) {}
+
+  deliver(m: ControlMessage): void {
+    const i = this.#waiters.findIndex((w) => w.want(m));
+    if (i >= 0) this.#waiters.splice(i, 1)[0].resolve(m);
+    else this.#queue.push(m);
+  }
+
+  fail(e: Error): void {
+    this.#error ??= e;
+    for (const w of this.#waiters.splice(0)) w.reject(e);
+  }
+
+  next(want: (m: ControlMessage) => boolean, timeoutMs: number, what: string): Promise<ControlMessage> {
+    const i = this.#queue.findIndex(want);
+    if (i >= 0) return Promise.resolve(this.#queue.splice(i, 1)[0]);
+    if (this.#error) return Promise.reject(this.#error);
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        want,
+        resolve: (m: ControlMessage) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e: Error) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+        reject(new Error(`storage-relay: no ${what} from the ${this.name} within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      this.#waiters.push(waiter);
+    });
+  }
+}
+
+export interface RelayOptions {
+  device: Device;
+  rep: ReturnType<Device["openRepresentor"]>;
+  pe: ProgressEngine;
+  /** host:port of the storage target (its --listen-port). */
+  storage: { host: string; port: number };
+  channel?: string;
+  /** Every wait on a peer; default 5 s as NVIDIA's --control-timeout (accepting the host waits without limit). */
+  timeoutMs?: number;
+  startServer: (name: string) => ComchServer;
+  log?: (line: string) => void;
+  /** Aborting it (Ctrl-C) ends every wait with an InterruptedError; everything opened is closed. */
+  signal?: AbortSignal;
+}
+
+export interface RelayStats {
+  /** io requests relayed host → target and answers target → host. */
+  requests: number;
+  answers: number;
+  seconds: number;
+}
+
+/** Runs one whole session (query, init, start, stop, shutdown) for one host; resolves when the host has shut down. */
+export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
+  const timeoutMs = opts.timeoutMs ?? 5000;
+  const log = opts.log ?? (() => {});
+  const stats: RelayStats = { requests: 0, answers: 0, seconds: 0 };
+  const storageInbox = new Inbox("storage target"), hostInbox = new Inbox("host");
+  const socket = await raceAbort(connectTcp(opts.storage.host, opts.storage.port, timeoutMs), opts.signal, "connecting to the storage target");
+  const onAbort = () => {
+    const e = interruption(opts.signal!, "relaying the storage session");
+    storageInbox.fail(e);
+    hostInbox.fail(e);
+  };
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  const tcpFramer = new Framer();
+  socket.on("data", (chunk: Uint8Array) => {
+    try {
+      for (const m of tcpFramer.push(new Uint8Array(chunk))) storageInbox.deliver(m);
+    } catch (e) {
+      storageInbox.fail(e as Error);
+      socket.destroy();
+    }
+  });
+  socket.on("close", () => storageInbox.fail(new Error("storage-relay: the storage target closed the connection")));
+  socket.on("error", (e) => storageInbox.fail(e));
+  log(`storage-relay: connected to the storage target ${opts.storage.host}:${opts.storage.port}`);
+
+  const server = opts.startServer(opts.channel ?? DEFAULT_CHANNEL);
+  const owned: { close(): unknown }[] = [];
+  let consumer: ComchConsumer | undefined, producer: ComchProducer | undefined;
+  let ctrl: Rdma | undefined, data: Rdma | undefined;
+  let running = false;
+  let pumps: Promise<void>[] = [];
+  try {
+    const host = await raceAbort(server.accept(), opts.signal, "waiting for the host");
+    log("storage-relay: host connected");
+    const hostFramer = new Framer();
+    void (async () => {
+      try {
+        for (;;) for (const m of hostFramer.push(await host.recv())) hostInbox.deliver(m);
+      } catch (e) {
+        hostInbox.fail(e as Error);
+      }
+    })();
+
+    let nextId = 1;
+    const toStorage = (type: MessageTypeName, correlation: number, payload: ControlMessage["payload"]) => {
+      const m: ControlMessage = { type, id: nextId++, correlation, payload };
+      socket.write(encode(m));
+      return m;
+    };
+    const toHost = (request: ControlMessage, answer: ControlMessage) =>
+      host.send(encode({ type: answer.type, id: request.id, correlation: request.correlation, payload: answer.payload }));
+    /** Forwards a host request to the target; its answer (or error) goes back under the host's id. */
+    const forward = async (request: ControlMessage, answerType: MessageTypeName, payload: ControlMessage["payload"] = { kind: "none" }) => {
+      const sent = toStorage(request.type, request.correlation, payload);
+      const answer = await storageInbox.next((m) => m.id === sent.id, timeoutMs, `answer to ${request.type}`);
+      if (answer.type !== answerType && answer.type !== "error_response") {
+        throw new Error(`storage-relay: the target answered ${request.type} with ${answer.type}`);
+      }
+      return answer;
+    };
+    const hostRequest = (type: MessageTypeName) => hostInbox.next(() => true, 24 * 3600_000, type).then((m) => {
+      if (m.type !== type) throw new Error(`storage-relay: the host sent ${m.type} while ${type} was expected`);
+      return m;
+    });
+
+    /** A connection of `rdma` to the target in `role`, details exchanged through the control link. */
+    const connectRdma = async (rdma: Rdma, role: number, correlation: number): Promise<RdmaConnection> => {
+      const { connection, details } = rdma.exportConnection();
+      const sent = toStorage("create_rdma_connection_request", correlation, { kind: "rdma", contextIdx: 0, role, details });
+      const answer = await storageInbox.next((m) => m.id === sent.id, timeoutMs, "create_rdma_connection_response");
+      if (answer.payload.kind !== "rdma") throw new Error(`storage-relay: the target answered a connection request with ${answer.type}`);
+      connection.connect(answer.payload.details);
+      return connection;
+    };
+
+    // query: the storage's size, as the target reports it
+    const query = await hostRequest("query_storage_request");
+    await toHost(query, await forward(query, "query_storage_response"));
+
+    // init: the host's memory chained on to the target, the fast path to the host, two RDMA connections to the target
+    const init = await hostRequest("init_storage_request");
+    if (init.payload.kind !== "init") throw new Error("storage-relay: init_storage_request without its payload");
+    if (init.payload.coreCount !== 1) throw new Error(`storage-relay: one core is served, the host asked for ${init.payload.coreCount}`);
+    const transactions = init.payload.transactionCount;
+    const hostMemory = Mmap.fromExport(init.payload.mmapExport, opts.device, { threadSafe: true });
+    owned.push(hostMemory);
+    const chained = hostMemory.exportRdma(opts.device);
+    const initAnswer = await forward(init, "init_storage_response", {
+      kind: "init",
+      transactionCount: transactions * 2,
+      coreCount: 1,
+      mmapExport: chained,
+    });
+    if (initAnswer.type === "init_storage_response") {
+      consumer = await host.createConsumer({ bufferSize: IO_MESSAGE_SIZE, buffers: transactions, timeoutMs });
+      producer = await host.createProducer({ bufferSize: IO_MESSAGE_SIZE, buffers: transactions, timeoutMs });
+      ctrl = await Rdma.create(opts.device, opts.pe, { permissions: RDMA_ACCESS, receives: transactions * 2, receiveSize: IO_MESSAGE_SIZE, maxTasks: transactions * 2, timeoutMs });
+      data = await Rdma.create(opts.device, opts.pe, { permissions: RDMA_ACCESS, maxTasks: 1, timeoutMs });
+      await connectRdma(data, RdmaRole.io_data, init.correlation);
+      const ctrlConn = await connectRdma(ctrl, RdmaRole.io_control, init.correlation);
+      pumps = [];
+      const startDataPath = (hostConsumer: number) => {
+        running = true;
+        // a pump that fails stops the session: the host then sees its requests unanswered and times out
+        const failed = (e: unknown) => {
+          if (running) log(`storage-relay: data path failed: ${(e as Error).message}`);
+          running = false;
+        };
+        pumps = [pumpRequests(consumer!, ctrlConn, transactions).catch(failed), pumpAnswers(ctrl!, producer!, hostConsumer).catch(failed)];
+      };
+      await toHost(init, initAnswer);
+
+      // start: once the target runs, the data path
+      const start = await hostRequest("start_storage_request");
+      const startAnswer = await forward(start, "start_storage_response");
+      if (startAnswer.type === "start_storage_response") startDataPath(await host.waitForRemoteConsumer({ timeoutMs }));
+      const started = performance.now();
+      await toHost(start, startAnswer);
+
+      // stop: the target stops first, then our side of the data path
+      const stop = await hostRequest("stop_storage_request");
+      const stopAnswer = await forward(stop, "stop_storage_response");
+      stats.seconds = (performance.now() - started) / 1000;
+      running = false;
+      // the host's requests pump ends with our consumer; the answers pump with the control context (below)
+      await consumer.close();
+      await producer.close();
+      await toHost(stop, stopAnswer);
+    } else {
+      await toHost(init, initAnswer);
+    }
+
+    // shutdown: once the host's consumers are gone, the target's turn, then ours
+    const shutdown = await hostRequest("shutdown_request");
+    const deadline = Date.now() + timeoutMs;
+    while (host.remoteConsumers.length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await toHost(shutdown, await forward(shutdown, "shutdown_response"));
+    log(`storage-relay: shut down after ${stats.requests} requests, ${stats.answers} answers`);
+    return stats;
+
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+    running = false;
+    await consumer?.close().catch(() => {});
+    await producer?.close().catch(() => {});
+    await ctrl?.close().catch(() => {});
+    await data?.close().catch(() => {});
+    await Promise.allSettled(pumps);
+    for (const o of owned.reverse()) o.close();
+    await server.close();
+    socket.destroy();
+  }
+
+  /** Host → target: each request copied into a send slot of ours and sent; at most `slots` in flight. */
+  async function pumpRequests(from: ComchConsumer, to: RdmaConnection, slots: number): Promise<void> {
+    using memory = NativeMemory.alloc(slots * IO_MESSAGE_SIZE);
+    using map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [opts.device] });
+    using inv = new BufInventory(slots);
+    const bufs = Array.from({ length: slots }, (_, i) => inv.bufByData(map, memory.address + i * IO_MESSAGE_SIZE, IO_MESSAGE_SIZE));
+    const free = bufs.map((_, i) => i);
+    const freed: (() => void)[] = [];
+    const inFlight = new Set<Promise<void>>();
+    while (running) {
+      let message;
+      try {
+        message = await from.recv();
+      } catch (e) {
+        if (!running) break;
+        throw e;
+      }
+      while (free.length === 0) await new Promise<void>((r) => freed.push(r));
+      const slot = free.pop()!;
+      memory.bytes.set(message.bytes.subarray(0, IO_MESSAGE_SIZE), slot * IO_MESSAGE_SIZE);
+      stats.requests++;
+      const sent: Promise<void> = to.send(bufs[slot]).finally(() => {
+        inFlight.delete(sent);
+        free.push(slot);
+        freed.shift()?.();
+      });
+      inFlight.add(sent);
+    }
+    await Promise.allSettled([...inFlight]);
+  }
+
+  /** Target → host: each answer marked a result and produced to the host's consumer. */
+  async function pumpAnswers(from: Rdma, to: ComchProducer, hostConsumer: number): Promise<void> {
+    while (running) {
+      let message;
+      try {
+        message = await from.recv();
+      } catch (e) {
+        if (!running) break;
+        throw e;
+      }
+      markResult(message.bytes);
+      stats.answers++;
+      await to.send(message.bytes, hostConsumer);
+    }
+  }
+}
+
+function connectTcp(host: string, port: number, timeoutMs: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`storage-relay: no connection to the storage target ${host}:${port} within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    socket.once("connect", () => {
+      clearTimeout(timer);
+      socket.setNoDelay(true);
+      resolve(socket);
+    });
+    socket.once("error", (e) => {
+      clearTimeout(timer);
+      reject(new Error(`storage-relay: cannot reach the storage target ${host}:${port}: ${e.message}`));
+    });
+  });
+}
+
+export type { ComchConnection };
