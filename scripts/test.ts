@@ -161,6 +161,9 @@ const runtimes: Record<string, RuntimeRun> = {
   },
 };
 
+/** The process group of the runner now running, killed with it when this script is stopped (it runs detached). */
+let runnerGroup: number | undefined;
+
 function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: number; counts: Counts; seconds: number }> {
   const scratch = mkdtempSync(join(tmpdir(), "doca-ts-test-"));
   const junit = join(scratch, "junit.xml");
@@ -172,6 +175,7 @@ function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: numbe
       env: { ...process.env, ...deviceEnv, ...runtime.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
       detached: true,
     });
+    runnerGroup = child.pid;
     // A hung runner must not hang CI: kill its whole process group when the budget runs out.
     const timer = setTimeout(() => {
       console.error(`\ntest: ${runtime.name} exceeded ${timeoutMinutes} minutes; killing it`);
@@ -184,6 +188,7 @@ function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: numbe
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
+      runnerGroup = undefined;
       const counts = existsSync(junit) ? countJunit(readFileSync(junit, "utf8")) : { passed: 0, failed: 0, skipped: 0 };
       rmSync(scratch, { recursive: true, force: true });
       done({ code: code ?? (signal ? 128 : 1), counts, seconds: (performance.now() - started) / 1000 });
@@ -210,13 +215,17 @@ function startBusyLoops(): () => void {
   );
   const stop = () => loops.forEach((loop) => loop.kill("SIGKILL"));
   process.on("exit", stop);
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.on(signal, () => {
-      stop();
-      process.exit(128 + ({ SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const)[signal]);
-    });
-  }
   return stop;
+}
+
+// The runner runs in its own process group (so a timeout can kill all it started): a stop of this script stops it too.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    try {
+      if (runnerGroup !== undefined) process.kill(-runnerGroup, "SIGKILL");
+    } catch { /* already gone */ }
+    process.exit(128 + ({ SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const)[signal]);
+  });
 }
 
 const stopBusyLoops = values.busy ? startBusyLoops() : () => {};
