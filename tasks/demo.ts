@@ -12,12 +12,12 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statfsSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { parseFlags, UsageError, wholeNumber } from "./common/cli.ts";
+import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
-import { formatBytes, formatRate } from "./common/units.ts";
+import { formatBytes, formatRate, plural } from "./common/units.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = { size: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
@@ -123,8 +123,9 @@ async function runStep(step: Step, env: Record<string, string>, signal: AbortSig
   return {
     ok,
     line: `${step.title}: ${ok ? "OK" : "MISMATCH"} ${formatBytes(sender.bytes)} ${h.mode}` +
-      (h.mode === "extended" ? ` (${sender.chunks} chunks, ${sender.slots} in flight)` : "") +
-      `, ${formatRate(sender.bytes, Math.max(h.seconds, d.seconds))}; sha256 ${got.slice(0, 16)}… ` +
+      (h.mode === "extended" ? ` (${plural(sender.chunks, "chunk")}, ${sender.slots} in flight)` : "") +
+      // Not the progress bar's DMA rate: from the first message to the receipt, hashing and fsync included.
+      `, ${formatRate(sender.bytes, Math.max(h.seconds, d.seconds))} end to end; sha256 ${got.slice(0, 16)}… ` +
       `${ok ? "matches" : `expected ${step.expect.slice(0, 16)}…`}; peak RSS host ${formatBytes(h.peakRssBytes ?? 0)}, ` +
       `DPU ${formatBytes(d.peakRssBytes ?? 0)}`,
   };
@@ -136,7 +137,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
-  const size = values.size === undefined ? 5 * 1024 * 1024 : wholeNumber(values.size, "--size", MAX_DEMO_SIZE);
+  const size = values.size === undefined ? 5 * 1024 * 1024 : positiveInt(values.size, "--size", MAX_DEMO_SIZE);
   const signal = stopOnSignals();
   checkRoom(tmpdir(), size);
   const work = mkdtempSync(join(tmpdir(), "doca-ts-demo-"));

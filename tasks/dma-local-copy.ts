@@ -43,11 +43,19 @@ export interface LocalCopyResult {
   microseconds: number;
 }
 
+/** The data does not fit one DMA buffer of the device (0 bytes, or above its maximum). */
+export class LocalCopySizeError extends RangeError {
+  override name = "LocalCopySizeError";
+  constructor(readonly bytes: number, readonly max: number) {
+    super(`size must be 1..${max} bytes (the device's max DMA buffer), got ${bytes}`);
+  }
+}
+
 /** Copies `data` through DMA into fresh memory and reports both buffers. */
 export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<LocalCopyResult & { copy: Uint8Array }> {
   using device = openDeviceOf(pciAddr);
   const max = Dma.caps(device).maxBufSize;
-  if (data.length === 0 || data.length > max) throw new Error(`size must be 1..${max} bytes (the device's max DMA buffer), got ${data.length}`);
+  if (data.length === 0 || data.length > max) throw new LocalCopySizeError(data.length, max);
   using pe = new ProgressEngine();
   using src = NativeMemory.alloc(data.length);
   using dst = NativeMemory.alloc(data.length);
@@ -94,7 +102,13 @@ async function main(argv: string[]): Promise<number> {
   } else {
     data = new TextEncoder().encode(values.text ?? "This is a sample piece of text");
   }
-  const { copy, ...result } = await dmaLocalCopy(data, values["pci-addr"]);
+  const { copy, ...result } = await dmaLocalCopy(data, values["pci-addr"]).catch((e) => {
+    // Too large for the device is a bad flag (exit 2 naming it), not a failure of the copy.
+    if (e instanceof LocalCopySizeError) {
+      throw new UsageError(`${values.size !== undefined ? "--size" : "-t/--text"}: ${e.bytes} bytes is more than the device's largest DMA buffer (${e.max} bytes)`);
+    }
+    throw e;
+  });
   if (values.json) {
     printJson(result);
   } else {

@@ -16,7 +16,8 @@ import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printError } from "./common/output.ts";
+import { printError, printJson } from "./common/output.ts";
+import { formatMicrosAll } from "./common/units.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
@@ -216,10 +217,8 @@ if (isMain(import.meta)) {
     const o = parsed.options;
     const result = await rdmaPing(o, { signal: stopOnSignals() });
     if (!result) return print(`rdma-ping: echoed the peer's messages`);
-    if (o.jsonOutput) return print(JSON.stringify(result));
-    print(
-      `rdma-ping: ${result.count} round trips of ${result.size} B: min ${result.minUs} µs, p50 ${result.p50Us} µs, ` +
-        `p90 ${result.p90Us} µs, p99 ${result.p99Us} µs, max ${result.maxUs} µs`,
-    );
+    if (o.jsonOutput) return printJson(result);
+    const [min, p50, p90, p99, max] = formatMicrosAll([result.minUs, result.p50Us, result.p90Us, result.p99Us, result.maxUs]);
+    print(`rdma-ping: ${result.count} round trips of ${result.size} B: min ${min}, p50 ${p50}, p90 ${p90}, p99 ${p99}, max ${max}`);
   });
 }

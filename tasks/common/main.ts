@@ -24,8 +24,14 @@ export function isMain(meta: { url: string; main?: boolean }): boolean {
   return script !== undefined && resolve(script) === fileURLToPath(meta.url);
 }
 
+/** The running task's name: its script's file name without the extension ("dma-copy"), or "" if unknown. */
+export function taskName(): string {
+  const script = process.argv[1] ?? "";
+  return /([^/\\]+?)(\.(ts|js|mjs|mts))?$/.exec(script)?.[1] ?? "";
+}
+
 /**
- * Runs `fn`; on error prints one line to stderr ("error: …", or "interrupted (SIGINT) while …") and exits 2 for
+ * Runs `fn`; on error prints one line to stderr ("TASK: error: …", or "TASK: interrupted (SIGINT) while …") and exits 2 for
  * usage errors, the signal's status (130/143) for an interruption, 1 otherwise.
  */
 export async function runMain(fn: () => Promise<number | void> | number | void): Promise<never> {
@@ -36,12 +42,16 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
   } catch (e) {
     const err = e as Error & { exitCode?: number };
     const usage = err?.name === "UsageError";
+    // Every line starts with the task's name: in a script running several tasks, or in a bug report, the reader
+    // sees which one spoke.
+    const task = taskName();
+    const named = (text: string) => task && !text.startsWith(`${task} `) && !text.startsWith(`${task}:`) ? `${task}: ${text}` : text;
     if (err?.name === "InterruptedError") {
-      printError(err.message);
+      printError(named(err.message));
       code = err.exitCode ?? 130;
     } else {
       const message = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
-      printError(`error: ${message}${usage ? " (see --help)" : ""}`);
+      printError(named(`error: ${message}${usage ? " (see --help)" : ""}`));
       code = usage ? 2 : 1;
     }
     if (process.env.DOCA_TS_DEBUG && err?.stack) printError(err.stack);
