@@ -12,6 +12,7 @@ import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, Usag
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { printError, printJson } from "./common/output.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
@@ -30,8 +31,10 @@ export const FLAGS = {
   inflight: { type: "string" },
   timeout: { type: "string" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
+const TASK = "comch-stream";
 
 const HELP = `Usage: comch-stream [--side host|dpu] [-r REP_PCI] [-p PCI] [--count N] [--size BYTES] [--inflight K]
                     [-s NAME] [--timeout SECONDS] [--json]
@@ -45,7 +48,7 @@ Waits: every wait on the peer (the DPU for the host, each message) is limited to
 Interrupted (Ctrl-C, SIGTERM, SIGHUP, closed output), a side tells the other why before it leaves.
 Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --side host|dpu, -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME,
---count N, --size BYTES, --inflight K, --timeout SECONDS, --json (one JSON line), -h/--help.`;
+--count N, --size BYTES, --inflight K, --timeout SECONDS, --json (one JSON line), --version, -h/--help.`;
 
 export interface StreamReport {
   side: "host" | "dpu";
@@ -267,6 +270,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine(TASK)), 0);
   const side = parseSide(values.side, process.env, "host");
   const timeoutMs = values.timeout === undefined ? 30_000 : positiveSecondsMs(values.timeout, "--timeout");
   const count = values.count === undefined ? 10_000 : positiveInt(values.count, "--count");

@@ -15,12 +15,19 @@ import process from "node:process";
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
 import { formatBytes, formatRate, plural } from "./common/units.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = { size: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
+export const FLAGS = {
+  size: { type: "string" },
+  keep: { type: "boolean" },
+  version: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+const TASK = "demo";
 
 const HELP = `Usage: demo [--size BYTES] [--keep]
 
@@ -32,7 +39,7 @@ copies of the file: both are checked before anything is written. --keep leaves t
 place. Needs the software device: deno task sim:build. Waits: each copy's sides give up after 20 s without their
 peer. Ctrl-C, SIGTERM, SIGHUP or a closed output stop both sides cleanly and remove the work folder.
 Exit status 0 when every copy was verified, 1 when one failed, 2 for bad flags, ${STOPPED_STATUSES}.
-Flags: --size BYTES, --keep, -h/--help.`;
+Flags: --size BYTES, --keep, --version (versions of doca-ts and DOCA), -h/--help.`;
 
 /** The largest --size: the demo writes the file three times (original, DPU copy, copy back). */
 export const MAX_DEMO_SIZE = 4 * 1024 * 1024 * 1024;
@@ -137,6 +144,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine(TASK)), 0);
   const size = values.size === undefined ? 5 * 1024 * 1024 : positiveInt(values.size, "--size", MAX_DEMO_SIZE);
   const signal = stopOnSignals();
   checkRoom(tmpdir(), size);

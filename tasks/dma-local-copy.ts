@@ -9,6 +9,7 @@ import { Access, BufInventory, Dma, Mmap, NativeMemory, ProgressEngine } from ".
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
@@ -19,8 +20,10 @@ export const FLAGS = {
   size: { type: "string" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
+const TASK = "dma-local-copy";
 
 const HELP = `Usage: dma-local-copy [-t TEXT | --size BYTES] [-p PCI] [--json]
 
@@ -31,6 +34,7 @@ other error), 2 for bad flags, ${STOPPED_STATUSES}.
       --size BYTES     copy BYTES of a pattern instead (must fit the device's max DMA buffer size)
   -p, --pci-addr PCI   device (default: the first one found)
       --json           print the result as one JSON object
+      --version        print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help           this text
 No peer and no waits: one local DMA task.`;
 
@@ -94,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine(TASK)), 0);
   let data: Uint8Array;
   if (values.size !== undefined && values.text !== undefined) throw new UsageError("give -t/--text or --size, not both");
   if (values.size !== undefined) {

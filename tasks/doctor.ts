@@ -6,6 +6,7 @@
 import { parseFlags, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { type DoctorReport, runDoctor } from "./doctor/report.ts";
@@ -24,6 +25,7 @@ local DMA self-test and, with --peer NAME, a Comch round trip with the server NA
   --peer NAME  Comch server to exchange one message with
   -p PCI       device for the self-tests (default: the first with DMA)
   --timeout S  seconds to wait for DMA completion and the Comch peer (default 10, at most 86400)
+  --version    print the versions of doca-ts and of the DOCA it loads, and exit
 Exit status: 0 when no problem was found, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.`;
 
 const PCI_ADDRESS = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
@@ -85,12 +87,14 @@ async function main(argv: string[]): Promise<number> {
     peer: { type: "string" },
     "pci-addr": { type: "string", short: "p" },
     timeout: { type: "string" },
+    version: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("doctor")), 0);
   const timeoutMs = values.timeout === undefined ? 10_000 : positiveSecondsMs(values.timeout, "--timeout");
   const pciAddr = values["pci-addr"];
   if (pciAddr !== undefined && !PCI_ADDRESS.test(pciAddr)) {

@@ -18,6 +18,7 @@ import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.t
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { formatMicrosAll } from "./common/units.ts";
+import { versionLine } from "./common/version.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
@@ -33,7 +34,8 @@ echo is checked byte for byte.
       --size BYTES           message size (default 64, 1..${Channel.MAX_MESSAGE})
   -d, --device DEV           DOCA device: PCI address or IB device name (default: the first with RDMA)
       --timeout SECONDS      limit on connecting and on each round trip (default 30)
-      --json-output          print the result as one JSON object
+      --json                 print the result as one JSON object
+      --version              print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help                 this text
 
 Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.`;
@@ -57,13 +59,15 @@ export const FLAGS = {
   size: { type: "string" },
   device: { type: "string", short: "d" },
   timeout: { type: "string" },
-  "json-output": { type: "boolean" },
+  json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
-export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "run"; options: RdmaPingOptions } {
+export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "version" } | { kind: "run"; options: RdmaPingOptions } {
   const { values: v } = parseFlags(argv, FLAGS);
   if (v.help) return { kind: "help" };
+  if (v.version) return { kind: "version" };
   const endpoint = parseEndpoint(v.listen, v.connect);
   const exchange = v.exchange ?? "cm";
   if (exchange !== "cm" && exchange !== "tcp") throw new UsageError(`--exchange: expected cm or tcp, got ${JSON.stringify(exchange)}`);
@@ -79,7 +83,7 @@ export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "r
       size: v.size === undefined ? 64 : positiveInt(v.size, "--size", Channel.MAX_MESSAGE),
       device: v.device || undefined,
       timeoutMs: v.timeout === undefined ? 30_000 : positiveSecondsMs(v.timeout, "--timeout"),
-      jsonOutput: v["json-output"] === true,
+      jsonOutput: v.json === true,
     },
   };
 }
@@ -214,6 +218,7 @@ if (isMain(import.meta)) {
   runMain(async () => {
     const parsed = parseRdmaPingArgs(process.argv.slice(2));
     if (parsed.kind === "help") return print(RDMA_PING_HELP);
+    if (parsed.kind === "version") return print(versionLine("rdma-ping"));
     const o = parsed.options;
     const result = await rdmaPing(o, { signal: stopOnSignals() });
     if (!result) return print(`rdma-ping: echoed the peer's messages`);

@@ -3,6 +3,7 @@
  * parseArgs wrapped so an unknown or malformed flag is a UsageError too.
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { noteFromEnvironment } from "./environment.ts";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -90,6 +91,9 @@ export function serverName(value: string | undefined, flag: string): string | un
 /** "--side host|dpu", else DOCA_SIM_SIDE, else `fallback`. */
 export function parseSide(value: string | undefined, env: Record<string, string | undefined>, fallback: "host" | "dpu"): "host" | "dpu" {
   const side = value ?? env.DOCA_SIM_SIDE ?? fallback;
+  if (value === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== fallback) {
+    noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side ${fallback} overrides it)`);
+  }
   if (side !== "host" && side !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(side)}`);
   return side;
 }

@@ -12,6 +12,7 @@ import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 
 export { print };
 import { describeMissingPermission, isMissingPermission } from "./permission.ts";
+import { environmentNotes } from "./environment.ts";
 
 /**
  * True when the module whose `import.meta` is given is the program's entry point. Deno and Bun say so themselves
@@ -22,6 +23,15 @@ export function isMain(meta: { url: string; main?: boolean }): boolean {
   if (typeof main === "boolean") return main;
   const script = process.argv[1];
   return script !== undefined && resolve(script) === fileURLToPath(meta.url);
+}
+
+/** DOCA_TS_DEBUG is set; false when it cannot be read (Deno without --allow-env: the error said so already). */
+function debugWanted(): boolean {
+  try {
+    return Boolean(process.env.DOCA_TS_DEBUG);
+  } catch {
+    return false;
+  }
 }
 
 /** The running task's name: its script's file name without the extension ("dma-copy"), or "" if unknown. */
@@ -51,10 +61,10 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
       code = err.exitCode ?? 130;
     } else {
       const message = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
-      printError(named(`error: ${message}${usage ? " (see --help)" : ""}`));
+      printError(named(`error: ${message}${usage ? " (see --help)" : ""}${environmentNotes()}`));
       code = usage ? 2 : 1;
     }
-    if (process.env.DOCA_TS_DEBUG && err?.stack) printError(err.stack);
+    if (debugWanted() && err?.stack) printError(err.stack);
   }
   // Output that could not be written ends the task as SIGPIPE would have, even when the work itself finished.
   await flushOutput();
