@@ -16,6 +16,7 @@ import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./c
 import { isMain, print, runMain } from "./common/main.ts";
 import { versionLine } from "./common/version.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
+import { ownExtension } from "./common/run-pair.ts";
 
 export const FLAGS = {
   size: { type: "string" },
@@ -37,7 +38,8 @@ Ctrl-C, SIGTERM, SIGHUP or a closed output stop both copies, remove the namespac
 Flags: --size BYTES, --loopback, --keep, --version (versions of doca-ts and DOCA), -h/--help.
 Exit status 0 when both copies were verified, 1 when one failed, 2 for bad flags, ${STOPPED_STATUSES}.`;
 
-const COPY = fileURLToPath(new URL("./rdma-copy.ts", import.meta.url));
+// The package's built JavaScript runs its sibling rdma-copy.js (plain Node), the sources rdma-copy.ts.
+const COPY = fileURLToPath(new URL(`./rdma-copy${ownExtension}`, import.meta.url));
 const PORT = 7471;
 
 /** The command that runs rdma-copy under this runtime, with exactly its deno.json permissions on Deno. */
@@ -48,7 +50,7 @@ function copyCommand(args: string[]): string[] {
     case "bun":
       return [process.execPath, COPY, ...args];
     default:
-      return [process.execPath, "--import", "tsx", COPY, ...args];
+      return COPY.endsWith(".js") ? [process.execPath, COPY, ...args] : [process.execPath, "--import", "tsx", COPY, ...args];
   }
 }
 
