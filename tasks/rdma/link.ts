@@ -98,16 +98,58 @@ export class Link implements AsyncDisposable {
 async function connect(rdma: Rdma, opts: LinkOptions): Promise<RdmaConnection> {
   const { endpoint, timeoutMs } = opts;
   if (opts.exchange === "cm") {
-    if (!endpoint.listen) return await rdma.connectTo(endpoint.host, endpoint.port, { timeoutMs });
+    if (!endpoint.listen) {
+      return await untilListening((ms) => rdma.connectTo(endpoint.host, endpoint.port, { timeoutMs: ms }), opts);
+    }
     rdma.listen(endpoint.port);
     opts.onListening?.(`listening for RDMA CM on port ${endpoint.port}`);
     return await rdma.accept({ timeoutMs });
   }
   // Out of band: each side sends its exported details over one TCP socket (length-prefixed), then connects.
   const { connection, details } = rdma.exportConnection();
-  const peer = await exchangeOverTcp(endpoint, details, timeoutMs, opts.onListening);
+  const peer = endpoint.listen
+    ? await exchangeOverTcp(endpoint, details, timeoutMs, opts.onListening)
+    : await untilListening((ms) => exchangeOverTcp(endpoint, details, ms), opts);
   connection.connect(peer);
   return connection;
+}
+
+/** Pause between attempts of a connecting side whose peer does not listen yet. */
+const RETRY_MS = 250;
+
+/** The peer is not listening (yet): nothing answered at its address, so trying again may work. */
+function notListening(e: unknown): boolean {
+  const err = e as { docaName?: string; message?: string };
+  return err?.docaName === "DOCA_ERROR_CONNECTION_ABORTED" || err?.docaName === "DOCA_ERROR_CONNECTION_REFUSED" ||
+    /ECONNREFUSED/.test(err?.message ?? "");
+}
+
+/**
+ * A connecting side started before its peer listens waits for it within --timeout, as dma-copy's host waits for its
+ * DPU: it says once that it waits, tries again every RETRY_MS, and fails at the deadline naming the address.
+ */
+async function untilListening<T>(attempt: (msLeft: number) => Promise<T>, opts: LinkOptions): Promise<T> {
+  const { endpoint, timeoutMs, signal } = opts;
+  const deadline = Date.now() + timeoutMs;
+  let said = false;
+  for (;;) {
+    try {
+      return await attempt(Math.max(1, deadline - Date.now()));
+    } catch (e) {
+      if (!notListening(e) || signal?.aborted) throw e;
+      if (Date.now() + RETRY_MS >= deadline) {
+        throw new Error(
+          `nobody listened at ${endpoint.host}:${endpoint.port} within ${timeoutMs / 1000} s (--timeout); likely ` +
+            `causes: the receiving side (--listen ${endpoint.port}) is not started yet or has already exited, or ` +
+            `listens on another port or with another --exchange`,
+          { cause: e },
+        );
+      }
+      if (!said) opts.onListening?.(`waiting for the peer to listen at ${endpoint.host}:${endpoint.port} (up to ${timeoutMs / 1000} s)`);
+      said = true;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
 }
 
 /** Largest connection details accepted from a peer (the software device's are a few dozen bytes). */
