@@ -41,6 +41,8 @@ export interface RunningChild {
   kill(): void;
   /** Sends `name` (e.g. "SIGINT") to the child. */
   signal?(name: NodeJS.Signals): void;
+  /** What the child wrote to stdout so far (to watch output that comes before the end). */
+  stdout?(): string;
 }
 
 export function startChild(script: string, args: string[], env: Record<string, string>, timeoutMs: number): RunningChild {
@@ -66,6 +68,7 @@ export function startChild(script: string, args: string[], env: Record<string, s
   });
   return {
     done,
+    stdout: () => stdout,
     kill: () => child.kill("SIGKILL"),
     // process.kill, not child.kill: after child.kill() Deno reports the signal instead of the exit status.
     signal: (name) => {
