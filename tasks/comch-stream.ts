@@ -14,6 +14,7 @@ import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.t
 import { isMain, print, runMain } from "./common/main.ts";
 import { versionLine } from "./common/version.ts";
 import { printError, printJson } from "./common/output.ts";
+import { startLiveLine } from "./common/live-line.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 
@@ -160,7 +161,10 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
         const hostStop = watchPeer(fromHost, "the host side");
         hostStop.catch(() => {});
         let t0 = 0;
-        for (let i = 0; i < plan.count; i++) {
+        let received = 0;
+        const live = startLiveLine(() => `comch-stream dpu: ${received} of ${plan.count} messages received`);
+        try {
+        for (let i = 0; i < plan.count; i++, received = i) {
           const m = await raceAbort(Promise.race([consumer.recv({ timeoutMs: opts.timeoutMs }), hostStop]), signal, `receiving message ${i + 1} of ${plan.count}`)
             .catch(async (e) => {
               throw await preferNotice(e, hostStop);
@@ -170,6 +174,9 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
           if (seq !== i || m.bytes.length !== plan.size) {
             throw new Error(`message ${i}: got sequence ${seq} and ${m.bytes.length} bytes (expected ${plan.size})`);
           }
+        }
+        } finally {
+          live.stop();
         }
         const r = report("dpu", plan.count, plan.size, (performance.now() - t0) / 1000);
         await conn.send(encode(r));
@@ -230,9 +237,11 @@ export async function streamProducer(opts: {
         const seq = new DataView(message.buffer);
         const inflight = new Set<Promise<void>>();
         const t0 = performance.now();
+        let remaining = opts.count;
         const sending = async () => {
           for (let i = 0; i < opts.count; i++) {
             seq.setUint32(0, i, true);
+            remaining = opts.count - i - 1;
             const p = producer.send(message, consumerId).finally(() => inflight.delete(p));
             p.catch(() => {});
             inflight.add(p);
@@ -240,9 +249,11 @@ export async function streamProducer(opts: {
           }
           await raceAbort(Promise.race([Promise.all(inflight), dpuStop]), signal, "sending the last messages");
         };
+        // A live count on a terminal (100,000 messages take seconds); nothing when stderr is piped.
+        const live = startLiveLine(() => `comch-stream host: ${opts.count - remaining - inflight.size} of ${opts.count} messages sent`);
         await sending().catch(async (e) => {
           throw await preferNotice(e, dpuStop);
-        });
+        }).finally(() => live.stop());
         const host = report("host", opts.count, opts.size, (performance.now() - t0) / 1000);
         let timer: ReturnType<typeof setTimeout> | undefined;
         const late = new Promise<never>((_, reject) => {

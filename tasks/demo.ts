@@ -19,6 +19,7 @@ import { versionLine } from "./common/version.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
 import { formatBytes, formatRate, plural } from "./common/units.ts";
+import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = {
@@ -111,12 +112,16 @@ interface Step {
 }
 
 async function runStep(step: Step, env: Record<string, string>, signal: AbortSignal): Promise<{ ok: boolean; line: string }> {
+  // The two sides run with their output captured: on a terminal, a live line says the copy is under way (4 GiB take
+  // half a minute); nothing when stderr is piped.
+  const started = performance.now();
+  const live = startLiveLine(() => `demo: ${step.title}: copying… ${formatElapsed(performance.now() - started)}`);
   const { host, dpu } = await runCopyPair({
     signal,
     hostArgs: ["-f", step.hostFile, "-p", HOST_PCI, "--json-output", "--stats", "--timeout", "20", ...step.extra],
     dpuArgs: ["-f", step.dpuFile, "-p", DPU_PCI, "-r", HOST_PCI, "--json-output", "--stats", "--timeout", "20", ...step.extra],
     env,
-  });
+  }).finally(() => live.stop());
   if (signal.aborted) throw interruption(signal, `copying ${step.title}; both sides were stopped`);
   if (host.code !== 0 || dpu.code !== 0) {
     return { ok: false, line: `${step.title}: FAILED (host exit ${host.code}, DPU exit ${dpu.code})\n  host: ${host.stderr.trim()}\n  DPU: ${dpu.stderr.trim()}` };

@@ -17,6 +17,7 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { versionLine } from "./common/version.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
 import { ownExtension } from "./common/run-pair.ts";
+import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 
 export const FLAGS = {
   size: { type: "string" },
@@ -129,6 +130,17 @@ function run(cmd: string[], env: Record<string, string>, signal: AbortSignal): R
 }
 
 async function copyOnce(net: Net, from: string, to: string, mode: "write" | "read", env: Record<string, string>, signal: AbortSignal): Promise<string> {
+  // On a terminal, a live line while the two sides (output captured) copy; nothing when stderr is piped.
+  const started = performance.now();
+  const live = startLiveLine(() => `rdma-demo: copying by RDMA ${mode}… ${formatElapsed(performance.now() - started)}`);
+  try {
+    return await copyOnceQuietly(net, from, to, mode, env, signal);
+  } finally {
+    live.stop();
+  }
+}
+
+async function copyOnceQuietly(net: Net, from: string, to: string, mode: "write" | "read", env: Record<string, string>, signal: AbortSignal): Promise<string> {
   const what = `copying by RDMA ${mode} (both sides were stopped)`;
   const receiver = run([...net.receiverPrefix, ...copyCommand(["--receive", to, "--listen", `${net.receiverHost}:${PORT}`, "--json"])], env, signal);
   const deadline = Date.now() + 60_000;

@@ -18,6 +18,7 @@ import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.t
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { formatMicrosAll } from "./common/units.ts";
+import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 import { versionLine } from "./common/version.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
 
@@ -104,7 +105,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** One side of a ping: the connecting side measures and returns the result; the listener echoes and returns undefined. */
-export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal } = {}): Promise<PingResult | undefined> {
+export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; progress?: boolean } = {}): Promise<PingResult | undefined> {
   using device = openRdmaDevice(o.device);
   using pe = new ProgressEngine();
   const link = await Link.open({ device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0,
@@ -132,7 +133,15 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal }
     printError(o.endpoint.listen ? `rdma-ping: echoing ${count} messages of ${size} B` : `rdma-ping: measuring ${count} round trips of ${size} B`);
     const rtts: number[] = [];
     const bound = <T>(p: Promise<T>, what: string) => raceTimeout(p, o.timeoutMs, what, run.signal);
-    for (let i = 0; i < count; i++) {
+    // A live count on a terminal: a million round trips take minutes.
+    let done = 0;
+    const started = performance.now();
+    const live = startLiveLine(() =>
+      `rdma-ping: ${done} of ${count} round trips ${o.endpoint.listen ? "echoed" : "measured"}, ${formatElapsed(performance.now() - started)}`, {
+      enabled: run.progress === true && process.stderr.isTTY === true,
+    });
+    try {
+    for (let i = 0; i < count; i++, done = i) {
       if (!o.endpoint.listen) {
         memory.bytes.fill(i & 0xff, 0, size);
         buf.setData(memory.address, size);
@@ -152,6 +161,9 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal }
         buf.setData(memory.address, m.bytes.length);
         await bound(connection.send(buf), `echoing ping ${i + 1}`);
       }
+    }
+    } finally {
+      live.stop();
     }
     if (o.endpoint.listen) return undefined;
     rtts.sort((a, b) => a - b);
@@ -220,7 +232,7 @@ if (isMain(import.meta)) {
     if (parsed.kind === "help") return print(RDMA_PING_HELP);
     if (parsed.kind === "version") return print(versionLine("rdma-ping"));
     const o = parsed.options;
-    const result = await rdmaPing(o, { signal: stopOnSignals() });
+    const result = await rdmaPing(o, { signal: stopOnSignals(), progress: !o.jsonOutput });
     if (!result) return print(`rdma-ping: echoed the peer's messages`);
     if (o.jsonOutput) return printJson(result);
     const [min, p50, p90, p99, max] = formatMicrosAll([result.minUs, result.p50Us, result.p90Us, result.p99Us, result.maxUs]);

@@ -11,6 +11,7 @@
 import process from "node:process";
 import { printable, printableJson } from "../../ffi/engine/printable.ts";
 import { roundTo } from "./units.ts";
+import { clearStatusLine } from "./status-line.ts";
 
 export type OutputStream = "stdout" | "stderr";
 
@@ -82,6 +83,7 @@ export function outputLostOn(): { stream: OutputStream; code: string } | undefin
 /** Writes `text` and a line break; each of its lines escaped by printable(). Never throws. */
 export function writeLines(stream: OutputStream, text: string): void {
   if (lost) return;
+  clearStatusLine(); // a live progress line on the terminal is erased first, never glued to this text
   const safe = String(text).split("\n").map((line) => printable(line)).join("\n");
   try {
     process[stream].write(`${safe}\n`);
