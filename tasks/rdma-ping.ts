@@ -28,7 +28,7 @@ Round trips over DOCA RDMA send/receive: the side that connects sends --count me
 time, and the listening side sends each one back; the sender prints min / p50 / p90 / p99 / max latency. Each
 echo is checked byte for byte.
 
-      --listen [ADDR:]PORT   wait for the peer on PORT and echo its messages
+      --listen [ADDR:]PORT   wait for the peer on PORT (on ADDR only, when given) and echo its messages
       --connect HOST:PORT    connect to the peer at HOST (an IP address) : PORT and measure
       --exchange cm|tcp      RDMA CM on PORT (default), or exported details swapped over TCP on PORT
       --count N              round trips (default 1000, at most 10000000; the listener follows the sender)

@@ -7,6 +7,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { createConnection } from "node:net";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { type Workspace, workspace } from "./helpers-tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
@@ -66,5 +67,32 @@ describe("a sender started before its receiver waits for it", { skip: noRdma }, 
     assert.equal(s.code, 1, s.stderr);
     assert.ok(Date.now() - started >= 1900, "it waited for --timeout");
     assert.match(s.stderr, new RegExp(`nobody listened at 127\\.0\\.0\\.1:${port} within 2 s \\(--timeout\\)`));
+  });
+
+  test("--listen ADDR:PORT listens on ADDR only, and says where", { timeout: 120_000 }, async () => {
+    const w = workspace("rdma-listen-addr");
+    spaces.push(w);
+    const port = testPort();
+    const receiver = ping(["--listen", `127.0.0.2:${port}`, "--timeout", "60"], w.env);
+    await untilStderr(receiver.child, /listening for RDMA CM on/, 60_000);
+    assert.match(receiver.child.stderr, new RegExp(`listening for RDMA CM on 127\\.0\\.0\\.2:${port}\\b`));
+    const other = await new Promise<string>((resolve) => {
+      const s = createConnection({ host: "127.0.0.1", port }, () => (s.destroy(), resolve("connected")));
+      s.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    });
+    assert.equal(other, "ECONNREFUSED", "nothing listens on 127.0.0.1");
+    const sender = await ping(["--connect", `127.0.0.2:${port}`, "--count", "3", "--timeout", "60"], w.env).done;
+    assert.equal(sender.code, 0, sender.stderr);
+    assert.equal((await receiver.done).code, 0);
+  });
+
+  test("--listen PORT says it listens on every address", { timeout: 60_000 }, async () => {
+    const w = workspace("rdma-listen-any");
+    spaces.push(w);
+    const port = testPort();
+    const receiver = ping(["--listen", `${port}`, "--timeout", "2"], w.env);
+    await untilStderr(receiver.child, /listening for RDMA CM on/, 50_000);
+    assert.match(receiver.child.stderr, new RegExp(`listening for RDMA CM on port ${port} \\(every address`));
+    await receiver.done;
   });
 });

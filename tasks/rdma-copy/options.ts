@@ -38,8 +38,8 @@ the peer is told, no temporary file stays.
 
       --send FILE            send FILE (must exist)
       --receive FILE         create FILE from what the peer sends (its folder must exist; never half-written)
-      --listen [ADDR:]PORT   wait for the peer on PORT (1..65535); ADDR binds the TCP exchange only (RDMA CM
-                             listens on every address of the device)
+      --listen [ADDR:]PORT   wait for the peer on PORT (1..65535), on ADDR only when given (default: every
+                             address; DOCA's own RDMA CM always listens on every address of the device)
       --connect HOST:PORT    connect to the peer listening at HOST (an IP address) : PORT
       --exchange cm|tcp      how the connection is made: cm = RDMA CM on PORT (default); tcp = the two sides
                              swap exported connection details over a TCP socket on PORT, then connect

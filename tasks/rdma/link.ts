@@ -6,6 +6,8 @@
  */
 import { createConnection, createServer, isIP, type Socket } from "node:net";
 import { Buffer } from "node:buffer";
+import process from "node:process";
+import { setNativeEnv } from "../../ffi/diagnostics.ts";
 import { printable } from "../../ffi/engine/printable.ts";
 import { Access } from "../../ffi/native/constants.ts";
 import { Device, listDevices } from "../../ffi/doca/common/device.ts";
@@ -101,8 +103,8 @@ async function connect(rdma: Rdma, opts: LinkOptions): Promise<RdmaConnection> {
     if (!endpoint.listen) {
       return await untilListening((ms) => rdma.connectTo(endpoint.host, endpoint.port, { timeoutMs: ms }), opts);
     }
+    opts.onListening?.(`listening for RDMA CM on ${listenWhere(endpoint)}`);
     rdma.listen(endpoint.port);
-    opts.onListening?.(`listening for RDMA CM on port ${endpoint.port}`);
     return await rdma.accept({ timeoutMs });
   }
   // Out of band: each side sends its exported details over one TCP socket (length-prefixed), then connects.
@@ -112,6 +114,21 @@ async function connect(rdma: Rdma, opts: LinkOptions): Promise<RdmaConnection> {
     : await untilListening((ms) => exchangeOverTcp(endpoint, details, ms), opts);
   connection.connect(peer);
   return connection;
+}
+
+/**
+ * Where RDMA CM will listen, set up before it does: `--listen ADDR:PORT` binds ADDR on the software device
+ * (DOCA_SIM_RDMA_LISTEN_ADDR: a receiver told 127.0.0.1 must not accept RDMA writes from the network); DOCA's own
+ * RDMA CM listens on every address of the device, which the line then says.
+ */
+function listenWhere(endpoint: Endpoint): string {
+  if (endpoint.host === undefined) return `port ${endpoint.port} (every address; --listen ADDR:PORT names one)`;
+  if (!loadDoca().isSoftwareDevice) {
+    return `port ${endpoint.port} on every address of the device (DOCA's RDMA CM cannot bind ${endpoint.host} alone)`;
+  }
+  process.env.DOCA_SIM_RDMA_LISTEN_ADDR = endpoint.host;
+  setNativeEnv("DOCA_SIM_RDMA_LISTEN_ADDR", endpoint.host);
+  return `${endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`;
 }
 
 /** Pause between attempts of a connecting side whose peer does not listen yet. */
