@@ -5,6 +5,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import process from "node:process";
 import { join } from "node:path";
 import { formatBytes, formatMicrosAll, formatRate, plural } from "../tasks/common/units.ts";
 import { saneNumbers } from "../tasks/common/output.ts";
@@ -51,5 +52,23 @@ describe("the software device's build", () => {
     assert.equal(warm.stdout, "", "nothing to say when nothing was built");
     const verbose = run(["--verbose"]);
     assert.match(verbose.stdout, /up to date {2}build\/sim\/lib\/libdoca_common\.so\.3/);
+  });
+});
+
+describe("output through npm, as the README shows it", () => {
+  test("npm run -s deno -- task doctor --json: stdout is one JSON document, stderr has no colour codes when piped", {
+    timeout: 180_000,
+  }, () => {
+    const r = spawnSync("npm", ["run", "-s", "deno", "--", "task", "doctor", "--json"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      timeout: 170_000,
+      env: { ...process.env, NO_COLOR: "" },
+    });
+    assert.ok(r.status === 0 || r.status === 1, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.ok(report.libraries, "the doctor's report");
+    assert.doesNotMatch(r.stderr, new RegExp(String.fromCharCode(27)), "no colour codes in deno task's line when piped");
+    assert.match(r.stderr, /Task doctor/);
   });
 });
