@@ -13,6 +13,9 @@ import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 export { print };
 import { describeMissingPermission, isMissingPermission } from "./permission.ts";
 import { environmentNotes } from "./environment.ts";
+import { taskName } from "./task-name.ts";
+
+export { taskName };
 
 /**
  * True when the module whose `import.meta` is given is the program's entry point. Deno and Bun say so themselves
@@ -34,11 +37,6 @@ function debugWanted(): boolean {
   }
 }
 
-/** The running task's name: its script's file name without the extension ("dma-copy"), or "" if unknown. */
-export function taskName(): string {
-  const script = process.argv[1] ?? "";
-  return /([^/\\]+?)(\.(ts|js|mjs|mts))?$/.exec(script)?.[1] ?? "";
-}
 
 /**
  * Runs `fn`; on error prints one line to stderr ("TASK: error: …", or "TASK: interrupted (SIGINT) while …") and exits 2 for
