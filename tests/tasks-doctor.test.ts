@@ -112,5 +112,6 @@ describe("doctor prints each check as it finishes", () => {
     const r = await child.done;
     assert.equal(r.code, 130, r.stderr);
     assert.match(r.stdout, /devices \(/, "what was checked stays on the screen");
+    assert.match(r.stderr, /^doctor: interrupted \(SIGINT\)/m, "the stop line names the task");
   });
 });
