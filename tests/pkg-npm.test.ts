@@ -85,6 +85,8 @@ describe(`package: npm pack installed in a scratch project (${currentRuntime()})
     assert.match(report.version, /^3\.\d+\.\d+-sim$/);
     assert.equal(report.dir, join(scratch.dir, "cache", "doca-ts", `sim-${report.dir.match(/sim-([^/]+)\/lib$/)[1]}`, "lib"));
     assert.match(result.stderr, /doca-ts: software DOCA device built/, "the first use says it built the device");
+    assert.match(result.stderr, /doca-ts: no DOCA installation found; building the software DOCA device into \S+ \(once, about 15 s\)\n(.*\n)*doca-ts: software DOCA device built/,
+      "and says so before the build's seconds of silence");
     const again = runInScratch(scratch, SCRIPT);
     assert.equal(again.status, 0, again.stderr);
     assert.doesNotMatch(again.stderr, /built/, "the second use finds the cache");
