@@ -1,3 +1,4 @@
+#!/usr/bin/env -S deno run --no-prompt --allow-all
 /**
  * Erasure coding and AES-GCM throughput on the software device: doca-ts (this runtime) against a C driver on the
  * device (benchmarks/accel-ea-driver.c) and against the same math called directly from C (a table GF(2^8) multiply;

@@ -4,25 +4,22 @@
  * wrapper's native pointer.
  */
 import { HANDLE } from "./engine/resource.ts";
-import { doca, loadLibc, mapPages } from "./native/library.ts";
+import { doca, setCEnvironment } from "./native/library.ts";
 import { check } from "./native/errors.ts";
 import type { Resource } from "./engine/resource.ts";
 
 /**
  * Sets an environment variable where native code (DOCA, the software device) reads it. Deno and Node forward
  * process.env writes to the C environment; Bun 1.4 does not, so configuration such as DOCA_SIM_DIR set from JS
- * must also go through here before DOCA is loaded.
+ * must also go through here before DOCA is loaded. (The library now hands process.env's DOCA_* variables to C by
+ * itself when it loads and before it lists or opens devices: this stays for variables outside that set.)
  */
 export function setNativeEnv(name: string, value: string): void {
-  const { libc, backend } = loadLibc();
-  const bytes = new TextEncoder().encode(`${name}\0${value}\0`);
-  if (bytes.length > 4096) throw new RangeError(`setNativeEnv: ${name}=... is longer than 4 KiB`);
-  const address = mapPages(4096);
   try {
-    new Uint8Array(backend.view(address, bytes.length)).set(bytes);
-    if (libc.setenv(address, address + name.length + 1, 1) !== 0) throw new Error(`setenv(${name}) failed`);
-  } finally {
-    libc.munmap(address, 4096);
+    setCEnvironment(name, value);
+  } catch (e) {
+    if (e instanceof RangeError) throw new RangeError(`setNativeEnv: ${e.message}`);
+    throw e;
   }
 }
 

@@ -57,8 +57,11 @@ function build() {
     const fixed = text.replace(/((?:from|import)\s*\(?\s*["'])(\.{1,2}\/[^"']*?)\.ts(["'])/g, "$1$2.js$3");
     if (fixed !== text) writeFileSync(path, fixed);
   }
-  if (!existsSync(join(root, "mod.js")) || !existsSync(join(root, "tasks", "mod.js"))) {
-    console.error("build-package: mod.js or tasks/mod.js missing after tsc");
+  // Every entry of tsconfig.package.json (the modules and every task a user runs, `npx doca-ts TASK`) must be built.
+  const entries = JSON.parse(readFileSync(join(root, "tsconfig.package.json"), "utf8")).files;
+  const missing = entries.map((ts) => ts.slice(0, -3) + ".js").filter((js) => !existsSync(join(root, js)));
+  if (missing.length > 0) {
+    console.error(`build-package: ${missing.join(", ")} missing after tsc`);
     process.exit(1);
   }
   console.error(`build-package: ${files} files of JavaScript and declarations written next to the sources`);

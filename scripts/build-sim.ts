@@ -7,7 +7,7 @@
  *   --target aarch64        build/sim-aarch64   cross-compiled with aarch64-linux-gnu-gcc (BlueField Arm cores)
  *
  * Only node: modules, so it runs under Deno, Bun and Node (`node --import tsx scripts/build-sim.ts`).
- * Prints one line per artifact; exits non-zero with the compiler's output when a step fails.
+ * Prints one line per artifact it builds (--verbose: also per artifact up to date); exits non-zero with the compiler's output when a step fails.
  */
 import console from "node:console";
 import { join, relative } from "node:path";
@@ -15,7 +15,7 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { buildSoftwareDevice, FLAVOURS, isFlavour, packageRoot, SimBuildError } from "../ffi/load/sim-build/builder.ts";
 
-const HELP = `Usage: build-sim.ts [--force] [--cc COMPILER] [--flavour 3|2.7] [--target aarch64|x86_64] [--out DIR]
+const HELP = `Usage: build-sim.ts [--force] [--verbose] [--cc COMPILER] [--flavour 3|2.7] [--target aarch64|x86_64] [--out DIR]
 
 Builds the software DOCA device: DIR/lib/libdoca_{common,dma,comch}.so and its C test programs in DIR/bin.
   --flavour   3 (default: DOCA 3.x names) or 2.7 (DOCA 2.7 names, soname .so.2, version 2.7.0-sim)
@@ -23,12 +23,14 @@ Builds the software DOCA device: DIR/lib/libdoca_{common,dma,comch}.so and its C
               (default for aarch64: aarch64-linux-gnu-gcc, for x86_64: x86_64-linux-gnu-gcc)
   --cc        the C compiler (default: $CC, else cc, else the target's cross compiler)
   --out       output folder (default: build/sim, build/sim-2.7, build/sim-aarch64, build/sim-2.7-aarch64)
-  --force     rebuild everything`;
+  --force     rebuild everything
+  --verbose   also name each artifact that is up to date (by default only what is built gets a line)`;
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
   options: {
     force: { type: "boolean", default: false },
+    verbose: { type: "boolean", default: false },
     cc: { type: "string" },
     flavour: { type: "string", default: "3" },
     target: { type: "string" },
@@ -64,7 +66,11 @@ try {
     flavour,
     cc,
     force: values.force,
-    log: (line) => console.log(line.replace(/\/\S+/g, (path) => path.startsWith(packageRoot) ? relative(packageRoot, path) : path)),
+    // A warm build prints nothing: every `deno task demo` (even --help) runs this first, and 22 "up to date" lines
+    // in front of the demo's own output helped nobody.
+    log: (line) =>
+      (values.verbose || !line.startsWith("up to date")) &&
+      console.log(line.replace(/\/\S+/g, (path) => path.startsWith(packageRoot) ? relative(packageRoot, path) : path)),
   });
 } catch (error) {
   if (!(error instanceof SimBuildError)) throw error;

@@ -7,9 +7,10 @@
  * for a user who runs that runner by hand. Counts come from each runner's JUnit report; pass/fail comes from the
  * runner's exit status, so a crash that writes no report still fails the run.
  *
- * Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--timeout MINUTES] [FILTER...]
+ * Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--busy] [--timeout MINUTES] [FILTER...]
  *   --slow     also run the slow group (DOCA_TS_SLOW=1: 1 GiB copies, soak runs) under Deno
  *   --shuffle  DOCA_SIM_SHUFFLE=SEED: the software device delivers completions in a seeded random order
+ *   --busy     run two CPU-bound loops beside the suite (a busy 2-core laptop): timeouts must hold under load
  *   FILTER     only test files whose path contains one of these strings
  *
  * The software device runs in strict mode (DOCA_SIM_STRICT=1: uses DOCA leaves undefined are reported on stderr)
@@ -34,6 +35,7 @@ const { values, positionals } = parseArgs({
     slow: { type: "boolean", default: false },
     shuffle: { type: "string" },
     "no-strict": { type: "boolean", default: false },
+    busy: { type: "boolean", default: false },
     timeout: { type: "string", default: "20" },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -41,13 +43,14 @@ const { values, positionals } = parseArgs({
 
 if (values.help) {
   console.log(
-    `Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--timeout MINUTES] [FILTER...]
+    `Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--busy] [--timeout MINUTES] [FILTER...]
 
 Runs tests/**/*.test.ts under each runtime's own test runner and prints "N passed, N failed" at the end.
   --runtime   comma-separated subset of deno,bun,node (default: all three)
   --slow      also run the slow group (DOCA_TS_SLOW=1) under Deno
   --shuffle   run with DOCA_SIM_SHUFFLE=SEED: completions delivered in a seeded random order (reproducible)
   --no-strict do not turn on the software device's strict mode (DOCA_SIM_STRICT=1 is the default)
+  --busy      run two CPU-bound loops beside the suite, as on a busy 2-core machine (they stop with the suite)
   --timeout   minutes allowed per runtime before its runner is killed (default 20)
   FILTER      only test files whose path contains one of these strings`,
   );
@@ -116,6 +119,9 @@ interface RuntimeRun {
   env?: Record<string, string>;
 }
 
+/** Bun's per-test and per-hook budget where a test names none (Bun's own default of 5 s fails on a loaded machine). */
+const BUN_DEFAULT_TIMEOUT_MS = 180_000;
+
 const runtimes: Record<string, RuntimeRun> = {
   deno: {
     name: "Deno",
@@ -127,8 +133,17 @@ const runtimes: Record<string, RuntimeRun> = {
   bun: {
     name: "Bun",
     command: bin("bun"),
-    // Bun reads relative paths as name filters unless they start with ".".
-    args: (junit) => ["test", "--reporter=junit", `--reporter-outfile=${junit}`, ...files.map((f) => `./${f}`)],
+    // Bun reads relative paths as name filters unless they start with ".". Bun gives every test and hook 5 s unless
+    // told otherwise, and ignores node:test's timeout options of hooks and describe() groups below that default
+    // (Deno and Node give none): a hook starting processes on a busy machine ran out. --timeout raises the default
+    // for tests and hooks; a test's own { timeout } still applies.
+    args: (junit) => [
+      "test",
+      `--timeout=${BUN_DEFAULT_TIMEOUT_MS}`,
+      "--reporter=junit",
+      `--reporter-outfile=${junit}`,
+      ...files.map((f) => `./${f}`),
+    ],
   },
   node: {
     name: "Node",
@@ -146,6 +161,9 @@ const runtimes: Record<string, RuntimeRun> = {
   },
 };
 
+/** The process group of the runner now running, killed with it when this script is stopped (it runs detached). */
+let runnerGroup: number | undefined;
+
 function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: number; counts: Counts; seconds: number }> {
   const scratch = mkdtempSync(join(tmpdir(), "doca-ts-test-"));
   const junit = join(scratch, "junit.xml");
@@ -157,6 +175,7 @@ function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: numbe
       env: { ...process.env, ...deviceEnv, ...runtime.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
       detached: true,
     });
+    runnerGroup = child.pid;
     // A hung runner must not hang CI: kill its whole process group when the budget runs out.
     const timer = setTimeout(() => {
       console.error(`\ntest: ${runtime.name} exceeded ${timeoutMinutes} minutes; killing it`);
@@ -169,6 +188,7 @@ function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: numbe
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
+      runnerGroup = undefined;
       const counts = existsSync(junit) ? countJunit(readFileSync(junit, "utf8")) : { passed: 0, failed: 0, skipped: 0 };
       rmSync(scratch, { recursive: true, force: true });
       done({ code: code ?? (signal ? 128 : 1), counts, seconds: (performance.now() - started) / 1000 });
@@ -182,6 +202,34 @@ if (unknown.length > 0) {
   console.error(`test: unknown runtime(s) ${unknown.join(", ")}; choose from deno, bun, node`);
   process.exit(2);
 }
+
+/**
+ * Two CPU-bound child processes for --busy, each spinning one core until the suite ends: the machine a person with
+ * a busy laptop has. They are killed on every way out (exit, Ctrl-C, SIGTERM).
+ */
+function startBusyLoops(): () => void {
+  const loops = [0, 1].map(() =>
+    spawn(process.execPath, currentRuntime() === "deno" ? ["eval", "for (;;) {}"] : ["-e", "for (;;) {}"], {
+      stdio: "ignore",
+    })
+  );
+  const stop = () => loops.forEach((loop) => loop.kill("SIGKILL"));
+  process.on("exit", stop);
+  return stop;
+}
+
+// The runner runs in its own process group (so a timeout can kill all it started): a stop of this script stops it too.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    try {
+      if (runnerGroup !== undefined) process.kill(-runnerGroup, "SIGKILL");
+    } catch { /* already gone */ }
+    process.exit(128 + ({ SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const)[signal]);
+  });
+}
+
+const stopBusyLoops = values.busy ? startBusyLoops() : () => {};
+if (values.busy) console.log("test: --busy: two CPU-bound loops run beside the suite");
 
 const total: Counts = { passed: 0, failed: 0, skipped: 0 };
 const lines: string[] = [];
@@ -203,6 +251,7 @@ for (const name of selected) {
   );
 }
 
-console.log(`\n=== summary ===\n${lines.join("\n")}`);
+stopBusyLoops();
+console.log(`\n=== summary ===\n${lines.join("\n")}${values.busy ? "\n(with two CPU-bound loops beside it)" : ""}`);
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(failedRuntimes === 0 ? 0 : 1);

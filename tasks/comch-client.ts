@@ -4,11 +4,13 @@
  * of NVIDIA's comch_ctrl_path client sample). Pairs with tasks/comch-server.ts.
  */
 import process from "node:process";
-import { ComchClient, ProgressEngine } from "../mod.ts";
+import { ComchClient, ProgressEngine, TimeoutError } from "../mod.ts";
 import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName } from "./common/cli.ts";
 import { applySide, openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
+import { softwareDeviceFolderNote } from "./common/environment.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { DEFAULT_SERVICE } from "./comch-server.ts";
 
@@ -20,8 +22,10 @@ export const FLAGS = {
   count: { type: "string" },
   timeout: { type: "string" },
   side: { type: "string" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
+const TASK = "comch-client";
 
 const HELP = `Usage: comch-client [-p PCI] [-s NAME] [-t TEXT] [--count N] [--timeout SECONDS] [--side host|dpu]
 
@@ -29,7 +33,8 @@ Runs on the host. Connects to the Comch server NAME (default "${DEFAULT_SERVICE}
 the first device), sends TEXT (default "Message from the client") N times (default 1), printing each answer.
 Waits: connecting and each answer are limited to --timeout (default 10 s). --side: the software device's side
 (default host, else DOCA_SIM_SIDE). Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
-Flags: -p/--pci-addr PCI, -s/--name NAME, -t/--text TEXT, --count N, --timeout SECONDS, --side host|dpu, -h/--help.`;
+Flags: -p/--pci-addr PCI, -s/--name NAME, -t/--text TEXT, --count N, --timeout SECONDS, --side host|dpu,
+--version (versions of doca-ts and DOCA), -h/--help.`;
 
 export async function runComchClient(opts: {
   pciAddr?: string;
@@ -44,7 +49,18 @@ export async function runComchClient(opts: {
   const name = opts.name ?? DEFAULT_SERVICE;
   using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
-  const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs }), opts.signal, `connecting to the Comch server "${name}"`);
+  const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs }), opts.signal, `connecting to the Comch server "${name}"`)
+    .catch((e: Error) => {
+      if (!(e instanceof TimeoutError)) throw e;
+      // The same causes dma-copy lists, in the order to check them.
+      throw new Error(
+        `no Comch server "${name}" answered within ${timeoutMs / 1000} s (--timeout); likely causes: the DPU side ` +
+          `(comch-server -r REP_PCI …) is not started yet or has already exited; it serves another name (-s; this ` +
+          `side uses "${name}"); on the software device, the two sides must share DOCA_SIM_DIR (here ` +
+          `${softwareDeviceFolderNote()}) and run as the same user`,
+        { cause: e },
+      );
+    });
   const answers: string[] = [];
   try {
     for (let i = 0; i < (opts.count ?? 1); i++) {
@@ -64,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine(TASK)), 0);
   const count = values.count === undefined ? 1 : positiveInt(values.count, "--count");
   const timeoutMs = values.timeout === undefined ? undefined : positiveSecondsMs(values.timeout, "--timeout");
   applySide(parseSide(values.side, process.env, "host"));

@@ -9,6 +9,7 @@ import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, Usag
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
 
@@ -23,8 +24,10 @@ export const FLAGS = {
   count: { type: "string" },
   timeout: { type: "string" },
   side: { type: "string" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
+const TASK = "comch-server";
 
 const HELP = `Usage: comch-server -r REP_PCI [-p PCI] [-s NAME] [-t TEXT] [--count N] [--timeout SECONDS]
                     [--side host|dpu]
@@ -36,7 +39,7 @@ TEXT is replaced by the received text). Exits after N messages (default 1) or wh
 Waits: without --timeout it waits for the client and for each message forever (Ctrl-C stops it); with --timeout
 SECONDS each of those waits is limited. Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME, -t/--text TEXT,
---count N, --timeout SECONDS, --side host|dpu, -h/--help.`;
+--count N, --timeout SECONDS, --side host|dpu, --version (versions of doca-ts and DOCA), -h/--help.`;
 
 export interface ServerRun {
   received: string[];
@@ -90,6 +93,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine(TASK)), 0);
   if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the representor of the host function to serve");
   const count = values.count === undefined ? 1 : positiveInt(values.count, "--count");
   const timeoutMs = values.timeout === undefined ? undefined : positiveSecondsMs(values.timeout, "--timeout");

@@ -12,7 +12,9 @@ import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, Usag
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { printError, printJson } from "./common/output.ts";
+import { startLiveLine } from "./common/live-line.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 
@@ -30,8 +32,10 @@ export const FLAGS = {
   inflight: { type: "string" },
   timeout: { type: "string" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
+const TASK = "comch-stream";
 
 const HELP = `Usage: comch-stream [--side host|dpu] [-r REP_PCI] [-p PCI] [--count N] [--size BYTES] [--inflight K]
                     [-s NAME] [--timeout SECONDS] [--json]
@@ -45,7 +49,7 @@ Waits: every wait on the peer (the DPU for the host, each message) is limited to
 Interrupted (Ctrl-C, SIGTERM, SIGHUP, closed output), a side tells the other why before it leaves.
 Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --side host|dpu, -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME,
---count N, --size BYTES, --inflight K, --timeout SECONDS, --json (one JSON line), -h/--help.`;
+--count N, --size BYTES, --inflight K, --timeout SECONDS, --json (one JSON line), --version, -h/--help.`;
 
 export interface StreamReport {
   side: "host" | "dpu";
@@ -162,7 +166,10 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
         const hostStop = watchPeer(fromHost, "the host side");
         hostStop.catch(() => {});
         let t0 = 0;
-        for (let i = 0; i < plan.count; i++) {
+        let received = 0;
+        const live = startLiveLine(() => `comch-stream dpu: ${received} of ${plan.count} messages received`);
+        try {
+        for (let i = 0; i < plan.count; i++, received = i) {
           const m = await raceAbort(Promise.race([consumer.recv({ timeoutMs: opts.timeoutMs }), hostStop]), signal, `receiving message ${i + 1} of ${plan.count}`)
             .catch(async (e) => {
               throw await preferNotice(e, hostStop);
@@ -172,6 +179,9 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
           if (seq !== i || m.bytes.length !== plan.size) {
             throw new Error(`message ${i}: got sequence ${seq} and ${m.bytes.length} bytes (expected ${plan.size})`);
           }
+        }
+        } finally {
+          live.stop();
         }
         const r = report("dpu", plan.count, plan.size, (performance.now() - t0) / 1000);
         await conn.send(encode(r));
@@ -232,9 +242,11 @@ export async function streamProducer(opts: {
         const seq = new DataView(message.buffer);
         const inflight = new Set<Promise<void>>();
         const t0 = performance.now();
+        let remaining = opts.count;
         const sending = async () => {
           for (let i = 0; i < opts.count; i++) {
             seq.setUint32(0, i, true);
+            remaining = opts.count - i - 1;
             const p = producer.send(message, consumerId).finally(() => inflight.delete(p));
             p.catch(() => {});
             inflight.add(p);
@@ -242,9 +254,11 @@ export async function streamProducer(opts: {
           }
           await raceAbort(Promise.race([Promise.all(inflight), dpuStop]), signal, "sending the last messages");
         };
+        // A live count on a terminal (100,000 messages take seconds); nothing when stderr is piped.
+        const live = startLiveLine(() => `comch-stream host: ${opts.count - remaining - inflight.size} of ${opts.count} messages sent`);
         await sending().catch(async (e) => {
           throw await preferNotice(e, dpuStop);
-        });
+        }).finally(() => live.stop());
         const host = report("host", opts.count, opts.size, (performance.now() - t0) / 1000);
         let timer: ReturnType<typeof setTimeout> | undefined;
         const late = new Promise<never>((_, reject) => {
@@ -272,6 +286,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine(TASK)), 0);
   const side = parseSide(values.side, process.env, "host");
   const timeoutMs = values.timeout === undefined ? 30_000 : positiveSecondsMs(values.timeout, "--timeout");
   const count = values.count === undefined ? 10_000 : positiveInt(values.count, "--count");

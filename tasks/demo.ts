@@ -12,15 +12,23 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statfsSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { parseFlags, UsageError, wholeNumber } from "./common/cli.ts";
+import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
-import { formatBytes, formatRate } from "./common/units.ts";
+import { formatBytes, formatRate, plural } from "./common/units.ts";
+import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = { size: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
+export const FLAGS = {
+  size: { type: "string" },
+  keep: { type: "boolean" },
+  version: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+const TASK = "demo";
 
 const HELP = `Usage: demo [--size BYTES] [--keep]
 
@@ -32,7 +40,7 @@ copies of the file: both are checked before anything is written. --keep leaves t
 place. Needs the software device: deno task sim:build. Waits: each copy's sides give up after 20 s without their
 peer. Ctrl-C, SIGTERM, SIGHUP or a closed output stop both sides cleanly and remove the work folder.
 Exit status 0 when every copy was verified, 1 when one failed, 2 for bad flags, ${STOPPED_STATUSES}.
-Flags: --size BYTES, --keep, -h/--help.`;
+Flags: --size BYTES, --keep, --version (versions of doca-ts and DOCA), -h/--help.`;
 
 /** The largest --size: the demo writes the file three times (original, DPU copy, copy back). */
 export const MAX_DEMO_SIZE = 4 * 1024 * 1024 * 1024;
@@ -104,12 +112,16 @@ interface Step {
 }
 
 async function runStep(step: Step, env: Record<string, string>, signal: AbortSignal): Promise<{ ok: boolean; line: string }> {
+  // The two sides run with their output captured: on a terminal, a live line says the copy is under way (4 GiB take
+  // half a minute); nothing when stderr is piped.
+  const started = performance.now();
+  const live = startLiveLine(() => `demo: ${step.title}: copying… ${formatElapsed(performance.now() - started)}`);
   const { host, dpu } = await runCopyPair({
     signal,
     hostArgs: ["-f", step.hostFile, "-p", HOST_PCI, "--json-output", "--stats", "--timeout", "20", ...step.extra],
     dpuArgs: ["-f", step.dpuFile, "-p", DPU_PCI, "-r", HOST_PCI, "--json-output", "--stats", "--timeout", "20", ...step.extra],
     env,
-  });
+  }).finally(() => live.stop());
   if (signal.aborted) throw interruption(signal, `copying ${step.title}; both sides were stopped`);
   if (host.code !== 0 || dpu.code !== 0) {
     return { ok: false, line: `${step.title}: FAILED (host exit ${host.code}, DPU exit ${dpu.code})\n  host: ${host.stderr.trim()}\n  DPU: ${dpu.stderr.trim()}` };
@@ -123,8 +135,9 @@ async function runStep(step: Step, env: Record<string, string>, signal: AbortSig
   return {
     ok,
     line: `${step.title}: ${ok ? "OK" : "MISMATCH"} ${formatBytes(sender.bytes)} ${h.mode}` +
-      (h.mode === "extended" ? ` (${sender.chunks} chunks, ${sender.slots} in flight)` : "") +
-      `, ${formatRate(sender.bytes, Math.max(h.seconds, d.seconds))}; sha256 ${got.slice(0, 16)}… ` +
+      (h.mode === "extended" ? ` (${plural(sender.chunks, "chunk")}, ${sender.slots} in flight)` : "") +
+      // Not the progress bar's DMA rate: from the first message to the receipt, hashing and fsync included.
+      `, ${formatRate(sender.bytes, Math.max(h.seconds, d.seconds))} end to end; sha256 ${got.slice(0, 16)}… ` +
       `${ok ? "matches" : `expected ${step.expect.slice(0, 16)}…`}; peak RSS host ${formatBytes(h.peakRssBytes ?? 0)}, ` +
       `DPU ${formatBytes(d.peakRssBytes ?? 0)}`,
   };
@@ -136,7 +149,8 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
-  const size = values.size === undefined ? 5 * 1024 * 1024 : wholeNumber(values.size, "--size", MAX_DEMO_SIZE);
+  if (values.version) return (print(versionLine(TASK)), 0);
+  const size = values.size === undefined ? 5 * 1024 * 1024 : positiveInt(values.size, "--size", MAX_DEMO_SIZE);
   const signal = stopOnSignals();
   checkRoom(tmpdir(), size);
   const work = mkdtempSync(join(tmpdir(), "doca-ts-demo-"));

@@ -8,12 +8,19 @@ import { parseFlags, parseSide } from "./common/cli.ts";
 import { applySide } from "./common/device.ts";
 import { Device, type DeviceInfo, listDevices, loadDoca, type RepInfo } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
 import { formatBytes } from "./common/units.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = { json: { type: "boolean" }, side: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+export const FLAGS = {
+  json: { type: "boolean" },
+  side: { type: "string" },
+  version: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+const TASK = "devices";
 
 const HELP = `Usage: devices [--json] [--side host|dpu]
 
@@ -21,7 +28,7 @@ Lists every DOCA device of this side (software device: --side, else DOCA_SIM_SID
 ibdev and interface names, DMA, Comch and RDMA capabilities (RDMA: transports, max message size, atomics), and the network representors each device exposes (on a DPU:
 the host functions it can serve). --json prints {library, devices: [{...info, representors: [...]}]}. No waits.
 Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
-Flags: --json, --side host|dpu, -h/--help.`;
+Flags: --json, --side host|dpu, --version (versions of doca-ts and DOCA), -h/--help.`;
 
 export interface DeviceListing extends DeviceInfo {
   representors: RepInfo[];
@@ -82,6 +89,7 @@ function main(argv: string[]): number {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine(TASK)), 0);
   applySide(parseSide(values.side, process.env, "host"));
   const library = loadDoca();
   const devices = listDevicesWithReps();

@@ -48,9 +48,17 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   const log = createLogger(options.logLevel, `dma-copy ${options.side}`);
   const rss = options.stats ? new PeakRss().start() : undefined;
   const local = probeLocalFile(options.file);
-  // A host without the file will receive it: check the target folder before connecting. (The DPU checks when the
-  // host's request arrives, so that the host hears why.)
+  // A side without the file will receive it: check the target folder before waiting for the peer. The host fails at
+  // once. The DPU says so at once (it found a missing folder only once a host connected, up to --timeout later) and
+  // still waits, so that the host is told why when it comes (the DPU refuses it then, checking again).
   if (!local.have && options.side === "host") checkTargetFolder(options.file);
+  if (!local.have && options.side === "dpu") {
+    try {
+      checkTargetFolder(options.file);
+    } catch (e) {
+      log.warn(`${(e as Error).message}; the host that connects will be refused and told why (fix it now, or Ctrl-C)`);
+    }
+  }
   // One receiver per target: another copy writing this name makes this one fail now, not after connecting.
   if (!local.have) TargetLock.checkFree(options.file);
   using device = openDeviceOf(options.pciAddr);

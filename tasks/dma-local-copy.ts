@@ -9,6 +9,7 @@ import { Access, BufInventory, Dma, Mmap, NativeMemory, ProgressEngine } from ".
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
@@ -19,8 +20,10 @@ export const FLAGS = {
   size: { type: "string" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
+const TASK = "dma-local-copy";
 
 const HELP = `Usage: dma-local-copy [-t TEXT | --size BYTES] [-p PCI] [--json]
 
@@ -31,6 +34,7 @@ other error), 2 for bad flags, ${STOPPED_STATUSES}.
       --size BYTES     copy BYTES of a pattern instead (must fit the device's max DMA buffer size)
   -p, --pci-addr PCI   device (default: the first one found)
       --json           print the result as one JSON object
+      --version        print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help           this text
 No peer and no waits: one local DMA task.`;
 
@@ -43,11 +47,19 @@ export interface LocalCopyResult {
   microseconds: number;
 }
 
+/** The data does not fit one DMA buffer of the device (0 bytes, or above its maximum). */
+export class LocalCopySizeError extends RangeError {
+  override name = "LocalCopySizeError";
+  constructor(readonly bytes: number, readonly max: number) {
+    super(`size must be 1..${max} bytes (the device's max DMA buffer), got ${bytes}`);
+  }
+}
+
 /** Copies `data` through DMA into fresh memory and reports both buffers. */
 export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<LocalCopyResult & { copy: Uint8Array }> {
   using device = openDeviceOf(pciAddr);
   const max = Dma.caps(device).maxBufSize;
-  if (data.length === 0 || data.length > max) throw new Error(`size must be 1..${max} bytes (the device's max DMA buffer), got ${data.length}`);
+  if (data.length === 0 || data.length > max) throw new LocalCopySizeError(data.length, max);
   using pe = new ProgressEngine();
   using src = NativeMemory.alloc(data.length);
   using dst = NativeMemory.alloc(data.length);
@@ -86,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine(TASK)), 0);
   let data: Uint8Array;
   if (values.size !== undefined && values.text !== undefined) throw new UsageError("give -t/--text or --size, not both");
   if (values.size !== undefined) {
@@ -94,7 +107,13 @@ async function main(argv: string[]): Promise<number> {
   } else {
     data = new TextEncoder().encode(values.text ?? "This is a sample piece of text");
   }
-  const { copy, ...result } = await dmaLocalCopy(data, values["pci-addr"]);
+  const { copy, ...result } = await dmaLocalCopy(data, values["pci-addr"]).catch((e) => {
+    // Too large for the device is a bad flag (exit 2 naming it), not a failure of the copy.
+    if (e instanceof LocalCopySizeError) {
+      throw new UsageError(`${values.size !== undefined ? "--size" : "-t/--text"}: ${e.bytes} bytes is more than the device's largest DMA buffer (${e.max} bytes)`);
+    }
+    throw e;
+  });
   if (values.json) {
     printJson(result);
   } else {

@@ -6,6 +6,7 @@
 import { parseFlags, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { type DoctorReport, runDoctor } from "./doctor/report.ts";
@@ -16,8 +17,7 @@ const HELP = `Usage: doctor [--json] [--peer NAME] [-p PCI] [--timeout SECONDS]
 Reports which DOCA libraries were found where (every candidate folder and why it was rejected, and the trust check
 of each folder and library file: owned by you or root, writable by nobody else), their version and
 sonames, which renamed functions resolved to which spelling and which optional ones are missing, the devices and
-representors with their capabilities, the first device's compress and SHA tasks (on the software device, a missing
-zlib, liblz4 or libcrypto is a problem naming its Debian package), the side (host or DPU) as detected, how cross-process DMA works here
+representors with their capabilities, the side (host or DPU) as detected, how cross-process DMA works here
 (hardware DMA, or the software device's process_vm_* / /proc/<pid>/mem and the Yama ptrace_scope), then runs a
 local DMA self-test and, with --peer NAME, a Comch round trip with the server NAME (the other side runs
 \`deno task comch-server -s NAME -r REP_PCI\`). Each step shows its time; each problem comes with a fix to try.
@@ -25,66 +25,105 @@ local DMA self-test and, with --peer NAME, a Comch round trip with the server NA
   --peer NAME  Comch server to exchange one message with
   -p PCI       device for the self-tests (default: the first with DMA)
   --timeout S  seconds to wait for DMA completion and the Comch peer (default 10, at most 86400)
+  --version    print the versions of doca-ts and of the DOCA it loads, and exit
 Exit status: 0 when no problem was found, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.`;
 
 const PCI_ADDRESS = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
-export function formatReport(r: DoctorReport): string {
+/** The report's sections in the order they are checked (and printed: each as soon as its check is done). */
+export const SECTIONS = ["runtime", "libraries", "devices", "accelerators", "side", "remoteDma", "localDma", "comch", "problems"] as const;
+export type Section = typeof SECTIONS[number];
+
+/** The lines of one section of the report (none for a check that did not run). */
+export function formatSection(r: DoctorReport, section: Section): string[] {
   const out: string[] = [];
-  out.push(`runtime   ${r.runtime.name} ${r.runtime.version} (${r.runtime.platform}/${r.runtime.arch})`);
-  out.push(`libraries (${ms(r.libraries.ms)})`);
-  for (const c of r.libraries.candidates) {
-    out.push(`  ${c.rejected ? "rejected" : "used    "}  ${c.dir}  [${c.origin}]${c.rejected ? `: ${c.rejected}` : ""}`);
-    for (const t of c.trust ?? []) out.push(`    trust ${t.trusted ? "ok       " : "REFUSED  "} ${t.trusted ? t.path : t.reason}`);
+  switch (section) {
+    case "runtime": {
+      out.push(`runtime   ${r.runtime.name} ${r.runtime.version} (${r.runtime.platform}/${r.runtime.arch})`);
+      break;
+    }
+    case "libraries": {
+      out.push(`libraries (${ms(r.libraries.ms)})`);
+      for (const c of r.libraries.candidates) {
+        out.push(`  ${c.rejected ? "rejected" : "used    "}  ${c.dir}  [${c.origin}]${c.rejected ? `: ${c.rejected}` : ""}`);
+        for (const t of c.trust ?? []) out.push(`    trust ${t.trusted ? "ok       " : "REFUSED  "} ${t.trusted ? t.path : t.reason}`);
+      }
+      if (r.libraries.error) out.push(`  error: ${r.libraries.error.split("\n")[0]}`);
+      if (r.libraries.version) {
+        out.push(`  DOCA ${r.libraries.version}${r.libraries.isSoftwareDevice ? " (doca-ts software device)" : ""}`);
+        for (const f of r.libraries.files ?? []) out.push(`  ${f.lib}  ${f.realPath}  soname ${f.soname ?? "?"}`);
+      }
+      if (r.symbols) {
+        for (const s of r.symbols.renamed) out.push(`  ${s.name} -> ${s.resolvedAs ?? "MISSING"}`);
+        out.push(`  optional functions missing: ${r.symbols.optionalMissing.join(", ") || "none"}`);
+      }
+      break;
+    }
+    case "devices": {
+      out.push(`devices (${ms(r.devices.ms)})`);
+      for (const d of r.devices.list) {
+        const caps = [
+          d.caps.dmaMemcpy ? `dma max ${d.caps.dmaMaxBufSize} B` : "",
+          d.caps.comchServer ? "comch-server" : "",
+          d.caps.comchClient ? "comch-client" : "",
+          d.caps.comchMaxMsgSize ? `msg ${d.caps.comchMaxMsgSize} B` : "",
+          d.caps.rdma?.tasks.length ? `rdma ${d.caps.rdma.tasks.join("/")} (${d.caps.rdma.transports.join("+") || "?"}, msg ${d.caps.rdma.maxMessageSize} B)` : "",
+        ].filter(Boolean).join(", ");
+        out.push(`  ${d.pciAddr} ${d.ibdevName || "-"} ${d.ifaceName || "-"}: ${caps || "no capabilities"}`);
+        for (const rep of d.representors) out.push(`    representor ${rep.pciAddr}${rep.vuid ? ` [${rep.vuid}]` : ""}`);
+      }
+      if (r.devices.error) out.push(`  error: ${r.devices.error}`);
+      break;
+    }
+    case "accelerators": {
+      const acc = r.accelerators;
+      if (!acc) break;
+      const c = acc.compress, s = acc.sha;
+      const kinds = [c.compressDeflate && "deflate", c.decompressDeflate && "inflate", c.decompressLz4Stream && "lz4-stream", c.decompressLz4Block && "lz4-block"].filter(Boolean);
+      out.push(`accelerators on ${acc.device}`);
+      out.push(`  compress ${kinds.join(", ") || "none"}${c.maxBufSize ? ` (max ${c.maxBufSize} B)` : ""}${c.missingReason ? `: ${c.missingReason}` : ""}`);
+      out.push(`  sha ${s.hash.join(", ") || "none"}${s.partial.length ? ` (partial ${s.partial.join(", ")})` : ""}${s.missingReason ? `: ${s.missingReason}` : ""}`);
+      break;
+    }
+    case "side": {
+      out.push(`side      ${r.side.side} (${r.side.evidence.join("; ") || "no evidence"})`);
+      break;
+    }
+    case "remoteDma": {
+      const dma = r.remoteDma;
+      out.push(`remote DMA ${dma.mechanism}`);
+      out.push(`  Yama ptrace_scope ${dma.ptraceScope ?? "absent"}, CAP_SYS_PTRACE ${dma.capSysPtrace ? "yes" : "no"}`);
+      if (dma.processVmReadv) out.push(`  process_vm_readv ${dma.processVmReadv.ok ? "ok" : dma.processVmReadv.error}`);
+      if (dma.procPidMem) out.push(`  /proc/<pid>/mem ${dma.procPidMem.ok ? "ok" : dma.procPidMem.error}`);
+      break;
+    }
+    case "localDma": {
+      const t = r.selfTests;
+      if (t.localDma) {
+        out.push(`self-test local DMA ${t.localDma.bytes} B: ${t.localDma.ok ? "ok" : `FAILED ${t.localDma.error}`} (${ms(t.localDma.ms)})`);
+      }
+      break;
+    }
+    case "comch": {
+      const t = r.selfTests;
+      if (t.comch) {
+        out.push(`self-test Comch with "${t.comch.peer}": ${t.comch.ok ? `ok, answered "${printable(t.comch.answer ?? "", 200)}"` : `FAILED ${t.comch.error}`} (${ms(t.comch.ms)})`);
+      }
+      break;
+    }
+    case "problems": {
+      if (r.problems.length === 0) out.push("no problems found");
+      for (const p of r.problems) out.push(`PROBLEM ${p.problem}\n  fix: ${p.fix}`);
+      break;
+    }
   }
-  if (r.libraries.error) out.push(`  error: ${r.libraries.error.split("\n")[0]}`);
-  if (r.libraries.version) {
-    out.push(`  DOCA ${r.libraries.version}${r.libraries.isSoftwareDevice ? " (doca-ts software device)" : ""}`);
-    for (const f of r.libraries.files ?? []) out.push(`  ${f.lib}  ${f.realPath}  soname ${f.soname ?? "?"}`);
-  }
-  if (r.symbols) {
-    for (const s of r.symbols.renamed) out.push(`  ${s.name} -> ${s.resolvedAs ?? "MISSING"}`);
-    out.push(`  optional functions missing: ${r.symbols.optionalMissing.join(", ") || "none"}`);
-  }
-  out.push(`devices (${ms(r.devices.ms)})`);
-  for (const d of r.devices.list) {
-    const caps = [
-      d.caps.dmaMemcpy ? `dma max ${d.caps.dmaMaxBufSize} B` : "",
-      d.caps.comchServer ? "comch-server" : "",
-      d.caps.comchClient ? "comch-client" : "",
-      d.caps.comchMaxMsgSize ? `msg ${d.caps.comchMaxMsgSize} B` : "",
-      d.caps.rdma?.tasks.length ? `rdma ${d.caps.rdma.tasks.join("/")} (${d.caps.rdma.transports.join("+") || "?"}, msg ${d.caps.rdma.maxMessageSize} B)` : "",
-    ].filter(Boolean).join(", ");
-    out.push(`  ${d.pciAddr} ${d.ibdevName || "-"} ${d.ifaceName || "-"}: ${caps || "no capabilities"}`);
-    for (const rep of d.representors) out.push(`    representor ${rep.pciAddr}${rep.vuid ? ` [${rep.vuid}]` : ""}`);
-  }
-  if (r.devices.error) out.push(`  error: ${r.devices.error}`);
-  const acc = r.accelerators;
-  if (acc) {
-    const c = acc.compress, s = acc.sha;
-    const kinds = [c.compressDeflate && "deflate", c.decompressDeflate && "inflate", c.decompressLz4Stream && "lz4-stream", c.decompressLz4Block && "lz4-block"].filter(Boolean);
-    out.push(`accelerators on ${acc.device}`);
-    out.push(`  compress ${kinds.join(", ") || "none"}${c.maxBufSize ? ` (max ${c.maxBufSize} B)` : ""}${c.missingReason ? `: ${c.missingReason}` : ""}`);
-    out.push(`  sha ${s.hash.join(", ") || "none"}${s.partial.length ? ` (partial ${s.partial.join(", ")})` : ""}${s.missingReason ? `: ${s.missingReason}` : ""}`);
-  }
-  out.push(`side      ${r.side.side} (${r.side.evidence.join("; ") || "no evidence"})`);
-  const dma = r.remoteDma;
-  out.push(`remote DMA ${dma.mechanism}`);
-  out.push(`  Yama ptrace_scope ${dma.ptraceScope ?? "absent"}, CAP_SYS_PTRACE ${dma.capSysPtrace ? "yes" : "no"}`);
-  if (dma.processVmReadv) out.push(`  process_vm_readv ${dma.processVmReadv.ok ? "ok" : dma.processVmReadv.error}`);
-  if (dma.procPidMem) out.push(`  /proc/<pid>/mem ${dma.procPidMem.ok ? "ok" : dma.procPidMem.error}`);
-  const t = r.selfTests;
-  if (t.localDma) {
-    out.push(`self-test local DMA ${t.localDma.bytes} B: ${t.localDma.ok ? "ok" : `FAILED ${t.localDma.error}`} (${ms(t.localDma.ms)})`);
-  }
-  if (t.comch) {
-    out.push(`self-test Comch with "${t.comch.peer}": ${t.comch.ok ? `ok, answered "${printable(t.comch.answer ?? "", 200)}"` : `FAILED ${t.comch.error}`} (${ms(t.comch.ms)})`);
-  }
-  if (r.problems.length === 0) out.push("no problems found");
-  for (const p of r.problems) out.push(`PROBLEM ${p.problem}\n  fix: ${p.fix}`);
-  return out.join("\n");
+  return out;
+}
+
+export function formatReport(r: DoctorReport): string {
+  return SECTIONS.flatMap((section) => formatSection(r, section)).join("\n");
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -94,21 +133,29 @@ async function main(argv: string[]): Promise<number> {
     peer: { type: "string" },
     "pci-addr": { type: "string", short: "p" },
     timeout: { type: "string" },
+    version: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("doctor")), 0);
   const timeoutMs = values.timeout === undefined ? 10_000 : positiveSecondsMs(values.timeout, "--timeout");
   const pciAddr = values["pci-addr"];
   if (pciAddr !== undefined && !PCI_ADDRESS.test(pciAddr)) {
     throw new UsageError(`-p/--pci-addr: ${JSON.stringify(pciAddr)} is not a PCI address like 0000:03:00.1 or 03:00.1`);
   }
   if (values.peer !== undefined && values.peer.length === 0) throw new UsageError("--peer: expected a Comch server name");
-  const report = await runDoctor({ peer: values.peer, pciAddr, timeoutMs });
+  // Each check's lines as soon as it is done: a --peer wait (up to --timeout) or a Ctrl-C no longer hides the rest.
+  const report = await runDoctor({ peer: values.peer, pciAddr, timeoutMs }, (section, partial) => {
+    if (values.json) return;
+    const lines = formatSection(partial, section);
+    if (lines.length > 0) print(lines.join("\n"));
+    if (section === "localDma" && values.peer) print(`self-test Comch with "${values.peer}": waiting up to ${timeoutMs / 1000} s for it to answer…`);
+  });
   if (values.json) printJson(report, 2);
-  else print(formatReport(report));
+  else print(formatSection(report, "problems").join("\n"));
   return report.problems.length ? 1 : 0;
 }
 

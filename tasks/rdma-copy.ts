@@ -19,6 +19,7 @@ import { printError, printJson } from "./common/output.ts";
 import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
 import { ProgressBar } from "./dma-copy/progress.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
+import { versionLine } from "./common/version.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
 import { checkTargetFolder } from "./dma-copy/atomic-file.ts";
@@ -90,6 +91,7 @@ if (isMain(import.meta)) {
   runMain(async () => {
     const parsed = parseRdmaCopyArgs(process.argv.slice(2));
     if (parsed.kind === "help") return print(RDMA_COPY_HELP);
+    if (parsed.kind === "version") return print(versionLine("rdma-copy"));
     const o = parsed.options;
     const result = await rdmaCopy(o, { signal: stopOnSignals() });
     if (o.jsonOutput) return printJson({ role: o.role, file: o.file, ...result });

@@ -14,14 +14,19 @@ import process from "node:process";
 import { parseFlags, positiveInt } from "./common/cli.ts";
 import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { versionLine } from "./common/version.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
+import { ownExtension } from "./common/run-pair.ts";
+import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 
 export const FLAGS = {
   size: { type: "string" },
   loopback: { type: "boolean" },
   keep: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
+const TASK = "rdma-demo";
 
 const HELP = `Usage: rdma-demo [--size BYTES] [--loopback] [--keep]
 
@@ -31,10 +36,11 @@ processes run in two fresh network namespaces joined by a veth pair (10.77.0.1 a
 so the RDMA traffic crosses a network link; otherwise (or with --loopback) both run here over 127.0.0.1. It prints
 which. --keep leaves the working folder in place. Waits: each copy gives up after 30 s without its peer.
 Ctrl-C, SIGTERM, SIGHUP or a closed output stop both copies, remove the namespaces and the working folder.
-Flags: --size BYTES, --loopback, --keep, -h/--help.
+Flags: --size BYTES, --loopback, --keep, --version (versions of doca-ts and DOCA), -h/--help.
 Exit status 0 when both copies were verified, 1 when one failed, 2 for bad flags, ${STOPPED_STATUSES}.`;
 
-const COPY = fileURLToPath(new URL("./rdma-copy.ts", import.meta.url));
+// The package's built JavaScript runs its sibling rdma-copy.js (plain Node), the sources rdma-copy.ts.
+const COPY = fileURLToPath(new URL(`./rdma-copy${ownExtension}`, import.meta.url));
 const PORT = 7471;
 
 /** The command that runs rdma-copy under this runtime, with exactly its deno.json permissions on Deno. */
@@ -45,7 +51,7 @@ function copyCommand(args: string[]): string[] {
     case "bun":
       return [process.execPath, COPY, ...args];
     default:
-      return [process.execPath, "--import", "tsx", COPY, ...args];
+      return COPY.endsWith(".js") ? [process.execPath, COPY, ...args] : [process.execPath, "--import", "tsx", COPY, ...args];
   }
 }
 
@@ -124,8 +130,19 @@ function run(cmd: string[], env: Record<string, string>, signal: AbortSignal): R
 }
 
 async function copyOnce(net: Net, from: string, to: string, mode: "write" | "read", env: Record<string, string>, signal: AbortSignal): Promise<string> {
+  // On a terminal, a live line while the two sides (output captured) copy; nothing when stderr is piped.
+  const started = performance.now();
+  const live = startLiveLine(() => `rdma-demo: copying by RDMA ${mode}… ${formatElapsed(performance.now() - started)}`);
+  try {
+    return await copyOnceQuietly(net, from, to, mode, env, signal);
+  } finally {
+    live.stop();
+  }
+}
+
+async function copyOnceQuietly(net: Net, from: string, to: string, mode: "write" | "read", env: Record<string, string>, signal: AbortSignal): Promise<string> {
   const what = `copying by RDMA ${mode} (both sides were stopped)`;
-  const receiver = run([...net.receiverPrefix, ...copyCommand(["--receive", to, "--listen", `${net.receiverHost}:${PORT}`, "--json-output"])], env, signal);
+  const receiver = run([...net.receiverPrefix, ...copyCommand(["--receive", to, "--listen", `${net.receiverHost}:${PORT}`, "--json"])], env, signal);
   const deadline = Date.now() + 60_000;
   while (!receiver.stderr().includes("listening")) {
     if (signal.aborted) {
@@ -135,7 +152,7 @@ async function copyOnce(net: Net, from: string, to: string, mode: "write" | "rea
     if (Date.now() > deadline) throw new Error(`the receiver did not start listening: ${receiver.stderr()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const sender = run([...net.senderPrefix, ...copyCommand(["--send", from, "--connect", `${net.receiverHost}:${PORT}`, "--mode", mode, "--json-output"])], env, signal);
+  const sender = run([...net.senderPrefix, ...copyCommand(["--send", from, "--connect", `${net.receiverHost}:${PORT}`, "--mode", mode, "--json"])], env, signal);
   const [r, s] = await Promise.all([receiver.done, sender.done]);
   if (signal.aborted) throw interruption(signal, what);
   if (r.code !== 0 || s.code !== 0) throw new Error(`rdma-copy (${mode}) failed: receiver exit ${r.code}: ${r.stderr.trim()}; sender exit ${s.code}: ${s.stderr.trim()}`);
@@ -148,6 +165,7 @@ const sha = (path: string) => createHash("sha256").update(readFileSync(path)).di
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return (print(HELP), 0);
+  if (values.version) return (print(versionLine(TASK)), 0);
   const size = values.size === undefined ? 8 << 20 : positiveInt(values.size, "--size", 1 << 30);
   const signal = stopOnSignals();
   const dir = mkdtempSync(join(tmpdir(), "doca-ts-rdma-demo-"));

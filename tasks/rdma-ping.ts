@@ -16,7 +16,10 @@ import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printError } from "./common/output.ts";
+import { printError, printJson } from "./common/output.ts";
+import { formatMicrosAll } from "./common/units.ts";
+import { formatElapsed, startLiveLine } from "./common/live-line.ts";
+import { versionLine } from "./common/version.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
@@ -25,14 +28,15 @@ Round trips over DOCA RDMA send/receive: the side that connects sends --count me
 time, and the listening side sends each one back; the sender prints min / p50 / p90 / p99 / max latency. Each
 echo is checked byte for byte.
 
-      --listen [ADDR:]PORT   wait for the peer on PORT and echo its messages
+      --listen [ADDR:]PORT   wait for the peer on PORT (on ADDR only, when given) and echo its messages
       --connect HOST:PORT    connect to the peer at HOST (an IP address) : PORT and measure
       --exchange cm|tcp      RDMA CM on PORT (default), or exported details swapped over TCP on PORT
       --count N              round trips (default 1000, at most 10000000; the listener follows the sender)
       --size BYTES           message size (default 64, 1..${Channel.MAX_MESSAGE})
   -d, --device DEV           DOCA device: PCI address or IB device name (default: the first with RDMA)
       --timeout SECONDS      limit on connecting and on each round trip (default 30)
-      --json-output          print the result as one JSON object
+      --json                 print the result as one JSON object
+      --version              print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help                 this text
 
 Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.`;
@@ -56,13 +60,15 @@ export const FLAGS = {
   size: { type: "string" },
   device: { type: "string", short: "d" },
   timeout: { type: "string" },
-  "json-output": { type: "boolean" },
+  json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
-export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "run"; options: RdmaPingOptions } {
+export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "version" } | { kind: "run"; options: RdmaPingOptions } {
   const { values: v } = parseFlags(argv, FLAGS);
   if (v.help) return { kind: "help" };
+  if (v.version) return { kind: "version" };
   const endpoint = parseEndpoint(v.listen, v.connect);
   const exchange = v.exchange ?? "cm";
   if (exchange !== "cm" && exchange !== "tcp") throw new UsageError(`--exchange: expected cm or tcp, got ${JSON.stringify(exchange)}`);
@@ -78,7 +84,7 @@ export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "r
       size: v.size === undefined ? 64 : positiveInt(v.size, "--size", Channel.MAX_MESSAGE),
       device: v.device || undefined,
       timeoutMs: v.timeout === undefined ? 30_000 : positiveSecondsMs(v.timeout, "--timeout"),
-      jsonOutput: v["json-output"] === true,
+      jsonOutput: v.json === true,
     },
   };
 }
@@ -99,7 +105,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** One side of a ping: the connecting side measures and returns the result; the listener echoes and returns undefined. */
-export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal } = {}): Promise<PingResult | undefined> {
+export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; progress?: boolean } = {}): Promise<PingResult | undefined> {
   using device = openRdmaDevice(o.device);
   using pe = new ProgressEngine();
   const link = await Link.open({ device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0,
@@ -127,7 +133,15 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal }
     printError(o.endpoint.listen ? `rdma-ping: echoing ${count} messages of ${size} B` : `rdma-ping: measuring ${count} round trips of ${size} B`);
     const rtts: number[] = [];
     const bound = <T>(p: Promise<T>, what: string) => raceTimeout(p, o.timeoutMs, what, run.signal);
-    for (let i = 0; i < count; i++) {
+    // A live count on a terminal: a million round trips take minutes.
+    let done = 0;
+    const started = performance.now();
+    const live = startLiveLine(() =>
+      `rdma-ping: ${done} of ${count} round trips ${o.endpoint.listen ? "echoed" : "measured"}, ${formatElapsed(performance.now() - started)}`, {
+      enabled: run.progress === true && process.stderr.isTTY === true,
+    });
+    try {
+    for (let i = 0; i < count; i++, done = i) {
       if (!o.endpoint.listen) {
         memory.bytes.fill(i & 0xff, 0, size);
         buf.setData(memory.address, size);
@@ -147,6 +161,9 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal }
         buf.setData(memory.address, m.bytes.length);
         await bound(connection.send(buf), `echoing ping ${i + 1}`);
       }
+    }
+    } finally {
+      live.stop();
     }
     if (o.endpoint.listen) return undefined;
     rtts.sort((a, b) => a - b);
@@ -213,13 +230,12 @@ if (isMain(import.meta)) {
   runMain(async () => {
     const parsed = parseRdmaPingArgs(process.argv.slice(2));
     if (parsed.kind === "help") return print(RDMA_PING_HELP);
+    if (parsed.kind === "version") return print(versionLine("rdma-ping"));
     const o = parsed.options;
-    const result = await rdmaPing(o, { signal: stopOnSignals() });
+    const result = await rdmaPing(o, { signal: stopOnSignals(), progress: !o.jsonOutput });
     if (!result) return print(`rdma-ping: echoed the peer's messages`);
-    if (o.jsonOutput) return print(JSON.stringify(result));
-    print(
-      `rdma-ping: ${result.count} round trips of ${result.size} B: min ${result.minUs} µs, p50 ${result.p50Us} µs, ` +
-        `p90 ${result.p90Us} µs, p99 ${result.p99Us} µs, max ${result.maxUs} µs`,
-    );
+    if (o.jsonOutput) return printJson(result);
+    const [min, p50, p90, p99, max] = formatMicrosAll([result.minUs, result.p50Us, result.p90Us, result.p99Us, result.maxUs]);
+    print(`rdma-ping: ${result.count} round trips of ${result.size} B: min ${min}, p50 ${p50}, p90 ${p90}, p99 ${p99}, max ${max}`);
   });
 }

@@ -264,7 +264,8 @@ describe("TypeScript API: bad input throws a clear error and never crashes the r
       }
     };
     await Promise.all([worker(), worker()]);
-  });
+    // Every probe child in one hook: up to ~20 children of 30 s at most, two at a time, on a loaded machine.
+  }, { timeout: 600_000 });
 
   for (const [name, expect] of Object.entries(api)) {
     test(name, () => {

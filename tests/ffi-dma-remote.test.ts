@@ -20,13 +20,13 @@ describe("ffi: DMA across processes (host exports, DPU copies)", { timeout: 120_
     assert.equal(opened.pci, DPU_PCI);
     assert.ok(opened.reps.some((r) => r.pciAddr === HOST_PCI && r.vuid.length > 0), `DPU sees a representor of the host: ${JSON.stringify(opened.reps)}`);
     dev = Device.open(HOST_PCI);
-  });
+  }, { timeout: 60_000 }); // starts a runtime child: sized for a loaded 2-core machine
 
   after(async () => {
     await dpu?.close();
     dev?.close();
     assert.equal(liveObjects(), start, "host side released every handle");
-  });
+  }, { timeout: 60_000 });
 
   test("DPU reads host memory and writes it back, byte for byte", async () => {
     using mem = NativeMemory.alloc(SIZE);

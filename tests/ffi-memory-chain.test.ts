@@ -90,7 +90,7 @@ describe("ffi: a memory chain (host PCI export, DPU re-export for RDMA, remote R
     inv = new BufInventory(16);
     local = NativeMemory.alloc(SIZE);
     localMap = Mmap.create({ memory: local, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  });
+  }, { timeout: 120_000 }); // a child runtime and an RDMA connection on a loaded 2-core machine
 
   after(async () => {
     await dpu?.close();
@@ -100,7 +100,7 @@ describe("ffi: a memory chain (host PCI export, DPU re-export for RDMA, remote R
     local?.close();
     pe?.close();
     dev?.close();
-  });
+  }, { timeout: 60_000 });
 
   /** Host memory exported over PCI, chained through the DPU; the peer's import of the DPU's RDMA export. */
   async function chainOf(host: NativeMemory, permissions: number): Promise<{ hostMap: Mmap; id: number; remote?: Mmap; refused?: string }> {

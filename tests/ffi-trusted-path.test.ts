@@ -174,7 +174,7 @@ describe("a task refuses an untrusted DOCA_LIB_DIR with one clear line", () => {
     const cmd = runtimeCommand(fileURLToPath(new URL("../tasks/devices.ts", import.meta.url)), []);
     const devices = spawnSync(cmd.command, cmd.args, { env, encoding: "utf8", cwd: fileURLToPath(new URL("..", import.meta.url)), timeout: 60_000 });
     assert.equal(devices.status, 1, devices.stderr);
-    assert.match(devices.stderr, /^error: DOCA libraries not found/);
+    assert.match(devices.stderr, /^devices: error: DOCA libraries not found/);
     assert.match(devices.stderr, new RegExp(`Refused ${c.lib}: ${c.lib} is not trusted: it may be written by every user \\(mode 0777\\)`));
     assert.doesNotMatch(devices.stderr, /Uncaught| {4}at /);
     const d = runtimeCommand(fileURLToPath(new URL("../tasks/doctor.ts", import.meta.url)), []);

@@ -6,10 +6,20 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { currentRuntime } from "./helpers/spawn-runtime.ts";
-import { runInScratch, type Scratch, scratchProject } from "./helpers-pkg/scratch.ts";
+import { repoRoot, runInScratch, type Scratch, scratchProject } from "./helpers-pkg/scratch.ts";
+import { TASKS } from "../bin/task-list.mjs";
+
+/** README.md's API example ("## The API"), importing "doca-ts" as a user of the package would. */
+function readmeExample(): string {
+  const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("\n## The API\n")));
+  assert.ok(block, "README.md has its API example");
+  return block[1].replaceAll(`from "./mod.ts"`, `from "doca-ts"`);
+}
 
 // Plain JavaScript (no `using`: Node 20 has no such syntax), the same text as app.mjs (Node) and app.ts (Bun, Deno).
 const USER_SCRIPT = `
@@ -75,8 +85,66 @@ describe(`package: npm pack installed in a scratch project (${currentRuntime()})
     assert.match(report.version, /^3\.\d+\.\d+-sim$/);
     assert.equal(report.dir, join(scratch.dir, "cache", "doca-ts", `sim-${report.dir.match(/sim-([^/]+)\/lib$/)[1]}`, "lib"));
     assert.match(result.stderr, /doca-ts: software DOCA device built/, "the first use says it built the device");
+    assert.match(result.stderr, /doca-ts: no DOCA installation found; building the software DOCA device into \S+ \(once, about 15 s\)\n(.*\n)*doca-ts: software DOCA device built/,
+      "and says so before the build's seconds of silence");
     const again = runInScratch(scratch, SCRIPT);
     assert.equal(again.status, 0, again.stderr);
     assert.doesNotMatch(again.stderr, /built/, "the second use finds the cache");
+  });
+
+  test("README.md's API example runs as pasted (Node: plain node, no loader)", { timeout: 300_000 }, () => {
+    const scratch = project();
+    const script = currentRuntime() === "node" ? "readme.mjs" : "readme.ts";
+    writeFileSync(join(scratch.dir, script), readmeExample());
+    const result = runInScratch(scratch, script);
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    assert.equal(result.stdout.trim().split("\n").at(-1), "7");
+  });
+
+  test("npx doca-ts TASK: a command for every task, from the package's JavaScript", {
+    timeout: 300_000,
+    skip: currentRuntime() !== "node" && "the bin runs with node",
+  }, () => {
+    const scratch = project();
+    const bin = join(scratch.dir, "node_modules", ".bin", "doca-ts");
+    for (const name of TASKS) {
+      assert.ok(existsSync(join(scratch.dir, "node_modules", "doca-ts", "tasks", `${name}.js`)), `the package ships tasks/${name}.js`);
+    }
+    const run = (args: string[]) => spawnSync(bin, args, { cwd: scratch.dir, env: scratch.env, encoding: "utf8", timeout: 120_000 });
+    const help = run(["--help"]);
+    assert.equal(help.status, 0, help.stderr);
+    for (const name of TASKS) assert.match(help.stdout, new RegExp(`\\b${name}\\b`));
+    const copy = run(["dma-local-copy", "--json"]);
+    assert.equal(copy.status, 0, copy.stderr);
+    assert.equal(JSON.parse(copy.stdout).equal, true);
+    const bad = run(["dma-local-copy", "--size", "0"]);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /^dma-local-copy: error: --size/);
+    const unknown = run(["nope"]);
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /unknown task "nope"/);
+  });
+});
+
+describe("package: every task is exported and has a command", () => {
+  test("the bin's task list is deno.json's tasks of tasks/; the package and JSR export ./tasks", () => {
+    const deno = JSON.parse(readFileSync(join(repoRoot, "deno.json"), "utf8"));
+    const scripts = Object.values(deno.tasks as Record<string, string | { command: string }>)
+      .map((t) => (typeof t === "string" ? t : t.command))
+      .map((command) => /^deno run .* tasks\/([a-z-]+)\.ts$/.exec(command)?.[1])
+      .filter((name): name is string => name !== undefined);
+    assert.deepEqual([...TASKS].sort(), [...new Set(scripts)].sort());
+    assert.equal(deno.exports["./tasks"], "./tasks/mod.ts", "JSR exposes doca-ts/tasks");
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
+    assert.equal(pkg.bin["doca-ts"], "bin/doca-ts.mjs");
+    assert.ok(pkg.files.includes("bin/"));
+    const built = JSON.parse(readFileSync(join(repoRoot, "tsconfig.package.json"), "utf8")).files as string[];
+    for (const name of TASKS) assert.ok(built.includes(`tasks/${name}.ts`), `npm pack builds tasks/${name}.js`);
+    const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+    assert.match(readme, /"doca-ts\/tasks": "\.\/vendor\/doca-ts\/tasks\/mod\.ts"/, "README's Deno import map maps doca-ts/tasks");
+  });
+
+  test("README.md's API example is plain JavaScript: no `using` (Node 20 cannot parse it)", () => {
+    assert.doesNotMatch(readmeExample(), /^\s*(await\s+)?using\s/m);
   });
 });

@@ -92,7 +92,7 @@ describe("tasks: compress / decompress", () => {
       const d = await run("decompress.ts", [join(dir, file), "-o", join(dir, "out")]);
       assert.equal(d.code, 1, `${file}: ${d.stdout}${d.stderr}`);
       assert.match(d.stderr, why);
-      assert.match(d.stderr, /^error: /m);
+      assert.match(d.stderr, /^decompress: error: /m);
     }
     assert.deepEqual(readdirSync(dir).sort(), ["bad.gz", "junk.gz", "short.gz"], "no output, no temporary file");
   }));

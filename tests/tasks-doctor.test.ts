@@ -112,3 +112,24 @@ describe("doctor", () => {
     assert.match(absent.report.problems[0].fix, /comch-server/);
   });
 });
+
+describe("doctor prints each check as it finishes", () => {
+  test("while --peer waits, the report so far is on stdout; Ctrl-C keeps it", { timeout: 120_000 }, async () => {
+    const w = workspace("doctor-stream");
+    spaces.push(w);
+    const child = startChild(task("doctor.ts"), ["--peer", "nobody-answers", "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 110_000);
+    const out = () => child.stdout?.() ?? "";
+    const deadline = Date.now() + 90_000;
+    let exited = false;
+    void child.done.then(() => (exited = true));
+    while (!/waiting up to 60 s/.test(out()) && Date.now() < deadline && !exited) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(exited, false, "still waiting for the peer");
+    assert.match(out(), /^runtime .*\nlibraries \(/m, "the libraries were printed before the wait ended");
+    assert.match(out(), /self-test local DMA .*: ok/);
+    child.signal!("SIGINT");
+    const r = await child.done;
+    assert.equal(r.code, 130, r.stderr);
+    assert.match(r.stdout, /devices \(/, "what was checked stays on the screen");
+    assert.match(r.stderr, /^doctor: interrupted \(SIGINT\)/m, "the stop line names the task");
+  });
+});

@@ -6,7 +6,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
-import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startChild } from "../tasks/common/run-pair.ts";
@@ -61,10 +61,14 @@ describe("ec-encode / ec-recover", () => {
   test("SIGINT while encoding: exit 130, neither the folder nor its temporary folder is left", { timeout: TIMEOUT }, async () => {
     const w = space("ec");
     const input = join(w.root, "big");
-    writeFileSync(input, new Uint8Array(64 * 1024 * 1024));
-    const child = startChild(task("ec-encode.ts"), ["-i", input, "-o", join(w.root, "blocks"), "--block-size", "4096"], w.env, 60_000);
-    const deadline = Date.now() + 30_000;
-    while (!readdirSync(w.root).some((n) => n.startsWith(".blocks.")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    // 256 MiB (sparse: no disk written here), so the encode is still running when the temporary folder shows even
+    // on a fast machine; the poll is tight so a loaded one does not miss the window either.
+    writeFileSync(input, new Uint8Array(0));
+    truncateSync(input, 256 * 1024 * 1024);
+    const child = startChild(task("ec-encode.ts"), ["-i", input, "-o", join(w.root, "blocks"), "--block-size", "4096"], w.env, 120_000);
+    const deadline = Date.now() + 60_000;
+    while (!readdirSync(w.root).some((n) => n.startsWith(".blocks.")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    assert.ok(readdirSync(w.root).some((n) => n.startsWith(".blocks.")), "the encode started (its temporary folder showed)");
     child.signal!("SIGINT");
     const r = await child.done;
     assert.equal(r.code, 130, r.stderr);

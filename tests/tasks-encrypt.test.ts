@@ -114,7 +114,7 @@ describe("encrypt / decrypt", { timeout: TIMEOUT }, () => {
       writeFileSync(file, bytes);
       const r = await run("decrypt.ts", ["-i", file, "-o", out, "-k", keyFile], w.env);
       assert.equal(r.code, 1, `${what}: exit ${r.code}\n${r.stderr}`);
-      assert.match(r.stderr, /^error: /m);
+      assert.match(r.stderr, /^decrypt: error: /m);
       assert.equal(existsSync(out), false, `${what}: no output file`);
       assert.deepEqual(w.list(w.root).filter((n) => n.startsWith(".")), [], `${what}: no temporary file left`);
     }

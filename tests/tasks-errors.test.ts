@@ -53,6 +53,16 @@ describe("the target folder is checked before connecting, naming the user's targ
     assert.doesNotMatch(r.stderr, /\.part|doca-ts-\d+/, "the hidden temporary file is not what the user is told about");
   });
 
+  test("a missing folder: the DPU says so at once, before a host connects", { timeout: 90_000 }, async () => {
+    const w = space("nofolder-dpu");
+    const target = join(w.dpu, "missing", "f.bin");
+    const child = startChild(task("dma-copy.ts"), ["--side", "dpu", ...dpu(target, ["--timeout", "60"])], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 80_000);
+    await child.waitForStderr(`cannot create ${target}: its folder ${join(w.dpu, "missing")} does not exist`, 30_000);
+    child.signal!("SIGINT");
+    const r = await child.done;
+    assert.equal(r.code, 130, r.stderr);
+  });
+
   test("a read-only folder: the host fails at once, naming the target", { skip: process.getuid?.() === 0 ? "root writes anywhere" : false }, async () => {
     const w = space("rofolder");
     chmodSync(w.host, 0o555);

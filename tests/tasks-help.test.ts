@@ -115,7 +115,10 @@ describe("usage errors exit 2 and name the flag", () => {
     ["dma-copy.ts", ["-f", "x", "--timeout", "NaN"], /--timeout: expected a positive number/],
     ["dma-copy.ts", ["-p", "0000:b1:00.1"], /missing -f\/--file/],
     ["dma-local-copy.ts", ["--size", "1e3"], /--size: expected a whole number/],
-    ["demo.ts", ["--size", "-1"], /--size/],
+    ["demo.ts", ["--size", "-1"], /--size: expected a whole number 1\.\.4294967296, got "-1"/],
+    ["demo.ts", ["--size", "0"], /--size: expected a whole number 1\.\.4294967296, got "0"/],
+    ["dma-local-copy.ts", ["--size", "3000000"], /--size: 3000000 bytes is more than the device's largest DMA buffer/],
+    ["comch-client.ts", ["--count", "-5"], /--count: expected a whole number ≥ 1, got "-5"/],
     ["devices.ts", ["--side", "nic"], /--side: expected host or dpu/],
     ["steps/dma-transfer.ts", ["--descriptor", "d.json", "--read", "o", "--offset", "x"], /--offset/],
     ["steps/exchange-descriptor.ts", ["--send", "d.json", "--timeout", "-3"], /--timeout/],
@@ -132,6 +135,8 @@ describe("usage errors exit 2 and name the flag", () => {
       assert.equal(r.code, 2, `exit ${r.code}: ${r.stderr}`);
       assert.match(r.stderr, pattern);
       assert.match(r.stderr, /\(see --help\)/);
+      const taskName = name.replace(/^.*\//, "").replace(/\.ts$/, "");
+      assert.ok(r.stderr.startsWith(`${taskName}: `), `the message starts with the task's name: ${r.stderr}`);
     });
   }
 });

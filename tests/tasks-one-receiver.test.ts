@@ -9,7 +9,7 @@ import { existsSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeF
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
-import { lockName, publishWithoutReplacing, TargetLock } from "../tasks/dma-copy/atomic-file.ts";
+import { LOCK_ABANDONED_MS, lockName, publishWithoutReplacing, TargetLock, temporaryName } from "../tasks/dma-copy/atomic-file.ts";
 import { startChild } from "../tasks/common/run-pair.ts";
 import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
 
@@ -40,17 +40,23 @@ describe("the target lock", () => {
     TargetLock.acquire(target, "x").release();
   });
 
-  test("a lock whose process is gone is taken over once nobody refreshed it for 30 s, not before", () => {
+  test("a lock whose process is gone is taken over once nobody refreshed it for 3 s, not before; its temporary file goes", () => {
     const w = space("lock-dead");
     const target = join(w.dpu, "f.bin");
     const lock = join(w.dpu, lockName(target));
-    writeFileSync(lock, `pid ${deadPid()}\ntemporary .gone\nsince 2020-01-01T00:00:00Z\n`);
+    const pid = deadPid();
+    const temporary = temporaryName(target, pid);
+    const partial = join(w.dpu, temporary);
+    writeFileSync(partial, "half of a copy");
+    writeFileSync(lock, `pid ${pid}\ntemporary ${temporary}\nsince 2020-01-01T00:00:00Z\n`);
     assert.throws(() => TargetLock.acquire(target, "y"), /another copy is writing it/, "fresh: may be another pid namespace");
-    const old = new Date(Date.now() - 60_000);
+    const old = new Date(Date.now() - (LOCK_ABANDONED_MS + 1000));
     utimesSync(lock, old, old);
     const taken = TargetLock.acquire(target, "y");
     assert.match(readFileSync(lock, "utf8"), new RegExp(`^pid ${process.pid}\n`));
+    assert.equal(existsSync(partial), false, "the dead run's temporary file is removed with its lock");
     taken.release();
+    assert.ok(LOCK_ABANDONED_MS <= 5_000, "recognised within seconds, not 30 s");
   });
 
   test("the rename never replaces a file that appeared under the target name", () => {

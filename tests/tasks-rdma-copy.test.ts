@@ -65,7 +65,7 @@ async function copy(size: number, extra: string[], exchange = "cm") {
   const src = join(w.host, "data.bin"), dst = join(w.dpu, "copy.bin");
   const expect = writePatternFile(src, size, size + 3);
   const p = port();
-  const common = ["--json-output", "--timeout", "60", "--exchange", exchange];
+  const common = ["--json", "--timeout", "60", "--exchange", exchange];
   const { listener, connector } = await pair(
     w,
     ["--receive", dst, "--listen", `127.0.0.1:${p}`, ...common],
@@ -133,7 +133,7 @@ describe("rdma-ping between two processes", { skip: noRdma }, () => {
   test("round trips with latency percentiles", { timeout: 180_000 }, async () => {
     const w = space("rdma-ping");
     const p = port();
-    const { listener, connector } = await pair(w, ["--listen", `127.0.0.1:${p}`], ["--connect", `127.0.0.1:${p}`, "--count", "50", "--size", "100", "--json-output"], PING);
+    const { listener, connector } = await pair(w, ["--listen", `127.0.0.1:${p}`], ["--connect", `127.0.0.1:${p}`, "--count", "50", "--size", "100", "--json"], PING);
     assert.equal(listener.code, 0, listener.stderr);
     assert.equal(connector.code, 0, connector.stderr);
     const r = JSON.parse(connector.stdout.split("\n").pop()!);

@@ -62,7 +62,7 @@ describe("tasks: sha", () => {
     writeFileSync(join(dir, "a"), pattern(100, 1));
     let r = await startChild(task, ["a", "missing", "-o", "list"], { INIT_CWD: dir }, 120_000).done;
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^error: .*missing/m);
+    assert.match(r.stderr, /^sha: error: .*missing/m);
     assert.deepEqual(readdirSync(dir), ["a"]);
     r = await startChild(task, ["-a", "md5", "a"], { INIT_CWD: dir }, 120_000).done;
     assert.equal(r.code, 2);

@@ -162,7 +162,7 @@ describe("export-mmap (the step that keeps an export alive) stops cleanly", () =
     const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
     child.stdin!.destroy();
     assert.equal(code, 129, err);
-    assert.match(err, /^interrupted \(SIGHUP\) while keeping the export alive/);
+    assert.match(err, /^export-mmap: interrupted \(SIGHUP\) while keeping the export alive/);
     noTrace(err);
   });
 });
@@ -177,7 +177,7 @@ describe("demo is a task like the others", () => {
       const cmd = runtimeCommand(task("demo"), ["--size", "99999999999999"]);
       const r = spawnSync(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, TMPDIR: tmp }, encoding: "utf8", timeout: 60_000 });
       assert.equal(r.status, 2, r.stderr);
-      assert.match(r.stderr, /^error: --size: 99999999999999 is too large \(at most 4294967296\) \(see --help\)/);
+      assert.match(r.stderr, /^demo: error: --size: 99999999999999 is too large \(at most 4294967296\) \(see --help\)/);
       assert.deepEqual(demoFolders(tmp), []);
     } finally {
       rmSync(tmp, { recursive: true, force: true });

@@ -208,6 +208,8 @@ function buildIntoCache(): string | undefined {
   const outDir = softwareDeviceCacheDir();
   try {
     prepareCache(outDir);
+    // The first use compiles for several seconds: say so before, not only after.
+    console.error(`doca-ts: no DOCA installation found; building the software DOCA device into ${outDir} (once, about 15 s)`);
     buildSoftwareDevice({
       outDir,
       tests: false,

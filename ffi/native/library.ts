@@ -2,6 +2,7 @@
  * Loads DOCA (and libc) once per process through the runtime's loader and hands the bound functions to the
  * wrappers. loadDoca() is the public face: it reports where the libraries came from and what they are.
  */
+import process from "node:process";
 import { backend as selectBackend } from "../load/loaders/select.ts";
 import { currentRuntime, type RuntimeName } from "../load/runtime.ts";
 import { discoverLibraries, type DocaLibraryName, findOptionalLibrary } from "../load/discover.ts";
@@ -73,6 +74,40 @@ export function mapPages(length: number): number {
   return address;
 }
 
+/** Sets `name=value` in the C environment (setenv), where DOCA and the software device read it. */
+export function setCEnvironment(name: string, value: string): void {
+  const { libc, backend } = loadLibc();
+  const bytes = new TextEncoder().encode(`${name}\0${value}\0`);
+  if (bytes.length > 4096) throw new RangeError(`${name}=... is longer than 4 KiB`);
+  const address = mapPages(4096);
+  try {
+    new Uint8Array(backend.view(address, bytes.length)).set(bytes);
+    if (libc.setenv(address, address + name.length + 1, 1) !== 0) throw new Error(`setenv(${name}) failed`);
+  } finally {
+    libc.munmap(address, 4096);
+  }
+}
+
+/** What syncNativeEnvironment last handed to C, by name (so an unchanged value is not set again). */
+const pushed = new Map<string, string>();
+
+/**
+ * Hands the configuration a program set in process.env at run time (DOCA_*, and XDG_RUNTIME_DIR, which picks the
+ * software device's default folder) to the C environment. Deno and Node forward process.env writes to C's
+ * environment themselves; Bun 1.4 does not, so on Bun `process.env.DOCA_SIM_DIR = ...` never reached the software
+ * device (both sides waited for each other in different folders). Called when DOCA is loaded and before devices
+ * are listed or opened, so the same program behaves the same on the three runtimes.
+ */
+export function syncNativeEnvironment(env: Record<string, string | undefined> = process.env): void {
+  if (currentRuntime() !== "bun") return;
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || !(name.startsWith("DOCA_") || name === "XDG_RUNTIME_DIR")) continue;
+    if (pushed.get(name) === value) continue;
+    setCEnvironment(name, value);
+    pushed.set(name, value);
+  }
+}
+
 const RTLD_NOW = 2, RTLD_GLOBAL = 0x100;
 
 function globalDlopen(path: string): void {
@@ -90,6 +125,7 @@ function globalDlopen(path: string): void {
 let state: Doca | undefined;
 
 function bindAll(libDir?: string): Doca {
+  syncNativeEnvironment();
   const found = discoverLibraries(libDir);
   const { libc, backend } = loadLibc();
   // Runtimes dlopen with RTLD_LOCAL; a libdoca_dma/comch that relies on libdoca_common's symbols without linking to

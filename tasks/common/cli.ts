@@ -3,6 +3,7 @@
  * parseArgs wrapped so an unknown or malformed flag is a UsageError too.
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { noteFromEnvironment } from "./environment.ts";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -43,7 +44,7 @@ export function positiveSecondsMs(value: string, flag: string): number {
 export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T, opts: { positionals?: boolean } = {}) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: opts.positionals === true, tokens: true });
+    parsed = parseArgs({ args: joinNegativeValues(argv, options), options, strict: true, allowPositionals: opts.positionals === true, tokens: true });
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
@@ -56,6 +57,31 @@ export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(ar
   return { values: parsed.values, positionals: parsed.positionals };
 }
 
+/**
+ * `--size -1` as `--size=-1`: parseArgs reads a value starting with "-" as the next flag and fails with a message
+ * about "ambiguous" arguments; joined, the flag's own check says "--size: expected a whole number ≥ 1, got "-1"".
+ * Only for flags that take a value and only for values that look like numbers ("-1", "-0.5").
+ */
+function joinNegativeValues(argv: string[], options: NonNullable<ParseArgsConfig["options"]>): string[] {
+  const takesValue = (arg: string): boolean => {
+    const long = /^--([^=]+)$/.exec(arg)?.[1];
+    if (long !== undefined) return options[long]?.type === "string";
+    const short = /^-([^-])$/.exec(arg)?.[1];
+    return short !== undefined && Object.values(options).some((o) => o.short === short && o.type === "string");
+  };
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--") return [...out, ...argv.slice(i)];
+    if (takesValue(argv[i]) && /^-(\d|\.\d)/.test(argv[i + 1] ?? "")) {
+      const flag = argv[i].startsWith("--") ? argv[i] : `--${Object.entries(options).find(([, o]) => o.short === argv[i][1])![0]}`;
+      out.push(`${flag}=${argv[++i]}`);
+    } else {
+      out.push(argv[i]);
+    }
+  }
+  return out;
+}
+
 /** A Comch server name given on the command line: not empty (the device checks its length against its own cap). */
 export function serverName(value: string | undefined, flag: string): string | undefined {
   if (value !== undefined && value.length === 0) throw new UsageError(`${flag}: expected a Comch server name, got ""`);
@@ -65,6 +91,9 @@ export function serverName(value: string | undefined, flag: string): string | un
 /** "--side host|dpu", else DOCA_SIM_SIDE, else `fallback`. */
 export function parseSide(value: string | undefined, env: Record<string, string | undefined>, fallback: "host" | "dpu"): "host" | "dpu" {
   const side = value ?? env.DOCA_SIM_SIDE ?? fallback;
+  if (value === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== fallback) {
+    noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side ${fallback} overrides it)`);
+  }
   if (side !== "host" && side !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(side)}`);
   return side;
 }

@@ -14,6 +14,10 @@
  */
 import process from "node:process";
 import { onOutputLost, printError, watchOutput } from "./output.ts";
+import { taskName } from "./task-name.ts";
+
+/** "doctor: ", the prefix of this task's own lines ("" when the script's name is unknown). */
+const named = () => (taskName() ? `${taskName()}: ` : "");
 
 export type StopSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGPIPE";
 
@@ -101,11 +105,11 @@ function stop(name: StopSignal, graceMs: number): void {
   c.abort(name);
   if (!claimed) {
     // Nobody unwinds on this signal: end now, as cleanly as the default action would but with a line and a status.
-    printError(`interrupted (${describe(name)})`);
+    printError(`${named()}interrupted (${describe(name)})`);
     forceExit(EXIT_CODES[name]);
   }
   const timer = setTimeout(() => {
-    printError(`interrupted (${describe(name)}): cleanup did not finish within ${graceMs / 1000} s, exiting`);
+    printError(`${named()}interrupted (${describe(name)}): cleanup did not finish within ${graceMs / 1000} s, exiting`);
     forceExit(EXIT_CODES[name]);
   }, graceMs);
   (timer as { unref?: () => void }).unref?.();

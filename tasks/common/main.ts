@@ -13,6 +13,10 @@ import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 
 export { print };
 import { describeMissingPermission, isMissingPermission } from "./permission.ts";
+import { environmentNotes } from "./environment.ts";
+import { taskName } from "./task-name.ts";
+
+export { taskName };
 
 /**
  * True when the module whose `import.meta` is given is the program's entry point. Deno and Bun say so themselves
@@ -25,8 +29,18 @@ export function isMain(meta: { url: string; main?: boolean }): boolean {
   return script !== undefined && resolve(script) === fileURLToPath(meta.url);
 }
 
+/** DOCA_TS_DEBUG is set; false when it cannot be read (Deno without --allow-env: the error said so already). */
+function debugWanted(): boolean {
+  try {
+    return Boolean(process.env.DOCA_TS_DEBUG);
+  } catch {
+    return false;
+  }
+}
+
+
 /**
- * Runs `fn`; on error prints one line to stderr ("error: …", or "interrupted (SIGINT) while …") and exits 2 for
+ * Runs `fn`; on error prints one line to stderr ("TASK: error: …", or "TASK: interrupted (SIGINT) while …") and exits 2 for
  * usage errors, the signal's status (130/143) for an interruption, 1 otherwise.
  */
 export async function runMain(fn: () => Promise<number | void> | number | void): Promise<never> {
@@ -37,15 +51,19 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
   } catch (e) {
     const err = e as Error & { exitCode?: number };
     const usage = e instanceof UsageError;
+    // Every line starts with the task's name: in a script running several tasks, or in a bug report, the reader
+    // sees which one spoke.
+    const task = taskName();
+    const named = (text: string) => task && !text.startsWith(`${task} `) && !text.startsWith(`${task}:`) ? `${task}: ${text}` : text;
     if (e instanceof InterruptedError) {
-      printError(err.message);
+      printError(named(err.message));
       code = err.exitCode ?? 130;
     } else {
       const message = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
-      printError(`error: ${message}${usage ? " (see --help)" : ""}`);
+      printError(named(`error: ${message}${usage ? " (see --help)" : ""}${environmentNotes()}`));
       code = usage ? 2 : 1;
     }
-    if (process.env.DOCA_TS_DEBUG && err?.stack) printError(err.stack);
+    if (debugWanted() && err?.stack) printError(err.stack);
   }
   // Output that could not be written ends the task as SIGPIPE would have, even when the work itself finished.
   await flushOutput();

@@ -10,6 +10,8 @@
  */
 import process from "node:process";
 import { printable, printableJson } from "../../ffi/engine/printable.ts";
+import { roundTo } from "./units.ts";
+import { clearStatusLine } from "./status-line.ts";
 
 export type OutputStream = "stdout" | "stderr";
 
@@ -81,6 +83,7 @@ export function outputLostOn(): { stream: OutputStream; code: string } | undefin
 /** Writes `text` and a line break; each of its lines escaped by printable(). Never throws. */
 export function writeLines(stream: OutputStream, text: string): void {
   if (lost) return;
+  clearStatusLine(); // a live progress line on the terminal is erased first, never glued to this text
   const safe = String(text).split("\n").map((line) => printable(line)).join("\n");
   try {
     process[stream].write(`${safe}\n`);
@@ -99,7 +102,21 @@ export function printError(text: string): void {
   writeLines("stderr", text);
 }
 
-/** `value` as JSON on stdout, with every control character \u-escaped (still valid JSON, same value). */
+/**
+ * `value` as JSON on stdout, with every control character \u-escaped (still valid JSON, same value). Fractional
+ * numbers are rounded to three decimals (seconds to the millisecond, rates to a thousandth): a tool reading
+ * `"seconds":0.58` gains nothing from `0.5800618760000001`, a person pasting it loses readability.
+ */
 export function printJson(value: unknown, space?: number): void {
-  writeLines("stdout", printableJson(value, space));
+  writeLines("stdout", printableJson(saneNumbers(value), space));
+}
+
+/** A copy of `value` with every non-integer finite number rounded to three decimals. */
+export function saneNumbers(value: unknown): unknown {
+  if (typeof value === "number") return Number.isFinite(value) && !Number.isInteger(value) ? roundTo(value, 3) : value;
+  if (Array.isArray(value)) return value.map(saneNumbers);
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, saneNumbers(v)]));
+  }
+  return value;
 }

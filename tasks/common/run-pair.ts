@@ -47,6 +47,8 @@ export interface RunningChild {
   kill(): void;
   /** Sends `name` (e.g. "SIGINT") to the child. */
   signal?(name: NodeJS.Signals): void;
+  /** What the child wrote to stdout so far (to watch output that comes before the end). */
+  stdout?(): string;
 }
 
 export function startChild(
@@ -78,6 +80,7 @@ export function startChild(
   });
   return {
     done,
+    stdout: () => stdout,
     kill: () => child.kill("SIGKILL"),
     // process.kill, not child.kill: after child.kill() Deno reports the signal instead of the exit status.
     signal: (name) => {

@@ -186,15 +186,19 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
 }
 
 /** How often a lock's holder refreshes the lock file's mtime, and after how long without that a lock is abandoned. */
-const LOCK_REFRESH_MS = 5_000;
-const LOCK_ABANDONED_MS = 30_000;
+// A lock whose process is gone is recognised within seconds (a receiver killed with SIGKILL and started again must
+// not be told for 30 s that "another copy" writes the file); a copy alive in another pid namespace, which looks
+// dead to kill -0, refreshes its lock every second, so three seconds without a refresh still tell the two apart.
+const LOCK_REFRESH_MS = 1_000;
+export const LOCK_ABANDONED_MS = 3_000;
 
 /**
  * One receiver per target name: `.NAME.doca-ts.lock` next to the temporary file, created with O_EXCL (open "wx"),
  * holding the owner's pid and temporary file name; its mtime is refreshed every few seconds while the copy runs. A
  * second receiver finds it and fails at once, naming the other copy. A lock whose process is gone (kill -0: ESRCH)
- * and that nobody refreshed for 30 s is abandoned (SIGKILL, power loss) and taken over; a dead-looking pid with a
- * fresh mtime is a copy in another pid namespace sharing the folder, so it still counts.
+ * and that nobody refreshed for 3 s is abandoned (SIGKILL, power loss) and taken over, and the dead run's temporary
+ * file it names is removed with it; a dead-looking pid with a fresh mtime is a copy in another pid namespace sharing
+ * the folder, so it still counts.
  */
 export class TargetLock {
   readonly path: string;
@@ -230,8 +234,16 @@ export class TargetLock {
         }
       }
       if (!abandoned(path)) throw new Error(busyMessage(shownAs, path));
+      // Abandoned: its run's temporary file goes first (nobody will finish it; it may be hundreds of MiB), then the
+      // lock is taken over (a racing taker loses at openSync "wx" above).
+      const dead = lockOwner(path).temporary;
+      if (dead && SUFFIX.test(dead) && !dead.includes("/")) {
+        try {
+          unlinkSync(join(dirname(path), dead));
+        } catch { /* already gone */ }
+      }
       try {
-        unlinkSync(path); // abandoned: take it over (a racing taker loses at openSync "wx" above)
+        unlinkSync(path);
       } catch { /* someone else removed it first */ }
     }
   }

@@ -9,6 +9,7 @@ import { readJsonConfig } from "../common/json-config.ts";
 import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
+import { noteFromEnvironment } from "../common/environment.ts";
 
 export const SERVER_NAME = "dma copy server";
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -144,6 +145,9 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
   const repPci = pci(str("rep-pci"), "-r/--rep-pci");
   // Only the DPU side takes -r (as with NVIDIA's application): it implies the side when nothing else says.
   const sideText = str("side") ?? env.DOCA_SIM_SIDE ?? (repPci ? "dpu" : "host");
+  if (str("side") === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== (repPci ? "dpu" : "host")) {
+    noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side overrides it)`);
+  }
   if (sideText !== "host" && sideText !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(sideText)}`);
   if (sideText === "dpu" && !repPci) throw new UsageError("missing -r/--rep-pci: the DPU side needs the representor of the host function");
 

@@ -4,13 +4,13 @@
  * software device).
  */
 import process from "node:process";
+import { softwareDeviceFolderNote } from "../common/environment.ts";
 import type { ComchConnection, ComchServer } from "../../mod.ts";
 import { Messenger, type MessageChannel } from "../wire/messenger.ts";
 
 /** The software device's rendezvous folder as this side sees it, for messages ("" on real DOCA). */
 function simDirNote(env: Record<string, string | undefined>): string {
-  const dir = env.DOCA_SIM_DIR;
-  return dir ? `DOCA_SIM_DIR=${dir}` : "DOCA_SIM_DIR unset (the software device's default folder)";
+  return softwareDeviceFolderNote(env);
 }
 
 /** The one line a waiting side prints (once). */

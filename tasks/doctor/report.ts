@@ -311,7 +311,17 @@ function accelerators(report: DoctorReport): void {
   }
 }
 
-export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
+/**
+ * Runs every check in order. `onDone` hears each section's name once its check is done (with the report so far),
+ * so a caller can print it at once; "problems" is the caller's to print at the end.
+ */
+export async function runDoctor(
+  opts: DoctorOptions = {},
+  onDone: (
+    section: "runtime" | "libraries" | "devices" | "accelerators" | "side" | "remoteDma" | "localDma" | "comch",
+    report: DoctorReport,
+  ) => void = () => {},
+): Promise<DoctorReport> {
   const report: DoctorReport = {
     runtime: runtimeInfo(),
     libraries: { ms: 0, candidates: [] },
@@ -321,16 +331,22 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport>
     selfTests: {},
     problems: [],
   };
+  onDone("runtime", report);
   libraries(report);
-  if (report.libraries.version) {
-    devices(report);
-    accelerators(report);
-  }
+  onDone("libraries", report);
+  if (report.libraries.version) devices(report);
+  onDone("devices", report);
+  if (report.libraries.version) accelerators(report);
+  onDone("accelerators", report);
   side(report);
+  onDone("side", report);
   remoteDma(report);
+  onDone("remoteDma", report);
   if (report.libraries.version) {
     await localDma(report, opts);
+    onDone("localDma", report);
     await comch(report, opts);
+    onDone("comch", report);
   }
   return report;
 }

@@ -38,8 +38,8 @@ the peer is told, no temporary file stays.
 
       --send FILE            send FILE (must exist)
       --receive FILE         create FILE from what the peer sends (its folder must exist; never half-written)
-      --listen [ADDR:]PORT   wait for the peer on PORT (1..65535); ADDR binds the TCP exchange only (RDMA CM
-                             listens on every address of the device)
+      --listen [ADDR:]PORT   wait for the peer on PORT (1..65535), on ADDR only when given (default: every
+                             address; DOCA's own RDMA CM always listens on every address of the device)
       --connect HOST:PORT    connect to the peer listening at HOST (an IP address) : PORT
       --exchange cm|tcp      how the connection is made: cm = RDMA CM on PORT (default); tcp = the two sides
                              swap exported connection details over a TCP socket on PORT, then connect
@@ -49,7 +49,8 @@ the peer is told, no temporary file stays.
       --slots N              sender only: chunks in flight (default ${DEFAULT_SLOTS}, at most ${MAX_SLOTS})
       --timeout SECONDS      limit on every wait for the peer (default ${DEFAULT_TIMEOUT_SECONDS})
       --quiet                no progress bar or summary, errors only
-      --json-output          print the summary as one JSON object on stdout
+      --json                 print the summary as one JSON object on stdout
+      --version              print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help                 this text
 
 Exit status: 0 when the file was copied (verified and committed by the receiver), 2 for bad flags, ${STOPPED_STATUSES},
@@ -68,15 +69,17 @@ export const FLAGS = {
   slots: { type: "string" },
   timeout: { type: "string" },
   quiet: { type: "boolean" },
-  "json-output": { type: "boolean" },
+  json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
-export type ParsedRdmaCopy = { kind: "help" } | { kind: "run"; options: RdmaCopyOptions };
+export type ParsedRdmaCopy = { kind: "help" } | { kind: "version" } | { kind: "run"; options: RdmaCopyOptions };
 
 export function parseRdmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedRdmaCopy {
   const { values: v } = parseFlags(argv, FLAGS);
   if (v.help) return { kind: "help" };
+  if (v.version) return { kind: "version" };
   if ((v.send === undefined) === (v.receive === undefined)) throw new UsageError("give exactly one of --send FILE and --receive FILE");
   const role = v.send !== undefined ? "send" : "receive";
   const given = (v.send ?? v.receive)!;
@@ -102,7 +105,7 @@ export function parseRdmaCopyArgs(argv: string[], env: Record<string, string | u
       slots: v.slots === undefined ? DEFAULT_SLOTS : positiveInt(v.slots, "--slots", MAX_SLOTS),
       timeoutMs: v.timeout === undefined ? DEFAULT_TIMEOUT_SECONDS * 1000 : positiveSecondsMs(v.timeout, "--timeout"),
       quiet: v.quiet === true,
-      jsonOutput: v["json-output"] === true,
+      jsonOutput: v.json === true,
     },
   };
 }

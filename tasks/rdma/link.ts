@@ -6,8 +6,10 @@
  */
 import { createConnection, createServer, isIP, type Socket } from "node:net";
 import { Buffer } from "node:buffer";
+import process from "node:process";
+import { setNativeEnv } from "../../ffi/diagnostics.ts";
 import { printable } from "../../ffi/engine/printable.ts";
-import { Access } from "../../ffi/native/constants.ts";
+import { Access, DocaErrorCode } from "../../ffi/native/constants.ts";
 import { Device, listDevices } from "../../ffi/doca/common/device.ts";
 import { loadDoca } from "../../ffi/native/library.ts";
 import type { ProgressEngine } from "../../ffi/engine/pe.ts";
@@ -98,16 +100,73 @@ export class Link implements AsyncDisposable {
 async function connect(rdma: Rdma, opts: LinkOptions): Promise<RdmaConnection> {
   const { endpoint, timeoutMs } = opts;
   if (opts.exchange === "cm") {
-    if (!endpoint.listen) return await rdma.connectTo(endpoint.host, endpoint.port, { timeoutMs });
+    if (!endpoint.listen) {
+      return await untilListening((ms) => rdma.connectTo(endpoint.host, endpoint.port, { timeoutMs: ms }), opts);
+    }
+    opts.onListening?.(`listening for RDMA CM on ${listenWhere(endpoint)}`);
     rdma.listen(endpoint.port);
-    opts.onListening?.(`listening for RDMA CM on port ${endpoint.port}`);
     return await rdma.accept({ timeoutMs });
   }
   // Out of band: each side sends its exported details over one TCP socket (length-prefixed), then connects.
   const { connection, details } = rdma.exportConnection();
-  const peer = await exchangeOverTcp(endpoint, details, timeoutMs, opts.onListening);
+  const peer = endpoint.listen
+    ? await exchangeOverTcp(endpoint, details, timeoutMs, opts.onListening)
+    : await untilListening((ms) => exchangeOverTcp(endpoint, details, ms), opts);
   connection.connect(peer);
   return connection;
+}
+
+/**
+ * Where RDMA CM will listen, set up before it does: `--listen ADDR:PORT` binds ADDR on the software device
+ * (DOCA_SIM_RDMA_LISTEN_ADDR: a receiver told 127.0.0.1 must not accept RDMA writes from the network); DOCA's own
+ * RDMA CM listens on every address of the device, which the line then says.
+ */
+function listenWhere(endpoint: Endpoint): string {
+  if (endpoint.host === undefined) return `port ${endpoint.port} (every address; --listen ADDR:PORT names one)`;
+  if (!loadDoca().isSoftwareDevice) {
+    return `port ${endpoint.port} on every address of the device (DOCA's RDMA CM cannot bind ${endpoint.host} alone)`;
+  }
+  process.env.DOCA_SIM_RDMA_LISTEN_ADDR = endpoint.host;
+  setNativeEnv("DOCA_SIM_RDMA_LISTEN_ADDR", endpoint.host);
+  return `${endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`;
+}
+
+/** Pause between attempts of a connecting side whose peer does not listen yet. */
+const RETRY_MS = 250;
+
+/** The peer is not listening (yet): nothing answered at its address, so trying again may work. */
+function notListening(e: unknown): boolean {
+  if (e instanceof DocaError) return e.code === DocaErrorCode.CONNECTION_ABORTED;
+  // the TCP exchange: Node's socket error names its errno
+  return (e as { code?: unknown })?.code === "ECONNREFUSED";
+}
+
+/**
+ * A connecting side started before its peer listens waits for it within --timeout, as dma-copy's host waits for its
+ * DPU: it says once that it waits, tries again every RETRY_MS, and fails at the deadline naming the address.
+ */
+async function untilListening<T>(attempt: (msLeft: number) => Promise<T>, opts: LinkOptions): Promise<T> {
+  const { endpoint, timeoutMs, signal } = opts;
+  const deadline = Date.now() + timeoutMs;
+  let said = false;
+  for (;;) {
+    try {
+      return await attempt(Math.max(1, deadline - Date.now()));
+    } catch (e) {
+      if (!notListening(e) || signal?.aborted) throw e;
+      if (Date.now() + RETRY_MS >= deadline) {
+        throw new Error(
+          `nobody listened at ${endpoint.host}:${endpoint.port} within ${timeoutMs / 1000} s (--timeout); likely ` +
+            `causes: the receiving side (--listen ${endpoint.port}) is not started yet or has already exited, or ` +
+            `listens on another port or with another --exchange`,
+          { cause: e },
+        );
+      }
+      if (!said) opts.onListening?.(`waiting for the peer to listen at ${endpoint.host}:${endpoint.port} (up to ${timeoutMs / 1000} s)`);
+      said = true;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
 }
 
 /** Largest connection details accepted from a peer (the software device's are a few dozen bytes). */

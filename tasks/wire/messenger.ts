@@ -184,7 +184,7 @@ export class Messenger {
   }
 
   /** The next message, which must be `type`; a failure STATUS from the peer becomes PeerFailedError. */
-  async recv<T extends Msg["type"]>(type: T, what = msgTypeName(type)): Promise<Extract<Msg, { type: T }>> {
+  async recv<T extends Msg["type"]>(type: T, what: string = msgTypeName(type)): Promise<Extract<Msg, { type: T }>> {
     const m = await this.recvAny(what);
     if (m.type === MsgType.STATUS && type !== MsgType.STATUS && !m.isSuccess) throw this.peerFailure(what);
     return expectType(m, type);

@@ -43,7 +43,7 @@ export const FAILURE_REASON_HEADER_SIZE = 8;
  * succeeds only once the receiver has committed the file); a version-1 peer is treated like NVIDIA's application.
  */
 export const EXTENSION_VERSION = 2;
-export const DOCA_TS_MAGIC = Uint8Array.of(0x64, 0x74, EXTENSION_VERSION);
+export const DOCA_TS_MAGIC: Uint8Array = Uint8Array.of(0x64, 0x74, EXTENSION_VERSION);
 export const CHECKSUM_SHA256 = 1;
 
 export class ProtocolError extends Error {

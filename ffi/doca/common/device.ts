@@ -1,5 +1,5 @@
 /** Devices and representors: listing (with capabilities), opening by PCI address, closing. */
-import { doca, type Doca } from "../../native/library.ts";
+import { doca, type Doca, syncNativeEnvironment } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode, DEVINFO_IBDEV_NAME_SIZE, DEVINFO_IFACE_NAME_SIZE, DEVINFO_PCI_ADDR_SIZE, DEVINFO_REP_VUID_SIZE, RepFilter } from "../../native/constants.ts";
 import { Resource, INTERNAL, internalOnly, HANDLE } from "../../engine/resource.ts";
@@ -126,6 +126,8 @@ function devinfoInfo(d: Doca, devinfo: number): DeviceInfo {
 /** Runs `use` on the device list, always destroying the list afterwards. */
 function withDeviceList<T>(use: (d: Doca, devinfos: number[]) => T): T {
   const d = doca();
+  // A side or folder the program set in process.env since DOCA was loaded (Bun keeps such writes from C).
+  syncNativeEnvironment();
   d.scratch.clear(0);
   d.scratch.clear(1);
   check(d.fns.doca_devinfo_create_list(d.scratch.slot(0), d.scratch.slot(1)), "doca_devinfo_create_list");

@@ -588,8 +588,9 @@ doca_error_t doca_rdma_start_listen_to_port(struct doca_rdma *rdma, uint16_t por
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: rdma context is not running", __func__);
 	if (rdma->cm_listen_fd >= 0)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: already listening", __func__);
-	/* Like RDMA CM, on every address of the machine */
-	fd = rdma_tcp_listen(NULL, port);
+	/* Like RDMA CM, on every address of the machine, unless the user named one (a receiver told to listen on
+	 * 127.0.0.1 must not accept RDMA writes from the network). */
+	fd = rdma_tcp_listen(rdma_listen_address(), port);
 	if (fd < 0)
 		return sim_fail(errno == EADDRINUSE ? DOCA_ERROR_IN_USE : DOCA_ERROR_IO_FAILED, "%s: port %u: %s",
 				__func__, port, strerror(errno));

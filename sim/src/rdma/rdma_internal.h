@@ -206,6 +206,8 @@ int rdma_tcp_listen(const char *address, uint16_t port);
 int rdma_tcp_connect(const char *address, uint16_t port, int timeout_ms);
 /* The address our listeners advertise in exported details (DOCA_SIM_RDMA_ADDR, default 127.0.0.1) */
 const char *rdma_local_address(void);
+/* DOCA_SIM_RDMA_LISTEN_ADDR, or NULL: RDMA CM on every address. */
+const char *rdma_listen_address(void);
 
 /* Queue a frame whose payload is gathered from a local buffer list (its elements' data, in order; lock held) */
 void rdma_queue_frame_list(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,

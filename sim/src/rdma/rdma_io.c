@@ -35,6 +35,12 @@ const char *rdma_local_address(void)
 	return a != NULL && *a != '\0' ? a : "127.0.0.1";
 }
 
+const char *rdma_listen_address(void)
+{
+	const char *a = getenv("DOCA_SIM_RDMA_LISTEN_ADDR");
+	return a != NULL && *a != '\0' ? a : NULL;
+}
+
 static void tune(int fd)
 {
 	int one = 1;

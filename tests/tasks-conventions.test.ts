@@ -1,0 +1,116 @@
+/**
+ * One convention for every task (issue 32 §4): --version everywhere, one JSON flag name (--json; dma-copy keeps
+ * --json-output because NVIDIA's -j/--json FILE is taken), a description for every deno.json task, a missing Deno
+ * permission as one clean line, and an environment variable that decided the outcome named in the error, the
+ * software device's folder named even when it is the default.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
+import { DOCA_TS_VERSION } from "../tasks/common/version.ts";
+import { FLAGS as dmaCopy } from "../tasks/dma-copy/options.ts";
+import { FLAGS as dmaLocalCopy } from "../tasks/dma-local-copy.ts";
+import { FLAGS as comchServer } from "../tasks/comch-server.ts";
+import { FLAGS as comchClient } from "../tasks/comch-client.ts";
+import { FLAGS as comchStream } from "../tasks/comch-stream.ts";
+import { FLAGS as devices } from "../tasks/devices.ts";
+import { FLAGS as demo } from "../tasks/demo.ts";
+import { FLAGS as rdmaCopy } from "../tasks/rdma-copy/options.ts";
+import { FLAGS as rdmaPing } from "../tasks/rdma-ping.ts";
+import { FLAGS as rdmaDemo } from "../tasks/rdma-demo.ts";
+
+const onDeno = typeof (globalThis as Record<string, unknown>).Deno !== "undefined";
+const task = (name: string) => join(repoRoot, "tasks", `${name}.ts`);
+const scratch: string[] = [];
+after(() => scratch.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const FLAG_SETS: Record<string, Record<string, unknown>> = {
+  "dma-copy": dmaCopy,
+  "dma-local-copy": dmaLocalCopy,
+  "comch-server": comchServer,
+  "comch-client": comchClient,
+  "comch-stream": comchStream,
+  devices,
+  demo,
+  "rdma-copy": rdmaCopy,
+  "rdma-ping": rdmaPing,
+  "rdma-demo": rdmaDemo,
+};
+
+describe("one convention for every task", () => {
+  test("every task takes --version; the version is package.json's", () => {
+    for (const [name, flags] of Object.entries(FLAG_SETS)) assert.ok("version" in flags, `${name} takes --version`);
+    assert.equal(DOCA_TS_VERSION, JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")).version);
+  });
+
+  for (const name of [...Object.keys(FLAG_SETS), "doctor"]) {
+    test(`${name} --version names doca-ts and the DOCA it loads`, { timeout: 60_000 }, async () => {
+      const r = await startChild(task(name), ["--version"], {}, 50_000).done;
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`^doca-ts ${name} ${DOCA_TS_VERSION.replaceAll(".", "\\.")}; DOCA \\S+ from /`));
+    });
+  }
+
+  test("one JSON flag: --json; --json-output only on dma-copy (NVIDIA's -j/--json FILE takes the name)", () => {
+    for (const [name, flags] of Object.entries(FLAG_SETS)) {
+      if (name === "dma-copy") {
+        assert.ok("json-output" in flags && (flags.json as { short?: string }).short === "j");
+        continue;
+      }
+      assert.ok(!("json-output" in flags), `${name} has no --json-output`);
+    }
+    for (const name of ["dma-local-copy", "comch-stream", "devices", "rdma-copy", "rdma-ping"]) {
+      assert.ok("json" in FLAG_SETS[name], `${name} prints JSON with --json`);
+    }
+  });
+
+  test("every deno.json task has a description (deno task lists it)", () => {
+    const tasks = JSON.parse(readFileSync(join(repoRoot, "deno.json"), "utf8")).tasks as Record<string, unknown>;
+    const bare = Object.entries(tasks).filter(([, v]) => typeof v !== "object" || !(v as { description?: string }).description);
+    assert.deepEqual(bare.map(([k]) => k), []);
+  });
+
+  test("a missing Deno permission is one line, no trace", { skip: !onDeno, timeout: 60_000 }, () => {
+    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
+    // Through sh: Deno's node:child_process hands its own permissions to a deno it starts directly.
+    const r = spawnSync("sh", ["-c", `exec "$DENO_BIN" run --no-prompt "$TASK"`], {
+      cwd: repoRoot,
+      env: { ...process.env, DENO_BIN: deno, TASK: task("devices") },
+      encoding: "utf8",
+      timeout: 50_000,
+    });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /^devices: error: this program needs Deno's --allow-env/);
+    assert.doesNotMatch(r.stderr, /Uncaught|NotCapable: | {4}at /);
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  });
+
+  test("DOCA_SIM_SIDE that chose the side is named in the error", { timeout: 60_000 }, async () => {
+    const sim = mkdtempSync(join(tmpdir(), "doca-ts-conv-"));
+    scratch.push(sim);
+    const r = await startChild(task("comch-client"), ["--timeout", "2"], { DOCA_SIM_SIDE: "dpu", DOCA_SIM_DIR: sim }, 50_000).done;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^comch-client: error: .*DOCA_SIM_SIDE=dpu chose the side \(--side host overrides it\)/);
+    const d = await startChild(task("dma-copy"), ["-f", join(sim, "x.bin")], { DOCA_SIM_SIDE: "dpu", DOCA_SIM_DIR: sim }, 50_000).done;
+    assert.notEqual(d.code, 0);
+    assert.match(d.stderr, /missing -r\/--rep-pci.*DOCA_SIM_SIDE=dpu chose the side/);
+  });
+
+  test("a Comch timeout lists its likely causes and names the software device's default folder", { timeout: 60_000 }, async () => {
+    const xdg = mkdtempSync(join(tmpdir(), "doca-ts-conv-xdg-"));
+    scratch.push(xdg);
+    const r = await startChild(task("comch-client"), ["--timeout", "1", "-s", "nobody-here"], {
+      DOCA_SIM_DIR: "",
+      XDG_RUNTIME_DIR: xdg,
+      DOCA_SIM_SIDE: "host",
+    }, 50_000).done;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /likely causes: /);
+    assert.ok(r.stderr.includes(`the software device's default folder ${xdg}/doca-sim`), r.stderr);
+  });
+});

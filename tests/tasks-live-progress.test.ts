@@ -1,0 +1,82 @@
+/**
+ * Progress on every long run (issue 32 §6): demo, rdma-demo, comch-stream and rdma-ping draw a live line on a
+ * terminal (run here inside a pseudo-terminal, `script -qec`) and print nothing of it when their output is piped.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { repoRoot, runtimeCommand } from "./helpers/spawn-runtime.ts";
+import { type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+import { noRdma } from "./helpers/rdma-pair.ts";
+import { testPort } from "./helpers/ports.ts";
+import { formatElapsed } from "../tasks/common/live-line.ts";
+
+const hasScript = spawnSync("script", ["--version"]).status === 0;
+const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}.ts`, import.meta.url));
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+const CR_LINE = /\r[^\r\n]*\x1b\[K/;
+
+/** Runs a task in a pseudo-terminal (stdout and stderr both the terminal) or with pipes; resolves with its output. */
+function runTask(name: string, args: string[], env: Record<string, string>, terminal: boolean): Promise<{ code: number | null; out: string }> {
+  const cmd = runtimeCommand(task(name), args);
+  const [command, argv] = terminal
+    ? ["script", ["-qec", [cmd.command, ...cmd.args].map(quote).join(" "), "/dev/null"]]
+    : [cmd.command, cmd.args];
+  const child = spawn(command, argv, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (out += d));
+  const killer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+  return new Promise((resolve) => child.on("close", (code) => (clearTimeout(killer), resolve({ code, out }))));
+}
+
+const spaces: Workspace[] = [];
+function space(tag: string): Workspace {
+  const w = workspace(tag);
+  spaces.push(w);
+  return w;
+}
+
+describe("live progress lines", { skip: !hasScript && "needs script (util-linux)" }, () => {
+  test("formatElapsed", () => {
+    assert.equal(formatElapsed(12_400), "12 s");
+    assert.equal(formatElapsed(125_000), "2 min 05 s");
+  });
+
+  test("demo: a live line per copy on a terminal, none when piped", { timeout: 300_000 }, async () => {
+    const tty = await runTask("demo", ["--size", "3000000"], {}, true);
+    assert.equal(tty.code, 0, tty.out);
+    assert.match(tty.out, /demo: host → DPU: copying… \d+ s/);
+    assert.match(tty.out, CR_LINE);
+    const piped = await runTask("demo", ["--size", "3000000"], {}, false);
+    assert.equal(piped.code, 0, piped.out);
+    assert.doesNotMatch(piped.out, /copying…|\r/);
+  });
+
+  test("rdma-demo: a live line per copy on a terminal", { timeout: 300_000, skip: noRdma }, async () => {
+    const tty = await runTask("rdma-demo", ["--loopback", "--size", "2000000"], {}, true);
+    assert.equal(tty.code, 0, tty.out);
+    assert.match(tty.out, /rdma-demo: copying by RDMA write… \d+ s/);
+    const piped = await runTask("rdma-demo", ["--loopback", "--size", "2000000"], {}, false);
+    assert.equal(piped.code, 0, piped.out);
+    assert.doesNotMatch(piped.out, /copying by|\r/);
+  });
+
+  test("rdma-ping: the sender's count on a terminal, none when piped", { timeout: 300_000, skip: noRdma }, async () => {
+    for (const terminal of [true, false]) {
+      const w = space("live-ping");
+      const port = testPort();
+      const listener = runTask("rdma-ping", ["--listen", `${port}`, "--timeout", "60"], w.env, false);
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the sender waits for it anyway (--timeout)
+      const sender = await runTask("rdma-ping", ["--connect", `127.0.0.1:${port}`, "--count", "300", "--timeout", "60"], w.env, terminal);
+      const l = await listener;
+      assert.equal(sender.code, 0, sender.out);
+      assert.equal(l.code, 0, l.out);
+      if (terminal) assert.match(sender.out, /rdma-ping: \d+ of 300 round trips measured/);
+      else assert.doesNotMatch(sender.out, /round trips measured|\r/);
+      w.remove();
+    }
+  });
+});

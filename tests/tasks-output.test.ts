@@ -1,0 +1,74 @@
+/**
+ * Output made for people and for tools (issue 32 §3): numbers rounded for people with one unit per line, JSON
+ * numbers without float noise, and a warm build of the software device that prints nothing.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import process from "node:process";
+import { join } from "node:path";
+import { formatBytes, formatMicrosAll, formatRate, plural } from "../tasks/common/units.ts";
+import { saneNumbers } from "../tasks/common/output.ts";
+import { repoRoot } from "../tasks/common/run-pair.ts";
+import { runtimeCommand } from "./helpers/spawn-runtime.ts";
+
+describe("numbers for people", () => {
+  test("a rate below 1 KiB/s is rounded like the others", () => {
+    assert.equal(formatRate(21.36763551087345, 1), "21.4 B/s");
+    assert.equal(formatBytes(5), "5 B");
+    assert.equal(formatBytes(0.5), "0.50 B");
+    assert.equal(formatBytes(5 * 1024 * 1024), "5.00 MiB");
+  });
+
+  test("plurals", () => {
+    assert.equal(plural(1, "chunk"), "1 chunk");
+    assert.equal(plural(3, "chunk"), "3 chunks");
+  });
+
+  test("latencies of one line share one unit and three significant digits", () => {
+    assert.deepEqual(formatMicrosAll([816.2, 900, 25856]), ["0.82 ms", "0.90 ms", "25.9 ms"]);
+    assert.deepEqual(formatMicrosAll([12.34, 816.2, 9999]), ["12.3 µs", "816 µs", "9999 µs"]);
+  });
+
+  test("JSON numbers: fractions rounded to three decimals, integers and strings untouched", () => {
+    assert.deepEqual(saneNumbers({ seconds: 0.5800618760000001, bytes: 123, nested: [1.23456, "0.5800618760000001"] }), {
+      seconds: 0.58,
+      bytes: 123,
+      nested: [1.235, "0.5800618760000001"],
+    });
+    assert.equal(JSON.stringify(saneNumbers({ s: 0.5800618760000001 })), '{"s":0.58}');
+  });
+});
+
+describe("the software device's build", () => {
+  test("a warm build prints no 'up to date' lines (--verbose does)", { timeout: 120_000 }, () => {
+    const run = (args: string[]) => {
+      const cmd = runtimeCommand(join(repoRoot, "scripts", "build-sim.ts"), args);
+      return spawnSync(cmd.command, cmd.args, { cwd: repoRoot, encoding: "utf8", timeout: 110_000 });
+    };
+    run([]); // make sure it is warm
+    const warm = run([]);
+    assert.equal(warm.status, 0, warm.stderr);
+    assert.equal(warm.stdout, "", "nothing to say when nothing was built");
+    const verbose = run(["--verbose"]);
+    assert.match(verbose.stdout, /up to date {2}build\/sim\/lib\/libdoca_common\.so\.3/);
+  });
+});
+
+describe("output through npm, as the README shows it", () => {
+  test("npm run -s deno -- task doctor --json: stdout is one JSON document, stderr has no colour codes when piped", {
+    timeout: 180_000,
+  }, () => {
+    const r = spawnSync("npm", ["run", "-s", "deno", "--", "task", "doctor", "--json"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      timeout: 170_000,
+      env: { ...process.env, NO_COLOR: "" },
+    });
+    assert.ok(r.status === 0 || r.status === 1, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.ok(report.libraries, "the doctor's report");
+    assert.doesNotMatch(r.stderr, new RegExp(String.fromCharCode(27)), "no colour codes in deno task's line when piped");
+    assert.match(r.stderr, /Task doctor/);
+  });
+});
