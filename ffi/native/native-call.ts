@@ -1,4 +1,3 @@
-/// <reference lib="deno.ns" />
 /**
  * One FFI call for many native calls: a loop in machine code (placed like the completion ring's stubs, see
  * exec-memory.ts) that calls fn(col0[i], col1[i], col2[i]) for i < n and stops at the first nonzero int result when
