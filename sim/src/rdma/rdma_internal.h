@@ -119,6 +119,7 @@ struct rdma_sock {
 	doca_error_t in_status;    /* the verdict for the request being read */
 	struct rdma_task *in_task; /* the task the payload completes (read response, receive) */
 	bool stalled;              /* a SEND waits for a posted receive: stop reading this socket */
+	uint32_t last_len;         /* payload length of the last frame read (large: read the next header alone) */
 	uint8_t *held;             /* bytes read ahead behind a stalled SEND's header, used once it goes on */
 	size_t held_len;
 	bool eof;                  /* the peer closed this socket (read returned 0) */

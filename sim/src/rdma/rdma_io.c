@@ -464,8 +464,9 @@ static void hold(struct rdma_sock *s, const uint8_t *buf, size_t len)
 /*
  * Read what the socket has; false when the connection must close. Headers are read many at a time into `stage`
  * (small frames, the acknowledgements above all, cost a system call each otherwise); a payload larger than what came
- * with its header is read straight where it belongs. A read that returned less than asked emptied the socket, so
- * no second call is made just to hear EAGAIN (poll says when more arrives).
+ * with its header is read straight where it belongs. A header read that returned less than asked emptied the socket,
+ * so no second call is made just to hear EAGAIN (poll says when more arrives); a large payload is read until EAGAIN,
+ * as it streams in while we copy.
  */
 static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, struct rdma_sock *s, uint8_t *stage)
 {
@@ -500,7 +501,10 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 			if (len == 0) {
 				if (drained)
 					return true;
-				n = recv(s->fd, stage, RDMA_STAGE_BYTES, MSG_DONTWAIT);
+				/* After a large frame, large ones likely follow: the header alone, its payload then straight
+				 * where it belongs (staging would copy the payload's first 64 KiB once more) */
+				size_t ask = s->last_len >= RDMA_STAGE_BYTES ? sizeof(s->in) - s->in_got : RDMA_STAGE_BYTES;
+				n = recv(s->fd, stage, ask, MSG_DONTWAIT);
 				if (n == 0) {
 					s->eof = true;
 					return false;
@@ -509,7 +513,7 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 					return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 				buf = stage;
 				len = (size_t)n;
-				drained = len < RDMA_STAGE_BYTES;
+				drained = len < ask;
 			}
 			take = sizeof(s->in) - s->in_got < len ? sizeof(s->in) - s->in_got : len;
 			memcpy((char *)&s->in + s->in_got, buf, take);
@@ -538,7 +542,7 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 			void *to = NULL;
 			bool bracketed = false, into_seg = false;
 			if (drained)
-				return true;
+				return true; /* the header read emptied the socket: the rest of the payload is not in yet */
 			if (s->in_dst != NULL && s->in_key != 0) {
 				if (sim_rdma_access_begin(s->in_key, (uint64_t)(uintptr_t)s->in_dst + s->in_done, chunk,
 							  DOCA_ACCESS_FLAG_RDMA_WRITE, &to) == DOCA_SUCCESS) {
@@ -575,11 +579,11 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 				s->in_seg_off += (size_t)n;
 			s->in_done += (uint64_t)n;
 			s->in_left -= (uint64_t)n;
-			drained = (size_t)n < chunk;
 			if (s->in_left > 0)
 				continue;
 		}
 		s->in_got = 0;
+		s->last_len = s->in.len;
 		if (!end_frame(rdma, c, s))
 			return false;
 		if (c->state == CONN_CLOSED)
