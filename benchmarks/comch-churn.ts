@@ -148,7 +148,7 @@ export async function churn(runtime: RuntimeName, cycles: number, step: number, 
       if (dpu.child.exitCode !== null) throw new Error(`the DPU side exited: ${dpu.err.trim()}`);
       const rss = rssMiB(dpu.child.pid!);
       points.push({ cycles: done, rssMiB: rss, growthMiB: rss - before });
-      console.error(`bench:churn: ${done} cycles: ${rss.toFixed(1)} MiB (+${(rss - before).toFixed(1)})`);
+      console.error(`bench:churn: ${done} cycles: ${rss.toFixed(1)} MiB (${rss - before >= 0 ? "+" : ""}${(rss - before).toFixed(1)})`);
     }
     return points;
   } finally {
@@ -178,11 +178,12 @@ export async function main(argv: string[]): Promise<ChurnPoint[]> {
   if (!RUNTIMES.includes(runtime)) throw new UsageError(`--runtime: expected deno, bun or node, got ${values.runtime}`);
   const taskFlags = !values["no-task-flags"];
   const points = await churn(runtime, cycles, step, taskFlags);
+  const signed = (mib: number) => `${mib >= 0 ? "+" : ""}${mib.toFixed(1)}`;
   const last = points[points.length - 1];
   const flags = runtime === "deno" && taskFlags ? ` (${taskV8Flags().join(" ") || "no V8 flags"})` : runtime === "deno" ? " (no V8 flags)" : "";
   console.log(`Comch churn, ${RUNTIME_LABEL[runtime]} dma-copy DPU side${flags}, VmRSS per ${step} cycles of a host it turns away:`);
-  for (const p of points) console.log(`  ${String(p.cycles).padStart(8)} cycles  ${p.rssMiB.toFixed(1).padStart(7)} MiB  +${p.growthMiB.toFixed(1)}`);
-  console.log(`growth over ${last.cycles} cycles: +${last.growthMiB.toFixed(1)} MiB (target < +32 MiB: ${last.growthMiB < 32 ? "met" : "missed"})`);
+  for (const p of points) console.log(`  ${String(p.cycles).padStart(8)} cycles  ${p.rssMiB.toFixed(1).padStart(7)} MiB  ${signed(p.growthMiB)}`);
+  console.log(`growth over ${last.cycles} cycles: ${signed(last.growthMiB)} MiB (target < +32 MiB: ${last.growthMiB < 32 ? "met" : "missed"})`);
   if (values.json) writeFileSync(values.json, JSON.stringify(points, null, 2));
   return points;
 }
