@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run --allow-sys=statfs
+#!/usr/bin/env -S deno run --no-prompt --v8-flags=--max-semi-space-size=2 --allow-ffi --allow-env --allow-read --allow-write --allow-run --allow-sys=statfs
 /**
  * DMA Copy: copies a file between the host and the DPU over DOCA DMA, speaking the message protocol of NVIDIA's
  * DOCA DMA Copy application (so either side may be NVIDIA's doca_dma_copy) and, between two doca-ts sides, an

@@ -76,3 +76,37 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
     assert.ok(chart.includes(`${targeted[0].ratio!.toFixed(2)}× ${targeted[0].against}`));
   });
 });
+
+describe("deno task bench:churn", { skip: !onDeno && "runs once, under Deno" }, () => {
+  const churn = (args: string[]) =>
+    spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "benchmarks", "comch-churn.ts"), ...args], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      timeout: 180_000,
+    });
+
+  test("--help tells the truth about the flags, and a bad step is refused with exit 2", { timeout: 60_000 }, () => {
+    const r = churn(["--help"]);
+    assert.equal(r.status, 0);
+    for (const flag of ["--cycles", "--step", "--runtime", "--no-task-flags", "--json"]) assert.match(r.stdout, new RegExp(flag));
+    const bad = churn(["--cycles", "100", "--step", "30"]);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--step: 30 does not divide --cycles 100/);
+  });
+
+  test("a short run prints the DPU's RSS after every step, from the task's V8 flags", { timeout: 200_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), "doca-churn-test-"));
+    try {
+      const file = join(dir, "churn.json");
+      const r = churn(["--cycles", "300", "--step", "100", "--json", file]);
+      assert.equal(r.status, 0, r.stderr);
+      const points = JSON.parse(readFileSync(file, "utf8")) as { cycles: number; rssMiB: number; growthMiB: number }[];
+      assert.deepEqual(points.map((p) => p.cycles), [0, 100, 200, 300]);
+      for (const p of points) assert.ok(Number.isFinite(p.rssMiB) && p.rssMiB > 1 && Number.isFinite(p.growthMiB), JSON.stringify(p));
+      assert.match(r.stdout, /dma-copy DPU side \(--v8-flags=--max-semi-space-size=2\)/);
+      assert.match(r.stdout, /growth over 300 cycles: [+-][\d.]+ MiB/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -40,9 +40,9 @@ test("rdma_pair: write, read, send, immediates, atomics, sync events, refusals a
   }
 });
 
-test("rdma_close: a vanished requester, a prompt disconnect, one peer socket per export, a connect after the close", () => {
+test("rdma_close: a vanished requester, a prompt disconnect, one peer socket per export, a connect after the close, a stalled burst", () => {
   const out = runProgram("rdma_close");
-  for (const line of ["vanished requester ok", "prompt disconnect ok", "one peer socket ok", "connect after close ok", "ok"]) {
+  for (const line of ["vanished requester ok", "prompt disconnect ok", "one peer socket ok", "connect after close ok", "stalled burst ok", "ok"]) {
     assert.match(out, new RegExp(`^rdma_close: ${line}$`, "m"));
   }
 });

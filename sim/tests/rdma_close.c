@@ -11,7 +11,10 @@
  *                        while the first is half closed is refused (its message fills no receive), and the
  *                        receive the first was filling fails with the stop, which completes,
  *   connect after close  doca_rdma_connect that finds its connection closed while it was connecting fails, and the
- *                        connection's count stays right (a new export still fits max_num_connections 1).
+ *                        connection's count stays right (a new export still fits max_num_connections 1),
+ *   stalled burst        sends that arrive together before any receive is posted wait, none lost: the device reads
+ *                        frames many at a time, so the ones behind the first stalled send are kept until receives
+ *                        come, then each fills its own receive in order and is acknowledged.
  * The wire layouts (frame header, connection details) are restated here on purpose (sim/RDMA.md), as the fuzzer does.
  * Usage: rdma_close  (prints "rdma_close: ok")
  */
@@ -39,7 +42,7 @@ struct wire_frame { /* sim/RDMA.md "How a request travels" */
 	uint32_t imm, len;
 	uint64_t id, key, addr, a, b;
 };
-enum { OP_HELLO = 1, OP_HELLO_CM = 2, OP_ACCEPT = 3, OP_SEND = 10 };
+enum { OP_HELLO = 1, OP_HELLO_CM = 2, OP_ACCEPT = 3, OP_SEND = 10, OP_ACK = 15 };
 #define MAGIC 0x464d4452u
 
 struct wire_details { /* what doca_rdma_export hands out */
@@ -156,6 +159,13 @@ static int tcp_listen(uint16_t *port, int backlog)
 static void send_all(int fd, const void *p, size_t len)
 {
 	T_TRUE(send(fd, p, len, MSG_NOSIGNAL) == (ssize_t)len);
+}
+
+/* A send to a socket the device may already have refused: sent whole, or refused (reset) */
+static void send_unless_refused(int fd, const void *p, size_t len)
+{
+	ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+	T_TRUE(n == (ssize_t)len || (n < 0 && (errno == EPIPE || errno == ECONNRESET)));
 }
 
 static bool ends_soon(int fd, int ms)
@@ -327,8 +337,9 @@ static int one_peer_socket(void)
 	progress_for(&s, 0.03);
 	send_all(second, &hello, sizeof(hello));
 	send_all(second, ours.secret, sizeof(ours.secret));
-	send_all(second, &whole_send, sizeof(whole_send));
-	send_all(second, "taken?", 6);
+	/* refused as soon as its secret is read: the close may reach us between these two (EPIPE) */
+	send_unless_refused(second, &whole_send, sizeof(whole_send));
+	send_unless_refused(second, "taken?", 6);
 	if (!ends_soon(second, 1000) || done_tasks != 0) {
 		t_say("FAIL a second peer socket of an exported connection was taken (%d receive(s) filled from it)",
 		      done_tasks);
@@ -428,9 +439,87 @@ static int connect_after_close(void)
 	return 0;
 }
 
+static int stalled_burst(void)
+{
+	enum { SENDS = 3, LEN = 100, SLOT = 256 };
+	struct wire_frame hello = { .magic = MAGIC, .op = OP_HELLO_CM }, in;
+	struct side server;
+	static uint8_t inbox[SENDS * SLOT];
+	uint8_t burst[SENDS * (sizeof(struct wire_frame) + LEN)], *at = burst;
+	struct doca_mmap *m;
+	struct doca_buf *bufs[SENDS];
+	struct doca_rdma_task_receive *receive;
+	union doca_data none = { 0 };
+	double deadline = t_now() + 20;
+	size_t got = 0;
+	int fd, acks = 0;
+
+	side_open(&server, 1);
+	fd = tcp_connect(listen_cm(&server), 0);
+	send_all(fd, &hello, sizeof(hello));
+	while (t_cm_established < 1) {
+		doca_pe_progress(server.pe);
+		T_TRUE(t_now() < deadline);
+	}
+	/* three sends in one write, so they arrive together, before any receive is posted */
+	for (int i = 0; i < SENDS; i++) {
+		struct wire_frame f = { .magic = MAGIC, .op = OP_SEND, .len = LEN, .id = (uint64_t)i + 1 };
+		memcpy(at, &f, sizeof(f));
+		memset(at + sizeof(f), 'a' + i, LEN);
+		at += sizeof(f) + LEN;
+	}
+	send_all(fd, burst, sizeof(burst));
+	progress_for(&server, 0.05);
+	T_TRUE(done_tasks == 0 && failed_tasks == 0);
+	m = t_mmap(server.dev, inbox, sizeof(inbox), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	for (int i = 0; i < SENDS; i++) {
+		T_OK(doca_buf_inventory_buf_get_by_addr(server.inv, m, inbox + i * SLOT, SLOT, &bufs[i]));
+		T_OK(doca_rdma_task_receive_allocate_init(server.rdma, bufs[i], none, &receive));
+		T_OK(doca_task_submit(doca_rdma_task_receive_as_task(receive)));
+		while (done_tasks + failed_tasks < i + 1) { /* one receive at a time: each takes the next send */
+			doca_pe_progress(server.pe);
+			T_TRUE(t_now() < deadline);
+		}
+	}
+	for (int i = 0; i < SENDS; i++) {
+		size_t len = 0;
+		uint8_t want[LEN];
+		memset(want, 'a' + i, LEN);
+		T_OK(doca_buf_get_data_len(bufs[i], &len));
+		if (failed_tasks != 0 || len != LEN || memcmp(inbox + i * SLOT, want, LEN) != 0) {
+			t_say("FAIL send %d of a burst that waited for receives: %d failed, %zu bytes", i + 1, failed_tasks,
+			      len);
+			return 1;
+		}
+	}
+	/* the peer reads our accept, then one acknowledgement per send, in order, each a success */
+	while (acks < SENDS) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		T_TRUE(poll(&p, 1, 2000) == 1);
+		n = recv(fd, (char *)&in + got, sizeof(in) - got, 0);
+		T_TRUE(n > 0);
+		got += (size_t)n;
+		if (got < sizeof(in))
+			continue;
+		got = 0;
+		if (in.op == OP_ACCEPT)
+			continue;
+		T_TRUE(in.op == OP_ACK && in.status == 0 && in.id == (uint64_t)acks + 1);
+		acks++;
+	}
+	stop(&server);
+	close(fd);
+	for (int i = 0; i < SENDS; i++)
+		doca_buf_dec_refcount(bufs[i], NULL);
+	t_say("rdma_close: stalled burst ok");
+	return 0;
+}
+
 int main(void)
 {
-	int (*const cases[])(void) = { vanished_requester, prompt_disconnect, one_peer_socket, connect_after_close };
+	int (*const cases[])(void) = { vanished_requester, prompt_disconnect, one_peer_socket, connect_after_close,
+				       stalled_burst };
 
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

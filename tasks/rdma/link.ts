@@ -137,8 +137,9 @@ const RETRY_MS = 250;
 /** The peer is not listening (yet): nothing answered at its address, so trying again may work. */
 function notListening(e: unknown): boolean {
   if (e instanceof DocaError) return e.code === DocaErrorCode.CONNECTION_ABORTED;
-  // the TCP exchange: Node's socket error names its errno
-  return (e as { code?: unknown })?.code === "ECONNREFUSED";
+  // the TCP exchange: Node's socket error (the cause of ours) names its errno
+  const cause = (e as { cause?: unknown })?.cause ?? e;
+  return (cause as { code?: unknown })?.code === "ECONNREFUSED";
 }
 
 /**
@@ -154,7 +155,8 @@ async function untilListening<T>(attempt: (msLeft: number) => Promise<T>, opts: 
       return await attempt(Math.max(1, deadline - Date.now()));
     } catch (e) {
       if (!notListening(e) || signal?.aborted) throw e;
-      if (Date.now() + RETRY_MS >= deadline) {
+      // A last attempt at the deadline itself: giving up a retry early would wait less than --timeout promises
+      if (Date.now() >= deadline) {
         throw new Error(
           `nobody listened at ${endpoint.host}:${endpoint.port} within ${timeoutMs / 1000} s (--timeout); likely ` +
             `causes: the receiving side (--listen ${endpoint.port}) is not started yet or has already exited, or ` +
@@ -164,7 +166,7 @@ async function untilListening<T>(attempt: (msLeft: number) => Promise<T>, opts: 
       }
       if (!said) opts.onListening?.(`waiting for the peer to listen at ${endpoint.host}:${endpoint.port} (up to ${timeoutMs / 1000} s)`);
       said = true;
-      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(RETRY_MS, deadline - Date.now()))));
     }
   }
 }
@@ -204,7 +206,8 @@ function exchangeOverTcp(endpoint: Endpoint, mine: Uint8Array, timeoutMs: number
         if (got.length > 4 + length) return finish(new Error("the peer sent more than its connection details"));
         if (got.length === 4 + length) finish(undefined, new Uint8Array(got.subarray(4)));
       });
-      s.on("error", (e) => finish(new Error(`TCP exchange of connection details failed: ${e.message}`)));
+      // the socket's error stays the cause: whether the peer was not listening yet is decided on its errno code
+      s.on("error", (e) => finish(new Error(`TCP exchange of connection details failed: ${e.message}`, { cause: e })));
       s.on("end", () => finish(new Error("the peer closed the TCP exchange before sending its connection details")));
     };
     if (endpoint.listen) {

@@ -125,6 +125,7 @@ static doca_error_t rdma_start(struct doca_ctx *ctx)
 	if (err != DOCA_SUCCESS)
 		goto fail;
 	rdma->io_quit = false;
+	rdma->notify_pending = false;
 	err = rdma_io_start(rdma);
 	if (err != DOCA_SUCCESS) {
 		sim_pe_unwatch_fd(ctx->pe, rdma->notify_fd);
@@ -191,10 +192,11 @@ static int rdma_progress(struct doca_ctx *ctx)
 		sim_ctx_kind_stopped(ctx);
 		return 1;
 	}
-	if (rdma->notify_fd >= 0)
-		while (read(rdma->notify_fd, &count, sizeof(count)) == sizeof(count))
-			;
 	pthread_mutex_lock(&rdma->lock);
+	if (rdma->notify_pending && read(rdma->notify_fd, &count, sizeof(count)) < 0) {
+		/* not readable after all: nothing to clear */
+	}
+	rdma->notify_pending = false;
 	done = rdma->done_head;
 	rdma->done_head = rdma->done_tail = NULL;
 	events = rdma->events_head;
@@ -242,6 +244,7 @@ static doca_error_t rdma_submit(struct doca_ctx *ctx, struct doca_task *task)
 	struct doca_rdma *rdma = (struct doca_rdma *)ctx;
 	struct rdma_task *t = (struct rdma_task *)task;
 	doca_error_t err = DOCA_SUCCESS;
+	bool wake;
 
 	pthread_mutex_lock(&rdma->lock);
 	if (t->kind == RDMA_RECEIVE && t->dst != NULL &&
@@ -258,10 +261,11 @@ static doca_error_t rdma_submit(struct doca_ctx *ctx, struct doca_task *task)
 	} else {
 		err = rdma_task_issue(rdma, t);
 	}
+	wake = err == DOCA_SUCCESS && rdma_io_claim_wake(rdma);
 	pthread_mutex_unlock(&rdma->lock);
 	if (err != DOCA_SUCCESS)
 		sim_task_complete(task, err);
-	else
+	else if (wake)
 		rdma_io_wake(rdma);
 	return DOCA_SUCCESS;
 }

@@ -56,10 +56,25 @@ static bool retire_oldest_closed(struct doca_rdma *rdma)
 	return true;
 }
 
+/*
+ * Tell the progress engine something is ready to deliver: one eventfd write until the next progress call takes the
+ * queues (a burst of completions costs one write and one wake-up, not one per task). notify_pending is true exactly
+ * while the eventfd may be readable; both change under the lock.
+ */
+static void notify(struct doca_rdma *rdma)
+{
+	uint64_t one = 1;
+	if (rdma->notify_pending || rdma->notify_fd < 0)
+		return;
+	rdma->notify_pending = true;
+	if (write(rdma->notify_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: the pe is awake anyway */
+	}
+}
+
 void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct doca_rdma_connection *conn)
 {
 	struct rdma_event *e = calloc(1, sizeof(*e));
-	uint64_t one = 1;
 	if (e == NULL)
 		return;
 	e->type = type;
@@ -70,14 +85,11 @@ void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct 
 	else
 		rdma->events_head = e;
 	rdma->events_tail = e;
-	if (rdma->notify_fd >= 0 && write(rdma->notify_fd, &one, sizeof(one)) < 0) {
-		/* the counter is saturated: the pe is awake anyway */
-	}
+	notify(rdma);
 }
 
 void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status)
 {
-	uint64_t one = 1;
 	task->base.status = status;
 	task->base.next = NULL;
 	if (rdma->done_tail != NULL)
@@ -85,9 +97,7 @@ void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error
 	else
 		rdma->done_head = &task->base;
 	rdma->done_tail = &task->base;
-	if (rdma->notify_fd >= 0 && write(rdma->notify_fd, &one, sizeof(one)) < 0) {
-		/* saturated: already readable */
-	}
+	notify(rdma);
 }
 
 struct doca_rdma_connection *rdma_conn_new(struct doca_rdma *rdma, bool cm)

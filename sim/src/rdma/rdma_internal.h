@@ -98,7 +98,9 @@ struct rdma_out {
 	size_t sent;              /* bytes of header + payload written so far */
 	uint64_t key;             /* nonzero: payload is our exported memory, re-validated before each write */
 	uint8_t small[RDMA_SECRET_LEN]; /* payloads this small are copied here when queued */
-	uint8_t *owned;           /* malloc'd copy `payload` points into (a closing socket's task frame), freed with it */
+	uint8_t *owned;           /* malloc'd copy `payload` points into (a closing socket's task frame, a small read
+				   * response), freed with it */
+	bool verdict_queued;      /* a read response whose ACK is already queued behind it */
 	struct rdma_out *next;
 };
 
@@ -117,6 +119,9 @@ struct rdma_sock {
 	doca_error_t in_status;    /* the verdict for the request being read */
 	struct rdma_task *in_task; /* the task the payload completes (read response, receive) */
 	bool stalled;              /* a SEND waits for a posted receive: stop reading this socket */
+	uint32_t last_len;         /* payload length of the last frame read (large: read the next header alone) */
+	uint8_t *held;             /* bytes read ahead behind a stalled SEND's header, used once it goes on */
+	size_t held_len;
 	bool eof;                  /* the peer closed this socket (read returned 0) */
 };
 
@@ -182,7 +187,10 @@ struct doca_rdma {
 	bool stop_pending; /* doca_ctx_stop ran: IDLE comes at the next progress (RDMA stops asynchronously) */
 	int wake_fd;   /* eventfd: the application thread wakes the I/O thread */
 	int notify_fd; /* eventfd in the pe's epoll set: the I/O thread wakes doca_pe_progress */
+	bool notify_pending; /* notify_fd written since the last progress took the queues (rdma_conn.c) */
+	bool io_asleep;      /* the I/O thread is in poll with the set it built under the lock (rdma_io.c) */
 	int cm_listen_fd;
+	uint8_t *io_stage; /* the I/O thread's read-ahead buffer (RDMA_STAGE_BYTES) */
 	struct doca_rdma_connection *conns;
 	uint32_t num_conns, next_conn_id;
 	uint64_t next_request_id;
@@ -196,6 +204,9 @@ struct doca_rdma {
 doca_error_t rdma_io_start(struct doca_rdma *rdma);
 void rdma_io_stop(struct doca_rdma *rdma);
 void rdma_io_wake(struct doca_rdma *rdma);
+/* Lock held: whether the caller must wake the I/O thread for what it just queued (only a sleeping thread needs it,
+ * and only once: the first caller takes the duty) */
+bool rdma_io_claim_wake(struct doca_rdma *rdma);
 /* Queue a frame on a socket (lock held); a payload over RDMA_SECRET_LEN bytes is not copied: it must stay valid
  * until sent (a submitted task's buffer, or exported memory named by key) */
 void rdma_queue_frame(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,
@@ -228,6 +239,7 @@ void rdma_list_fill(struct doca_buf *head, uint64_t len);
 
 /* rdma_sock.c: one socket's outgoing side */
 #define RDMA_IO_CHUNK (1u << 20)
+#define RDMA_STAGE_BYTES (64u * 1024) /* what the I/O thread reads at once while it looks for frame headers */
 uint64_t rdma_now_ms(void);
 void rdma_sock_init(struct rdma_sock *sock, int fd);
 /* Write what the socket takes without blocking; false when the connection broke */

@@ -127,6 +127,18 @@ void rdma_io_wake(struct doca_rdma *rdma)
 	}
 }
 
+/*
+ * The I/O thread sleeps in poll on the set it built under the lock: whatever was queued before that is in the set
+ * (a socket with frames to send is watched for room), so only what is queued while it sleeps needs the eventfd, and
+ * only once per sleep
+ */
+bool rdma_io_claim_wake(struct doca_rdma *rdma)
+{
+	bool asleep = rdma->io_asleep;
+	rdma->io_asleep = false;
+	return asleep;
+}
+
 void rdma_queue_frame(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,
 		      const void *payload, uint64_t key)
 {
@@ -403,9 +415,78 @@ static bool end_frame(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 	}
 }
 
-/* Read what the socket has; false when the connection must close */
-static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, struct rdma_sock *s)
+/*
+ * Payload bytes already read ahead (into the I/O thread's stage) go where the frame's payload belongs: our exported
+ * memory (re-validated, as a direct read is), a local destination list's free tails, or nowhere (a refused request)
+ */
+static void place(struct rdma_sock *s, const uint8_t *from, size_t n)
 {
+	if (s->in_dst != NULL && s->in_key != 0) {
+		void *to = NULL;
+		if (sim_rdma_access_begin(s->in_key, (uint64_t)(uintptr_t)s->in_dst + s->in_done, n,
+					  DOCA_ACCESS_FLAG_RDMA_WRITE, &to) == DOCA_SUCCESS) {
+			memcpy(to, from, n);
+			/* a memory chain's bytes go on to the exporting host here (mmap_chain.c), as in read_sock */
+			doca_error_t w = sim_rdma_access_end_written(n);
+			if (w != DOCA_SUCCESS) {
+				s->in_status = w;
+				s->in_dst = NULL;
+			}
+		} else {
+			s->in_status = DOCA_ERROR_NOT_PERMITTED; /* revoked mid-way: the rest is dropped */
+			s->in_dst = NULL;
+		}
+	} else if (s->in_dst != NULL) {
+		memcpy(s->in_dst + s->in_done, from, n);
+	} else {
+		size_t at = 0;
+		while (at < n && s->in_seg != NULL) {
+			size_t left = 0, k;
+			uint8_t *to = rdma_list_next_room(&s->in_seg, &s->in_seg_off, &left);
+			if (to == NULL)
+				break; /* no room left: the rest is dropped */
+			k = left < n - at ? left : n - at;
+			memcpy(to, from + at, k);
+			s->in_seg_off += k;
+			at += k;
+		}
+	}
+	s->in_done += n;
+	s->in_left -= n;
+}
+
+/* Read-ahead bytes a stalled socket could not use yet are kept with it until a receive is posted */
+static void hold(struct rdma_sock *s, const uint8_t *buf, size_t len)
+{
+	if (len == 0)
+		return;
+	s->held = malloc(len);
+	if (s->held == NULL)
+		return; /* then the connection's stream is broken: the peer's later frames fail its checks */
+	memcpy(s->held, buf, len);
+	s->held_len = len;
+}
+
+/*
+ * Read what the socket has; false when the connection must close. Headers are read many at a time into `stage`
+ * (small frames, the acknowledgements above all, cost a system call each otherwise); a payload larger than what came
+ * with its header is read straight where it belongs. A header read that returned less than asked emptied the socket,
+ * so no second call is made just to hear EAGAIN (poll says when more arrives); a large payload is read until EAGAIN,
+ * as it streams in while we copy.
+ */
+static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, struct rdma_sock *s, uint8_t *stage)
+{
+	const uint8_t *buf = stage;
+	size_t len = 0;
+	bool drained = false;
+
+	if (s->held != NULL) {
+		memcpy(stage, s->held, s->held_len);
+		len = s->held_len;
+		free(s->held);
+		s->held = NULL;
+		s->held_len = 0;
+	}
 	for (;;) {
 		ssize_t n;
 		if (s->stalled) {
@@ -415,20 +496,36 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 				 * the connection (its slot and socket would otherwise stay taken for as long as no
 				 * receive is posted) */
 				struct pollfd p = { .fd = s->fd, .events = POLLRDHUP };
+				hold(s, buf, len);
 				return !(poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
 			}
 			if (b == BEGIN_BROKEN)
 				return false;
 			s->stalled = false;
 		} else if (s->in_got < sizeof(s->in)) {
-			n = recv(s->fd, (char *)&s->in + s->in_got, sizeof(s->in) - s->in_got, MSG_DONTWAIT);
-			if (n == 0) {
-				s->eof = true;
-				return false;
+			size_t take;
+			if (len == 0) {
+				if (drained)
+					return true;
+				/* After a large frame, large ones likely follow: the header alone, its payload then straight
+				 * where it belongs (staging would copy the payload's first 64 KiB once more) */
+				size_t ask = s->last_len >= RDMA_STAGE_BYTES ? sizeof(s->in) - s->in_got : RDMA_STAGE_BYTES;
+				n = recv(s->fd, stage, ask, MSG_DONTWAIT);
+				if (n == 0) {
+					s->eof = true;
+					return false;
+				}
+				if (n < 0)
+					return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+				buf = stage;
+				len = (size_t)n;
+				drained = len < ask;
 			}
-			if (n < 0)
-				return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-			s->in_got += (size_t)n;
+			take = sizeof(s->in) - s->in_got < len ? sizeof(s->in) - s->in_got : len;
+			memcpy((char *)&s->in + s->in_got, buf, take);
+			buf += take;
+			len -= take;
+			s->in_got += take;
 			if (s->in_got < sizeof(s->in))
 				continue;
 			enum begin_result b = begin_frame(rdma, c, s);
@@ -436,13 +533,22 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 				return false;
 			if (b == BEGIN_WAIT) {
 				s->stalled = true;
+				hold(s, buf, len);
 				return true;
 			}
+		}
+		if (s->in_left > 0 && len > 0) {
+			size_t take = s->in_left < len ? (size_t)s->in_left : len;
+			place(s, buf, take);
+			buf += take;
+			len -= take;
 		}
 		if (s->in_left > 0) {
 			size_t chunk = s->in_left > RDMA_IO_CHUNK ? RDMA_IO_CHUNK : (size_t)s->in_left;
 			void *to = NULL;
 			bool bracketed = false, into_seg = false;
+			if (drained)
+				return true; /* the header read emptied the socket: the rest of the payload is not in yet */
 			if (s->in_dst != NULL && s->in_key != 0) {
 				if (sim_rdma_access_begin(s->in_key, (uint64_t)(uintptr_t)s->in_dst + s->in_done, chunk,
 							  DOCA_ACCESS_FLAG_RDMA_WRITE, &to) == DOCA_SUCCESS) {
@@ -489,6 +595,7 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 				continue;
 		}
 		s->in_got = 0;
+		s->last_len = s->in.len;
 		if (!end_frame(rdma, c, s))
 			return false;
 		if (c->state == CONN_CLOSED)
@@ -608,12 +715,13 @@ static void *io_main(void *arg)
 	size_t num_pend = 0;
 	struct pollfd *fds = NULL;
 	size_t cap = 0;
+	uint8_t *stage = rdma->io_stage;
 
 	pthread_mutex_lock(&rdma->lock);
 	while (!rdma->io_quit) {
 		size_t n = 0, want = 2 + PENDING_MAX;
 		uint64_t count;
-		bool closing = false;
+		bool closing = false, ready = false;
 		for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next)
 			want += 3;
 		for (struct rdma_closing *c = rdma->closing; c != NULL; c = c->next)
@@ -646,16 +754,21 @@ static void *io_main(void *arg)
 				 * found then, as a disconnection */
 				if (s->fd < 0 || (c->state == CONN_REQUESTED && i == 0 && s->out_head == NULL))
 					continue;
+				/* a stalled send whose receive was posted since (its submit did not wake us: we were awake) */
+				ready |= s->stalled && rdma->receives_head != NULL;
 				fds[n++] = (struct pollfd){ .fd = s->fd,
 							    .events = (short)((s->stalled ? POLLRDHUP : POLLIN) |
 									      (s->out_head ? POLLOUT : 0)) };
 			}
 		}
+		rdma->io_asleep = true;
 		pthread_mutex_unlock(&rdma->lock);
-		poll(fds, n, closing ? 20 : num_pend > 0 ? 100 : 1000);
+		poll(fds, n, ready ? 0 : closing ? 20 : num_pend > 0 ? 100 : 1000);
 		pthread_mutex_lock(&rdma->lock);
-		while (read(rdma->wake_fd, &count, sizeof(count)) == sizeof(count))
-			;
+		rdma->io_asleep = false;
+		if ((fds[0].revents & POLLIN) && read(rdma->wake_fd, &count, sizeof(count)) < 0) {
+			/* not readable after all */
+		}
 		if (rdma->io_quit)
 			break;
 		if (rdma->cm_listen_fd >= 0)
@@ -682,7 +795,7 @@ static void *io_main(void *arg)
 						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 					continue;
 				}
-				if (!read_sock(rdma, c, s) || (c->state != CONN_CLOSED && s->fd >= 0 && !rdma_sock_flush(s))) {
+				if (!read_sock(rdma, c, s, stage) || (c->state != CONN_CLOSED && s->fd >= 0 && !rdma_sock_flush(s))) {
 					if (!(s->eof && c->state != CONN_CLOSED && half_close(c, s)))
 						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 				}
@@ -712,8 +825,14 @@ static void *io_main(void *arg)
 
 doca_error_t rdma_io_start(struct doca_rdma *rdma)
 {
-	if (pthread_create(&rdma->io_thread, NULL, io_main, rdma) != 0)
+	rdma->io_stage = malloc(RDMA_STAGE_BYTES);
+	if (rdma->io_stage == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	if (pthread_create(&rdma->io_thread, NULL, io_main, rdma) != 0) {
+		free(rdma->io_stage);
+		rdma->io_stage = NULL;
+		return DOCA_ERROR_NO_MEMORY;
+	}
 	rdma->io_running = true;
 	return DOCA_SUCCESS;
 }
@@ -728,4 +847,6 @@ void rdma_io_stop(struct doca_rdma *rdma)
 	rdma_io_wake(rdma);
 	pthread_join(rdma->io_thread, NULL);
 	rdma->io_running = false;
+	free(rdma->io_stage);
+	rdma->io_stage = NULL;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,7 +66,8 @@ static void free_queue(struct rdma_out *o)
 static bool own_payload(struct rdma_out *o, size_t *budget)
 {
 	size_t off = o->sent > sizeof(o->hdr) ? o->sent - sizeof(o->hdr) : 0, len = o->hdr.len;
-	if (o->key != 0 || o->payload == o->small || (o->payload == NULL && o->seg == NULL) || len == 0)
+	if (o->key != 0 || o->owned != NULL || o->payload == o->small || (o->payload == NULL && o->seg == NULL) ||
+	    len == 0)
 		return true; /* its own bytes, or our exported memory (re-validated per piece) */
 	if (len > *budget || (o->owned = malloc(len)) == NULL)
 		return false;
@@ -96,6 +98,9 @@ void rdma_sock_retire(struct doca_rdma *rdma, struct rdma_sock *s)
 	struct rdma_out **link;
 	size_t budget = RDMA_CLOSING_COPY_MAX;
 
+	free(s->held); /* read ahead for a request that will not be served any more */
+	s->held = NULL;
+	s->held_len = 0;
 	/* What the socket takes now leaves straight from where it is, while the tasks' memory is still theirs */
 	if (s->fd >= 0 && !rdma_sock_flush(s)) {
 		close(s->fd);
@@ -189,74 +194,169 @@ void rdma_closing_finish(struct doca_rdma *rdma)
 	}
 }
 
+/* A frame whose payload is plain memory (ours, or a task's single buffer) can be gathered with others into one call */
+static bool gatherable(const struct rdma_out *o)
+{
+	return o->key == 0 && o->seg == NULL;
+}
+
+/* A read response's verdict (an ACK carrying the status its pieces gathered), queued right behind it */
+static void queue_verdict(struct rdma_sock *s, struct rdma_out *o)
+{
+	struct rdma_out *ack = calloc(1, sizeof(*ack));
+	o->verdict_queued = true;
+	if (ack == NULL)
+		return; /* the read then waits for a verdict that never comes: bounded by the peer's close */
+	rdma_frame_init(&ack->hdr, OP_ACK);
+	ack->hdr.id = o->hdr.id;
+	ack->hdr.status = o->hdr.status;
+	ack->next = o->next;
+	o->next = ack;
+	if (s->out_tail == o)
+		s->out_tail = ack;
+}
+
+/* A sent frame leaves the queue; a read response sent piece by piece is followed by its verdict, first in line */
+static void frame_sent(struct rdma_sock *s, struct rdma_out *o)
+{
+	if (o->hdr.op == OP_READ_RESP && !o->verdict_queued)
+		queue_verdict(s, o);
+	s->out_head = o->next;
+	if (s->out_head == NULL)
+		s->out_tail = NULL;
+	out_free(o);
+}
+
+/*
+ * A small read response from our exported memory, not started yet, is copied out at once under one bracket (the
+ * revocation barrier holds: the copy is the access) and its verdict queued behind it, so both join the gathered call
+ * like any plain frame; a large one is sent piece by piece, each piece re-validated, straight from the memory
+ */
+#define RDMA_READ_COPY_MAX (64u * 1024)
+
+static void materialize(struct rdma_sock *s, struct rdma_out *o)
+{
+	void *local = NULL;
+	if (o->key == 0 || o->sent != 0 || o->hdr.len > RDMA_READ_COPY_MAX ||
+	    (o->owned = malloc(o->hdr.len ? o->hdr.len : 1)) == NULL)
+		return;
+	if (sim_rdma_access_begin(o->key, (uint64_t)(uintptr_t)o->payload, o->hdr.len, DOCA_ACCESS_FLAG_RDMA_READ,
+				  &local) == DOCA_SUCCESS) {
+		memcpy(o->owned, local, o->hdr.len);
+		sim_rdma_access_end();
+	} else {
+		memset(o->owned, 0, o->hdr.len); /* revoked: zeros, and the verdict says the read failed */
+		o->hdr.status = DOCA_ERROR_NOT_PERMITTED;
+	}
+	o->payload = o->owned;
+	o->key = 0;
+	if (o->hdr.op == OP_READ_RESP)
+		queue_verdict(s, o);
+}
+
+/* One piece of the head frame's payload that needs care: our exported memory (re-validated per piece) or a list */
+static ssize_t send_special_piece(struct rdma_sock *s, struct rdma_out *o)
+{
+	size_t off = o->sent - sizeof(o->hdr), chunk = sizeof(o->hdr) + o->hdr.len - o->sent;
+	const uint8_t *from;
+	void *local = NULL;
+	bool bracketed = false;
+	ssize_t n;
+
+	if (chunk > RDMA_IO_CHUNK)
+		chunk = RDMA_IO_CHUNK;
+	if (o->key != 0) {
+		/* Our exported memory: re-validated for every piece; revoked mid-way sends zeros and the trailing ACK says
+		 * the read failed */
+		if (sim_rdma_access_begin(o->key, (uint64_t)(uintptr_t)o->payload + off, chunk, DOCA_ACCESS_FLAG_RDMA_READ,
+					  &local) == DOCA_SUCCESS) {
+			bracketed = true;
+			from = local;
+		} else {
+			if (chunk > sizeof(zeros))
+				chunk = sizeof(zeros);
+			from = zeros;
+			o->hdr.status = DOCA_ERROR_NOT_PERMITTED; /* remembered for the trailing ACK */
+		}
+	} else {
+		/* gathered from a local buffer list: the current element's unsent data */
+		size_t left = 0;
+		from = rdma_list_next_data(&o->seg, &o->seg_off, &left);
+		if (from == NULL) { /* the list shrank under us (its owner changed it while in flight) */
+			errno = EPIPE;
+			return -1;
+		}
+		if (chunk > left)
+			chunk = left;
+	}
+	n = send(s->fd, from, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (bracketed)
+		sim_rdma_access_end();
+	if (n > 0 && o->seg != NULL)
+		o->seg_off += (size_t)n;
+	return n;
+}
+
+/*
+ * Frames go out many per call: the unsent part of every queued frame whose bytes are plain memory is gathered into
+ * one sendmsg (small frames, the acknowledgements above all, would otherwise cost a system call each, and a wake-up
+ * of the peer each). A frame whose payload needs care (exported memory, a buffer list) ends the gathering after its
+ * header and is then sent piece by piece.
+ */
+#define FLUSH_IOV 64
+#define FLUSH_BYTES (4u << 20)
+
 bool rdma_sock_flush(struct rdma_sock *s)
 {
 	while (s->out_head != NULL) {
 		struct rdma_out *o = s->out_head;
-		size_t total = sizeof(o->hdr) + o->hdr.len;
+		struct iovec iov[FLUSH_IOV];
+		struct msghdr msg = { .msg_iov = iov };
+		size_t bytes = 0;
 		ssize_t n;
-		if (o->sent < sizeof(o->hdr)) {
-			n = send(s->fd, (const char *)&o->hdr + o->sent, sizeof(o->hdr) - o->sent,
-				 MSG_DONTWAIT | MSG_NOSIGNAL | (o->hdr.len ? MSG_MORE : 0));
+
+		if (o->sent >= sizeof(o->hdr) && !gatherable(o)) {
+			n = send_special_piece(s, o);
 		} else {
-			size_t off = o->sent - sizeof(o->hdr), chunk = total - o->sent;
-			const uint8_t *from;
-			void *local = NULL;
-			bool bracketed = false;
-			if (chunk > RDMA_IO_CHUNK)
-				chunk = RDMA_IO_CHUNK;
-			if (o->key != 0) {
-				/* Our exported memory: re-validated for every piece; revoked mid-way sends zeros and the
-				 * trailing ACK says the read failed */
-				if (sim_rdma_access_begin(o->key, (uint64_t)(uintptr_t)o->payload + off, chunk,
-							  DOCA_ACCESS_FLAG_RDMA_READ, &local) == DOCA_SUCCESS) {
-					bracketed = true;
-					from = local;
-				} else {
-					if (chunk > sizeof(zeros))
-						chunk = sizeof(zeros);
-					from = zeros;
-					o->hdr.status = DOCA_ERROR_NOT_PERMITTED; /* remembered for the trailing ACK */
+			bool more = false;
+			for (; o != NULL && msg.msg_iovlen + 2 <= FLUSH_IOV && bytes < FLUSH_BYTES; o = o->next) {
+				size_t at = o->sent;
+				materialize(s, o);
+				if (at < sizeof(o->hdr)) {
+					iov[msg.msg_iovlen++] = (struct iovec){ (char *)&o->hdr + at, sizeof(o->hdr) - at };
+					bytes += sizeof(o->hdr) - at;
+					at = sizeof(o->hdr);
 				}
-			} else if (o->seg != NULL) {
-				/* gathered from a local buffer list: the current element's unsent data */
-				size_t left = 0;
-				from = rdma_list_next_data(&o->seg, &o->seg_off, &left);
-				if (from == NULL) /* the list shrank under us (its owner changed it while in flight) */
-					return false;
-				if (chunk > left)
-					chunk = left;
-			} else {
-				from = o->payload + off;
+				if (!gatherable(o)) {
+					more = o->hdr.len > 0; /* its payload follows in the next call */
+					break;
+				}
+				if (o->hdr.len > 0) {
+					size_t off = at - sizeof(o->hdr), left = o->hdr.len - off;
+					if (left > RDMA_IO_CHUNK)
+						left = RDMA_IO_CHUNK;
+					iov[msg.msg_iovlen++] = (struct iovec){ (void *)(o->payload + off), left };
+					bytes += left;
+					if (off + left < o->hdr.len)
+						break; /* the rest of a large payload in a later call */
+				}
 			}
-			n = send(s->fd, from, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (bracketed)
-				sim_rdma_access_end();
-			if (n > 0 && o->seg != NULL)
-				o->seg_off += (size_t)n;
+			n = sendmsg(s->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL | (more ? MSG_MORE : 0));
 		}
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-		o->sent += (size_t)n;
-		if (o->sent < total)
-			continue;
-		s->out_head = o->next;
-		if (s->out_head == NULL)
-			s->out_tail = NULL;
-		if (o->hdr.op == OP_READ_RESP) {
-			/* the verdict for the bytes just sent */
-			struct rdma_out *ack = calloc(1, sizeof(*ack));
-			if (ack != NULL) {
-				rdma_frame_init(&ack->hdr, OP_ACK);
-				ack->hdr.id = o->hdr.id;
-				ack->hdr.status = o->hdr.status;
-				ack->next = s->out_head;
-				s->out_head = ack;
-				if (s->out_tail == NULL)
-					s->out_tail = ack;
-			}
+		/* account what left, frame by frame */
+		while (n > 0) {
+			struct rdma_out *h = s->out_head;
+			size_t total = sizeof(h->hdr) + h->hdr.len, take = total - h->sent;
+			if (take > (size_t)n)
+				take = (size_t)n;
+			h->sent += take;
+			n -= (ssize_t)take;
+			if (h->sent < total)
+				break;
+			frame_sent(s, h);
 		}
-		out_free(o);
 	}
 	return true;
 }
