@@ -44,6 +44,30 @@ describe("one deadline per wait, whatever the peer keeps sending", () => {
   }
 });
 
+describe("bytes verified are bytes committed (issue 29)", () => {
+  test("a DPU that rewrites a slot after announcing it: the host commits exactly what it verified, or nothing", { timeout: 400_000 }, async () => {
+    // The host's window is the DPU's to write. A host that hashed the slot and wrote it out again from the window
+    // could commit bytes it never checked; it must read each slot once and use only that copy. Three attempts.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const w = space(`rewrite-${attempt}`);
+      const dpu = startChild(hostileDpu, ["rewrite"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 120_000);
+      await dpu.waitForStderr("hostile DPU listening", 60_000);
+      const target = join(w.host, "f.bin");
+      const host = await startChild(script, ["--side", "host", "-f", target, "-p", HOST_PCI, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000).done;
+      const d = await dpu.done;
+      const told = JSON.parse(d.stdout.trim() || "{}") as { rewrites?: number; sha256?: string; error?: string };
+      assert.ok((told.rewrites ?? 0) > 0, `the DPU rewrote nothing: ${d.stdout} ${d.stderr}`);
+      if (host.code === 0) {
+        assert.equal(sha256File(target), told.sha256, "the committed file is not the file whose checksum was verified");
+      } else {
+        assert.equal(host.code, 1, host.stderr);
+        assert.match(host.stderr, /SHA-256 mismatch/);
+        assert.deepEqual(w.list(w.host), []);
+      }
+    }
+  });
+});
+
 describe("peer text is printed with control characters escaped", () => {
   test("a FAILURE_REASON with escapes, CR and a forged line reaches stderr as one harmless line", async () => {
     const { host } = await againstHostileDpu("escape", ["--timeout", "20"]);

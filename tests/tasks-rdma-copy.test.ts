@@ -178,8 +178,7 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     }
     const me = spawnRuntime(COPY, { args: args(p, w), env: w.env });
     const r = await finished(me, "rdma-copy");
-    await finished(liar, "liar");
-    return { r, w };
+    return { r, w, liar: await finished(liar, "liar") };
   }
 
   test("a receipt with the wrong checksum: the sender fails", { timeout: 180_000 }, async () => {
@@ -225,6 +224,27 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     assert.doesNotMatch(r.stderr, /timed out/);
     assert.ok(Date.now() - t0 < 50_000, "it did not wait for --timeout");
     assert.deepEqual(w.list(w.dpu), []);
+  });
+
+  test("a sender that rewrites a slot after announcing it: what the receiver commits is what it verified", { timeout: 400_000 }, async () => {
+    // Before the private copy, the receiver hashed the window, then wrote it again from the window: it exited 0
+    // with the agreed SHA-256 while its file held the sender's later bytes (issue 29). The rewrite has to land in
+    // that gap, so the attack runs three times (it caught the old receiver in about one run of three).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const target = (w: Workspace) => join(w.dpu, "b.bin");
+      const { r, w, liar } = await againstLiar("rewrite", (p, w) => ["--receive", target(w), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);
+      const told = JSON.parse(liar.stdout.trim().split("\n").at(-1) || "{}") as { rewrites?: number; sha256?: string };
+      assert.ok((told.rewrites ?? 0) > 0, `the liar rewrote nothing: ${liar.stdout} ${liar.stderr}`);
+      if (r.code === 0) {
+        // The copies it verified were the honest bytes: then the file must be exactly those bytes.
+        assert.equal(sha256File(target(w)), told.sha256, "the committed file is not the file whose checksum was verified");
+      } else {
+        // It caught foreign bytes in what it read: a checksum failure, and nothing under the target name.
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, /SHA-256 mismatch/);
+        assert.deepEqual(w.list(w.dpu), []);
+      }
+    }
   });
 
   test("a chunk out of order: the receiver refuses and leaves no file", { timeout: 180_000 }, async () => {

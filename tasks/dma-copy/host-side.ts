@@ -12,6 +12,7 @@ import { sendDescriptor } from "../steps/exchange-descriptor.ts";
 import { type DirectionMsg, encodeChecksum, encodeChunk, encodeStatus, encodeWindow, MsgType, ProtocolError } from "../wire/protocol.ts";
 import { AtomicFile, checkFreeSpace, removeStaleTemporaries } from "./atomic-file.ts";
 import { FileReader, type LocalFile } from "./local-file.ts";
+import { PrivateCopies } from "../transfer/private-copy.ts";
 import { sameBytes, type SessionContext, safeNumber, sha256, toHex, type TransferResult } from "./session.ts";
 
 /** After our direction message: the DPU's answer decides the mode. */
@@ -150,7 +151,7 @@ async function sendThroughWindow(
   }
 }
 
-/** Host receives: the DPU DMA-writes a slot and announces it; write it to the file, hand the slot back. */
+/** Host receives: the DPU DMA-writes a slot and announces it; copy it out, hand the slot back, write the copy. */
 async function receiveThroughWindow(
   ctx: SessionContext,
   size: number,
@@ -162,19 +163,27 @@ async function receiveThroughWindow(
   onProgress: (done: number) => void,
 ): Promise<void> {
   const { messenger } = ctx;
+  // The DPU can DMA into this window at any time: each announced slot is read once, into a private copy, and that
+  // copy is what is hashed and written (tasks/transfer/private-copy.ts). The slot goes back to the DPU right after.
+  const copies = new PrivateCopies(slotSize);
   let received = 0;
-  while (received < size) {
-    const ready = await messenger.recv(MsgType.CHUNK_READY, "the next chunk from the DPU");
-    const length = safeNumber(ready.length, "chunk length");
-    if (ready.slot >= slotCount || ready.offset !== BigInt(received) || length === 0 || length > slotSize || received + length > size) {
-      throw new ProtocolError(`CHUNK_READY slot ${ready.slot} offset ${ready.offset} length ${length} is out of order or out of range`);
+  try {
+    while (received < size) {
+      const ready = await messenger.recv(MsgType.CHUNK_READY, "the next chunk from the DPU");
+      const length = safeNumber(ready.length, "chunk length");
+      if (ready.slot >= slotCount || ready.offset !== BigInt(received) || length === 0 || length > slotSize || received + length > size) {
+        throw new ProtocolError(`CHUNK_READY slot ${ready.slot} offset ${ready.offset} length ${length} is out of order or out of range`);
+      }
+      const mine = await copies.copy(slotView(ready.slot, length));
+      await messenger.send(encodeChunk(MsgType.CHUNK_DONE, ready.slot, received, length));
+      const written = out.writeAtAsync(mine, received); // overlaps the write with hashing
+      hash.update(mine);
+      copies.hold(written);
+      received += length;
+      onProgress(received);
     }
-    const view = slotView(ready.slot, length);
-    const written = out.writeAtAsync(view, received); // overlaps the write with hashing
-    hash.update(view);
-    await written;
-    await messenger.send(encodeChunk(MsgType.CHUNK_DONE, ready.slot, received, length));
-    received += length;
-    onProgress(received);
+    await copies.drain();
+  } finally {
+    await copies.settled(); // no write from a copy may reach the file after a failure aborted it
   }
 }

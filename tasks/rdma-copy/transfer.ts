@@ -11,7 +11,9 @@
  *
  * Nothing the peer says is trusted: sizes, slots and offsets are checked against what this side expects, the
  * window it exports is only as large as agreed, the remote window it imports must be that large, and the SHA-256
- * of the bytes is compared on both sides before the receiver commits and before the sender reports success.
+ * of the bytes is compared on both sides before the receiver commits and before the sender reports success. In write
+ * mode the receiver reads each announced slot once, into a private copy, and hashes and commits that copy: the
+ * sender can still write its window, so what was verified must be what is written (tasks/transfer/private-copy.ts).
  */
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
@@ -24,6 +26,7 @@ import { ProtocolError } from "../rdma/link.ts";
 import { AtomicFile, checkTargetFolder } from "../dma-copy/atomic-file.ts";
 import { FileReader } from "../dma-copy/local-file.ts";
 import type { ProgressBar } from "../dma-copy/progress.ts";
+import { PrivateCopies } from "../transfer/private-copy.ts";
 
 export type CopyMode = "write" | "read";
 
@@ -226,6 +229,7 @@ export async function receiveFile(
   const local = new Window(link, slots, chunk, mode === "write" ? Access.RDMA_WRITE : 0);
   o.defer(() => local.close());
   let file: AtomicFile | undefined;
+  let copies: PrivateCopies | undefined;
   const progress = o.progress?.(size);
   try {
     const remote = mode === "read" ? new RemoteWindow(link, offer.window, slots, chunk) : undefined;
@@ -233,6 +237,7 @@ export async function receiveFile(
     file = AtomicFile.create(target);
     await channel.send({ type: "ACCEPT", ...(mode === "write" ? { window: local.describe(link) } : {}) });
     const hash = createHash("sha256");
+    copies = mode === "write" ? new PrivateCopies(chunk) : undefined;
     // Chunks announced and not yet written here, in file order. In read mode their reads overlap (up to the
     // window); the bytes are hashed and written strictly in order, and a slot is freed only after that.
     const pending: { slot: number; offset: number; length: number; read: Promise<void> | undefined }[] = [];
@@ -268,13 +273,24 @@ export async function receiveFile(
       const head = pending.shift()!;
       await Promise.race([head.read, anyReadFailed]);
       const view = local.view(head.slot, head.length);
-      hash.update(view);
-      await file.writeAtAsync(view, head.offset);
+      if (copies) {
+        // Write mode: the sender can still write this slot. Read it once, then hash and write only that copy.
+        const mine = await copies.copy(view);
+        held[head.slot] = 0;
+        await channel.send({ type: "FREE", slot: head.slot });
+        hash.update(mine);
+        copies.hold(file.writeAtAsync(mine, head.offset));
+      } else {
+        // Read mode: only this side's reads fill the slot, and it is not reused before the FREE below.
+        hash.update(view);
+        await file.writeAtAsync(view, head.offset);
+        held[head.slot] = 0;
+        await channel.send({ type: "FREE", slot: head.slot });
+      }
       expected += head.length;
       progress?.update(expected);
-      held[head.slot] = 0;
-      await channel.send({ type: "FREE", slot: head.slot });
     }
+    await copies?.drain();
     const done = await channel.recv("waiting for the sender's checksum", "DONE");
     const digest = hash.digest("hex");
     if (sha(done) !== digest) throw new ProtocolError(`SHA-256 mismatch: the sender hashed ${sha(done)}, the bytes that arrived hash to ${digest}`);
@@ -282,6 +298,7 @@ export async function receiveFile(
     await channel.send({ type: "RECEIPT", sha256: digest });
     return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode };
   } catch (e) {
+    await copies?.settled(); // no write from a copy may reach the file's descriptor after the abort closed it
     file?.abort();
     throw e;
   } finally {
