@@ -12,6 +12,7 @@ import process from "node:process";
 import { statSync } from "node:fs";
 import { Access } from "../ffi/native/constants.ts";
 import { ProgressEngine } from "../ffi/engine/pe.ts";
+import { DocaError } from "../ffi/native/errors.ts";
 import { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
@@ -75,6 +76,11 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
       defer,
     });
   } catch (e) {
+    // The connection failed under us: the peer may have said why just before (its reason beats our symptom).
+    if (!(e instanceof PeerAbortError) && !(e instanceof InterruptedError) && (link.channel.lost || e instanceof DocaError)) {
+      const why = await link.channel.lastWords();
+      if (why) throw why;
+    }
     // Tell the peer (unless it told us, or it is gone); a Ctrl-C says so in its reason.
     if (!(e instanceof PeerAbortError)) {
       await link.channel.abort(e instanceof InterruptedError ? `interrupted (${e.signal})` : (e as Error).message ?? String(e));
