@@ -7,7 +7,7 @@
  * committing a received file, and when it sends, succeeds only once the host's final STATUS says it committed.
  */
 import { dirname } from "node:path";
-import { BufInventory } from "../../ffi/doca/common/buf.ts";
+import { type Buf, BufInventory } from "../../ffi/doca/common/buf.ts";
 import { Access } from "../../ffi/native/constants.ts";
 import { Dma } from "../../ffi/doca/dma/dma.ts";
 import { NativeMemory } from "../../ffi/doca/common/memory.ts";
@@ -144,11 +144,22 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
   using map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
   using inventory = new BufInventory(2 * slotCount);
   using dma = new Dma(device, pe, { maxTasks: slotCount });
+  // One pair of Bufs per slot for the whole copy (each DMA only sets their data range); a task's Promise settles
+  // through the engine's own pump, so nothing here polls.
+  const localBufs: Buf[] = [], remoteBufs: Buf[] = [];
+  for (let slot = 0; slot < slotCount; slot++) {
+    localBufs.push(inventory.bufByData(map, memory.address + slot * slotSize, slotSize));
+    remoteBufs.push(inventory.bufByData(remote, hostAddr + slot * slotSize, slotSize));
+  }
+  const move = (from: Buf, to: Buf, length: number): Promise<void> => {
+    from.setData(from.address, length);
+    to.setData(to.address, 0);
+    return dma.memcpy(from, to);
+  };
   const lanes: Lanes = {
-    local: (slot) => ({ mmap: map, address: memory.address + slot * slotSize }),
-    remote: (slot) => ({ mmap: remote, address: hostAddr + slot * slotSize }),
     view: (slot, length) => memory.bytes.subarray(slot * slotSize, slot * slotSize + length),
-    copy: (from, to, length, offset) => guardDma(ctx, dmaTransfer({ dma, pe, inventory, from, to, length }), offset),
+    fetch: (slot, length, offset) => guardDma(ctx, move(remoteBufs[slot], localBufs[slot], length), offset),
+    deliver: (slot, length, offset) => guardDma(ctx, move(localBufs[slot], remoteBufs[slot], length), offset),
   };
   const hash = sha256();
   const bar = ctx.progress(size);
@@ -204,12 +215,13 @@ async function guardDma(ctx: SessionContext, copy: Promise<void>, offset: number
   }
 }
 
-type End = TransferEnd;
+/** The DPU's slots: its own memory, and one DMA each way between a local slot and the host's slot of that number. */
 interface Lanes {
-  local(slot: number): End;
-  remote(slot: number): End;
   view(slot: number, length: number): Uint8Array;
-  copy(from: End, to: End, length: number, offset: number): Promise<void>;
+  /** host slot → local slot */
+  fetch(slot: number, length: number, offset: number): Promise<void>;
+  /** local slot → host slot */
+  deliver(slot: number, length: number, offset: number): Promise<void>;
 }
 
 /**
@@ -240,7 +252,7 @@ async function dpuReceive(
       throw new ProtocolError(`CHUNK_READY slot ${slot} offset ${ready.offset} length ${length} is out of order or out of range`);
     }
     announced += length;
-    const copied = lanes.copy(lanes.remote(slot), lanes.local(slot), length, offset);
+    const copied = lanes.fetch(slot, length, offset);
     copied.catch(() => {}); // reported through the ordered chain below
     inOrder = inOrder.then(async () => {
       await copied;
@@ -282,11 +294,11 @@ async function dpuSend(
       const at = offset;
       const view = lanes.view(slot, length);
       reader.readExactly(view, at);
-      hash.update(view);
       pending.set(slot, { offset: at, length });
       offset += length;
-      const copied = lanes.copy(lanes.local(slot), lanes.remote(slot), length, at);
+      const copied = lanes.deliver(slot, length, at);
       copied.catch(() => {});
+      hash.update(view); // while the DMA moves it: the slot is only read until the host hands it back
       inOrder = inOrder.then(async () => {
         await copied;
         await messenger.send(encodeChunk(MsgType.CHUNK_READY, slot, at, length));

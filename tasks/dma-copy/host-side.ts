@@ -133,9 +133,10 @@ async function sendThroughWindow(
       const length = Math.min(slotSize, size - offset);
       const view = slotView(slot, length);
       reader.readExactly(view, offset);
-      hash.update(view);
       pending.set(slot, { offset, length });
-      await messenger.send(encodeChunk(MsgType.CHUNK_READY, slot, offset, length));
+      const announced = messenger.send(encodeChunk(MsgType.CHUNK_READY, slot, offset, length));
+      hash.update(view); // while the DPU fetches it: the slot is only read until its CHUNK_DONE
+      await announced;
       offset += length;
       continue;
     }

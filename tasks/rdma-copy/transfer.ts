@@ -175,7 +175,6 @@ export async function sendFile(
       busy[slot] = 1;
       const view = local.view(slot, length);
       reader.readExactly(view, offset);
-      hash.update(view);
       const announce = { type: "CHUNK", slot, offset, length };
       if (o.mode === "write") {
         const src = local.bufs[slot], dst = remote!.bufs[slot];
@@ -188,6 +187,7 @@ export async function sendFile(
         await inOrder;
         inOrder = channel.send(announce);
       }
+      hash.update(view); // while the chunk moves: the slot is only read until the receiver frees it
       o.progress?.update(offset + length);
       if (free.length === 0) await inOrder;
     }
