@@ -18,11 +18,11 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError, printJson } from "./common/output.ts";
 import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
-import { ProgressBar } from "./dma-copy/progress.ts";
+import { ProgressBar } from "./transfer/progress.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
-import { checkTargetFolder } from "./dma-copy/atomic-file.ts";
+import { checkTargetFolder } from "./transfer/atomic-file.ts";
 
 export type { RdmaCopyOptions, TransferResult };
 export { parseRdmaCopyArgs };

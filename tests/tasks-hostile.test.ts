@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
-import { temporaryName } from "../tasks/dma-copy/atomic-file.ts";
+import { temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
 

@@ -15,8 +15,8 @@ import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { raceAbort } from "../common/interrupt.ts";
 import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
-import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "./atomic-file.ts";
-import { FileReader, type LocalFile } from "./local-file.ts";
+import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "../transfer/atomic-file.ts";
+import { FileReader, type LocalFile } from "../transfer/local-file.ts";
 import {
   type DirectionMsg,
   encodeChecksum,

@@ -10,8 +10,8 @@ import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { exportMmap } from "../steps/export-mmap.ts";
 import { sendDescriptor } from "../steps/exchange-descriptor.ts";
 import { type DirectionMsg, encodeChecksum, encodeChunk, encodeStatus, encodeWindow, MsgType, ProtocolError } from "../wire/protocol.ts";
-import { AtomicFile, checkFreeSpace, removeStaleTemporaries } from "./atomic-file.ts";
-import { FileReader, type LocalFile } from "./local-file.ts";
+import { AtomicFile, checkFreeSpace, removeStaleTemporaries } from "../transfer/atomic-file.ts";
+import { FileReader, type LocalFile } from "../transfer/local-file.ts";
 import { PrivateCopies } from "../transfer/private-copy.ts";
 import { sameBytes, type SessionContext, safeNumber, sha256, toHex, type TransferResult } from "./session.ts";
 

@@ -6,7 +6,7 @@ import type { Logger } from "../common/log-level.ts";
 import type { Messenger } from "../wire/messenger.ts";
 import type { DmaCopyOptions } from "./options.ts";
 export { safeNumber } from "../wire/protocol.ts";
-import type { ProgressBar } from "./progress.ts";
+import type { ProgressBar } from "../transfer/progress.ts";
 
 export interface SessionContext {
   options: DmaCopyOptions;

@@ -23,9 +23,9 @@ import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import type { Link, Message } from "../rdma/link.ts";
 import { ProtocolError } from "../rdma/link.ts";
-import { AtomicFile, checkTargetFolder } from "../dma-copy/atomic-file.ts";
-import { FileReader } from "../dma-copy/local-file.ts";
-import type { ProgressBar } from "../dma-copy/progress.ts";
+import { AtomicFile, checkTargetFolder } from "../transfer/atomic-file.ts";
+import { FileReader } from "../transfer/local-file.ts";
+import type { ProgressBar } from "../transfer/progress.ts";
 import { PrivateCopies } from "../transfer/private-copy.ts";
 
 export type CopyMode = "write" | "read";
