@@ -62,23 +62,3 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
-
-/** Rejects once `failed` is called: lets a receive loop stop waiting when background work failed. */
-export class FailureLatch {
-  readonly promise: Promise<never>;
-  #reject!: (e: unknown) => void;
-  error: unknown;
-  constructor() {
-    this.promise = new Promise<never>((_, reject) => (this.#reject = reject));
-    this.promise.catch(() => {}); // observed through race() or `error`
-  }
-  fail(e: unknown): void {
-    if (this.error === undefined) {
-      this.error = e;
-      this.#reject(e);
-    }
-  }
-  race<T>(p: Promise<T>): Promise<T> {
-    return Promise.race([p, this.promise]);
-  }
-}

@@ -188,6 +188,8 @@ export class Channel {
   #recvSeq = 0;
   readonly #held = new Map<number, Message>();
   #lost: Error | undefined;
+  /** The peer's ABORT once read, whoever read it (a wait abandoned after another part failed may have). */
+  #peerAbort: PeerAbortError | undefined;
   readonly #lostWaiters = new Set<(e: Error) => void>();
 
   constructor(readonly rdma: Rdma, readonly connection: RdmaConnection, readonly timeoutMs: number, readonly signal?: AbortSignal) {
@@ -247,7 +249,7 @@ export class Channel {
         }
         throw e;
       })).bytes, what);
-      if (m.type === "ABORT") throw peerGaveUp(m.reason);
+      if (m.type === "ABORT") throw (this.#peerAbort = peerGaveUp(m.reason));
       const seq = m.seq;
       // At most RECEIVES messages can be ahead of the one awaited (each took one of our posted receives)
       if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < this.#recvSeq || seq > this.#recvSeq + Channel.RECEIVES || this.#held.has(seq)) {
@@ -331,11 +333,13 @@ export class Channel {
   async lastWords(graceMs = 500): Promise<PeerAbortError | undefined> {
     const until = Date.now() + graceMs;
     for (;;) {
+      if (this.#peerAbort) return this.#peerAbort;
       const left = until - Date.now();
       if (left <= 0 || this.rdma.closed) return undefined;
       let bytes: Uint8Array;
       try {
-        bytes = (await this.rdma.recv({ timeoutMs: left })).bytes;
+        // Short waits: a receive still pending elsewhere (an abandoned wait) may take the ABORT meanwhile
+        bytes = (await this.rdma.recv({ timeoutMs: Math.min(left, 50) })).bytes;
       } catch {
         continue; // a flushed receive; later ones may still hold the reason (the deadline bounds this)
       }
@@ -345,7 +349,7 @@ export class Channel {
       } catch {
         continue;
       }
-      if (m.type === "ABORT") return peerGaveUp(m.reason);
+      if (m.type === "ABORT") return (this.#peerAbort = peerGaveUp(m.reason));
     }
   }
 
