@@ -13,8 +13,6 @@
  * what is written), then the release, the hash and the file write. The first failure anywhere ends the whole copy
  * (a wait for the peer included).
  */
-import type { AtomicFile } from "./atomic-file.ts";
-import type { FileReader } from "./local-file.ts";
 import { PrivateCopies } from "./private-copy.ts";
 
 export interface Chunk {
@@ -26,6 +24,16 @@ export interface Chunk {
 /** Something that can be fed bytes (a node:crypto Hash). */
 export interface Hasher {
   update(bytes: Uint8Array): unknown;
+}
+
+/** Where a sender's chunks come from (a FileReader). */
+export interface ChunkSource {
+  readExactly(into: Uint8Array, position: number): void;
+}
+
+/** Where a receiver's chunks go (an AtomicFile, committed or aborted by the caller). */
+export interface ChunkSink {
+  writeAtAsync(bytes: Uint8Array, position: number): Promise<void>;
 }
 
 export interface WindowGeometry {
@@ -57,7 +65,7 @@ class FailureLatch {
 }
 
 export interface SenderEnds extends WindowGeometry {
-  reader: FileReader;
+  reader: ChunkSource;
   hash: Hasher;
   /** Moves the chunk in `slot` into the peer's slot (DMA/RDMA write); omitted when the receiver fetches it. */
   deliver?(chunk: Chunk): Promise<void>;
@@ -111,7 +119,7 @@ export async function sendThroughWindow(o: SenderEnds): Promise<void> {
 
 export interface ReceiverEnds extends WindowGeometry {
   hash: Hasher;
-  file: AtomicFile;
+  file: ChunkSink;
   /**
    * The peer's next announcement, checked by the caller against what comes next (`expectedOffset`, the slot count,
    * the slot size and the file size); this side also refuses a slot announced again before its release.
