@@ -12,17 +12,18 @@ import process from "node:process";
 import { statSync } from "node:fs";
 import { Access } from "../ffi/native/constants.ts";
 import { ProgressEngine } from "../ffi/engine/pe.ts";
+import { DocaError } from "../ffi/native/errors.ts";
 import { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError, printJson } from "./common/output.ts";
 import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
-import { ProgressBar } from "./dma-copy/progress.ts";
+import { ProgressBar } from "./transfer/progress.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { versionLine } from "./common/version.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
-import { checkTargetFolder } from "./dma-copy/atomic-file.ts";
+import { checkTargetFolder } from "./transfer/atomic-file.ts";
 
 export type { RdmaCopyOptions, TransferResult };
 export { parseRdmaCopyArgs };
@@ -76,6 +77,11 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
       defer,
     });
   } catch (e) {
+    // The connection failed under us: the peer may have said why just before (its reason beats our symptom).
+    if (!(e instanceof PeerAbortError) && !(e instanceof InterruptedError) && (link.channel.lost || e instanceof DocaError)) {
+      const why = await link.channel.lastWords();
+      if (why) throw why;
+    }
     // Tell the peer (unless it told us, or it is gone); a Ctrl-C says so in its reason.
     if (!(e instanceof PeerAbortError)) {
       await link.channel.abort(e instanceof InterruptedError ? `interrupted (${e.signal})` : (e as Error).message ?? String(e));

@@ -10,7 +10,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { circles } from "./helpers/circles.ts";
@@ -111,6 +111,28 @@ describe("library layout", () => {
     const assembled = ffiFiles.filter((f) => !f.startsWith("ffi/load/"))
       .filter((f) => /as unknown as Record<string|\[`doca_[^`]*\$\{/.test(readFileSync(join(root, f), "utf8")));
     assert.deepEqual(assembled, []);
+  });
+
+  test("no task imports another task's folder (what two tasks share lives in a shared folder: tasks/transfer/, …)", () => {
+    // A task is tasks/NAME.ts with its own folder tasks/NAME/ (dma-copy, rdma-copy, doctor); its files are both.
+    const tasks = new Set(
+      files("tasks").map((f) => /^tasks\/([^/]+)\//.exec(f)?.[1]).filter((name): name is string =>
+        name !== undefined && existsSync(join(root, "tasks", `${name}.ts`))
+      ),
+    );
+    const taskOf = (path: string) => {
+      const m = /^tasks\/([^/.]+)(?:\.ts$|\/)/.exec(path);
+      return m && tasks.has(m[1]) ? m[1] : undefined;
+    };
+    // Files of no task (demo.ts drives dma-copy and reads its summary type) are not held to it.
+    const bad = files("tasks").flatMap((from) =>
+      importsOf(from).filter((e) => {
+        const a = taskOf(from), b = taskOf(e.to);
+        return a !== undefined && b !== undefined && a !== b && e.to.startsWith(`tasks/${b}/`);
+      }).map((e) => `${from} → ${e.to}`)
+    );
+    assert.deepEqual(bad, []);
+    assert.ok(tasks.has("dma-copy") && tasks.has("rdma-copy"), `the task folders were found: ${[...tasks]}`);
   });
 
   test("ffi/ has no import circle but ctx ↔ pe", () => {

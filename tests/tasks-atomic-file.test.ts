@@ -7,7 +7,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { AtomicFile } from "../tasks/dma-copy/atomic-file.ts";
+import { AtomicFile } from "../tasks/transfer/atomic-file.ts";
 import { type Workspace, workspace } from "./helpers-tasks/workspace.ts";
 
 const spaces: Workspace[] = [];

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { type ChildResult, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
+import { type ChildResult, DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
 import type { Summary } from "../tasks/dma-copy/session.ts";
 import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
 
@@ -284,5 +284,53 @@ describe("the DPU verifies what a doca-ts host announces (tests/helpers-tasks/ly
     assert.match(host.reason ?? "", /out of order or out of range/);
     assert.notEqual(dpu.code, 0);
     assert.deepEqual(w.list(w.dpu), []);
+  });
+});
+
+describe("a stop at any moment reaches the peer as its reason (issue 29)", () => {
+  // As rdma-copy's test (tests/tasks-rdma-copy.test.ts): SIGINT or SIGTERM at seeded random moments of paced copies
+  // (8 KiB chunks, two slots: chunk messages and DMA tasks always in flight), to the sender or the receiver, in both
+  // directions; the other side must print the stopped side's reason every time.
+  test("SIGINT or SIGTERM to either side, 8 random moments: the other side prints why", { timeout: 900_000 }, async () => {
+    const seed = Number(process.env.DOCA_TS_STOP_SEED ?? Date.now() % 100_000);
+    let state = seed;
+    const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
+    const paced = ["--chunk-size", "8192", "--slots", "2", "--timeout", "30", "--quiet"];
+    let landed = 0;
+    for (let round = 0; round < 8; round++) {
+      const fromHost = round % 4 < 2;
+      const stopSender = round % 2 === 0;
+      const signal = round % 8 < 4 ? "SIGTERM" : "SIGINT";
+      const stopHost = fromHost === stopSender;
+      const delayMs = Math.floor(random() * 400);
+      const what = `round ${round} (seed ${seed}): ${signal} to the ${stopSender ? "sender" : "receiver"} (${stopHost ? "host" : "DPU"}) ` +
+        `${delayMs} ms into a ${fromHost ? "host → DPU" : "DPU → host"} copy`;
+      const w = space("stop");
+      writePatternFile(join(fromHost ? w.host : w.dpu, "f.bin"), 16 * MiB, round + 1);
+      const dpu = startChild(
+        script,
+        ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced],
+        { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" },
+        120_000,
+      );
+      await dpu.waitForStderr(DPU_LISTENING, 60_000);
+      const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 120_000);
+      const receiverDir = fromHost ? w.dpu : w.host;
+      for (let i = 0; i < 3000 && w.list(receiverDir).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, delayMs));
+      (stopHost ? host : dpu).signal!(signal);
+      const [h, d] = await Promise.all([host.done, dpu.done]);
+      const [mine, theirs] = stopHost ? [h, d] : [d, h];
+      if (theirs.code === 0) continue; // the copy was complete for the other side before the stop: no moment tested
+      landed++;
+      const context = `${what}\nstopped (${mine.code ?? mine.signal}): ${mine.stderr}\nother (${theirs.code}): ${theirs.stderr}`;
+      assert.equal(mine.code, signal === "SIGTERM" ? 143 : 130, context);
+      assert.match(mine.stderr, new RegExp(`interrupted \\(${signal}\\)`), context);
+      assert.equal(theirs.code, 1, context);
+      assert.match(theirs.stderr, new RegExp(`(peer failed: |side stopped: )${stopHost ? "host" : "DPU"}.*interrupted \\(${signal}\\)`), context);
+      assert.deepEqual(w.list(receiverDir), [], `${context}: no file and no temporary file on the receiver`);
+    }
+    assert.ok(landed >= 4, `only ${landed} of 8 stops landed before the copy finished`);
   });
 });

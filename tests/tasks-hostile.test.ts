@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
-import { temporaryName } from "../tasks/dma-copy/atomic-file.ts";
+import { temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
 
@@ -42,6 +42,30 @@ describe("one deadline per wait, whatever the peer keeps sending", () => {
       assert.deepEqual(w.list(w.host), []);
     });
   }
+});
+
+describe("bytes verified are bytes committed (issue 29)", () => {
+  test("a DPU that rewrites a slot after announcing it: the host commits exactly what it verified, or nothing", { timeout: 400_000 }, async () => {
+    // The host's window is the DPU's to write. A host that hashed the slot and wrote it out again from the window
+    // could commit bytes it never checked; it must read each slot once and use only that copy. Three attempts.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const w = space(`rewrite-${attempt}`);
+      const dpu = startChild(hostileDpu, ["rewrite"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 120_000);
+      await dpu.waitForStderr("hostile DPU listening", 60_000);
+      const target = join(w.host, "f.bin");
+      const host = await startChild(script, ["--side", "host", "-f", target, "-p", HOST_PCI, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000).done;
+      const d = await dpu.done;
+      const told = JSON.parse(d.stdout.trim() || "{}") as { rewrites?: number; sha256?: string; error?: string };
+      assert.ok((told.rewrites ?? 0) > 0, `the DPU rewrote nothing: ${d.stdout} ${d.stderr}`);
+      if (host.code === 0) {
+        assert.equal(sha256File(target), told.sha256, "the committed file is not the file whose checksum was verified");
+      } else {
+        assert.equal(host.code, 1, host.stderr);
+        assert.match(host.stderr, /SHA-256 mismatch/);
+        assert.deepEqual(w.list(w.host), []);
+      }
+    }
+  });
 });
 
 describe("peer text is printed with control characters escaped", () => {

@@ -16,7 +16,7 @@ import { formatElapsed } from "../tasks/common/live-line.ts";
 const hasScript = spawnSync("script", ["--version"]).status === 0;
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}.ts`, import.meta.url));
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
-const CR_LINE = /\r[^\r\n]*\x1b\[K/;
+const CR_LINE = new RegExp("\\r[^\\r\\n]*" + String.fromCharCode(27) + "\\[K");
 
 /** Runs a task in a pseudo-terminal (stdout and stderr both the terminal) or with pipes; resolves with its output. */
 function runTask(name: string, args: string[], env: Record<string, string>, terminal: boolean): Promise<{ code: number | null; out: string }> {

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeF
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
-import { LOCK_ABANDONED_MS, lockName, publishWithoutReplacing, TargetLock, temporaryName } from "../tasks/dma-copy/atomic-file.ts";
+import { LOCK_ABANDONED_MS, lockName, publishWithoutReplacing, TargetLock, temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { startChild } from "../tasks/common/run-pair.ts";
 import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
 

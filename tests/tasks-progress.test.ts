@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ProgressBar } from "../tasks/dma-copy/progress.ts";
+import { ProgressBar } from "../tasks/transfer/progress.ts";
 import { clearStatusLine, drawStatusLine } from "../tasks/common/status-line.ts";
 
 const MiB = 1024 * 1024;

@@ -129,6 +129,53 @@ describe("rdma-copy between two processes", { skip: noRdma }, () => {
   });
 });
 
+describe("rdma-copy: a stop at any moment reaches the peer as its reason (issue 29)", { skip: noRdma }, () => {
+  // Stops land at random moments once the data flows (4 KiB chunks: CHUNK/FREE messages and writes or reads always
+  // in flight), on either side, in both modes. Before: a sender stopped while it sent chunks left the receiver with
+  // "doca_rdma_task_send failed: DOCA_ERROR_CONNECTION_RESET" or "the peer disconnected" in 4 runs of 5.
+  test("SIGINT or SIGTERM to the sender or the receiver, 8 random moments: the other side prints why", { timeout: 600_000 }, async () => {
+    const seed = Number(process.env.DOCA_TS_STOP_SEED ?? Date.now() % 100_000);
+    let state = seed;
+    const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+    let landed = 0;
+    for (let round = 0; round < 8; round++) {
+      const victimRole = round % 2 === 0 ? "sender" : "receiver";
+      const signal = round % 4 < 2 ? "SIGTERM" : "SIGINT";
+      const mode = round % 8 < 4 ? "write" : "read";
+      const delayMs = Math.floor(random() * 400);
+      const what = `round ${round} (seed ${seed}): ${signal} to the ${victimRole} ${delayMs} ms into a ${mode}-mode copy`;
+      const w = space("rdma-stop");
+      const src = join(w.host, "big.bin"), dst = join(w.dpu, "copy.bin");
+      writePatternFile(src, 32 * 1024 * 1024, round + 1);
+      const p = port();
+      const common = ["--timeout", "60"];
+      const recv = spawnRuntime(COPY, { args: ["--receive", dst, "--listen", `127.0.0.1:${p}`, ...common], env: w.env });
+      const deadline = Date.now() + 60_000;
+      while (!/listening/.test(recv.stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const send = spawnRuntime(COPY, {
+        args: ["--send", src, "--connect", `127.0.0.1:${p}`, "--mode", mode, "--chunk", "4096", "--slots", "8", ...common],
+        env: w.env,
+      });
+      // Data flows once the receiver's temporary file exists
+      while (w.list(w.dpu).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, delayMs));
+      const victim = victimRole === "sender" ? send : recv;
+      process.kill(victim.process.pid!, signal); // not child.kill(): Deno would then report the signal, not the status
+      const [sr, rr] = await Promise.all([finished(send, "sender"), finished(recv, "receiver")]);
+      const [mine, theirs] = victimRole === "sender" ? [sr, rr] : [rr, sr];
+      if (theirs.code === 0) continue; // the copy was complete for the other side before the stop: no moment tested
+      landed++;
+      assert.equal(mine.code, signal === "SIGTERM" ? 143 : 130, `${what}\n${mine.stderr}`);
+      assert.match(mine.stderr, new RegExp(`interrupted \\(${signal}\\)`), what);
+      assert.equal(theirs.code, 1, `${what}\n${theirs.stderr}`);
+      assert.match(theirs.stderr, new RegExp(`the peer gave up: interrupted \\(${signal}\\)`), `${what}\n${theirs.stderr}`);
+      assert.ok(!w.list(w.dpu).some((name) => name !== "copy.bin"), `${what}: a temporary file was left`);
+      assert.ok(!w.list(w.dpu).includes("copy.bin"), `${what}: a file was committed`);
+    }
+    assert.ok(landed >= 4, `only ${landed} of 8 stops landed before the copy finished`);
+  });
+});
+
 describe("rdma-ping between two processes", { skip: noRdma }, () => {
   test("round trips with latency percentiles", { timeout: 180_000 }, async () => {
     const w = space("rdma-ping");
@@ -178,8 +225,7 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     }
     const me = spawnRuntime(COPY, { args: args(p, w), env: w.env });
     const r = await finished(me, "rdma-copy");
-    await finished(liar, "liar");
-    return { r, w };
+    return { r, w, liar: await finished(liar, "liar") };
   }
 
   test("a receipt with the wrong checksum: the sender fails", { timeout: 180_000 }, async () => {
@@ -225,6 +271,27 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     assert.doesNotMatch(r.stderr, /timed out/);
     assert.ok(Date.now() - t0 < 50_000, "it did not wait for --timeout");
     assert.deepEqual(w.list(w.dpu), []);
+  });
+
+  test("a sender that rewrites a slot after announcing it: what the receiver commits is what it verified", { timeout: 400_000 }, async () => {
+    // Before the private copy, the receiver hashed the window, then wrote it again from the window: it exited 0
+    // with the agreed SHA-256 while its file held the sender's later bytes (issue 29). The rewrite has to land in
+    // that gap, so the attack runs three times (it caught the old receiver in about one run of three).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const target = (w: Workspace) => join(w.dpu, "b.bin");
+      const { r, w, liar } = await againstLiar("rewrite", (p, w) => ["--receive", target(w), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);
+      const told = JSON.parse(liar.stdout.trim().split("\n").at(-1) || "{}") as { rewrites?: number; sha256?: string };
+      assert.ok((told.rewrites ?? 0) > 0, `the liar rewrote nothing: ${liar.stdout} ${liar.stderr}`);
+      if (r.code === 0) {
+        // The copies it verified were the honest bytes: then the file must be exactly those bytes.
+        assert.equal(sha256File(target(w)), told.sha256, "the committed file is not the file whose checksum was verified");
+      } else {
+        // It caught foreign bytes in what it read: a checksum failure, and nothing under the target name.
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, /SHA-256 mismatch/);
+        assert.deepEqual(w.list(w.dpu), []);
+      }
+    }
   });
 
   test("a chunk out of order: the receiver refuses and leaves no file", { timeout: 180_000 }, async () => {

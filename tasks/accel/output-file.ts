@@ -6,7 +6,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { onForcedExit } from "../common/interrupt.ts";
-import { publishWithoutReplacing, temporaryName } from "../dma-copy/atomic-file.ts";
+import { publishWithoutReplacing, temporaryName } from "../transfer/atomic-file.ts";
 
 export class OutputFile {
   readonly target: string;

@@ -7,7 +7,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
-import { AtomicFile } from "../dma-copy/atomic-file.ts";
+import { AtomicFile } from "../transfer/atomic-file.ts";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
 
 export interface CryptOptions {

@@ -7,7 +7,7 @@
  * committing a received file, and when it sends, succeeds only once the host's final STATUS says it committed.
  */
 import { dirname } from "node:path";
-import { BufInventory } from "../../ffi/doca/common/buf.ts";
+import { type Buf, BufInventory } from "../../ffi/doca/common/buf.ts";
 import { Access } from "../../ffi/native/constants.ts";
 import { Dma } from "../../ffi/doca/dma/dma.ts";
 import { NativeMemory } from "../../ffi/doca/common/memory.ts";
@@ -16,12 +16,13 @@ import { InterruptedError, raceAbort } from "../common/interrupt.ts";
 import { PeerFailedError } from "../wire/messenger.ts";
 import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
-import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "./atomic-file.ts";
-import { FileReader, type LocalFile } from "./local-file.ts";
+import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "../transfer/atomic-file.ts";
+import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
+import { chunkMessages } from "./window-messages.ts";
+import { FileReader, type LocalFile } from "../transfer/local-file.ts";
 import {
   type DirectionMsg,
   encodeChecksum,
-  encodeChunk,
   encodeDirection,
   encodeExtParams,
   encodeStatus,
@@ -29,7 +30,6 @@ import {
   ProtocolError,
 } from "../wire/protocol.ts";
 import {
-  FailureLatch,
   sameBytes,
   type SessionContext,
   safeNumber,
@@ -145,18 +145,45 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
   using map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
   using inventory = new BufInventory(2 * slotCount);
   using dma = new Dma(device, pe, { maxTasks: slotCount });
-  const lanes: Lanes = {
-    local: (slot) => ({ mmap: map, address: memory.address + slot * slotSize }),
-    remote: (slot) => ({ mmap: remote, address: hostAddr + slot * slotSize }),
-    view: (slot, length) => memory.bytes.subarray(slot * slotSize, slot * slotSize + length),
-    copy: (from, to, length, offset) => guardDma(ctx, dmaTransfer({ dma, pe, inventory, from, to, length }), offset),
+  // One pair of Bufs per slot for the whole copy (each DMA only sets their data range); a task's Promise settles
+  // through the engine's own pump, so nothing here polls.
+  const localBufs: Buf[] = [], remoteBufs: Buf[] = [];
+  for (let slot = 0; slot < slotCount; slot++) {
+    localBufs.push(inventory.bufByData(map, memory.address + slot * slotSize, slotSize));
+    remoteBufs.push(inventory.bufByData(remote, hostAddr + slot * slotSize, slotSize));
+  }
+  const move = (from: Buf, to: Buf, length: number): Promise<void> => {
+    from.setData(from.address, length);
+    to.setData(to.address, 0);
+    return dma.memcpy(from, to);
   };
   const hash = sha256();
   const bar = ctx.progress(size);
+  // The window protocol (tasks/transfer/window.ts): this side runs every DMA, between its local slot and the host's
+  // slot of the same number. Its local slots are not exported: only its own DMA fills them.
+  const window = {
+    size,
+    slotCount,
+    slotSize,
+    view: (slot: number, length: number) => memory.bytes.subarray(slot * slotSize, slot * slotSize + length),
+    hash,
+    onProgress: bar.update.bind(bar),
+    ...chunkMessages(messenger, { peer: "host", slotCount, slotSize, size }),
+  };
   if (out === undefined) {
-    await dpuSend(ctx, size, slotCount, slotSize, lanes, hash, bar.update.bind(bar));
+    using reader = new FileReader(options.file);
+    await sendThroughWindow({
+      ...window,
+      reader,
+      deliver: (c) => guardDma(ctx, move(localBufs[c.slot], remoteBufs[c.slot], c.length), c.offset),
+    });
   } else {
-    await dpuReceive(ctx, size, slotCount, slotSize, lanes, hash, out, bar.update.bind(bar));
+    await receiveThroughWindow({
+      ...window,
+      file: out,
+      peerWritable: false,
+      fetch: (c) => guardDma(ctx, move(remoteBufs[c.slot], localBufs[c.slot], c.length), c.offset),
+    });
   }
   bar.finish();
   const digest = new Uint8Array(hash.digest());
@@ -203,108 +230,4 @@ async function guardDma(ctx: SessionContext, copy: Promise<void>, offset: number
     if (channel.connected === false) throw explained;
     throw new Error(`DMA of the chunk at byte ${offset} failed: ${(e as Error).message}`, { cause: e });
   }
-}
-
-type End = TransferEnd;
-interface Lanes {
-  local(slot: number): End;
-  remote(slot: number): End;
-  view(slot: number, length: number): Uint8Array;
-  copy(from: End, to: End, length: number, offset: number): Promise<void>;
-}
-
-/**
- * DPU receives: for each announced slot, DMA it from the host into our slot now (several in flight), then — in
- * announcement order, so the file and hash stay sequential — write it out and hand the slot back.
- */
-async function dpuReceive(
-  ctx: SessionContext,
-  size: number,
-  slotCount: number,
-  slotSize: number,
-  lanes: Lanes,
-  hash: ReturnType<typeof sha256>,
-  out: AtomicFile,
-  onProgress: (done: number) => void,
-): Promise<void> {
-  const { messenger } = ctx;
-  const failure = new FailureLatch();
-  let announced = 0;
-  let written = 0;
-  let inOrder: Promise<void> = Promise.resolve();
-  while (announced < size) {
-    const ready = await failure.race(messenger.recv(MsgType.CHUNK_READY, "the next chunk from the host"));
-    const length = safeNumber(ready.length, "chunk length");
-    const { slot } = ready;
-    const offset = announced;
-    if (slot >= slotCount || ready.offset !== BigInt(offset) || length === 0 || length > slotSize || offset + length > size) {
-      throw new ProtocolError(`CHUNK_READY slot ${slot} offset ${ready.offset} length ${length} is out of order or out of range`);
-    }
-    announced += length;
-    const copied = lanes.copy(lanes.remote(slot), lanes.local(slot), length, offset);
-    copied.catch(() => {}); // reported through the ordered chain below
-    inOrder = inOrder.then(async () => {
-      await copied;
-      const view = lanes.view(slot, length);
-      const stored = out.writeAtAsync(view, offset); // overlaps the write with hashing
-      hash.update(view);
-      await stored;
-      await messenger.send(encodeChunk(MsgType.CHUNK_DONE, slot, offset, length));
-      written += length;
-      onProgress(written);
-    });
-    inOrder.catch((e) => failure.fail(e));
-  }
-  await inOrder;
-}
-
-/** DPU sends: read a chunk into a free slot, DMA it into the host's slot, announce it (in file order). */
-async function dpuSend(
-  ctx: SessionContext,
-  size: number,
-  slotCount: number,
-  slotSize: number,
-  lanes: Lanes,
-  hash: ReturnType<typeof sha256>,
-  onProgress: (done: number) => void,
-): Promise<void> {
-  const { messenger } = ctx;
-  const failure = new FailureLatch();
-  const free = Array.from({ length: slotCount }, (_, i) => i);
-  const pending = new Map<number, { offset: number; length: number }>();
-  using reader = new FileReader(ctx.options.file);
-  let offset = 0;
-  let acked = 0;
-  let inOrder: Promise<void> = Promise.resolve();
-  while (offset < size || pending.size > 0) {
-    if (offset < size && free.length > 0) {
-      const slot = free.shift()!;
-      const length = Math.min(slotSize, size - offset);
-      const at = offset;
-      const view = lanes.view(slot, length);
-      reader.readExactly(view, at);
-      hash.update(view);
-      pending.set(slot, { offset: at, length });
-      offset += length;
-      const copied = lanes.copy(lanes.local(slot), lanes.remote(slot), length, at);
-      copied.catch(() => {});
-      inOrder = inOrder.then(async () => {
-        await copied;
-        await messenger.send(encodeChunk(MsgType.CHUNK_READY, slot, at, length));
-      });
-      inOrder.catch((e) => failure.fail(e));
-      continue;
-    }
-    const ack = await failure.race(messenger.recv(MsgType.CHUNK_DONE, "the host to store a chunk"));
-    const expected = pending.get(ack.slot);
-    if (!expected || BigInt(expected.offset) !== ack.offset || BigInt(expected.length) !== ack.length) {
-      throw new ProtocolError(`CHUNK_DONE for slot ${ack.slot} offset ${ack.offset} does not match a chunk in flight`);
-    }
-    pending.delete(ack.slot);
-    free.push(ack.slot);
-    acked += expected.length;
-    onProgress(acked);
-  }
-  await inOrder;
-  if (failure.error) throw failure.error;
 }

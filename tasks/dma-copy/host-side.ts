@@ -9,9 +9,11 @@ import { dirname } from "node:path";
 import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { exportMmap } from "../steps/export-mmap.ts";
 import { sendDescriptor } from "../steps/exchange-descriptor.ts";
-import { type DirectionMsg, encodeChecksum, encodeChunk, encodeStatus, encodeWindow, MsgType, ProtocolError } from "../wire/protocol.ts";
-import { AtomicFile, checkFreeSpace, removeStaleTemporaries } from "./atomic-file.ts";
-import { FileReader, type LocalFile } from "./local-file.ts";
+import { type DirectionMsg, encodeChecksum, encodeStatus, encodeWindow, MsgType, ProtocolError } from "../wire/protocol.ts";
+import { AtomicFile, checkFreeSpace, removeStaleTemporaries } from "../transfer/atomic-file.ts";
+import { FileReader, type LocalFile } from "../transfer/local-file.ts";
+import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
+import { chunkMessages } from "./window-messages.ts";
 import { sameBytes, type SessionContext, safeNumber, sha256, toHex, type TransferResult } from "./session.ts";
 
 /** After our direction message: the DPU's answer decides the mode. */
@@ -78,14 +80,26 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
 
   const hash = sha256();
   const bar = ctx.progress(size);
-  const slotView = (slot: number, length: number) => ring.bytes.subarray(slot * slotSize, slot * slotSize + length);
+  // The window protocol (tasks/transfer/window.ts): the DPU runs every DMA, so this side only reads the file into a
+  // slot and announces it (sending), or takes each slot the DPU filled (receiving: the DPU can write the window,
+  // so each slot is read once into a private copy).
+  const window = {
+    size,
+    slotCount,
+    slotSize,
+    view: (slot: number, length: number) => ring.bytes.subarray(slot * slotSize, slot * slotSize + length),
+    hash,
+    onProgress: bar.update.bind(bar),
+    ...chunkMessages(messenger, { peer: "DPU", slotCount, slotSize, size }),
+  };
   let out: AtomicFile | undefined;
   try {
     if (have) {
-      await sendThroughWindow(ctx, size, slotCount, slotSize, slotView, hash, bar.update.bind(bar));
+      using reader = new FileReader(options.file);
+      await sendThroughWindow({ ...window, reader });
     } else {
       out = AtomicFile.create(options.file);
-      await receiveThroughWindow(ctx, size, slotCount, slotSize, slotView, hash, out, bar.update.bind(bar));
+      await receiveThroughWindow({ ...window, file: out, peerWritable: true });
     }
     bar.finish();
     const digest = new Uint8Array(hash.digest());
@@ -105,76 +119,5 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
   } catch (e) {
     out?.abort();
     throw e;
-  }
-}
-
-type SlotView = (slot: number, length: number) => Uint8Array;
-
-/** Host sends: fill a free slot from the file, announce it, reuse it once the DPU says it has copied it. */
-async function sendThroughWindow(
-  ctx: SessionContext,
-  size: number,
-  slotCount: number,
-  slotSize: number,
-  slotView: SlotView,
-  hash: ReturnType<typeof sha256>,
-  onProgress: (done: number) => void,
-): Promise<void> {
-  const { messenger } = ctx;
-  const free = Array.from({ length: slotCount }, (_, i) => i);
-  const pending = new Map<number, { offset: number; length: number }>();
-  using reader = new FileReader(ctx.options.file);
-  let offset = 0;
-  let done = 0;
-  while (offset < size || pending.size > 0) {
-    if (offset < size && free.length > 0) {
-      const slot = free.shift()!;
-      const length = Math.min(slotSize, size - offset);
-      const view = slotView(slot, length);
-      reader.readExactly(view, offset);
-      hash.update(view);
-      pending.set(slot, { offset, length });
-      await messenger.send(encodeChunk(MsgType.CHUNK_READY, slot, offset, length));
-      offset += length;
-      continue;
-    }
-    const ack = await messenger.recv(MsgType.CHUNK_DONE, "the DPU to finish a chunk");
-    const expected = pending.get(ack.slot);
-    if (!expected || BigInt(expected.offset) !== ack.offset || BigInt(expected.length) !== ack.length) {
-      throw new ProtocolError(`CHUNK_DONE for slot ${ack.slot} offset ${ack.offset} does not match a chunk in flight`);
-    }
-    pending.delete(ack.slot);
-    free.push(ack.slot);
-    done += expected.length;
-    onProgress(done);
-  }
-}
-
-/** Host receives: the DPU DMA-writes a slot and announces it; write it to the file, hand the slot back. */
-async function receiveThroughWindow(
-  ctx: SessionContext,
-  size: number,
-  slotCount: number,
-  slotSize: number,
-  slotView: SlotView,
-  hash: ReturnType<typeof sha256>,
-  out: AtomicFile,
-  onProgress: (done: number) => void,
-): Promise<void> {
-  const { messenger } = ctx;
-  let received = 0;
-  while (received < size) {
-    const ready = await messenger.recv(MsgType.CHUNK_READY, "the next chunk from the DPU");
-    const length = safeNumber(ready.length, "chunk length");
-    if (ready.slot >= slotCount || ready.offset !== BigInt(received) || length === 0 || length > slotSize || received + length > size) {
-      throw new ProtocolError(`CHUNK_READY slot ${ready.slot} offset ${ready.offset} length ${length} is out of order or out of range`);
-    }
-    const view = slotView(ready.slot, length);
-    const written = out.writeAtAsync(view, received); // overlaps the write with hashing
-    hash.update(view);
-    await written;
-    await messenger.send(encodeChunk(MsgType.CHUNK_DONE, ready.slot, received, length));
-    received += length;
-    onProgress(received);
   }
 }

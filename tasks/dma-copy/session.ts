@@ -6,7 +6,7 @@ import type { Logger } from "../common/log-level.ts";
 import type { Messenger } from "../wire/messenger.ts";
 import type { DmaCopyOptions } from "./options.ts";
 export { safeNumber } from "../wire/protocol.ts";
-import type { ProgressBar } from "./progress.ts";
+import type { ProgressBar } from "../transfer/progress.ts";
 
 export interface SessionContext {
   options: DmaCopyOptions;
@@ -62,23 +62,3 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
-
-/** Rejects once `failed` is called: lets a receive loop stop waiting when background work failed. */
-export class FailureLatch {
-  readonly promise: Promise<never>;
-  #reject!: (e: unknown) => void;
-  error: unknown;
-  constructor() {
-    this.promise = new Promise<never>((_, reject) => (this.#reject = reject));
-    this.promise.catch(() => {}); // observed through race() or `error`
-  }
-  fail(e: unknown): void {
-    if (this.error === undefined) {
-      this.error = e;
-      this.#reject(e);
-    }
-  }
-  race<T>(p: Promise<T>): Promise<T> {
-    return Promise.race([p, this.promise]);
-  }
-}

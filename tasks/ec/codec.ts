@@ -18,7 +18,7 @@ import process from "node:process";
 import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
-import { AtomicFile } from "../dma-copy/atomic-file.ts";
+import { AtomicFile } from "../transfer/atomic-file.ts";
 
 export const MANIFEST = "manifest.json";
 const FORMAT = "doca-ts-ec";

@@ -11,7 +11,10 @@
  *
  * Nothing the peer says is trusted: sizes, slots and offsets are checked against what this side expects, the
  * window it exports is only as large as agreed, the remote window it imports must be that large, and the SHA-256
- * of the bytes is compared on both sides before the receiver commits and before the sender reports success.
+ * of the bytes is compared on both sides before the receiver commits and before the sender reports success. In write
+ * mode the receiver reads each announced slot once, into a private copy, and hashes and commits that copy: the
+ * sender can still write its window, so what was verified must be what is written. The window protocol itself is
+ * tasks/transfer/window.ts, shared with dma-copy; this file says how chunks move and how the messages look.
  */
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
@@ -21,9 +24,10 @@ import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import type { Link, Message } from "../rdma/link.ts";
 import { ProtocolError } from "../rdma/link.ts";
-import { AtomicFile, checkTargetFolder } from "../dma-copy/atomic-file.ts";
-import { FileReader } from "../dma-copy/local-file.ts";
-import type { ProgressBar } from "../dma-copy/progress.ts";
+import { AtomicFile, checkTargetFolder } from "../transfer/atomic-file.ts";
+import { FileReader } from "../transfer/local-file.ts";
+import type { ProgressBar } from "../transfer/progress.ts";
+import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
 
 export type CopyMode = "write" | "read";
 
@@ -151,55 +155,32 @@ export async function sendFile(
     const remote = o.mode === "write" ? new RemoteWindow(link, accept.window, slots, chunk) : undefined;
     if (remote) o.defer(() => remote.close());
     const hash = createHash("sha256");
-    const free: number[] = Array.from({ length: slots }, (_, k) => k);
-    const busy = new Uint8Array(slots);
-    /** CHUNK messages leave in file order, each after its write completed; writes overlap. */
-    let inOrder: Promise<void> = Promise.resolve();
-    /** A FREE from the receiver, checked: a slot it holds, once. */
-    const released = (m: Message): number => {
-      const slot = intIn(m, "slot", 0, slots - 1);
-      if (!busy[slot]) throw new ProtocolError(`the peer freed slot ${slot}, which it does not hold`);
-      busy[slot] = 0;
-      return slot;
-    };
-    const takeFree = async (): Promise<number> => {
-      while (free.length === 0) free.push(released(await channel.recv("waiting for the receiver to free a slot", "FREE")));
-      return free.shift()!;
-    };
-    for (let offset = 0; offset < size; offset += chunk) {
-      const length = Math.min(chunk, size - offset);
-      const slot = await takeFree();
-      busy[slot] = 1;
-      const view = local.view(slot, length);
-      reader.readExactly(view, offset);
-      hash.update(view);
-      const announce = { type: "CHUNK", slot, offset, length };
-      if (o.mode === "write") {
-        const src = local.bufs[slot], dst = remote!.bufs[slot];
-        src.setData(local.address(slot), length);
-        dst.setData(dst.address, 0);
-        const written = connection.write(src, dst);
-        inOrder = Promise.all([inOrder, written]).then(() => channel.send(announce));
-        inOrder.catch(() => {}); // awaited below (or the failure surfaces on the next step)
-      } else {
-        await inOrder;
-        inOrder = channel.send(announce);
-      }
-      o.progress?.update(offset + length);
-      if (free.length === 0) await inOrder;
-    }
-    await inOrder;
+    // The window protocol (tasks/transfer/window.ts): in write mode this side writes each chunk into the receiver's
+    // slot of the same number before announcing it; in read mode the receiver reads it from ours.
+    await sendThroughWindow({
+      size,
+      slotCount: slots,
+      slotSize: chunk,
+      view: (slot, length) => local.view(slot, length),
+      reader,
+      hash,
+      deliver: remote
+        ? (c) => {
+          const src = local.bufs[c.slot], dst = remote.bufs[c.slot];
+          src.setData(local.address(c.slot), c.length);
+          dst.setData(dst.address, 0);
+          return connection.write(src, dst);
+        }
+        : undefined,
+      announce: (c) => channel.send({ type: "CHUNK", slot: c.slot, offset: c.offset, length: c.length }),
+      nextRelease: async () => ({ slot: intIn(await channel.recv("waiting for the receiver to free a slot", "FREE"), "slot", 0, slots - 1) }),
+      badRelease: (r) => new ProtocolError(`the peer freed slot ${r.slot}, which it does not hold`),
+      onProgress: (done) => o.progress?.update(done),
+    });
     const digest = hash.digest("hex");
     await channel.send({ type: "DONE", sha256: digest });
-    for (;;) {
-      const m = await channel.recv("waiting for the receiver's receipt (fsync + rename)", "FREE", "RECEIPT");
-      if (m.type === "FREE") {
-        released(m); // the slots still held are freed at the end, checked like every FREE
-        continue;
-      }
-      if (sha(m) !== digest) throw new ProtocolError(`the receiver committed a file with SHA-256 ${sha(m)}, not ${digest}`);
-      break;
-    }
+    const m = await channel.recv("waiting for the receiver's receipt (fsync + rename)", "RECEIPT");
+    if (sha(m) !== digest) throw new ProtocolError(`the receiver committed a file with SHA-256 ${sha(m)}, not ${digest}`);
     return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode: o.mode };
   }
 }
@@ -233,48 +214,36 @@ export async function receiveFile(
     file = AtomicFile.create(target);
     await channel.send({ type: "ACCEPT", ...(mode === "write" ? { window: local.describe(link) } : {}) });
     const hash = createHash("sha256");
-    // Chunks announced and not yet written here, in file order. In read mode their reads overlap (up to the
-    // window); the bytes are hashed and written strictly in order, and a slot is freed only after that.
-    const pending: { slot: number; offset: number; length: number; read: Promise<void> | undefined }[] = [];
-    const held = new Uint8Array(slots);
-    let announced = 0, expected = 0;
-    // A read that fails (the sender's window revoked or not readable) ends the copy at once: the sender waits for a
-    // FREE that can only follow that read, so waiting for its next announcement would last until --timeout.
-    let readFailed!: (e: unknown) => void;
-    const anyReadFailed = new Promise<never>((_, reject) => (readFailed = reject));
-    anyReadFailed.catch(() => {});
-    while (expected < size) {
-      // While the window has room and more is to come, take the next announcement (the sender holds a free slot
-      // then, so it will send one); otherwise finish the oldest chunk.
-      if (pending.length === 0 || (pending.length < slots && announced < size)) {
-        const m = await Promise.race([channel.recv("waiting for the next chunk", "CHUNK"), anyReadFailed]);
+    // The window protocol (tasks/transfer/window.ts). Write mode: the sender writes our slots, so each is read once
+    // into a private copy (what is hashed is what is written). Read mode: we read each announced chunk from the
+    // sender's window into our slot (several in flight); a read that fails ends the copy at once.
+    await receiveThroughWindow({
+      size,
+      slotCount: slots,
+      slotSize: chunk,
+      view: (slot, length) => local.view(slot, length),
+      hash,
+      file,
+      peerWritable: mode === "write",
+      async nextAnnouncement(expected) {
+        const m = await channel.recv("waiting for the next chunk", "CHUNK");
         const slot = intIn(m, "slot", 0, slots - 1);
-        const offset = intIn(m, "offset", announced, announced);
+        const offset = intIn(m, "offset", expected, expected);
         const length = intIn(m, "length", Math.min(chunk, size - offset), Math.min(chunk, size - offset));
-        if (held[slot]) throw new ProtocolError(`the sender announced slot ${slot} again before it was freed`);
-        held[slot] = 1;
-        let read: Promise<void> | undefined;
-        if (mode === "read") {
-          const src = remote!.bufs[slot], dst = local.bufs[slot];
-          src.setData(src.address, length);
-          dst.setData(local.address(slot), 0);
-          read = connection.read(src, dst);
-          read.catch(readFailed); // also awaited in order below
+        return { slot, offset, length };
+      },
+      slotHeld: (c) => new ProtocolError(`the sender announced slot ${c.slot} again before it was freed`),
+      fetch: remote
+        ? (c) => {
+          const src = remote.bufs[c.slot], dst = local.bufs[c.slot];
+          src.setData(src.address, c.length);
+          dst.setData(local.address(c.slot), 0);
+          return connection.read(src, dst);
         }
-        pending.push({ slot, offset, length, read });
-        announced += length;
-        continue;
-      }
-      const head = pending.shift()!;
-      await Promise.race([head.read, anyReadFailed]);
-      const view = local.view(head.slot, head.length);
-      hash.update(view);
-      await file.writeAtAsync(view, head.offset);
-      expected += head.length;
-      progress?.update(expected);
-      held[head.slot] = 0;
-      await channel.send({ type: "FREE", slot: head.slot });
-    }
+        : undefined,
+      release: (c) => channel.send({ type: "FREE", slot: c.slot }),
+      onProgress: (done) => progress?.update(done),
+    });
     const done = await channel.recv("waiting for the sender's checksum", "DONE");
     const digest = hash.digest("hex");
     if (sha(done) !== digest) throw new ProtocolError(`SHA-256 mismatch: the sender hashed ${sha(done)}, the bytes that arrived hash to ${digest}`);

@@ -250,6 +250,8 @@ export class Channel {
   #recvSeq = 0;
   readonly #held = new Map<number, Message>();
   #lost: Error | undefined;
+  /** The peer's ABORT once read, whoever read it (a wait abandoned after another part failed may have). */
+  #peerAbort: PeerAbortError | undefined;
   readonly #lostWaiters = new Set<(e: Error) => void>();
 
   constructor(readonly rdma: Rdma, readonly connection: RdmaConnection, readonly timeoutMs: number, readonly signal?: AbortSignal) {
@@ -266,6 +268,10 @@ export class Channel {
   }
 
   async send(message: Message): Promise<void> {
+    return await this.#send(message, this.signal);
+  }
+
+  async #send(message: Message, signal: AbortSignal | undefined): Promise<void> {
     // Numbered when called: DOCA promises no order among completions (the receiver's queue may not be the wire's
     // order, and a send waiting for its ring slot may leave after a later one), so the receiver restores it.
     const bytes = new TextEncoder().encode(JSON.stringify({ ...message, seq: this.#sendSeq++ }));
@@ -278,7 +284,7 @@ export class Channel {
     buf.setData(buf.address, bytes.length);
     const sent = this.connection.send(buf);
     this.#pending[i] = sent;
-    await this.#bounded(sent, `sending ${message.type} to the peer`);
+    await this.#bounded(sent, `sending ${message.type} to the peer`, signal);
   }
 
   /** The next message; `expect` lists the types allowed here (anything else, or ABORT, is an error). */
@@ -305,7 +311,7 @@ export class Channel {
         }
         throw e;
       })).bytes, what);
-      if (m.type === "ABORT") throw peerGaveUp(m.reason);
+      if (m.type === "ABORT") throw (this.#peerAbort = peerGaveUp(m.reason));
       const seq = m.seq;
       // At most RECEIVES messages can be ahead of the one awaited (each took one of our posted receives)
       if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < this.#recvSeq || seq > this.#recvSeq + Channel.RECEIVES || this.#held.has(seq)) {
@@ -333,7 +339,7 @@ export class Channel {
   }
 
   /** Races `p` with the connection dropping, the deadline and the abort signal. */
-  #bounded<T>(p: Promise<T>, what: string): Promise<T> {
+  #bounded<T>(p: Promise<T>, what: string, signal = this.signal): Promise<T> {
     if (this.#lost) {
       // Gone, but what it sent before leaving (its ABORT reason, a receipt) may already be here: let `p` settle
       // first if it can, within this turn; otherwise the loss is the answer.
@@ -358,16 +364,55 @@ export class Channel {
       this.#lostWaiters.add(onLost);
       p.then((v) => done(undefined, v), (e) => done(e instanceof Error ? e : new Error(String(e))));
     });
-    return raceAbort(raced, this.signal, what);
+    return raceAbort(raced, signal, what);
   }
 
-  /** Best effort: tells the peer why we stop (never throws, bounded). */
+  /** Whether the connection has ended under us (the peer left or disconnected). */
+  get lost(): boolean {
+    return this.#lost !== undefined;
+  }
+
+  /**
+   * Best effort: tells the peer why we stop (never throws, bounded). The send is not cut short by the stop signal
+   * (a stop is what it reports): it waits, one second at most, until the ABORT has left, since the close that
+   * follows drops what is still queued behind the writes in flight.
+   */
   async abort(reason: string): Promise<void> {
     if (this.#lost) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      this.send({ type: "ABORT", reason: reason.slice(0, 1000) }).catch(() => {}),
-      new Promise((r) => setTimeout(r, 1000)),
+      this.#send({ type: "ABORT", reason: reason.slice(0, 1000) }, undefined).catch(() => {}),
+      new Promise((r) => (timer = setTimeout(r, 1000))),
     ]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * After the connection failed under us (a send of ours refused, the disconnection event): the peer's ABORT, if it
+   * sent one before leaving. Its receive can complete after the failure we saw, so this waits up to `graceMs` for
+   * it, reading past the messages still queued (their order no longer matters).
+   */
+  async lastWords(graceMs = 500): Promise<PeerAbortError | undefined> {
+    const until = Date.now() + graceMs;
+    for (;;) {
+      if (this.#peerAbort) return this.#peerAbort;
+      const left = until - Date.now();
+      if (left <= 0 || this.rdma.closed) return undefined;
+      let bytes: Uint8Array;
+      try {
+        // Short waits: a receive still pending elsewhere (an abandoned wait) may take the ABORT meanwhile
+        bytes = (await this.rdma.recv({ timeoutMs: Math.min(left, 50) })).bytes;
+      } catch {
+        continue; // a flushed receive; later ones may still hold the reason (the deadline bounds this)
+      }
+      let m: Message;
+      try {
+        m = this.#parse(bytes, "reading the peer's last messages");
+      } catch {
+        continue;
+      }
+      if (m.type === "ABORT") return (this.#peerAbort = peerGaveUp(m.reason));
+    }
   }
 
   close(): void {

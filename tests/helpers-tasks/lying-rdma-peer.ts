@@ -7,13 +7,24 @@
  *   lying-rdma-peer.ts abort-text PORT     receiver: gives up with a reason that forges a line ("\nerror: …")
  *   lying-rdma-peer.ts abort-object PORT   receiver: gives up with a reason that is not text
  *   lying-rdma-peer.ts unreadable PORT     sender: offers read mode from a window the receiver may not read
+ *   lying-rdma-peer.ts rewrite PORT        sender, write mode: writes each chunk honestly, announces it, then keeps
+ *                                          overwriting the receiver's slot with other bytes until the slot is freed;
+ *                                          DONE carries the honest file's SHA-256; prints {rewrites, sha256, verdict}
  *
  * It listens with RDMA CM on 127.0.0.1:PORT, prints "listening" on stderr, and exits 0 after lying.
  */
 import process from "node:process";
 import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
 import { Access, BufInventory, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
 import { Link, openRdmaDevice } from "../../tasks/rdma/link.ts";
+
+/** The rewrite lie's file: REWRITE_CHUNKS chunks of REWRITE_CHUNK bytes, byte i = (i * 7 + 3) & 0xff. */
+const REWRITE_CHUNK = 4 * 1024 * 1024;
+const REWRITE_CHUNKS = 16;
+function rewriteHonestBytes(): Uint8Array {
+  return Uint8Array.from({ length: REWRITE_CHUNK * REWRITE_CHUNKS }, (_, i) => (i * 7 + 3) & 0xff);
+}
 
 const [lie, portText] = process.argv.slice(2);
 const port = Number(portText);
@@ -59,6 +70,8 @@ try {
     await channel.recv("accept", "ACCEPT");
     await channel.send({ type: "CHUNK", slot: 0, offset: 0, length: 1000 });
     await channel.recv("the receiver's verdict").catch(() => {});
+  } else if (lie === "rewrite") {
+    await rewriteAfterAnnouncing();
   } else if (lie === "chunk") {
     await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
     await channel.recv("accept", "ACCEPT");
@@ -67,4 +80,68 @@ try {
   }
 } finally {
   await link.close();
+}
+
+/**
+ * The lying writer: chunks are written and announced honestly, as many as the window holds (the receiver finishes
+ * the oldest once the window is full), then the last 4 KiB of the oldest chunk's slot are overwritten once, a while
+ * after the next announcement: late enough that the receiver has checked the chunk, early enough that it may still
+ * be reading it again to store it (a receiver that reads the window twice then commits bytes it never checked). The
+ * delay is a fraction of the announcement-to-FREE cycle measured on the first chunks, swept from chunk to chunk.
+ */
+async function rewriteAfterAnnouncing(): Promise<void> {
+  const honest = rewriteHonestBytes();
+  const size = honest.length, chunk = REWRITE_CHUNK, slots = 2, tail = 4096;
+  await channel.send({ type: "OFFER", v: 1, size, chunk, slots, mode: "write" });
+  const accept = await channel.recv("accept", "ACCEPT");
+  const w = accept.window as { desc: string };
+  using remote = Mmap.fromExport(new Uint8Array(Buffer.from(w.desc, "base64")), device);
+  // [0, chunk): the honest chunk; then `tail` foreign bytes
+  using source = NativeMemory.alloc(chunk + tail);
+  source.bytes.fill(0xee, chunk);
+  using sourceMap = Mmap.create({ memory: source, permissions: Access.LOCAL_READ_WRITE, devices: [device] });
+  using inventory = new BufInventory(2 + 2 * slots);
+  const honestBuf = inventory.bufByData(sourceMap, source.address, chunk);
+  const foreignBuf = inventory.bufByData(sourceMap, source.address + chunk, tail);
+  const slotBufs = Array.from({ length: slots }, (_, slot) => inventory.bufByData(remote, remote.range.address + slot * chunk, chunk));
+  const tailBufs = Array.from({ length: slots }, (_, slot) => inventory.bufByData(remote, remote.range.address + (slot + 1) * chunk - tail, tail));
+  const write = (from: typeof honestBuf, to: typeof honestBuf) => (to.setData(to.address, 0), link.connection.write(from, to));
+  const free = Array.from({ length: slots }, (_, slot) => slot);
+  const fifo: number[] = []; // announced slots, oldest first
+  const cycles: number[] = [];
+  const fractions = [0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
+  let rewrites = 0, announcedAt = 0;
+  let attack: Promise<void> = Promise.resolve();
+  for (let k = 0; k < REWRITE_CHUNKS; k++) {
+    while (free.length === 0) {
+      const m = await channel.recv("the receiver to free a slot", "FREE");
+      await attack; // a rewrite still to come would land in the slot refilled next
+      cycles.push(performance.now() - announcedAt);
+      fifo.splice(fifo.indexOf(m.slot as number), 1);
+      free.push(m.slot as number);
+    }
+    const slot = free.shift()!;
+    source.bytes.set(honest.subarray(k * chunk, (k + 1) * chunk));
+    await write(honestBuf, slotBufs[slot]);
+    await channel.send({ type: "CHUNK", slot, offset: k * chunk, length: chunk });
+    announcedAt = performance.now();
+    fifo.push(slot);
+    if (fifo.length === slots && cycles.length >= 3) {
+      const cycle = [...cycles.slice(0, 3)].sort((a, b) => a - b)[1]; // the median of the unattacked cycles
+      const until = announcedAt + cycle * fractions[k % fractions.length];
+      while (performance.now() < until) { /* a timer cannot wait this precisely */ }
+      attack = write(foreignBuf, tailBufs[fifo[0]]).then(() => void rewrites++, () => {});
+    }
+  }
+  await attack;
+  const sha256 = createHash("sha256").update(honest).digest("hex");
+  await channel.send({ type: "DONE", sha256 });
+  let verdict = "ERROR";
+  for (;;) {
+    const m = await channel.recv("the receiver's verdict").catch(() => undefined);
+    if (m?.type === "FREE") continue;
+    verdict = m?.type ?? verdict;
+    break;
+  }
+  process.stdout.write(JSON.stringify({ rewrites, sha256, verdict, cycles: cycles.slice(0, 3) }) + "\n");
 }
