@@ -9,9 +9,14 @@
  *
  * Nothing of NVIDIA's is in this repository: the programs come from a local snapshot (tests/helpers/nvidia-snapshot.ts);
  * without one every case is skipped with a line saying so. Harness pieces (tests/nvidia-samples): the doca_argp and
- * doca_log stand-ins; storage-shim/doca_erasure_coding.h, TEMPORARY, the one enum the zero-copy programs name, used
- * only while sim/include has no doca_erasure_coding.h; thread_start_delay.c, preloaded (see its header: a data race
- * in NVIDIA's worker start that a loaded two-core machine loses). Compile flags supply what DOCA's real headers bring
+ * doca_log stand-ins; thread_start_delay.c, preloaded (see its header: a data race in NVIDIA's worker start that a
+ * loaded two-core machine loses). The programs build against the device's own headers (sim/include).
+ *
+ * The GGA-offload flow (where liblz4's development headers are, as NVIDIA's meson builds it; skipped with a line
+ * otherwise): NVIDIA's gga_offload_sbc_generator prepares three targets' content from a plain file (each block
+ * LZ4-compressed, split in two halves, a parity half by DOCA's erasure coding), three target_rdma serve it,
+ * comch_to_rdma_gga_offload relays (reads two halves per block, recovers a missing half with EC when told to, and
+ * decompresses straight into the host's memory) and initiator_comch verifies every block against the plain file. Compile flags supply what DOCA's real headers bring
  * in transitively and the device's do not: <cstring>, and IB_DEVICE_NAME_MAX (libibverbs' headers; here the
  * kernel's rdma/ib_user_verbs.h).
  */
@@ -20,7 +25,18 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
-import { brief, buildFolder, buildPrograms, flow, type Proc, removeBuild } from "./helpers/nvidia-storage.ts";
+import {
+  brief,
+  buildFolder,
+  buildPrograms,
+  flow,
+  ggaAvailable,
+  ggaFlow,
+  generateGgaContent,
+  lz4Missing,
+  type Proc,
+  removeBuild,
+} from "./helpers/nvidia-storage.ts";
 
 const snapshot = findSnapshot();
 const skip = snapshot ? false : NO_SNAPSHOT;
@@ -51,9 +67,14 @@ function knownTargetLines(log: string): string {
 
 // Built when the file loads, not in a hook: compiling the programs takes longer than some runners allow a hook
 if (snapshot) buildPrograms(snapshot);
+const ggaSkip = !snapshot ? skip : ggaAvailable() ? false : (lz4Missing() ?? "the GGA-offload programs were not built");
+if (snapshot && ggaSkip) console.log(`# NVIDIA storage GGA-offload flow skipped: ${ggaSkip}`);
 
 describe("NVIDIA's storage application (zero copy), unmodified, on the software device", { skip }, () => {
-  after(() => removeBuild());
+  // the build is removed after the last suite that runs (the GGA one, unless it is skipped)
+  after(() => {
+    if (ggaSkip) removeBuild();
+  });
 
   test("a write of the whole storage, then a read back the initiator verifies", { timeout: 150_000 }, async () => {
     // one operation per block: each writes its block from the host's memory, clears it, reads it back and compares
@@ -101,5 +122,76 @@ describe("NVIDIA's storage application (zero copy), unmodified, on the software 
     const wrong = await flow("read_only_data_validity_test", target, [...limit, "--storage-plain-content", other], "doca-ts");
     assert.notEqual(wrong.host.code, 0, brief(wrong.host.log));
     assert.match(wrong.host.log, /does not match expected value/);
+  });
+});
+
+/** Compressible text (NVIDIA's generator needs each compressed block, with its header, to fit two half blocks) */
+function plainText(bytes: number, seed: number): Uint8Array {
+  const words = ["block", "parity", "storage", "relay", "host", "target", "lz4", "erasure", "dpu", "chunk", "read"];
+  let x = seed;
+  let text = "";
+  while (text.length < bytes) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    text += words[(x >>> 8) % words.length] + ((x >>> 4) % 9 === 0 ? ".\n" : " ");
+  }
+  return new TextEncoder().encode(text.slice(0, bytes));
+}
+
+function assertGgaClean(r: { host: Proc; dpu: Proc; targets: Proc[] }): void {
+  const logs = `${r.targets.map((t, i) => `--- target ${i + 1}\n${brief(t.log)}`).join("\n")}\n--- dpu\n${brief(r.dpu.log)}\n--- host\n${brief(r.host.log)}`;
+  assert.equal(r.host.code, 0, `initiator_comch exited ${r.host.code}\n${logs}`);
+  assert.equal(r.dpu.code, 0, `comch_to_rdma_gga_offload exited ${r.dpu.code}\n${logs}`);
+  for (const t of r.targets) assert.equal(t.code, 0, `target_rdma exited ${t.code}\n${logs}`);
+  assert.match(r.host.log, new RegExp(`Operation count: ${BLOCKS}\\b`), logs);
+  assert.match(r.host.log, /Storage shutdown/, logs);
+  const targetLogs = r.targets.map((t) => knownTargetLines(t.log)).join("\n");
+  assert.doesNotMatch(`${r.host.log}${r.dpu.log}${targetLogs}`, /^\[ERR\]|EXCEPTION/m, logs);
+}
+
+/** The relay's own count of recovered blocks (its per-core stats) */
+const recoveries = (dpuLog: string) => Number(/Recovery count: (\d+)/.exec(dpuLog)?.[1] ?? NaN);
+
+describe("NVIDIA's storage application (GGA offload: LZ4 and erasure coding on the DPU), unmodified, on the software device", { skip: ggaSkip }, () => {
+  after(() => removeBuild());
+  let plain = "", other = "", content: ReturnType<typeof generateGgaContent>;
+
+  test("the generator prepares the targets' content (LZ4 blocks, halves and EC parity)", { timeout: 150_000 }, () => {
+    const dir = mkdtempSync(join(buildFolder(), "gga-content-"));
+    plain = join(dir, "plain.txt");
+    other = join(dir, "other.txt");
+    const bytes = plainText(BLOCKS * BLOCK_SIZE, 31);
+    writeFileSync(plain, bytes);
+    writeFileSync(other, bytes.map((b, i) => i === 7 * BLOCK_SIZE + 100 ? b ^ 0x20 : b));
+    content = generateGgaContent(plain, dir, BLOCK_SIZE);
+    assert.deepEqual(readdirSync(dir).sort(), ["data_1.sbc", "data_2.sbc", "data_p.sbc", "other.txt", "plain.txt"]);
+  });
+
+  test("a read-only run: every block decompressed into the host's memory matches the plain file (and wrong content is caught)", { timeout: 300_000 }, async () => {
+    assert.ok(content, "no content: the generator's test failed");
+    const limit = ["--run-limit-operation-count", String(BLOCKS)];
+    const r = await ggaFlow("read_only_data_validity_test", content, [...limit, "--storage-plain-content", plain]);
+    assertGgaClean(r);
+    assert.equal(recoveries(r.dpu.log), 0);
+    const wrong = await ggaFlow("read_only_data_validity_test", content, [...limit, "--storage-plain-content", other]);
+    assert.notEqual(wrong.host.code, 0, brief(wrong.host.log));
+    assert.match(wrong.host.log, /does not match expected value/);
+  });
+
+  test("a read-only run with every third read recovered by erasure coding (data_1 and data_2 missing in turn)", { timeout: 150_000 }, async () => {
+    assert.ok(content, "no content: the generator's test failed");
+    const r = await ggaFlow("read_only_data_validity_test", content, [
+      "--run-limit-operation-count", String(BLOCKS), "--storage-plain-content", plain,
+    ], ["--trigger-recovery-read-every-n", "3"]);
+    assertGgaClean(r);
+    assert.equal(recoveries(r.dpu.log), Math.floor(BLOCKS / 3), brief(r.dpu.log));
+  });
+
+  test("a write of the whole storage (compressed, parity made by EC create), then a read back with recoveries, verified", { timeout: 150_000 }, async () => {
+    assert.ok(content, "no content: the generator's test failed");
+    const r = await ggaFlow("read_write_data_validity_test", content, ["--run-limit-operation-count", String(BLOCKS)], [
+      "--trigger-recovery-read-every-n", "4",
+    ]);
+    assertGgaClean(r);
+    assert.ok(recoveries(r.dpu.log) > 0, brief(r.dpu.log));
   });
 });

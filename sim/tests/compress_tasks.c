@@ -2,7 +2,8 @@
  * The compress context on the software device: capabilities, deflate round trips with their checksums, LZ4 stream
  * (independent and dependent blocks, block checksums, stored blocks) and block decompression, the exact errors of
  * bad input and small destinations, a fuzz loop over corrupted streams that must never write past the destination,
- * and a stop with tasks in flight. `off` (run with DOCA_SIM_ACCEL_OFF=zlib,lz4): every kind NOT_SUPPORTED.
+ * decompression into and out of another process's memory (a PCI export) with its refusals, and a stop with tasks in
+ * flight. `off` (run with DOCA_SIM_ACCEL_OFF=zlib,lz4): every kind NOT_SUPPORTED.
  * LZ4 input is made with liblz4's own compressor, loaded like the device loads it.
  */
 #include <dlfcn.h>
@@ -380,6 +381,94 @@ static void test_lz4(struct env *e, lz4_compress_fn lz4)
 	t_say("ok fuzz: 300 corrupted lz4 inputs, %d refused, none wrote past its destination", failures);
 }
 
+/* One LZ4 stream task (independent blocks, no checksums) between two bufs; its run */
+static struct run lz4s_between(struct env *e, struct doca_buf *src, struct doca_buf *dst)
+{
+	struct doca_compress_task_decompress_lz4_stream *t;
+	struct run r = {0};
+	union doca_data ud = {.ptr = &r};
+
+	T_OK(doca_compress_task_decompress_lz4_stream_alloc_init(e->c, false, true, src, dst, ud, &t));
+	T_OK(doca_task_submit(doca_compress_task_decompress_lz4_stream_as_task(t)));
+	t_progress_until(e->pe, &r.done);
+	T_TRUE(r.done == 1);
+	return r;
+}
+
+/*
+ * Memory of another process (a map created from a PCI export), as on a DPU decompressing into the host's memory
+ * (NVIDIA's comch_to_rdma_gga_offload): the output lands in the exporter's memory, inside the buffer only; a source
+ * there is read; an export without PCI write is NOT_PERMITTED as a destination; once the exporter's map is destroyed
+ * (a revoked link) the task fails and nothing is written. The import is in this process: the device checks it as a
+ * remote one (export, range, pages).
+ */
+static void test_exported(struct env *e, lz4_compress_fn lz4)
+{
+	const size_t n = 3 * 65536 + 100, host_len = 1u << 19;
+	uint8_t *plain = malloc(n), *stream = malloc(AREA / 2), *host = aligned_alloc(4096, host_len);
+	struct doca_mmap *hmap, *imported, *romap, *roimport;
+	struct doca_buf *src, *dst;
+	const void *desc;
+	size_t dlen, slen, got;
+	struct run r;
+
+	T_TRUE(plain != NULL && stream != NULL && host != NULL);
+	make_text(plain, n, 9);
+	slen = make_lz4_stream(lz4, plain, n, 65536, false, true, stream);
+	memcpy(src_at(e), stream, slen);
+	memset(host, 0x5a, host_len);
+	hmap = t_mmap(e->dev, host, host_len, DOCA_ACCESS_FLAG_PCI_READ_WRITE);
+	T_OK(doca_mmap_export_pci(hmap, e->dev, &desc, &dlen));
+	T_OK(doca_mmap_create_from_export(NULL, desc, dlen, e->dev, &imported));
+	T_OK(doca_buf_inventory_buf_get_by_data(e->inv, e->mmap, src_at(e), slen, &src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(e->inv, imported, host + 4096, n, &dst));
+	r = lz4s_between(e, src, dst);
+	T_OK(r.status);
+	T_OK(doca_buf_get_data_len(dst, &got));
+	T_TRUE(got == n && memcmp(host + 4096, plain, n) == 0 && r.crc == crc32_ref(plain, n));
+	T_TRUE(host[4095] == 0x5a && host[4096 + n] == 0x5a); /* nothing around the buffer touched */
+	/* the stream itself in the exporter's memory, decompressed back into local memory */
+	memcpy(host + 4096 + n, stream, slen);
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_inventory_buf_get_by_data(e->inv, imported, host + 4096 + n, slen, &src));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	T_OK(doca_buf_inventory_buf_get_by_addr(e->inv, e->mmap, dst_at(e), n, &dst));
+	T_OK(lz4s_between(e, src, dst).status);
+	T_TRUE(memcmp(dst_at(e), plain, n) == 0);
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	t_say("ok lz4 stream into and out of another process's memory (a PCI export): exact bytes, nothing around them");
+
+	/* exported read-only: not a destination */
+	romap = t_mmap(e->dev, host, host_len, DOCA_ACCESS_FLAG_PCI_READ_ONLY);
+	T_OK(doca_mmap_export_pci(romap, e->dev, &desc, &dlen));
+	T_OK(doca_mmap_create_from_export(NULL, desc, dlen, e->dev, &roimport));
+	memset(host, 0x5a, host_len);
+	T_OK(doca_buf_inventory_buf_get_by_data(e->inv, e->mmap, src_at(e), slen, &src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(e->inv, roimport, host, n, &dst));
+	T_EXPECT_ERR(lz4s_between(e, src, dst).status, DOCA_ERROR_NOT_PERMITTED);
+	T_OK(doca_buf_get_data_len(dst, &got));
+	T_TRUE(got == 0 && host[0] == 0x5a && host[n - 1] == 0x5a);
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	/* the exporter's map destroyed: the import's next task fails, nothing written */
+	T_OK(doca_buf_inventory_buf_get_by_addr(e->inv, imported, host, n, &dst));
+	T_OK(doca_mmap_destroy(hmap));
+	r = lz4s_between(e, src, dst);
+	T_TRUE(r.status != DOCA_SUCCESS);
+	T_OK(doca_buf_get_data_len(dst, &got));
+	T_TRUE(got == 0 && host[0] == 0x5a && host[n - 1] == 0x5a);
+	t_say("ok exported read-only: NOT_PERMITTED; exporter's map destroyed: %s; the memory untouched",
+	      doca_error_get_name(r.status));
+	T_OK(doca_buf_dec_refcount(src, NULL));
+	T_OK(doca_buf_dec_refcount(dst, NULL));
+	T_OK(doca_mmap_destroy(imported));
+	T_OK(doca_mmap_destroy(roimport));
+	T_OK(doca_mmap_destroy(romap));
+	free(plain);
+	free(stream);
+	free(host);
+}
+
 static void test_stop_in_flight(struct env *e)
 {
 	struct run r = {0};
@@ -448,6 +537,7 @@ int main(int argc, char **argv)
 		*(void **)&lz4 = dlsym(lz4_lib, "LZ4_compress_default");
 		T_TRUE(lz4 != NULL);
 		test_lz4(&e, lz4);
+		test_exported(&e, lz4);
 		test_stop_in_flight(&e);
 		T_EXPECT_ERR(doca_compress_destroy(e.c), DOCA_SUCCESS);
 		e.c = NULL;

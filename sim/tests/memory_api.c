@@ -2,8 +2,8 @@
  * The DOCA 3.x memory calls NVIDIA's storage programs use beyond the basics, on the software device:
  *   thread safety   doca_mmap_enable_thread_safety before start and on a map created from an export; BAD_STATE after
  *   reuse           doca_buf_inventory_buf_reuse_by_addr / _by_data repoint a taken buf inside its mmap (a DMA copy
- *                   then moves the new range); outside the range INVALID_VALUE; a free buf, a list or a buf held by a
- *                   submitted task NOT_PERMITTED
+ *                   then moves the new range), also each element of a list alone (the list stays); outside the range
+ *                   INVALID_VALUE; a free buf, or a buf (or a member of a list) held by a submitted task NOT_PERMITTED
  *   dma-buf         doca_mmap_set_dmabuf_memrange over a memfd mapped at addr (and over a real dma-buf from
  *                   /dev/udmabuf where the kernel has it): a DMA copy reads and writes it, also after the caller
  *                   closed its fd; the wrong offset, an unmapped address, a range past the file, a started map and a
@@ -98,6 +98,7 @@ static void reuse(struct bench *b)
 	struct doca_buf *s, *d, *other;
 	void *data;
 	size_t n;
+	uint32_t count;
 
 	t_fill(src, LEN, 5);
 	T_OK(doca_buf_inventory_buf_get_by_data(b->inv, ms, src, PAGE, &s));
@@ -120,10 +121,40 @@ static void reuse(struct bench *b)
 	T_TRUE(doca_buf_inventory_buf_reuse_by_data(s, dst, PAGE) == DOCA_ERROR_INVALID_VALUE); /* another mmap's */
 	T_OK(doca_buf_inventory_buf_get_by_addr(b->inv, md, dst, PAGE, &other));
 	T_OK(doca_buf_chain_list(d, other));
-	T_TRUE(doca_buf_inventory_buf_reuse_by_addr(d, dst, PAGE) == DOCA_ERROR_NOT_PERMITTED);
-	T_TRUE(doca_buf_inventory_buf_reuse_by_addr(other, dst, PAGE) == DOCA_ERROR_NOT_PERMITTED);
+	/* each element of a list (head or member) is repointed alone and the list stays: NVIDIA's gga_offload relay
+	 * repoints both halves of its erasure-coding source list before each recover */
+	memset(dst, 0, LEN);
+	T_OK(doca_buf_inventory_buf_reuse_by_addr(d, dst + 6 * PAGE, PAGE));
+	T_OK(doca_buf_inventory_buf_reuse_by_addr(other, dst + 2 * PAGE, PAGE));
+	T_OK(doca_buf_get_list_len(d, &count));
+	T_TRUE(count == 2);
+	T_OK(doca_buf_inventory_buf_reuse_by_data(s, src, 2 * PAGE));
+	copy(b, s, d); /* scattered in list order: the first page to the head's range, the second to the member's */
+	T_TRUE(memcmp(dst + 6 * PAGE, src, PAGE) == 0 && memcmp(dst + 2 * PAGE, src + PAGE, PAGE) == 0);
+	T_TRUE(dst[0] == 0 && dst[4 * PAGE] == 0 && dst[7 * PAGE] == 0);
+	{
+		/* a member of a list a submitted task holds is not repointed under the device (tasks hold the head) */
+		struct doca_dma_task_memcpy *t;
+		union doca_data none = { 0 };
+		int want = done + 1;
+		double deadline = t_now() + 20;
+
+		T_OK(doca_buf_inventory_buf_reuse_by_addr(d, dst, PAGE));
+		T_OK(doca_buf_inventory_buf_reuse_by_addr(other, dst + PAGE, PAGE));
+		T_OK(doca_dma_task_memcpy_alloc_init(b->dma, s, d, none, &t));
+		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t)));
+		T_TRUE(doca_buf_inventory_buf_reuse_by_addr(other, dst + 3 * PAGE, PAGE) == DOCA_ERROR_NOT_PERMITTED);
+		T_TRUE(doca_buf_inventory_buf_reuse_by_addr(d, dst + 3 * PAGE, PAGE) == DOCA_ERROR_NOT_PERMITTED);
+		while (done < want) {
+			doca_pe_progress(b->pe);
+			T_TRUE(failed == 0 && t_now() < deadline);
+		}
+		T_OK(doca_buf_inventory_buf_reuse_by_addr(other, dst + 3 * PAGE, PAGE));
+		doca_task_free(doca_dma_task_memcpy_as_task(t));
+	}
 	T_OK(doca_buf_dec_refcount(d, NULL));
-	T_TRUE(doca_buf_inventory_buf_reuse_by_addr(d, dst, PAGE) == DOCA_ERROR_NOT_PERMITTED); /* back home */
+	T_TRUE(doca_buf_inventory_buf_reuse_by_addr(d, dst, PAGE) == DOCA_ERROR_NOT_PERMITTED);     /* back home */
+	T_TRUE(doca_buf_inventory_buf_reuse_by_addr(other, dst, PAGE) == DOCA_ERROR_NOT_PERMITTED); /* and its member */
 	{
 		/* held by a submitted task: not repointed under the device */
 		struct doca_dma_task_memcpy *t;

@@ -128,7 +128,9 @@ export class Buf extends Resource<Handle<"doca_buf">> {
 
   /**
    * Points this Buf at [address, address+length) of the same map with an empty data section (a destination), without
-   * going back to the inventory (doca_buf_inventory_buf_reuse_by_addr). Not while a task uses it, nor for a list.
+   * going back to the inventory (doca_buf_inventory_buf_reuse_by_addr). An element of a list (head or member) is
+   * repointed alone and the list stays (NVIDIA's GGA-offload relay does so). Not while a task uses it or its list
+   * (DocaError NOT_PERMITTED).
    */
   reuseByAddr(address: number, length: number): void {
     this.#reuse(address, length, address, 0, "reuseByAddr");
@@ -143,7 +145,6 @@ export class Buf extends Resource<Handle<"doca_buf">> {
     this.assertOpen();
     nonNegative(`Buf.${what}`, "address", address);
     nonNegative(`Buf.${what}`, "length", length);
-    if (this.#listHead || this.#listMembers.length > 0) throw new Error(`Buf.${what}: a Buf in a list cannot be repointed`);
     const range = this.mmap.range;
     if (address < range.address || address + length > range.address + range.length) {
       throw new DocaError(

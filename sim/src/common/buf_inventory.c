@@ -117,6 +117,29 @@ doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inven
 	return take(inventory, mmap, addr, len, data, data_len, buf);
 }
 
+/*
+ * The head of the list a buf is in: itself unless it is a member (list_len 0). A member's head is looked up among the
+ * taken bufs of the member's inventory (lists are made of one inventory's bufs in the programs that repoint members);
+ * a member whose head is elsewhere answers itself, whose held count is 0.
+ */
+static const struct doca_buf *list_head_of(const struct doca_buf *buf)
+{
+	const struct doca_buf_inventory *inv = buf->inv;
+
+	if (buf->list_len != 0 || inv == NULL)
+		return buf;
+	for (size_t i = 0; i < inv->num_elements; i++) {
+		const struct doca_buf *head = &inv->bufs[i];
+
+		if (head->refcount == 0 || head->list_len < 2)
+			continue;
+		for (const struct doca_buf *b = head->next; b != NULL; b = b->next)
+			if (b == buf)
+				return head;
+	}
+	return buf;
+}
+
 doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *addr, size_t len, void *data,
 						  size_t data_len)
 {
@@ -125,13 +148,14 @@ doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *ad
 
 	if (buf == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	/* a free buf (back in its inventory) or a list member is not the caller's to repoint */
-	if (buf->refcount == 0 || buf->list_len == 0)
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: buf is not a taken list head", __func__);
-	if (buf->list_len > 1)
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: buf heads a list of %u elements", __func__, buf->list_len);
-	/* a submitted task still uses the old range: the device would move bytes of the new one */
-	if (buf->held > 0)
+	/* a free buf (back in its inventory) is not the caller's to repoint */
+	if (buf->refcount == 0)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: buf is free in its inventory", __func__);
+	/* An element of a list (its head or a member) is repointed alone and the list stays as it is: DOCA's header
+	 * leaves lists unsaid, and NVIDIA's comch_to_rdma_gga_offload repoints both elements of the chained source of
+	 * its erasure-coding recover task before each submit. A submitted task still using the old range is refused
+	 * (the device would move bytes of the new one): tasks hold list heads, so a member asks its list's head. */
+	if (list_head_of(buf)->held > 0)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: a submitted task still uses the buf", __func__);
 	mmap = buf->mmap;
 	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);

@@ -4,6 +4,7 @@
  * a corrupt or truncated stream fails the task with INVALID_VALUE, output that does not fit the destination with
  * TOO_BIG, and nothing is written outside the destination's free tail.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "compress_backend.h"
@@ -20,6 +21,7 @@ doca_error_t sim_compress_validate(const struct sim_compress_task *t)
 {
 	const struct doca_buf *src = t->src;
 	const struct doca_buf *dst = t->dst;
+	doca_error_t err;
 
 	if (src == NULL || dst == NULL || src->mmap == NULL || dst->mmap == NULL)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "compress: missing or released buffer");
@@ -27,10 +29,14 @@ doca_error_t sim_compress_validate(const struct sim_compress_task *t)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "compress: buffer lists are not supported (max list length 1)");
 	if (!sim_buf_data_fits(src, src->data, src->data_len) || !sim_buf_data_fits(dst, dst->data, dst->data_len))
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "compress: data outside its buffer");
-	if (src->mmap->from_export || dst->mmap->from_export)
-		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "compress: memory of another process (local memory only)");
-	if (!(dst->mmap->permissions & DOCA_ACCESS_FLAG_LOCAL_READ_WRITE))
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "compress: destination is read-only");
+	/* Memory of another process (an mmap created from a PCI export) is allowed, as on a DPU whose engine reaches
+	 * the host over PCIe: NVIDIA's comch_to_rdma_gga_offload decompresses straight into the host's memory. The
+	 * checks (permissions, no RDMA peer memory) are the accelerators' common ones (buf_io.c). */
+	err = sim_bufs_check(src, NULL, SIM_COMPRESS_MAX_BUF_LIST_LEN, false);
+	if (err == DOCA_SUCCESS)
+		err = sim_bufs_check(dst, NULL, SIM_COMPRESS_MAX_BUF_LIST_LEN, true);
+	if (err != DOCA_SUCCESS)
+		return err;
 	if (src->data_len > SIM_COMPRESS_MAX_BUF_SIZE)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "compress: %zu source bytes exceed the max buf size",
 				src->data_len);
@@ -274,13 +280,53 @@ static doca_error_t lz4_stream(const struct sim_lz4 *l, const struct sim_compres
 	return DOCA_SUCCESS;
 }
 
+static doca_error_t run_kind(struct sim_compress_task *t, const uint8_t *in, size_t in_len, uint8_t *out,
+			     size_t room, size_t *produced);
+
+/*
+ * Local buffers are read and written in place. A buffer in another process (from an export) is staged: its source
+ * read into local memory first, the output produced locally and appended through sim_bufs_append, which re-checks
+ * the export (a link revoked meanwhile fails the task and leaves the destination's data length as it was).
+ */
 doca_error_t sim_compress_execute(struct sim_compress_task *t)
 {
 	struct doca_buf *dst = t->dst;
-	const uint8_t *in = t->src->data;
 	size_t in_len = t->src->data_len;
-	uint8_t *out = (uint8_t *)dst->data + dst->data_len;
+	const uint8_t *in = sim_bufs_direct(t->src);
+	bool dst_local = sim_bufs_direct(dst) != NULL;
 	size_t room = sim_buf_tail_room(dst), produced = 0;
+	uint8_t *staged_in = NULL, *staged_out = NULL, *out;
+	doca_error_t err = DOCA_SUCCESS;
+
+	if (in == NULL) {
+		staged_in = malloc(in_len > 0 ? in_len : 1);
+		if (staged_in == NULL)
+			return sim_fail(DOCA_ERROR_NO_MEMORY, "compress: staging %zu source bytes", in_len);
+		err = sim_bufs_read(t->src, staged_in, in_len);
+		in = staged_in;
+	}
+	if (dst_local) {
+		out = (uint8_t *)dst->data + dst->data_len;
+	} else {
+		out = staged_out = malloc(room > 0 ? room : 1);
+		if (staged_out == NULL)
+			err = sim_fail(DOCA_ERROR_NO_MEMORY, "compress: staging %zu destination bytes", room);
+	}
+	if (err == DOCA_SUCCESS)
+		err = run_kind(t, in, in_len, out, room, &produced);
+	if (err == DOCA_SUCCESS && dst_local)
+		dst->data_len += produced;
+	else if (err == DOCA_SUCCESS)
+		err = sim_bufs_append(dst, staged_out, produced);
+	free(staged_in);
+	free(staged_out);
+	return err;
+}
+
+static doca_error_t run_kind(struct sim_compress_task *t, const uint8_t *in, size_t in_len, uint8_t *out,
+			     size_t room, size_t *produced_out)
+{
+	size_t produced = 0;
 	const uint8_t *plain;
 	size_t plain_len;
 	doca_error_t err;
@@ -310,7 +356,7 @@ doca_error_t sim_compress_execute(struct sim_compress_task *t)
 	}
 	if (err != DOCA_SUCCESS)
 		return err; /* the destination's data length is left as it was */
-	dst->data_len += produced;
+	*produced_out = produced;
 	t->crc_cs = crc32_of(plain, plain_len);
 	if (t->kind == SIM_COMPRESS_DEFLATE || t->kind == SIM_DECOMPRESS_DEFLATE)
 		t->adler_cs = adler32_of(sim_zlib(), plain, plain_len);
