@@ -21,12 +21,6 @@
 extern "C" {
 #endif
 
-struct doca_buf;
-struct doca_ctx;
-struct doca_dev;
-struct doca_devinfo;
-struct doca_task;
-
 /* An erasure coding context, and a coding matrix made for one */
 struct doca_ec;
 struct doca_ec_matrix;
