@@ -8,7 +8,7 @@ import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
-import { clearStatusLine, drawStatusLine, endStatusLine } from "./common/status-line.ts";
+import { withStatusLine } from "./accel/progress.ts";
 import { userPath } from "./common/user-path.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { ecEncode } from "./ec/codec.ts";
@@ -63,31 +63,18 @@ async function main(argv: string[]): Promise<number> {
     blockSize = positiveInt(values["block-size"], "--block-size");
     if (blockSize % 64 !== 0) throw new UsageError("--block-size must be a multiple of 64");
   }
-  const showProgress = !values.json && process.stderr.isTTY === true;
-  let last = 0;
-  let result;
-  try {
-    result = await ecEncode({
-      input: userPath(values.input),
-      outputDir: userPath(values.output),
+  const result = await withStatusLine("encoding", { quiet: values.json === true }, (onProgress) =>
+    ecEncode({
+      input: userPath(values.input!),
+      outputDir: userPath(values.output!),
       dataBlocks: n,
       redundancyBlocks: m,
       matrix,
       blockSize,
       pciAddr: values["pci-addr"],
       signal: stopOnSignals(),
-      onProgress: (done, total) => {
-        const now = performance.now();
-        if (!showProgress || now - last < 200) return;
-        last = now;
-        drawStatusLine(`encoding: ${formatBytes(done)} of ${formatBytes(total)}`);
-      },
-    });
-  } catch (e) {
-    clearStatusLine();
-    throw e;
-  }
-  endStatusLine();
+      onProgress,
+    }));
   if (values.json) printJson(result);
   else {
     print(

@@ -8,7 +8,7 @@ import { parseFlags, UsageError } from "./common/cli.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
-import { clearStatusLine, drawStatusLine, endStatusLine } from "./common/status-line.ts";
+import { withStatusLine } from "./accel/progress.ts";
 import { userPath } from "./common/user-path.ts";
 import { formatBytes } from "./common/units.ts";
 import { ecRecover } from "./ec/codec.ts";
@@ -47,27 +47,14 @@ async function main(argv: string[]): Promise<number> {
   }
   if (values.input === undefined) throw new UsageError("--input is required");
   if (values.output === undefined) throw new UsageError("--output is required");
-  const showProgress = !values.json && process.stderr.isTTY === true;
-  let last = 0;
-  let result;
-  try {
-    result = await ecRecover({
-      inputDir: userPath(values.input),
-      output: userPath(values.output),
+  const result = await withStatusLine("rebuilding", { quiet: values.json === true }, (onProgress) =>
+    ecRecover({
+      inputDir: userPath(values.input!),
+      output: userPath(values.output!),
       pciAddr: values["pci-addr"],
       signal: stopOnSignals(),
-      onProgress: (done, total) => {
-        const now = performance.now();
-        if (!showProgress || now - last < 200) return;
-        last = now;
-        drawStatusLine(`rebuilding: ${formatBytes(done)} of ${formatBytes(total)}`);
-      },
-    });
-  } catch (e) {
-    clearStatusLine();
-    throw e;
-  }
-  endStatusLine();
+      onProgress,
+    }));
   const { manifest, lost, recovered, seconds } = result;
   if (values.json) printJson({ output: userPath(values.output), fileSize: manifest.fileSize, sha256: manifest.sha256, lost, recovered, seconds });
   else {

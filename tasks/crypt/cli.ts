@@ -2,11 +2,10 @@
  * What encrypt.ts and decrypt.ts share on the command line: flags, their checks (exit 2 naming the flag), the
  * progress line and the report.
  */
-import process from "node:process";
 import { parseFlags, positiveInt, UsageError } from "../common/cli.ts";
 import { print } from "../common/main.ts";
 import { printJson } from "../common/output.ts";
-import { clearStatusLine, drawStatusLine, endStatusLine } from "../common/status-line.ts";
+import { withStatusLine } from "../accel/progress.ts";
 import { stopOnSignals } from "../common/interrupt.ts";
 import { userPath } from "../common/user-path.ts";
 import { formatBytes, formatRate } from "../common/units.ts";
@@ -65,30 +64,17 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
   const input = userPath(str("input")!), output = userPath(str("output")!);
   if (input === output) throw new UsageError("--output must differ from --input");
   const key = readKeyFile(userPath(str("key")!), "--key");
-  const showProgress = !values.json && process.stderr.isTTY === true;
-  let last = 0;
-  const options: CryptOptions = {
+  const options = (onProgress: CryptOptions["onProgress"]): CryptOptions => ({
     input,
     output,
     key,
     chunkSize,
     pciAddr: str("pci-addr"),
     signal: stopOnSignals(),
-    onProgress: (done, total) => {
-      const now = performance.now();
-      if (!showProgress || now - last < 200) return;
-      last = now;
-      drawStatusLine(`${mode}ing: ${formatBytes(done)} of ${formatBytes(total)} (${total ? Math.floor((done / total) * 100) : 100}%)`);
-    },
-  };
-  let result: CryptResult;
-  try {
-    result = await (mode === "encrypt" ? encryptFile(options) : decryptFile(options));
-  } catch (e) {
-    clearStatusLine();
-    throw e;
-  }
-  endStatusLine();
+    onProgress,
+  });
+  const result: CryptResult = await withStatusLine(`${mode}ing`, { quiet: values.json === true, percent: true }, (onProgress) =>
+    mode === "encrypt" ? encryptFile(options(onProgress)) : decryptFile(options(onProgress)));
   if (values.json) printJson({ mode, ...result });
   else {
     print(

@@ -69,7 +69,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
   /** Per direction and slot, 16 bytes holding the IV of the task in that slot (DOCA reads it through a pointer). */
   readonly #ivs: NativeMemory;
   /** @internal closed keys that tasks still read (held-handle.ts) */
-  readonly heldHandles = new HeldHandles();
+  readonly heldHandles: HeldHandles = new HeldHandles();
 
   constructor(device: Device, pe: ProgressEngine, opts: AesGcmOptions = {}) {
     integerIn("AesGcm", "maxTasks", opts.maxTasks, 1, MAX_TASKS / 2);

@@ -106,7 +106,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
   protected readonly core: CtxCore;
   readonly #paths: Record<"create" | "recover" | "update" | "galois_mul", TaskPath<Request, Buf>>;
   /** @internal closed matrixs that tasks still read (held-handle.ts) */
-  readonly heldHandles = new HeldHandles();
+  readonly heldHandles: HeldHandles = new HeldHandles();
 
   constructor(device: Device, pe: ProgressEngine, opts: ErasureCodingOptions = {}) {
     integerIn("ErasureCoding", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
