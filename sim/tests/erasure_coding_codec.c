@@ -8,7 +8,7 @@
  */
 #include <doca_erasure_coding.h>
 
-#include "sim_test_util.h"
+#include "accel_test_util.h"
 
 static uint8_t ref_mul(uint8_t a, uint8_t b)
 {
@@ -97,42 +97,20 @@ static void env_open(struct env *e, size_t mem_len)
 	T_OK(doca_ec_task_galois_mul_set_conf(e->ec, mul_cb, mul_cb, 4));
 	T_OK(doca_ctx_start(doca_ec_as_ctx(e->ec)));
 	e->mem_len = mem_len;
-	e->mem = aligned_alloc(64, mem_len);
-	T_TRUE(e->mem != NULL);
-	e->mmap = t_mmap(e->dev, e->mem, mem_len, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-	T_OK(doca_buf_inventory_create(256, &e->inv));
-	T_OK(doca_buf_inventory_start(e->inv));
+	e->mem = t_local_area(e->dev, mem_len, 64, 256, &e->mmap, &e->inv);
 }
 
 static void env_close(struct env *e)
 {
 	T_OK(doca_ctx_stop(doca_ec_as_ctx(e->ec)));
 	T_OK(doca_ec_destroy(e->ec));
-	T_OK(doca_pe_destroy(e->pe));
-	T_OK(doca_buf_inventory_destroy(e->inv));
-	T_OK(doca_mmap_destroy(e->mmap));
-	T_OK(doca_dev_close(e->dev));
-	free(e->mem);
+	t_local_close(e->pe, e->inv, e->mmap, e->dev, e->mem);
 }
 
 /* A buf list over [p, p + len) cut into `pieces` elements; data set when `full`, empty (all room) otherwise */
 static struct doca_buf *list_over(struct env *e, uint8_t *p, size_t len, unsigned pieces, bool full)
 {
-	struct doca_buf *head = NULL;
-	size_t off = 0;
-
-	for (unsigned k = 0; k < pieces; k++) {
-		size_t part = k + 1 == pieces ? len - off : len / pieces;
-		struct doca_buf *b;
-
-		T_OK(doca_buf_inventory_buf_get_by_args(e->inv, e->mmap, p + off, part, p + off, full ? part : 0, &b));
-		if (head == NULL)
-			head = b;
-		else
-			T_OK(doca_buf_chain_list(head, b));
-		off += part;
-	}
-	return head;
+	return t_buf_list(e->inv, e->mmap, p, len, pieces, full);
 }
 
 /* Progress until one more task completed (fails after 10 s) */
