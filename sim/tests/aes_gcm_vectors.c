@@ -105,17 +105,12 @@ static void env_close(struct env *e)
 	t_local_close(e->pe, e->inv, e->mmap, e->dev, e->mem);
 }
 
-static struct doca_buf *list_over(struct env *e, uint8_t *p, size_t len, unsigned pieces, bool full)
-{
-	return t_buf_list(e->inv, e->mmap, p, len, pieces, full);
-}
-
 /* One task over mem[0, in_len) into mem[DST_OFF, DST_OFF + room); its status */
 static doca_error_t run(struct env *e, bool decrypt, struct doca_aes_gcm_key *key, const uint8_t *iv, uint32_t iv_len,
 			uint32_t tag, uint32_t aad, size_t in_len, size_t room, unsigned pieces)
 {
-	struct doca_buf *s = list_over(e, e->mem, in_len, pieces, true);
-	struct doca_buf *d = list_over(e, e->mem + DST_OFF, room, pieces, false);
+	struct doca_buf *s = t_buf_list(e->inv, e->mmap, e->mem, in_len, pieces, true);
+	struct doca_buf *d = t_buf_list(e->inv, e->mmap, e->mem + DST_OFF, room, pieces, false);
 	union doca_data ud = {.ptr = e};
 	int before = e->done;
 	double deadline = t_now() + 10.0;
@@ -191,8 +186,8 @@ static void bad_input(struct env *e)
 	T_EXPECT_ERR(doca_aes_gcm_key_create(e->aes, key, (enum doca_aes_gcm_key_type)3, &k), DOCA_ERROR_INVALID_VALUE);
 	T_OK(doca_aes_gcm_key_create(e->aes, key, DOCA_AES_GCM_KEY_128, &k));
 	T_EXPECT_ERR(doca_aes_gcm_destroy(e->aes), DOCA_ERROR_IN_USE);
-	s = list_over(e, e->mem, 64, 1, true);
-	d = list_over(e, e->mem + DST_OFF, 128, 1, false);
+	s = t_buf_list(e->inv, e->mmap, e->mem, 64, 1, true);
+	d = t_buf_list(e->inv, e->mmap, e->mem + DST_OFF, 128, 1, false);
 	T_EXPECT_ERR(doca_aes_gcm_task_encrypt_alloc_init(e->aes, s, d, k, iv, 13, 16, 0, ud, &t),
 		     DOCA_ERROR_INVALID_VALUE);
 	T_EXPECT_ERR(doca_aes_gcm_task_encrypt_alloc_init(e->aes, s, d, k, iv, 12, 8, 0, ud, &t),
