@@ -20,13 +20,12 @@ import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
 import { readFully } from "./accel/read-fully.ts";
+import { DEVICE_FLAGS } from "./accel/flags.ts";
 
 export const FLAGS = {
   output: { type: "string", short: "o" },
   force: { type: "boolean", short: "f" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 const HELP = `Usage: decompress FILE [-o OUTPUT] [-f] [-p PCI] [--json]

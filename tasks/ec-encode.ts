@@ -12,6 +12,7 @@ import { withStatusLine } from "./accel/progress.ts";
 import { userPath } from "./common/user-path.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { ecEncode } from "./ec/codec.ts";
+import { DEVICE_FLAGS } from "./accel/flags.ts";
 
 export { ecEncode };
 
@@ -23,9 +24,7 @@ export const FLAGS = {
   "redundancy-blocks": { type: "string", short: "m" },
   matrix: { type: "string" },
   "block-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 const HELP = `Usage: ec-encode -i FILE -o DIR [-n N] [-m M] [--matrix cauchy|vandermonde] [--block-size BYTES] [-p PCI] [--json]

@@ -12,6 +12,7 @@ import { withStatusLine } from "./accel/progress.ts";
 import { userPath } from "./common/user-path.ts";
 import { formatBytes } from "./common/units.ts";
 import { ecRecover } from "./ec/codec.ts";
+import { DEVICE_FLAGS } from "./accel/flags.ts";
 
 export { ecRecover };
 
@@ -19,9 +20,7 @@ export { ecRecover };
 export const FLAGS = {
   input: { type: "string", short: "i" },
   output: { type: "string", short: "o" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 const HELP = `Usage: ec-recover -i DIR -o FILE [-p PCI] [--json]

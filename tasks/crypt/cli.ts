@@ -11,6 +11,7 @@ import { userPath } from "../common/user-path.ts";
 import { formatBytes, formatRate } from "../common/units.ts";
 import { type CryptOptions, type CryptResult, decryptFile, encryptFile } from "./stream.ts";
 import { DEFAULT_CHUNK, generateKeyFile, MAX_CHUNK, MIN_CHUNK, readKeyFile } from "./format.ts";
+import { DEVICE_FLAGS } from "../accel/flags.ts";
 
 export const ENCRYPT_FLAGS = {
   input: { type: "string", short: "i" },
@@ -19,18 +20,14 @@ export const ENCRYPT_FLAGS = {
   "generate-key": { type: "string" },
   "key-bits": { type: "string" },
   "chunk-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 export const DECRYPT_FLAGS = {
   input: { type: "string", short: "i" },
   output: { type: "string", short: "o" },
   key: { type: "string", short: "k" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help: string): Promise<number> {
