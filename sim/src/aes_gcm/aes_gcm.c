@@ -152,6 +152,7 @@ doca_error_t doca_aes_gcm_create(struct doca_dev *dev, struct doca_aes_gcm **aes
 
 doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
 {
+	struct sim_crypto_ctx *crypto;
 	doca_error_t err;
 
 	if (aes_gcm == NULL)
@@ -159,12 +160,12 @@ doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
 	SIM_RETURN_IF_DEAD(aes_gcm, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
 	if (aes_gcm->live_keys > 0)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: %zu keys are not destroyed", __func__, aes_gcm->live_keys);
-	err = sim_pooled_destroy(&aes_gcm->ctx, aes_gcm->pools, kinds, 2, DOCA_ERROR_BAD_STATE, __func__);
-	if (err != DOCA_SUCCESS)
-		return err;
-	sim_crypto_ctx_free(aes_gcm->crypto);
-	sim_release(aes_gcm, &aes_gcm->ctx.magic);
-	return DOCA_SUCCESS;
+	crypto = aes_gcm->crypto; /* read first: a successful destroy frees the object */
+	err = sim_pooled_destroy((struct doca_ctx *)aes_gcm, "aes_gcm", aes_gcm->pools, kinds, 2, DOCA_ERROR_BAD_STATE,
+				 __func__);
+	if (err == DOCA_SUCCESS)
+		sim_crypto_ctx_free(crypto);
+	return err;
 }
 
 struct doca_ctx *doca_aes_gcm_as_ctx(struct doca_aes_gcm *aes_gcm)

@@ -140,12 +140,16 @@ doca_error_t sim_pooled_create(struct doca_dev *dev, size_t size, const struct s
 	return DOCA_SUCCESS;
 }
 
-doca_error_t sim_pooled_destroy(struct doca_ctx *ctx, struct sim_task_pool *pools,
+doca_error_t sim_pooled_destroy(struct doca_ctx *ctx, const char *name, struct sim_task_pool *pools,
 				const struct sim_task_kind *const *kinds, size_t num_pools, doca_error_t not_idle,
 				const char *func)
 {
 	doca_error_t err;
 
+	if (ctx == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (sim_handle_dead(&ctx->magic, func, name, ctx))
+		return DOCA_ERROR_INVALID_VALUE;
 	if (!sim_ctx_is_idle(ctx))
 		return sim_fail(not_idle, "%s: context is not idle", func);
 	err = sim_ctx_fini(ctx);
@@ -157,6 +161,7 @@ doca_error_t sim_pooled_destroy(struct doca_ctx *ctx, struct sim_task_pool *pool
 				kinds[k]->release(pool_task(&pools[k], kinds[k], i));
 		free(pools[k].tasks);
 	}
+	sim_release(ctx, &ctx->magic);
 	return DOCA_SUCCESS;
 }
 

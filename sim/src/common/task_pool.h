@@ -60,9 +60,10 @@ SIM_EXPORT doca_error_t sim_pooled_validate(struct doca_ctx *ctx, struct doca_ta
 /* doca_<lib>_create: a zeroed context object of `size` bytes (its struct doca_ctx first) on dev */
 SIM_EXPORT doca_error_t sim_pooled_create(struct doca_dev *dev, size_t size, const struct sim_ctx_ops *ops,
 					  void **out);
-/* doca_<lib>_destroy once the library's own checks passed: `not_idle` is what a context not idle returns (DOCA's
- * headers differ per library); frees the pools' tasks and the object */
-SIM_EXPORT doca_error_t sim_pooled_destroy(struct doca_ctx *ctx, struct sim_task_pool *pools,
+/* doca_<lib>_destroy: ctx is the context object (its struct doca_ctx first; NULL gives INVALID_VALUE), `name` names it
+ * in diagnostics, `not_idle` is what a context not idle returns (DOCA's headers differ per library). Frees the pools'
+ * tasks and the object. */
+SIM_EXPORT doca_error_t sim_pooled_destroy(struct doca_ctx *ctx, const char *name, struct sim_task_pool *pools,
 					   const struct sim_task_kind *const *kinds, size_t num_pools,
 					   doca_error_t not_idle, const char *func);
 /* True when at least one of the pools was configured (the start hooks refuse a context with none) */

@@ -57,17 +57,8 @@ doca_error_t doca_compress_create(struct doca_dev *dev, struct doca_compress **c
 
 doca_error_t doca_compress_destroy(struct doca_compress *compress)
 {
-	doca_error_t err;
-
-	if (compress == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(compress, ctx.magic, "compress", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pooled_destroy(&compress->ctx, compress->pools, kinds, SIM_COMPRESS_KIND_COUNT_, DOCA_ERROR_IN_USE,
-				 __func__);
-	if (err != DOCA_SUCCESS)
-		return err;
-	sim_release(compress, &compress->ctx.magic);
-	return DOCA_SUCCESS;
+	return sim_pooled_destroy((struct doca_ctx *)compress, "compress", compress == NULL ? NULL : compress->pools, kinds,
+				  SIM_COMPRESS_KIND_COUNT_, DOCA_ERROR_IN_USE, __func__);
 }
 
 struct doca_ctx *doca_compress_as_ctx(struct doca_compress *compress)

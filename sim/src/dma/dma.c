@@ -22,7 +22,7 @@ static doca_error_t memcpy_execute(struct doca_task *task)
 	return sim_dma_execute((const struct doca_dma *)task->ctx, (struct doca_dma_task_memcpy *)task);
 }
 
-const struct sim_task_kind sim_dma_memcpy_kind = {
+static const struct sim_task_kind memcpy_kind = {
 	.ops = SIM_POOL_TASK_OPS("dma_memcpy"),
 	.size = sizeof(struct doca_dma_task_memcpy),
 	.src_at = offsetof(struct doca_dma_task_memcpy, src),
@@ -30,6 +30,8 @@ const struct sim_task_kind sim_dma_memcpy_kind = {
 	.validate = memcpy_validate,
 	.execute = memcpy_execute,
 };
+
+static const struct sim_task_kind *const kinds[1] = {&memcpy_kind};
 
 static doca_error_t dma_start(struct doca_ctx *ctx)
 {
@@ -51,18 +53,9 @@ doca_error_t doca_dma_create(struct doca_dev *dev, struct doca_dma **dma)
 
 doca_error_t doca_dma_destroy(struct doca_dma *dma)
 {
-	doca_error_t err;
-
-	if (dma == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(dma, ctx.magic, "dma", DOCA_ERROR_INVALID_VALUE);
 	/* DOCA documents IN_USE for a DMA context that is not idle */
-	err = sim_pooled_destroy(&dma->ctx, &dma->pool, &(const struct sim_task_kind *){&sim_dma_memcpy_kind}, 1,
-				 DOCA_ERROR_IN_USE, __func__);
-	if (err != DOCA_SUCCESS)
-		return err;
-	sim_release(dma, &dma->ctx.magic);
-	return DOCA_SUCCESS;
+	return sim_pooled_destroy((struct doca_ctx *)dma, "dma", dma == NULL ? NULL : &dma->pool,
+				  kinds, 1, DOCA_ERROR_IN_USE, __func__);
 }
 
 struct doca_ctx *doca_dma_as_ctx(struct doca_dma *dma)
@@ -108,7 +101,7 @@ doca_error_t doca_dma_task_memcpy_set_conf(struct doca_dma *dma, doca_dma_task_m
 	if (dma == NULL || num_memcpy_tasks > dma->ctx.dev->info->caps.dma_max_num_tasks)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid callbacks or task count %u", __func__,
 				num_memcpy_tasks);
-	return sim_pool_conf(&dma->pool, &dma->ctx, &sim_dma_memcpy_kind, sim_task_cb_cast(task_completion_cb),
+	return sim_pool_conf(&dma->pool, &dma->ctx, &memcpy_kind, sim_task_cb_cast(task_completion_cb),
 			     sim_task_cb_cast(task_error_cb), num_memcpy_tasks, __func__);
 }
 
@@ -117,7 +110,7 @@ doca_error_t doca_dma_task_memcpy_alloc_init(struct doca_dma *dma, const struct 
 {
 	if (dma == NULL || task == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	return sim_pool_alloc(&dma->pool, &dma->ctx, &sim_dma_memcpy_kind, src, dst, user_data,
+	return sim_pool_alloc(&dma->pool, &dma->ctx, &memcpy_kind, src, dst, user_data,
 			      (struct doca_task **)task, __func__);
 }
 

@@ -126,16 +126,8 @@ doca_error_t doca_ec_create(struct doca_dev *dev, struct doca_ec **ec)
 
 doca_error_t doca_ec_destroy(struct doca_ec *ec)
 {
-	doca_error_t err;
-
-	if (ec == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pooled_destroy(&ec->ctx, ec->pools, kinds, SIM_EC_KINDS_, DOCA_ERROR_BAD_STATE, __func__);
-	if (err != DOCA_SUCCESS)
-		return err;
-	sim_release(ec, &ec->ctx.magic);
-	return DOCA_SUCCESS;
+	return sim_pooled_destroy((struct doca_ctx *)ec, "ec", ec == NULL ? NULL : ec->pools, kinds, SIM_EC_KINDS_,
+				  DOCA_ERROR_BAD_STATE, __func__);
 }
 
 struct doca_ctx *doca_ec_as_ctx(struct doca_ec *ec)

@@ -71,16 +71,8 @@ doca_error_t doca_sha_create(struct doca_dev *dev, struct doca_sha **sha)
 
 doca_error_t doca_sha_destroy(struct doca_sha *sha)
 {
-	doca_error_t err;
-
-	if (sha == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(sha, ctx.magic, "sha", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pooled_destroy(&sha->ctx, sha->pools, kinds, SIM_SHA_KIND_COUNT_, DOCA_ERROR_IN_USE, __func__);
-	if (err != DOCA_SUCCESS)
-		return err;
-	sim_release(sha, &sha->ctx.magic);
-	return DOCA_SUCCESS;
+	return sim_pooled_destroy((struct doca_ctx *)sha, "sha", sha == NULL ? NULL : sha->pools, kinds, SIM_SHA_KIND_COUNT_,
+				  DOCA_ERROR_IN_USE, __func__);
 }
 
 struct doca_ctx *doca_sha_as_ctx(struct doca_sha *sha)
