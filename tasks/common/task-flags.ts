@@ -3,7 +3,7 @@
  * --version answered.
  */
 import type { ParseArgsConfig } from "node:util";
-import { parseFlags } from "./cli.ts";
+import { parseFlags, UsageError } from "./cli.ts";
 import { print } from "./main.ts";
 import { versionLine } from "./version.ts";
 
@@ -25,4 +25,10 @@ export function parseTaskFlags<T extends NonNullable<ParseArgsConfig["options"]>
     return undefined;
   }
   return values;
+}
+
+/** The named string flags, each of which must be given (exit 2 naming the first one missing). */
+export function requireFlags<K extends string>(values: { [key in K]?: string | boolean }, names: readonly K[]): Record<K, string> {
+  for (const name of names) if (values[name] === undefined) throw new UsageError(`--${name} is required`);
+  return values as Record<K, string>;
 }
