@@ -5,26 +5,17 @@
  */
 import process from "node:process";
 import { ComchClient, ProgressEngine, TimeoutError } from "../mod.ts";
-import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName } from "./common/cli.ts";
-import { applySide, openDeviceOf } from "./common/device.ts";
+import { serverName } from "./common/cli.ts";
+import { openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { versionLine } from "./common/version.ts";
 import { softwareDeviceFolderNote } from "./common/environment.ts";
 import { printable } from "../ffi/engine/printable.ts";
-import { DEFAULT_SERVICE } from "./comch-server.ts";
+import { DEFAULT_SERVICE, exchangeOptions, EXCHANGE_FLAGS } from "./comch-server.ts";
+import { parseTaskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  "pci-addr": { type: "string", short: "p" },
-  name: { type: "string", short: "s" },
-  text: { type: "string", short: "t" },
-  count: { type: "string" },
-  timeout: { type: "string" },
-  side: { type: "string" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = EXCHANGE_FLAGS;
 const TASK = "comch-client";
 
 const HELP = `Usage: comch-client [-p PCI] [-s NAME] [-t TEXT] [--count N] [--timeout SECONDS] [--side host|dpu]
@@ -75,15 +66,9 @@ export async function runComchClient(opts: {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine(TASK)), 0);
-  const count = values.count === undefined ? 1 : positiveInt(values.count, "--count");
-  const timeoutMs = values.timeout === undefined ? undefined : positiveSecondsMs(values.timeout, "--timeout");
-  applySide(parseSide(values.side, process.env, "host"));
+  const values = parseTaskFlags(argv, FLAGS, HELP, TASK);
+  if (values === undefined) return 0;
+  const { count, timeoutMs } = exchangeOptions(values, "host");
   const answers = await runComchClient({
     pciAddr: values["pci-addr"],
     name: serverName(values.name, "-s/--name"),

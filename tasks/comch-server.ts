@@ -5,20 +5,19 @@
  */
 import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
-import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
+import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { versionLine } from "./common/version.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
+import { parseTaskFlags } from "./common/task-flags.ts";
 
 export const DEFAULT_SERVICE = "comch_ctrl_path_sample";
 
-/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
+/** The flags comch-client accepts too: one message exchange's device, server name, text, count, timeout and side. */
+export const EXCHANGE_FLAGS = {
   "pci-addr": { type: "string", short: "p" },
-  "rep-pci": { type: "string", short: "r" },
   name: { type: "string", short: "s" },
   text: { type: "string", short: "t" },
   count: { type: "string" },
@@ -27,6 +26,20 @@ export const FLAGS = {
   version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
+
+/** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
+export const FLAGS = { ...EXCHANGE_FLAGS, "rep-pci": { type: "string", short: "r" } } as const;
+
+/** --count (default 1) and --timeout as both ends read them, and --side applied (default: where the task runs). */
+export function exchangeOptions(
+  values: { count?: string; timeout?: string; side?: string },
+  side: "host" | "dpu",
+): { count: number; timeoutMs: number | undefined } {
+  const count = values.count === undefined ? 1 : positiveInt(values.count, "--count");
+  const timeoutMs = values.timeout === undefined ? undefined : positiveSecondsMs(values.timeout, "--timeout");
+  applySide(parseSide(values.side, process.env, side));
+  return { count, timeoutMs };
+}
 const TASK = "comch-server";
 
 const HELP = `Usage: comch-server -r REP_PCI [-p PCI] [-s NAME] [-t TEXT] [--count N] [--timeout SECONDS]
@@ -88,16 +101,10 @@ export async function runComchServer(opts: {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine(TASK)), 0);
+  const values = parseTaskFlags(argv, FLAGS, HELP, TASK);
+  if (values === undefined) return 0;
   if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the representor of the host function to serve");
-  const count = values.count === undefined ? 1 : positiveInt(values.count, "--count");
-  const timeoutMs = values.timeout === undefined ? undefined : positiveSecondsMs(values.timeout, "--timeout");
-  applySide(parseSide(values.side, process.env, "dpu"));
+  const { count, timeoutMs } = exchangeOptions(values, "dpu");
   const name = serverName(values.name, "-s/--name") ?? DEFAULT_SERVICE;
   const run = await runComchServer({
     onListening: () => printError(`comch-server: waiting for a client on "${name}"${timeoutMs ? ` (up to ${timeoutMs / 1000} s)` : ""}`),

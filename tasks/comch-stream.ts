@@ -8,15 +8,15 @@
  */
 import process from "node:process";
 import { ComchClient, ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
-import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
+import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { versionLine } from "./common/version.ts";
 import { printError, printJson } from "./common/output.ts";
 import { startLiveLine } from "./common/live-line.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
+import { parseTaskFlags } from "./common/task-flags.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";
 const MAX_SIZE = 4096;
@@ -297,12 +297,8 @@ export async function streamProducer(opts: {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine(TASK)), 0);
+  const values = parseTaskFlags(argv, FLAGS, HELP, TASK);
+  if (values === undefined) return 0;
   const side = parseSide(values.side, process.env, "host");
   const timeoutMs = values.timeout === undefined ? 30_000 : positiveSecondsMs(values.timeout, "--timeout");
   const count = values.count === undefined ? 10_000 : positiveInt(values.count, "--count");

@@ -17,15 +17,14 @@ import { EMPTY_DEFLATE, memberHeader, memberTrailer } from "./accel/gzip.ts";
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
+import { DEVICE_FLAGS } from "./accel/flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = {
   output: { type: "string", short: "o" },
   force: { type: "boolean", short: "f" },
   "chunk-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 const HELP = `Usage: compress FILE [-o OUTPUT] [-f] [--chunk-size BYTES] [-p PCI] [--json]

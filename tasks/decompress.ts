@@ -4,7 +4,7 @@
  * back to its content, the inflating done by DOCA Compress. Every member's CRC-32 and length, every frame's content
  * checksum and size are checked; a corrupt input fails with exit 1 and leaves no output.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync } from "node:fs";
 import process from "node:process";
 import { Compress, DocaError, ProgressEngine } from "../mod.ts";
 import { parseFlags, UsageError } from "./common/cli.ts";
@@ -19,13 +19,13 @@ import { LZ4_MAGIC, Lz4FormatError, parseFrameHeader, Xxh32 } from "./accel/lz4-
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
+import { readFully } from "./accel/read-fully.ts";
+import { DEVICE_FLAGS } from "./accel/flags.ts";
 
 export const FLAGS = {
   output: { type: "string", short: "o" },
   force: { type: "boolean", short: "f" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 const HELP = `Usage: decompress FILE [-o OUTPUT] [-f] [-p PCI] [--json]
@@ -72,12 +72,7 @@ export class CorruptInputError extends Error {
 /** Reads `length` bytes at `position` (fewer at the end of the file). */
 function readAt(fd: number, position: number, length: number, into?: Uint8Array): Uint8Array {
   const buf = into ?? new Uint8Array(length);
-  let done = 0;
-  while (done < length) {
-    const n = readSync(fd, buf, done, length - done, position + done);
-    if (n === 0) break;
-    done += n;
-  }
+  const done = readFully(fd, buf.subarray(0, length), position);
   return done === buf.length ? buf : buf.subarray(0, done);
 }
 

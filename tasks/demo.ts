@@ -12,14 +12,14 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statfsSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
+import { positiveInt, UsageError } from "./common/cli.ts";
 import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { versionLine } from "./common/version.ts";
 import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
 import { formatBytes, formatRate, plural } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
+import { parseTaskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = {
@@ -144,12 +144,8 @@ async function runStep(step: Step, env: Record<string, string>, signal: AbortSig
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine(TASK)), 0);
+  const values = parseTaskFlags(argv, FLAGS, HELP, TASK);
+  if (values === undefined) return 0;
   const size = values.size === undefined ? 5 * 1024 * 1024 : positiveInt(values.size, "--size", MAX_DEMO_SIZE);
   const signal = stopOnSignals();
   checkRoom(tmpdir(), size);

@@ -4,14 +4,14 @@
  * by default), one JSON document with --json for scripts.
  */
 import process from "node:process";
-import { parseFlags, parseSide } from "./common/cli.ts";
+import { parseSide } from "./common/cli.ts";
 import { applySide } from "./common/device.ts";
 import { Device, type DeviceInfo, listDevices, loadDoca, type RepInfo } from "../mod.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
 import { formatBytes } from "./common/units.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
+import { parseTaskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = {
@@ -84,12 +84,8 @@ export function formatListing(devices: DeviceListing[]): string {
 }
 
 function main(argv: string[]): number {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine(TASK)), 0);
+  const values = parseTaskFlags(argv, FLAGS, HELP, TASK);
+  if (values === undefined) return 0;
   applySide(parseSide(values.side, process.env, "host"));
   const library = loadDoca();
   const devices = listDevicesWithReps();

@@ -6,13 +6,13 @@
 import { createHash } from "node:crypto";
 import process from "node:process";
 import { Access, BufInventory, Dma, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
-import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
+import { positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
+import { parseTaskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = {
@@ -93,12 +93,8 @@ export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine(TASK)), 0);
+  const values = parseTaskFlags(argv, FLAGS, HELP, TASK);
+  if (values === undefined) return 0;
   let data: Uint8Array;
   if (values.size !== undefined && values.text !== undefined) throw new UsageError("give -t/--text or --size, not both");
   if (values.size !== undefined) {

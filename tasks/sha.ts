@@ -16,6 +16,7 @@ import { userPath } from "./common/user-path.ts";
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
+import { DEVICE_FLAGS } from "./accel/flags.ts";
 
 export const FLAGS = {
   algorithm: { type: "string", short: "a" },
@@ -23,9 +24,7 @@ export const FLAGS = {
   output: { type: "string", short: "o" },
   force: { type: "boolean", short: "f" },
   "part-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 const HELP = `Usage: sha [-a sha1|sha256|sha512] FILE... [-o LIST] [-f] [--part-size BYTES] [-p PCI] [--json]

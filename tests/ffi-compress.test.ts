@@ -10,30 +10,19 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { HOST_PCI } from "./helpers/sim-env.ts";
 import { adler32, crc32, xxh32 } from "./helpers/checksums.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
-import { Access, BufInventory, Compress, Device, DocaError, DocaErrorCode, liveObjects, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
+import { Access, BufInventory, Compress, Device, DocaError, DocaErrorCode, liveObjects, Mmap, NativeMemory } from "../mod.ts";
+import { textLike } from "./helpers/text-like.ts";
+import { localRegions } from "./helpers/local-regions.ts";
 
 const SIZE = 1 << 20;
 
-/** Text-like bytes that compress well but not trivially. */
-function text(length: number, seed = 1): Uint8Array {
-  const words = ["doca ", "compress ", "deflate ", "block ", "software ", "device ", "\n"];
-  const out = new Uint8Array(length);
-  let x = seed, i = 0;
-  while (i < length) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    for (const ch of words[(x >>> 16) % words.length]) if (i < length) out[i++] = ch.charCodeAt(0);
-  }
-  return out;
-}
+const WORDS = ["doca ", "compress ", "deflate ", "block ", "software ", "device ", "\n"];
+/** Text-like bytes (helpers/text-like.ts) over this file's words. */
+const text = (length: number, seed = 1): Uint8Array => textLike(WORDS, length, seed);
 
 async function setup() {
-  const dev = Device.open(HOST_PCI);
-  const pe = new ProgressEngine();
-  const src = NativeMemory.alloc(SIZE);
-  const dst = NativeMemory.alloc(SIZE);
-  const srcMap = Mmap.create({ memory: src, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  const dstMap = Mmap.create({ memory: dst, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  const inv = new BufInventory(64);
+  const r = localRegions({ srcSize: SIZE, dstSize: SIZE, bufs: 64 });
+  const { dev, pe, src, dst, srcMap, dstMap, inv } = r;
   const c = await Compress.open(dev, pe, { maxTasks: 8 });
   /** A source Buf holding `bytes`, and an empty destination of `room` bytes. */
   const bufs = (bytes: Uint8Array, room = SIZE) => {
@@ -45,13 +34,7 @@ async function setup() {
     dev, pe, c, bufs, out,
     async [Symbol.asyncDispose]() {
       await c.close();
-      inv.close();
-      dstMap.close();
-      srcMap.close();
-      src.close();
-      dst.close();
-      pe.close();
-      dev.close();
+      r.close();
     },
   };
 }

@@ -1,34 +1,23 @@
 import { Buffer } from "node:buffer";
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { HOST_PCI, pattern } from "./helpers/sim-env.ts";
+import { pattern } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
-import { Access, type Buf, BufInventory, Device, Dma, DocaError, liveObjects, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
+import { Access, type Buf, Dma, DocaError, liveObjects } from "../mod.ts";
+import { localRegions } from "./helpers/local-regions.ts";
 
 const MiB = 1024 * 1024;
 
 /** A device, engine, DMA and two maps over fresh memory of `size` bytes (src filled with a pattern). */
 function setup(size: number, dstPermissions: number = Access.LOCAL_READ_WRITE) {
-  const dev = Device.open(HOST_PCI);
-  const pe = new ProgressEngine();
-  const src = NativeMemory.alloc(size);
-  const dst = NativeMemory.alloc(size);
-  src.bytes.set(pattern(size));
-  const srcMap = Mmap.create({ memory: src, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  const dstMap = Mmap.create({ memory: dst, permissions: dstPermissions, devices: [dev] });
-  const inv = new BufInventory(4096);
-  const dma = new Dma(dev, pe, { maxTasks: 128 });
+  const r = localRegions({ srcSize: size, dstSize: size, bufs: 4096, dstPermissions });
+  r.src.bytes.set(pattern(size));
+  const dma = new Dma(r.dev, r.pe, { maxTasks: 128 });
   return {
-    dev, pe, src, dst, srcMap, dstMap, inv, dma,
+    ...r, dma,
     [Symbol.dispose]() {
       dma.close();
-      inv.close();
-      dstMap.close();
-      srcMap.close();
-      src.close();
-      dst.close();
-      pe.close();
-      dev.close();
+      r.close();
     },
   };
 }

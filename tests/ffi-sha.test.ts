@@ -11,20 +11,16 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { HOST_PCI, pattern } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
-import { Access, BufInventory, Device, DocaError, DocaErrorCode, liveObjects, Mmap, NativeMemory, ProgressEngine, Sha } from "../mod.ts";
+import { Device, DocaError, DocaErrorCode, liveObjects, Sha } from "../mod.ts";
+import { localRegions } from "./helpers/local-regions.ts";
 
 const SIZE = 4 << 20;
 const DIGESTS = 64 * 64;
 
 async function setup() {
-  const dev = Device.open(HOST_PCI);
-  const pe = new ProgressEngine();
-  const src = NativeMemory.alloc(SIZE);
-  const dst = NativeMemory.alloc(DIGESTS);
+  const r = localRegions({ srcSize: SIZE, dstSize: DIGESTS, bufs: 256 });
+  const { dev, pe, src, dst, srcMap, dstMap, inv } = r;
   src.bytes.set(pattern(SIZE, 5));
-  const srcMap = Mmap.create({ memory: src, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  const dstMap = Mmap.create({ memory: dst, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-  const inv = new BufInventory(256);
   const sha = await Sha.open(dev, pe, { maxTasks: 8, maxSessions: 4 });
   const part = (offset: number, length: number) => inv.bufByData(srcMap, src.address + offset, length);
   const digestBuf = (index: number, room = 64) => inv.bufByAddr(dstMap, dst.address + index * 64, room);
@@ -34,17 +30,10 @@ async function setup() {
     dev, pe, sha, part, digestBuf, digest, expected,
     async [Symbol.asyncDispose]() {
       await sha.close();
-      inv.close();
-      dstMap.close();
-      srcMap.close();
-      src.close();
-      dst.close();
-      pe.close();
-      dev.close();
+      r.close();
     },
   };
 }
-
 
 describe("ffi: Sha", () => {
   test("capabilities: SHA-1/256/512, digest lengths and block sizes", () => {

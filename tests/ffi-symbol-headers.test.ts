@@ -3,12 +3,15 @@
  * headers (sim/include/*.h, DOCA's prototypes): the number of parameters, each integer's width and signedness, which
  * parameters (and result) are pointers, and for "ptr<doca_X>" that the C type is `struct doca_X *` ("ptr<void>":
  * `void *`). The prototype written beside each entry in ffi/native/symbols.ts must agree with the header too, so the
- * comment a reader trusts is the one the table was written from.
+ * comment a reader trusts is the one the table was written from. The headers are read through the C preprocessor, so
+ * the prototypes a macro declares (one macro for all of a library's task kinds) are checked like the others.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { ACCEL_EA_SYMBOLS, COMPRESS_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, SHA_SYMBOLS } from "../ffi/native/symbols.ts";
 
@@ -88,9 +91,26 @@ function fits(table: TableType, c: TableType | undefined): boolean {
   return table === "ptr" && c.startsWith("ptr");
 }
 
+/** What a header itself declares, macros expanded (`cc -E`; line markers drop what it includes). */
+function preprocessed(file: string): string {
+  const cpp = spawnSync(process.env.CC ?? "cc", ["-E", `-I${include}`, "-x", "c", join(include, file)], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  if (cpp.status !== 0) throw new Error(`cc -E ${file}: ${cpp.stderr || cpp.error}`);
+  let own = false;
+  const text: string[] = [];
+  for (const line of cpp.stdout.split("\n")) {
+    const marker = /^# \d+ "(.*)"/.exec(line);
+    if (marker) own = marker[1].endsWith(`/${file}`);
+    else if (own) text.push(line);
+  }
+  return text.join("\n").replace(/__attribute__\(\((visibility\("default"\)|deprecated)\)\)/g, " ");
+}
+
 const headers = new Map<string, Prototype>();
 for (const file of readdirSync(include).filter((f) => f.endsWith(".h"))) {
-  for (const [name, proto] of prototypes(readFileSync(join(include, file), "utf8"))) headers.set(name, proto);
+  for (const [name, proto] of prototypes(preprocessed(file))) headers.set(name, proto);
 }
 /** The prototypes commented in ffi/native/symbols.ts, one comment line each (prose lines around them match nothing). */
 const commented = new Map<string, Prototype>();

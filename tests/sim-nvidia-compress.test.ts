@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { deflateSync, inflateRawSync, inflateSync } from "node:zlib";
 import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
 import { adler32, crc32, xxh32 } from "./helpers/checksums.ts";
+import { textLike } from "./helpers/text-like.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const libDir = join(root, "build", "sim", "lib");
@@ -84,17 +85,9 @@ function build(): void {
   }
 }
 
-/** Text-like bytes. */
-function text(length: number, seed = 1): Uint8Array {
-  const words = ["doca ", "sample ", "deflate ", "block ", "frame ", "digest ", "\n"];
-  const out = new Uint8Array(length);
-  let x = seed, i = 0;
-  while (i < length) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    for (const ch of words[(x >>> 16) % words.length]) if (i < length) out[i++] = ch.charCodeAt(0);
-  }
-  return out;
-}
+const WORDS = ["doca ", "sample ", "deflate ", "block ", "frame ", "digest ", "\n"];
+/** Text-like bytes (helpers/text-like.ts) over this file's words. */
+const text = (length: number, seed = 1): Uint8Array => textLike(WORDS, length, seed);
 
 /** An LZ4 frame of stored (uncompressed) blocks with a content checksum, made here when the lz4 tool is missing. */
 function storedFrame(data: Uint8Array): Uint8Array {

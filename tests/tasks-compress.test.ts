@@ -13,21 +13,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { startChild } from "../tasks/common/run-pair.ts";
+import { textLike } from "./helpers/text-like.ts";
 
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
 const run = (name: string, args: string[]) => startChild(task(name), args, {}, 120_000).done;
 
-/** Text-like bytes (compressible, not trivially). */
-function text(length: number, seed = 1): Uint8Array {
-  const words = ["doca ", "gzip ", "deflate ", "member ", "block ", "frame ", "\n"];
-  const out = new Uint8Array(length);
-  let x = seed, i = 0;
-  while (i < length) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    for (const ch of words[(x >>> 16) % words.length]) if (i < length) out[i++] = ch.charCodeAt(0);
-  }
-  return out;
-}
+const WORDS = ["doca ", "gzip ", "deflate ", "member ", "block ", "frame ", "\n"];
+/** Text-like bytes (helpers/text-like.ts) over this file's words. */
+const text = (length: number, seed = 1): Uint8Array => textLike(WORDS, length, seed);
 
 function withDir(fn: (dir: string) => Promise<void>): () => Promise<void> {
   return async () => {

@@ -8,22 +8,13 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startChild } from "../tasks/common/run-pair.ts";
 import { workspaces } from "./helpers-tasks/workspace.ts";
+import { ok, run, task } from "./helpers-tasks/run-task.ts";
 
 const space = workspaces(after);
-const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
 const TIMEOUT = 240_000;
 
-async function run(name: string, args: string[], env: Record<string, string>) {
-  return await startChild(task(name), args, env, 60_000).done;
-}
-async function ok(name: string, args: string[], env: Record<string, string>): Promise<string> {
-  const r = await run(name, args, env);
-  assert.equal(r.code, 0, `${name} ${args.join(" ")} exited ${r.code ?? r.signal}:\n${r.stderr}`);
-  return r.stdout;
-}
 const block = (k: number) => `block-${String(k).padStart(3, "0")}`;
 
 describe("ec-encode / ec-recover", () => {

@@ -11,23 +11,12 @@ import { Buffer } from "node:buffer";
 import crypto from "node:crypto";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startChild } from "../tasks/common/run-pair.ts";
 import { workspaces } from "./helpers-tasks/workspace.ts";
+import { ok, run, task } from "./helpers-tasks/run-task.ts";
 
 const space = workspaces(after);
-const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
 const TIMEOUT = 120_000;
-
-async function run(name: string, args: string[], env: Record<string, string>) {
-  return await startChild(task(name), args, env, 60_000).done;
-}
-
-async function ok(name: string, args: string[], env: Record<string, string>): Promise<string> {
-  const r = await run(name, args, env);
-  assert.equal(r.code, 0, `${name} ${args.join(" ")} exited ${r.code ?? r.signal}:\n${r.stderr}`);
-  return r.stdout;
-}
 
 /** Decrypts the format with node:crypto alone: the format as documented, not as our code reads it. */
 function nodeDecrypt(file: Uint8Array, key: Uint8Array): Uint8Array {

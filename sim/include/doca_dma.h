@@ -15,11 +15,6 @@
 extern "C" {
 #endif
 
-struct doca_buf;
-struct doca_ctx;
-struct doca_dev;
-struct doca_devinfo;
-struct doca_task;
 struct doca_dma;
 struct doca_dma_task_memcpy;
 

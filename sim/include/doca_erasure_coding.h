@@ -21,162 +21,62 @@
 extern "C" {
 #endif
 
-struct doca_buf;
-struct doca_ctx;
-struct doca_dev;
-struct doca_devinfo;
-struct doca_task;
-
 /* An erasure coding context, and a coding matrix made for one */
 struct doca_ec;
 struct doca_ec_matrix;
 
+/*
+ * Every EC task kind has the same functions, with its own names for the matrix (matrix), the source (src) and the
+ * destination (dst; recover's getter is dst_get): one macro declares them for a kind, expanding to DOCA's own prototypes
+ */
+#define DOCA_SIM_EC_TASK_DECL(kind, matrix, src, dst, dst_get) \
+	struct doca_ec_task_##kind; \
+	typedef void (*doca_ec_task_##kind##_completion_cb_t)(struct doca_ec_task_##kind * task, \
+							      union doca_data task_user_data, \
+							      union doca_data ctx_user_data); \
+	DOCA_EXPERIMENTAL \
+	doca_error_t doca_ec_cap_task_##kind##_is_supported(const struct doca_devinfo *devinfo); \
+	DOCA_EXPERIMENTAL \
+	doca_error_t doca_ec_task_##kind##_set_conf(struct doca_ec *ec, \
+						    doca_ec_task_##kind##_completion_cb_t successful_task_completion_cb, \
+						    doca_ec_task_##kind##_completion_cb_t error_task_completion_cb, \
+						    uint32_t num_tasks); \
+	DOCA_EXPERIMENTAL \
+	doca_error_t doca_ec_task_##kind##_allocate_init(struct doca_ec *ec, \
+							 const struct doca_ec_matrix *matrix, \
+							 const struct doca_buf *src, \
+							 struct doca_buf *dst, \
+							 union doca_data user_data, \
+							 struct doca_ec_task_##kind **task); \
+	DOCA_EXPERIMENTAL \
+	struct doca_task *doca_ec_task_##kind##_as_task(struct doca_ec_task_##kind *task); \
+	DOCA_EXPERIMENTAL \
+	void doca_ec_task_##kind##_set_##matrix(struct doca_ec_task_##kind *task, const struct doca_ec_matrix *matrix); \
+	DOCA_EXPERIMENTAL \
+	const struct doca_ec_matrix *doca_ec_task_##kind##_get_##matrix(const struct doca_ec_task_##kind *task); \
+	DOCA_EXPERIMENTAL \
+	void doca_ec_task_##kind##_set_##src(struct doca_ec_task_##kind *task, const struct doca_buf *src); \
+	DOCA_EXPERIMENTAL \
+	const struct doca_buf *doca_ec_task_##kind##_get_##src(const struct doca_ec_task_##kind *task); \
+	DOCA_EXPERIMENTAL \
+	void doca_ec_task_##kind##_set_##dst(struct doca_ec_task_##kind *task, struct doca_buf *dst); \
+	DOCA_EXPERIMENTAL \
+	struct doca_buf *doca_ec_task_##kind##_get_##dst_get(const struct doca_ec_task_##kind *task);
+
 /* ---- Galois multiplication: destination blocks = source blocks x matrix, nothing else ---- */
-struct doca_ec_task_galois_mul;
-typedef void (*doca_ec_task_galois_mul_completion_cb_t)(struct doca_ec_task_galois_mul *task,
-							union doca_data task_user_data,
-							union doca_data ctx_user_data);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_cap_task_galois_mul_is_supported(const struct doca_devinfo *devinfo);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_task_galois_mul_set_conf(struct doca_ec *ec,
-					      doca_ec_task_galois_mul_completion_cb_t successful_task_completion_cb,
-					      doca_ec_task_galois_mul_completion_cb_t error_task_completion_cb,
-					      uint32_t num_tasks);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_task_galois_mul_allocate_init(struct doca_ec *ec,
-						   const struct doca_ec_matrix *coding_matrix,
-						   const struct doca_buf *src_buf,
-						   struct doca_buf *dst_buf,
-						   union doca_data user_data,
-						   struct doca_ec_task_galois_mul **task);
-DOCA_EXPERIMENTAL
-struct doca_task *doca_ec_task_galois_mul_as_task(struct doca_ec_task_galois_mul *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_galois_mul_set_coding_matrix(struct doca_ec_task_galois_mul *task,
-					       const struct doca_ec_matrix *coding_matrix);
-DOCA_EXPERIMENTAL
-const struct doca_ec_matrix *doca_ec_task_galois_mul_get_coding_matrix(const struct doca_ec_task_galois_mul *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_galois_mul_set_src_buf(struct doca_ec_task_galois_mul *task, const struct doca_buf *src_buf);
-DOCA_EXPERIMENTAL
-const struct doca_buf *doca_ec_task_galois_mul_get_src_buf(const struct doca_ec_task_galois_mul *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_galois_mul_set_dst_buf(struct doca_ec_task_galois_mul *task, struct doca_buf *dst_buf);
-DOCA_EXPERIMENTAL
-struct doca_buf *doca_ec_task_galois_mul_get_dst_buf(const struct doca_ec_task_galois_mul *task);
+DOCA_SIM_EC_TASK_DECL(galois_mul, coding_matrix, src_buf, dst_buf, dst_buf)
 
 /* ---- Create: the redundancy blocks of N data blocks ---- */
-struct doca_ec_task_create;
-typedef void (*doca_ec_task_create_completion_cb_t)(struct doca_ec_task_create *task,
-						    union doca_data task_user_data,
-						    union doca_data ctx_user_data);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_cap_task_create_is_supported(const struct doca_devinfo *devinfo);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_task_create_set_conf(struct doca_ec *ec,
-					  doca_ec_task_create_completion_cb_t successful_task_completion_cb,
-					  doca_ec_task_create_completion_cb_t error_task_completion_cb,
-					  uint32_t num_tasks);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_task_create_allocate_init(struct doca_ec *ec,
-					       const struct doca_ec_matrix *coding_matrix,
-					       const struct doca_buf *original_data_blocks,
-					       struct doca_buf *rdnc_blocks,
-					       union doca_data user_data,
-					       struct doca_ec_task_create **task);
-DOCA_EXPERIMENTAL
-struct doca_task *doca_ec_task_create_as_task(struct doca_ec_task_create *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_create_set_coding_matrix(struct doca_ec_task_create *task,
-					   const struct doca_ec_matrix *coding_matrix);
-DOCA_EXPERIMENTAL
-const struct doca_ec_matrix *doca_ec_task_create_get_coding_matrix(const struct doca_ec_task_create *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_create_set_original_data_blocks(struct doca_ec_task_create *task,
-						  const struct doca_buf *original_data_blocks);
-DOCA_EXPERIMENTAL
-const struct doca_buf *doca_ec_task_create_get_original_data_blocks(const struct doca_ec_task_create *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_create_set_rdnc_blocks(struct doca_ec_task_create *task, struct doca_buf *rdnc_blocks);
-DOCA_EXPERIMENTAL
-struct doca_buf *doca_ec_task_create_get_rdnc_blocks(const struct doca_ec_task_create *task);
+DOCA_SIM_EC_TASK_DECL(create, coding_matrix, original_data_blocks, rdnc_blocks, rdnc_blocks)
 
 /* ---- Update: new redundancy blocks after some data blocks changed. Source: for each updated block its old and
  * its new content, then the old redundancy blocks; destination: the updated redundancy blocks ---- */
-struct doca_ec_task_update;
-typedef void (*doca_ec_task_update_completion_cb_t)(struct doca_ec_task_update *task,
-						    union doca_data task_user_data,
-						    union doca_data ctx_user_data);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_cap_task_update_is_supported(const struct doca_devinfo *devinfo);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_task_update_set_conf(struct doca_ec *ec,
-					  doca_ec_task_update_completion_cb_t successful_task_completion_cb,
-					  doca_ec_task_update_completion_cb_t error_task_completion_cb,
-					  uint32_t num_tasks);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_task_update_allocate_init(struct doca_ec *ec,
-					       const struct doca_ec_matrix *update_matrix,
-					       const struct doca_buf *original_updated_and_rdnc_blocks,
-					       struct doca_buf *updated_rdnc_blocks,
-					       union doca_data user_data,
-					       struct doca_ec_task_update **task);
-DOCA_EXPERIMENTAL
-struct doca_task *doca_ec_task_update_as_task(struct doca_ec_task_update *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_update_set_update_matrix(struct doca_ec_task_update *task,
-					   const struct doca_ec_matrix *update_matrix);
-DOCA_EXPERIMENTAL
-const struct doca_ec_matrix *doca_ec_task_update_get_update_matrix(const struct doca_ec_task_update *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_update_set_original_updated_and_rdnc_blocks(struct doca_ec_task_update *task,
-							      const struct doca_buf *original_updated_and_rdnc_blocks);
-DOCA_EXPERIMENTAL
-const struct doca_buf *doca_ec_task_update_get_original_updated_and_rdnc_blocks(const struct doca_ec_task_update *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_update_set_updated_rdnc_blocks(struct doca_ec_task_update *task,
-						 struct doca_buf *updated_rdnc_blocks);
-DOCA_EXPERIMENTAL
-struct doca_buf *doca_ec_task_update_get_updated_rdnc_blocks(const struct doca_ec_task_update *task);
+DOCA_SIM_EC_TASK_DECL(update, update_matrix, original_updated_and_rdnc_blocks, updated_rdnc_blocks,
+		      updated_rdnc_blocks)
 
 /* ---- Recover: the missing blocks from N available ones (available data blocks in index order, then redundancy
  * blocks); the destination receives the missing blocks in the order of the recover matrix's missing indices ---- */
-struct doca_ec_task_recover;
-typedef void (*doca_ec_task_recover_completion_cb_t)(struct doca_ec_task_recover *task,
-						     union doca_data task_user_data,
-						     union doca_data ctx_user_data);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_cap_task_recover_is_supported(const struct doca_devinfo *devinfo);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_task_recover_set_conf(struct doca_ec *ec,
-					   doca_ec_task_recover_completion_cb_t successful_task_completion_cb,
-					   doca_ec_task_recover_completion_cb_t error_task_completion_cb,
-					   uint32_t num_tasks);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_task_recover_allocate_init(struct doca_ec *ec,
-						const struct doca_ec_matrix *recover_matrix,
-						const struct doca_buf *available_blocks,
-						struct doca_buf *recovered_data_blocks,
-						union doca_data user_data,
-						struct doca_ec_task_recover **task);
-DOCA_EXPERIMENTAL
-struct doca_task *doca_ec_task_recover_as_task(struct doca_ec_task_recover *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_recover_set_recover_matrix(struct doca_ec_task_recover *task,
-					     const struct doca_ec_matrix *recover_matrix);
-DOCA_EXPERIMENTAL
-const struct doca_ec_matrix *doca_ec_task_recover_get_recover_matrix(const struct doca_ec_task_recover *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_recover_set_available_blocks(struct doca_ec_task_recover *task,
-					       const struct doca_buf *available_blocks);
-DOCA_EXPERIMENTAL
-const struct doca_buf *doca_ec_task_recover_get_available_blocks(const struct doca_ec_task_recover *task);
-DOCA_EXPERIMENTAL
-void doca_ec_task_recover_set_recovered_data_blocks(struct doca_ec_task_recover *task,
-						    struct doca_buf *recovered_data_blocks);
-DOCA_EXPERIMENTAL
-struct doca_buf *doca_ec_task_recover_get_recovered_data(const struct doca_ec_task_recover *task);
+DOCA_SIM_EC_TASK_DECL(recover, recover_matrix, available_blocks, recovered_data_blocks, recovered_data)
 
 /* ---- The context ---- */
 DOCA_EXPERIMENTAL

@@ -19,12 +19,6 @@
 extern "C" {
 #endif
 
-struct doca_buf;
-struct doca_ctx;
-struct doca_dev;
-struct doca_devinfo;
-struct doca_task;
-
 struct doca_sha;
 
 DOCA_EXPERIMENTAL
@@ -71,97 +65,53 @@ doca_error_t doca_sha_cap_get_partial_hash_block_size(struct doca_devinfo const 
 						      enum doca_sha_algorithm algorithm,
 						      uint32_t *partial_block_size);
 
+/*
+ * The functions the hash and partial hash tasks share, declared by one macro for each (DOCA's own prototypes).
+ * set_conf's log_num_tasks: the pool holds 2^log_num_tasks tasks; BAD_STATE unless idle. For a partial hash task,
+ * set_dst and set_algorithm answer BAD_STATE once its session has started (before the first submission or after a
+ * reset only).
+ */
+#define DOCA_SIM_SHA_TASK_DECL(kind) \
+	struct doca_sha_task_##kind; \
+	typedef void (*doca_sha_task_##kind##_completion_cb_t)(struct doca_sha_task_##kind *task, \
+							   union doca_data task_user_data, \
+							   union doca_data ctx_user_data); \
+	DOCA_EXPERIMENTAL \
+	doca_error_t doca_sha_task_##kind##_set_conf(struct doca_sha *sha, \
+						 doca_sha_task_##kind##_completion_cb_t task_completion_cb, \
+						 doca_sha_task_##kind##_completion_cb_t task_error_cb, \
+						 uint8_t log_num_tasks); \
+	DOCA_EXPERIMENTAL \
+	doca_error_t doca_sha_task_##kind##_alloc_init(struct doca_sha *sha, \
+						   enum doca_sha_algorithm algorithm, \
+						   struct doca_buf const *src_buf, \
+						   struct doca_buf *dst_buf, \
+						   union doca_data user_data, \
+						   struct doca_sha_task_##kind **task); \
+	DOCA_EXPERIMENTAL \
+	doca_error_t doca_sha_task_##kind##_set_src(struct doca_sha_task_##kind *task, struct doca_buf const *src_buf); \
+	DOCA_EXPERIMENTAL \
+	struct doca_buf const *doca_sha_task_##kind##_get_src(struct doca_sha_task_##kind const *task); \
+	DOCA_EXPERIMENTAL \
+	doca_error_t doca_sha_task_##kind##_set_dst(struct doca_sha_task_##kind *task, struct doca_buf *dst_buf); \
+	DOCA_EXPERIMENTAL \
+	struct doca_buf const *doca_sha_task_##kind##_get_dst(struct doca_sha_task_##kind const *task); \
+	DOCA_EXPERIMENTAL \
+	doca_error_t doca_sha_task_##kind##_set_algorithm(struct doca_sha_task_##kind *task, enum doca_sha_algorithm algorithm); \
+	DOCA_EXPERIMENTAL \
+	enum doca_sha_algorithm doca_sha_task_##kind##_get_algorithm(struct doca_sha_task_##kind const *task); \
+	DOCA_EXPERIMENTAL \
+	struct doca_task *doca_sha_task_##kind##_as_task(struct doca_sha_task_##kind *task);
+
 /* ---- hash task ---- */
-
-struct doca_sha_task_hash;
-
-typedef void (*doca_sha_task_hash_completion_cb_t)(struct doca_sha_task_hash *task,
-						   union doca_data task_user_data,
-						   union doca_data ctx_user_data);
-
-/* log_num_tasks: the pool holds 2^log_num_tasks tasks. BAD_STATE unless idle. */
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_hash_set_conf(struct doca_sha *sha,
-					 doca_sha_task_hash_completion_cb_t task_completion_cb,
-					 doca_sha_task_hash_completion_cb_t task_error_cb,
-					 uint8_t log_num_tasks);
-
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_hash_alloc_init(struct doca_sha *sha,
-					   enum doca_sha_algorithm algorithm,
-					   struct doca_buf const *src_buf,
-					   struct doca_buf *dst_buf,
-					   union doca_data user_data,
-					   struct doca_sha_task_hash **task);
-
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_hash_set_src(struct doca_sha_task_hash *task, struct doca_buf const *src_buf);
-
-DOCA_EXPERIMENTAL
-struct doca_buf const *doca_sha_task_hash_get_src(struct doca_sha_task_hash const *task);
-
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct doca_buf *dst_buf);
-
-DOCA_EXPERIMENTAL
-struct doca_buf const *doca_sha_task_hash_get_dst(struct doca_sha_task_hash const *task);
-
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, enum doca_sha_algorithm algorithm);
-
-DOCA_EXPERIMENTAL
-enum doca_sha_algorithm doca_sha_task_hash_get_algorithm(struct doca_sha_task_hash const *task);
-
-DOCA_EXPERIMENTAL
-struct doca_task *doca_sha_task_hash_as_task(struct doca_sha_task_hash *task);
+DOCA_SIM_SHA_TASK_DECL(hash)
 
 /* ---- partial hash task ---- */
-
-struct doca_sha_task_partial_hash;
-
-typedef void (*doca_sha_task_partial_hash_completion_cb_t)(struct doca_sha_task_partial_hash *task,
-							   union doca_data task_user_data,
-							   union doca_data ctx_user_data);
-
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_partial_hash_set_conf(struct doca_sha *sha,
-						 doca_sha_task_partial_hash_completion_cb_t task_completion_cb,
-						 doca_sha_task_partial_hash_completion_cb_t task_error_cb,
-						 uint8_t log_num_tasks);
-
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_partial_hash_alloc_init(struct doca_sha *sha,
-						   enum doca_sha_algorithm algorithm,
-						   struct doca_buf const *src_buf,
-						   struct doca_buf *dst_buf,
-						   union doca_data user_data,
-						   struct doca_sha_task_partial_hash **task);
+DOCA_SIM_SHA_TASK_DECL(partial_hash)
 
 /* Forget the session: the next submission starts a new digest */
 DOCA_EXPERIMENTAL
 doca_error_t doca_sha_task_partial_hash_reset(struct doca_sha_task_partial_hash *task);
-
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_partial_hash_set_src(struct doca_sha_task_partial_hash *task,
-						struct doca_buf const *src_buf);
-
-DOCA_EXPERIMENTAL
-struct doca_buf const *doca_sha_task_partial_hash_get_src(struct doca_sha_task_partial_hash const *task);
-
-/* BAD_STATE once the session has started (before the first submission or after a reset only) */
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_hash *task, struct doca_buf *dst_buf);
-
-DOCA_EXPERIMENTAL
-struct doca_buf const *doca_sha_task_partial_hash_get_dst(struct doca_sha_task_partial_hash const *task);
-
-/* BAD_STATE once the session has started */
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_partial_hash *task,
-						      enum doca_sha_algorithm algorithm);
-
-DOCA_EXPERIMENTAL
-enum doca_sha_algorithm doca_sha_task_partial_hash_get_algorithm(struct doca_sha_task_partial_hash const *task);
 
 /* The next submission carries the last part (DOCA: not for the first part; use a hash task then) */
 DOCA_EXPERIMENTAL
@@ -173,9 +123,6 @@ uint8_t doca_sha_task_partial_hash_get_is_final(struct doca_sha_task_partial_has
 /* 1 once the final part completed and the destination holds the digest */
 DOCA_EXPERIMENTAL
 uint8_t doca_sha_task_partial_hash_get_has_result(struct doca_sha_task_partial_hash const *task);
-
-DOCA_EXPERIMENTAL
-struct doca_task *doca_sha_task_partial_hash_as_task(struct doca_sha_task_partial_hash *task);
 
 #ifdef __cplusplus
 } /* extern "C" */

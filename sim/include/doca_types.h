@@ -23,6 +23,13 @@ union doca_data {
 	uint64_t u64;
 };
 
+/* The objects most libraries' prototypes name, declared once here (every library header includes this one) */
+struct doca_buf;
+struct doca_ctx;
+struct doca_dev;
+struct doca_devinfo;
+struct doca_task;
+
 struct doca_gather_list {
 	void *addr;
 	uint64_t len;

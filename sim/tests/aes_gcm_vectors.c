@@ -9,7 +9,7 @@
  */
 #include <doca_aes_gcm.h>
 
-#include "sim_test_util.h"
+#include "accel_test_util.h"
 
 struct vector {
 	const char *key, *iv, *pt, *aad, *ct, *tag;
@@ -95,51 +95,22 @@ static void env_open(struct env *e)
 	T_OK(doca_aes_gcm_task_encrypt_set_conf(e->aes, enc_cb, enc_cb, 8));
 	T_OK(doca_aes_gcm_task_decrypt_set_conf(e->aes, dec_cb, dec_cb, 8));
 	T_OK(doca_ctx_start(doca_aes_gcm_as_ctx(e->aes)));
-	e->mem = malloc(MEM_LEN);
-	T_TRUE(e->mem != NULL);
-	e->mmap = t_mmap(e->dev, e->mem, MEM_LEN, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-	T_OK(doca_buf_inventory_create(128, &e->inv));
-	T_OK(doca_buf_inventory_start(e->inv));
+	e->mem = t_local_area(e->dev, MEM_LEN, 64, 128, &e->mmap, &e->inv);
 }
 
 static void env_close(struct env *e)
 {
 	T_OK(doca_ctx_stop(doca_aes_gcm_as_ctx(e->aes)));
 	T_OK(doca_aes_gcm_destroy(e->aes));
-	T_OK(doca_pe_destroy(e->pe));
-	T_OK(doca_buf_inventory_destroy(e->inv));
-	T_OK(doca_mmap_destroy(e->mmap));
-	T_OK(doca_dev_close(e->dev));
-	free(e->mem);
-}
-
-static struct doca_buf *list_over(struct env *e, uint8_t *p, size_t len, unsigned pieces, bool full)
-{
-	struct doca_buf *head = NULL;
-	size_t off = 0;
-
-	if (pieces > len)
-		pieces = len > 0 ? (unsigned)len : 1;
-	for (unsigned k = 0; k < pieces; k++) {
-		size_t part = k + 1 == pieces ? len - off : len / pieces;
-		struct doca_buf *b;
-
-		T_OK(doca_buf_inventory_buf_get_by_args(e->inv, e->mmap, p + off, part, p + off, full ? part : 0, &b));
-		if (head == NULL)
-			head = b;
-		else
-			T_OK(doca_buf_chain_list(head, b));
-		off += part;
-	}
-	return head;
+	t_local_close(e->pe, e->inv, e->mmap, e->dev, e->mem);
 }
 
 /* One task over mem[0, in_len) into mem[DST_OFF, DST_OFF + room); its status */
 static doca_error_t run(struct env *e, bool decrypt, struct doca_aes_gcm_key *key, const uint8_t *iv, uint32_t iv_len,
 			uint32_t tag, uint32_t aad, size_t in_len, size_t room, unsigned pieces)
 {
-	struct doca_buf *s = list_over(e, e->mem, in_len, pieces, true);
-	struct doca_buf *d = list_over(e, e->mem + DST_OFF, room, pieces, false);
+	struct doca_buf *s = t_buf_list(e->inv, e->mmap, e->mem, in_len, pieces, true);
+	struct doca_buf *d = t_buf_list(e->inv, e->mmap, e->mem + DST_OFF, room, pieces, false);
 	union doca_data ud = {.ptr = e};
 	int before = e->done;
 	double deadline = t_now() + 10.0;
@@ -215,8 +186,8 @@ static void bad_input(struct env *e)
 	T_EXPECT_ERR(doca_aes_gcm_key_create(e->aes, key, (enum doca_aes_gcm_key_type)3, &k), DOCA_ERROR_INVALID_VALUE);
 	T_OK(doca_aes_gcm_key_create(e->aes, key, DOCA_AES_GCM_KEY_128, &k));
 	T_EXPECT_ERR(doca_aes_gcm_destroy(e->aes), DOCA_ERROR_IN_USE);
-	s = list_over(e, e->mem, 64, 1, true);
-	d = list_over(e, e->mem + DST_OFF, 128, 1, false);
+	s = t_buf_list(e->inv, e->mmap, e->mem, 64, 1, true);
+	d = t_buf_list(e->inv, e->mmap, e->mem + DST_OFF, 128, 1, false);
 	T_EXPECT_ERR(doca_aes_gcm_task_encrypt_alloc_init(e->aes, s, d, k, iv, 13, 16, 0, ud, &t),
 		     DOCA_ERROR_INVALID_VALUE);
 	T_EXPECT_ERR(doca_aes_gcm_task_encrypt_alloc_init(e->aes, s, d, k, iv, 12, 8, 0, ud, &t),

@@ -10,7 +10,7 @@
 
 #include <doca_compress.h>
 
-#include "sim_test_util.h"
+#include "accel_test_util.h"
 
 #define AREA (1u << 20)
 #define GUARD 4096u
@@ -509,11 +509,7 @@ int main(int argc, char **argv)
 	struct doca_ctx *ctx;
 
 	e.dev = t_open_first_dev();
-	e.area = aligned_alloc(4096, AREA + GUARD);
-	T_TRUE(e.area != NULL);
-	e.mmap = t_mmap(e.dev, e.area, AREA + GUARD, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-	T_OK(doca_buf_inventory_create(16, &e.inv));
-	T_OK(doca_buf_inventory_start(e.inv));
+	e.area = t_local_area(e.dev, AREA + GUARD, 4096, 16, &e.mmap, &e.inv);
 	T_OK(doca_pe_create(&e.pe));
 	T_OK(doca_compress_create(e.dev, &e.c));
 	ctx = doca_compress_as_ctx(e.c);
@@ -544,14 +540,10 @@ int main(int argc, char **argv)
 	}
 	if (e.c != NULL)
 		T_OK(doca_compress_destroy(e.c));
-	T_OK(doca_pe_destroy(e.pe));
-	T_OK(doca_buf_inventory_destroy(e.inv));
-	T_OK(doca_mmap_destroy(e.mmap));
-	T_OK(doca_dev_close(e.dev));
+	t_local_close(e.pe, e.inv, e.mmap, e.dev, e.area);
 	T_TRUE(doca_sim_live_objects() == 0);
 	t_say("ok no live objects left");
 	(void)cur;
-	free(e.area);
 	t_say("PASS compress_tasks");
 	return 0;
 }

@@ -8,7 +8,7 @@
  */
 #include <doca_erasure_coding.h>
 
-#include "sim_test_util.h"
+#include "accel_test_util.h"
 
 static uint8_t ref_mul(uint8_t a, uint8_t b)
 {
@@ -97,42 +97,14 @@ static void env_open(struct env *e, size_t mem_len)
 	T_OK(doca_ec_task_galois_mul_set_conf(e->ec, mul_cb, mul_cb, 4));
 	T_OK(doca_ctx_start(doca_ec_as_ctx(e->ec)));
 	e->mem_len = mem_len;
-	e->mem = aligned_alloc(64, mem_len);
-	T_TRUE(e->mem != NULL);
-	e->mmap = t_mmap(e->dev, e->mem, mem_len, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-	T_OK(doca_buf_inventory_create(256, &e->inv));
-	T_OK(doca_buf_inventory_start(e->inv));
+	e->mem = t_local_area(e->dev, mem_len, 64, 256, &e->mmap, &e->inv);
 }
 
 static void env_close(struct env *e)
 {
 	T_OK(doca_ctx_stop(doca_ec_as_ctx(e->ec)));
 	T_OK(doca_ec_destroy(e->ec));
-	T_OK(doca_pe_destroy(e->pe));
-	T_OK(doca_buf_inventory_destroy(e->inv));
-	T_OK(doca_mmap_destroy(e->mmap));
-	T_OK(doca_dev_close(e->dev));
-	free(e->mem);
-}
-
-/* A buf list over [p, p + len) cut into `pieces` elements; data set when `full`, empty (all room) otherwise */
-static struct doca_buf *list_over(struct env *e, uint8_t *p, size_t len, unsigned pieces, bool full)
-{
-	struct doca_buf *head = NULL;
-	size_t off = 0;
-
-	for (unsigned k = 0; k < pieces; k++) {
-		size_t part = k + 1 == pieces ? len - off : len / pieces;
-		struct doca_buf *b;
-
-		T_OK(doca_buf_inventory_buf_get_by_args(e->inv, e->mmap, p + off, part, p + off, full ? part : 0, &b));
-		if (head == NULL)
-			head = b;
-		else
-			T_OK(doca_buf_chain_list(head, b));
-		off += part;
-	}
-	return head;
+	t_local_close(e->pe, e->inv, e->mmap, e->dev, e->mem);
 }
 
 /* Progress until one more task completed (fails after 10 s) */
@@ -193,8 +165,8 @@ static bool recover_and_check(struct env *e, struct doca_ec_matrix *coding, size
 		memcpy(src + used++ * block, all + idx * block, block);
 	}
 	memset(dst, 0xa5, n_missing * block);
-	s = list_over(e, src, n * block, src_pieces, true);
-	d = list_over(e, dst, n_missing * block, dst_pieces, false);
+	s = t_buf_list(e->inv, e->mmap, src, n * block, src_pieces, true);
+	d = t_buf_list(e->inv, e->mmap, dst, n_missing * block, dst_pieces, false);
 	T_OK(doca_ec_task_recover_allocate_init(e->ec, rec, s, d, ud, &task));
 	T_OK(run_task(e, doca_ec_task_recover_as_task(task)));
 	for (size_t i = 0; i < n_missing; i++)
@@ -219,8 +191,8 @@ static struct doca_ec_matrix *encode(struct env *e, enum doca_ec_matrix_type typ
 	t_fill(all, n * block, seed);
 	memcpy(e->mem, all, n * block);
 	T_OK(doca_ec_matrix_create(e->ec, type, n, m, &coding));
-	s = list_over(e, e->mem, n * block, pieces, true);
-	d = list_over(e, e->mem + n * block, m * block, pieces, false);
+	s = t_buf_list(e->inv, e->mmap, e->mem, n * block, pieces, true);
+	d = t_buf_list(e->inv, e->mmap, e->mem + n * block, m * block, pieces, false);
 	T_OK(doca_ec_task_create_allocate_init(e->ec, coding, s, d, ud, &task));
 	T_OK(run_task(e, doca_ec_task_create_as_task(task)));
 	ref_encode(type, n, m, block, all, ref);
@@ -287,8 +259,8 @@ static void check_update_and_mul(struct env *e)
 	memcpy(src + 3 * block, changed + 3 * block, block);
 	memcpy(src + 4 * block, all + n * block, m * block);
 	T_OK(doca_ec_matrix_create_update(e->ec, coding, idx, 2, &upd));
-	s = list_over(e, src, 6 * block, 2, true);
-	d = list_over(e, e->mem + 6 * block, m * block, 1, false);
+	s = t_buf_list(e->inv, e->mmap, src, 6 * block, 2, true);
+	d = t_buf_list(e->inv, e->mmap, e->mem + 6 * block, m * block, 1, false);
 	T_OK(doca_ec_task_update_allocate_init(e->ec, upd, s, d, ud, &task));
 	T_OK(run_task(e, doca_ec_task_update_as_task(task)));
 	ref_encode(DOCA_EC_MATRIX_TYPE_CAUCHY, n, m, block, changed, changed + n * block);
@@ -307,8 +279,8 @@ static void check_update_and_mul(struct env *e)
 		T_OK(doca_ec_matrix_create_from_raw(e->ec, raw, n, m, &again));
 	}
 	memcpy(src, all, n * block);
-	s = list_over(e, src, n * block, 1, true);
-	d = list_over(e, e->mem + n * block, m * block, 1, false);
+	s = t_buf_list(e->inv, e->mmap, src, n * block, 1, true);
+	d = t_buf_list(e->inv, e->mmap, e->mem + n * block, m * block, 1, false);
 	T_OK(doca_ec_task_galois_mul_allocate_init(e->ec, again, s, d, ud, &mul));
 	T_OK(run_task(e, doca_ec_task_galois_mul_as_task(mul)));
 	T_TRUE(memcmp(e->mem + n * block, all + n * block, m * block) == 0);
@@ -340,8 +312,8 @@ static void check_errors(struct env *e)
 	/* 4 blocks of 100 bytes (not a multiple of 64), then 3.5 blocks, then a destination one block short */
 	const size_t cases[][2] = {{400, 200}, {448, 256}, {512, 192}};
 	for (size_t c = 0; c < 3; c++) {
-		s = list_over(e, e->mem, cases[c][0], 1, true);
-		d = list_over(e, e->mem + 4096, cases[c][1], 1, false);
+		s = t_buf_list(e->inv, e->mmap, e->mem, cases[c][0], 1, true);
+		d = t_buf_list(e->inv, e->mmap, e->mem + 4096, cases[c][1], 1, false);
 		memset(e->mem + 4096, 0x5a, cases[c][1]);
 		T_OK(doca_ec_task_create_allocate_init(e->ec, coding, s, d, ud, &task));
 		T_EXPECT_ERR(run_task(e, doca_ec_task_create_as_task(task)), DOCA_ERROR_INVALID_VALUE);
@@ -353,8 +325,8 @@ static void check_errors(struct env *e)
 	t_say("ok bad block sizes and a short destination: DOCA_ERROR_INVALID_VALUE, nothing written");
 
 	/* A stop flushes what has not run */
-	s = list_over(e, e->mem, 256, 1, true);
-	d = list_over(e, e->mem + 4096, 128, 1, false);
+	s = t_buf_list(e->inv, e->mmap, e->mem, 256, 1, true);
+	d = t_buf_list(e->inv, e->mmap, e->mem + 4096, 128, 1, false);
 	T_OK(doca_ec_task_create_allocate_init(e->ec, coding, s, d, ud, &task));
 	T_OK(doca_task_submit(doca_ec_task_create_as_task(task)));
 	{
@@ -420,8 +392,8 @@ static void fuzz(struct env *e, unsigned rounds, unsigned seed)
 			union doca_data ud = {.ptr = e};
 			/* one block of 64 bytes leaves no smaller destination to try: cut the source then */
 			bool short_src = rnd(2) || m * block == 64;
-			struct doca_buf *s = list_over(e, e->mem, n * block - (short_src ? 32 : 0), 1, true);
-			struct doca_buf *d = list_over(e, e->mem + n * block, m * block - (short_src ? 0 : 64), 1, false);
+			struct doca_buf *s = t_buf_list(e->inv, e->mmap, e->mem, n * block - (short_src ? 32 : 0), 1, true);
+			struct doca_buf *d = t_buf_list(e->inv, e->mmap, e->mem + n * block, m * block - (short_src ? 0 : 64), 1, false);
 
 			T_OK(doca_ec_task_create_allocate_init(e->ec, coding, s, d, ud, &task));
 			T_EXPECT_ERR(run_task(e, doca_ec_task_create_as_task(task)), DOCA_ERROR_INVALID_VALUE);

@@ -6,7 +6,7 @@
  */
 #include <doca_sha.h>
 
-#include "sim_test_util.h"
+#include "accel_test_util.h"
 
 struct run {
 	int done;
@@ -211,10 +211,7 @@ int main(int argc, char **argv)
 	T_TRUE(off ? strstr(doca_sim_sha_backend_missing(), "libssl3") != NULL : doca_sim_sha_backend_missing() == NULL);
 	t_say("ok capabilities %s", off ? "NOT_SUPPORTED, naming libssl3" : "supported");
 
-	e.area = aligned_alloc(4096, AREA);
-	e.mmap = t_mmap(e.dev, e.area, AREA, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-	T_OK(doca_buf_inventory_create(16, &e.inv));
-	T_OK(doca_buf_inventory_start(e.inv));
+	e.area = t_local_area(e.dev, AREA, 4096, 16, &e.mmap, &e.inv);
 	T_OK(doca_pe_create(&e.pe));
 	T_OK(doca_sha_create(e.dev, &e.sha));
 	T_OK(doca_sha_task_hash_set_conf(e.sha, on_hash, on_hash, 3));
@@ -233,13 +230,9 @@ int main(int argc, char **argv)
 		test_stop_in_flight(&e);
 	}
 	T_OK(doca_sha_destroy(e.sha));
-	T_OK(doca_pe_destroy(e.pe));
-	T_OK(doca_buf_inventory_destroy(e.inv));
-	T_OK(doca_mmap_destroy(e.mmap));
-	T_OK(doca_dev_close(e.dev));
+	t_local_close(e.pe, e.inv, e.mmap, e.dev, e.area);
 	T_TRUE(doca_sim_live_objects() == 0);
 	t_say("ok no live objects left");
-	free(e.area);
 	t_say("PASS sha_tasks");
 	return 0;
 }

@@ -2,16 +2,16 @@
  * What encrypt.ts and decrypt.ts share on the command line: flags, their checks (exit 2 naming the flag), the
  * progress line and the report.
  */
-import process from "node:process";
 import { parseFlags, positiveInt, UsageError } from "../common/cli.ts";
 import { print } from "../common/main.ts";
 import { printJson } from "../common/output.ts";
-import { clearStatusLine, drawStatusLine, endStatusLine } from "../common/status-line.ts";
+import { withStatusLine } from "../accel/progress.ts";
 import { stopOnSignals } from "../common/interrupt.ts";
 import { userPath } from "../common/user-path.ts";
 import { formatBytes, formatRate } from "../common/units.ts";
 import { type CryptOptions, type CryptResult, decryptFile, encryptFile } from "./stream.ts";
 import { DEFAULT_CHUNK, generateKeyFile, MAX_CHUNK, MIN_CHUNK, readKeyFile } from "./format.ts";
+import { DEVICE_FLAGS } from "../accel/flags.ts";
 
 export const ENCRYPT_FLAGS = {
   input: { type: "string", short: "i" },
@@ -20,18 +20,14 @@ export const ENCRYPT_FLAGS = {
   "generate-key": { type: "string" },
   "key-bits": { type: "string" },
   "chunk-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 export const DECRYPT_FLAGS = {
   input: { type: "string", short: "i" },
   output: { type: "string", short: "o" },
   key: { type: "string", short: "k" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
+  ...DEVICE_FLAGS,
 } as const;
 
 export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help: string): Promise<number> {
@@ -65,30 +61,17 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
   const input = userPath(str("input")!), output = userPath(str("output")!);
   if (input === output) throw new UsageError("--output must differ from --input");
   const key = readKeyFile(userPath(str("key")!), "--key");
-  const showProgress = !values.json && process.stderr.isTTY === true;
-  let last = 0;
-  const options: CryptOptions = {
+  const options = (onProgress: CryptOptions["onProgress"]): CryptOptions => ({
     input,
     output,
     key,
     chunkSize,
     pciAddr: str("pci-addr"),
     signal: stopOnSignals(),
-    onProgress: (done, total) => {
-      const now = performance.now();
-      if (!showProgress || now - last < 200) return;
-      last = now;
-      drawStatusLine(`${mode}ing: ${formatBytes(done)} of ${formatBytes(total)} (${total ? Math.floor((done / total) * 100) : 100}%)`);
-    },
-  };
-  let result: CryptResult;
-  try {
-    result = await (mode === "encrypt" ? encryptFile(options) : decryptFile(options));
-  } catch (e) {
-    clearStatusLine();
-    throw e;
-  }
-  endStatusLine();
+    onProgress,
+  });
+  const result: CryptResult = await withStatusLine(`${mode}ing`, { quiet: values.json === true, percent: true }, (onProgress) =>
+    mode === "encrypt" ? encryptFile(options(onProgress)) : decryptFile(options(onProgress)));
   if (values.json) printJson({ mode, ...result });
   else {
     print(

@@ -3,12 +3,13 @@
  * a few sealed or opened at once on the device, written in order to a temporary file that is renamed onto the
  * output only when every chunk verified (AtomicFile: an interrupted or failed run leaves no output file).
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync } from "node:fs";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
 import { AtomicFile } from "../transfer/atomic-file.ts";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
+import { readFully } from "../accel/read-fully.ts";
 
 export interface CryptOptions {
   input: string;
@@ -35,16 +36,6 @@ export interface CryptResult {
 
 /** Chunks on the device at once. */
 const WINDOW = 4;
-
-function readFully(fd: number, buffer: Uint8Array, position: number): number {
-  let got = 0;
-  while (got < buffer.length) {
-    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
-}
 
 async function withDevice<T>(options: CryptOptions, header: Header, run: (aes: AesGcm) => Promise<T>): Promise<T> {
   using device = openDeviceOf(options.pciAddr);

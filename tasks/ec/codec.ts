@@ -19,6 +19,7 @@ import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "
 import { openDeviceOf } from "../common/device.ts";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { AtomicFile } from "../transfer/atomic-file.ts";
+import { readFully } from "../accel/read-fully.ts";
 
 export const MANIFEST = "manifest.json";
 const FORMAT = "doca-ts-ec";
@@ -60,16 +61,6 @@ export interface RecoverOptions {
 const blockName = (k: number) => `block-${String(k).padStart(3, "0")}`;
 const sha = () => createHash("sha256");
 
-function readAt(fd: number, buffer: Uint8Array, position: number): number {
-  let got = 0;
-  while (got < buffer.length) {
-    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
-}
-
 function roundUp(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
@@ -104,7 +95,7 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
       for (let s = 0; s < stripes; s++) {
         if (o.signal?.aborted) throw interruption(o.signal, `encoding ${o.input}`);
         stripe.fill(0);
-        const got = readAt(fd, stripe, s * n * blockSize);
+        const got = readFully(fd, stripe, s * n * blockSize);
         whole.update(stripe.subarray(0, got));
         const parity = await ec.encode(coding, stripe);
         for (let k = 0; k < n + m; k++) {
@@ -207,7 +198,7 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
       for (let s = 0; s < man.stripes; s++) {
         if (o.signal?.aborted) throw interruption(o.signal, `rebuilding ${o.output}`);
         wanted.forEach((k, i) => {
-          if (readAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
+          if (readFully(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
         });
         if (lostData.length === 0) stripe.set(available);
         else {

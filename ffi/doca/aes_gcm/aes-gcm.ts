@@ -12,7 +12,7 @@ import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
-import { hex, HANDLE, NATIVE, Resource } from "../../engine/resource.ts";
+import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Handle } from "../../load/types.ts";
@@ -22,6 +22,7 @@ import { Buf } from "../common/buf.ts";
 import { NativeMemory } from "../common/memory.ts";
 import { AllocKind } from "../common/alloc-kind.ts";
 import { stagedTask } from "../common/staging.ts";
+import { HeldHandle, HeldHandles } from "../common/held-handle.ts";
 
 /** DOCA's key types (enum doca_aes_gcm_key_type): KEY_128 = 1, KEY_256 = 2. */
 const KEY_TYPE = { 16: 1, 32: 2 } as const;
@@ -67,7 +68,8 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
   readonly #decrypt: TaskPath<Request, Buf>;
   /** Per direction and slot, 16 bytes holding the IV of the task in that slot (DOCA reads it through a pointer). */
   readonly #ivs: NativeMemory;
-  readonly #deferred = new Set<AesGcmKey>();
+  /** @internal closed keys that tasks still read (held-handle.ts) */
+  readonly heldHandles: HeldHandles = new HeldHandles();
 
   constructor(device: Device, pe: ProgressEngine, opts: AesGcmOptions = {}) {
     integerIn("AesGcm", "maxTasks", opts.maxTasks, 1, MAX_TASKS / 2);
@@ -198,7 +200,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     const aad = params.aad ?? new Uint8Array(0);
     const p = this.#params("seal", { ...params, aadSize: aad.length });
     const out = await stagedTask(this.device, [aad, plaintext], aad.length + plaintext.length + p.tagSize, (src, dst) =>
-      this.#using(p.key, (key) => this.#encrypt.submit({ params: p, key, src }, dst)));
+      p.key.using((key) => this.#encrypt.submit({ params: p, key, src }, dst)));
     return out.subarray(aad.length);
   }
 
@@ -208,7 +210,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     const p = this.#params("open", { ...params, aadSize: aad.length });
     if (sealed.length < p.tagSize) throw new RangeError(`AesGcm.open: ${sealed.length} bytes cannot hold a ${p.tagSize}-byte tag`);
     const out = await stagedTask(this.device, [aad, sealed], aad.length + sealed.length - p.tagSize, (src, dst) =>
-      this.#using(p.key, (key) => this.#decrypt.submit({ params: p, key, src }, dst)));
+      p.key.using((key) => this.#decrypt.submit({ params: p, key, src }, dst)));
     return out.subarray(aad.length);
   }
 
@@ -232,32 +234,13 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
       if (!Buf.isBuf(buf)) throw new TypeError(`AesGcm.${method}: ${name} must be a Buf from a BufInventory`);
       buf.assertOpen();
     }
-    return this.#using(p.key, (key) => path.submit({ params: p, key, src }, dst));
-  }
-
-  /** The key stays alive natively while the task may read it (a close meanwhile destroys it afterwards). */
-  #using(key: AesGcmKey, submit: (native: number | bigint) => Promise<void>): Promise<void> {
-    key.acquire();
-    const task = submit(key[NATIVE]);
-    const release = () => key.release();
-    task.then(release, release);
-    return task;
-  }
-
-  /** @internal a key closed while tasks used it: destroyed once they are done, at the latest when this stops. */
-  deferDestroy(key: AesGcmKey): void {
-    this.#deferred.add(key);
-  }
-
-  /** @internal */
-  destroyed(key: AesGcmKey): void {
-    this.#deferred.delete(key);
+    return p.key.using((key) => path.submit({ params: p, key, src }, dst));
   }
 
   protected override afterStop(): void {
     // IDLE: DOCA flushed every task, so nothing native reads these keys any more (DOCA refuses to destroy the
     // context while a key lives)
-    for (const key of [...this.#deferred]) key.destroyDeferred();
+    this.heldHandles.destroyAll();
     this.#ivs.close();
   }
 
@@ -271,7 +254,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
 }
 
 /** A doca_aes_gcm_key of one AesGcm context: destroyed with it, or by close(). */
-export class AesGcmKey extends Resource<Handle<"doca_aes_gcm_key">> {
+export class AesGcmKey extends HeldHandle<Handle<"doca_aes_gcm_key">> {
   protected readonly kind = "AesGcmKey";
 
   /** @internal made by AesGcm.key(). */
@@ -279,36 +262,11 @@ export class AesGcmKey extends Resource<Handle<"doca_aes_gcm_key">> {
     super(handle, [owner], (h) => doca().fns.doca_aes_gcm_key_destroy!(h));
   }
 
-  #uses = 0;
-  #deferred: number | undefined;
-
-  /** @internal a task that reads this key was submitted */
-  acquire(): void {
-    this.assertOpen();
-    this.#uses++;
+  protected get waiting(): HeldHandles {
+    return this.owner.heldHandles;
   }
 
-  /** @internal that task settled */
-  release(): void {
-    if (--this.#uses === 0 && this.#deferred !== undefined) this.destroyDeferred();
-  }
-
-  /** @internal */
-  destroyDeferred(): void {
-    const handle = this.#deferred;
-    if (handle === undefined) return;
-    this.#deferred = undefined;
-    this.owner.destroyed(this);
-    check(doca().fns.doca_aes_gcm_key_destroy!(handle), "doca_aes_gcm_key_destroy");
-  }
-
-  /** Tasks in flight that use this key: its native destroy waits for them (DOCA reads it until they complete). */
-  protected destroyNative(handle: number): void {
-    if (this.#uses > 0) {
-      this.#deferred = handle;
-      this.owner.deferDestroy(this);
-      return;
-    }
+  protected destroyHandle(handle: number): void {
     check(doca().fns.doca_aes_gcm_key_destroy!(handle), "doca_aes_gcm_key_destroy");
   }
 

@@ -10,15 +10,29 @@ type Raw = ReturnType<typeof doca>["raw"];
 /** (raw functions, context, slot, a, b, user data, out) → doca_error_t; leaves the typed task in scratch slot 0. */
 export type AllocFn<A, B> = (raw: Raw, ctx: Native, slot: number, a: A, b: B, ud: Native, out: Native) => number;
 
-export class AllocKind<A, B> implements TaskKind<A, B> {
+/**
+ * What every kind on the task path keeps to allocate its DOCA task: the bound context, the raw functions, scratch slot
+ * 0 as alloc_init's out-parameter and the zero user data alloc_init takes (the path sets the real one right after).
+ */
+export abstract class NativeKind {
   task: Native = 0;
-  #ctx: Native = 0;
-  readonly #raw = doca().raw;
-  readonly #scratch = doca().scratch;
-  readonly #out = doca().scratch.slotNative(0);
-  /** The task user data at alloc_init: the task path sets the real one right after. */
-  readonly #noUserData = doca().backend.native(0);
+  protected ctx: Native = 0;
+  protected readonly raw: Raw = doca().raw;
+  protected readonly scratch: ReturnType<typeof doca>["scratch"] = doca().scratch;
+  protected readonly out: Native = doca().scratch.slotNative(0);
+  protected readonly noUserData: Native = doca().backend.native(0);
 
+  bind(ctx: Native): void {
+    this.ctx = ctx;
+  }
+
+  /** The typed task a successful alloc_init left in scratch slot 0. */
+  protected allocated(): Native {
+    return this.scratch.u64Native(0);
+  }
+}
+
+export class AllocKind<A, B> extends NativeKind implements TaskKind<A, B> {
   /**
    * @param taskName DOCA's name of the task type ("doca_ec_task_create"), named in errors
    * @param allocName its allocate function, named when allocation fails
@@ -32,15 +46,13 @@ export class AllocKind<A, B> implements TaskKind<A, B> {
     readonly alloc: AllocFn<A, B>,
     readonly asTask: (raw: Raw, typed: Native) => Native,
     readonly retain?: (a: A, b: B) => [A, B],
-  ) {}
-
-  bind(ctx: Native): void {
-    this.#ctx = ctx;
+  ) {
+    super();
   }
 
   allocInit(slot: number, a: A, b: B): number {
-    const rc = this.alloc(this.#raw, this.#ctx, slot, a, b, this.#noUserData, this.#out);
-    if (rc === 0) this.task = this.asTask(this.#raw, this.#scratch.u64Native(0));
+    const rc = this.alloc(this.raw, this.ctx, slot, a, b, this.noUserData, this.out);
+    if (rc === 0) this.task = this.asTask(this.raw, this.allocated());
     return rc;
   }
 }

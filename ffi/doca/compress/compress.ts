@@ -16,6 +16,7 @@ import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { withStaging } from "../common/staging.ts";
 import type { Handle } from "../../load/types.ts";
+import { NativeKind } from "../common/alloc-kind.ts";
 
 export interface CompressOptions {
   /** Tasks DOCA preallocates per task kind (and the most in flight per kind); default 16, at most 4096. */
@@ -161,16 +162,10 @@ function bswap32(x: number): number {
 }
 
 /** One compress task kind: (src Buf, Job) → one doca_compress_task_<name>, its results read at completion. */
-class CompressKind implements TaskKind<Buf, Job> {
+class CompressKind extends NativeKind implements TaskKind<Buf, Job> {
   readonly taskName: string;
   readonly allocName: string;
   readonly noun: string;
-  task: Native = 0;
-  #ctx: Native = 0;
-  readonly #raw = doca().raw;
-  readonly #scratch = doca().scratch;
-  readonly #out = doca().scratch.slotNative(0);
-  readonly #noUserData = doca().backend.native(0);
   readonly #alloc: AnyFn;
   readonly #asTask: (typed: Native) => Native;
   readonly fns: KindFunctions;
@@ -178,10 +173,11 @@ class CompressKind implements TaskKind<Buf, Job> {
   readonly #other: (typed: number) => number;
 
   constructor(readonly name: Name) {
+    super();
     this.taskName = `doca_compress_task_${name}`;
     this.allocName = `${this.taskName}_alloc_init`;
     this.noun = name.replaceAll("_", " ");
-    this.fns = kindFunctions(name, doca().fns, this.#raw);
+    this.fns = kindFunctions(name, doca().fns, this.raw);
     this.#alloc = need(this.fns.alloc, this.allocName);
     const asTask = need(this.fns.asTask, `${this.taskName}_as_task`);
     this.#asTask = (typed) => asTask(typed);
@@ -192,15 +188,11 @@ class CompressKind implements TaskKind<Buf, Job> {
     this.#other = name.endsWith("deflate") ? (typed) => other(typed) >>> 0 : (typed) => bswap32(other(typed));
   }
 
-  bind(ctx: Native): void {
-    this.#ctx = ctx;
-  }
-
   allocInit(_slot: number, src: Buf, job: Job): number {
     const rc = this.name === "decompress_lz4_stream"
-      ? this.#alloc(this.#ctx, job.blockChecksum, job.independent, src[NATIVE], job.dst[NATIVE], this.#noUserData, this.#out)
-      : this.#alloc(this.#ctx, src[NATIVE], job.dst[NATIVE], this.#noUserData, this.#out);
-    if (rc === 0) this.task = this.#asTask(this.#scratch.u64Native(0));
+      ? this.#alloc(this.ctx, job.blockChecksum, job.independent, src[NATIVE], job.dst[NATIVE], this.noUserData, this.out)
+      : this.#alloc(this.ctx, src[NATIVE], job.dst[NATIVE], this.noUserData, this.out);
+    if (rc === 0) this.task = this.#asTask(this.scratch.u64Native(0));
     return rc;
   }
 

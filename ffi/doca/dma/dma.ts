@@ -15,6 +15,7 @@ import type { Mmap } from "../common/mmap.ts";
 import { Buf, bufClosesSoFar, BufInventory } from "../common/buf.ts";
 import { callEach, type CallEach, symbolAddress } from "../../native/native-call.ts";
 import type { Handle } from "../../load/types.ts";
+import { NativeKind } from "../common/alloc-kind.ts";
 
 /** Native addresses of the functions memcpyBatch runs over columns of handles (native-call.ts), looked up once. */
 let batchFns: { setSrc: number; setDst: number; submit: number; reset: number } | undefined;
@@ -65,18 +66,10 @@ function describe(value: unknown): string {
  * doca_dma_task_memcpy: (src Buf, dst Buf) → one task, the slot as its user data. Tasks are reused: a completed
  * task is re-armed with doca_dma_task_memcpy_set_src/_set_dst (only when the buffers changed) and resubmitted.
  */
-class MemcpyKind implements TaskKind<Buf, Buf> {
+class MemcpyKind extends NativeKind implements TaskKind<Buf, Buf> {
   readonly taskName = "doca_dma_task_memcpy";
   readonly noun = "copy";
   readonly allocName = "doca_dma_task_memcpy_alloc_init";
-  task: Native = 0;
-  #dma: Native = 0;
-  /** The task user data at alloc_init (the path sets the real one right after). */
-  readonly #noUserData = doca().backend.native(0);
-  readonly #raw = doca().raw;
-  readonly #scratch = doca().scratch;
-  /** Scratch slot 0 (the new task's out-parameter) in native form. */
-  readonly #out = doca().scratch.slotNative(0);
 
   // Per slot: the doca_dma_task_memcpy (native form, for calls), and as plain numbers (comparisons and the batch
   // columns: on Deno native values are BigInts, whose === and conversions cost on every task) the same task, its
@@ -92,6 +85,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   #columnRows = 0;
 
   constructor(capacity: number) {
+    super();
     this.#memcpyTasks = new Array(capacity).fill(0);
     this.#memcpyTasksH = new Array(capacity).fill(0);
     this.#tasksH = new Array(capacity).fill(0);
@@ -101,16 +95,12 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
     if (this.#each === undefined) this.submitMany = undefined;
   }
 
-  bind(dma: Native): void {
-    this.#dma = dma;
-  }
-
   allocInit(slot: number, src: Buf, dst: Buf): number {
     // Hot path: raw functions with pre-converted arguments (see Backend.native), looked up once; nothing allocated.
-    const raw = this.#raw;
-    const rc = raw.doca_dma_task_memcpy_alloc_init(this.#dma, src[NATIVE], dst[NATIVE], this.#noUserData, this.#out);
+    const raw = this.raw;
+    const rc = raw.doca_dma_task_memcpy_alloc_init(this.ctx, src[NATIVE], dst[NATIVE], this.noUserData, this.out);
     if (rc === 0) {
-      const memcpyTask = this.#scratch.u64Native(0);
+      const memcpyTask = this.scratch.u64Native(0);
       this.task = raw.doca_dma_task_memcpy_as_task(memcpyTask);
       this.#memcpyTasks[slot] = memcpyTask;
       this.#memcpyTasksH[slot] = Number(memcpyTask);
@@ -122,7 +112,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
   }
 
   rearm(slot: number, src: Buf, dst: Buf): number {
-    const raw = this.#raw;
+    const raw = this.raw;
     const s = src[HANDLE], t = dst[HANDLE];
     if (this.#armedSrc[slot] !== s) {
       raw.doca_dma_task_memcpy_set_src(this.#memcpyTasks[slot], src[NATIVE]);
@@ -186,7 +176,7 @@ class MemcpyKind implements TaskKind<Buf, Buf> {
       done = each.run(batchFunctions().reset, n, true, 2);
     }
     const native = doca().backend.native;
-    for (let k = done; k < count; k++) check(this.#raw.doca_buf_reset_data_len(native(dstN[k])), "doca_buf_reset_data_len");
+    for (let k = done; k < count; k++) check(this.raw.doca_buf_reset_data_len(native(dstN[k])), "doca_buf_reset_data_len");
   }
 
 

@@ -12,7 +12,7 @@ import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
-import { hex, HANDLE, NATIVE, Resource } from "../../engine/resource.ts";
+import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Handle } from "../../load/types.ts";
@@ -21,6 +21,7 @@ import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { AllocKind } from "../common/alloc-kind.ts";
 import { stagedTask } from "../common/staging.ts";
+import { HeldHandle, HeldHandles } from "../common/held-handle.ts";
 
 /** DOCA's matrix types (enum doca_ec_matrix_type: CAUCHY = 1, VANDERMONDE = 2). */
 export type MatrixType = "cauchy" | "vandermonde";
@@ -104,7 +105,8 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
   readonly caps: ErasureCodingCaps;
   protected readonly core: CtxCore;
   readonly #paths: Record<"create" | "recover" | "update" | "galois_mul", TaskPath<Request, Buf>>;
-  readonly #deferred = new Set<CodingMatrix>();
+  /** @internal closed matrixs that tasks still read (held-handle.ts) */
+  readonly heldHandles: HeldHandles = new HeldHandles();
 
   constructor(device: Device, pe: ProgressEngine, opts: ErasureCodingOptions = {}) {
     integerIn("ErasureCoding", "maxTasks", opts.maxTasks, 1, MAX_TASKS);
@@ -253,7 +255,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
       throw new RangeError(`ErasureCoding: ${data.length} bytes are not ${matrix.inputBlocks} blocks of equal size`);
     }
     const block = data.length / matrix.inputBlocks;
-    return await stagedTask(this.device, [data], block * matrix.outputBlocks, (src, dst) => this.#using(matrix, (native) => this.#paths[kind].submit({ matrix, native, src }, dst)));
+    return await stagedTask(this.device, [data], block * matrix.outputBlocks, (src, dst) => matrix.using((native) => this.#paths[kind].submit({ matrix, native, src }, dst)));
   }
 
   #assertMatrix(matrix: CodingMatrix): void {
@@ -272,31 +274,12 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
       if (!Buf.isBuf(buf)) throw new TypeError(`ErasureCoding: ${name} must be a Buf from a BufInventory`);
       buf.assertOpen();
     }
-    return this.#using(matrix, (native) => this.#paths[kind].submit({ matrix, native, src }, dst));
-  }
-
-  /** The matrix stays alive natively while the task may read it (a close meanwhile destroys it afterwards). */
-  #using(matrix: CodingMatrix, submit: (native: number | bigint) => Promise<void>): Promise<void> {
-    matrix.acquire();
-    const task = submit(matrix[NATIVE]);
-    const release = () => matrix.release();
-    task.then(release, release);
-    return task;
-  }
-
-  /** @internal a matrix closed while tasks used it: destroyed once they are done, at the latest when this stops. */
-  deferDestroy(matrix: CodingMatrix): void {
-    this.#deferred.add(matrix);
-  }
-
-  /** @internal */
-  destroyed(matrix: CodingMatrix): void {
-    this.#deferred.delete(matrix);
+    return matrix.using((native) => this.#paths[kind].submit({ matrix, native, src }, dst));
   }
 
   protected override afterStop(): void {
     // IDLE: DOCA flushed every task, so nothing native reads these matrices any more
-    for (const matrix of [...this.#deferred]) matrix.destroyDeferred();
+    this.heldHandles.destroyAll();
   }
 
   protected destroyNative(handle: number): void {
@@ -312,7 +295,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
  * A doca_ec_matrix: DOCA's coding matrix (N data → M redundancy blocks), or one derived from it for recovery or
  * update. A child of its ErasureCoding: destroyed with it, or by close().
  */
-export class CodingMatrix extends Resource<Handle<"doca_ec_matrix">> {
+export class CodingMatrix extends HeldHandle<Handle<"doca_ec_matrix">> {
   protected readonly kind = "CodingMatrix";
 
   /** @internal made by ErasureCoding.matrix / matrixFromRaw and CodingMatrix.recoverMatrix / updateMatrix. */
@@ -383,36 +366,11 @@ export class CodingMatrix extends Resource<Handle<"doca_ec_matrix">> {
       : new CodingMatrix(this.owner, d.scratch.u64(0), "update", n, m, 2 * indices.length + m, m, [...indices]);
   }
 
-  #uses = 0;
-  #deferred: number | undefined;
-
-  /** @internal a task that reads this matrix was submitted */
-  acquire(): void {
-    this.assertOpen();
-    this.#uses++;
+  protected get waiting(): HeldHandles {
+    return this.owner.heldHandles;
   }
 
-  /** @internal that task settled */
-  release(): void {
-    if (--this.#uses === 0 && this.#deferred !== undefined) this.destroyDeferred();
-  }
-
-  /** @internal */
-  destroyDeferred(): void {
-    const handle = this.#deferred;
-    if (handle === undefined) return;
-    this.#deferred = undefined;
-    this.owner.destroyed(this);
-    check(doca().fns.doca_ec_matrix_destroy!(handle), "doca_ec_matrix_destroy");
-  }
-
-  /** Tasks in flight that read this matrix: its native destroy waits for them (DOCA reads it until they complete). */
-  protected destroyNative(handle: number): void {
-    if (this.#uses > 0) {
-      this.#deferred = handle;
-      this.owner.deferDestroy(this);
-      return;
-    }
+  protected destroyHandle(handle: number): void {
     check(doca().fns.doca_ec_matrix_destroy!(handle), "doca_ec_matrix_destroy");
   }
 

@@ -13,7 +13,7 @@ import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
 import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
-import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
+import type { TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
@@ -21,6 +21,7 @@ import { Buf } from "../common/buf.ts";
 import { withStaging } from "../common/staging.ts";
 import type { Handle } from "../../load/types.ts";
 import { nativeCallbacks, TASK_PATH_SPAN } from "../../engine/callbacks.ts";
+import { NativeKind } from "../common/alloc-kind.ts";
 
 /** DOCA's enum doca_sha_algorithm. */
 export const ShaAlgorithm = { SHA1: 0, SHA256: 1, SHA512: 2 } as const;
@@ -84,25 +85,15 @@ interface HashJob {
 }
 
 /** doca_sha_task_hash: (src Buf, job) → one task; the digest length is read at completion. */
-class HashKind implements TaskKind<Buf, HashJob> {
+class HashKind extends NativeKind implements TaskKind<Buf, HashJob> {
   readonly taskName = "doca_sha_task_hash";
   readonly allocName = "doca_sha_task_hash_alloc_init";
   readonly noun = "hash";
-  task: Native = 0;
-  #sha: Native = 0;
-  readonly #raw = doca().raw;
-  readonly #scratch = doca().scratch;
-  readonly #out = doca().scratch.slotNative(0);
-  readonly #noUserData = doca().backend.native(0);
-
-  bind(sha: Native): void {
-    this.#sha = sha;
-  }
 
   allocInit(_slot: number, src: Buf, job: HashJob): number {
-    const raw = this.#raw;
-    const rc = raw.doca_sha_task_hash_alloc_init!(this.#sha, job.algorithm, src[NATIVE], job.dst[NATIVE], this.#noUserData, this.#out);
-    if (rc === 0) this.task = raw.doca_sha_task_hash_as_task!(this.#scratch.u64Native(0));
+    const raw = this.raw;
+    const rc = raw.doca_sha_task_hash_alloc_init!(this.ctx, job.algorithm, src[NATIVE], job.dst[NATIVE], this.noUserData, this.out);
+    if (rc === 0) this.task = raw.doca_sha_task_hash_as_task!(this.scratch.u64Native(0));
     return rc;
   }
 

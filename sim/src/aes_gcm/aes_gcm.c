@@ -19,34 +19,6 @@ static const char *kind_name(const struct sim_aes_task *t)
 	return t->decrypt ? "aes_gcm_decrypt" : "aes_gcm_encrypt";
 }
 
-static void aes_task_free(struct doca_task *task)
-{
-	struct sim_aes_task *t = (struct sim_aes_task *)task;
-	struct sim_aes_pool *pool = &t->aes->pools[t->decrypt ? 1 : 0];
-
-	sim_task_fini(task);
-	t->src = NULL;
-	t->dst = NULL;
-	t->key = NULL;
-	task->next = pool->free_tasks;
-	pool->free_tasks = task;
-}
-
-static size_t aes_task_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
-{
-	const struct sim_aes_task *t = (const struct sim_aes_task *)task;
-	size_t n = 0;
-
-	if (t->src != NULL)
-		out[n++] = (struct doca_buf *)t->src;
-	if (t->dst != NULL && t->dst != t->src)
-		out[n++] = t->dst;
-	return n;
-}
-
-static const struct sim_task_ops encrypt_ops = {.kind = "aes_gcm_encrypt", .free = aes_task_free, .bufs = aes_task_bufs};
-static const struct sim_task_ops decrypt_ops = {.kind = "aes_gcm_decrypt", .free = aes_task_free, .bufs = aes_task_bufs};
-
 static doca_error_t validate(const struct doca_aes_gcm *aes, const struct sim_aes_task *t, size_t *payload)
 {
 	size_t in_len, fixed, out_len;
@@ -130,15 +102,26 @@ static doca_error_t execute(struct doca_aes_gcm *aes, const struct sim_aes_task 
 	return err;
 }
 
-static void queue_pending(struct doca_aes_gcm *aes, struct doca_task *task)
+static doca_error_t task_validate(const struct doca_task *task)
 {
-	task->next = NULL;
-	if (aes->pending_tail != NULL)
-		aes->pending_tail->next = task;
-	else
-		aes->pending_head = task;
-	aes->pending_tail = task;
+	return validate((const struct doca_aes_gcm *)task->ctx, (const struct sim_aes_task *)task, NULL);
 }
+
+static doca_error_t task_execute(struct doca_task *task)
+{
+	return execute((struct doca_aes_gcm *)task->ctx, (const struct sim_aes_task *)task);
+}
+
+#define AES_KIND(name) \
+	{ \
+		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_aes_task), \
+		.src_at = offsetof(struct sim_aes_task, src), .dst_at = offsetof(struct sim_aes_task, dst), \
+		.validate = task_validate, .execute = task_execute, \
+	}
+
+/* 0 encrypt, 1 decrypt, as the context's pools */
+static const struct sim_task_kind task_kinds[2] = {AES_KIND("aes_gcm_encrypt"), AES_KIND("aes_gcm_decrypt")};
+static const struct sim_task_kind *const kinds[2] = {&task_kinds[0], &task_kinds[1]};
 
 static doca_error_t aes_start(struct doca_ctx *ctx)
 {
@@ -146,70 +129,12 @@ static doca_error_t aes_start(struct doca_ctx *ctx)
 
 	if (sim_crypto_unavailable() != NULL)
 		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s", sim_crypto_unavailable());
-	if (aes->pools[0].num_tasks == 0 && aes->pools[1].num_tasks == 0)
+	if (!sim_pools_configured(aes->pools, 2))
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "aes_gcm: no task kind was configured");
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t aes_stop(struct doca_ctx *ctx)
-{
-	struct doca_aes_gcm *aes = (struct doca_aes_gcm *)ctx;
-	struct doca_task *task = aes->pending_head;
-
-	aes->pending_head = NULL;
-	aes->pending_tail = NULL;
-	while (task != NULL) {
-		struct doca_task *next = task->next;
-
-		sim_task_complete(task, SIM_TASK_FLUSHED_STATUS);
-		task = next;
-	}
-	return DOCA_SUCCESS;
-}
-
-static int aes_progress(struct doca_ctx *ctx)
-{
-	struct doca_aes_gcm *aes = (struct doca_aes_gcm *)ctx;
-	struct doca_task *task = aes->pending_head;
-
-	if (task == NULL)
-		return 0;
-	aes->pending_head = NULL;
-	aes->pending_tail = NULL;
-	while (task != NULL) {
-		struct doca_task *next = task->next;
-		struct sim_aes_task *t = (struct sim_aes_task *)task;
-		doca_error_t err = execute(aes, t);
-
-		if (err == DOCA_ERROR_INVALID_VALUE)
-			sim_strict_report(SIM_RULE_INVALID_TASK, "doca_task_submit", kind_name(t), task,
-					  "completed with %s", doca_error_get_name(err));
-		sim_task_complete(task, err);
-		task = next;
-	}
-	return 1;
-}
-
-static doca_error_t aes_submit(struct doca_ctx *ctx, struct doca_task *task)
-{
-	queue_pending((struct doca_aes_gcm *)ctx, task);
-	sim_pe_signal(ctx->pe);
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t aes_validate(struct doca_ctx *ctx, struct doca_task *task)
-{
-	return validate((struct doca_aes_gcm *)ctx, (struct sim_aes_task *)task, NULL);
-}
-
-static const struct sim_ctx_ops aes_ctx_ops = {
-	.kind = "aes_gcm",
-	.start = aes_start,
-	.stop = aes_stop,
-	.progress = aes_progress,
-	.submit = aes_submit,
-	.validate = aes_validate,
-};
+static const struct sim_ctx_ops aes_ctx_ops = SIM_POOLED_CTX_OPS("aes_gcm", aes_start);
 
 const char *doca_sim_aes_gcm_status(void)
 {
@@ -218,22 +143,16 @@ const char *doca_sim_aes_gcm_status(void)
 
 doca_error_t doca_aes_gcm_create(struct doca_dev *dev, struct doca_aes_gcm **aes_gcm)
 {
-	struct doca_aes_gcm *a;
-
 	if (dev == NULL || aes_gcm == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (sim_crypto_unavailable() != NULL)
 		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s", sim_crypto_unavailable());
-	a = calloc(1, sizeof(*a));
-	if (a == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	sim_ctx_init(&a->ctx, &aes_ctx_ops, dev);
-	*aes_gcm = a;
-	return DOCA_SUCCESS;
+	return sim_pooled_create(dev, sizeof(**aes_gcm), &aes_ctx_ops, (void **)aes_gcm);
 }
 
 doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
 {
+	struct sim_crypto_ctx *crypto;
 	doca_error_t err;
 
 	if (aes_gcm == NULL)
@@ -241,16 +160,12 @@ doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
 	SIM_RETURN_IF_DEAD(aes_gcm, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
 	if (aes_gcm->live_keys > 0)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: %zu keys are not destroyed", __func__, aes_gcm->live_keys);
-	if (!sim_ctx_is_idle(&aes_gcm->ctx))
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", __func__);
-	err = sim_ctx_fini(&aes_gcm->ctx);
-	if (err != DOCA_SUCCESS)
-		return err;
-	free(aes_gcm->pools[0].tasks);
-	free(aes_gcm->pools[1].tasks);
-	sim_crypto_ctx_free(aes_gcm->crypto);
-	sim_release(aes_gcm, &aes_gcm->ctx.magic);
-	return DOCA_SUCCESS;
+	crypto = aes_gcm->crypto; /* read first: a successful destroy frees the object */
+	err = sim_pooled_destroy((struct doca_ctx *)aes_gcm, "aes_gcm", aes_gcm->pools, kinds, 2, DOCA_ERROR_BAD_STATE,
+				 __func__);
+	if (err == DOCA_SUCCESS)
+		sim_crypto_ctx_free(crypto);
+	return err;
 }
 
 struct doca_ctx *doca_aes_gcm_as_ctx(struct doca_aes_gcm *aes_gcm)
@@ -314,37 +229,13 @@ static doca_error_t cap_check(const struct doca_devinfo *devinfo)
 static doca_error_t set_conf(struct doca_aes_gcm *aes, int which, sim_task_cb_t ok, sim_task_cb_t fail,
 			     uint32_t num_tasks, const char *func)
 {
-	struct sim_aes_pool *pool;
-	struct sim_aes_task *tasks;
-
-	if (aes == NULL || ok == NULL || fail == NULL || num_tasks == 0)
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid callbacks or task count", func);
+	if (aes == NULL)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: no context", func);
 	SIM_RETURN_IF_DEAD(aes, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
-	if (aes->ctx.state != DOCA_CTX_STATE_IDLE)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", func);
 	if ((uint64_t)num_tasks + aes->pools[1 - which].num_tasks > SIM_AES_GCM_MAX_NUM_TASKS)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: more than %u tasks in all", func,
 				SIM_AES_GCM_MAX_NUM_TASKS);
-	pool = &aes->pools[which];
-	for (uint32_t i = 0; i < pool->num_tasks; i++)
-		if (pool->tasks[i].task.ops != NULL)
-			return sim_fail(DOCA_ERROR_IN_USE, "%s: tasks are still allocated", func);
-	tasks = calloc(num_tasks, sizeof(*tasks));
-	if (tasks == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	free(pool->tasks);
-	pool->tasks = tasks;
-	pool->num_tasks = num_tasks;
-	pool->free_tasks = NULL;
-	for (uint32_t i = num_tasks; i-- > 0;) {
-		tasks[i].aes = aes;
-		tasks[i].decrypt = which == 1;
-		tasks[i].task.next = pool->free_tasks;
-		pool->free_tasks = &tasks[i].task;
-	}
-	pool->success_cb = ok;
-	pool->error_cb = fail;
-	return DOCA_SUCCESS;
+	return sim_pool_conf(&aes->pools[which], &aes->ctx, kinds[which], ok, fail, num_tasks, func);
 }
 
 static void set_iv(struct sim_aes_task *t, const uint8_t *iv, uint32_t iv_length)
@@ -361,8 +252,8 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 			       uint32_t aad_size, union doca_data user_data, struct sim_aes_task **task,
 			       const char *func)
 {
-	struct sim_aes_pool *pool;
 	struct sim_aes_task *t;
+	doca_error_t err;
 
 	if (aes == NULL || task == NULL || (iv == NULL && iv_length > 0))
 		return DOCA_ERROR_INVALID_VALUE;
@@ -370,17 +261,11 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 	if (iv_length > SIM_AES_GCM_MAX_IV_LEN || (tag_size != 12 && tag_size != 16))
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: IV of %u bytes (12 at most), tag of %u (12 or 16)", func,
 				iv_length, tag_size);
-	if (aes->ctx.state != DOCA_CTX_STATE_RUNNING)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not running", func);
-	pool = &aes->pools[which];
-	if (pool->free_tasks == NULL)
-		return sim_fail(DOCA_ERROR_NO_MEMORY, "%s: all %u tasks are allocated", func, pool->num_tasks);
-	t = (struct sim_aes_task *)pool->free_tasks;
-	pool->free_tasks = t->task.next;
-	sim_task_init(&t->task, which ? &decrypt_ops : &encrypt_ops, &aes->ctx, pool->success_cb, pool->error_cb,
-		      user_data);
-	t->src = src;
-	t->dst = dst;
+	err = sim_pool_alloc(&aes->pools[which], &aes->ctx, kinds[which], src, dst, user_data,
+			     (struct doca_task **)&t, func);
+	if (err != DOCA_SUCCESS)
+		return err;
+	t->decrypt = which == 1;
 	t->key = key;
 	set_iv(t, iv, iv_length);
 	t->tag_size = tag_size;

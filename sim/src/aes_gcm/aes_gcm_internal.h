@@ -8,6 +8,7 @@
 #include <doca_aes_gcm.h>
 
 #include "internal.h"
+#include "task_pool.h"
 
 /* Device limits the capability queries answer (DOCA leaves the values to the device) */
 #define SIM_AES_GCM_MAX_BUF_SIZE (2u * 1024u * 1024u)
@@ -38,7 +39,6 @@ struct doca_aes_gcm_key {
 
 struct sim_aes_task {
 	struct doca_task task; /* first */
-	struct doca_aes_gcm *aes;
 	bool decrypt;
 	const struct doca_buf *src;
 	struct doca_buf *dst;
@@ -52,19 +52,9 @@ struct sim_aes_task {
 struct doca_aes_gcm_task_encrypt { struct sim_aes_task t; };
 struct doca_aes_gcm_task_decrypt { struct sim_aes_task t; };
 
-struct sim_aes_pool {
-	struct sim_aes_task *tasks;
-	uint32_t num_tasks;
-	struct doca_task *free_tasks;
-	sim_task_cb_t success_cb;
-	sim_task_cb_t error_cb;
-};
-
 struct doca_aes_gcm {
 	struct doca_ctx ctx; /* first */
-	struct sim_aes_pool pools[2]; /* 0 encrypt, 1 decrypt */
-	struct doca_task *pending_head;
-	struct doca_task *pending_tail;
+	struct sim_task_pool pools[2]; /* 0 encrypt, 1 decrypt (task_pool.c) */
 	size_t live_keys;
 	struct sim_crypto_ctx *crypto; /* made at the first task, freed with the context */
 };

@@ -246,6 +246,8 @@ struct doca_ctx {
 	struct doca_task *done_head; /* completed tasks whose callback has not run yet (FIFO) */
 	struct doca_task *done_tail;
 	size_t num_done;
+	struct doca_task *pending_head; /* pooled kinds (task_pool.c): submitted, not yet run */
+	struct doca_task *pending_tail;
 };
 
 /* Next pseudo-random number of a shuffling pe (xorshift64*) */
@@ -290,6 +292,7 @@ struct doca_task {
 	uint32_t bad_frees;      /* doca_task_free calls while in flight (strict mode reports them) */
 	struct doca_buf *held[SIM_TASK_MAX_BUFS]; /* bufs held while in flight (ops->bufs at submit) */
 	uint8_t num_held;
+	struct sim_task_pool *pool; /* the pool a pooled kind's task returns to (task_pool.c) */
 };
 
 /* Status of tasks flushed by doca_ctx_stop before they ran */

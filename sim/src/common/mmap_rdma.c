@@ -297,7 +297,10 @@ doca_error_t sim_rdma_import(const union doca_data *user_data, const void *expor
 	m->len = desc.len;
 	m->permissions = desc.permissions;
 	m->export_index = -1;
-	m->remote.pidfd = -1; /* no process of ours to pin: the peer may be on another machine */
+	/* no process of ours to pin (the peer may be on another machine) and no registry, maps or memory file to hold:
+	 * every descriptor is -1, so the destroy's detach closes nothing (a 0 left by calloc closed fd 0, whatever it
+	 * had become, on every destroy) */
+	m->remote.pidfd = m->remote.registry_fd = m->remote.maps_fd = m->remote.mem_fd = -1;
 	m->devs[0] = dev;
 	m->num_devs = 1;
 	sim_dev_ref(dev);

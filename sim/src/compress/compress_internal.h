@@ -9,6 +9,7 @@
 #include <doca_sim.h>
 
 #include "internal.h"
+#include "task_pool.h"
 
 /* Capabilities of the software device (DOCA leaves them to the device: these are its own) */
 #define SIM_COMPRESS_MAX_BUF_SIZE (128ull << 20) /* bytes per task, source and destination alike */
@@ -26,7 +27,6 @@ enum sim_compress_kind {
 /* Every kind's task has this layout: the public task types are this struct under four names */
 struct sim_compress_task {
 	struct doca_task task; /* first: the generic code sees a struct doca_task */
-	struct doca_compress *compress;
 	enum sim_compress_kind kind;
 	const struct doca_buf *src;
 	struct doca_buf *dst;
@@ -37,19 +37,9 @@ struct sim_compress_task {
 	uint8_t are_blocks_independent;
 };
 
-struct sim_compress_pool {
-	struct sim_compress_task *tasks;
-	uint32_t num_tasks;
-	struct doca_task *free_tasks;
-	sim_task_cb_t success_cb;
-	sim_task_cb_t error_cb;
-};
-
 struct doca_compress {
 	struct doca_ctx ctx; /* first: doca_compress_as_ctx is a cast */
-	struct sim_compress_pool pools[SIM_COMPRESS_KIND_COUNT_];
-	struct doca_task *pending_head; /* submitted, not yet executed */
-	struct doca_task *pending_tail;
+	struct sim_task_pool pools[SIM_COMPRESS_KIND_COUNT_]; /* one a kind (task_pool.c) */
 };
 
 /* Backends (compress_backend.c) */

@@ -7,24 +7,17 @@
 #include <doca_dma.h>
 
 #include "internal.h"
+#include "task_pool.h"
 
 struct doca_dma_task_memcpy {
 	struct doca_task task; /* first: the generic code sees a struct doca_task */
-	struct doca_dma *dma;
 	const struct doca_buf *src;
 	struct doca_buf *dst;
-	bool allocated;
 };
 
 struct doca_dma {
 	struct doca_ctx ctx; /* first: doca_dma_as_ctx is a cast */
-	struct doca_dma_task_memcpy *tasks; /* pool of num_tasks */
-	uint32_t num_tasks;
-	struct doca_task *free_tasks;
-	struct doca_task *pending_head; /* submitted, not yet executed */
-	struct doca_task *pending_tail;
-	sim_task_cb_t success_cb;
-	sim_task_cb_t error_cb;
+	struct sim_task_pool pool; /* memcpy tasks (task_pool.c) */
 };
 
 /* Validation (doca_task_try_submit, and before executing): buffers present, data inside their buffers, sizes within

@@ -11,38 +11,6 @@
 
 static const char *const kind_names[SIM_EC_KINDS_] = {"ec_galois_mul", "ec_create", "ec_update", "ec_recover"};
 
-static void ec_task_free(struct doca_task *task)
-{
-	struct sim_ec_task *t = (struct sim_ec_task *)task;
-	struct sim_ec_pool *pool = &t->ec->pools[t->kind];
-
-	sim_task_fini(task);
-	t->src = NULL;
-	t->dst = NULL;
-	t->matrix = NULL;
-	task->next = pool->free_tasks;
-	pool->free_tasks = task;
-}
-
-static size_t ec_task_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
-{
-	const struct sim_ec_task *t = (const struct sim_ec_task *)task;
-	size_t n = 0;
-
-	if (t->src != NULL)
-		out[n++] = (struct doca_buf *)t->src;
-	if (t->dst != NULL && t->dst != t->src)
-		out[n++] = t->dst;
-	return n;
-}
-
-static const struct sim_task_ops task_ops[SIM_EC_KINDS_] = {
-	{.kind = "ec_galois_mul", .free = ec_task_free, .bufs = ec_task_bufs},
-	{.kind = "ec_create", .free = ec_task_free, .bufs = ec_task_bufs},
-	{.kind = "ec_update", .free = ec_task_free, .bufs = ec_task_bufs},
-	{.kind = "ec_recover", .free = ec_task_free, .bufs = ec_task_bufs},
-};
-
 doca_error_t sim_ec_validate(const struct doca_ec *ec, const struct sim_ec_task *task, size_t *block_size)
 {
 	const struct doca_ec_matrix *mx = task->matrix;
@@ -114,15 +82,29 @@ doca_error_t sim_ec_execute(const struct doca_ec *ec, struct sim_ec_task *task)
 	return err;
 }
 
-static void queue_pending(struct doca_ec *ec, struct doca_task *task)
+static doca_error_t task_validate(const struct doca_task *task)
 {
-	task->next = NULL;
-	if (ec->pending_tail != NULL)
-		ec->pending_tail->next = task;
-	else
-		ec->pending_head = task;
-	ec->pending_tail = task;
+	return sim_ec_validate((const struct doca_ec *)task->ctx, (const struct sim_ec_task *)task, NULL);
 }
+
+static doca_error_t task_execute(struct doca_task *task)
+{
+	return sim_ec_execute((const struct doca_ec *)task->ctx, (struct sim_ec_task *)task);
+}
+
+#define EC_KIND(name) \
+	{ \
+		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_ec_task), \
+		.src_at = offsetof(struct sim_ec_task, src), .dst_at = offsetof(struct sim_ec_task, dst), \
+		.validate = task_validate, .execute = task_execute, \
+	}
+
+static const struct sim_task_kind task_kinds[SIM_EC_KINDS_] = {
+	EC_KIND("ec_galois_mul"), EC_KIND("ec_create"), EC_KIND("ec_update"), EC_KIND("ec_recover"),
+};
+static const struct sim_task_kind *const kinds[SIM_EC_KINDS_] = {
+	&task_kinds[0], &task_kinds[1], &task_kinds[2], &task_kinds[3],
+};
 
 static doca_error_t ec_start(struct doca_ctx *ctx)
 {
@@ -130,104 +112,22 @@ static doca_error_t ec_start(struct doca_ctx *ctx)
 
 	if (ctx->dev == NULL)
 		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "ec: no device");
-	for (int k = 0; k < SIM_EC_KINDS_; k++)
-		if (ec->pools[k].num_tasks > 0)
-			return DOCA_SUCCESS;
-	return sim_fail(DOCA_ERROR_INVALID_VALUE, "ec: no task kind was configured (doca_ec_task_*_set_conf)");
-}
-
-static doca_error_t ec_stop(struct doca_ctx *ctx)
-{
-	struct doca_ec *ec = (struct doca_ec *)ctx;
-	struct doca_task *task = ec->pending_head;
-
-	/* Tasks that have not run are flushed: nothing written, their error callback reports the flush */
-	ec->pending_head = NULL;
-	ec->pending_tail = NULL;
-	while (task != NULL) {
-		struct doca_task *next = task->next;
-
-		sim_task_complete(task, SIM_TASK_FLUSHED_STATUS);
-		task = next;
-	}
+	if (!sim_pools_configured(ec->pools, SIM_EC_KINDS_))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "ec: no task kind was configured (doca_ec_task_*_set_conf)");
 	return DOCA_SUCCESS;
 }
 
-static int ec_progress(struct doca_ctx *ctx)
-{
-	struct doca_ec *ec = (struct doca_ec *)ctx;
-	struct doca_task *task = ec->pending_head;
-
-	if (task == NULL)
-		return 0;
-	ec->pending_head = NULL;
-	ec->pending_tail = NULL;
-	while (task != NULL) {
-		struct doca_task *next = task->next;
-		struct sim_ec_task *t = (struct sim_ec_task *)task;
-		/* doca_task_submit does not validate (DOCA): an invalid task fails here, through its error callback */
-		doca_error_t err = sim_ec_execute(ec, t);
-
-		if (err == DOCA_ERROR_INVALID_VALUE)
-			sim_strict_report(SIM_RULE_INVALID_TASK, "doca_task_submit", kind_names[t->kind], task,
-					  "completed with %s", doca_error_get_name(err));
-		sim_task_complete(task, err);
-		task = next;
-	}
-	return 1;
-}
-
-static doca_error_t ec_submit(struct doca_ctx *ctx, struct doca_task *task)
-{
-	queue_pending((struct doca_ec *)ctx, task);
-	sim_pe_signal(ctx->pe);
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t ec_validate(struct doca_ctx *ctx, struct doca_task *task)
-{
-	return sim_ec_validate((struct doca_ec *)ctx, (struct sim_ec_task *)task, NULL);
-}
-
-static const struct sim_ctx_ops ec_ctx_ops = {
-	.kind = "ec",
-	.start = ec_start,
-	.stop = ec_stop,
-	.progress = ec_progress,
-	.submit = ec_submit,
-	.validate = ec_validate,
-};
+static const struct sim_ctx_ops ec_ctx_ops = SIM_POOLED_CTX_OPS("ec", ec_start);
 
 doca_error_t doca_ec_create(struct doca_dev *dev, struct doca_ec **ec)
 {
-	struct doca_ec *e;
-
-	if (dev == NULL || ec == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	e = calloc(1, sizeof(*e));
-	if (e == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	sim_ctx_init(&e->ctx, &ec_ctx_ops, dev);
-	*ec = e;
-	return DOCA_SUCCESS;
+	return sim_pooled_create(dev, sizeof(**ec), &ec_ctx_ops, (void **)ec);
 }
 
 doca_error_t doca_ec_destroy(struct doca_ec *ec)
 {
-	doca_error_t err;
-
-	if (ec == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
-	if (!sim_ctx_is_idle(&ec->ctx))
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", __func__);
-	err = sim_ctx_fini(&ec->ctx);
-	if (err != DOCA_SUCCESS)
-		return err;
-	for (int k = 0; k < SIM_EC_KINDS_; k++)
-		free(ec->pools[k].tasks);
-	sim_release(ec, &ec->ctx.magic);
-	return DOCA_SUCCESS;
+	return sim_pooled_destroy((struct doca_ctx *)ec, "ec", ec == NULL ? NULL : ec->pools, kinds, SIM_EC_KINDS_,
+				  DOCA_ERROR_BAD_STATE, __func__);
 }
 
 struct doca_ctx *doca_ec_as_ctx(struct doca_ec *ec)
@@ -259,58 +159,27 @@ static doca_error_t cap_supported(const struct doca_devinfo *devinfo)
 static doca_error_t set_conf(struct doca_ec *ec, enum sim_ec_task_kind kind, sim_task_cb_t ok, sim_task_cb_t fail,
 			     uint32_t num_tasks, const char *func)
 {
-	struct sim_ec_pool *pool;
-	struct sim_ec_task *tasks;
-
-	if (ec == NULL || ok == NULL || fail == NULL || num_tasks == 0 || num_tasks > SIM_EC_MAX_NUM_TASKS)
+	if (ec == NULL || num_tasks > SIM_EC_MAX_NUM_TASKS)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid callbacks or task count %u", func, num_tasks);
 	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
-	if (ec->ctx.state != DOCA_CTX_STATE_IDLE)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", func);
-	pool = &ec->pools[kind];
-	for (uint32_t i = 0; i < pool->num_tasks; i++)
-		if (pool->tasks[i].task.ops != NULL)
-			return sim_fail(DOCA_ERROR_IN_USE, "%s: tasks are still allocated", func);
-	tasks = calloc(num_tasks, sizeof(*tasks));
-	if (tasks == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	free(pool->tasks);
-	pool->tasks = tasks;
-	pool->num_tasks = num_tasks;
-	pool->free_tasks = NULL;
-	for (uint32_t i = num_tasks; i-- > 0;) {
-		tasks[i].ec = ec;
-		tasks[i].kind = kind;
-		tasks[i].task.next = pool->free_tasks;
-		pool->free_tasks = &tasks[i].task;
-	}
-	pool->success_cb = ok;
-	pool->error_cb = fail;
-	return DOCA_SUCCESS;
+	return sim_pool_conf(&ec->pools[kind], &ec->ctx, kinds[kind], ok, fail, num_tasks, func);
 }
 
 static doca_error_t alloc_init(struct doca_ec *ec, enum sim_ec_task_kind kind, const struct doca_ec_matrix *matrix,
 			       const struct doca_buf *src, struct doca_buf *dst, union doca_data user_data,
 			       struct sim_ec_task **task, const char *func)
 {
-	struct sim_ec_pool *pool;
-	struct sim_ec_task *t;
+	doca_error_t err;
 
 	if (ec == NULL || task == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
-	if (ec->ctx.state != DOCA_CTX_STATE_RUNNING)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not running", func);
-	pool = &ec->pools[kind];
-	if (pool->free_tasks == NULL)
-		return sim_fail(DOCA_ERROR_NO_MEMORY, "%s: all %u tasks are allocated", func, pool->num_tasks);
-	t = (struct sim_ec_task *)pool->free_tasks;
-	pool->free_tasks = t->task.next;
-	sim_task_init(&t->task, &task_ops[kind], &ec->ctx, pool->success_cb, pool->error_cb, user_data);
-	t->matrix = matrix;
-	t->src = src;
-	t->dst = dst;
-	*task = t;
+	err = sim_pool_alloc(&ec->pools[kind], &ec->ctx, kinds[kind], src, dst, user_data, (struct doca_task **)task,
+			     func);
+	if (err != DOCA_SUCCESS)
+		return err;
+	(*task)->kind = kind;
+	(*task)->matrix = matrix;
 	return DOCA_SUCCESS;
 }
 

@@ -13,6 +13,7 @@
 #include <doca_erasure_coding.h>
 
 #include "internal.h"
+#include "task_pool.h"
 
 /* Device limits the capability queries answer (DOCA leaves the values to the device) */
 #define SIM_EC_MAX_BLOCK_SIZE (1024u * 1024u)
@@ -50,7 +51,6 @@ enum sim_ec_task_kind { SIM_EC_GALOIS_MUL, SIM_EC_CREATE, SIM_EC_UPDATE, SIM_EC_
 
 struct sim_ec_task {
 	struct doca_task task; /* first: the generic code sees a struct doca_task */
-	struct doca_ec *ec;
 	enum sim_ec_task_kind kind;
 	const struct doca_ec_matrix *matrix;
 	const struct doca_buf *src;
@@ -63,19 +63,9 @@ struct doca_ec_task_create { struct sim_ec_task t; };
 struct doca_ec_task_update { struct sim_ec_task t; };
 struct doca_ec_task_recover { struct sim_ec_task t; };
 
-struct sim_ec_pool {
-	struct sim_ec_task *tasks; /* num_tasks, allocated by set_conf */
-	uint32_t num_tasks;
-	struct doca_task *free_tasks;
-	sim_task_cb_t success_cb;
-	sim_task_cb_t error_cb;
-};
-
 struct doca_ec {
 	struct doca_ctx ctx; /* first: doca_ec_as_ctx is a cast */
-	struct sim_ec_pool pools[SIM_EC_KINDS_];
-	struct doca_task *pending_head; /* submitted, not yet executed */
-	struct doca_task *pending_tail;
+	struct sim_task_pool pools[SIM_EC_KINDS_]; /* one a kind (task_pool.c) */
 };
 
 /* Validate and run one task: the output blocks appended to its destination, or a DOCA error and nothing written */

@@ -7,159 +7,72 @@
 
 #include "sha_internal.h"
 
-static void task_free(struct doca_task *task)
+static doca_error_t task_validate(const struct doca_task *task)
+{
+	return sim_sha_validate((const struct sim_sha_task *)task);
+}
+
+static doca_error_t task_execute(struct doca_task *task)
+{
+	return sim_sha_execute((struct sim_sha_task *)task);
+}
+
+/* A part of a partial session submitted: the session has started */
+static void task_submitted(struct doca_task *task)
 {
 	struct sim_sha_task *t = (struct sim_sha_task *)task;
-	struct sim_sha_pool *pool = &t->sha->pools[t->kind];
 
-	sim_task_fini(task);
-	sim_sha_session_free(t);
-	t->src = NULL;
-	t->dst = NULL;
-	task->next = pool->free_tasks;
-	pool->free_tasks = task;
+	if (t->kind == SIM_SHA_PARTIAL)
+		t->started = true;
 }
 
-static size_t task_bufs(const struct doca_task *task, struct doca_buf *out[SIM_TASK_MAX_BUFS])
+/* A part of a partial session never ran (flushed or invalid): the session must be reset */
+static void task_not_run(struct doca_task *task)
 {
-	const struct sim_sha_task *t = (const struct sim_sha_task *)task;
-	size_t n = 0;
+	struct sim_sha_task *t = (struct sim_sha_task *)task;
 
-	if (t->src != NULL)
-		out[n++] = (struct doca_buf *)t->src;
-	if (t->dst != NULL)
-		out[n++] = t->dst;
-	return n;
+	if (t->kind == SIM_SHA_PARTIAL)
+		t->broken = true;
 }
 
-static const struct sim_task_ops task_ops[SIM_SHA_KIND_COUNT_] = {
-	{ .kind = "sha_hash", .free = task_free, .bufs = task_bufs },
-	{ .kind = "sha_partial_hash", .free = task_free, .bufs = task_bufs },
-};
+static void task_release(struct doca_task *task)
+{
+	sim_sha_session_free((struct sim_sha_task *)task);
+}
+
+#define SHA_KIND(name) \
+	{ \
+		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_sha_task), \
+		.src_at = offsetof(struct sim_sha_task, src), .dst_at = offsetof(struct sim_sha_task, dst), \
+		.validate = task_validate, .execute = task_execute, .submitted = task_submitted, \
+		.not_run = task_not_run, .release = task_release, \
+	}
+
+static const struct sim_task_kind task_kinds[SIM_SHA_KIND_COUNT_] = {SHA_KIND("sha_hash"), SHA_KIND("sha_partial_hash")};
+static const struct sim_task_kind *const kinds[SIM_SHA_KIND_COUNT_] = {&task_kinds[0], &task_kinds[1]};
 
 static doca_error_t sha_start(struct doca_ctx *ctx)
 {
 	struct doca_sha *s = (struct doca_sha *)ctx;
 
-	if (s->pools[SIM_SHA_HASH].num_tasks + s->pools[SIM_SHA_PARTIAL].num_tasks == 0)
+	if (!sim_pools_configured(s->pools, SIM_SHA_KIND_COUNT_))
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "sha: no task kind was configured (set_conf)");
 	if (!sim_sha_available())
 		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "sha: %s", doca_sim_sha_backend_missing());
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t sha_stop(struct doca_ctx *ctx)
-{
-	struct doca_sha *s = (struct doca_sha *)ctx;
-	struct doca_task *task = s->pending_head;
-
-	s->pending_head = NULL;
-	s->pending_tail = NULL;
-	while (task != NULL) {
-		struct doca_task *next = task->next;
-		struct sim_sha_task *t = (struct sim_sha_task *)task;
-
-		if (t->kind == SIM_SHA_PARTIAL)
-			t->broken = true; /* a part of the session never ran */
-		sim_task_complete(task, SIM_TASK_FLUSHED_STATUS);
-		task = next;
-	}
-	return DOCA_SUCCESS;
-}
-
-static int sha_progress(struct doca_ctx *ctx)
-{
-	struct doca_sha *s = (struct doca_sha *)ctx;
-	struct doca_task *task = s->pending_head;
-
-	if (task == NULL)
-		return 0;
-	s->pending_head = NULL;
-	s->pending_tail = NULL;
-	while (task != NULL) {
-		struct doca_task *next = task->next;
-		struct sim_sha_task *t = (struct sim_sha_task *)task;
-		doca_error_t err = sim_sha_validate(t);
-
-		if (err != DOCA_SUCCESS) {
-			sim_strict_report(SIM_RULE_INVALID_TASK, "doca_task_submit", task->ops->kind, task,
-					  "completed with %s", doca_error_get_name(err));
-			if (t->kind == SIM_SHA_PARTIAL)
-				t->broken = true;
-		} else {
-			err = sim_sha_execute(t);
-		}
-		sim_task_complete(task, err);
-		task = next;
-	}
-	return 1;
-}
-
-static doca_error_t sha_submit(struct doca_ctx *ctx, struct doca_task *task)
-{
-	struct doca_sha *s = (struct doca_sha *)ctx;
-	struct sim_sha_task *t = (struct sim_sha_task *)task;
-
-	if (t->kind == SIM_SHA_PARTIAL)
-		t->started = true;
-	task->next = NULL;
-	if (s->pending_tail != NULL)
-		s->pending_tail->next = task;
-	else
-		s->pending_head = task;
-	s->pending_tail = task;
-	sim_pe_signal(ctx->pe);
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t sha_validate(struct doca_ctx *ctx, struct doca_task *task)
-{
-	(void)ctx;
-	return sim_sha_validate((const struct sim_sha_task *)task);
-}
-
-static const struct sim_ctx_ops sha_ctx_ops = {
-	.kind = "sha",
-	.start = sha_start,
-	.stop = sha_stop,
-	.progress = sha_progress,
-	.submit = sha_submit,
-	.validate = sha_validate,
-};
+static const struct sim_ctx_ops sha_ctx_ops = SIM_POOLED_CTX_OPS("sha", sha_start);
 
 doca_error_t doca_sha_create(struct doca_dev *dev, struct doca_sha **sha)
 {
-	struct doca_sha *s;
-
-	if (dev == NULL || sha == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	s = calloc(1, sizeof(*s));
-	if (s == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	sim_ctx_init(&s->ctx, &sha_ctx_ops, dev);
-	*sha = s;
-	return DOCA_SUCCESS;
+	return sim_pooled_create(dev, sizeof(**sha), &sha_ctx_ops, (void **)sha);
 }
 
 doca_error_t doca_sha_destroy(struct doca_sha *sha)
 {
-	doca_error_t err;
-
-	if (sha == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(sha, ctx.magic, "sha", DOCA_ERROR_INVALID_VALUE);
-	if (!sim_ctx_is_idle(&sha->ctx))
-		return sim_fail(DOCA_ERROR_IN_USE, "%s: context is not idle", __func__);
-	err = sim_ctx_fini(&sha->ctx);
-	if (err != DOCA_SUCCESS)
-		return err;
-	for (int k = 0; k < SIM_SHA_KIND_COUNT_; k++) {
-		for (uint32_t i = 0; i < sha->pools[k].num_tasks; i++)
-			sim_sha_session_free(&sha->pools[k].tasks[i]);
-		free(sha->pools[k].tasks);
-	}
-	sim_release(sha, &sha->ctx.magic);
-	return DOCA_SUCCESS;
+	return sim_pooled_destroy((struct doca_ctx *)sha, "sha", sha == NULL ? NULL : sha->pools, kinds, SIM_SHA_KIND_COUNT_,
+				  DOCA_ERROR_IN_USE, __func__);
 }
 
 struct doca_ctx *doca_sha_as_ctx(struct doca_sha *sha)
@@ -241,62 +154,28 @@ doca_error_t doca_sha_cap_get_partial_hash_block_size(struct doca_devinfo const 
 static doca_error_t set_conf(struct doca_sha *s, enum sim_sha_kind kind, sim_task_cb_t done, sim_task_cb_t failed,
 			     uint8_t log_num_tasks, const char *func)
 {
-	struct sim_sha_pool *pool;
-	struct sim_sha_task *tasks;
-	uint32_t num;
-
-	if (s == NULL || done == NULL || failed == NULL || log_num_tasks > SIM_SHA_MAX_LOG_NUM_TASKS)
+	if (s == NULL || log_num_tasks > SIM_SHA_MAX_LOG_NUM_TASKS)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid callbacks or log_num_tasks %u", func,
 				log_num_tasks);
-	if (s->ctx.state != DOCA_CTX_STATE_IDLE)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not idle", func);
-	pool = &s->pools[kind];
-	for (uint32_t i = 0; i < pool->num_tasks; i++)
-		if (pool->tasks[i].task.ops != NULL)
-			return sim_fail(DOCA_ERROR_IN_USE, "%s: tasks are still allocated", func);
-	num = 1u << log_num_tasks;
-	tasks = calloc(num, sizeof(*tasks));
-	if (tasks == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	free(pool->tasks);
-	pool->tasks = tasks;
-	pool->num_tasks = num;
-	pool->free_tasks = NULL;
-	for (uint32_t i = num; i-- > 0;) {
-		tasks[i].sha = s;
-		tasks[i].kind = kind;
-		tasks[i].task.next = pool->free_tasks;
-		pool->free_tasks = &tasks[i].task;
-	}
-	pool->success_cb = done;
-	pool->error_cb = failed;
-	return DOCA_SUCCESS;
+	return sim_pool_conf(&s->pools[kind], &s->ctx, kinds[kind], done, failed, 1u << log_num_tasks, func);
 }
 
 static doca_error_t alloc_init(struct doca_sha *s, enum sim_sha_kind kind, enum doca_sha_algorithm algorithm,
 			       const struct doca_buf *src, struct doca_buf *dst, union doca_data user_data,
 			       struct sim_sha_task **out, const char *func)
 {
-	struct sim_sha_pool *pool;
-	struct sim_sha_task *t;
 	uint32_t digest, block;
+	doca_error_t err;
 
 	if (s == NULL || out == NULL || !sim_sha_sizes(algorithm, &digest, &block))
 		return DOCA_ERROR_INVALID_VALUE;
 	SIM_RETURN_IF_DEAD(s, ctx.magic, "sha", DOCA_ERROR_INVALID_VALUE);
-	if (s->ctx.state != DOCA_CTX_STATE_RUNNING)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: context is not running", func);
-	pool = &s->pools[kind];
-	if (pool->free_tasks == NULL)
-		return sim_fail(DOCA_ERROR_NO_MEMORY, "%s: all %u tasks are allocated", func, pool->num_tasks);
-	t = (struct sim_sha_task *)pool->free_tasks;
-	pool->free_tasks = t->task.next;
-	sim_task_init(&t->task, &task_ops[kind], &s->ctx, pool->success_cb, pool->error_cb, user_data);
-	t->algorithm = algorithm;
-	t->src = src;
-	t->dst = dst;
-	sim_sha_session_free(t);
-	*out = t;
+	err = sim_pool_alloc(&s->pools[kind], &s->ctx, kinds[kind], src, dst, user_data, (struct doca_task **)out,
+			     func);
+	if (err != DOCA_SUCCESS)
+		return err;
+	(*out)->kind = kind;
+	(*out)->algorithm = algorithm;
 	return DOCA_SUCCESS;
 }
 

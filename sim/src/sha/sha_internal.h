@@ -9,6 +9,7 @@
 #include <doca_sim.h>
 
 #include "internal.h"
+#include "task_pool.h"
 
 /* Capabilities of the software device (DOCA leaves them to the device: these are its own) */
 #define SIM_SHA_MAX_SRC_BUF_SIZE (128ull << 20)
@@ -19,7 +20,6 @@ enum sim_sha_kind { SIM_SHA_HASH, SIM_SHA_PARTIAL, SIM_SHA_KIND_COUNT_ };
 
 struct sim_sha_task {
 	struct doca_task task; /* first: the generic code sees a struct doca_task */
-	struct doca_sha *sha;
 	enum sim_sha_kind kind;
 	enum doca_sha_algorithm algorithm;
 	const struct doca_buf *src;
@@ -32,19 +32,9 @@ struct sim_sha_task {
 	bool broken;         /* a part failed: the session must be reset */
 };
 
-struct sim_sha_pool {
-	struct sim_sha_task *tasks;
-	uint32_t num_tasks;
-	struct doca_task *free_tasks;
-	sim_task_cb_t success_cb;
-	sim_task_cb_t error_cb;
-};
-
 struct doca_sha {
 	struct doca_ctx ctx; /* first */
-	struct sim_sha_pool pools[SIM_SHA_KIND_COUNT_];
-	struct doca_task *pending_head;
-	struct doca_task *pending_tail;
+	struct sim_task_pool pools[SIM_SHA_KIND_COUNT_]; /* one a kind (task_pool.c) */
 };
 
 /* Digest and block sizes of an algorithm; false for a value outside the enum */
