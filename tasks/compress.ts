@@ -12,6 +12,7 @@ import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrup
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
+import { versionLine } from "./common/version.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { EMPTY_DEFLATE, memberHeader, memberTrailer } from "./accel/gzip.ts";
 import { OutputFile } from "./accel/output-file.ts";
@@ -25,6 +26,7 @@ export const FLAGS = {
   "chunk-size": { type: "string" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -39,6 +41,7 @@ DOCA has no LZ4 compress task: LZ4 is decompress-only (see decompress).
       --chunk-size BYTES  input bytes per deflate task (default 1048576; at most the device's max buffer size)
   -p, --pci-addr PCI      device (default: the first one found)
       --json              print the result as one JSON object
+      --version           print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help              this text
 No peer and no waits but the device's tasks (a context start of 10 s at most).
 Exit status 0, 1 on any error (unreadable input, device without deflate), 2 for bad flags, ${STOPPED_STATUSES}.`;
@@ -131,6 +134,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("compress")), 0);
   if (positionals.length !== 1) throw new UsageError(`expected one FILE to compress, got ${positionals.length}`);
   const chunkSize = values["chunk-size"] === undefined ? undefined : positiveInt(values["chunk-size"], "--chunk-size", 2 ** 31);
   const input = userPath(positionals[0]);

@@ -19,12 +19,14 @@ import { LZ4_MAGIC, Lz4FormatError, parseFrameHeader, Xxh32 } from "./accel/lz4-
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
+import { versionLine } from "./common/version.ts";
 
 export const FLAGS = {
   output: { type: "string", short: "o" },
   force: { type: "boolean", short: "f" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -38,6 +40,7 @@ name only when complete and verified; a corrupt input fails and leaves nothing b
   -f, --force         replace an existing output file
   -p, --pci-addr PCI  device (default: the first one found)
       --json          print the result as one JSON object
+      --version       print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help          this text
 Limits: a gzip member, and an LZ4 frame of dependent blocks, must each fit one device task (its max buffer size);
 multi-member gzip files other than compress's are refused. No peer and no waits but the device's tasks.
@@ -274,6 +277,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("decompress")), 0);
   if (positionals.length !== 1) throw new UsageError(`expected one FILE to decompress, got ${positionals.length}`);
   const input = userPath(positionals[0]);
   const output = userPath(values.output ?? defaultOutput(positionals[0]));

@@ -5,6 +5,7 @@
  */
 import process from "node:process";
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
+import { versionLine } from "./common/version.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
@@ -25,6 +26,7 @@ export const FLAGS = {
   "block-size": { type: "string" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -42,6 +44,7 @@ rebuilds FILE from any N of the N + M blocks. DIR appears only when complete (bu
                                 fits the device's max block size, else that size)
   -p, --pci-addr PCI            device (default: the first one found)
       --json                    print the manifest and timing as one JSON object
+      --version                 print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help                    this text
 No peer and no waits. A progress line is drawn on a terminal. Exit status 0, 1 on any failure (DIR is not left
 behind), 2 for bad flags, ${STOPPED_STATUSES}.`;
@@ -52,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("ec-encode")), 0);
   if (values.input === undefined) throw new UsageError("--input is required");
   if (values.output === undefined) throw new UsageError("--output is required");
   const n = values["data-blocks"] === undefined ? 4 : positiveInt(values["data-blocks"], "--data-blocks", 128);

@@ -5,6 +5,7 @@
  */
 import process from "node:process";
 import { parseFlags, UsageError } from "./common/cli.ts";
+import { versionLine } from "./common/version.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
@@ -21,6 +22,7 @@ export const FLAGS = {
   output: { type: "string", short: "o" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -34,6 +36,7 @@ temporary file, then a rename; an existing FILE is never replaced).
   -o, --output FILE    file to create (must not exist)
   -p, --pci-addr PCI   device (default: the first one found)
       --json           print the result as one JSON object
+      --version        print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help           this text
 No peer and no waits. A progress line is drawn on a terminal. Exit status 0, 1 when more than M blocks are lost,
 the manifest is invalid, the rebuilt file does not match, or on any other failure (no FILE is left),
@@ -45,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("ec-recover")), 0);
   if (values.input === undefined) throw new UsageError("--input is required");
   if (values.output === undefined) throw new UsageError("--output is required");
   const showProgress = !values.json && process.stderr.isTTY === true;

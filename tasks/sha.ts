@@ -16,6 +16,7 @@ import { userPath } from "./common/user-path.ts";
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
+import { versionLine } from "./common/version.ts";
 
 export const FLAGS = {
   algorithm: { type: "string", short: "a" },
@@ -25,6 +26,7 @@ export const FLAGS = {
   "part-size": { type: "string" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -42,6 +44,7 @@ them, so \`sha256sum -c\` verifies the list. A file larger than one part is stre
       --part-size BYTES   bytes per partial-hash part (default 1048576; rounded down to whole blocks)
   -p, --pci-addr PCI      device (default: the first one found)
       --json              print the results as one JSON object
+      --version           print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help              this text
 No peer and no waits but the device's tasks (a context start of 10 s at most).
 Exit status 0, 1 on any error or failed check, 2 for bad flags, ${STOPPED_STATUSES}.`;
@@ -188,6 +191,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("sha")), 0);
   const algorithm = algorithmOf(values.algorithm);
   const partSize = values["part-size"] === undefined ? undefined : positiveInt(values["part-size"], "--part-size", 2 ** 30);
   if (values.check !== undefined && positionals.length > 0) throw new UsageError("--check takes the files from its list: give no FILE");

@@ -4,6 +4,7 @@
  */
 import process from "node:process";
 import { parseFlags, positiveInt, UsageError } from "../common/cli.ts";
+import { versionLine } from "../common/version.ts";
 import { print } from "../common/main.ts";
 import { printJson } from "../common/output.ts";
 import { clearStatusLine, drawStatusLine, endStatusLine } from "../common/status-line.ts";
@@ -22,6 +23,7 @@ export const ENCRYPT_FLAGS = {
   "chunk-size": { type: "string" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -31,6 +33,7 @@ export const DECRYPT_FLAGS = {
   key: { type: "string", short: "k" },
   "pci-addr": { type: "string", short: "p" },
   json: { type: "boolean" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -42,6 +45,7 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
     print(help);
     return 0;
   }
+  if (values.version) return (print(versionLine(mode)), 0);
   const str = (name: string) => values[name] as string | undefined;
   if (mode === "encrypt" && str("generate-key") !== undefined) {
     const bits = str("key-bits") === undefined ? 256 : positiveInt(str("key-bits")!, "--key-bits");
