@@ -3,11 +3,12 @@
  * compress: a file into a gzip-compatible file, the deflate done by DOCA Compress (raw deflate from the device,
  * wrapped in gzip members by tasks/accel/gzip.ts). gunzip (and `decompress`) read the result.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { Compress, ProgressEngine } from "../mod.ts";
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
+import { openRegularFile } from "./common/input-file.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
@@ -70,17 +71,18 @@ export interface CompressFileResult {
 /** Compresses options.input into options.output (gzip members of device deflate). */
 export async function compressFile(options: CompressFileOptions): Promise<CompressFileResult> {
   const t0 = performance.now();
+  OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
   using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   await using compress = await Compress.open(device, pe, { maxTasks: 2 });
   if (!compress.caps.compressDeflate) throw new Error(`device ${device.info.pciAddr} cannot deflate (${compress.caps.missingReason ?? "no compress deflate task"})`);
   const chunk = Math.min(options.chunkSize ?? 1 << 20, compress.caps.maxBufSize);
   using staging = new Staging(device);
-  const fd = openSync(options.input, "r");
+  const fd = openRegularFile(options.input);
   let out: OutputFile | undefined;
   try {
     const total = fstatSync(fd).size;
-    out = OutputFile.create(options.output, options.output, options.force);
+    out = OutputFile.create(options.output, options.output, options.force, "compress");
     let done = 0, members = 0;
     staging.src.ensure(chunk);
     // Deflate output can exceed its input a little (stored blocks): room for that, as zlib's deflateBound says.

@@ -4,10 +4,11 @@
  * back to its content, the inflating done by DOCA Compress. Every member's CRC-32 and length, every frame's content
  * checksum and size are checked; a corrupt input fails with exit 1 and leaves no output.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { Compress, DocaError, ProgressEngine } from "../mod.ts";
 import { parseFlags, UsageError } from "./common/cli.ts";
+import { openRegularFile } from "./common/input-file.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
@@ -86,7 +87,8 @@ function readAt(fd: number, position: number, length: number, into?: Uint8Array)
 
 export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {
   const t0 = performance.now();
-  const fd = openSync(options.input, "r");
+  OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
+  const fd = openRegularFile(options.input);
   let out: OutputFile | undefined;
   try {
     const size = fstatSync(fd).size;
@@ -98,7 +100,7 @@ export async function decompressFile(options: DecompressFileOptions): Promise<De
     using pe = new ProgressEngine();
     await using compress = await Compress.open(device, pe, { maxTasks: 2 });
     using staging = new Staging(device);
-    out = OutputFile.create(options.output, options.output, options.force);
+    out = OutputFile.create(options.output, options.output, options.force, "decompress");
     const ctx: Ctx = { fd, size, compress, staging, out, options, tasks: 0 };
     if (isGzip) await gunzip(ctx);
     else await unlz4(ctx);

@@ -3,11 +3,12 @@
  * a few sealed or opened at once on the device, written in order to a temporary file that is renamed onto the
  * output only when every chunk verified (AtomicFile: an interrupted or failed run leaves no output file).
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { openRegularFile } from "../common/input-file.ts";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
-import { AtomicFile } from "../transfer/atomic-file.ts";
+import { AtomicFile, checkTargetFolder, wordingFor } from "../transfer/atomic-file.ts";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
 
 export interface CryptOptions {
@@ -79,11 +80,12 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
   const t0 = performance.now();
   const keyBytes = options.key.length as 16 | 32;
   const header = makeHeader(keyBytes, options.chunkSize ?? 1024 * 1024);
-  const fd = openSync(options.input, "r");
+  checkTargetFolder(options.output, undefined, options.output, wordingFor("encrypt")); // before any work
+  const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
     const chunks = Math.floor(total / header.chunkSize) + 1; // the last one short (maybe empty)
-    const out = AtomicFile.create(options.output);
+    const out = AtomicFile.create(options.output, undefined, wordingFor("encrypt"));
     let written = 0;
     try {
       out.writeAt(header.bytes, 0);
@@ -114,7 +116,8 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
 
 export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
   const t0 = performance.now();
-  const fd = openSync(options.input, "r");
+  checkTargetFolder(options.output, undefined, options.output, wordingFor("decrypt")); // before any work
+  const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
     const head = new Uint8Array(HEADER_SIZE);
@@ -128,7 +131,7 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
     const chunks = Math.floor(body / record) + 1;
     const lastLength = body - (chunks - 1) * record;
     if (lastLength < header.tagSize) throw new Error(`${options.input} is truncated or damaged: its last record is ${lastLength} bytes`);
-    const out = AtomicFile.create(options.output);
+    const out = AtomicFile.create(options.output, undefined, wordingFor("decrypt"));
     let written = 0;
     try {
       await withDevice(options, header, async (aes) => {
