@@ -76,6 +76,10 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
   using pe = new ProgressEngine();
   await using compress = await Compress.open(device, pe, { maxTasks: 2 });
   if (!compress.caps.compressDeflate) throw new Error(`device ${device.info.pciAddr} cannot deflate (${compress.caps.missingReason ?? "no compress deflate task"})`);
+  if (options.chunkSize !== undefined && options.chunkSize > compress.caps.maxBufSize) {
+    // said, not clamped: the user asked for a size this device cannot take
+    throw new UsageError(`--chunk-size ${options.chunkSize} is more than device ${device.info.pciAddr} takes in one task (${compress.caps.maxBufSize} bytes)`);
+  }
   const chunk = Math.min(options.chunkSize ?? 1 << 20, compress.caps.maxBufSize);
   using staging = new Staging(device);
   const fd = openRegularFile(options.input);

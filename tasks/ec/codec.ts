@@ -17,6 +17,7 @@ import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
+import { UsageError } from "../common/cli.ts";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readSmallRegularFile } from "../common/input-file.ts";
 import { AtomicFile, checkTargetFolder, wordingFor } from "../transfer/atomic-file.ts";
@@ -91,7 +92,7 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
     const fileSize = fstatSync(fd).size;
     const blockSize = o.blockSize ?? Math.min(caps.maxBlockSize, Math.max(EC_BLOCK_ALIGN, roundUp(Math.ceil(fileSize / n), EC_BLOCK_ALIGN)));
     if (blockSize % EC_BLOCK_ALIGN !== 0 || blockSize > caps.maxBlockSize) {
-      throw new Error(`block size ${blockSize} must be a multiple of ${EC_BLOCK_ALIGN} up to ${caps.maxBlockSize}`);
+      throw new UsageError(`--block-size: ${blockSize} must be a multiple of ${EC_BLOCK_ALIGN} up to ${caps.maxBlockSize} (this device's max block size)`);
     }
     const stripes = Math.max(1, Math.ceil(fileSize / (n * blockSize)));
     mkdirSync(temp, { mode: 0o755 });
