@@ -98,15 +98,17 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
       if (n === 0 && done > 0) break;
       if (n === 0) {
         // An empty file: one member holding the empty deflate stream (no device task has nothing to read).
-        out.write(memberHeader(EMPTY_DEFLATE.length), EMPTY_DEFLATE, memberTrailer(0, 0));
+        out.write(memberHeader(EMPTY_DEFLATE.length, true), EMPTY_DEFLATE, memberTrailer(0, 0));
         members++;
         break;
       }
+      // the member that reaches the size the file had at the start is marked last: a copy cut short is detected
+      const last = n < chunk || done + n >= total;
       const src = staging.src.data(staging.inventory, n);
       const dst = staging.dst.room(staging.inventory, room);
       try {
         const r = await compress.compressDeflate(src, dst);
-        out.write(memberHeader(r.length), staging.dst.bytes.subarray(0, r.length), memberTrailer(r.crc32, n));
+        out.write(memberHeader(r.length, last), staging.dst.bytes.subarray(0, r.length), memberTrailer(r.crc32, n));
       } finally {
         src.closeSync();
         dst.closeSync();
@@ -114,7 +116,7 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
       members++;
       done += n;
       options.onProgress?.(done, total);
-      if (n < chunk) break;
+      if (last) break;
     }
     out.commit();
     return {

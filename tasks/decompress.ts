@@ -94,7 +94,9 @@ export async function decompressFile(options: DecompressFileOptions): Promise<De
     const size = fstatSync(fd).size;
     const magic = readAt(fd, 0, 4);
     const isGzip = magic.length >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
-    const isLz4 = magic.length === 4 && new DataView(magic.buffer, magic.byteOffset).getUint32(0, true) === LZ4_MAGIC;
+    const word = magic.length === 4 ? new DataView(magic.buffer, magic.byteOffset).getUint32(0, true) : 0;
+    // a frame, or a skippable frame before one (skipped, as the lz4 tool does)
+    const isLz4 = word === LZ4_MAGIC || (magic.length === 4 && (word & 0xfffffff0) === 0x184d2a50);
     if (!isGzip && !isLz4) throw new CorruptInputError(`${options.input}: neither gzip nor an LZ4 frame (unknown magic)`);
     using device = openDeviceOf(options.pciAddr);
     using pe = new ProgressEngine();
@@ -163,41 +165,71 @@ async function inflateRange(ctx: Ctx, position: number, length: number, room: nu
   }
 }
 
+/** Said when a plain (not compress's) gzip file fails: it may hold several members, which are not supported. */
+const MULTI_MEMBER_NOTE = "multi-member gzip files other than compress's are not supported";
+
 async function gunzip(ctx: Ctx): Promise<void> {
   let at = 0;
   let first = true;
+  let plain = false;
+  let lastSeen: boolean | undefined; // compress's 5-byte "DC" members say which one is last; older ones do not
   while (at < ctx.size) {
     checkStop(ctx);
+    if (lastSeen) {
+      // after the last member only zero padding may follow (gunzip accepts it: tape blocks, dd)
+      if (readAt(ctx.fd, at, ctx.size - at > 65536 ? 65536 : ctx.size - at).every((b) => b === 0)) {
+        at = Math.min(ctx.size, at + 65536);
+        continue;
+      }
+      throw new GzipFormatError(`${ctx.options.input} at byte ${at}: data after the last member`);
+    }
     const head = readAt(ctx.fd, at, Math.min(65536, ctx.size - at));
     const where = `${ctx.options.input} at byte ${at}`;
+    if (!first && head.every((b) => b === 0)) {
+      at += head.length; // zero padding after the members, as gunzip accepts it
+      continue;
+    }
     const h = parseMemberHeader(head, where);
     let clen = h.compressedLength;
     if (clen === undefined) {
       // Not one of compress's members: a plain gzip file is one member whose deflate data ends 8 bytes before the end
-      if (!first) throw new GzipFormatError(`${where}: a second gzip member without its compressed length (multi-member gzip files other than compress's are not supported)`);
+      if (!first) throw new GzipFormatError(`${where}: a second gzip member without its compressed length (${MULTI_MEMBER_NOTE})`);
       clen = ctx.size - at - h.headerLength - 8;
+      plain = true;
     }
+    if (h.last !== undefined) lastSeen = h.last;
     const dataAt = at + h.headerLength;
     if (clen < 0 || dataAt + clen + 8 > ctx.size) throw new GzipFormatError(`${where}: truncated gzip member`);
     const trailer = readAt(ctx.fd, dataAt + clen, 8);
     const tv = new DataView(trailer.buffer, trailer.byteOffset, 8);
     const crc = tv.getUint32(0, true), isize = tv.getUint32(4, true);
+    const note = plain ? ` (if it holds several gzip members: ${MULTI_MEMBER_NOTE})` : "";
     if (isize === 0) {
-      if (clen !== 2) throw new GzipFormatError(`${where}: a member of 0 bytes with ${clen} bytes of deflate data`);
+      if (clen !== 2) throw new GzipFormatError(`${where}: a member of 0 bytes with ${clen} bytes of deflate data${note}`);
     } else {
       const max = ctx.compress.caps.maxBufSize;
       if (isize > max || clen > max) {
-        throw new GzipFormatError(`${where}: the member claims ${formatBytes(isize)} (${formatBytes(clen)} compressed), more than one ` +
-          `device task takes (${formatBytes(max)}): a truncated or corrupt file, or a member too large for the device`);
+        throw new GzipFormatError(`${where}: the member is larger than one device task takes (${formatBytes(max)}): it claims ` +
+          `${formatBytes(isize)} (${formatBytes(clen)} compressed); if it is not that large, the file is truncated or corrupt`);
       }
-      const { r, bytes } = await inflateRange(ctx, dataAt, clen, isize, "deflate");
-      if (r.length !== isize) throw new GzipFormatError(`${where}: ${r.length} bytes inflated, the trailer says ${isize}`);
-      if (r.crc32 !== crc) throw new GzipFormatError(`${where}: CRC-32 mismatch (data 0x${r.crc32.toString(16)}, trailer 0x${crc.toString(16)})`);
+      let inflated;
+      try {
+        inflated = await inflateRange(ctx, dataAt, clen, isize, "deflate");
+      } catch (e) {
+        if (plain && e instanceof DocaError) throw new GzipFormatError(`${where}: the device refused the data: ${e.message}${note}`);
+        throw e;
+      }
+      const { r, bytes } = inflated;
+      if (r.length !== isize) throw new GzipFormatError(`${where}: ${r.length} bytes inflated, the trailer says ${isize}${note}`);
+      if (r.crc32 !== crc) throw new GzipFormatError(`${where}: CRC-32 mismatch (data 0x${r.crc32.toString(16)}, trailer 0x${crc.toString(16)})${note}`);
       ctx.out.write(bytes);
     }
     at = dataAt + clen + 8;
     first = false;
     ctx.options.onProgress?.(at, ctx.size);
+  }
+  if (lastSeen === false) {
+    throw new GzipFormatError(`${ctx.options.input}: truncated: it ends after a member that is not the last (the last member is missing)`);
   }
 }
 
