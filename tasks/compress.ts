@@ -148,7 +148,7 @@ async function main(argv: string[]): Promise<number> {
   const input = userPath(positionals[0]);
   const output = userPath(values.output ?? `${positionals[0]}.gz`);
   const signal = stopOnSignals();
-  const progress = new Progress(values.json ? undefined : "compressed");
+  const progress = new Progress(values.json ? undefined : "compress");
   const result = await compressFile({
     input,
     output,

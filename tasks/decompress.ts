@@ -315,7 +315,7 @@ async function main(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(`expected one FILE to decompress, got ${positionals.length}`);
   const input = userPath(positionals[0]);
   const output = userPath(values.output ?? defaultOutput(positionals[0]));
-  const progress = new Progress(values.json ? undefined : "decompressed");
+  const progress = new Progress(values.json ? undefined : "decompress");
   const result = await decompressFile({
     input,
     output,

@@ -6,6 +6,7 @@
 import process from "node:process";
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { versionLine } from "./common/version.ts";
+import { progressText } from "./accel/progress.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
@@ -84,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
         const now = performance.now();
         if (!showProgress || now - last < 200) return;
         last = now;
-        drawStatusLine(`encoding: ${formatBytes(done)} of ${formatBytes(total)}`);
+        drawStatusLine(progressText("ec-encode", done, total));
       },
     });
   } catch (e) {

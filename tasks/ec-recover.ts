@@ -6,6 +6,7 @@
 import process from "node:process";
 import { parseFlags, UsageError } from "./common/cli.ts";
 import { versionLine } from "./common/version.ts";
+import { progressText } from "./accel/progress.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
@@ -64,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
         const now = performance.now();
         if (!showProgress || now - last < 200) return;
         last = now;
-        drawStatusLine(`rebuilding: ${formatBytes(done)} of ${formatBytes(total)}`);
+        drawStatusLine(progressText("ec-recover", done, total));
       },
     });
   } catch (e) {

@@ -195,7 +195,7 @@ async function main(argv: string[]): Promise<number> {
   const hasher = await FileHasher.open(values["pci-addr"], partSize);
   try {
     if (values.check !== undefined) return await check(hasher, algorithm, values.check, values.json === true, signal);
-    const progress = new Progress(values.json ? undefined : "hashed");
+    const progress = new Progress(values.json ? undefined : "sha");
     const results: FileDigest[] = [];
     try {
       for (const name of positionals) {

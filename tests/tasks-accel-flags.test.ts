@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
 import { pattern } from "./helpers/sim-env.ts";
+import { progressText } from "../tasks/accel/progress.ts";
 
 const task = (name: string) => join(repoRoot, "tasks", `${name}.ts`);
 const dir = mkdtempSync(join(tmpdir(), "doca-ts-accel-flags-"));
@@ -54,4 +55,11 @@ describe("a stop near the end of a run", () => {
       assert.match(r.stderr, new RegExp(`interrupted \\(${signal}\\): finished before the stop took effect \\(its output is complete\\)`));
     });
   }
+});
+
+describe("progress lines of the accelerator tasks", () => {
+  test("one format: the task's name, done of total, a percentage", () => {
+    assert.equal(progressText("encrypt", 1.03 * 2 ** 30, 1.4 * 2 ** 30), "encrypt: 1.03 GiB of 1.40 GiB (73%)");
+    assert.equal(progressText("sha", 0, 0), "sha: 0 B of 0 B (100%)");
+  });
 });

@@ -5,6 +5,7 @@
 import process from "node:process";
 import { parseFlags, positiveInt, UsageError } from "../common/cli.ts";
 import { versionLine } from "../common/version.ts";
+import { progressText } from "../accel/progress.ts";
 import { print } from "../common/main.ts";
 import { printJson } from "../common/output.ts";
 import { clearStatusLine, drawStatusLine, endStatusLine } from "../common/status-line.ts";
@@ -82,7 +83,7 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
       const now = performance.now();
       if (!showProgress || now - last < 200) return;
       last = now;
-      drawStatusLine(`${mode}ing: ${formatBytes(done)} of ${formatBytes(total)} (${total ? Math.floor((done / total) * 100) : 100}%)`);
+      drawStatusLine(progressText(mode, done, total));
     },
   };
   let result: CryptResult;
