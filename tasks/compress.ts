@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * compress: a file into a gzip-compatible file, the deflate done by DOCA Compress (raw deflate from the device,
  * wrapped in gzip members by tasks/accel/gzip.ts). gunzip (and `decompress`) read the result.

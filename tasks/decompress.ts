@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * decompress: a gzip file (compress's members, or any single-member gzip) or an LZ4 frame file (the lz4 tool's .lz4)
  * back to its content, the inflating done by DOCA Compress. Every member's CRC-32 and length, every frame's content

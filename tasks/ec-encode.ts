@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * ec-encode: a file into N data + M redundancy block files and a manifest, with DOCA erasure coding (create tasks);
  * ec-recover rebuilds it from any N of them. Layout and manifest: tasks/ec/codec.ts.

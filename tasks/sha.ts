@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * sha: digests of files computed by DOCA SHA, printed the way sha1sum / sha256sum / sha512sum print them (so
  * `sha256sum -c` reads the output), and --check FILE to verify such a list. A file of more than one part is streamed

@@ -8,7 +8,7 @@ import "./helpers/sim-env.ts";
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
@@ -78,6 +78,32 @@ describe("accelerator tasks: a taken output name is said before any work", () =>
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, message);
       assert.doesNotMatch(r.stderr, /appeared during|received copy/);
+    });
+  }
+});
+
+describe("accelerator tasks: a killed run's leftovers", () => {
+  // a pid that cannot be alive, files last written an hour ago (a fresh one may be a run in another pid namespace)
+  const dead = (name: string, folder = false) => {
+    const path = at(`.${name}.doca-ts-999999999-dead1.part`);
+    if (folder) mkdirSync(path);
+    else writeFileSync(path, "partial");
+    const hourAgo = new Date(Date.now() - 3600_000);
+    utimesSync(path, hourAgo, hourAgo);
+    return path;
+  };
+  const cases: [string, string[], string, boolean][] = [
+    ["compress", ["plain", "-o", "swept.gz"], "swept.gz", false],
+    ["encrypt", ["-i", "plain", "-o", "swept.enc", "-k", "key"], "swept.enc", false],
+    ["ec-encode", ["-i", "plain", "-o", "swept.blocks"], "swept.blocks", true],
+  ];
+  for (const [name, args, output, folder] of cases) {
+    test(`${name}: the next run in that folder removes a dead run's .${output}.doca-ts-PID-*.part and says so`, { timeout: 90_000 }, async () => {
+      const path = dead(output, folder);
+      const r = await run(name, args);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, new RegExp(`^${name}: removed \\.${output.replace(".", "\\.")}\\.doca-ts-999999999-dead1\\.part, the temporary file of a dead run`, "m"));
+      assert.equal(existsSync(path), false);
     });
   }
 });

@@ -6,7 +6,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { onForcedExit } from "../common/interrupt.ts";
-import { publishWithoutReplacing, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
+import { publishWithoutReplacing, sweepStaleTemporaries, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
 
 export class OutputFile {
   readonly target: string;
@@ -37,6 +37,7 @@ export class OutputFile {
    */
   static create(target: string, shownAs: string, replace = false, task = "this task"): OutputFile {
     OutputFile.checkFree(target, shownAs, replace);
+    sweepStaleTemporaries(dirname(target), task); // a killed run's leftovers go, as dma-copy's
     const tempPath = join(dirname(target), temporaryName(target));
     let fd: number;
     try {

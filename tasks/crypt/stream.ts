@@ -8,7 +8,8 @@ import { openRegularFile } from "../common/input-file.ts";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
-import { AtomicFile, checkTargetFolder, wordingFor } from "../transfer/atomic-file.ts";
+import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, wordingFor } from "../transfer/atomic-file.ts";
+import { dirname } from "node:path";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
 
 export interface CryptOptions {
@@ -85,6 +86,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
   try {
     const total = fstatSync(fd).size;
     const chunks = Math.floor(total / header.chunkSize) + 1; // the last one short (maybe empty)
+    sweepStaleTemporaries(dirname(options.output), "encrypt");
     const out = AtomicFile.create(options.output, undefined, wordingFor("encrypt"));
     let written = 0;
     try {
@@ -131,6 +133,7 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
     const chunks = Math.floor(body / record) + 1;
     const lastLength = body - (chunks - 1) * record;
     if (lastLength < header.tagSize) throw new Error(`${options.input} is truncated or damaged: its last record is ${lastLength} bytes`);
+    sweepStaleTemporaries(dirname(options.output), "decrypt");
     const out = AtomicFile.create(options.output, undefined, wordingFor("decrypt"));
     let written = 0;
     try {

@@ -13,14 +13,13 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import process from "node:process";
+import { dirname, join } from "node:path";
 import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { UsageError } from "../common/cli.ts";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readSmallRegularFile } from "../common/input-file.ts";
-import { AtomicFile, checkTargetFolder, wordingFor } from "../transfer/atomic-file.ts";
+import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
 
 export const MANIFEST = "manifest.json";
 const FORMAT = "doca-ts-ec";
@@ -86,7 +85,8 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
   if (!caps.create) throw new Error("this DOCA or device has no erasure coding (libdoca_erasure_coding)");
   const fd = openRegularFile(o.input);
   // the folder is built under a temporary name beside the target and renamed when complete
-  const temp = join(dirname(o.outputDir), `.${basename(o.outputDir)}.doca-ts-${process.pid}.part`);
+  sweepStaleTemporaries(dirname(o.outputDir), "ec-encode");
+  const temp = join(dirname(o.outputDir), temporaryName(o.outputDir)); // .DIR.doca-ts-PID-RANDOM.part: swept if killed
   const forget = onForcedExit(() => rmSync(temp, { recursive: true, force: true }));
   try {
     const fileSize = fstatSync(fd).size;
@@ -202,6 +202,7 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
     throw new Error(`${lost.length} of ${n + m} blocks are missing or damaged (${lost.map(blockName).join(", ")}); at most ${m} can be rebuilt`);
   }
   const lostData = lost.filter((k) => k < n);
+  sweepStaleTemporaries(dirname(o.output), "ec-recover");
   const out = AtomicFile.create(o.output, undefined, wordingFor("ec-recover"));
   const fds = new Map<number, number>();
   try {

@@ -17,6 +17,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statfsSync,
   statSync,
   unlinkSync,
@@ -30,6 +31,7 @@ import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
 import { onForcedExit } from "../common/interrupt.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
+import { printError } from "../common/output.ts";
 
 /** Longest file name (bytes) on Linux file systems. */
 const NAME_MAX = 255;
@@ -164,6 +166,16 @@ function processAlive(pid: number): boolean | undefined {
   }
 }
 
+/**
+ * Removes the dead runs' temporary files (and folders) beside a task's output and says so on stderr, as dma-copy
+ * does: a run killed with SIGKILL leaves its `.NAME.doca-ts-PID-*.part`, the next run in that folder removes it.
+ */
+export function sweepStaleTemporaries(dir: string, task: string): void {
+  const stale = removeStaleTemporaries(dir);
+  for (const name of stale.removed) printError(`${task}: removed ${name}, the temporary file of a dead run`);
+  for (const name of stale.unknown) printError(`${task}: ${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
+}
+
 const RECENT_MS = 2 * 60_000;
 
 function recentlyWritten(path: string): boolean {
@@ -205,7 +217,9 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
       continue;
     }
     try {
-      unlinkSync(join(dir, name));
+      // a file, or a folder (ec-encode builds its output folder under a temporary name)
+      if (lstatSync(join(dir, name)).isDirectory()) rmSync(join(dir, name), { recursive: true });
+      else unlinkSync(join(dir, name));
       removed.push(name);
     } catch { /* someone else removed it, or we may not: leave it */ }
   }
