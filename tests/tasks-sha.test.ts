@@ -6,6 +6,7 @@
 import "./helpers/sim-env.ts";
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -90,6 +91,15 @@ describe("tasks: sha", () => {
     assert.equal(r.code, 1);
     assert.equal(r.stdout, "\\evil: OK\\nz: FAILED open or read\nz: OK\n");
     assert.doesNotMatch(r.stdout, /^evil: OK$/m);
+  }));
+
+  test("--check: a line whose name is not UTF-8 is reported FAILED open or read and the check goes on (exit 1)", { timeout: 120_000 }, withDir(async (dir) => {
+    writeFileSync(join(dir, "z"), pattern(10, 1));
+    const zDigest = spawnSync("sha256sum", ["z"], { cwd: dir, encoding: "utf8" }).stdout.slice(0, 64);
+    writeFileSync(join(dir, "list"), Buffer.concat([Buffer.from(`${"0".repeat(64)}  bad`), Buffer.from([0xff, 0xfe]), Buffer.from(`\n${zDigest}  z\n`)]));
+    const r = await startChild(task, ["--check", "list"], { INIT_CWD: dir }, 120_000).done;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /^bad.*: FAILED open or read\nz: OK\n$/);
   }));
 
   test("a check list or input that is not a regular file is refused at once (/dev/zero, a FIFO): no hang, no memory", {
