@@ -1,30 +1,34 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * compress: a file into a gzip-compatible file, the deflate done by DOCA Compress (raw deflate from the device,
  * wrapped in gzip members by tasks/accel/gzip.ts). gunzip (and `decompress`) read the result.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { Compress, ProgressEngine } from "../mod.ts";
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
+import { openRegularFile } from "./common/input-file.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
+import { versionLine } from "./common/version.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { EMPTY_DEFLATE, memberHeader, memberTrailer } from "./accel/gzip.ts";
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
-import { DEVICE_FLAGS } from "./accel/flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = {
   output: { type: "string", short: "o" },
   force: { type: "boolean", short: "f" },
   "chunk-size": { type: "string" },
-  ...DEVICE_FLAGS,
+  "pci-addr": { type: "string", short: "p" },
+  json: { type: "boolean" },
+  version: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 const HELP = `Usage: compress FILE [-o OUTPUT] [-f] [--chunk-size BYTES] [-p PCI] [--json]
@@ -38,6 +42,7 @@ DOCA has no LZ4 compress task: LZ4 is decompress-only (see decompress).
       --chunk-size BYTES  input bytes per deflate task (default 1048576; at most the device's max buffer size)
   -p, --pci-addr PCI      device (default: the first one found)
       --json              print the result as one JSON object
+      --version           print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help              this text
 No peer and no waits but the device's tasks (a context start of 10 s at most).
 Exit status 0, 1 on any error (unreadable input, device without deflate), 2 for bad flags, ${STOPPED_STATUSES}.`;
@@ -66,17 +71,22 @@ export interface CompressFileResult {
 /** Compresses options.input into options.output (gzip members of device deflate). */
 export async function compressFile(options: CompressFileOptions): Promise<CompressFileResult> {
   const t0 = performance.now();
+  OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
   using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   await using compress = await Compress.open(device, pe, { maxTasks: 2 });
   if (!compress.caps.compressDeflate) throw new Error(`device ${device.info.pciAddr} cannot deflate (${compress.caps.missingReason ?? "no compress deflate task"})`);
+  if (options.chunkSize !== undefined && options.chunkSize > compress.caps.maxBufSize) {
+    // said, not clamped: the user asked for a size this device cannot take
+    throw new UsageError(`--chunk-size ${options.chunkSize} is more than device ${device.info.pciAddr} takes in one task (${compress.caps.maxBufSize} bytes)`);
+  }
   const chunk = Math.min(options.chunkSize ?? 1 << 20, compress.caps.maxBufSize);
   using staging = new Staging(device);
-  const fd = openSync(options.input, "r");
+  const fd = openRegularFile(options.input);
   let out: OutputFile | undefined;
   try {
     const total = fstatSync(fd).size;
-    out = OutputFile.create(options.output, options.output, options.force);
+    out = OutputFile.create(options.output, options.output, options.force, "compress");
     let done = 0, members = 0;
     staging.src.ensure(chunk);
     // Deflate output can exceed its input a little (stored blocks): room for that, as zlib's deflateBound says.
@@ -88,15 +98,17 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
       if (n === 0 && done > 0) break;
       if (n === 0) {
         // An empty file: one member holding the empty deflate stream (no device task has nothing to read).
-        out.write(memberHeader(EMPTY_DEFLATE.length), EMPTY_DEFLATE, memberTrailer(0, 0));
+        out.write(memberHeader(EMPTY_DEFLATE.length, true), EMPTY_DEFLATE, memberTrailer(0, 0));
         members++;
         break;
       }
+      // the member that reaches the size the file had at the start is marked last: a copy cut short is detected
+      const last = n < chunk || done + n >= total;
       const src = staging.src.data(staging.inventory, n);
       const dst = staging.dst.room(staging.inventory, room);
       try {
         const r = await compress.compressDeflate(src, dst);
-        out.write(memberHeader(r.length), staging.dst.bytes.subarray(0, r.length), memberTrailer(r.crc32, n));
+        out.write(memberHeader(r.length, last), staging.dst.bytes.subarray(0, r.length), memberTrailer(r.crc32, n));
       } finally {
         src.closeSync();
         dst.closeSync();
@@ -104,7 +116,7 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
       members++;
       done += n;
       options.onProgress?.(done, total);
-      if (n < chunk) break;
+      if (last) break;
     }
     out.commit();
     return {
@@ -130,12 +142,13 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("compress")), 0);
   if (positionals.length !== 1) throw new UsageError(`expected one FILE to compress, got ${positionals.length}`);
   const chunkSize = values["chunk-size"] === undefined ? undefined : positiveInt(values["chunk-size"], "--chunk-size", 2 ** 31);
   const input = userPath(positionals[0]);
   const output = userPath(values.output ?? `${positionals[0]}.gz`);
   const signal = stopOnSignals();
-  const progress = new Progress(values.json ? undefined : "compressed");
+  const progress = new Progress(values.json ? undefined : "compress");
   const result = await compressFile({
     input,
     output,

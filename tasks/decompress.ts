@@ -1,13 +1,14 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * decompress: a gzip file (compress's members, or any single-member gzip) or an LZ4 frame file (the lz4 tool's .lz4)
  * back to its content, the inflating done by DOCA Compress. Every member's CRC-32 and length, every frame's content
  * checksum and size are checked; a corrupt input fails with exit 1 and leaves no output.
  */
-import { closeSync, fstatSync, openSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { Compress, DocaError, ProgressEngine } from "../mod.ts";
 import { parseFlags, UsageError } from "./common/cli.ts";
+import { openRegularFile } from "./common/input-file.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
@@ -19,13 +20,15 @@ import { LZ4_MAGIC, Lz4FormatError, parseFrameHeader, Xxh32 } from "./accel/lz4-
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
-import { readFully } from "./accel/read-fully.ts";
-import { DEVICE_FLAGS } from "./accel/flags.ts";
+import { versionLine } from "./common/version.ts";
 
 export const FLAGS = {
   output: { type: "string", short: "o" },
   force: { type: "boolean", short: "f" },
-  ...DEVICE_FLAGS,
+  "pci-addr": { type: "string", short: "p" },
+  json: { type: "boolean" },
+  version: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 const HELP = `Usage: decompress FILE [-o OUTPUT] [-f] [-p PCI] [--json]
@@ -38,6 +41,7 @@ name only when complete and verified; a corrupt input fails and leaves nothing b
   -f, --force         replace an existing output file
   -p, --pci-addr PCI  device (default: the first one found)
       --json          print the result as one JSON object
+      --version       print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help          this text
 Limits: a gzip member, and an LZ4 frame of dependent blocks, must each fit one device task (its max buffer size);
 multi-member gzip files other than compress's are refused. No peer and no waits but the device's tasks.
@@ -72,25 +76,33 @@ export class CorruptInputError extends Error {
 /** Reads `length` bytes at `position` (fewer at the end of the file). */
 function readAt(fd: number, position: number, length: number, into?: Uint8Array): Uint8Array {
   const buf = into ?? new Uint8Array(length);
-  const done = readFully(fd, buf.subarray(0, length), position);
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, buf, done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
   return done === buf.length ? buf : buf.subarray(0, done);
 }
 
 export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {
   const t0 = performance.now();
-  const fd = openSync(options.input, "r");
+  OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
+  const fd = openRegularFile(options.input);
   let out: OutputFile | undefined;
   try {
     const size = fstatSync(fd).size;
     const magic = readAt(fd, 0, 4);
     const isGzip = magic.length >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
-    const isLz4 = magic.length === 4 && new DataView(magic.buffer, magic.byteOffset).getUint32(0, true) === LZ4_MAGIC;
+    const word = magic.length === 4 ? new DataView(magic.buffer, magic.byteOffset).getUint32(0, true) : 0;
+    // a frame, or a skippable frame before one (skipped, as the lz4 tool does)
+    const isLz4 = word === LZ4_MAGIC || (magic.length === 4 && (word & 0xfffffff0) === 0x184d2a50);
     if (!isGzip && !isLz4) throw new CorruptInputError(`${options.input}: neither gzip nor an LZ4 frame (unknown magic)`);
     using device = openDeviceOf(options.pciAddr);
     using pe = new ProgressEngine();
     await using compress = await Compress.open(device, pe, { maxTasks: 2 });
     using staging = new Staging(device);
-    out = OutputFile.create(options.output, options.output, options.force);
+    out = OutputFile.create(options.output, options.output, options.force, "decompress");
     const ctx: Ctx = { fd, size, compress, staging, out, options, tasks: 0 };
     if (isGzip) await gunzip(ctx);
     else await unlz4(ctx);
@@ -153,41 +165,71 @@ async function inflateRange(ctx: Ctx, position: number, length: number, room: nu
   }
 }
 
+/** Said when a plain (not compress's) gzip file fails: it may hold several members, which are not supported. */
+const MULTI_MEMBER_NOTE = "multi-member gzip files other than compress's are not supported";
+
 async function gunzip(ctx: Ctx): Promise<void> {
   let at = 0;
   let first = true;
+  let plain = false;
+  let lastSeen: boolean | undefined; // compress's 5-byte "DC" members say which one is last; older ones do not
   while (at < ctx.size) {
     checkStop(ctx);
+    if (lastSeen) {
+      // after the last member only zero padding may follow (gunzip accepts it: tape blocks, dd)
+      if (readAt(ctx.fd, at, ctx.size - at > 65536 ? 65536 : ctx.size - at).every((b) => b === 0)) {
+        at = Math.min(ctx.size, at + 65536);
+        continue;
+      }
+      throw new GzipFormatError(`${ctx.options.input} at byte ${at}: data after the last member`);
+    }
     const head = readAt(ctx.fd, at, Math.min(65536, ctx.size - at));
     const where = `${ctx.options.input} at byte ${at}`;
+    if (!first && head.every((b) => b === 0)) {
+      at += head.length; // zero padding after the members, as gunzip accepts it
+      continue;
+    }
     const h = parseMemberHeader(head, where);
     let clen = h.compressedLength;
     if (clen === undefined) {
       // Not one of compress's members: a plain gzip file is one member whose deflate data ends 8 bytes before the end
-      if (!first) throw new GzipFormatError(`${where}: a second gzip member without its compressed length (multi-member gzip files other than compress's are not supported)`);
+      if (!first) throw new GzipFormatError(`${where}: a second gzip member without its compressed length (${MULTI_MEMBER_NOTE})`);
       clen = ctx.size - at - h.headerLength - 8;
+      plain = true;
     }
+    if (h.last !== undefined) lastSeen = h.last;
     const dataAt = at + h.headerLength;
     if (clen < 0 || dataAt + clen + 8 > ctx.size) throw new GzipFormatError(`${where}: truncated gzip member`);
     const trailer = readAt(ctx.fd, dataAt + clen, 8);
     const tv = new DataView(trailer.buffer, trailer.byteOffset, 8);
     const crc = tv.getUint32(0, true), isize = tv.getUint32(4, true);
+    const note = plain ? ` (if it holds several gzip members: ${MULTI_MEMBER_NOTE})` : "";
     if (isize === 0) {
-      if (clen !== 2) throw new GzipFormatError(`${where}: a member of 0 bytes with ${clen} bytes of deflate data`);
+      if (clen !== 2) throw new GzipFormatError(`${where}: a member of 0 bytes with ${clen} bytes of deflate data${note}`);
     } else {
       const max = ctx.compress.caps.maxBufSize;
       if (isize > max || clen > max) {
-        throw new GzipFormatError(`${where}: the member claims ${formatBytes(isize)} (${formatBytes(clen)} compressed), more than one ` +
-          `device task takes (${formatBytes(max)}): a truncated or corrupt file, or a member too large for the device`);
+        throw new GzipFormatError(`${where}: the member is larger than one device task takes (${formatBytes(max)}): it claims ` +
+          `${formatBytes(isize)} (${formatBytes(clen)} compressed); if it is not that large, the file is truncated or corrupt`);
       }
-      const { r, bytes } = await inflateRange(ctx, dataAt, clen, isize, "deflate");
-      if (r.length !== isize) throw new GzipFormatError(`${where}: ${r.length} bytes inflated, the trailer says ${isize}`);
-      if (r.crc32 !== crc) throw new GzipFormatError(`${where}: CRC-32 mismatch (data 0x${r.crc32.toString(16)}, trailer 0x${crc.toString(16)})`);
+      let inflated;
+      try {
+        inflated = await inflateRange(ctx, dataAt, clen, isize, "deflate");
+      } catch (e) {
+        if (plain && e instanceof DocaError) throw new GzipFormatError(`${where}: the device refused the data: ${e.message}${note}`);
+        throw e;
+      }
+      const { r, bytes } = inflated;
+      if (r.length !== isize) throw new GzipFormatError(`${where}: ${r.length} bytes inflated, the trailer says ${isize}${note}`);
+      if (r.crc32 !== crc) throw new GzipFormatError(`${where}: CRC-32 mismatch (data 0x${r.crc32.toString(16)}, trailer 0x${crc.toString(16)})${note}`);
       ctx.out.write(bytes);
     }
     at = dataAt + clen + 8;
     first = false;
     ctx.options.onProgress?.(at, ctx.size);
+  }
+  if (lastSeen === false) {
+    throw new GzipFormatError(`${ctx.options.input}: truncated: it ends after a member that is not the last (the last member is missing)`);
   }
 }
 
@@ -269,10 +311,11 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("decompress")), 0);
   if (positionals.length !== 1) throw new UsageError(`expected one FILE to decompress, got ${positionals.length}`);
   const input = userPath(positionals[0]);
   const output = userPath(values.output ?? defaultOutput(positionals[0]));
-  const progress = new Progress(values.json ? undefined : "decompressed");
+  const progress = new Progress(values.json ? undefined : "decompress");
   const result = await decompressFile({
     input,
     output,

@@ -23,6 +23,7 @@ all of it verified).
   -k, --key KEYFILE    key file: 32 or 64 hex digits, readable by its owner only
   -p, --pci-addr PCI   device (default: the first one found)
       --json           print the result as one JSON object
+      --version        print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help           this text
 No peer and no waits. A progress line is drawn on a terminal. Exit status 0, 1 when anything fails to
 authenticate or on any other failure (no output file is left), 2 for bad flags or an unusable key file, ${STOPPED_STATUSES}.`;

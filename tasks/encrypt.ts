@@ -26,6 +26,7 @@ The output appears under its name only once complete (a temporary file, then a r
       --key-bits N         with --generate-key: 128 or 256 (default 256)
   -p, --pci-addr PCI       device (default: the first one found)
       --json               print the result as one JSON object
+      --version            print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help               this text
 No peer and no waits. A progress line is drawn on a terminal. Exit status 0, 1 on any failure (no output file is
 left), 2 for bad flags or an unusable key file (one group or others may read is refused), ${STOPPED_STATUSES}.

@@ -1,22 +1,25 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * sha: digests of files computed by DOCA SHA, printed the way sha1sum / sha256sum / sha512sum print them (so
  * `sha256sum -c` reads the output), and --check FILE to verify such a list. A file of more than one part is streamed
  * through a partial hash session (whole blocks per part, the last part final); a smaller one takes one hash task.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { type Device, ProgressEngine, Sha, type ShaAlgorithmName } from "../mod.ts";
 import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
+import { NotRegularFileError, openRegularFile } from "./common/input-file.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { InterruptedError, interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { printError, printJson } from "./common/output.ts";
+import { printError, printJson, writeData } from "./common/output.ts";
+import { isMissingPermission } from "./common/permission.ts";
 import { userPath } from "./common/user-path.ts";
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
-import { DEVICE_FLAGS } from "./accel/flags.ts";
+import { checkedName, listLine, parseListLine, readListLines } from "./accel/checksum-list.ts";
+import { versionLine } from "./common/version.ts";
 
 export const FLAGS = {
   algorithm: { type: "string", short: "a" },
@@ -24,7 +27,10 @@ export const FLAGS = {
   output: { type: "string", short: "o" },
   force: { type: "boolean", short: "f" },
   "part-size": { type: "string" },
-  ...DEVICE_FLAGS,
+  "pci-addr": { type: "string", short: "p" },
+  json: { type: "boolean" },
+  version: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 const HELP = `Usage: sha [-a sha1|sha256|sha512] FILE... [-o LIST] [-f] [--part-size BYTES] [-p PCI] [--json]
@@ -33,14 +39,18 @@ const HELP = `Usage: sha [-a sha1|sha256|sha512] FILE... [-o LIST] [-f] [--part-
 Prints "DIGEST  FILE" per FILE, the digests computed by DOCA SHA, exactly as sha256sum (sha1sum, sha512sum) prints
 them, so \`sha256sum -c\` verifies the list. A file larger than one part is streamed through a DOCA partial hash.
   -a, --algorithm NAME    sha1, sha256 (default) or sha512
-  -c, --check LIST        read "DIGEST  FILE" lines from LIST (sha256sum's format) and verify each file: prints
-                          "FILE: OK" or "FILE: FAILED"; exit 1 if any failed, could not be read, or a line is malformed
+  -c, --check LIST        read "DIGEST  FILE" lines from LIST (sha256sum's format: " *FILE", escaped names, tag
+                          lines, CRLF) and verify each file: prints "FILE: OK", "FILE: FAILED" or "FILE: FAILED
+                          open or read" (names with control characters escaped, with a leading backslash) and goes
+                          on; exit 1 if any failed, could not be read, or a line is malformed. LIST must be a
+                          regular file
   -o, --output LIST       write the list to LIST instead of stdout (appears only when complete); refused if it
                           exists, unless -f
   -f, --force             replace an existing LIST
       --part-size BYTES   bytes per partial-hash part (default 1048576; rounded down to whole blocks)
   -p, --pci-addr PCI      device (default: the first one found)
       --json              print the results as one JSON object
+      --version           print the versions of doca-ts and of the DOCA it loads, and exit
   -h, --help              this text
 No peer and no waits but the device's tasks (a context start of 10 s at most).
 Exit status 0, 1 on any error or failed check, 2 for bad flags, ${STOPPED_STATUSES}.`;
@@ -88,7 +98,7 @@ export class FileHasher {
 
   /** The hex digest of a file. */
   async digest(path: string, algorithm: ShaAlgorithmName, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<FileDigest> {
-    const fd = openSync(path, "r");
+    const fd = openRegularFile(path);
     try {
       const total = fstatSync(fd).size;
       const { src, dst, inventory } = this.#staging;
@@ -154,22 +164,7 @@ export class FileHasher {
   }
 }
 
-/** sha256sum's line: a name with a backslash or newline is escaped and the line starts with a backslash. */
-export function listLine(digest: string, name: string): string {
-  if (!/[\\\n\r]/.test(name)) return `${digest}  ${name}`;
-  return `\\${digest}  ${name.replaceAll("\\", "\\\\").replaceAll("\n", "\\n").replaceAll("\r", "\\r")}`;
-}
-
-/** Parses a list line ("DIGEST  NAME", "DIGEST *NAME", escaped form); undefined when malformed. */
-export function parseListLine(line: string, hexLength: number): { digest: string; name: string } | undefined {
-  const escaped = line.startsWith("\\");
-  const body = escaped ? line.slice(1) : line;
-  const m = new RegExp(`^([0-9a-fA-F]{${hexLength}}) [ *](.+)$`).exec(body);
-  if (!m) return undefined;
-  let name = m[2];
-  if (escaped) name = name.replace(/\\(\\|n|r)/g, (_, c) => (c === "n" ? "\n" : c === "r" ? "\r" : "\\"));
-  return { digest: m[1].toLowerCase(), name };
-}
+export { listLine, parseListLine };
 
 function algorithmOf(value: string | undefined): ShaAlgorithmName {
   const name = value ?? "sha256";
@@ -187,17 +182,20 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("sha")), 0);
   const algorithm = algorithmOf(values.algorithm);
   const partSize = values["part-size"] === undefined ? undefined : positiveInt(values["part-size"], "--part-size", 2 ** 30);
   if (values.check !== undefined && positionals.length > 0) throw new UsageError("--check takes the files from its list: give no FILE");
   if (values.check !== undefined && values.output !== undefined) throw new UsageError("--output lists digests: not with --check");
   if (values.check === undefined && positionals.length === 0) throw new UsageError("expected at least one FILE (or --check LIST)");
   if (values.force && values.output === undefined) throw new UsageError("--force replaces the --output file: give --output");
+  // a taken --output name is said before any hashing, not after it
+  if (values.output !== undefined) OutputFile.checkFree(userPath(values.output), values.output, values.force);
   const signal = stopOnSignals();
   const hasher = await FileHasher.open(values["pci-addr"], partSize);
   try {
     if (values.check !== undefined) return await check(hasher, algorithm, values.check, values.json === true, signal);
-    const progress = new Progress(values.json ? undefined : "hashed");
+    const progress = new Progress(values.json ? undefined : "sha");
     const results: FileDigest[] = [];
     try {
       for (const name of positionals) {
@@ -208,7 +206,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const text = results.map((r) => listLine(r.digest, r.file)).join("\n") + "\n";
     if (values.output !== undefined) {
-      const out = OutputFile.create(userPath(values.output), values.output, values.force);
+      const out = OutputFile.create(userPath(values.output), values.output, values.force, "sha");
       try {
         out.write(new TextEncoder().encode(text));
         out.commit();
@@ -218,47 +216,61 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     if (values.json) printJson({ device: hasher.device, algorithm, files: results });
-    else if (values.output === undefined) print(text.slice(0, -1));
+    else if (values.output === undefined) writeData(text); // raw: sha256sum's own escaping, byte for byte
     return 0;
   } finally {
     await hasher.close();
   }
 }
 
+/** Why a listed file could not be hashed, without repeating its (possibly hostile) name. */
+function whyUnreadable(e: unknown): string {
+  if (e instanceof NotRegularFileError) return "not a regular file";
+  const code = ((e as Error).cause as NodeJS.ErrnoException | undefined)?.code ?? (e as NodeJS.ErrnoException).code;
+  if (code === "ENOENT") return "No such file or directory";
+  if (code === "EACCES") return "Permission denied";
+  return code ?? "read error";
+}
+
 async function check(hasher: FileHasher, algorithm: ShaAlgorithmName, list: string, json: boolean, signal: AbortSignal): Promise<number> {
-  let text: string;
-  try {
-    text = readFileSync(userPath(list), "utf8");
-  } catch (e) {
-    throw new Error(`cannot read ${list}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
   const results: { file: string; status: "OK" | "FAILED" | "UNREADABLE" }[] = [];
   let malformed = 0;
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    const entry = parseListLine(line, HEX_LENGTH[algorithm]);
+  // Line by line (bounded memory); the list itself must be a regular file (a FIFO would block, /dev/zero never ends)
+  for (const line of readListLines(userPath(list), list)) {
+    if (signal.aborted) throw interruption(signal, `checking ${list}`);
+    if (line.text === undefined || line.text.trim() === "") {
+      if (line.text === undefined) malformed++;
+      continue;
+    }
+    const entry = parseListLine(line.text, HEX_LENGTH[algorithm], algorithm);
     if (!entry) {
       malformed++;
       continue;
     }
     let status: "OK" | "FAILED" | "UNREADABLE";
-    try {
-      const d = await hasher.digest(userPath(entry.name), algorithm, signal);
-      status = d.digest === entry.digest ? "OK" : "FAILED";
-    } catch (e) {
-      if (e instanceof InterruptedError) throw e;
-      status = "UNREADABLE";
+    if (line.problem === "not UTF-8") status = "UNREADABLE"; // the name cannot be spelled to the file system as text
+    else {
+      try {
+        const d = await hasher.digest(userPath(entry.name), algorithm, signal);
+        status = d.digest === entry.digest ? "OK" : "FAILED";
+      } catch (e) {
+        if (e instanceof InterruptedError || isMissingPermission(e)) throw e;
+        if (!json) printError(`sha: ${checkedName(entry.name)}: ${whyUnreadable(e)}`);
+        status = "UNREADABLE";
+      }
     }
     results.push({ file: entry.name, status });
-    if (!json) print(`${entry.name}: ${status === "UNREADABLE" ? "FAILED open or read" : status}`);
+    if (!json) print(`${checkedName(entry.name)}: ${status === "UNREADABLE" ? "FAILED open or read" : status}`);
   }
-  const failed = results.filter((r) => r.status !== "OK").length;
+  const failed = results.filter((r) => r.status === "FAILED").length;
+  const unreadable = results.filter((r) => r.status === "UNREADABLE").length;
   if (json) printJson({ device: hasher.device, algorithm, files: results, malformedLines: malformed });
   else {
     if (malformed) printError(`sha: WARNING: ${malformed} line${malformed > 1 ? "s are" : " is"} improperly formatted (not ${algorithm})`);
-    if (failed) printError(`sha: WARNING: ${failed} of ${results.length} computed checksum${results.length > 1 ? "s" : ""} did NOT match`);
+    if (unreadable) printError(`sha: WARNING: ${unreadable} listed file${unreadable > 1 ? "s" : ""} could not be read`);
+    if (failed) printError(`sha: WARNING: ${failed} computed checksum${failed > 1 ? "s" : ""} did NOT match`);
   }
-  return failed || malformed || results.length === 0 ? 1 : 0;
+  return failed || unreadable || malformed || results.length === 0 ? 1 : 0;
 }
 
 if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)));

@@ -11,6 +11,7 @@ import { applySide, openDeviceOf, requireServerSide, startServer } from "./commo
 import { isMain, print, runMain } from "./common/main.ts";
 import { stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { printError } from "./common/output.ts";
+import { versionLine } from "./common/version.ts";
 import { DEFAULT_CHANNEL, runStorageRelay } from "./storage/relay.ts";
 
 /** Every flag this task accepts. */
@@ -22,6 +23,7 @@ export const FLAGS = {
   "control-timeout": { type: "string" },
   cpu: { type: "string", multiple: true },
   side: { type: "string" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -36,7 +38,7 @@ them directly), io requests and answers are passed on. Waits: for the host witho
 the target's answers and each set-up step up to --control-timeout (default 5 s). --cpu is accepted for NVIDIA's
 command line and ignored (one core is served). Exit status 0 after the host shut the storage down, 2 for bad flags,
 ${STOPPED_STATUSES}, 1 otherwise. Flags: -d/--device, -r/--representor, --storage-server,
---command-channel-name, --control-timeout, --cpu, --side, -h/--help.`;
+--command-channel-name, --control-timeout, --cpu, --side, --version (versions of doca-ts and DOCA), -h/--help.`;
 
 function parseServer(value: string | undefined): { host: string; port: number } {
   if (!value) throw new UsageError("missing --storage-server IP:PORT: the storage target to relay to");
@@ -52,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
     print(HELP);
     return 0;
   }
+  if (values.version) return (print(versionLine("storage-relay")), 0);
   if (!values.representor) throw new UsageError("missing -r/--representor: the representor of the host function to serve");
   const storage = parseServer(values["storage-server"]);
   const timeoutMs = values["control-timeout"] === undefined ? 5000 : positiveSecondsMs(values["control-timeout"], "--control-timeout");

@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { currentRuntime } from "./helpers/spawn-runtime.ts";
@@ -140,8 +140,19 @@ describe("package: every task is exported and has a command", () => {
     assert.ok(pkg.files.includes("bin/"));
     const built = JSON.parse(readFileSync(join(repoRoot, "tsconfig.package.json"), "utf8")).files as string[];
     for (const name of TASKS) assert.ok(built.includes(`tasks/${name}.ts`), `npm pack builds tasks/${name}.js`);
-    const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
-    assert.match(readme, /"doca-ts\/tasks": "\.\/vendor\/doca-ts\/tasks\/mod\.ts"/, "README's Deno import map maps doca-ts/tasks");
+    // the Deno import map for the unpacked tarball is documented in docs/USAGE.md (README.md links there)
+    const usage = readFileSync(join(repoRoot, "docs", "USAGE.md"), "utf8");
+    assert.match(usage, /"doca-ts\/tasks": "\.\/vendor\/doca-ts\/tasks\/mod\.ts"/, "docs/USAGE.md's Deno import map maps doca-ts/tasks");
+  });
+
+  test("every tasks/*.ts with a shebang is a task of the bin's list, executable in git (mode 100755)", () => {
+    const scripts = readdirSync(join(repoRoot, "tasks")).filter((name) => name.endsWith(".ts"))
+      .filter((name) => readFileSync(join(repoRoot, "tasks", name), "utf8").startsWith("#!"));
+    assert.deepEqual(scripts.map((name) => name.slice(0, -3)).sort(), [...TASKS].sort(), "a script with a shebang is in bin/task-list.mjs");
+    const staged = spawnSync("git", ["ls-files", "-s", "--", ...scripts.map((name) => `tasks/${name}`)], { cwd: repoRoot, encoding: "utf8" });
+    assert.equal(staged.status, 0, staged.stderr);
+    const modes = new Map(staged.stdout.trim().split("\n").map((line) => [line.split("\t")[1], line.split(" ")[0]]));
+    for (const name of scripts) assert.equal(modes.get(`tasks/${name}`), "100755", `tasks/${name} is executable in git`);
   });
 
   test("README.md's API example is plain JavaScript: no `using` (Node 20 cannot parse it)", () => {

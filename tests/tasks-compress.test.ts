@@ -113,7 +113,7 @@ describe("tasks: compress / decompress", () => {
     writeFileSync(join(dir, "x.gz"), "keep");
     let r = await run("compress.ts", [join(dir, "x")]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /exists \(use --force/);
+    assert.match(r.stderr, /exists \(a file\): refusing to replace it \(use --force/);
     assert.equal(readFileSync(join(dir, "x.gz"), "utf8"), "keep");
     r = await run("compress.ts", [join(dir, "x"), "-f"]);
     assert.equal(r.code, 0, r.stderr);

@@ -23,6 +23,15 @@ import { FLAGS as demo } from "../tasks/demo.ts";
 import { FLAGS as rdmaCopy } from "../tasks/rdma-copy/options.ts";
 import { FLAGS as rdmaPing } from "../tasks/rdma-ping.ts";
 import { FLAGS as rdmaDemo } from "../tasks/rdma-demo.ts";
+import { FLAGS as compress } from "../tasks/compress.ts";
+import { FLAGS as decompress } from "../tasks/decompress.ts";
+import { FLAGS as sha } from "../tasks/sha.ts";
+import { FLAGS as encrypt } from "../tasks/encrypt.ts";
+import { FLAGS as decrypt } from "../tasks/decrypt.ts";
+import { FLAGS as ecEncode } from "../tasks/ec-encode.ts";
+import { FLAGS as ecRecover } from "../tasks/ec-recover.ts";
+import { FLAGS as storageRelay } from "../tasks/storage-relay.ts";
+import { TASKS } from "../bin/task-list.mjs";
 
 const onDeno = typeof (globalThis as Record<string, unknown>).Deno !== "undefined";
 const task = (name: string) => join(repoRoot, "tasks", `${name}.ts`);
@@ -40,10 +49,19 @@ const FLAG_SETS: Record<string, Record<string, unknown>> = {
   "rdma-copy": rdmaCopy,
   "rdma-ping": rdmaPing,
   "rdma-demo": rdmaDemo,
+  compress,
+  decompress,
+  sha,
+  encrypt,
+  decrypt,
+  "ec-encode": ecEncode,
+  "ec-recover": ecRecover,
+  "storage-relay": storageRelay,
 };
 
 describe("one convention for every task", () => {
   test("every task takes --version; the version is package.json's", () => {
+    assert.deepEqual([...Object.keys(FLAG_SETS), "doctor"].sort(), [...TASKS].sort(), "every task of bin/task-list.mjs is checked here");
     for (const [name, flags] of Object.entries(FLAG_SETS)) assert.ok("version" in flags, `${name} takes --version`);
     assert.equal(DOCA_TS_VERSION, JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")).version);
   });

@@ -3,10 +3,10 @@
  * gets the target's name only when complete (fsync, then link/rename without replacing anything). A failure, a stop or
  * a forced exit removes the temporary file: a failed run leaves nothing behind.
  */
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { onForcedExit } from "../common/interrupt.ts";
-import { publishWithoutReplacing, temporaryName } from "../transfer/atomic-file.ts";
+import { publishWithoutReplacing, sweepStaleTemporaries, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
 
 export class OutputFile {
   readonly target: string;
@@ -14,6 +14,7 @@ export class OutputFile {
   #fd: number | undefined;
   #length = 0;
   readonly #replace: boolean;
+  #wording: TargetWording = wordingFor("this task");
   readonly #unregister: () => void;
 
   private constructor(target: string, tempPath: string, fd: number, replace: boolean) {
@@ -24,9 +25,19 @@ export class OutputFile {
     this.#unregister = onForcedExit(() => this.abort());
   }
 
-  /** Creates the temporary file; an existing target is an error unless `replace` (--force). */
-  static create(target: string, shownAs: string, replace = false): OutputFile {
-    if (!replace && existsSync(target)) throw new Error(`${shownAs} exists (use --force to replace it)`);
+  /** Throws when `target` is taken (unless `replace`): the check a task makes before its work, create() makes again. */
+  static checkFree(target: string, shownAs = target, replace = false): void {
+    const taken = replace ? undefined : takenAs(target);
+    if (taken !== undefined) throw new Error(`${shownAs} exists (${taken}): refusing to replace it (use --force to replace it)`);
+  }
+
+  /**
+   * Creates the temporary file; an existing target (a dangling symbolic link too) is an error unless `replace`
+   * (--force). `task` words the messages. Called before any work, so a taken name is said at once.
+   */
+  static create(target: string, shownAs: string, replace = false, task = "this task"): OutputFile {
+    OutputFile.checkFree(target, shownAs, replace);
+    sweepStaleTemporaries(dirname(target), task); // a killed run's leftovers go, as dma-copy's
     const tempPath = join(dirname(target), temporaryName(target));
     let fd: number;
     try {
@@ -35,7 +46,9 @@ export class OutputFile {
       const code = (e as NodeJS.ErrnoException).code;
       throw new Error(`cannot create ${shownAs}${code ? ` (${code})` : ""}`);
     }
-    return new OutputFile(target, tempPath, fd, replace);
+    const file = new OutputFile(target, tempPath, fd, replace);
+    file.#wording = wordingFor(task);
+    return file;
   }
 
   /** Bytes written so far. */
@@ -62,7 +75,7 @@ export class OutputFile {
     this.#fd = undefined;
     try {
       if (this.#replace) renameSync(this.tempPath, this.target);
-      else publishWithoutReplacing(this.tempPath, this.target);
+      else publishWithoutReplacing(this.tempPath, this.target, this.#wording);
     } catch (e) {
       this.#remove();
       throw e;

@@ -3,15 +3,21 @@
  * redraws a second (a short run prints nothing; a pipe or --json never gets control characters).
  */
 import process from "node:process";
-import { clearStatusLine, drawStatusLine, endStatusLine } from "../common/status-line.ts";
+import { drawStatusLine, endStatusLine } from "../common/status-line.ts";
 import { formatBytes } from "../common/units.ts";
+
+/** The one progress format of the accelerator tasks: "encrypt: 1.03 GiB of 1.40 GiB (73%)". */
+export function progressText(task: string, done: number, total: number): string {
+  const pct = total > 0 ? Math.floor((100 * done) / total) : 100;
+  return `${task}: ${formatBytes(done)} of ${formatBytes(total)} (${pct}%)`;
+}
 
 export class Progress {
   readonly #start = performance.now();
   #last = 0;
   readonly #label: string | undefined;
 
-  /** `label` undefined: silent (--json). */
+  /** `label`: the task's name; undefined: silent (--json). */
   constructor(label: string | undefined) {
     this.#label = process.stderr.isTTY ? label : undefined;
   }
@@ -21,41 +27,10 @@ export class Progress {
     const now = performance.now();
     if (now - this.#start < 1000 || now - this.#last < 200) return;
     this.#last = now;
-    const pct = total > 0 ? ` (${Math.floor((100 * done) / total)} %)` : "";
-    drawStatusLine(`${this.#label} ${formatBytes(done)} of ${formatBytes(total)}${pct}`);
+    drawStatusLine(progressText(this.#label, done, total));
   }
 
   end(): void {
     endStatusLine();
   }
-}
-
-/**
- * Runs `work` with a status line "LABEL: DONE of TOTAL" (and the percentage with `percent`) drawn at once and redrawn
- * at most five times a second, on a terminal and unless `quiet` (--json); cleared when the work fails, ended when it
- * succeeds. What ec-encode, ec-recover, encrypt and decrypt share.
- */
-export async function withStatusLine<T>(
-  label: string,
-  opts: { quiet: boolean; percent?: boolean },
-  work: (onProgress: (done: number, total: number) => void) => Promise<T>,
-): Promise<T> {
-  const show = !opts.quiet && process.stderr.isTTY === true;
-  let last = 0;
-  const onProgress = (done: number, total: number) => {
-    const now = performance.now();
-    if (!show || now - last < 200) return;
-    last = now;
-    const pct = opts.percent ? ` (${total ? Math.floor((done / total) * 100) : 100}%)` : "";
-    drawStatusLine(`${label}: ${formatBytes(done)} of ${formatBytes(total)}${pct}`);
-  };
-  let result: T;
-  try {
-    result = await work(onProgress);
-  } catch (e) {
-    clearStatusLine();
-    throw e;
-  }
-  endStatusLine();
-  return result;
 }

@@ -46,7 +46,9 @@ export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(ar
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv, options), options, strict: true, allowPositionals: opts.positionals === true, tokens: true });
   } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
+    // node's hint about "--" after an unknown option (given when operands are allowed) is cut: one short message for all
+    const message = e instanceof Error ? e.message : String(e);
+    throw new UsageError(message.replace(/\. To specify a positional argument starting with a '-'[\s\S]*$/, ""));
   }
   const seen = new Set<string>();
   for (const token of parsed.tokens ?? []) {

@@ -116,6 +116,17 @@ function stop(name: StopSignal, graceMs: number): void {
 }
 
 /**
+ * A stop that came while the work was finishing, after the last point the task looked at its signal: the line that
+ * says so ("finished before the stop took effect") and the signal's status, or undefined when no stop came. A task
+ * whose output is committed reports the stop all the same, so a script sees every stop it sent (issue 30).
+ */
+export function lateStop(): { line: string; code: number } | undefined {
+  if (!controller?.signal.aborted) return undefined;
+  const name = stopName(controller.signal.reason);
+  return { line: `${named()}interrupted (${describe(name)}): finished before the stop took effect (its output is complete)`, code: EXIT_CODES[name] };
+}
+
+/**
  * Installs the stop handlers once (SIGINT, SIGTERM, SIGHUP, lost output); runMain does this for every task.
  * `graceMs` bounds the unwinding: after it the process exits anyway.
  */

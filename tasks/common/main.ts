@@ -7,7 +7,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { EXIT_CODES, installStopHandlers, InterruptedError } from "./interrupt.ts";
+import { EXIT_CODES, installStopHandlers, InterruptedError, lateStop } from "./interrupt.ts";
 import { UsageError } from "./cli.ts";
 import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 
@@ -48,6 +48,12 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
   let code = 0;
   try {
     code = (await fn()) ?? 0;
+    // a stop that arrived as the work ended is reported, never swallowed (exit 0 would tell a script nothing happened)
+    const late = code === 0 ? lateStop() : undefined;
+    if (late) {
+      printError(late.line);
+      code = late.code;
+    }
   } catch (e) {
     const err = e as Error & { exitCode?: number };
     const usage = e instanceof UsageError;

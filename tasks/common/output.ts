@@ -92,6 +92,20 @@ export function writeLines(stream: OutputStream, text: string): void {
   }
 }
 
+/**
+ * Data in a format defined elsewhere, written as is (no printable() escaping): sha's digest list, which must be
+ * byte for byte what sha256sum writes so `sha256sum -c` reads it back (that format escapes what it must itself).
+ */
+export function writeData(text: string): void {
+  if (lost) return;
+  clearStatusLine();
+  try {
+    process.stdout.write(text);
+  } catch (e) {
+    outputLost("stdout", e);
+  }
+}
+
 /** One line (or several) on stdout. */
 export function print(text: string): void {
   writeLines("stdout", text);

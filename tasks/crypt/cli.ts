@@ -2,16 +2,18 @@
  * What encrypt.ts and decrypt.ts share on the command line: flags, their checks (exit 2 naming the flag), the
  * progress line and the report.
  */
+import process from "node:process";
 import { parseFlags, positiveInt, UsageError } from "../common/cli.ts";
+import { versionLine } from "../common/version.ts";
+import { progressText } from "../accel/progress.ts";
 import { print } from "../common/main.ts";
 import { printJson } from "../common/output.ts";
-import { withStatusLine } from "../accel/progress.ts";
+import { clearStatusLine, drawStatusLine, endStatusLine } from "../common/status-line.ts";
 import { stopOnSignals } from "../common/interrupt.ts";
 import { userPath } from "../common/user-path.ts";
 import { formatBytes, formatRate } from "../common/units.ts";
 import { type CryptOptions, type CryptResult, decryptFile, encryptFile } from "./stream.ts";
 import { DEFAULT_CHUNK, generateKeyFile, MAX_CHUNK, MIN_CHUNK, readKeyFile } from "./format.ts";
-import { DEVICE_FLAGS } from "../accel/flags.ts";
 
 export const ENCRYPT_FLAGS = {
   input: { type: "string", short: "i" },
@@ -20,14 +22,20 @@ export const ENCRYPT_FLAGS = {
   "generate-key": { type: "string" },
   "key-bits": { type: "string" },
   "chunk-size": { type: "string" },
-  ...DEVICE_FLAGS,
+  "pci-addr": { type: "string", short: "p" },
+  json: { type: "boolean" },
+  version: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 export const DECRYPT_FLAGS = {
   input: { type: "string", short: "i" },
   output: { type: "string", short: "o" },
   key: { type: "string", short: "k" },
-  ...DEVICE_FLAGS,
+  "pci-addr": { type: "string", short: "p" },
+  json: { type: "boolean" },
+  version: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help: string): Promise<number> {
@@ -38,6 +46,7 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
     print(help);
     return 0;
   }
+  if (values.version) return (print(versionLine(mode)), 0);
   const str = (name: string) => values[name] as string | undefined;
   if (mode === "encrypt" && str("generate-key") !== undefined) {
     const bits = str("key-bits") === undefined ? 256 : positiveInt(str("key-bits")!, "--key-bits");
@@ -61,17 +70,30 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
   const input = userPath(str("input")!), output = userPath(str("output")!);
   if (input === output) throw new UsageError("--output must differ from --input");
   const key = readKeyFile(userPath(str("key")!), "--key");
-  const options = (onProgress: CryptOptions["onProgress"]): CryptOptions => ({
+  const showProgress = !values.json && process.stderr.isTTY === true;
+  let last = 0;
+  const options: CryptOptions = {
     input,
     output,
     key,
     chunkSize,
     pciAddr: str("pci-addr"),
     signal: stopOnSignals(),
-    onProgress,
-  });
-  const result: CryptResult = await withStatusLine(`${mode}ing`, { quiet: values.json === true, percent: true }, (onProgress) =>
-    mode === "encrypt" ? encryptFile(options(onProgress)) : decryptFile(options(onProgress)));
+    onProgress: (done, total) => {
+      const now = performance.now();
+      if (!showProgress || now - last < 200) return;
+      last = now;
+      drawStatusLine(progressText(mode, done, total));
+    },
+  };
+  let result: CryptResult;
+  try {
+    result = await (mode === "encrypt" ? encryptFile(options) : decryptFile(options));
+  } catch (e) {
+    clearStatusLine();
+    throw e;
+  }
+  endStatusLine();
   if (values.json) printJson({ mode, ...result });
   else {
     print(

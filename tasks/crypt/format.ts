@@ -15,7 +15,9 @@
  */
 import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, type Stats, statSync, writeSync } from "node:fs";
+import { describeKind, openRegularFile } from "../common/input-file.ts";
+import { rethrowMissingPermission } from "../common/permission.ts";
 import { UsageError } from "../common/cli.ts";
 
 export const MAGIC = new TextEncoder().encode("DOCATSGC");
@@ -76,29 +78,50 @@ export function chunkAad(header: Header, index: number, final: boolean): Uint8Ar
   return aad;
 }
 
-/** Reads a key file, refusing one that group or others may read or write. */
+/**
+ * Reads a key file, refusing one that group or others may read or write, and anything but a regular file: its type
+ * and mode are checked before it is opened (a FIFO would block the open, and with it every stop handler), and again
+ * on the open descriptor (the name could be swapped in between).
+ */
 export function readKeyFile(path: string, flag: string): Uint8Array {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch (e) {
+    rethrowMissingPermission(e);
+    throw new UsageError(`${flag}: cannot open ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  checkKeyStat(stat, path, flag);
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openRegularFile(path, path, "a key is a small private file");
   } catch (e) {
-    throw new UsageError(`${flag}: cannot open ${path}: ${(e as Error).message}`);
+    rethrowMissingPermission(e);
+    throw new UsageError(`${flag}: ${(e as Error).message}`);
   }
   try {
-    const mode = fstatSync(fd).mode & 0o777;
-    if (mode & 0o077) {
-      throw new UsageError(
-        `${flag}: ${path} is readable or writable by others (mode ${mode.toString(8).padStart(3, "0")}); ` +
-          `a key must be private: chmod 600 ${path}`,
-      );
-    }
-    const text = readFileSync(fd, "utf8").replace(/\r?\n$/, "");
+    checkKeyStat(fstatSync(fd), path, flag);
+    const bytes = new Uint8Array(256);
+    let length = 0;
+    for (let n; length < bytes.length && (n = readSync(fd, bytes, length, bytes.length - length, length)) > 0;) length += n;
+    const text = new TextDecoder().decode(bytes.subarray(0, length)).replace(/\r?\n$/, "");
     if (!/^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})$/.test(text)) {
       throw new UsageError(`${flag}: ${path} must hold a 128- or 256-bit key as 32 or 64 hex digits`);
     }
     return new Uint8Array(Buffer.from(text, "hex"));
   } finally {
     closeSync(fd);
+  }
+}
+
+function checkKeyStat(stat: Stats, path: string, flag: string): void {
+  if (!stat.isFile()) throw new UsageError(`${flag}: ${path} is ${describeKind(stat)}: a key file must be a regular file`);
+  const mode = stat.mode & 0o777;
+  if (mode & 0o077) {
+    throw new UsageError(
+      `${flag}: ${path} is readable or writable by others (mode ${mode.toString(8).padStart(3, "0")}); ` +
+        `a key must be private: chmod 600 ${path}`,
+    );
   }
 }
 

@@ -3,13 +3,14 @@
  * a few sealed or opened at once on the device, written in order to a temporary file that is renamed onto the
  * output only when every chunk verified (AtomicFile: an interrupted or failed run leaves no output file).
  */
-import { closeSync, fstatSync, openSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { openRegularFile } from "../common/input-file.ts";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
-import { AtomicFile } from "../transfer/atomic-file.ts";
+import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, wordingFor } from "../transfer/atomic-file.ts";
+import { dirname } from "node:path";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
-import { readFully } from "../accel/read-fully.ts";
 
 export interface CryptOptions {
   input: string;
@@ -36,6 +37,16 @@ export interface CryptResult {
 
 /** Chunks on the device at once. */
 const WINDOW = 4;
+
+function readFully(fd: number, buffer: Uint8Array, position: number): number {
+  let got = 0;
+  while (got < buffer.length) {
+    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
 
 async function withDevice<T>(options: CryptOptions, header: Header, run: (aes: AesGcm) => Promise<T>): Promise<T> {
   using device = openDeviceOf(options.pciAddr);
@@ -70,11 +81,13 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
   const t0 = performance.now();
   const keyBytes = options.key.length as 16 | 32;
   const header = makeHeader(keyBytes, options.chunkSize ?? 1024 * 1024);
-  const fd = openSync(options.input, "r");
+  checkTargetFolder(options.output, undefined, options.output, wordingFor("encrypt")); // before any work
+  const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
     const chunks = Math.floor(total / header.chunkSize) + 1; // the last one short (maybe empty)
-    const out = AtomicFile.create(options.output);
+    sweepStaleTemporaries(dirname(options.output), "encrypt");
+    const out = AtomicFile.create(options.output, undefined, wordingFor("encrypt"));
     let written = 0;
     try {
       out.writeAt(header.bytes, 0);
@@ -105,7 +118,8 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
 
 export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
   const t0 = performance.now();
-  const fd = openSync(options.input, "r");
+  checkTargetFolder(options.output, undefined, options.output, wordingFor("decrypt")); // before any work
+  const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
     const head = new Uint8Array(HEADER_SIZE);
@@ -119,7 +133,8 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
     const chunks = Math.floor(body / record) + 1;
     const lastLength = body - (chunks - 1) * record;
     if (lastLength < header.tagSize) throw new Error(`${options.input} is truncated or damaged: its last record is ${lastLength} bytes`);
-    const out = AtomicFile.create(options.output);
+    sweepStaleTemporaries(dirname(options.output), "decrypt");
+    const out = AtomicFile.create(options.output, undefined, wordingFor("decrypt"));
     let written = 0;
     try {
       await withDevice(options, header, async (aes) => {

@@ -12,14 +12,14 @@
  * appears (temporary file, then rename). The encode folder also appears only when complete.
  */
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import process from "node:process";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
+import { UsageError } from "../common/cli.ts";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
-import { AtomicFile } from "../transfer/atomic-file.ts";
-import { readFully } from "../accel/read-fully.ts";
+import { openRegularFile, readSmallRegularFile } from "../common/input-file.ts";
+import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
 
 export const MANIFEST = "manifest.json";
 const FORMAT = "doca-ts-ec";
@@ -61,6 +61,16 @@ export interface RecoverOptions {
 const blockName = (k: number) => `block-${String(k).padStart(3, "0")}`;
 const sha = () => createHash("sha256");
 
+function readAt(fd: number, buffer: Uint8Array, position: number): number {
+  let got = 0;
+  while (got < buffer.length) {
+    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
+
 function roundUp(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
@@ -68,19 +78,21 @@ function roundUp(n: number, to: number): number {
 export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: number }> {
   const t0 = performance.now();
   const n = o.dataBlocks, m = o.redundancyBlocks;
-  if (existsSync(o.outputDir)) throw new Error(`${o.outputDir} exists: ec-encode creates a new folder and never replaces one`);
+  // taken (a dangling symbolic link too), a missing or read-only folder: said before any work
+  checkTargetFolder(o.outputDir, undefined, o.outputDir, wordingFor("ec-encode"));
   using device = openDeviceOf(o.pciAddr);
   const caps = ErasureCoding.caps(device);
   if (!caps.create) throw new Error("this DOCA or device has no erasure coding (libdoca_erasure_coding)");
-  const fd = openSync(o.input, "r");
+  const fd = openRegularFile(o.input);
   // the folder is built under a temporary name beside the target and renamed when complete
-  const temp = join(dirname(o.outputDir), `.${basename(o.outputDir)}.doca-ts-${process.pid}.part`);
+  sweepStaleTemporaries(dirname(o.outputDir), "ec-encode");
+  const temp = join(dirname(o.outputDir), temporaryName(o.outputDir)); // .DIR.doca-ts-PID-RANDOM.part: swept if killed
   const forget = onForcedExit(() => rmSync(temp, { recursive: true, force: true }));
   try {
     const fileSize = fstatSync(fd).size;
     const blockSize = o.blockSize ?? Math.min(caps.maxBlockSize, Math.max(EC_BLOCK_ALIGN, roundUp(Math.ceil(fileSize / n), EC_BLOCK_ALIGN)));
     if (blockSize % EC_BLOCK_ALIGN !== 0 || blockSize > caps.maxBlockSize) {
-      throw new Error(`block size ${blockSize} must be a multiple of ${EC_BLOCK_ALIGN} up to ${caps.maxBlockSize}`);
+      throw new UsageError(`--block-size: ${blockSize} must be a multiple of ${EC_BLOCK_ALIGN} up to ${caps.maxBlockSize} (this device's max block size)`);
     }
     const stripes = Math.max(1, Math.ceil(fileSize / (n * blockSize)));
     mkdirSync(temp, { mode: 0o755 });
@@ -95,7 +107,7 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
       for (let s = 0; s < stripes; s++) {
         if (o.signal?.aborted) throw interruption(o.signal, `encoding ${o.input}`);
         stripe.fill(0);
-        const got = readFully(fd, stripe, s * n * blockSize);
+        const got = readAt(fd, stripe, s * n * blockSize);
         whole.update(stripe.subarray(0, got));
         const parity = await ec.encode(coding, stripe);
         for (let k = 0; k < n + m; k++) {
@@ -133,11 +145,14 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
   }
 }
 
+/** A manifest is a few KiB even for 256 blocks: a larger file (or /dev/zero behind a link) is refused unread. */
+export const MANIFEST_MAX_BYTES = 16 * 2 ** 20;
+
 /** The manifest of a folder, every field checked (an Error naming what is wrong). */
 export function readManifest(dir: string): Manifest {
   let m: Manifest;
   try {
-    m = JSON.parse(readFileSync(join(dir, MANIFEST), "utf8"));
+    m = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(readSmallRegularFile(join(dir, MANIFEST), MANIFEST_MAX_BYTES)));
   } catch (e) {
     throw new Error(`cannot read ${join(dir, MANIFEST)}: ${(e as Error).message}`);
   }
@@ -157,7 +172,7 @@ export function readManifest(dir: string): Manifest {
 function blockDigest(path: string, length: number): string | undefined {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openRegularFile(path);
   } catch {
     return undefined;
   }
@@ -178,6 +193,7 @@ function blockDigest(path: string, length: number): string | undefined {
 
 export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean; seconds: number }> {
   const t0 = performance.now();
+  checkTargetFolder(o.output, undefined, o.output, wordingFor("ec-recover")); // before the blocks are read
   const man = readManifest(o.inputDir);
   const n = man.dataBlocks, m = man.redundancyBlocks, bs = man.blockSize;
   const length = man.stripes * bs;
@@ -186,19 +202,20 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
     throw new Error(`${lost.length} of ${n + m} blocks are missing or damaged (${lost.map(blockName).join(", ")}); at most ${m} can be rebuilt`);
   }
   const lostData = lost.filter((k) => k < n);
-  const out = AtomicFile.create(o.output);
+  sweepStaleTemporaries(dirname(o.output), "ec-recover");
+  const out = AtomicFile.create(o.output, undefined, wordingFor("ec-recover"));
   const fds = new Map<number, number>();
   try {
     const whole = sha();
     const wanted = [...Array(n + m).keys()].filter((k) => !lost.includes(k)).slice(0, n);
-    for (const k of wanted) fds.set(k, openSync(join(o.inputDir, blockName(k)), "r"));
+    for (const k of wanted) fds.set(k, openRegularFile(join(o.inputDir, blockName(k))));
     const run = async (recover: (available: Uint8Array) => Promise<Uint8Array>) => {
       const available = new Uint8Array(n * bs);
       const stripe = new Uint8Array(n * bs);
       for (let s = 0; s < man.stripes; s++) {
         if (o.signal?.aborted) throw interruption(o.signal, `rebuilding ${o.output}`);
         wanted.forEach((k, i) => {
-          if (readFully(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
+          if (readAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
         });
         if (lostData.length === 0) stripe.set(available);
         else {

@@ -17,6 +17,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statfsSync,
   statSync,
   unlinkSync,
@@ -30,6 +31,7 @@ import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
 import { onForcedExit } from "../common/interrupt.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
+import { printError } from "../common/output.ts";
 
 /** Longest file name (bytes) on Linux file systems. */
 const NAME_MAX = 255;
@@ -63,12 +65,32 @@ function hiddenName(target: string, tail: string): string {
 }
 
 /**
+ * How messages name the program writing a target and what it writes: dma-copy and rdma-copy receive "a copy";
+ * compress, encrypt, ec-recover … write their own output (wordingFor(task)).
+ */
+export interface TargetWording {
+  /** "a copy", "encrypt": the subject of "… never replaces anything". */
+  writer: string;
+  /** "the copy", "the encrypt run": what the target appeared during. */
+  during: string;
+  /** "the received copy", "encrypt's output": what was discarded. */
+  product: string;
+}
+
+export const COPY_WORDING: TargetWording = { writer: "a copy", during: "the copy", product: "the received copy" };
+
+/** The wording for a task that writes its own output (compress, decrypt, ec-encode …). */
+export function wordingFor(task: string): TargetWording {
+  return { writer: task, during: `the ${task} run`, product: `${task}'s output` };
+}
+
+/**
  * Checks the folder `target` will be created in, naming the user's path: it exists, is a folder, is writable (a
  * probe file is created and removed) and, when `bytes` is known, has room for them; and that nothing has the target's
  * name yet: a copy never replaces anything, so a name that is taken fails now, not after the whole transfer.
  */
-export function checkTargetFolder(target: string, bytes?: number, shownAs = target): void {
-  checkNameFree(target, shownAs);
+export function checkTargetFolder(target: string, bytes?: number, shownAs = target, wording = COPY_WORDING): void {
+  checkNameFree(target, shownAs, wording);
   const dir = dirname(target);
   let stat;
   try {
@@ -89,16 +111,23 @@ export function checkTargetFolder(target: string, bytes?: number, shownAs = targ
   if (bytes !== undefined) checkFreeSpace(dir, bytes, shownAs);
 }
 
-function checkNameFree(target: string, shownAs: string): void {
+/** Throws when anything (a file, a folder, a symbolic link even dangling) has the name `target`. */
+export function checkNameFree(target: string, shownAs = target, wording = COPY_WORDING): void {
+  const what = takenAs(target);
+  if (what === undefined) return;
+  throw new Error(`cannot create ${shownAs}: ${what} of that name already exists (${wording.writer} never replaces anything: remove it or choose another name)`);
+}
+
+/** What has the name `target` ("a file", "a symbolic link" even dangling, "a folder" …), or undefined when free. */
+export function takenAs(target: string): string | undefined {
   let taken;
   try {
     taken = lstatSync(target);
   } catch (e) {
     rethrowMissingPermission(e);
-    return; // absent (or its folder is missing: said next)
+    return undefined; // absent (or its folder is missing: said when it is created)
   }
-  const what = taken.isSymbolicLink() ? "a symbolic link" : taken.isDirectory() ? "a folder" : taken.isFile() ? "a file" : "a special file";
-  throw new Error(`cannot create ${shownAs}: ${what} of that name already exists (a copy never replaces anything: remove it or choose another name)`);
+  return taken.isSymbolicLink() ? "a symbolic link" : taken.isDirectory() ? "a folder" : taken.isFile() ? "a file" : "a special file";
 }
 
 export function checkFreeSpace(dir: string, bytes: number, shownAs: string): void {
@@ -135,6 +164,16 @@ function processAlive(pid: number): boolean | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Removes the dead runs' temporary files (and folders) beside a task's output and says so on stderr, as dma-copy
+ * does: a run killed with SIGKILL leaves its `.NAME.doca-ts-PID-*.part`, the next run in that folder removes it.
+ */
+export function sweepStaleTemporaries(dir: string, task: string): void {
+  const stale = removeStaleTemporaries(dir);
+  for (const name of stale.removed) printError(`${task}: removed ${name}, the temporary file of a dead run`);
+  for (const name of stale.unknown) printError(`${task}: ${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
 }
 
 const RECENT_MS = 2 * 60_000;
@@ -178,7 +217,9 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
       continue;
     }
     try {
-      unlinkSync(join(dir, name));
+      // a file, or a folder (ec-encode builds its output folder under a temporary name)
+      if (lstatSync(join(dir, name)).isDirectory()) rmSync(join(dir, name), { recursive: true });
+      else unlinkSync(join(dir, name));
       removed.push(name);
     } catch { /* someone else removed it, or we may not: leave it */ }
   }
@@ -313,6 +354,7 @@ export class AtomicFile {
   #flushing: Promise<void> | undefined;
   /** A background flush's error: the data may not be on disk, so commit() must fail with it. */
   #flushError: Error | undefined;
+  #wording = COPY_WORDING;
 
   private constructor(target: string, tempPath: string, fd: number, lock: TargetLock, readonly flushEveryBytes: number) {
     this.target = target;
@@ -327,7 +369,8 @@ export class AtomicFile {
    * Takes the target's lock (another copy writing the same name: an error naming it), then creates the temporary
    * file; fails (EEXIST) rather than clobbering anything.
    */
-  static create(target: string, flushEveryBytes = FLUSH_EVERY_BYTES): AtomicFile {
+  static create(target: string, flushEveryBytes = FLUSH_EVERY_BYTES, wording = COPY_WORDING, shownAs = target): AtomicFile {
+    checkNameFree(target, shownAs, wording); // a name taken now is said now, not as "appeared during" at the end
     const tempName = temporaryName(target);
     const tempPath = join(dirname(target), tempName);
     const lock = TargetLock.acquire(target, tempName);
@@ -339,7 +382,9 @@ export class AtomicFile {
       const code = (e as NodeJS.ErrnoException).code;
       throw new Error(`cannot create ${target}${code ? ` (${code})` : ""}: ${(e as Error).message.replace(tempPath, "its temporary file")}`);
     }
-    return new AtomicFile(target, tempPath, fd, lock, flushEveryBytes);
+    const file = new AtomicFile(target, tempPath, fd, lock, flushEveryBytes);
+    file.#wording = wording;
+    return file;
   }
 
   /** Writes all of `bytes` at `position` (loops over short writes). */
@@ -393,13 +438,13 @@ export class AtomicFile {
     const fd = this.#open();
     if (this.#flushError) {
       this.abort();
-      throw new Error(`${this.target}: writing to disk failed (${this.#flushError.message}); the received copy was discarded`, { cause: this.#flushError });
+      throw new Error(`${this.target}: writing to disk failed (${this.#flushError.message}); ${this.#wording.product} was discarded`, { cause: this.#flushError });
     }
     fsyncSync(fd);
     closeSync(fd);
     this.#fd = undefined;
     try {
-      publishWithoutReplacing(this.tempPath, this.target);
+      publishWithoutReplacing(this.tempPath, this.target, this.#wording);
     } catch (e) {
       try {
         unlinkSync(this.tempPath);
@@ -457,8 +502,9 @@ function closeQuietly(fd: number): void {
  * back to "target absent? then rename": doca-ts receivers are kept apart by the lock, and only a program that is
  * not doca-ts creating the name in that instant can still be replaced there.
  */
-export function publishWithoutReplacing(tempPath: string, target: string): void {
-  const appeared = () => new Error(`${target} appeared during the copy (created by something else): it was not replaced, and the received copy was discarded`);
+export function publishWithoutReplacing(tempPath: string, target: string, wording = COPY_WORDING): void {
+  const appeared = () =>
+    new Error(`${target} appeared during ${wording.during} (created by something else): it was not replaced, and ${wording.product} was discarded`);
   try {
     linkSync(tempPath, target);
   } catch (e) {

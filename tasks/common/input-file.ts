@@ -1,0 +1,69 @@
+/**
+ * Opening a file a task reads (its input, a key file, a check list, a manifest) without ever blocking: open(2) of a
+ * FIFO with no writer waits forever, and while it waits no JavaScript runs, so SIGINT/SIGTERM handlers cannot act.
+ * O_NONBLOCK makes that open return at once (it changes nothing for a regular file's reads); fstat then says what the
+ * name really is, and anything but a regular file is refused with a message that says so.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { rethrowMissingPermission } from "./permission.ts";
+
+const NONBLOCKING_READ = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/** "a FIFO (named pipe)", "a folder", ...: what a non-regular file is, for messages. */
+export function describeKind(stat: Stats): string {
+  if (stat.isFIFO()) return "a pipe or FIFO";
+  if (stat.isDirectory()) return "a folder";
+  if (stat.isCharacterDevice()) return "a character device";
+  if (stat.isBlockDevice()) return "a block device";
+  if (stat.isSocket()) return "a socket";
+  return "not a regular file";
+}
+
+/**
+ * Opens `path` for reading without blocking and returns its descriptor, or throws naming `shownAs` when it cannot be
+ * opened or is not a regular file (`why`: what the task needs a regular file for, said in the message).
+ */
+export function openRegularFile(path: string, shownAs = path, why = "it is read by offset and its size must be known"): number {
+  let fd: number;
+  try {
+    fd = openSync(path, NONBLOCKING_READ);
+  } catch (e) {
+    rethrowMissingPermission(e);
+    const code = (e as NodeJS.ErrnoException).code;
+    const reason = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code ?? (e as Error).message;
+    throw new Error(`cannot open ${shownAs}: ${reason}`, { cause: e });
+  }
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
+    closeSync(fd);
+    throw new NotRegularFileError(`${shownAs} is ${describeKind(stat)}: only a regular file is accepted (${why}); save the stream to a file first`);
+  }
+  return fd;
+}
+
+/** A name that is not a regular file (a pipe, a device, a folder). */
+export class NotRegularFileError extends Error {
+  override name = "NotRegularFileError";
+}
+
+/**
+ * The whole content of a small regular file (a manifest, a key), refusing one larger than `maxBytes` before reading
+ * it: /dev/zero or a huge file under that name must not fill the memory.
+ */
+export function readSmallRegularFile(path: string, maxBytes: number, shownAs = path): Uint8Array {
+  const fd = openRegularFile(path, shownAs, "a small file is expected here");
+  try {
+    const size = fstatSync(fd).size;
+    if (size > maxBytes) throw new Error(`${shownAs} is ${size} bytes: more than the ${maxBytes} bytes such a file can hold`);
+    const bytes = new Uint8Array(size);
+    let done = 0;
+    while (done < size) {
+      const n = readSync(fd, bytes, done, size - done, done);
+      if (n === 0) break;
+      done += n;
+    }
+    return bytes.subarray(0, done);
+  } finally {
+    closeSync(fd);
+  }
+}
