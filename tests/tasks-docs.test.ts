@@ -212,6 +212,21 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
 
 const inventory = DOCS.flatMap((file) => blocks(file, "sh").map((block) => ({ file, block, key: block.split("\n")[0] })));
 
+describe("package-lock.json is current: a fresh clone's `npm ci` leaves it as committed", () => {
+  test("the lock's root package says what package.json says (bin, dependencies, engines, ...)", () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as Record<string, unknown>;
+    const lock = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as {
+      packages: Record<string, Record<string, unknown>>;
+    };
+    const root = lock.packages[""];
+    assert.ok(root, "package-lock.json has a root package entry");
+    // The fields npm copies into the lock's root entry: any one out of date and `npm install` rewrites the file
+    for (const field of ["name", "version", "license", "bin", "dependencies", "devDependencies", "optionalDependencies", "engines"]) {
+      assert.deepEqual(root[field], pkg[field], `package-lock.json's root "${field}" differs from package.json's: run npm install --package-lock-only`);
+    }
+  });
+});
+
 describe("every command block of the docs has a test", () => {
   test("no block without a plan, no plan without its block", () => {
     for (const { file, key } of inventory) assert.ok(key in plans, `${file}: no test runs the block starting "${key}"`);
