@@ -59,7 +59,9 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
       printError(named(err.message));
       code = err.exitCode ?? 130;
     } else {
-      const message = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
+      const raw = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
+      // one prefix per line: a message that already names the task ("TASK: …") does not get it twice
+      const message = task && raw.startsWith(`${task}: `) ? raw.slice(task.length + 2) : raw;
       printError(named(`error: ${message}${usage ? " (see --help)" : ""}${environmentNotes()}`));
       code = usage ? 2 : 1;
     }
