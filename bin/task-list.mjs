@@ -11,4 +11,5 @@ export const TASKS = [
   "rdma-copy",
   "rdma-ping",
   "rdma-demo",
+  "storage-relay",
 ];
