@@ -268,7 +268,7 @@ export class Channel {
   }
 
   /** `what` names the send as the user understands it (an interruption or a loss says "while …" it). */
-  async send(message: Message, what = `sending a ${message.type} message to the peer`): Promise<void> {
+  async send(message: Message, what: string = `sending a ${message.type} message to the peer`): Promise<void> {
     return await this.#send(message, this.signal, what);
   }
 
