@@ -117,8 +117,13 @@ describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
     }
   });
 
-  for (const [mode, why] of [["cores0", /asks for 0 cores: one core is served/], ["tx-max", /asks for 4294967295 transactions: from 1 to 4096/]] as const) {
-    test(`an init request out of range (${mode}) is refused before anything reaches the target`, { timeout: 120_000 }, async () => {
+  const refusals = [
+    ["cores0", /the host's init_storage_request asks for 0 cores: one core is served/],
+    ["tx-max", /the host's init_storage_request asks for 4294967295 transactions: from 1 to 4096/],
+    ["bad-descriptor", /the host's descriptor \(its memory exported over PCI\) cannot be imported: /],
+  ] as const;
+  for (const [mode, why] of refusals) {
+    test(`an init request the relay cannot serve (${mode}) is refused before anything reaches the target`, { timeout: 120_000 }, async () => {
       const w = workspace(`relay-${mode}`);
       spaces.push(w);
       const target = await fakeTarget("answer");
@@ -129,7 +134,7 @@ describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
         assert.equal(await host.readLine(60_000), "sent");
         const r = await ended(relay, 30_000);
         assert.equal(r.code, 1, r.stderr);
-        oneErrorLine(r.stderr, new RegExp(`^storage-relay: error: the host's init_storage_request ${why.source}`, "m"));
+        oneErrorLine(r.stderr, new RegExp(`^storage-relay: error: ${why.source}`, "m"));
         assert.deepEqual(target.types, [1], "the target received the query only");
       } finally {
         await host.close();
@@ -138,4 +143,24 @@ describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
       }
     });
   }
+
+  test("bytes that are no message: the error names the peer that sent them", { timeout: 120_000 }, async () => {
+    const w = workspace("relay-garbage");
+    spaces.push(w);
+    const target = await fakeTarget("answer");
+    const channel = uniqueName("relay");
+    const relay = startRelay(w, target.port, channel);
+    const host = spawnRuntime(HOST, { args: [channel, "garbage"], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
+    try {
+      assert.equal(await host.readLine(60_000), "sent");
+      const r = await ended(relay, 30_000);
+      assert.equal(r.code, 1, r.stderr);
+      oneErrorLine(r.stderr, /^storage-relay: error: the host sent bytes that are not a storage control message: unknown control message type 99$/m);
+      assert.deepEqual(target.types, [], "nothing reached the target");
+    } finally {
+      await host.close();
+      relay.kill();
+      target.server.close();
+    }
+  });
 });

@@ -4,6 +4,8 @@
  *   partial    the first 8 bytes of a 100-byte control message, then nothing more
  *   cores0     a query, then (its answer read) an init request asking for 0 cores
  *   tx-max     a query, then an init request asking for 4294967295 transactions
+ *   garbage    a whole message of an unknown type (99)
+ *   bad-descriptor  a query, then an init request whose memory descriptor is 200 bytes of "A"
  * It prints "sent" once done and stays connected until its stdin closes.
  */
 import process from "node:process";
@@ -33,11 +35,13 @@ using memory = NativeMemory.alloc(1 << 20);
 using map = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE | Access.PCI_READ_WRITE | Access.RDMA_READ | Access.RDMA_WRITE, devices: [device] });
 if (mode === "partial") {
   await link.send(u32s(100, 1));
+} else if (mode === "garbage") {
+  await link.send(message(99, 1));
 } else {
   await link.send(message(1, 1));
   await link.recv({ timeoutMs: 30_000 });
-  const descriptor = map.exportPci(device);
-  const [transactions, cores] = mode === "cores0" ? [4, 0] : [0xffffffff, 1];
+  const descriptor = mode === "bad-descriptor" ? new Uint8Array(200).fill(0x41) : map.exportPci(device);
+  const [transactions, cores] = mode === "cores0" ? [4, 0] : mode === "tx-max" ? [0xffffffff, 1] : [4, 1];
   const init = new Uint8Array(12 + descriptor.length);
   init.set(u32s(transactions, cores, descriptor.length));
   init.set(descriptor, 12);
