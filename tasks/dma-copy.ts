@@ -17,7 +17,7 @@ import { TimeoutError } from "../ffi/native/errors.ts";
 import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals } from "./common/interrupt.ts";
-import { isMain, print, runMain } from "./common/main.ts";
+import { isMain, print, runMain, taskName } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { createLogger, LogLevel } from "./common/log-level.ts";
 import { type MessageChannel, Messenger, PeerFailedError, PeerLostError } from "./wire/messenger.ts";
@@ -209,6 +209,9 @@ export function formatSummary(s: Summary): string {
     `${formatRate(s.bytes, s.seconds)} [${how}]${rss}`;
 }
 
+/** Who speaks on stderr: "dma-copy" until the side is known, then "dma-copy host" / "dma-copy dpu" (every line). */
+let speaker = "";
+
 export async function main(argv: string[]): Promise<number> {
   const command = parseDmaCopyArgs(argv);
   if (command.kind === "help") {
@@ -221,6 +224,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const options = command.options;
+  speaker = `dma-copy ${options.side}`;
   applySide(options.side);
   const summary = await dmaCopy(options, { signal: stopOnSignals() });
   if (options.jsonOutput) printJson(summary);
@@ -229,4 +233,4 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 // An error ends the copy with the bar possibly drawn: clear it so "error: …" starts on a clean line.
-if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)).finally(clearStatusLine));
+if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)).finally(clearStatusLine), () => speaker || taskName());

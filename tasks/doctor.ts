@@ -8,6 +8,7 @@ import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
 import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
+import { formatBytes } from "./common/units.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { type DoctorReport, runDoctor } from "./doctor/report.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
@@ -47,7 +48,7 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
     case "libraries": {
       out.push(`libraries (${ms(r.libraries.ms)})`);
       for (const c of r.libraries.candidates) {
-        out.push(`  ${c.rejected ? "rejected" : "used    "}  ${c.dir}  [${c.origin}]${c.rejected ? `: ${c.rejected}` : ""}`);
+        out.push(`  ${c.rejected ? "rejected" : "used    "}  ${c.dir}  [${c.origin}]${c.rejected ? `: ${c.rejected}` : c.builtNow ? " (built now)" : ""}`);
         for (const t of c.trust ?? []) out.push(`    trust ${t.trusted ? "ok       " : "REFUSED  "} ${t.trusted ? t.path : t.reason}`);
       }
       if (r.libraries.error) out.push(`  error: ${r.libraries.error.split("\n")[0]}`);
@@ -56,7 +57,8 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
         for (const f of r.libraries.files ?? []) out.push(`  ${f.lib}  ${f.realPath}  soname ${f.soname ?? "?"}`);
       }
       if (r.symbols) {
-        for (const s of r.symbols.renamed) out.push(`  ${s.name} -> ${s.resolvedAs ?? "MISSING"}`);
+        // only the functions this DOCA spells differently (or lacks): "f -> f" says nothing
+        for (const s of r.symbols.renamed) if (s.resolvedAs !== s.name) out.push(`  ${s.name} -> ${s.resolvedAs ?? "MISSING"}`);
         out.push(`  optional functions missing: ${r.symbols.optionalMissing.join(", ") || "none"}`);
       }
       break;
@@ -65,11 +67,11 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
       out.push(`devices (${ms(r.devices.ms)})`);
       for (const d of r.devices.list) {
         const caps = [
-          d.caps.dmaMemcpy ? `dma max ${d.caps.dmaMaxBufSize} B` : "",
+          d.caps.dmaMemcpy ? `dma max ${formatBytes(d.caps.dmaMaxBufSize)}` : "",
           d.caps.comchServer ? "comch-server" : "",
           d.caps.comchClient ? "comch-client" : "",
-          d.caps.comchMaxMsgSize ? `msg ${d.caps.comchMaxMsgSize} B` : "",
-          d.caps.rdma?.tasks.length ? `rdma ${d.caps.rdma.tasks.join("/")} (${d.caps.rdma.transports.join("+") || "?"}, msg ${d.caps.rdma.maxMessageSize} B)` : "",
+          d.caps.comchMaxMsgSize ? `msg ${formatBytes(d.caps.comchMaxMsgSize)}` : "",
+          d.caps.rdma?.tasks.length ? `rdma ${d.caps.rdma.tasks.join("/")} (${d.caps.rdma.transports.join("+") || "?"}, msg ${formatBytes(d.caps.rdma.maxMessageSize)})` : "",
         ].filter(Boolean).join(", ");
         out.push(`  ${d.pciAddr} ${d.ibdevName || "-"} ${d.ifaceName || "-"}: ${caps || "no capabilities"}`);
         for (const rep of d.representors) out.push(`    representor ${rep.pciAddr}${rep.vuid ? ` [${rep.vuid}]` : ""}`);
@@ -83,8 +85,18 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
       const c = acc.compress, s = acc.sha;
       const kinds = [c.compressDeflate && "deflate", c.decompressDeflate && "inflate", c.decompressLz4Stream && "lz4-stream", c.decompressLz4Block && "lz4-block"].filter(Boolean);
       out.push(`accelerators on ${acc.device}`);
-      out.push(`  compress ${kinds.join(", ") || "none"}${c.maxBufSize ? ` (max ${c.maxBufSize} B)` : ""}${c.missingReason ? `: ${c.missingReason}` : ""}`);
+      out.push(`  compress ${kinds.join(", ") || "none"}${c.maxBufSize ? ` (max ${formatBytes(c.maxBufSize)})` : ""}${c.missingReason ? `: ${c.missingReason}` : ""}`);
       out.push(`  sha ${s.hash.join(", ") || "none"}${s.partial.length ? ` (partial ${s.partial.join(", ")})` : ""}${s.missingReason ? `: ${s.missingReason}` : ""}`);
+      if (acc.aesGcm) {
+        const a = acc.aesGcm;
+        const kinds = [a.encrypt && "encrypt", a.decrypt && "decrypt"].filter(Boolean);
+        out.push(`  aes-gcm ${kinds.join(", ") || "none"}${a.maxBufSize ? ` (max ${formatBytes(a.maxBufSize)})` : ""}${a.missingReason ? `: ${a.missingReason}` : ""}`);
+      }
+      if (acc.erasureCoding) {
+        const e = acc.erasureCoding;
+        const kinds = [e.create && "create", e.recover && "recover"].filter(Boolean);
+        out.push(`  erasure coding ${kinds.join(", ") || "none"}${e.maxBlockSize ? ` (block max ${formatBytes(e.maxBlockSize)})` : ""}`);
+      }
       break;
     }
     case "side": {
@@ -102,7 +114,7 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
     case "localDma": {
       const t = r.selfTests;
       if (t.localDma) {
-        out.push(`self-test local DMA ${t.localDma.bytes} B: ${t.localDma.ok ? "ok" : `FAILED ${t.localDma.error}`} (${ms(t.localDma.ms)})`);
+        out.push(`self-test local DMA ${formatBytes(t.localDma.bytes)}: ${t.localDma.ok ? "ok" : `FAILED ${t.localDma.error}`} (${ms(t.localDma.ms)})`);
       }
       break;
     }

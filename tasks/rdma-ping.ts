@@ -119,7 +119,7 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; 
   try {
     let count = o.count, size = o.size;
     if (!o.endpoint.listen) {
-      await channel.send({ type: "PING", count, size });
+      await channel.send({ type: "PING", count, size }, "sending a ping");
       await channel.recv("waiting for the echo side to agree", "PONG");
     } else {
       const hello = await channel.recv("waiting for the pinging side", "PING");
@@ -128,7 +128,7 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; 
       if (!Number.isSafeInteger(count) || count < 1 || count > 10_000_000 || !Number.isSafeInteger(size) || size < 1 || size > Channel.MAX_MESSAGE) {
         throw new ProtocolError("the pinging side asked for an out-of-range count or size");
       }
-      await channel.send({ type: "PONG" });
+      await channel.send({ type: "PONG" }, "answering a ping");
     }
     printError(o.endpoint.listen ? `rdma-ping: echoing ${count} messages of ${size} B` : `rdma-ping: measuring ${count} round trips of ${size} B`);
     const rtts: number[] = [];

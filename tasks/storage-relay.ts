@@ -34,8 +34,10 @@ Runs on the DPU (software device: --side dpu, the default here, else DOCA_SIM_SI
 comch_to_rdma_zero_copy (their flags): connects to the storage target at IP:PORT (NVIDIA's target_rdma), serves one
 host (NVIDIA's initiator_comch) on the Comch channel NAME (default "${DEFAULT_CHANNEL}") of device PCI for the host
 function REP_PCI, and relays its session: the host's memory is re-exported to the target (the data moves between
-them directly), io requests and answers are passed on. Waits: for the host without limit (Ctrl-C stops it); for
-the target's answers and each set-up step up to --control-timeout (default 5 s). --cpu is accepted for NVIDIA's
+them directly), io requests and answers are passed on. Waits: for the host without limit (Ctrl-C stops it) while
+the target stays connected (a target that hangs up ends the relay at once); for the target's answers, each set-up
+step and the rest of a message begun by either peer up to --control-timeout (default 5 s). An init request out of
+range (one core, 1 to 4096 transactions) is refused before anything reaches the target. --cpu is accepted for NVIDIA's
 command line and ignored (one core is served). Exit status 0 after the host shut the storage down, 2 for bad flags,
 ${STOPPED_STATUSES}, 1 otherwise. Flags: -d/--device, -r/--representor, --storage-server,
 --command-channel-name, --control-timeout, --cpu, --side, --version (versions of doca-ts and DOCA), -h/--help.`;

@@ -192,7 +192,10 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
     assert.match(readFileSync(join(repoRoot, "tests", "tasks-doctor.test.ts"), "utf8"), /"--peer", name/);
   },
   // A DOCA C program on the software device, built and run as the README says (binary into a scratch folder).
-  "npm run deno -- task sim:build            # build/sim/lib/libdoca_{common,dma,comch}.so": async (block) => {
+  "npm run deno -- task sim:build            # build/sim/lib/libdoca_{common,dma,comch,rdma,compress,sha,erasure_coding,aes_gcm}.so": async (block) => {
+    // the libraries named are those the build makes: one per folder of sim/src
+    const named = /libdoca_\{([^}]*)\}\.so/.exec(block)![1].split(",").sort();
+    assert.deepEqual(named, simLibraries(), "the comment names every library the build makes");
     const dir = folder("cprog");
     const script = block.replaceAll("-o local_dma", `-o ${dir}/local_dma`).replace("./local_dma", `${dir}/local_dma`);
     const out = await runs(script, [], { env: { DOCA_SIM_DIR: dir } });
@@ -210,7 +213,52 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
   },
 };
 
+/** The libraries `sim:build` makes: libdoca_<folder>.so for every folder of sim/src (ffi/load/sim-build/builder.ts). */
+function simLibraries(): string[] {
+  return readdirSync(join(repoRoot, "sim", "src"), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+}
+
+describe("docs/USAGE.md names every library the software device builds", () => {
+  test("its list of build/sim/lib/libdoca_{…}.so is the folders of sim/src", () => {
+    const usage = readFileSync(join(repoRoot, "docs", "USAGE.md"), "utf8");
+    const lists = [...usage.matchAll(/libdoca_\{([^}]*)\}\.so/g)].map((m) => m[1].split(",").sort());
+    assert.ok(lists.length > 0, "docs/USAGE.md names the built libraries");
+    for (const list of lists) assert.deepEqual(list, simLibraries());
+  });
+});
+
+describe("every table of the docs renders", () => {
+  test("each run of table rows begins with a header and its |---| line (a blank line inside a table splits it)", () => {
+    const docs = [...DOCS, ...readdirSync(join(repoRoot, "sim")).filter((f) => f.endsWith(".md")).map((f) => `sim/${f}`)];
+    for (const file of new Set(docs)) {
+      const lines = readFileSync(join(repoRoot, file), "utf8").split("\n");
+      let fenced = false;
+      lines.forEach((line, i) => {
+        if (line.startsWith("```")) fenced = !fenced;
+        const row = (l: string | undefined) => l !== undefined && l.startsWith("|");
+        if (fenced || !row(line) || row(lines[i - 1])) return;
+        assert.match(lines[i + 1] ?? "", /^\|\s*:?-+/, `${file}:${i + 1}: a table row without a header above it`);
+      });
+    }
+  });
+});
+
 const inventory = DOCS.flatMap((file) => blocks(file, "sh").map((block) => ({ file, block, key: block.split("\n")[0] })));
+
+describe("package-lock.json is current: a fresh clone's `npm ci` leaves it as committed", () => {
+  test("the lock's root package says what package.json says (bin, dependencies, engines, ...)", () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as Record<string, unknown>;
+    const lock = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as {
+      packages: Record<string, Record<string, unknown>>;
+    };
+    const root = lock.packages[""];
+    assert.ok(root, "package-lock.json has a root package entry");
+    // The fields npm copies into the lock's root entry: any one out of date and `npm install` rewrites the file
+    for (const field of ["name", "version", "license", "bin", "dependencies", "devDependencies", "optionalDependencies", "engines"]) {
+      assert.deepEqual(root[field], pkg[field], `package-lock.json's root "${field}" differs from package.json's: run npm install --package-lock-only`);
+    }
+  });
+});
 
 describe("every command block of the docs has a test", () => {
   test("no block without a plan, no plan without its block", () => {

@@ -6,11 +6,12 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { startChild } from "../tasks/common/run-pair.ts";
+import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
 import { OPTIONAL_DOCA_LIBRARIES } from "../ffi/load/types.ts";
 import { HOST_PCI, type Workspace, workspace } from "./helpers-tasks/workspace.ts";
 
@@ -64,13 +65,15 @@ describe("doctor", () => {
       assert.equal(report.accelerators.compress.compressDeflate, true);
       assert.deepEqual(report.accelerators.sha.hash, ["sha1", "sha256", "sha512"]);
     }
+    if (optional.includes("libdoca_aes_gcm")) assert.equal(report.accelerators.aesGcm.encrypt, true);
+    if (optional.includes("libdoca_erasure_coding")) assert.equal(report.accelerators.erasureCoding.recover, true);
     assert.deepEqual(report.problems, []);
   });
 
   test("a backing library the software device lacks is a problem naming its Debian package", { timeout: 120_000 }, async () => {
     const w = workspace("doctor");
     spaces.push(w);
-    const { report } = await doctor([], { ...w.env, DOCA_SIM_SIDE: "host", DOCA_SIM_ACCEL_OFF: "lz4,crypto" });
+    const { report } = await doctor([], { ...w.env, DOCA_SIM_SIDE: "host", DOCA_SIM_ACCEL_OFF: "lz4,crypto", DOCA_SIM_LIBCRYPTO: "/nonexistent/libcrypto.so.3" });
     if (!report.accelerators) return; // a DOCA without libdoca_compress (2.7 flavour): nothing to report
     assert.equal(report.accelerators.compress.decompressLz4Stream, false);
     assert.equal(report.accelerators.compress.compressDeflate, true);
@@ -78,6 +81,48 @@ describe("doctor", () => {
     const problems = report.problems.map((p: { problem: string; fix: string }) => `${p.problem} | ${p.fix}`).join("\n");
     assert.match(problems, /DOCA Compress: liblz4\.so\.1 not loaded .*\| apt-get install liblz4-1/);
     assert.match(problems, /DOCA SHA: libcrypto\.so\.3 not loaded .*\| apt-get install libssl3/);
+    if (report.libraries.files.some((f: { lib: string }) => f.lib === "libdoca_aes_gcm")) {
+      assert.equal(report.accelerators.aesGcm.encrypt, false);
+      assert.match(problems, /DOCA AES-GCM: .*libcrypto\.so\.3.*\| apt-get install libssl3/);
+    }
+  });
+
+  test("the text report: every accelerator, sizes in the units of `devices`, no rename that maps a function to itself", { timeout: 120_000 }, async () => {
+    const w = workspace("doctor");
+    spaces.push(w);
+    const r = await startChild(task("doctor.ts"), [], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000).done;
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /\d B\b/, "sizes as `devices` prints them (2.00 MiB), never a count of bytes");
+    assert.match(r.stdout, /dma max 2\.00 MiB/);
+    assert.match(r.stdout, /self-test local DMA 1\.00 MiB: ok/);
+    for (const line of r.stdout.split("\n")) {
+      const rename = /^\s+(\w+) -> (\w+)$/.exec(line);
+      assert.ok(!rename || rename[1] !== rename[2], `a rename to itself: ${line}`);
+    }
+    const libs = /^libraries[^]*?^devices/m.exec(r.stdout)![0];
+    if (libs.includes("libdoca_aes_gcm")) assert.match(r.stdout, /^ {2}aes-gcm encrypt, decrypt \(max /m);
+    if (libs.includes("libdoca_erasure_coding")) assert.match(r.stdout, /^ {2}erasure coding create, recover \(block max /m);
+  });
+
+  // First use from the package: no repository build, the software device built into the user cache by this very run
+  // (about 5 s of compiling; once, under Deno)
+  test("first use: the user cache is reported as built now, not as a rejected folder", {
+    timeout: 300_000,
+    skip: typeof (globalThis as Record<string, unknown>).Deno === "undefined" && "run once, under Deno",
+  }, async () => {
+    const copy = mkdtempSync(join(tmpdir(), "doca-ts-doctor-first-"));
+    try {
+      for (const part of ["mod.ts", "deno.json", "package.json", "ffi", "tasks", "sim"]) cpSync(join(repoRoot, part), join(copy, part), { recursive: true });
+      const w = workspace("doctor");
+      spaces.push(w);
+      const r = await startChild(join(copy, "tasks", "doctor.ts"), [], { ...w.env, DOCA_SIM_SIDE: "host", DOCA_LIB_DIR: "", XDG_CACHE_HOME: join(copy, "cache") }, 280_000).done;
+      assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+      assert.match(r.stderr, /building the software DOCA device into/, "the run built the device");
+      assert.match(r.stdout, /^ {2}used {6}\S+\/cache\/doca-ts\/\S+ {2}\[user cache\] \(built now\)$/m);
+      assert.doesNotMatch(r.stdout, /rejected .*\[user cache\]/);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   test("DPU side: representors listed, side dpu", { timeout: 120_000 }, async () => {

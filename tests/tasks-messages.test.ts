@@ -19,3 +19,26 @@ test("pack-offline prints the hint when the builder found no compiler", () => {
   const src = readFileSync(new URL("../scripts/pack-offline.ts", import.meta.url), "utf8");
   assert.match(src, /e\.noCompiler \? compilerMissingHint\(arch, hostArch, cc\)/);
 });
+
+// One run of dma-copy speaks with one prefix: its INFO line, its error line ("dma-copy host: …"), never
+// "[dma-copy host] INFO:" beside "dma-copy: error:".
+test("every stderr line of a dma-copy side starts with that side's name", { timeout: 120_000 }, async () => {
+  const { startChild } = await import("../tasks/common/run-pair.ts");
+  const { workspace, HOST_PCI } = await import("./helpers-tasks/workspace.ts");
+  const { join } = await import("node:path");
+  const { writeFileSync } = await import("node:fs");
+  const w = workspace("messages-prefix");
+  try {
+    writeFileSync(join(w.host, "f.bin"), "x");
+    const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
+    // no DPU listens: the host says what it waits for (INFO), then gives up (error)
+    const r = await startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, "--timeout", "1"], { ...w.env, DOCA_SIM_SIDE: "host" }, 100_000).done;
+    assert.equal(r.code, 1, r.stderr);
+    const lines = r.stderr.trim().split("\n");
+    assert.ok(lines.length >= 2, `an INFO line and an error line:\n${r.stderr}`);
+    for (const line of lines) assert.match(line, /^dma-copy host: /);
+    assert.match(lines.at(-1)!, /^dma-copy host: error: /);
+  } finally {
+    w.remove();
+  }
+});

@@ -78,3 +78,27 @@ test("a side stopped while the peer's answer waits unread still learns the peer 
     assert.ok(Date.now() - t0 < 2_000, `${what}: bounded`);
   }
 });
+
+// An interruption or a loss says what this side was doing in the words of files and peers, not the protocol's
+// message names ("while sending CHUNK_DONE" told a user nothing).
+test("a send stopped by Ctrl-C says what it was doing in words a user knows", async () => {
+  const { encodeChunk, sendingWhat } = await import("../tasks/wire/protocol.ts");
+  for (const type of Object.values(MsgType)) assert.doesNotMatch(sendingWhat(type), /[A-Z]{2,}_|\b[A-Z]{4,}\b/, `type ${type}: ${sendingWhat(type)}`);
+  const stop = new AbortController();
+  stop.abort(Object.assign(new Error("SIGINT"), { signal: "SIGINT" }));
+  const messenger = new Messenger(new MemoryChannel(), { timeoutMs: 300, peer: "the host side", signal: stop.signal });
+  const error = await messenger.send(encodeChunk(MsgType.CHUNK_DONE, 0, 0, 4096)).catch((e) => e);
+  assert.match(String(error?.message), /while handing a chunk back to the sender/);
+  assert.doesNotMatch(String(error?.message), /CHUNK_DONE/);
+});
+
+test("rdma-copy and rdma-ping name each control message they send in words a user knows", async () => {
+  const { readFileSync } = await import("node:fs");
+  for (const file of ["../tasks/rdma-copy/transfer.ts", "../tasks/rdma-ping.ts"]) {
+    const src = readFileSync(new URL(file, import.meta.url), "utf8");
+    // each send is one line: the message, then what sending it does
+    const sends = src.split("\n").filter((line) => line.includes("channel.send({"));
+    assert.ok(sends.length > 0, file);
+    for (const line of sends) assert.match(line, /\}, "[a-z][^"]+"\)/, `${file}: ${line.trim()} sends without saying what it does`);
+  }
+});

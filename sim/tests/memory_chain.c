@@ -6,7 +6,8 @@
  *
  *   map 0  PCI read-write + RDMA: a 256 KiB write lands in the host, a read returns the host's bytes; a descriptor
  *          enlarged by the peer reaches nothing past the range; then the host destroys its map: the peer's next
- *          write and read fail (NOT_PERMITTED) and the host's bytes stay as they were
+ *          write and read fail (NOT_PERMITTED) and the host's bytes stay as they were; an atomic through the
+ *          chain is NOT_SUPPORTED (not offered), though neither the host nor the DPU granted ATOMIC
  *   map 1  the DPU destroys its import: the peer's write fails (NOT_PERMITTED)
  *   map 2  PCI read-only + RDMA read/write: the peer may read, its write fails and the host is unchanged
  *          (the rights a chain grants are the host's RDMA rights where its PCI rights allow the same direction)
@@ -259,6 +260,7 @@ static int peer(int from_dpu, int to_dpu, int from_ctl, int to_ctl)
 	T_OK(doca_rdma_set_permissions(rdma, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | RDMA_RW));
 	T_OK(doca_rdma_task_write_set_conf(rdma, (void *)ok_cb, (void *)err_cb, 8));
 	T_OK(doca_rdma_task_read_set_conf(rdma, (void *)ok_cb, (void *)err_cb, 8));
+	T_OK(doca_rdma_task_atomic_fetch_add_set_conf(rdma, (void *)ok_cb, (void *)err_cb, 8));
 	T_OK(doca_pe_connect_ctx(pe, doca_rdma_as_ctx(rdma)));
 	T_OK(doca_ctx_start(doca_rdma_as_ctx(rdma)));
 	T_OK(doca_buf_inventory_create(8, &inv));
@@ -306,7 +308,14 @@ static int peer(int from_dpu, int to_dpu, int from_ctl, int to_ctl)
 		T_OK(doca_mmap_get_memrange(m, &base, &range));
 		if (c.op == 'W') /* past the real range: the second half of the enlarged one */
 			base = (uint8_t *)base + LEN;
-		if (c.op == 'w' || c.op == 'W') {
+		if (c.op == 'a') {
+			/* fetch-add on the first word of [LEN/4, LEN/2) through the chain, the old value into `local` */
+			struct doca_rdma_task_atomic_fetch_add *t;
+			T_OK(doca_buf_inventory_buf_get_by_data(inv, m, (uint8_t *)base + LEN / 4, 8, &rb));
+			T_OK(doca_buf_inventory_buf_get_by_addr(inv, ml, local, 8, &lb));
+			T_OK(doca_rdma_task_atomic_fetch_add_allocate_init(rdma, conn, rb, lb, 1, none, &t));
+			T_OK(doca_task_submit(doca_rdma_task_atomic_fetch_add_as_task(t)));
+		} else if (c.op == 'w' || c.op == 'W') {
 			/* pattern `status` over [LEN/4, LEN/2) of the host's memory */
 			t_fill(local, LEN / 4, (uint32_t)c.status);
 			T_OK(doca_buf_inventory_buf_get_by_data(inv, ml, local, LEN / 4, &lb));
@@ -391,6 +400,8 @@ int main(void)
 	EXPECT(HOST, 'c', 0, 7, DOCA_SUCCESS);
 	EXPECT(PEER, 'r', 0, 7, DOCA_SUCCESS);
 	EXPECT(PEER, 'W', 0, 8, DOCA_ERROR_NOT_PERMITTED);
+	EXPECT(HOST, 'c', 0, 7, DOCA_SUCCESS);
+	EXPECT(PEER, 'a', 0, 0, DOCA_ERROR_NOT_SUPPORTED);
 	EXPECT(HOST, 'c', 0, 7, DOCA_SUCCESS);
 	EXPECT(HOST, 'd', 0, 0, DOCA_SUCCESS);
 	EXPECT(PEER, 'w', 0, 9, DOCA_ERROR_NOT_PERMITTED);

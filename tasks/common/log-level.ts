@@ -38,16 +38,20 @@ export interface Logger {
   debug(msg: string): void;
 }
 
+/**
+ * Lines as every other line of the task reads: "TAG: text" (info), "TAG: warning: text", "TAG: error: text",
+ * "TAG: debug: text" (TAG: "dma-copy host", as its error and interruption lines); `level` filters as DOCA's do.
+ */
 export function createLogger(level: number, tag: string): Logger {
   const at = (threshold: number, label: string) => (msg: string) => {
     if (level < threshold) return;
     clearStatusLine(); // never glued to the end of a progress bar
-    printError(`[${tag}] ${label}: ${msg}`);
+    printError(`${tag}: ${label}${msg}`);
   };
   return {
-    error: at(LogLevel.ERROR, "ERROR"),
-    warn: at(LogLevel.WARNING, "WARN"),
-    info: at(LogLevel.INFO, "INFO"),
-    debug: at(LogLevel.DEBUG, "DEBUG"),
+    error: at(LogLevel.ERROR, "error: "),
+    warn: at(LogLevel.WARNING, "warning: "),
+    info: at(LogLevel.INFO, ""),
+    debug: at(LogLevel.DEBUG, "debug: "),
   };
 }

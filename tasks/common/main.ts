@@ -41,9 +41,10 @@ function debugWanted(): boolean {
 
 /**
  * Runs `fn`; on error prints one line to stderr ("TASK: error: …", or "TASK: interrupted (SIGINT) while …") and exits 2 for
- * usage errors, the signal's status (130/143) for an interruption, 1 otherwise.
+ * usage errors, the signal's status (130/143) for an interruption, 1 otherwise. `speaker` is the name lines start with
+ * (default the task's; dma-copy's, once its side is known, "dma-copy host" as its log lines).
  */
-export async function runMain(fn: () => Promise<number | void> | number | void): Promise<never> {
+export async function runMain(fn: () => Promise<number | void> | number | void, speaker: () => string = taskName): Promise<never> {
   installStopHandlers();
   let code = 0;
   try {
@@ -59,13 +60,15 @@ export async function runMain(fn: () => Promise<number | void> | number | void):
     const usage = e instanceof UsageError;
     // Every line starts with the task's name: in a script running several tasks, or in a bug report, the reader
     // sees which one spoke.
-    const task = taskName();
+    const task = speaker();
     const named = (text: string) => task && !text.startsWith(`${task} `) && !text.startsWith(`${task}:`) ? `${task}: ${text}` : text;
     if (e instanceof InterruptedError) {
       printError(named(err.message));
       code = err.exitCode ?? 130;
     } else {
-      const message = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
+      const raw = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
+      // one prefix per line: a message that already names the task ("TASK: …") does not get it twice
+      const message = task && raw.startsWith(`${task}: `) ? raw.slice(task.length + 2) : raw;
       printError(named(`error: ${message}${usage ? " (see --help)" : ""}${environmentNotes()}`));
       code = usage ? 2 : 1;
     }

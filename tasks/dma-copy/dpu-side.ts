@@ -131,7 +131,7 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
   const have = out === undefined;
   const maxChunk = Math.min(maxBuf, options.chunkSize ?? Infinity);
   await messenger.send(encodeExtParams(MAX_SLOTS, maxChunk));
-  const win = await messenger.recv(MsgType.WINDOW, "the host's window geometry");
+  const win = await messenger.recv(MsgType.WINDOW, "the layout of the host's buffers");
   const slotSize = safeNumber(win.slotSize, "slot size");
   if (slotSize > maxChunk || win.slotCount > MAX_SLOTS) {
     throw new ProtocolError(`window of ${win.slotCount} × ${slotSize} bytes exceeds the limits sent (${MAX_SLOTS} × ${maxChunk})`);

@@ -11,7 +11,23 @@ import { type CandidateReport, probeCandidates } from "../../ffi/load/discover.t
 import { DOCA_SYMBOLS } from "../../ffi/native/symbols.ts";
 import { doca, loadDoca } from "../../ffi/native/library.ts";
 import { probeProcessVmReadv, probeProcMem, type ProbeResult } from "../../ffi/native/probe.ts";
-import { Access, BufInventory, Compress, type CompressCaps, Device, Dma, Mmap, NativeMemory, ProgressEngine, Sha, type ShaCaps } from "../../mod.ts";
+import {
+  Access,
+  AesGcm,
+  type AesGcmCaps,
+  BufInventory,
+  Compress,
+  type CompressCaps,
+  Device,
+  Dma,
+  ErasureCoding,
+  type ErasureCodingCaps,
+  Mmap,
+  NativeMemory,
+  ProgressEngine,
+  Sha,
+  type ShaCaps,
+} from "../../mod.ts";
 import { type DeviceListing, listDevicesWithReps } from "../devices.ts";
 import { runComchClient } from "../comch-client.ts";
 import { readSoname } from "./elf.ts";
@@ -31,7 +47,8 @@ export interface DoctorReport {
   runtime: { name: string; version: string; arch: string; platform: string };
   libraries: {
     ms: number;
-    candidates: CandidateReport[];
+    /** builtNow: the software device was built into this folder by this very run (it did not exist when probed). */
+    candidates: (CandidateReport & { builtNow?: boolean })[];
     dir?: string;
     files?: { lib: string; path: string; realPath: string; soname?: string }[];
     version?: string;
@@ -45,8 +62,16 @@ export interface DoctorReport {
     optionalMissing: string[];
   };
   devices: { ms: number; list: DeviceListing[]; error?: string };
-  /** Compress and SHA on the first device (absent: no device); why kinds are missing, where the device says. */
-  accelerators?: { device: string; compress: CompressCaps; sha: ShaCaps; error?: string };
+  /** Compress, SHA, AES-GCM and erasure coding on the first device (absent: no device); why kinds are missing, where
+   * the device says. */
+  accelerators?: {
+    device: string;
+    compress: CompressCaps;
+    sha: ShaCaps;
+    aesGcm: AesGcmCaps & { missingReason?: string };
+    erasureCoding: ErasureCodingCaps;
+    error?: string;
+  };
   side: { side: "host" | "dpu" | "unknown"; evidence: string[] };
   remoteDma: {
     mechanism: string;
@@ -113,6 +138,12 @@ function libraries(report: DoctorReport): void {
   }
   try {
     const info = loadDoca();
+    // On first use from the package the software device is built into the user cache by loadDoca itself: the
+    // folder probed a moment ago as missing is the one used, reported as built now rather than as rejected
+    if (lib.candidates.some((c) => c.dir === info.dir && c.rejected)) {
+      lib.candidates = probeCandidates();
+      for (const c of lib.candidates) if (c.dir === info.dir && !c.rejected) Object.assign(c, { builtNow: true });
+    }
     lib.dir = info.dir;
     lib.version = info.version;
     lib.isSoftwareDevice = info.isSoftwareDevice;
@@ -288,18 +319,22 @@ async function comch(report: DoctorReport, opts: DoctorOptions): Promise<void> {
   }
 }
 
-/** Compress and SHA capabilities of the first device; a backing library the software device lacks is a problem. */
+/** Accelerator capabilities of the first device; a backing library the software device lacks is a problem. */
 function accelerators(report: DoctorReport): void {
   const first = report.devices.list[0];
   if (!first) return;
   try {
     using dev = Device.open(first.pciAddr);
-    const compress = Compress.caps(dev), sha = Sha.caps(dev);
-    report.accelerators = { device: first.pciAddr, compress, sha };
-    for (const [what, reason] of [["DOCA Compress", compress.missingReason], ["DOCA SHA", sha.missingReason]] as const) {
+    const compress = Compress.caps(dev), sha = Sha.caps(dev), erasureCoding = ErasureCoding.caps(dev);
+    const aesGcmMissing = AesGcm.unavailableReason();
+    const aesGcm = { ...AesGcm.caps(dev), ...(aesGcmMissing ? { missingReason: aesGcmMissing } : {}) };
+    report.accelerators = { device: first.pciAddr, compress, sha, aesGcm, erasureCoding };
+    // erasure coding runs on the device's own GF(2^8) code: no backing library to miss
+    const reasons = [["DOCA Compress", compress.missingReason], ["DOCA SHA", sha.missingReason], ["DOCA AES-GCM", aesGcmMissing]] as const;
+    for (const [what, reason] of reasons) {
       // "this DOCA has no libdoca_…" is a DOCA without the library: nothing doctor could fix
       if (!reason || !report.libraries.isSoftwareDevice) continue;
-      const pkg = /Debian package ([\w.+-]+)/.exec(reason)?.[1];
+      const pkg = /Debian(?:\/Ubuntu)? package ([\w.+-]+)/.exec(reason)?.[1];
       report.problems.push({
         problem: `${what}: ${reason}`,
         fix: pkg ? `apt-get install ${pkg} (the software device loads it at run time; no rebuild needed)` : "install the library it names",

@@ -150,7 +150,7 @@ export async function sendFile(
   o.defer(() => local.close());
   using reader = new FileReader(path);
   {
-    await channel.send({ type: "OFFER", v: 1, size, chunk, slots, mode: o.mode, ...(o.mode === "read" ? { window: local.describe(link) } : {}) });
+    await channel.send({ type: "OFFER", v: 1, size, chunk, slots, mode: o.mode, ...(o.mode === "read" ? { window: local.describe(link) } : {}) }, "offering the file to the receiver");
     const accept = await channel.recv("waiting for the receiver to accept", "ACCEPT");
     const remote = o.mode === "write" ? new RemoteWindow(link, accept.window, slots, chunk) : undefined;
     if (remote) o.defer(() => remote.close());
@@ -172,13 +172,13 @@ export async function sendFile(
           return connection.write(src, dst);
         }
         : undefined,
-      announce: (c) => channel.send({ type: "CHUNK", slot: c.slot, offset: c.offset, length: c.length }),
-      nextRelease: async () => ({ slot: intIn(await channel.recv("waiting for the receiver to free a slot", "FREE"), "slot", 0, slots - 1) }),
+      announce: (c) => channel.send({ type: "CHUNK", slot: c.slot, offset: c.offset, length: c.length }, "handing a chunk to the receiver"),
+      nextRelease: async () => ({ slot: intIn(await channel.recv("waiting for the receiver to hand a chunk back", "FREE"), "slot", 0, slots - 1) }),
       badRelease: (r) => new ProtocolError(`the peer freed slot ${r.slot}, which it does not hold`),
       onProgress: (done) => o.progress?.update(done),
     });
     const digest = hash.digest("hex");
-    await channel.send({ type: "DONE", sha256: digest });
+    await channel.send({ type: "DONE", sha256: digest }, "sending the file's checksum to the receiver");
     const m = await channel.recv("waiting for the receiver's receipt (fsync + rename)", "RECEIPT");
     if (sha(m) !== digest) throw new ProtocolError(`the receiver committed a file with SHA-256 ${sha(m)}, not ${digest}`);
     return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode: o.mode };
@@ -212,7 +212,7 @@ export async function receiveFile(
     const remote = mode === "read" ? new RemoteWindow(link, offer.window, slots, chunk) : undefined;
     if (remote) o.defer(() => remote.close());
     file = AtomicFile.create(target);
-    await channel.send({ type: "ACCEPT", ...(mode === "write" ? { window: local.describe(link) } : {}) });
+    await channel.send({ type: "ACCEPT", ...(mode === "write" ? { window: local.describe(link) } : {}) }, "accepting the sender's file");
     const hash = createHash("sha256");
     // The window protocol (tasks/transfer/window.ts). Write mode: the sender writes our slots, so each is read once
     // into a private copy (what is hashed is what is written). Read mode: we read each announced chunk from the
@@ -241,14 +241,14 @@ export async function receiveFile(
           return connection.read(src, dst);
         }
         : undefined,
-      release: (c) => channel.send({ type: "FREE", slot: c.slot }),
+      release: (c) => channel.send({ type: "FREE", slot: c.slot }, "handing a chunk back to the sender"),
       onProgress: (done) => progress?.update(done),
     });
     const done = await channel.recv("waiting for the sender's checksum", "DONE");
     const digest = hash.digest("hex");
     if (sha(done) !== digest) throw new ProtocolError(`SHA-256 mismatch: the sender hashed ${sha(done)}, the bytes that arrived hash to ${digest}`);
     await file.commit();
-    await channel.send({ type: "RECEIPT", sha256: digest });
+    await channel.send({ type: "RECEIPT", sha256: digest }, "confirming to the sender that the file is committed");
     return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode };
   } catch (e) {
     file?.abort();

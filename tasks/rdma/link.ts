@@ -267,11 +267,12 @@ export class Channel {
     });
   }
 
-  async send(message: Message): Promise<void> {
-    return await this.#send(message, this.signal);
+  /** `what` names the send as the user understands it (an interruption or a loss says "while …" it). */
+  async send(message: Message, what: string = `sending a ${message.type} message to the peer`): Promise<void> {
+    return await this.#send(message, this.signal, what);
   }
 
-  async #send(message: Message, signal: AbortSignal | undefined): Promise<void> {
+  async #send(message: Message, signal: AbortSignal | undefined, what: string): Promise<void> {
     // Numbered when called: DOCA promises no order among completions (the receiver's queue may not be the wire's
     // order, and a send waiting for its ring slot may leave after a later one), so the receiver restores it.
     const bytes = new TextEncoder().encode(JSON.stringify({ ...message, seq: this.#sendSeq++ }));
@@ -284,7 +285,7 @@ export class Channel {
     buf.setData(buf.address, bytes.length);
     const sent = this.connection.send(buf);
     this.#pending[i] = sent;
-    await this.#bounded(sent, `sending ${message.type} to the peer`, signal);
+    await this.#bounded(sent, what, signal);
   }
 
   /** The next message; `expect` lists the types allowed here (anything else, or ABORT, is an error). */
@@ -381,7 +382,7 @@ export class Channel {
     if (this.#lost) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      this.#send({ type: "ABORT", reason: reason.slice(0, 1000) }, undefined).catch(() => {}),
+      this.#send({ type: "ABORT", reason: reason.slice(0, 1000) }, undefined, "telling the peer why this side stopped").catch(() => {}),
       new Promise((r) => (timer = setTimeout(r, 1000))),
     ]);
     clearTimeout(timer);

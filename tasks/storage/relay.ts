@@ -26,9 +26,11 @@ import {
   type RdmaConnection,
 } from "../../mod.ts";
 import { interruption, raceAbort } from "../common/interrupt.ts";
-import { type ControlMessage, encode, Framer, IO_MESSAGE_SIZE, markResult, type MessageTypeName, RdmaRole } from "./wire.ts";
+import { type ControlMessage, encode, Framer, IO_MESSAGE_SIZE, markResult, type MessageTypeName, RdmaRole, WireError } from "./wire.ts";
 
 export const DEFAULT_CHANNEL = "doca_storage_comch";
+/** The most transactions a host may ask for: one Comch fast-path buffer each way per transaction (at most 4096). */
+export const MAX_TRANSACTIONS = 4096;
 const RDMA_ACCESS = Access.LOCAL_READ_WRITE | Access.RDMA_READ | Access.RDMA_WRITE;
 
 /** Messages arriving on one link, in order; a reader waits for the next, or for the one answering an id. */
@@ -68,7 +70,7 @@ class Inbox {
       };
       const timer = setTimeout(() => {
         this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
-        reject(new Error(`storage-relay: no ${what} from the ${this.name} within ${timeoutMs / 1000} s`));
+        reject(new Error(`no ${what} from the ${this.name} within ${timeoutMs / 1000} s`));
       }, timeoutMs);
       this.#waiters.push(waiter);
     });
@@ -103,6 +105,7 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
   const log = opts.log ?? (() => {});
   const stats: RelayStats = { requests: 0, answers: 0, seconds: 0 };
   const storageInbox = new Inbox("storage target"), hostInbox = new Inbox("host");
+  const target = `the storage target ${opts.storage.host}:${opts.storage.port}`;
   const socket = await raceAbort(connectTcp(opts.storage.host, opts.storage.port, timeoutMs), opts.signal, "connecting to the storage target");
   const onAbort = () => {
     const e = interruption(opts.signal!, "relaying the storage session");
@@ -110,18 +113,29 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
     hostInbox.fail(e);
   };
   opts.signal?.addEventListener("abort", onAbort, { once: true });
+  // The target gone ends the session whatever the relay is waiting for (the host included): every wait watches it
+  let targetLost!: (e: Error) => void;
+  const targetGone = new Promise<never>((_, reject) => (targetLost = reject));
+  targetGone.catch(() => {});
+  const loseTarget = (e: Error) => {
+    storageInbox.fail(e);
+    hostInbox.fail(e);
+    targetLost(e);
+    socket.destroy();
+  };
   const tcpFramer = new Framer();
+  const tcpStall = stallWatch(tcpFramer, target, timeoutMs, loseTarget);
   socket.on("data", (chunk: Uint8Array) => {
     try {
       for (const m of tcpFramer.push(new Uint8Array(chunk))) storageInbox.deliver(m);
+      tcpStall.check();
     } catch (e) {
-      storageInbox.fail(e as Error);
-      socket.destroy();
+      loseTarget(wireError(e, target));
     }
   });
-  socket.on("close", () => storageInbox.fail(new Error("storage-relay: the storage target closed the connection")));
-  socket.on("error", (e) => storageInbox.fail(e));
-  log(`storage-relay: connected to the storage target ${opts.storage.host}:${opts.storage.port}`);
+  socket.on("close", () => loseTarget(new Error(`${target} closed the connection`)));
+  socket.on("error", (e) => loseTarget(new Error(`${target}: ${e.message}`)));
+  log(`storage-relay: connected to ${target}`);
 
   const server = opts.startServer(opts.channel ?? DEFAULT_CHANNEL);
   const owned: { close(): unknown }[] = [];
@@ -129,15 +143,24 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
   let ctrl: Rdma | undefined, data: Rdma | undefined;
   let running = false;
   let pumps: Promise<void>[] = [];
+  const hostFramer = new Framer();
+  const hostStall = stallWatch(hostFramer, "the host", timeoutMs, (e) => hostInbox.fail(e));
   try {
-    const host = await raceAbort(server.accept(), opts.signal, "waiting for the host");
+    const host = await Promise.race([
+      raceAbort(server.accept(), opts.signal, "waiting for the host"),
+      targetGone.catch((e: Error) => {
+        throw new Error(`${e.message} while the relay waited for the host`);
+      }),
+    ]);
     log("storage-relay: host connected");
-    const hostFramer = new Framer();
     void (async () => {
       try {
-        for (;;) for (const m of hostFramer.push(await host.recv())) hostInbox.deliver(m);
+        for (;;) {
+          for (const m of hostFramer.push(await host.recv())) hostInbox.deliver(m);
+          hostStall.check();
+        }
       } catch (e) {
-        hostInbox.fail(e as Error);
+        hostInbox.fail(wireError(e, "the host"));
       }
     })();
 
@@ -154,12 +177,12 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
       const sent = toStorage(request.type, request.correlation, payload);
       const answer = await storageInbox.next((m) => m.id === sent.id, timeoutMs, `answer to ${request.type}`);
       if (answer.type !== answerType && answer.type !== "error_response") {
-        throw new Error(`storage-relay: the target answered ${request.type} with ${answer.type}`);
+        throw new Error(`${target} answered ${request.type} with ${answer.type}`);
       }
       return answer;
     };
     const hostRequest = (type: MessageTypeName) => hostInbox.next(() => true, 24 * 3600_000, type).then((m) => {
-      if (m.type !== type) throw new Error(`storage-relay: the host sent ${m.type} while ${type} was expected`);
+      if (m.type !== type) throw new Error(`the host sent ${m.type} while ${type} was expected`);
       return m;
     });
 
@@ -168,7 +191,7 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
       const { connection, details } = rdma.exportConnection();
       const sent = toStorage("create_rdma_connection_request", correlation, { kind: "rdma", contextIdx: 0, role, details });
       const answer = await storageInbox.next((m) => m.id === sent.id, timeoutMs, "create_rdma_connection_response");
-      if (answer.payload.kind !== "rdma") throw new Error(`storage-relay: the target answered a connection request with ${answer.type}`);
+      if (answer.payload.kind !== "rdma") throw new Error(`${target} answered a connection request with ${answer.type}`);
       connection.connect(answer.payload.details);
       return connection;
     };
@@ -179,12 +202,26 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
 
     // init: the host's memory chained on to the target, the fast path to the host, two RDMA connections to the target
     const init = await hostRequest("init_storage_request");
-    if (init.payload.kind !== "init") throw new Error("storage-relay: init_storage_request without its payload");
-    if (init.payload.coreCount !== 1) throw new Error(`storage-relay: one core is served, the host asked for ${init.payload.coreCount}`);
-    const transactions = init.payload.transactionCount;
-    const hostMemory = Mmap.fromExport(init.payload.mmapExport, opts.device, { threadSafe: true });
+    // validated before anything reaches the target: a request refused here leaves the target as it was
+    if (init.payload.kind !== "init") throw new Error("the host sent init_storage_request without its payload");
+    const { coreCount, transactionCount: transactions } = init.payload;
+    if (coreCount !== 1) throw new Error(`the host's init_storage_request asks for ${coreCount} cores: one core is served`);
+    if (transactions < 1 || transactions > MAX_TRANSACTIONS) {
+      throw new Error(`the host's init_storage_request asks for ${transactions} transactions: from 1 to ${MAX_TRANSACTIONS} are served`);
+    }
+    let hostMemory: Mmap;
+    try {
+      hostMemory = Mmap.fromExport(init.payload.mmapExport, opts.device, { threadSafe: true });
+    } catch (e) {
+      throw new Error(`the host's descriptor (its memory exported over PCI) cannot be imported: ${(e as Error).message}`, { cause: e });
+    }
     owned.push(hostMemory);
-    const chained = hostMemory.exportRdma(opts.device);
+    let chained: Uint8Array;
+    try {
+      chained = hostMemory.exportRdma(opts.device);
+    } catch (e) {
+      throw new Error(`the host's memory cannot be re-exported to the storage target: ${(e as Error).message}`, { cause: e });
+    }
     const initAnswer = await forward(init, "init_storage_response", {
       kind: "init",
       transactionCount: transactions * 2,
@@ -240,6 +277,8 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
 
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
+    hostStall.stop();
+    tcpStall.stop();
     running = false;
     await consumer?.close().catch(() => {});
     await producer?.close().catch(() => {});
@@ -299,12 +338,41 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
   }
 }
 
+/** A peer's undecodable bytes as an error naming that peer (other errors pass as they are). */
+function wireError(e: unknown, peer: string): Error {
+  if (e instanceof WireError) return new WireError(`${peer} sent bytes that are not a storage control message: ${e.message}`, { cause: e });
+  return e as Error;
+}
+
+/**
+ * Bounds a partial message: once `framer` holds part of one, the rest must come within `timeoutMs` or `fail` is told
+ * (a peer that sends half a message and stalls would otherwise hold the relay forever). `check` after each push.
+ */
+function stallWatch(framer: Framer, peer: string, timeoutMs: number, fail: (e: Error) => void): { check(): void; stop(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => {
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  return {
+    check() {
+      if (framer.pendingBytes === 0) stop();
+      else {
+        timer ??= setTimeout(() => {
+          fail(new WireError(`${peer} sent ${framer.pendingBytes} bytes of a control message and not the rest within ${timeoutMs / 1000} s`));
+        }, timeoutMs);
+      }
+    },
+    stop,
+  };
+}
+
 function connectTcp(host: string, port: number, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`storage-relay: no connection to the storage target ${host}:${port} within ${timeoutMs / 1000} s`));
+      reject(new Error(`no connection to the storage target ${host}:${port} within ${timeoutMs / 1000} s`));
     }, timeoutMs);
     socket.once("connect", () => {
       clearTimeout(timer);
@@ -313,7 +381,7 @@ function connectTcp(host: string, port: number, timeoutMs: number): Promise<Sock
     });
     socket.once("error", (e) => {
       clearTimeout(timer);
-      reject(new Error(`storage-relay: cannot reach the storage target ${host}:${port}: ${e.message}`));
+      reject(new Error(`cannot reach the storage target ${host}:${port}: ${e.message}`));
     });
   });
 }

@@ -147,6 +147,11 @@ export function decode(body: Uint8Array): ControlMessage {
 export class Framer {
   #pending = new Uint8Array(0);
 
+  /** Bytes of a message begun and not yet complete (a peer that stops here is stalling mid-message). */
+  get pendingBytes(): number {
+    return this.#pending.length;
+  }
+
   /** Appends bytes; returns the whole messages now complete, in order. */
   push(chunk: Uint8Array): ControlMessage[] {
     const joined = new Uint8Array(this.#pending.length + chunk.length);

@@ -17,6 +17,7 @@ import {
   type Msg,
   MsgType,
   msgTypeName,
+  sendingWhat,
   ProtocolError,
 } from "./protocol.ts";
 
@@ -68,7 +69,7 @@ export class Messenger {
     return this.#reason;
   }
 
-  async send(bytes: Uint8Array, what = `sending ${msgTypeName(new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true))}`): Promise<void> {
+  async send(bytes: Uint8Array, what: string = sendingWhat(new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true))): Promise<void> {
     if (bytes.length > this.channel.maxMsgSize) {
       throw new ProtocolError(`message of ${bytes.length} bytes exceeds the Comch max message size ${this.channel.maxMsgSize}`);
     }

@@ -27,6 +27,23 @@ export function msgTypeName(type: number): string {
   return TYPE_NAMES[type] ?? `unknown type ${type}`;
 }
 
+/** What sending a message of `type` does, in the words of files and peers (an interruption says "while …" this). */
+const SENDING: Record<number, string> = {
+  [MsgType.DIRECTION]: "telling the peer which way the file goes",
+  [MsgType.EXPORT_DESCRIPTOR]: "handing the host's memory to the DPU",
+  [MsgType.STATUS]: "telling the peer how the copy ended",
+  [MsgType.EXT_PARAMS]: "telling the host how large a chunk may be",
+  [MsgType.WINDOW]: "telling the DPU the layout of the host's buffers",
+  [MsgType.CHUNK_READY]: "handing a chunk to the receiver",
+  [MsgType.CHUNK_DONE]: "handing a chunk back to the sender",
+  [MsgType.CHECKSUM]: "sending the file's checksum",
+  [MsgType.FAILURE_REASON]: "telling the peer why the copy failed",
+};
+
+export function sendingWhat(type: number): string {
+  return SENDING[type] ?? `sending a message of ${msgTypeName(type)} to the peer`;
+}
+
 /** Sizes of the fixed C structs (x86-64 and aarch64 alignment: u64 fields on 8-byte boundaries). */
 export const DIRECTION_SIZE = 16;
 export const EXPORT_HEADER_SIZE = 24;

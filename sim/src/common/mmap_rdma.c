@@ -186,12 +186,14 @@ static const struct rdma_key_entry *find_key(uint64_t key, uint64_t addr, uint64
 			continue;
 		if (addr < e->base || len > e->len || addr - e->base > e->len - len)
 			break;
-		if ((e->permissions & need) != need) {
-			*err = DOCA_ERROR_NOT_PERMITTED;
-			return NULL;
-		}
+		/* Before the permissions: a chain's rights never include ATOMIC (sim_chain_rdma_permissions), yet an atomic
+		 * there is an operation the device does not offer, not one the exporter withheld */
 		if (e->chain != NULL && (need & DOCA_ACCESS_FLAG_RDMA_ATOMIC) != 0) {
 			*err = sim_fail(DOCA_ERROR_NOT_SUPPORTED, "RDMA atomic on a memory chain (host memory re-exported)");
+			return NULL;
+		}
+		if ((e->permissions & need) != need) {
+			*err = DOCA_ERROR_NOT_PERMITTED;
 			return NULL;
 		}
 		return e;

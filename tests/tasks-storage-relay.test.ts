@@ -1,0 +1,166 @@
+/**
+ * tasks/storage-relay.ts against peers that misbehave (a fake storage target here, a fake host in
+ * tests/helpers/storage-host.ts): a target gone while the relay waits for the host ends it at once; a host that
+ * sends part of a message and stalls holds it no longer than --control-timeout; an init request out of range is
+ * refused before anything reaches the target; every error line carries one prefix and names the peer.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { createServer, type Server, type Socket } from "node:net";
+import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
+import { DPU_PCI, HOST_PCI, type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+import { noRdma } from "./helpers/rdma-pair.ts";
+import { uniqueName } from "./helpers/sim-env.ts";
+
+const RELAY = fileURLToPath(new URL("../tasks/storage-relay.ts", import.meta.url));
+const HOST = fileURLToPath(new URL("./helpers/storage-host.ts", import.meta.url));
+const spaces: Workspace[] = [];
+after(() => spaces.forEach((w) => w.remove()));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A storage target that answers a query (1 MiB of 4 KiB blocks) and every other request with an empty answer,
+ * or (close) hangs up 300 ms after the relay connected; `types` are the message types it received. */
+async function fakeTarget(mode: "answer" | "close"): Promise<{ server: Server; port: number; types: number[] }> {
+  const types: number[] = [];
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    if (mode === "close") {
+      setTimeout(() => socket.destroy(), 300);
+      return;
+    }
+    let pending = new Uint8Array(0);
+    socket.on("data", (chunk: Uint8Array) => {
+      const joined = new Uint8Array(pending.length + chunk.length);
+      joined.set(pending);
+      joined.set(chunk, pending.length);
+      let at = 0;
+      while (joined.length - at >= 4) {
+        const view = new DataView(joined.buffer, joined.byteOffset + at);
+        const size = view.getUint32(0);
+        if (joined.length - at - 4 < size) break;
+        const [type, id, correlation] = [view.getUint32(4), view.getUint32(8), view.getUint32(12)];
+        types.push(type);
+        const payload = type === 1 ? [0, 1 << 20, 4096] : [];
+        const answer = new Uint8Array(16 + payload.length * 4);
+        const out = new DataView(answer.buffer);
+        [12 + payload.length * 4, type + 1, id, correlation, ...payload].forEach((v, i) => out.setUint32(i * 4, v));
+        socket.write(answer);
+        at += 4 + size;
+      }
+      pending = joined.slice(at);
+    });
+    socket.on("error", () => {});
+  });
+  server.on("close", () => sockets.forEach((s) => s.destroy()));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, port: (server.address() as { port: number }).port, types };
+}
+
+/** The relay's exit status and stderr, or a failure if it is still running after `withinMs`. */
+async function ended(relay: RuntimeChild, withinMs: number): Promise<{ code: number | null; stderr: string; ms: number }> {
+  const started = Date.now();
+  const code = await Promise.race([relay.exited, sleep(withinMs).then(() => "running" as const)]);
+  if (code === "running") {
+    relay.kill();
+    assert.fail(`the relay still ran after ${withinMs / 1000} s; stderr:\n${relay.stderr}`);
+  }
+  return { code, stderr: relay.stderr, ms: Date.now() - started };
+}
+
+function startRelay(w: Workspace, port: number, channel: string): RuntimeChild {
+  return spawnRuntime(RELAY, {
+    args: ["-d", DPU_PCI, "-r", HOST_PCI, "--storage-server", `127.0.0.1:${port}`, "--command-channel-name", channel, "--control-timeout", "2"],
+    env: { ...w.env, DOCA_SIM_SIDE: "dpu" },
+  });
+}
+
+/** One error line, one prefix, and no "storage-relay: error: storage-relay: …". */
+function oneErrorLine(stderr: string, pattern: RegExp): void {
+  assert.match(stderr, pattern);
+  assert.doesNotMatch(stderr, /error: storage-relay:/);
+}
+
+describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
+  test("the target hangs up while the relay waits for the host: exit 1 at once, naming the target", { timeout: 120_000 }, async () => {
+    const w = workspace("relay-target-gone");
+    spaces.push(w);
+    const target = await fakeTarget("close");
+    try {
+      const relay = startRelay(w, target.port, uniqueName("relay"));
+      const r = await ended(relay, 60_000);
+      assert.equal(r.code, 1, r.stderr);
+      oneErrorLine(r.stderr, /^storage-relay: error: the storage target 127\.0\.0\.1:\d+ closed the connection while the relay waited for the host$/m);
+    } finally {
+      target.server.close();
+    }
+  });
+
+  test("a host that sends part of a message and stalls: the relay ends within --control-timeout", { timeout: 120_000 }, async () => {
+    const w = workspace("relay-host-stall");
+    spaces.push(w);
+    const target = await fakeTarget("answer");
+    const channel = uniqueName("relay");
+    const relay = startRelay(w, target.port, channel);
+    const host = spawnRuntime(HOST, { args: [channel, "partial"], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
+    try {
+      assert.equal(await host.readLine(60_000), "sent");
+      // 2 s of --control-timeout, and room for two loaded cores; without the bound it waits as long as the host lives
+      const r = await ended(relay, 30_000);
+      assert.equal(r.code, 1, r.stderr);
+      oneErrorLine(r.stderr, /^storage-relay: error: the host sent 8 bytes of a control message and not the rest within 2 s$/m);
+    } finally {
+      await host.close();
+      relay.kill();
+      target.server.close();
+    }
+  });
+
+  const refusals = [
+    ["cores0", /the host's init_storage_request asks for 0 cores: one core is served/],
+    ["tx-max", /the host's init_storage_request asks for 4294967295 transactions: from 1 to 4096/],
+    ["bad-descriptor", /the host's descriptor \(its memory exported over PCI\) cannot be imported: /],
+  ] as const;
+  for (const [mode, why] of refusals) {
+    test(`an init request the relay cannot serve (${mode}) is refused before anything reaches the target`, { timeout: 120_000 }, async () => {
+      const w = workspace(`relay-${mode}`);
+      spaces.push(w);
+      const target = await fakeTarget("answer");
+      const channel = uniqueName("relay");
+      const relay = startRelay(w, target.port, channel);
+      const host = spawnRuntime(HOST, { args: [channel, mode], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
+      try {
+        assert.equal(await host.readLine(60_000), "sent");
+        const r = await ended(relay, 30_000);
+        assert.equal(r.code, 1, r.stderr);
+        oneErrorLine(r.stderr, new RegExp(`^storage-relay: error: ${why.source}`, "m"));
+        assert.deepEqual(target.types, [1], "the target received the query only");
+      } finally {
+        await host.close();
+        relay.kill();
+        target.server.close();
+      }
+    });
+  }
+
+  test("bytes that are no message: the error names the peer that sent them", { timeout: 120_000 }, async () => {
+    const w = workspace("relay-garbage");
+    spaces.push(w);
+    const target = await fakeTarget("answer");
+    const channel = uniqueName("relay");
+    const relay = startRelay(w, target.port, channel);
+    const host = spawnRuntime(HOST, { args: [channel, "garbage"], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
+    try {
+      assert.equal(await host.readLine(60_000), "sent");
+      const r = await ended(relay, 30_000);
+      assert.equal(r.code, 1, r.stderr);
+      oneErrorLine(r.stderr, /^storage-relay: error: the host sent bytes that are not a storage control message: unknown control message type 99$/m);
+      assert.deepEqual(target.types, [], "nothing reached the target");
+    } finally {
+      await host.close();
+      relay.kill();
+      target.server.close();
+    }
+  });
+});
