@@ -78,7 +78,9 @@ test("two receivers, one target: the second fails at once naming the first; the 
   const a = space("recv-a");
   const b = space("recv-b");
   const target = join(a.dpu, "f.bin");
-  const expect = writePatternFile(join(a.host, "f.bin"), 8 * 1024 * 1024, 5);
+  // 32 MiB in 8 KiB chunks, one slot: thousands of round trips, so the first copy still holds the lock when the
+  // second process has started, even on a loaded machine where starting a runtime takes seconds
+  const expect = writePatternFile(join(a.host, "f.bin"), 32 * 1024 * 1024, 5);
   const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "60", "--quiet"];
   const dpu = startChild(script, ["--side", "dpu", "-f", target, "-p", DPU_PCI, "-r", HOST_PCI, ...paced], { ...a.env, DOCA_TS_ANNOUNCE_LISTEN: "1" }, 180_000);
   await dpu.waitForStderr("waiting for the host", 90_000);

@@ -393,7 +393,7 @@ export class Channel {
    * sent one before leaving. Its receive can complete after the failure we saw, so this waits up to `graceMs` for
    * it, reading past the messages still queued (their order no longer matters).
    */
-  async lastWords(graceMs = 500): Promise<PeerAbortError | undefined> {
+  async lastWords(graceMs = 1_000): Promise<PeerAbortError | undefined> {
     const until = Date.now() + graceMs;
     for (;;) {
       if (this.#peerAbort) return this.#peerAbort;

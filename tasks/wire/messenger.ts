@@ -49,6 +49,9 @@ export interface MessengerOptions {
   signal?: AbortSignal;
 }
 
+/** How long a side that lost its peer waits for the peer's own reason before reporting the loss. */
+export const LAST_WORDS_GRACE_MS = 1_000;
+
 export class Messenger {
   #reason: string | undefined;
   /** The peer's DIRECTION said it speaks doca-ts (it then understands FAILURE_REASON). */
@@ -101,16 +104,20 @@ export class Messenger {
   }
 
   /**
-   * The peer's failure when it is on its way (its failure STATUS among the next queued messages, 300 ms at most), for
+   * The peer's failure when it is on its way (its failure STATUS among the next queued messages, 1 s at most), for
    * an error the peer's stopping may have caused (an import of an export it just revoked): its reason beats ours.
    */
   failureOnTheWay(): Promise<PeerFailedError | undefined> {
     return this.#queuedFailure();
   }
 
-  /** A failure STATUS already received (looked for among the next few queued messages, 300 ms at most), if any. */
+  /**
+   * A failure STATUS already received or arriving (looked for among the next few queued messages), if any. The grace
+   * is sized for a loaded 2-core machine: a stopped peer sends its reason, then exits, and its revoked export can fail
+   * our DMA well before its last message is read here (300 ms lost the reason under load).
+   */
   async #queuedFailure(): Promise<PeerFailedError | undefined> {
-    const deadline = Date.now() + 300;
+    const deadline = Date.now() + LAST_WORDS_GRACE_MS;
     for (let i = 0; i < 16; i++) {
       const left = deadline - Date.now();
       if (left <= 0) return undefined;
