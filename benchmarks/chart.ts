@@ -15,7 +15,8 @@ export function targetRatio(target: string | undefined): number | undefined {
 const escapeXml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-const LABEL_WIDTH = 360, BAR_WIDTH = 420, ROW_HEIGHT = 22, TOP = 48, RIGHT = 150;
+// Labels are long ("Comch fast path producer → consumer, 64 B msgs, 16 in flight · Deno · 64 B"): wide enough at 11 px.
+const LABEL_WIDTH = 540, BAR_WIDTH = 400, ROW_HEIGHT = 20, TOP = 48, RIGHT = 170;
 
 /** An SVG of the rows that carry a target and a ratio; `title` heads it (e.g. the run's mode and date). */
 export function headlineChart(rows: Row[], title: string): string {
@@ -27,7 +28,7 @@ export function headlineChart(rows: Row[], title: string): string {
   const width = LABEL_WIDTH + BAR_WIDTH + RIGHT;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ` +
-    `font-family="sans-serif" font-size="12">`,
+    `font-family="sans-serif" font-size="11">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
     `<text x="8" y="20" font-size="14" font-weight="bold">${escapeXml(title)}</text>`,
     `<text x="8" y="38" fill="#555">ratio against the reference named on the right; tick: the target</text>`,
