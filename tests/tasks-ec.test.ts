@@ -52,10 +52,11 @@ describe("ec-encode / ec-recover", () => {
   test("SIGINT while encoding: exit 130, neither the folder nor its temporary folder is left", { timeout: TIMEOUT }, async () => {
     const w = space("ec");
     const input = join(w.root, "big");
-    // 256 MiB (sparse: no disk written here), so the encode is still running when the temporary folder shows even
-    // on a fast machine; the poll is tight so a loaded one does not miss the window either.
+    // 1 GiB (sparse: nothing written for the input), so the encode runs for seconds after its temporary folder shows:
+    // a test process stalled for half a second on a loaded machine (256 MiB took that long in all) still signals a
+    // running encode; the signal stops it long before the end.
     writeFileSync(input, new Uint8Array(0));
-    truncateSync(input, 256 * 1024 * 1024);
+    truncateSync(input, 1024 * 1024 * 1024);
     const child = startChild(task("ec-encode.ts"), ["-i", input, "-o", join(w.root, "blocks"), "--block-size", "4096"], w.env, 120_000);
     const deadline = Date.now() + 60_000;
     while (!readdirSync(w.root).some((n) => n.startsWith(".blocks.")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
