@@ -334,10 +334,13 @@ function accelerators(report: DoctorReport): void {
     for (const [what, reason] of reasons) {
       // "this DOCA has no libdoca_…" is a DOCA without the library: nothing doctor could fix
       if (!reason || !report.libraries.isSoftwareDevice) continue;
+      // Only a library that is there but lacks what backs it is a problem to fix (it names the Debian package); a
+      // DOCA without the library (the 2.7 flavour, an install without it) is what it is.
       const pkg = /Debian(?:\/Ubuntu)? package ([\w.+-]+)/.exec(reason)?.[1];
+      if (!pkg) continue;
       report.problems.push({
         problem: `${what}: ${reason}`,
-        fix: pkg ? `apt-get install ${pkg} (the software device loads it at run time; no rebuild needed)` : "install the library it names",
+        fix: `apt-get install ${pkg} (the software device loads it at run time; no rebuild needed)`,
       });
     }
   } catch (e) {
