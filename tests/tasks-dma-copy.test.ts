@@ -307,7 +307,9 @@ describe("a stop at any moment reaches the peer as its reason (issue 29)", () =>
       const what = `round ${round} (seed ${seed}): ${signal} to the ${stopSender ? "sender" : "receiver"} (${stopHost ? "host" : "DPU"}) ` +
         `${delayMs} ms into a ${fromHost ? "host → DPU" : "DPU → host"} copy`;
       const w = space("stop");
-      writePatternFile(join(fromHost ? w.host : w.dpu, "f.bin"), 16 * MiB, round + 1);
+      // 64 MiB in 8 KiB chunks: over a second of copying even on a quiet machine, so most of the random moments (up
+      // to 400 ms in) land while chunks move (16 MiB finished first in 5 of 8 rounds there)
+      writePatternFile(join(fromHost ? w.host : w.dpu, "f.bin"), 64 * MiB, round + 1);
       const dpu = startChild(
         script,
         ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced],
