@@ -77,6 +77,8 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
 
   let result: TransferResult;
   let started = 0;
+  /** The transfer finished: from then on a failing close is an error of its own, before it the first error wins. */
+  let copied = false;
   const doing = (peer: string) => local.have ? `sending ${options.file} to ${peer}` : `receiving ${options.file} from ${peer}`;
   if (options.side === "host") {
     if (options.logLevel >= LogLevel.INFO) log.info(waitingLine("dpu", options.serverName, options.timeoutMs));
@@ -102,6 +104,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       const dir = expectType(answer, MsgType.DIRECTION);
       peerIsDocaTs = dir.docaTs;
       result = await hostTransfer(context(messenger), local, dir);
+      copied = true;
     } catch (e) {
       if (!(e instanceof PeerFailedError) && !(e instanceof PeerLostError)) {
         // Stopped before the DPU's answer was read: it may be queued already (a doca-ts DPU then hears why)
@@ -110,7 +113,10 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       }
       throw interrupted(e, doing("the DPU side"), local, options);
     } finally {
-      await client.close();
+      // A close that fails after the copy failed must not replace the reason (the peer's, or the stop's)
+      await client.close().catch((e) => {
+        if (copied) throw e;
+      });
     }
   } else {
     if (!options.repPci) throw new Error("the DPU side needs -r/--rep-pci");
@@ -137,6 +143,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
         const dir = await messenger.recv(MsgType.DIRECTION, "the host's direction message");
         peerIsDocaTs = dir.docaTs && !options.classic;
         result = await dpuTransfer(context(messenger), local, dir);
+        copied = true;
       } catch (e) {
         if (!(e instanceof PeerFailedError) && !(e instanceof PeerLostError)) {
           await messenger.sendFailure(`DPU: ${(e as Error).message}`, peerIsDocaTs);
@@ -148,7 +155,11 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       throw interrupted(e, "waiting for the host side", local, options);
     } finally {
       turnAway?.stop();
-      await server.close();
+      // A close that fails after the copy failed must not replace the reason (the host's, or the stop's): a host
+      // already gone leaves doca_comch_server_disconnect nothing valid to disconnect
+      await server.close().catch((e) => {
+        if (copied) throw e;
+      });
     }
   }
   const seconds = (performance.now() - started) / 1000;
