@@ -58,9 +58,14 @@ describe("ec-encode / ec-recover", () => {
     writeFileSync(input, new Uint8Array(0));
     truncateSync(input, 1024 * 1024 * 1024);
     const child = startChild(task("ec-encode.ts"), ["-i", input, "-o", join(w.root, "blocks"), "--block-size", "4096"], w.env, 120_000);
+    let ended: { code: number | null; stderr: string } | undefined;
+    void child.done.then((r) => (ended = r));
+    const started = () => readdirSync(w.root).some((n) => n.startsWith(".blocks."));
     const deadline = Date.now() + 60_000;
-    while (!readdirSync(w.root).some((n) => n.startsWith(".blocks.")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
-    assert.ok(readdirSync(w.root).some((n) => n.startsWith(".blocks.")), "the encode started (its temporary folder showed)");
+    while (!started() && !ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    // an encode that ended before its folder showed failed at once: its own words say why
+    assert.equal(ended, undefined, `the encode ended before its temporary folder showed: ${JSON.stringify(ended)}`);
+    assert.ok(started(), "the encode started (its temporary folder showed within 60 s)");
     child.signal!("SIGINT");
     const r = await child.done;
     assert.equal(r.code, 130, r.stderr);

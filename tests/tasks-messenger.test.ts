@@ -34,6 +34,11 @@ class MemoryChannel implements MessageChannel {
     if (waiter) waiter.resolve(bytes);
     else this.#queue.push(bytes);
   }
+  /** The peer went away: every waiter, now and later, fails as ComchConnection's do. */
+  disconnect(): void {
+    this.recv = () => Promise.reject(new Error("ComchClient: peer disconnected"));
+    for (const w of this.#waiters.splice(0)) w.reject(new Error("ComchClient: peer disconnected"));
+  }
 }
 
 test("two waiters: the one that gets the failure STATUS reports the reason another waiter received", async () => {
@@ -47,6 +52,27 @@ test("two waiters: the one that gets the failure STATUS reports the reason anoth
   assert.ok(error instanceof PeerFailedError, String(error));
   assert.match(error.message, /^peer failed: host: interrupted \(SIGINT\) while sending$/);
   await chunkLoop;
+});
+
+test("two waiters: the one that sees the disconnect reports the reason and STATUS the other took (issue 29 F3)", async () => {
+  // The host's chunk loop waits for a release while its failed send looks at the queue: the stopped DPU's reason and
+  // STATUS go to one, its disconnect to the other. Before, the chunk loop won with "the DPU side disconnected".
+  for (const order of ["loop-first", "look-first"] as const) {
+    const channel = new MemoryChannel();
+    const messenger = new Messenger(channel, { timeoutMs: 2_000, peer: "the DPU side" });
+    const first = order === "loop-first";
+    const loop = () => messenger.recv(MsgType.CHUNK_DONE, "the DPU to finish a chunk").catch((e) => e);
+    const look = () => messenger.failureOnTheWay();
+    const a = first ? loop() : look();
+    const b = first ? look() : loop();
+    channel.deliver(encodeFailureReason("DPU: interrupted (SIGPIPE: stderr closed)", channel.maxMsgSize));
+    channel.deliver(encodeStatus(false));
+    await new Promise((r) => setTimeout(r, 5));
+    channel.disconnect();
+    const chunkLoop = await (first ? a : b);
+    assert.ok(chunkLoop instanceof PeerFailedError, `${order}: ${chunkLoop}`);
+    assert.match(chunkLoop.message, /peer failed: DPU: interrupted \(SIGPIPE: stderr closed\)/, order);
+  }
 });
 
 test("one waiter: the reason then the status, in one call or across calls", async () => {

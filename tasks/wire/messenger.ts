@@ -54,6 +54,11 @@ export const LAST_WORDS_GRACE_MS = 1_000;
 
 export class Messenger {
   #reason: string | undefined;
+  /**
+   * The peer said it failed (a FAILURE_REASON or a failure STATUS arrived), whichever waiter read it: two waiters
+   * (a chunk loop and a failed send's look at the queue) can split the reason and the disconnect between them.
+   */
+  #peerSaidFailure = false;
   /** The peer's DIRECTION said it speaks doca-ts (it then understands FAILURE_REASON). */
   #peerDocaTs = false;
   readonly timeoutMs: number;
@@ -85,10 +90,14 @@ export class Messenger {
     }
   }
 
-  /** The error for losing the peer while doing `what`, with the underlying detail after it. */
-  lost(what: string, cause: unknown): PeerLostError {
+  /**
+   * The error for losing the peer while doing `what`, with the underlying detail after it; a peer that said it failed
+   * before it left is reported by its own reason instead (it stopped; the disconnect only followed).
+   */
+  lost(what: string, cause: unknown): PeerLostError | PeerFailedError {
+    if (this.#peerSaidFailure) return this.peerFailure(what);
     const detail = cause instanceof Error ? cause.message : String(cause);
-    const timedOut = cause instanceof TimeoutError;
+    const timedOut = cause instanceof TimeoutError || (cause as Error)?.name === "TimeoutError";
     const text = timedOut
       ? `gave up ${what} after ${this.timeoutMs / 1000} s (--timeout): ${this.peer} did not send it in time`
       : `${this.peer} disconnected while ${what}: ${detail}`;
@@ -144,7 +153,10 @@ export class Messenger {
   #next(timeoutMs: number): Promise<Msg> {
     return this.channel.recv({ timeoutMs }).then((raw) => {
       const m = decodeMessage(raw);
-      if (m.type === MsgType.FAILURE_REASON) this.#keepReason(m.text);
+      if (m.type === MsgType.FAILURE_REASON) {
+        this.#keepReason(m.text);
+        this.#peerSaidFailure = true;
+      } else if (m.type === MsgType.STATUS && !m.isSuccess) this.#peerSaidFailure = true;
       else if (m.type === MsgType.DIRECTION && m.docaTs) this.#peerDocaTs = true;
       return m;
     });
