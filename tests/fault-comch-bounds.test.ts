@@ -17,7 +17,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { FaultCounters, faultSpace, removeSpaces, repoRoot } from "./fault-helpers/common.ts";
+import { FaultCounters, faultSpace, removeSpaces, repoRoot } from "./helpers/faults/common.ts";
 
 const counters = new FaultCounters("fault-comch-bounds");
 after(() => {

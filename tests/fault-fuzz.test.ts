@@ -28,7 +28,7 @@ import {
   MsgType,
   ProtocolError,
 } from "../tasks/wire/protocol.ts";
-import { FaultCounters, rng, SLOW } from "./fault-helpers/common.ts";
+import { FaultCounters, rng, SLOW } from "./helpers/faults/common.ts";
 
 const counters = new FaultCounters("fault-fuzz");
 const dirs: string[] = [];

@@ -2,7 +2,7 @@
  * Hostile inputs to the software device itself (issue 9; the trust model is in docs/FAULTS.md):
  *  - forged and replayed export descriptors, planted registries: sim/tests/hostile_exports.c, one scenario per run
  *    (a C program: it forges descriptors byte by byte, SIGKILLs exporters and checks the victims' bytes), and
- *    descriptors forged in TypeScript against the runtime's own process (fault-helpers/hostile-probe.ts forge);
+ *    descriptors forged in TypeScript against the runtime's own process (helpers/faults/hostile-probe.ts forge);
  *  - a runtime folder someone else controls (a symbolic link, writable by others, another owner): the first call that
  *    needs it fails with a DOCA error and the reason is logged, on the runtime running this file;
  *  - bad DOCA_SIM_CONFIG input (a FIFO, trailing bytes, non-JSON numbers, nonsensical sizes) refused at load naming
@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { FaultCounters, faultSpace, jsonLines, removeSpaces, repoRoot, startHelper } from "./fault-helpers/common.ts";
+import { FaultCounters, faultSpace, jsonLines, removeSpaces, repoRoot, startHelper } from "./helpers/faults/common.ts";
 
 const counters = new FaultCounters("fault-hostile");
 after(() => {

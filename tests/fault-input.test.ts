@@ -2,13 +2,13 @@
  * Bad input at every public entry point: dma-copy's flags and --json files, and the TypeScript API (wrong kinds of
  * buffers, negative/NaN/huge lengths, use after close, double close). Each must give a clear error naming the input
  * (non-zero exit for the CLI) and never crash the runtime: API calls run in child processes
- * (tests/fault-helpers/api-probe.ts), one case per child, and the child's exit status is checked.
+ * (tests/helpers/faults/api-probe.ts), one case per child, and the child's exit status is checked.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writePatternFile } from "./helpers-tasks/workspace.ts";
+import { writePatternFile } from "./helpers/tasks/workspace.ts";
 import { type ChildResult, runCopyPair } from "../tasks/common/run-pair.ts";
 import {
   DPU_PCI,
@@ -19,7 +19,7 @@ import {
   removeSpaces,
   startDmaCopy,
   startHelper,
-} from "./fault-helpers/common.ts";
+} from "./helpers/faults/common.ts";
 
 const counters = new FaultCounters("fault-input");
 after(() => {

@@ -14,7 +14,7 @@ import { Buffer } from "node:buffer";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Access, Device, Mmap, NativeMemory } from "../mod.ts";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { DPU_PCI, FaultCounters, HOST_PCI } from "./fault-helpers/common.ts";
+import { DPU_PCI, FaultCounters, HOST_PCI } from "./helpers/faults/common.ts";
 
 const counters = new FaultCounters("fault-pages-api");
 after(() => counters.print());

@@ -1,5 +1,5 @@
 /**
- * Hostile or broken peers on Comch: a scripted fake peer (tests/fault-helpers/fake-peer.ts, FFI ComchClient or
+ * Hostile or broken peers on Comch: a scripted fake peer (tests/helpers/faults/fake-peer.ts, FFI ComchClient or
  * ComchServer) speaks DMA Copy to a real `tasks/dma-copy.ts` side. For every scenario the real side must exit
  * non-zero with a clear error within its --timeout, leave nothing under the target name (nor a temporary file),
  * answer bad input with a failure STATUS, and no DMA may touch bytes outside what the peer exported (checked on every
@@ -9,7 +9,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { sha256File, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { sha256File, writePatternFile } from "./helpers/tasks/workspace.ts";
 import {
   assertTraceInside,
   DPU_PCI,
@@ -21,7 +21,7 @@ import {
   removeSpaces,
   startDmaCopy,
   startHelper,
-} from "./fault-helpers/common.ts";
+} from "./helpers/faults/common.ts";
 
 const counters = new FaultCounters("fault-peer");
 after(() => {

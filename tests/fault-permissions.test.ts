@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Access, Device, liveObjects, Mmap, NativeMemory } from "../mod.ts";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { assertTraceInside, DPU_PCI, FaultCounters, HOST_PCI, readTrace } from "./fault-helpers/common.ts";
+import { assertTraceInside, DPU_PCI, FaultCounters, HOST_PCI, readTrace } from "./helpers/faults/common.ts";
 
 const counters = new FaultCounters("fault-permissions");
 const scratch = mkdtempSync(join(tmpdir(), "doca-ts-fault-perm-"));

@@ -1,13 +1,13 @@
 /**
  * Load and soak: back-to-back dma-copy runs of random sizes and directions between ONE long-lived host process and
- * ONE long-lived DPU process (tests/fault-helpers/soak-side.ts calls tasks/dma-copy.ts's dmaCopy() in a loop):
+ * ONE long-lived DPU process (tests/helpers/faults/soak-side.ts calls tasks/dma-copy.ts's dmaCopy() in a loop):
  * ~50 copies normally, 1,000 with DOCA_TS_SLOW=1. Every file byte-identical (SHA-256), no descriptor leak
  * (/proc/<pid>/fd), no handle leak (liveObjects()), no stuck process (hard deadline). Then 8 concurrent Comch
  * clients on one server: every message delivered intact and every client sees its own replies.
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { FaultCounters, faultSpace, jsonLines, removeSpaces, SLOW, startHelper } from "./fault-helpers/common.ts";
+import { FaultCounters, faultSpace, jsonLines, removeSpaces, SLOW, startHelper } from "./helpers/faults/common.ts";
 
 const counters = new FaultCounters("fault-soak");
 after(() => {

@@ -135,6 +135,14 @@ describe("library layout", () => {
     assert.ok(tasks.has("dma-copy") && tasks.has("rdma-copy"), `the task folders were found: ${[...tasks]}`);
   });
 
+  test("tests/ has one helper place: every script that is not a test file lives under tests/helpers/", () => {
+    // C fixtures (tests/isal, tests/nvidia-samples) are sources for the compiler, not helpers.
+    const loose = files("tests").filter((f) => !f.endsWith(".test.ts") && !f.startsWith("tests/helpers/"));
+    assert.deepEqual(loose, []);
+    const folders = readdirSync(join(root, "tests")).filter((n) => statSync(join(root, "tests", n)).isDirectory());
+    assert.deepEqual(folders.filter((n) => /help/i.test(n)), ["helpers"], "one folder of helpers");
+  });
+
   test("ffi/ has no import circle but ctx ↔ pe", () => {
     // Value imports only: a type-only import does not run anything.
     const values = new Map([...graph].map(([from, edges]) => [from, edges.filter((e) => !e.typeOnly).map((e) => e.to)]));

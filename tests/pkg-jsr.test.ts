@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { repoRoot } from "./helpers-pkg/scratch.ts";
+import { repoRoot } from "./helpers/pkg/scratch.ts";
 
 test("deno.json exports the library and the tasks, and deno publish --dry-run accepts the package", { timeout: 240_000 }, () => {
   const config = JSON.parse(readFileSync(join(repoRoot, "deno.json"), "utf8")) as { exports: Record<string, string> };

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { currentRuntime } from "./helpers/spawn-runtime.ts";
-import { repoRoot, runInScratch, type Scratch, scratchProject } from "./helpers-pkg/scratch.ts";
+import { repoRoot, runInScratch, type Scratch, scratchProject } from "./helpers/pkg/scratch.ts";
 import { TASKS } from "../bin/task-list.mjs";
 
 /** README.md's API example ("## The API"), importing "doca-ts" as a user of the package would. */

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { currentRuntime } from "./helpers/spawn-runtime.ts";
-import { repoRoot } from "./helpers-pkg/scratch.ts";
+import { repoRoot } from "./helpers/pkg/scratch.ts";
 
 const work = mkdtempSync(join(tmpdir(), "doca-ts-offline-test-"));
 after(() => rmSync(work, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoRoot } from "./helpers-pkg/scratch.ts";
+import { repoRoot } from "./helpers/pkg/scratch.ts";
 
 function declarations(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -13,7 +13,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { repoRoot } from "./fault-helpers/common.ts";
+import { repoRoot } from "./helpers/faults/common.ts";
 import { circles } from "./helpers/circles.ts";
 import { libraryFolders } from "../ffi/load/sim-build/builder.ts";
 

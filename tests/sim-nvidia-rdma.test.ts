@@ -5,7 +5,7 @@
  * samples come from a local snapshot of their repository named by DOCA_SAMPLES_REPO (a checkout or its git
  * directory); without one every case is skipped with a line saying so. doca_argp and doca_log, which
  * DOCA ships in other libraries, are the small stand-ins in tests/nvidia-samples. doca-ts also takes the place of
- * the write requester and of the sender (tests/helpers-tasks/nvidia-rdma-peer.ts) against NVIDIA's C other half.
+ * the write requester and of the sender (tests/helpers/tasks/nvidia-rdma-peer.ts) against NVIDIA's C other half.
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -194,7 +194,7 @@ describe("NVIDIA's DOCA RDMA samples, unmodified, on the software device", { ski
   after(() => work && rmSync(work, { recursive: true, force: true }));
 
   // doca-ts in the requester's / sender's place, NVIDIA's C sample on the other side
-  const peer = join(root, "tests", "helpers-tasks", "nvidia-rdma-peer.ts");
+  const peer = join(root, "tests", "helpers", "tasks", "nvidia-rdma-peer.ts");
   for (const [mode, passive, expect] of [
     ["write", "rdma_write_responder", /Requester has written: "Hi from doca-ts"/],
     ["send", "rdma_receive", /Got from sender: "Hi from doca-ts"/],

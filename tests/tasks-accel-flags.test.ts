@@ -49,7 +49,7 @@ describe("accelerator tasks: flags", () => {
 describe("a stop near the end of a run", () => {
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     test(`${signal} after the last check: reported, with the signal's status (${code}), not exit 0`, { timeout: 90_000 }, async () => {
-      const r = await startChild(join(repoRoot, "tests", "helpers-tasks", "late-stop.ts"), [signal], {}, 60_000).done;
+      const r = await startChild(join(repoRoot, "tests", "helpers", "tasks", "late-stop.ts"), [signal], {}, 60_000).done;
       assert.equal(r.stdout, "done after the stop\n");
       assert.equal(r.code, code, r.stderr);
       assert.match(r.stderr, new RegExp(`interrupted \\(${signal}\\): finished before the stop took effect \\(its output is complete\\)`));

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AtomicFile } from "../tasks/transfer/atomic-file.ts";
-import { type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+import { type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { type ChildResult, DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
 import type { Summary } from "../tasks/dma-copy/session.ts";
-import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const MiB = 1024 * 1024;
 const spaces: Workspace[] = [];
@@ -202,9 +202,9 @@ describe("failures end with a message, a non-zero exit and no partial file", () 
   });
 });
 
-describe("a doca-ts DPU against NVIDIA's exact host bytes (tests/helpers-tasks/nvidia-host.ts)", () => {
+describe("a doca-ts DPU against NVIDIA's exact host bytes (tests/helpers/tasks/nvidia-host.ts)", () => {
   const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
-  const nvidiaHost = new URL("./helpers-tasks/nvidia-host.ts", import.meta.url).pathname;
+  const nvidiaHost = new URL("./helpers/tasks/nvidia-host.ts", import.meta.url).pathname;
 
   async function withDpu(w: Workspace, dpuFile: string, hostArgs: string[]) {
     const dpu = startChild(script, ["--side", "dpu", ...dpuArgs(dpuFile)], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
@@ -253,9 +253,9 @@ describe("a doca-ts DPU against NVIDIA's exact host bytes (tests/helpers-tasks/n
   });
 });
 
-describe("the DPU verifies what a doca-ts host announces (tests/helpers-tasks/lying-host.ts)", () => {
+describe("the DPU verifies what a doca-ts host announces (tests/helpers/tasks/lying-host.ts)", () => {
   const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
-  const lyingHost = new URL("./helpers-tasks/lying-host.ts", import.meta.url).pathname;
+  const lyingHost = new URL("./helpers/tasks/lying-host.ts", import.meta.url).pathname;
 
   async function lie(mode: "bad-checksum" | "bad-offset") {
     const w = space(mode);

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
 import { OPTIONAL_DOCA_LIBRARIES } from "../ffi/load/types.ts";
-import { HOST_PCI, type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+import { HOST_PCI, type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

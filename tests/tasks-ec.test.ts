@@ -9,8 +9,8 @@ import crypto from "node:crypto";
 import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startChild } from "../tasks/common/run-pair.ts";
-import { workspaces } from "./helpers-tasks/workspace.ts";
-import { ok, run, task } from "./helpers-tasks/run-task.ts";
+import { workspaces } from "./helpers/tasks/workspace.ts";
+import { ok, run, task } from "./helpers/tasks/run-task.ts";
 
 const space = workspaces(after);
 const TIMEOUT = 240_000;

@@ -12,8 +12,8 @@ import crypto from "node:crypto";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startChild } from "../tasks/common/run-pair.ts";
-import { workspaces } from "./helpers-tasks/workspace.ts";
-import { ok, run, task } from "./helpers-tasks/run-task.ts";
+import { workspaces } from "./helpers/tasks/workspace.ts";
+import { ok, run, task } from "./helpers/tasks/run-task.ts";
 
 const space = workspaces(after);
 const TIMEOUT = 120_000;

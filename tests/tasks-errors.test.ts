@@ -10,7 +10,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
-import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, workspaces, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, workspaces, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const space = workspaces(after);
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));

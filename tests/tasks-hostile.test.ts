@@ -1,6 +1,6 @@
 /**
  * dma-copy treats the peer as hostile (issue 9 §3) and a copy is done only when the receiver has it (issue 12 §1):
- * a real dma-copy side against the scripted peers of tests/helpers-tasks (hostile-dpu.ts, lying-host.ts), plus
+ * a real dma-copy side against the scripted peers of tests/helpers/tasks (hostile-dpu.ts, lying-host.ts), plus
  * target names as long as the file system allows.
  */
 import { after, describe, test } from "node:test";
@@ -10,12 +10,12 @@ import { join } from "node:path";
 import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
 import { temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { printable } from "../ffi/engine/printable.ts";
-import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } from "./helpers/tasks/workspace.ts";
 
 const space = workspaces(after);
 const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
-const hostileDpu = new URL("./helpers-tasks/hostile-dpu.ts", import.meta.url).pathname;
-const lyingHost = new URL("./helpers-tasks/lying-host.ts", import.meta.url).pathname;
+const hostileDpu = new URL("./helpers/tasks/hostile-dpu.ts", import.meta.url).pathname;
+const lyingHost = new URL("./helpers/tasks/lying-host.ts", import.meta.url).pathname;
 
 /** A real host (receiving f.bin unless `hostHas`) against hostile-dpu.ts MODE. */
 async function againstHostileDpu(mode: string, hostArgs: string[] = []) {

@@ -12,7 +12,7 @@ import { existsSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { DPU_LISTENING, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

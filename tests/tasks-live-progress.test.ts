@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { repoRoot, runtimeCommand } from "./helpers/spawn-runtime.ts";
-import { type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+import { type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { testPort } from "./helpers/ports.ts";
 import { formatElapsed } from "../tasks/common/live-line.ts";

@@ -24,7 +24,7 @@ test("pack-offline prints the hint when the builder found no compiler", () => {
 // "[dma-copy host] INFO:" beside "dma-copy: error:".
 test("every stderr line of a dma-copy side starts with that side's name", { timeout: 120_000 }, async () => {
   const { startChild } = await import("../tasks/common/run-pair.ts");
-  const { workspace, HOST_PCI } = await import("./helpers-tasks/workspace.ts");
+  const { workspace, HOST_PCI } = await import("./helpers/tasks/workspace.ts");
   const { join } = await import("node:path");
   const { writeFileSync } = await import("node:fs");
   const w = workspace("messages-prefix");

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { repoRoot, runtimeCommand, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { LOCK_ABANDONED_MS, lockName, publishWithoutReplacing, TargetLock, temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

@@ -10,12 +10,12 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DPU_LISTENING, startChild } from "../tasks/common/run-pair.ts";
-import { HOST_PCI, DPU_PCI, type Workspace, workspaces } from "./helpers-tasks/workspace.ts";
-import { HOSTILE_ARG, HOSTILE_TEXT, terminalProblem } from "./helpers-tasks/hostile-text.ts";
+import { HOST_PCI, DPU_PCI, type Workspace, workspaces } from "./helpers/tasks/workspace.ts";
+import { HOSTILE_ARG, HOSTILE_TEXT, terminalProblem } from "./helpers/tasks/hostile-text.ts";
 
 const space = workspaces(after);
 const task = (name: string) => new URL(`../tasks/${name}.ts`, import.meta.url).pathname;
-const helper = (name: string) => new URL(`./helpers-tasks/${name}.ts`, import.meta.url).pathname;
+const helper = (name: string) => new URL(`./helpers/tasks/${name}.ts`, import.meta.url).pathname;
 const clean = (what: string, output: string) => assert.equal(terminalProblem(output), undefined, `${what}:\n${JSON.stringify(output)}`);
 
 /** A comch-server answering `reply`, and the given client command against it. */

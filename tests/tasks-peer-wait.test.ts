@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

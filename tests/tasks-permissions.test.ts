@@ -10,8 +10,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { currentRuntime } from "../ffi/load/runtime.ts";
 import { repoRoot } from "../tasks/common/run-pair.ts";
-import { denoTasks, runInPty, splitRunCommand, taskArgv } from "./helpers-tasks/task-command.ts";
-import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { denoTasks, runInPty, splitRunCommand, taskArgv } from "./helpers/tasks/task-command.ts";
+import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { sha256File, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { testPort } from "./helpers/ports.ts";
 
@@ -212,7 +212,7 @@ describe("rdma-ping: a side that stops tells the other why", { skip: noRdma }, (
 });
 
 describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
-  const LIAR = fileURLToPath(new URL("./helpers-tasks/lying-rdma-peer.ts", import.meta.url));
+  const LIAR = fileURLToPath(new URL("./helpers/tasks/lying-rdma-peer.ts", import.meta.url));
 
   async function againstLiar(lie: string, args: (p: number, w: Workspace) => string[]) {
     const w = space(`rdma-liar-${lie}`);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { createConnection } from "node:net";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+import { type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { testPort } from "./helpers/ports.ts";
 

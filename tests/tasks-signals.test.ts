@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import process from "node:process";
 import { join } from "node:path";
 import { DPU_LISTENING, repoRoot, runtimeCommand, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, sha256File, writePatternFile, workspaces } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, sha256File, writePatternFile, workspaces } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 
 /**

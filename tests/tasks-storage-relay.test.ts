@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { createServer, type Server, type Socket } from "node:net";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { DPU_PCI, HOST_PCI, type Workspace, workspace } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { uniqueName } from "./helpers/sim-env.ts";
 

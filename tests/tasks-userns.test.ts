@@ -9,7 +9,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot, runtimeCommand } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { currentRuntime } from "../ffi/load/runtime.ts";
 import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, type Workspace, workspace, writePatternFile } from "./helpers-tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));

@@ -24,7 +24,7 @@ import {
   Mmap,
   NativeMemory,
   ProgressEngine,
-} from "../../mod.ts";
+} from "../../../mod.ts";
 import {
   decodeMessage,
   encodeChecksum,
@@ -36,7 +36,7 @@ import {
   encodeWindow,
   type Msg,
   MsgType,
-} from "../../tasks/wire/protocol.ts";
+} from "../../../tasks/wire/protocol.ts";
 
 const [role, scenario, sizeText, serverName] = process.argv.slice(2);
 const size = Number(sizeText);

@@ -10,8 +10,8 @@
 import process from "node:process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { Access, BufInventory, Mmap, NativeMemory, ProgressEngine, Rdma } from "../../mod.ts";
-import { openRdmaDevice } from "../../tasks/rdma/link.ts";
+import { Access, BufInventory, Mmap, NativeMemory, ProgressEngine, Rdma } from "../../../mod.ts";
+import { openRdmaDevice } from "../../../tasks/rdma/link.ts";
 
 const [mode, ...rest] = process.argv.slice(2);
 const path = (flag: string): string => {

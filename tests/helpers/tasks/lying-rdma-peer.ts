@@ -16,8 +16,8 @@
 import process from "node:process";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import { Access, BufInventory, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
-import { Link, openRdmaDevice } from "../../tasks/rdma/link.ts";
+import { Access, BufInventory, Mmap, NativeMemory, ProgressEngine } from "../../../mod.ts";
+import { Link, openRdmaDevice } from "../../../tasks/rdma/link.ts";
 
 /** The rewrite lie's file: REWRITE_CHUNKS chunks of REWRITE_CHUNK bytes, byte i = (i * 7 + 3) & 0xff. */
 const REWRITE_CHUNK = 4 * 1024 * 1024;

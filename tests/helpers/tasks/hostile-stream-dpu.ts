@@ -5,7 +5,7 @@
  *   args: stop|report
  */
 import process from "node:process";
-import { ComchConsumer, ComchServer, Device, ProgressEngine } from "../../mod.ts";
+import { ComchConsumer, ComchServer, Device, ProgressEngine } from "../../../mod.ts";
 import { HOSTILE_TEXT } from "./hostile-text.ts";
 
 const [mode] = process.argv.slice(2);

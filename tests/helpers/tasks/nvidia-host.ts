@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { Access, ComchClient, Device, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
+import { Access, ComchClient, Device, Mmap, NativeMemory, ProgressEngine } from "../../../mod.ts";
 
 const [mode, arg] = process.argv.slice(2);
 const device = Device.open("0000:b1:00.1");

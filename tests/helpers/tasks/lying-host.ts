@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import process from "node:process";
-import { Access, ComchClient, Device, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
+import { Access, ComchClient, Device, Mmap, NativeMemory, ProgressEngine } from "../../../mod.ts";
 import {
   decodeMessage,
   encodeChecksum,
@@ -27,7 +27,7 @@ import {
   encodeWindow,
   type Msg,
   MsgType,
-} from "../../tasks/wire/protocol.ts";
+} from "../../../tasks/wire/protocol.ts";
 
 const [mode, file] = process.argv.slice(2);
 const data = file ? new Uint8Array(readFileSync(file)) : new Uint8Array(0);

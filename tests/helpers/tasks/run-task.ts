@@ -1,10 +1,10 @@
 /** Running a task script as a child process in the tests of single-process tasks (ec, encrypt, compress, sha). */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { startChild } from "../../tasks/common/run-pair.ts";
+import { startChild } from "../../../tasks/common/run-pair.ts";
 
 /** The path of tasks/`name`. */
-export const task = (name: string): string => fileURLToPath(new URL(`../../tasks/${name}`, import.meta.url));
+export const task = (name: string): string => fileURLToPath(new URL(`../../../tasks/${name}`, import.meta.url));
 
 /** tasks/`name` run to its end (killed after 60 s). */
 export async function run(name: string, args: string[], env: Record<string, string>) {

@@ -8,8 +8,8 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { currentRuntime } from "../../ffi/load/runtime.ts";
-import { repoRoot } from "../../tasks/common/run-pair.ts";
+import { currentRuntime } from "../../../ffi/load/runtime.ts";
+import { repoRoot } from "../../../tasks/common/run-pair.ts";
 
 type TaskEntry = string | { command: string };
 

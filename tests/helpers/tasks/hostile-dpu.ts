@@ -15,7 +15,7 @@
 import process from "node:process";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import { Access, BufInventory, type ComchConnection, ComchServer, Device, Dma, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
+import { Access, BufInventory, type ComchConnection, ComchServer, Device, Dma, Mmap, NativeMemory, ProgressEngine } from "../../../mod.ts";
 import {
   decodeMessage,
   encodeChecksum,
@@ -26,8 +26,8 @@ import {
   encodeStatus,
   type Msg,
   MsgType,
-} from "../../tasks/wire/protocol.ts";
-import { importDescriptor } from "../../tasks/steps/exchange-descriptor.ts";
+} from "../../../tasks/wire/protocol.ts";
+import { importDescriptor } from "../../../tasks/steps/exchange-descriptor.ts";
 
 const [mode] = process.argv.slice(2);
 const device = Device.open("0000:03:00.1");

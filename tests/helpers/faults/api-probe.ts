@@ -16,7 +16,7 @@ import {
   Mmap,
   NativeMemory,
   ProgressEngine,
-} from "../../mod.ts";
+} from "../../../mod.ts";
 
 const HOST_PCI = "0000:b1:00.1";
 // deno-lint-ignore no-explicit-any

@@ -10,7 +10,7 @@
  * Prints JSON lines; the final one is {"done": true, ...}. Exits 1 on any mismatch.
  */
 import process from "node:process";
-import { ComchClient, type ComchConnection, ComchServer, Device, ProgressEngine } from "../../mod.ts";
+import { ComchClient, type ComchConnection, ComchServer, Device, ProgressEngine } from "../../../mod.ts";
 import { rng } from "./common.ts";
 
 const [role, name, clientsText, msgsText] = process.argv.slice(2);

@@ -11,9 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { currentRuntime } from "../helpers/spawn-runtime.ts";
+import { currentRuntime } from "../spawn-runtime.ts";
 
-export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
+export const repoRoot: string = fileURLToPath(new URL("../../..", import.meta.url));
 
 function check(result: SpawnSyncReturns<string>, what: string): string {
   if (result.error) throw new Error(`${what}: ${result.error.message}`);

@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { type RunningChild, startChild } from "../../tasks/common/run-pair.ts";
+import { type RunningChild, startChild } from "../../../tasks/common/run-pair.ts";
 
 export const HOST_PCI = "0000:b1:00.1";
 export const DPU_PCI = "0000:03:00.1";
-export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
+export const repoRoot: string = fileURLToPath(new URL("../../..", import.meta.url));
 export const DMA_COPY: string = join(repoRoot, "tasks", "dma-copy.ts");
 export const SLOW: boolean = process.env.DOCA_TS_SLOW === "1";
 
@@ -152,7 +152,7 @@ export function startDmaCopy(
 }
 
 /**
- * Runs a helper script of tests/fault-helpers as a child of this runtime (Deno with -A: the helpers read
+ * Runs a helper script of tests/helpers/faults as a child of this runtime (Deno with -A: the helpers read
  * /proc/self/fd), killed after timeoutMs: tasks/common/run-pair.ts's startChild with every permission.
  */
 export function startHelper(
@@ -161,7 +161,7 @@ export function startHelper(
   env: Record<string, string>,
   timeoutMs = 60_000,
 ): RunningChild {
-  return startChild(join(repoRoot, "tests", "fault-helpers", name), args, env, timeoutMs, ["-A"]);
+  return startChild(join(repoRoot, "tests", "helpers", "faults", name), args, env, timeoutMs, ["-A"]);
 }
 
 /** JSON lines a helper printed on stdout. */

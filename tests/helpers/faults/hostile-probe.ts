@@ -13,7 +13,7 @@
 import process from "node:process";
 import { readFileSync } from "node:fs";
 import { getRandomValues } from "node:crypto";
-import { Access, ComchClient, ComchServer, Device, listDevices, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
+import { Access, ComchClient, ComchServer, Device, listDevices, Mmap, NativeMemory, ProgressEngine } from "../../../mod.ts";
 
 const HOST_PCI = "0000:b1:00.1";
 const DPU_PCI = "0000:03:00.1";

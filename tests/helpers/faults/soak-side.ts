@@ -13,9 +13,9 @@ import { createHash } from "node:crypto";
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { liveObjects } from "../../mod.ts";
-import { dmaCopy, parseDmaCopyArgs } from "../../tasks/dma-copy.ts";
-import { sha256File } from "../helpers-tasks/workspace.ts";
+import { liveObjects } from "../../../mod.ts";
+import { dmaCopy, parseDmaCopyArgs } from "../../../tasks/dma-copy.ts";
+import { sha256File } from "../tasks/workspace.ts";
 import { rng } from "./common.ts";
 
 const [side, dir, countText, seedText, prefix] = process.argv.slice(2);

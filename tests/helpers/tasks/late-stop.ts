@@ -3,8 +3,8 @@
  * returns 0, the way a task whose output was just committed would. runMain must report the stop, not exit 0.
  */
 import process from "node:process";
-import { runMain } from "../../tasks/common/main.ts";
-import { stopOnSignals } from "../../tasks/common/interrupt.ts";
+import { runMain } from "../../../tasks/common/main.ts";
+import { stopOnSignals } from "../../../tasks/common/interrupt.ts";
 
 await runMain(async () => {
   const signal = stopOnSignals();
