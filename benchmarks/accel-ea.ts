@@ -85,10 +85,10 @@ async function docaTs(kind: "ec" | "aes", payload: number): Promise<Cell> {
   return { mibps: (ops * payload) / 2 ** 20 / seconds, ops: ops / seconds };
 }
 
-const rows: { row: string; docaTs: Cell; cDevice: Cell; cDirect: Cell }[] = [];
+const rows: { row: string; payload: number; docaTs: Cell; cDevice: Cell; cDirect: Cell }[] = [];
 for (const kind of ["ec", "aes"] as const) {
   for (const payload of [64 * 1024, 4 * 1024]) {
-    rows.push({ row: `${kind === "ec" ? "EC create 8+2" : "AES-256-GCM encrypt"} ${payload / 1024} KiB`, docaTs: await docaTs(kind, payload), cDevice: c(kind, "device", payload), cDirect: c(kind, "direct", payload) });
+    rows.push({ row: `${kind === "ec" ? "EC create 8+2" : "AES-256-GCM encrypt"} ${payload / 1024} KiB`, payload, docaTs: await docaTs(kind, payload), cDevice: c(kind, "device", payload), cDirect: c(kind, "direct", payload) });
   }
 }
 if (values.json) console.log(JSON.stringify({ runtime: currentRuntime(), seconds: SECONDS, batch: BATCH, rows }));

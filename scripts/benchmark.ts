@@ -1,7 +1,7 @@
 #!/usr/bin/env -S deno run --allow-all
 /**
  * deno task bench: doca-ts against C and against the machine's limits, on the software device, in one run.
- * Prints a table (rows 1-5 of benchmarks/README.md); --json FILE writes the same rows, --markdown prints them for
+ * Prints a table (rows 1-5 and 8 of benchmarks/README.md); --json FILE writes the same rows, --markdown prints them for
  * benchmarks/README.md, and every run but --smoke draws the rows that carry a target as a chart
  * (benchmarks/headline.svg, or --svg FILE). Quick by default; --full sweeps every size with more rounds and a 1 GiB
  * end-to-end copy.
@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { runEndToEnd } from "../benchmarks/end-to-end.ts";
+import { deflateShaRows, ecAesRows } from "../benchmarks/accel-rows.ts";
 import { buildDriver, runMicro } from "../benchmarks/micro.ts";
 import { buildComchDriver } from "../benchmarks/comch.ts";
 import { formatMarkdown, formatTable, type Row } from "../benchmarks/rows.ts";
@@ -17,7 +18,7 @@ import { headlineChart } from "../benchmarks/chart.ts";
 import { RUNTIMES, type RuntimeName } from "../benchmarks/runtimes.ts";
 
 const HELP = `Usage: deno task bench [--full | --smoke] [--runtimes deno,bun,node] [--json FILE] [--markdown] [--svg FILE]
-                       [--no-e2e]
+                       [--no-e2e] [--no-accel]
 
 Measures on the software DOCA device, side by side in one run (rounds alternate C and each runtime; ratios are
 medians of per-round ratios):
@@ -27,15 +28,19 @@ medians of per-round ratios):
   3. the same workloads from Deno, Bun and Node through doca-ts, against C
   4. the FFI cost of an idle doca_pe_progress per runtime, against C
   5. tasks/dma-copy.ts end to end (host and DPU processes) against dd bs=4M, peak RSS, 1 MiB wall time
+  8. the accelerators (rows 6 and 7 are bench:rdma's and bench:storage's): deflate, SHA-256, erasure coding,
+     AES-GCM from doca-ts against C on the device, and C on the device against its backing library called
+     directly (zlib, libcrypto, GF(2^8) tables, OpenSSL)
 
   --full       sizes 4 KiB … 64 MiB, 5 rounds, 1 GiB end-to-end file (several minutes)
-               (default: 4 KiB, 1 MiB, 64 MiB, 3 rounds, 256 MiB file; under 2 minutes on 2 cores)
+               (default: 4 KiB, 1 MiB, 64 MiB, 3 rounds, 256 MiB file; about 3 minutes on 2 cores)
   --smoke      tiny sizes and times: checks that every row can be produced (the test suite runs this)
   --runtimes   subset of deno,bun,node (default: all three)
   --json FILE  write the rows as JSON (name, runtime, size, value, unit, ratio, against, target, met)
   --markdown   print the table as Markdown (benchmarks/README.md's table)
   --svg FILE   where the chart of the rows with a target goes (default: benchmarks/headline.svg; none with --smoke)
-  --no-e2e     skip row 5`;
+  --no-e2e     skip row 5
+  --no-accel   skip row 8`;
 
 const { values } = parseArgs({
   options: {
@@ -46,6 +51,7 @@ const { values } = parseArgs({
     markdown: { type: "boolean" },
     svg: { type: "string" },
     "no-e2e": { type: "boolean" },
+    "no-accel": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -67,9 +73,9 @@ if (unknown.length || runtimes.length === 0) {
 const KiB = 1024, MiB = 1024 * KiB;
 const mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
 const settings = {
-  smoke: { sizes: [4 * KiB, MiB], seconds: 0.02, rounds: 1, fileSize: 4 * MiB, wallRuns: 1 },
-  quick: { sizes: [4 * KiB, MiB, 64 * MiB], seconds: 0.15, rounds: 3, fileSize: 256 * MiB, wallRuns: 3 },
-  full: { sizes: [4 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB], seconds: 0.4, rounds: 5, fileSize: 1024 * MiB, wallRuns: 5 },
+  smoke: { sizes: [4 * KiB, MiB], seconds: 0.02, rounds: 1, fileSize: 4 * MiB, wallRuns: 1, accelSeconds: 0.02, accelRounds: 1 },
+  quick: { sizes: [4 * KiB, MiB, 64 * MiB], seconds: 0.15, rounds: 3, fileSize: 256 * MiB, wallRuns: 3, accelSeconds: 0.3, accelRounds: 3 },
+  full: { sizes: [4 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB], seconds: 0.4, rounds: 5, fileSize: 1024 * MiB, wallRuns: 5, accelSeconds: 1, accelRounds: 5 },
 }[mode];
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -78,6 +84,10 @@ const driver = buildDriver();
 buildComchDriver();
 const rows: Row[] = await runMicro({ ...settings, depth: 16, runtimes, log });
 if (!values["no-e2e"]) rows.push(...(await runEndToEnd({ ...settings, runtimes, driver, log })));
+if (!values["no-accel"]) {
+  const accel = { rounds: settings.accelRounds, seconds: settings.accelSeconds, sizes: [64 * KiB, 4 * KiB], runtimes, depth: 16, batch: 32, log };
+  rows.push(...deflateShaRows(accel), ...ecAesRows(accel));
+}
 
 const seconds = ((performance.now() - started) / 1000).toFixed(0);
 console.log(values.markdown ? formatMarkdown(rows) : formatTable(rows));
