@@ -46,4 +46,4 @@ export {
   type MatrixRole,
   type MatrixType,
 } from "./ffi/doca/erasure_coding/erasure-coding.ts";
-export { AesGcm, type AesGcmCaps, AesGcmKey, type AesGcmOptions, type AesGcmParams, type AesGcmTagSize } from "./ffi/doca/aes_gcm/aes-gcm.ts";
+export { AesGcm, type AesGcmBatchItem, type AesGcmCaps, AesGcmKey, type AesGcmOptions, type AesGcmParams, type AesGcmTagSize } from "./ffi/doca/aes_gcm/aes-gcm.ts";

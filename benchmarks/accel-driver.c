@@ -228,14 +228,14 @@ static void run_library(struct bench *b, double seconds)
 		*(void **)&update = sym(lib, "EVP_DigestUpdate");
 		*(void **)&final = sym(lib, "EVP_DigestFinal_ex");
 		ctx = ctx_new();
-		while (now() < end) {
+		do {
 			unsigned len;
 
 			init(ctx, sha256(), NULL);
 			update(ctx, src, b->size);
 			final(ctx, digest, &len);
 			done++;
-		}
+		} while (now() < end);
 	} else {
 		void *lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
 		const char *(*version)(void);
@@ -246,7 +246,7 @@ static void run_library(struct bench *b, double seconds)
 		*(void **)&init = sym(lib, "deflateInit2_");
 		*(void **)&deflate = sym(lib, "deflate");
 		*(void **)&end_ = sym(lib, "deflateEnd");
-		while (now() < end) {
+		do {
 			struct z_stream_s s;
 
 			memset(&s, 0, sizeof(s));
@@ -261,7 +261,7 @@ static void run_library(struct bench *b, double seconds)
 			}
 			end_(&s);
 			done++;
-		}
+		} while (now() < end);
 	}
 	printf("{\"mode\":\"%s\",\"size\":%zu,\"ops\":%llu,\"seconds\":%.6f}\n", b->sha ? "sha-crypto" : "deflate-zlib",
 	       b->size, (unsigned long long)done, now() - t0);

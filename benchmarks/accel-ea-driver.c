@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 			ctx = e.ctx_new();
 		}
 		t0 = now();
-		while (now() - t0 < seconds) {
+		do {
 			for (int k = 0; k < batch; k++) {
 				uint8_t *src = mem + (size_t)k * payload, *dst = mem + (size_t)batch * payload + (size_t)k * out_len;
 
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 					return 1;
 			}
 			ops += (unsigned long)batch;
-		}
+		} while (now() - t0 < seconds);
 		printf("bytes=%lu seconds=%.6f ops=%lu\n", ops * payload, now() - t0, ops);
 		return 0;
 	}

@@ -68,8 +68,10 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
     for (const [section, name] of [["8. Deflate", "compress deflate"], ["8. SHA-256", "sha256 hash"], ["8. Erasure coding", "EC create 8+2"], ["8. AES-256-GCM", "AES-256-GCM encrypt"]]) {
       for (const runtime of ["C", "Deno", "Bun", "Node"]) {
         for (const size of [64 * 1024, 4096]) {
-          const row = rows.find((r) => r.section.startsWith(section) && r.name === name && r.runtime === runtime && r.size === size);
-          assert.ok(row?.target && row.ratio !== null, `${name} ${size} B on ${runtime}: a row with a target (${JSON.stringify(row)})`);
+          // doca-ts at 4 KiB: the target is on its batches (one Promise per batch), as the issue asks
+          const wanted = runtime !== "C" && size === 4096 ? `${name} (batches)` : name;
+          const row = rows.find((r) => r.section.startsWith(section) && r.name === wanted && r.runtime === runtime && r.size === size);
+          assert.ok(row?.target && row.ratio !== null, `${wanted} ${size} B on ${runtime}: a row with a target (${JSON.stringify(row)})`);
         }
       }
     }

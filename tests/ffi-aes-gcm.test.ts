@@ -113,6 +113,40 @@ describe("ffi: AES-GCM", { skip }, () => {
     }
   });
 
+  test("encryptBatch / decryptBatch: 20 tasks (more than the 8 slots), one Promise, each its own IV, node:crypto agrees; one forged tag rejects the batch after all settled", { timeout: 60_000 }, async () => {
+    await using s = setup();
+    const raw = crypto.randomBytes(32);
+    using key = s.aes.key(raw);
+    const n = 20, size = 4096, tag = 16;
+    using memory = NativeMemory.alloc(n * (size + tag) * 3);
+    using mmap = Mmap.create({ memory, permissions: Access.LOCAL_READ_WRITE, devices: [s.dev] });
+    using inv = new BufInventory(3 * n);
+    const plains = Array.from({ length: n }, (_, i) => pattern(size, i + 1));
+    const ivs = Array.from({ length: n }, () => new Uint8Array(crypto.randomBytes(12)));
+    const at = (region: number, i: number) => memory.address + (region * n + i) * (size + tag);
+    const view = (region: number, i: number, length: number) => memory.bytes.subarray((region * n + i) * (size + tag), (region * n + i) * (size + tag) + length);
+    plains.forEach((p, i) => view(0, i, size).set(p));
+    const sealed = plains.map((_, i) => ({ src: inv.bufByData(mmap, at(0, i), size), dst: inv.bufByAddr(mmap, at(1, i), size + tag), iv: ivs[i] }));
+    await s.aes.encryptBatch(sealed, { key });
+    for (let i = 0; i < n; i++) {
+      assert.equal(sealed[i].dst.dataLength, size + tag);
+      assert.deepEqual(new Uint8Array(nodeOpen(raw, ivs[i], view(1, i, size + tag), new Uint8Array(0), tag)), plains[i], `task ${i}`);
+    }
+    const opened = sealed.map((x, i) => ({ src: x.dst, dst: inv.bufByAddr(mmap, at(2, i), size), iv: ivs[i] }));
+    await s.aes.decryptBatch(opened, { key });
+    for (let i = 0; i < n; i++) assert.deepEqual(view(2, i, size), plains[i], `task ${i} round trip`);
+    // one forged tag among them: the batch rejects with AUTHENTICATION once every task settled; the others decrypted
+    view(1, 7, size + tag)[size] ^= 1;
+    for (const x of opened) x.dst.resetData();
+    view(2, 3, size).fill(0);
+    await assert.rejects(s.aes.decryptBatch(opened, { key }), isAuthFailure);
+    assert.equal(s.aes.inflight, 0, "every task settled before the rejection");
+    assert.deepEqual(view(2, 3, size), plains[3], "another task of the batch still decrypted");
+    await s.aes.encryptBatch([], { key });
+    assert.throws(() => s.aes.encryptBatch([{ src: sealed[0].src, dst: sealed[0].dst, iv: new Uint8Array(13) }], { key }), /items\[0\]\.iv/);
+    assert.throws(() => s.aes.encryptBatch([{ src: sealed[0].src, dst: {} as never, iv: ivs[0] }], { key }), /items\[0\]\.dst must be a Buf/);
+  });
+
   test("bad parameters throw at once", async () => {
     await using s = setup();
     assert.throws(() => s.aes.key(new Uint8Array(24)), RangeError);

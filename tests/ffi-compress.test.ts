@@ -70,6 +70,30 @@ describe("ffi: Compress", { skip }, () => {
     assert.equal(r.adler32, adler32(plain));
   });
 
+  test("compressDeflateBatch: 20 pieces (more than the 8 slots), one Promise, each raw deflate node:zlib inflates, results in order", { timeout: 60_000 }, async () => {
+    const r = localRegions({ srcSize: 20 * 4096, dstSize: 20 * 8192, bufs: 64 });
+    const c = await Compress.open(r.dev, r.pe, { maxTasks: 8 });
+    try {
+      const pieces = Array.from({ length: 20 }, (_, i) => text(4096 - i * 7, i));
+      const pairs = pieces.map((p, i) => {
+        r.src.bytes.set(p, i * 4096);
+        return [r.inv.bufByData(r.srcMap, r.src.address + i * 4096, p.length), r.inv.bufByAddr(r.dstMap, r.dst.address + i * 8192, 8192)] as const;
+      });
+      const results = await c.compressDeflateBatch(pairs);
+      assert.equal(results.length, 20);
+      for (let i = 0; i < 20; i++) {
+        assert.equal(pairs[i][1].dataLength, results[i].length);
+        assert.deepEqual(new Uint8Array(inflateRawSync(r.dst.bytes.slice(i * 8192, i * 8192 + results[i].length))), pieces[i], `piece ${i}`);
+        assert.equal(results[i].crc32, crc32(pieces[i]));
+      }
+      assert.deepEqual(await c.compressDeflateBatch([]), []);
+      assert.throws(() => c.compressDeflateBatch([[pairs[0][0], {} as never]]), /pairs\[0\]\[1\]/);
+    } finally {
+      await c.close();
+      r.close();
+    }
+  });
+
   test("inflate: what node:zlib deflates (raw) comes back byte for byte", { timeout: 60_000 }, async () => {
     await using s = await setup();
     const plain = text(500_000, 2);

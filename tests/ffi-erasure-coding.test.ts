@@ -119,6 +119,25 @@ describe("ffi: erasure coding", { skip }, () => {
     assert.deepEqual(await s.ec.encode(matrix, data), want);
   });
 
+  test("createBatch: 20 stripes (more than the 8 slots), one Promise, each equals DOCA's Cauchy formula; a bad pair throws naming it", { timeout: 60_000 }, async () => {
+    await using s = setup();
+    const n = 4, m = 2, block = 1024, count = 20;
+    using matrix = s.ec.matrix("cauchy", n, m);
+    const stripes = Array.from({ length: count }, (_, i) => pattern(n * block, i + 5));
+    const out = 256 * 1024; // parity region
+    const pairs = stripes.map((data, i) => {
+      s.memory.bytes.set(data, i * n * block);
+      return [s.inv.bufByData(s.mmap, s.memory.address + i * n * block, n * block), s.inv.bufByAddr(s.mmap, s.memory.address + out + i * m * block, m * block)] as const;
+    });
+    await s.ec.createBatch(matrix, pairs);
+    for (let i = 0; i < count; i++) {
+      assert.deepEqual(s.memory.bytes.slice(out + i * m * block, out + (i + 1) * m * block), cauchyEncode(stripes[i], n, m), `stripe ${i}`);
+    }
+    await s.ec.createBatch(matrix, []);
+    assert.throws(() => s.ec.createBatch(matrix, [pairs[0], [pairs[1][0], {} as never]]), /pairs\[1\] dst must be a Buf/);
+    assert.throws(() => s.ec.createBatch(matrix, [pairs[0][0]] as never), /pairs\[0\] must be \[src, dst\]/);
+  });
+
   test("every loss of up to M blocks (N=4, M=2, both matrix types) is recovered byte for byte", async () => {
     await using s = setup();
     const n = 4, m = 2, block = 128;

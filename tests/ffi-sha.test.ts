@@ -68,6 +68,17 @@ describe("ffi: Sha", { skip }, () => {
     await Promise.all(jobs);
   });
 
+  test("hashBatch: 20 digests (more than the 8 slots), one Promise, each equal to node:crypto's; a bad pair throws naming it", { timeout: 60_000 }, async () => {
+    await using s = await setup();
+    const pairs = Array.from({ length: 20 }, (_, i) => [s.part(i * 4096, 4096 + i), s.digestBuf(i)] as const);
+    const lengths = await s.sha.hashBatch("sha256", pairs);
+    assert.deepEqual(lengths, new Array(20).fill(32));
+    for (let i = 0; i < 20; i++) assert.equal(s.digest(i, 32), s.expected("sha256", i * 4096, 4096 + i), `digest ${i}`);
+    assert.deepEqual(await s.sha.hashBatch("sha256", []), []);
+    assert.throws(() => s.sha.hashBatch("sha256", [[pairs[0][0], {} as never]]), /pairs\[0\]\[1\]/);
+    assert.throws(() => s.sha.hashBatch("md5" as never, pairs), /md5/);
+  });
+
   test("a partial session over parts equals the one-shot digest; two sessions interleaved", { timeout: 60_000 }, async () => {
     await using s = await setup();
     const a = s.sha.partial("sha256", s.digestBuf(0));

@@ -54,8 +54,22 @@ export interface AesGcmParams {
   aadSize?: number;
 }
 
+/** One task of a batch: its buffers and its own IV (GCM must never reuse an IV under one key). */
+export interface AesGcmBatchItem {
+  src: Buf;
+  dst: Buf;
+  iv: Uint8Array;
+}
+
 /** A task's parameters (the key's native handle taken at submit: valid until the task settles, even if it is closed). */
 type Request = { params: Required<AesGcmParams>; key: number | bigint; src: Buf };
+
+function assertBufs(method: string, src: Buf, dst: Buf, where: string): void {
+  for (const [name, buf] of [["src", src], ["dst", dst]] as const) {
+    if (!Buf.isBuf(buf)) throw new TypeError(`AesGcm.${method}: ${where}${name} must be a Buf from a BufInventory`);
+    buf.assertOpen();
+  }
+}
 
 export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
   protected readonly kind = "AesGcm";
@@ -195,6 +209,20 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     return this.#submit(this.#decrypt, "decrypt", src, dst, params);
   }
 
+  /**
+   * Many encrypt tasks with one Promise (resolves once all completed; rejects with the first failure after all
+   * settled), all under one key, tag size and AAD size, each with its own IV. The per-task Promise is the largest
+   * cost of a 4 KiB task: a throughput-minded program submits batches.
+   */
+  encryptBatch(items: readonly AesGcmBatchItem[], params: Omit<AesGcmParams, "iv">): Promise<void> {
+    return this.#submitBatch(this.#encrypt, "encryptBatch", items, params);
+  }
+
+  /** Many decrypt tasks with one Promise (see encryptBatch); a bad tag rejects with DocaError AUTHENTICATION. */
+  decryptBatch(items: readonly AesGcmBatchItem[], params: Omit<AesGcmParams, "iv">): Promise<void> {
+    return this.#submitBatch(this.#decrypt, "decryptBatch", items, params);
+  }
+
   /** Bytes in, bytes out: resolves with ciphertext ‖ tag (the AAD is authenticated, not returned). */
   async seal(plaintext: Uint8Array, params: AesGcmParams & { aad?: Uint8Array }): Promise<Uint8Array> {
     const aad = params.aad ?? new Uint8Array(0);
@@ -230,11 +258,23 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
 
   #submit(path: TaskPath<Request, Buf>, method: string, src: Buf, dst: Buf, params: AesGcmParams): Promise<void> {
     const p = this.#params(method, params);
-    for (const [name, buf] of [["src", src], ["dst", dst]] as const) {
-      if (!Buf.isBuf(buf)) throw new TypeError(`AesGcm.${method}: ${name} must be a Buf from a BufInventory`);
-      buf.assertOpen();
-    }
+    assertBufs(method, src, dst, "");
     return p.key.using((key) => path.submit({ params: p, key, src }, dst));
+  }
+
+  #submitBatch(path: TaskPath<Request, Buf>, method: string, items: readonly AesGcmBatchItem[], params: Omit<AesGcmParams, "iv">): Promise<void> {
+    if (!Array.isArray(items)) throw new TypeError(`AesGcm.${method}: items must be an array of { src, dst, iv }`);
+    const shared = this.#params(method, { ...params, iv: new Uint8Array(0) });
+    const each: Required<AesGcmParams>[] = new Array(items.length), dsts: Buf[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (typeof item !== "object" || item === null) throw new TypeError(`AesGcm.${method}: items[${i}] must be { src, dst, iv }`);
+      assertBufs(method, item.src, item.dst, `items[${i}].`);
+      if (!(item.iv instanceof Uint8Array) || item.iv.length > MAX_IV) throw new RangeError(`AesGcm.${method}: items[${i}].iv must be a Uint8Array of 0 to 12 bytes`);
+      each[i] = { ...shared, iv: item.iv };
+      dsts[i] = item.dst;
+    }
+    return shared.key.using((key) => path.submitBatch(items.map((item, i) => ({ params: each[i], key, src: item.src })), dsts));
   }
 
   protected override afterStop(): void {

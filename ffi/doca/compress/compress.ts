@@ -325,6 +325,14 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
     return this.#run("compress_deflate", "compressDeflate", src, dst, 0, 1).then((j) => ({ length: j.length, crc32: j.crc32, adler32: j.other }));
   }
 
+  /**
+   * Many deflate tasks with one Promise: resolves with each pair's result in order once all completed; rejects with
+   * the first failure after all settled. The per-task Promise is the largest cost of a 4 KiB task.
+   */
+  compressDeflateBatch(pairs: ReadonlyArray<readonly [Buf, Buf]>): Promise<DeflateResult[]> {
+    return this.#runBatch("compress_deflate", "compressDeflateBatch", pairs).then((jobs) => jobs.map((j) => ({ length: j.length, crc32: j.crc32, adler32: j.other })));
+  }
+
   /** Inflates src's data (raw deflate) onto the end of dst's data. Corrupt input rejects with DocaError INVALID_VALUE. */
   decompressDeflate(src: Buf, dst: Buf): Promise<DeflateResult> {
     return this.#run("decompress_deflate", "decompressDeflate", src, dst, 0, 1).then((j) => ({ length: j.length, crc32: j.crc32, adler32: j.other }));
@@ -369,18 +377,36 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
     assertBuf(dst, method, "dst");
     this.assertOpen();
     const path = this.#paths.get(name);
-    if (!path) {
-      return Promise.reject(
-        new DocaError(DocaErrorCode.NOT_SUPPORTED, `doca_compress_cap_task_${name}_is_supported`, this.caps.missingReason ?? this.device.info.pciAddr),
-      );
-    }
-    if (this.caps.maxBufSize > 0 && src.dataLength > this.caps.maxBufSize) {
-      return Promise.reject(
-        new DocaError(DocaErrorCode.INVALID_VALUE, `doca_compress_task_${name}`, `Compress.${method}: ${src.dataLength} bytes exceed the device's max buf size of ${this.caps.maxBufSize}`),
-      );
-    }
+    const refused = this.#refusal(name, method, path, src);
+    if (refused) return Promise.reject(refused);
     const job: Job = { dst, before: dst.dataLength, blockChecksum, independent, length: 0, crc32: 0, other: 0 };
-    return path.submit(src, job).then(() => job);
+    return path!.submit(src, job).then(() => job);
+  }
+
+  #runBatch(name: Name, method: string, pairs: ReadonlyArray<readonly [Buf, Buf]>): Promise<Job[]> {
+    if (!Array.isArray(pairs)) throw new TypeError(`Compress.${method}: pairs must be an array of [src, dst] Bufs`);
+    for (let i = 0; i < pairs.length; i++) {
+      if (!Array.isArray(pairs[i]) || pairs[i].length !== 2) throw new TypeError(`Compress.${method}: pairs[${i}] must be [src, dst]`);
+      assertBuf(pairs[i][0], method, `pairs[${i}][0]`);
+      assertBuf(pairs[i][1], method, `pairs[${i}][1]`);
+    }
+    this.assertOpen();
+    const path = this.#paths.get(name);
+    for (const [src] of pairs) {
+      const refused = this.#refusal(name, method, path, src);
+      if (refused) return Promise.reject(refused);
+    }
+    const jobs = pairs.map(([, dst]): Job => ({ dst, before: dst.dataLength, blockChecksum: 0, independent: 1, length: 0, crc32: 0, other: 0 }));
+    return path!.submitBatch(pairs.map(([src]) => src), jobs).then(() => jobs);
+  }
+
+  /** Why a task of this kind on `src` is refused before it reaches DOCA (the kind unsupported, src too large). */
+  #refusal(name: Name, method: string, path: unknown, src: Buf): DocaError | undefined {
+    if (!path) return new DocaError(DocaErrorCode.NOT_SUPPORTED, `doca_compress_cap_task_${name}_is_supported`, this.caps.missingReason ?? this.device.info.pciAddr);
+    if (this.caps.maxBufSize > 0 && src.dataLength > this.caps.maxBufSize) {
+      return new DocaError(DocaErrorCode.INVALID_VALUE, `doca_compress_task_${name}`, `Compress.${method}: ${src.dataLength} bytes exceed the device's max buf size of ${this.caps.maxBufSize}`);
+    }
+    return undefined;
   }
 
   protected destroyNative(handle: number): void {
