@@ -5,7 +5,9 @@
  *   rdma-workload.ts OPS SIZES SECONDS DEPTH     OPS: write,read,send; SIZES: bytes, comma separated
  *
  * stdin: "details HEX" and "mmap HEX" from the C responder, later "go"; stdout: "details HEX" (ours), one line per
- * cell, "done". Each cell keeps DEPTH tasks in flight from DEPTH async lanes (await, reset the destination, again).
+ * cell, "done". Each cell keeps DEPTH tasks in flight from DEPTH async lanes (await, reset the destination, again);
+ * OPS ending in "-batch" (write-batch, read-batch, send-batch: doca-ts only) submit the DEPTH tasks as one batch
+ * (writeBatch, readBatch, sendBatch: one Promise per batch) and await it, again and again.
  */
 import process from "node:process";
 import { createInterface } from "node:readline";
@@ -42,28 +44,40 @@ connection.connect(peer);
 await expect("go");
 
 for (const op of opsArg.split(",")) {
+  const base = op.replace(/-batch$/, ""), batched = base !== op;
   for (const size of sizesArg.split(",").map(Number)) {
     const lanes = Array.from({ length: depth }, () => {
-      const src = op === "read" ? inv.bufByData(remote, remote.range.address, size) : inv.bufByData(local, memory.address, size);
-      const dst = op === "read" ? inv.bufByAddr(local, memory.address, size) : inv.bufByAddr(remote, remote.range.address, size);
+      const src = base === "read" ? inv.bufByData(remote, remote.range.address, size) : inv.bufByData(local, memory.address, size);
+      const dst = base === "read" ? inv.bufByAddr(local, memory.address, size) : inv.bufByAddr(remote, remote.range.address, size);
       return { src, dst };
     });
     let ops = 0;
     const start = performance.now(), end = start + seconds * 1000;
-    await Promise.all(lanes.map(async ({ src, dst }) => {
-      while (performance.now() < end) {
-        if (op === "write") {
-          dst.resetData();
-          await connection.write(src, dst);
-        } else if (op === "read") {
-          dst.resetData();
-          await connection.read(src, dst);
-        } else {
-          await connection.send(src);
-        }
-        ops++;
-      }
-    }));
+    if (batched) {
+      const pairs = lanes.map(({ src, dst }) => [src, dst] as const), srcs = lanes.map(({ src }) => src);
+      do {
+        for (const { dst } of lanes) dst.resetData();
+        if (base === "write") await connection.writeBatch(pairs);
+        else if (base === "read") await connection.readBatch(pairs);
+        else await connection.sendBatch(srcs);
+        ops += depth;
+      } while (performance.now() < end);
+    } else {
+      await Promise.all(lanes.map(async ({ src, dst }) => {
+        do {
+          if (base === "write") {
+            dst.resetData();
+            await connection.write(src, dst);
+          } else if (base === "read") {
+            dst.resetData();
+            await connection.read(src, dst);
+          } else {
+            await connection.send(src);
+          }
+          ops++;
+        } while (performance.now() < end);
+      }));
+    }
     const took = (performance.now() - start) / 1000;
     for (const { src, dst } of lanes) (src.close(), dst.close());
     process.stdout.write(`cell ${op} ${size} ${ops} ${took.toFixed(6)}\n`);

@@ -29,6 +29,24 @@ describe("ffi: RDMA", { skip: noRdma }, () => {
     assert.deepEqual(p.memA.bytes.subarray(0, 100 * KiB), pattern(100 * KiB, 7));
   });
 
+  test("writeBatch / readBatch / sendBatch: 40 operations (more than the task slots) with one Promise each, in order; a bad pair throws naming it", { timeout: 60_000 }, async () => {
+    await using p = await rdmaPair(1 << 20, { b: { receives: 48, receiveSize: 256 } });
+    const n = 40, size = 4 * KiB;
+    p.memA.bytes.set(pattern(n * size, 3));
+    await p.ab.writeBatch(Array.from({ length: n }, (_, i) => [p.local(i * size, size), p.remote(i * size, size, true)] as const));
+    assert.deepEqual(p.memB.bytes.subarray(0, n * size), pattern(n * size, 3));
+    p.memB.bytes.set(pattern(n * size, 9), n * size);
+    await p.ab.readBatch(Array.from({ length: n }, (_, i) => [p.remote(n * size + i * size, size), p.local(n * size + i * size, size, true)] as const));
+    assert.deepEqual(p.memA.bytes.subarray(n * size, 2 * n * size), pattern(n * size, 9));
+    const texts = Array.from({ length: n }, (_, i) => `message ${i}`);
+    texts.forEach((t, i) => p.memA.bytes.set(new TextEncoder().encode(t), 2 * n * size + i * 64));
+    await p.ab.sendBatch(texts.map((t, i) => p.local(2 * n * size + i * 64, t.length)));
+    for (const t of texts) assert.equal(new TextDecoder().decode((await p.b.recv({ timeoutMs: 30_000 })).bytes), t);
+    await p.ab.writeBatch([]);
+    await assert.rejects(p.ab.writeBatch([[p.local(0, 8), {} as never]]), /writeBatch: pairs\[0\]\[1\] must be an open Buf/);
+    await assert.rejects(p.ab.sendBatch([p.local(0, 8), null as never]), /sendBatch: srcs\[1\] must be an open Buf/);
+  });
+
   test("send / receive with and without immediate data; the receive names its connection", async () => {
     await using p = await rdmaPair(1 << 20, { b: { receives: 4, receiveSize: 4096 } });
     p.memA.bytes.set(new TextEncoder().encode("hello over rdma"));
