@@ -55,8 +55,9 @@ export const LAST_WORDS_GRACE_MS = 1_000;
 export class Messenger {
   #reason: string | undefined;
   /**
-   * The peer said it failed (a FAILURE_REASON or a failure STATUS arrived), whichever waiter read it: two waiters
-   * (a chunk loop and a failed send's look at the queue) can split the reason and the disconnect between them.
+   * The peer said it failed (its failure STATUS arrived), whichever waiter read it: two waiters (a chunk loop and a
+   * failed send's look at the queue) can split the reason, the STATUS and the disconnect between them. A reason
+   * alone is not a failure (a peer may send reasons and go on; only the STATUS ends the copy).
    */
   #peerSaidFailure = false;
   /** The peer's DIRECTION said it speaks doca-ts (it then understands FAILURE_REASON). */
@@ -97,7 +98,7 @@ export class Messenger {
   lost(what: string, cause: unknown): PeerLostError | PeerFailedError {
     if (this.#peerSaidFailure) return this.peerFailure(what);
     const detail = cause instanceof Error ? cause.message : String(cause);
-    const timedOut = cause instanceof TimeoutError || (cause as Error)?.name === "TimeoutError";
+    const timedOut = cause instanceof TimeoutError;
     const text = timedOut
       ? `gave up ${what} after ${this.timeoutMs / 1000} s (--timeout): ${this.peer} did not send it in time`
       : `${this.peer} disconnected while ${what}: ${detail}`;
@@ -153,10 +154,8 @@ export class Messenger {
   #next(timeoutMs: number): Promise<Msg> {
     return this.channel.recv({ timeoutMs }).then((raw) => {
       const m = decodeMessage(raw);
-      if (m.type === MsgType.FAILURE_REASON) {
-        this.#keepReason(m.text);
-        this.#peerSaidFailure = true;
-      } else if (m.type === MsgType.STATUS && !m.isSuccess) this.#peerSaidFailure = true;
+      if (m.type === MsgType.FAILURE_REASON) this.#keepReason(m.text);
+      else if (m.type === MsgType.STATUS && !m.isSuccess) this.#peerSaidFailure = true;
       else if (m.type === MsgType.DIRECTION && m.docaTs) this.#peerDocaTs = true;
       return m;
     });
@@ -171,7 +170,7 @@ export class Messenger {
     const deadline = Date.now() + this.timeoutMs;
     for (;;) {
       const left = deadline - Date.now();
-      if (left <= 0) throw this.lost(waiting, Object.assign(new Error("deadline passed"), { name: "TimeoutError" }));
+      if (left <= 0) throw this.lost(waiting, new TimeoutError(what, this.timeoutMs));
       const m = await this.#recvOne(left, waiting);
       if (m.type === MsgType.FAILURE_REASON) continue;
       return m;
