@@ -10,7 +10,8 @@
  * hands the slot back at once, hashes its copy, pwrites it into a temporary file beside TARGET (starting writeback
  * every 64 MiB, as dma-copy's receiver does), and at the end compares digests, fsyncs and renames. Slots travel over
  * a socketpair (dma-copy's window messages go over Comch). "nosha" skips both hashes: the difference is what
- * SHA-256 costs. Prints one JSON line: bytes, seconds (fork to rename), bytesPerSecond, sha256.
+ * SHA-256 costs. Prints one JSON line: bytes, seconds (fork to rename), bytesPerSecond, sha256, and the CPU
+ * seconds (user + system) of the sender and of the receiver: on two cores, the busier one bounds the copy.
  * Exit 0 when copied, 2 for bad arguments, 1 otherwise.
  */
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -139,6 +141,14 @@ static void sender(int sock, const char *source, uint64_t chunk, uint32_t slots,
 	exit(0);
 }
 
+/* User + system CPU seconds of this process (RUSAGE_SELF) or of its reaped sender (RUSAGE_CHILDREN). */
+static double cpu_seconds(int who)
+{
+	struct rusage ru;
+	getrusage(who, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static double now(void)
 {
 	struct timespec t;
@@ -233,7 +243,9 @@ int main(int argc, char **argv)
 	char hex[65] = "";
 	for (int i = 0; i < 32 && hashing; i++)
 		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-	printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"bytesPerSecond\":%.0f,\"sha256\":\"%s\"}\n", bytes, seconds,
-	       seconds > 0 ? (double)bytes / seconds : 0.0, hex);
+	printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"bytesPerSecond\":%.0f,\"sha256\":\"%s\","
+	       "\"senderCpuSeconds\":%.3f,\"receiverCpuSeconds\":%.3f}\n",
+	       bytes, seconds, seconds > 0 ? (double)bytes / seconds : 0.0, hex, cpu_seconds(RUSAGE_CHILDREN),
+	       cpu_seconds(RUSAGE_SELF));
 	return 0;
 }

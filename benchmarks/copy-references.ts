@@ -24,11 +24,17 @@ export const REFERENCE_LABEL: Record<ReferenceName, string> = {
   tcp: "C TCP copy",
 };
 
+/** One copy's figures: bytes per second, and CPU seconds of all its processes together. */
+export interface CopyFigures {
+  rate: number;
+  cpuSeconds: number;
+}
+
 export interface References {
   /** Which references this machine can run (the floor needs libcrypto). */
   names: ReferenceName[];
-  /** Copies `source` once with each reference; bytes per second by name. */
-  measure(source: string, size: number): Promise<Partial<Record<ReferenceName, number>>>;
+  /** Copies `source` once with each reference. */
+  measure(source: string, size: number): Promise<Partial<Record<ReferenceName, CopyFigures>>>;
 }
 
 /** Builds the C references; `log` says why one is skipped. */
@@ -42,24 +48,25 @@ export function copyReferences(driver: string, work: string, log: (line: string)
   const tcp = buildCDriver("tcp-copy", []);
   const names: ReferenceName[] = floor ? ["dd", "floor", "floorNoSha", "tcp"] : ["dd", "tcp"];
 
-  const run = async (what: string, argv: string[], size: number, target: string) => {
+  const run = async (what: string, argv: string[], size: number, target: string): Promise<CopyFigures> => {
     const r = await measured(driver, argv, { BENCH_WORK: work });
     rmSync(target, { force: true });
     if (r.status !== 0) throw new Error(`${what} failed (${r.status}): ${r.stderr}`);
-    // The C copies time themselves (their own fork to rename); dd is timed by the wrapper.
+    // The C copies time themselves (their own fork to rename); dd is timed by the wrapper. The wrapper's CPU time
+    // covers a C copy's forked sender too (reaped by the receiver).
     if (r.stdout.trim()) {
       const report = JSON.parse(r.stdout.trim().split("\n").pop()!) as { bytes: number; bytesPerSecond: number };
       if (report.bytes !== size) throw new Error(`${what} copied ${report.bytes} of ${size} bytes`);
-      return report.bytesPerSecond;
+      return { rate: report.bytesPerSecond, cpuSeconds: r.cpuSeconds };
     }
-    return size / r.seconds;
+    return { rate: size / r.seconds, cpuSeconds: r.cpuSeconds };
   };
 
   return {
     names,
     async measure(source, size) {
       const target = join(work, "reference.out");
-      const rates: Partial<Record<ReferenceName, number>> = {};
+      const rates: Partial<Record<ReferenceName, CopyFigures>> = {};
       rates.dd = await run("dd", ["dd", `if=${source}`, `of=${target}`, "bs=4M", "conv=fsync", "status=none"], size, target);
       if (floor) {
         for (const [name, mode] of [["floor", "sha"], ["floorNoSha", "nosha"]] as const) {

@@ -107,7 +107,7 @@ async function copyPair(plan: EndToEndPlan, runner: Runner, work: string, hostFi
     throw new Error(`dma-copy on ${rt} failed (host ${host.status}, DPU ${dpu.status}):\n${host.stderr}\n${dpu.stderr}`);
   }
   const summary = JSON.parse(dpu.stdout.trim().split("\n").pop()!) as { bytesPerSecond: number; bytes: number };
-  return { host, dpu, wall, rate: summary.bytesPerSecond, rssKiB: { host: host.maxrssKiB, DPU: dpu.maxrssKiB } };
+  return { host, dpu, wall, rate: summary.bytesPerSecond, cpuSeconds: host.cpuSeconds + dpu.cpuSeconds, rssKiB: { host: host.maxrssKiB, DPU: dpu.maxrssKiB } };
 }
 
 /** A port for rdma-copy's listener: random below the kernel's ephemeral range, where only another listener collides. */
@@ -141,7 +141,11 @@ async function rdmaPair(plan: EndToEndPlan, runner: Runner, work: string, source
     throw new Error(`${what} failed (sender ${sender.status}, receiver ${receiver.status}):\n${sender.stderr}\n${receiver.stderr}`);
   }
   const summary = JSON.parse(receiver.stdout.trim().split("\n").pop()!) as { bytes: number; seconds: number };
-  return { rate: summary.bytes / summary.seconds, rssKiB: { sender: sender.maxrssKiB, receiver: receiver.maxrssKiB } };
+  return {
+    rate: summary.bytes / summary.seconds,
+    cpuSeconds: sender.cpuSeconds + receiver.cpuSeconds,
+    rssKiB: { sender: sender.maxrssKiB, receiver: receiver.maxrssKiB },
+  };
 }
 
 function writeRandomFile(path: string, size: number): void {
@@ -164,7 +168,9 @@ interface CopyKind {
   name: string;
   /** References with a ratio row, and whether the issue sets the 0.8× target against it. */
   against: [ReferenceName, boolean][];
-  run(runner: Runner, source: string, target: string): Promise<{ rate: number; rssKiB: Record<string, number> }>;
+  /** The reference whose CPU per GiB this copy's is compared with. */
+  cpuAgainst?: ReferenceName;
+  run(runner: Runner, source: string, target: string): Promise<{ rate: number; cpuSeconds: number; rssKiB: Record<string, number> }>;
 }
 
 export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
@@ -176,16 +182,19 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
     const runners = plan.runtimes.map((rt) => (rt === "node" ? packageRunner(work) : sourceRunner(rt)));
     const refs = copyReferences(plan.driver, work, plan.log);
     const source = join(work, "source.bin");
+    const gib = plan.fileSize / 2 ** 30;
     writeRandomFile(source, plan.fileSize);
 
     const dma = (direction: string, toDpu: boolean): CopyKind => ({
       name: `dma-copy ${direction}`,
       against: [["dd", true], ["floor", false]],
+      cpuAgainst: "floor",
       run: (runner, src, target) => toDpu ? copyPair(plan, runner, work, src, target) : copyPair(plan, runner, work, target, src),
     });
     const rdma = (mode: "write" | "read"): CopyKind => ({
       name: `rdma-copy ${mode} mode`,
       against: [["dd", true], ["tcp", true]],
+      cpuAgainst: "floor",
       run: (runner, src, target) => rdmaPair(plan, runner, work, src, target, mode),
     });
     const kinds = [dma("host → DPU", true), dma("DPU → host", false)];
@@ -193,38 +202,46 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
     else plan.log("end to end: rdma-copy rows skipped (the software device was built without libdoca_rdma)");
 
     // References right before and after each runtime's copies; a copy's ratio is against their mean.
+    const push = <K>(map: Map<K, number[]>, key: K, value: number) => map.set(key, [...(map.get(key) ?? []), value]);
     const refRates = new Map<ReferenceName, number[]>();
     const refRatios = new Map<ReferenceName, number[]>();
+    const refCpu = new Map<ReferenceName, number[]>();
     const measureRefs = async () => {
       const r = await refs.measure(source, plan.fileSize);
-      for (const name of refs.names) refRates.set(name, [...(refRates.get(name) ?? []), r[name]!]);
-      if (r.dd) for (const name of refs.names.filter((n) => n !== "dd")) refRatios.set(name, [...(refRatios.get(name) ?? []), r[name]! / r.dd]);
-      return r;
+      const rates: Partial<Record<ReferenceName, number>> = {};
+      for (const name of refs.names) {
+        rates[name] = r[name]!.rate;
+        push(refRates, name, r[name]!.rate);
+        push(refCpu, name, r[name]!.cpuSeconds / gib);
+        if (name !== "dd") push(refRatios, name, r[name]!.rate / r.dd!.rate);
+      }
+      return rates;
     };
-    type Cell = { rates: number[]; ratios: Map<ReferenceName, number[]>; rssKiB: Record<string, number> };
+    type Cell = { rates: number[]; ratios: Map<ReferenceName, number[]>; cpuPerGiB: number[]; rssKiB: Record<string, number> };
     const cells = new Map<string, Cell>();
     for (let round = 0; round < plan.rounds; round++) {
       plan.log(`end to end: references (${refs.names.map((n) => REFERENCE_LABEL[n]).join(", ")}), ${plan.fileSize / MiB} MiB, round ${round + 1}/${plan.rounds}`);
       let before = await measureRefs();
       for (const runner of runners) {
-        const measuredHere: [CopyKind, number, Record<string, number>][] = [];
+        const measuredHere: [CopyKind, Awaited<ReturnType<CopyKind["run"]>>][] = [];
         for (const kind of kinds) {
           plan.log(`end to end: ${runner.label} ${kind.name}, ${plan.fileSize / MiB} MiB, round ${round + 1}/${plan.rounds}`);
           const target = join(work, "copy-target.bin");
           const r = await kind.run(runner, source, target);
           if (!sameFile(source, target)) throw new Error(`${kind.name} on ${runner.label} produced a different file`);
           rmSync(target);
-          measuredHere.push([kind, r.rate, r.rssKiB]);
+          measuredHere.push([kind, r]);
         }
         const after = await measureRefs();
-        for (const [kind, rate, rssKiB] of measuredHere) {
+        for (const [kind, { rate, cpuSeconds, rssKiB }] of measuredHere) {
           const key = `${runner.label}\0${kind.name}`;
-          const cell: Cell = cells.get(key) ?? { rates: [], ratios: new Map(), rssKiB: {} };
+          const cell: Cell = cells.get(key) ?? { rates: [], ratios: new Map(), cpuPerGiB: [], rssKiB: {} };
           cells.set(key, cell);
           cell.rates.push(rate);
+          cell.cpuPerGiB.push(cpuSeconds / gib);
           for (const [ref] of kind.against) {
             if (before[ref] === undefined || after[ref] === undefined) continue;
-            cell.ratios.set(ref, [...(cell.ratios.get(ref) ?? []), rate / ((before[ref]! + after[ref]!) / 2)]);
+            push(cell.ratios, ref, rate / ((before[ref]! + after[ref]!) / 2));
           }
           for (const [side, kib] of Object.entries(rssKiB)) cell.rssKiB[side] = Math.max(cell.rssKiB[side] ?? 0, kib);
         }
@@ -239,6 +256,10 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
         ratio: ratios ? round3(median(ratios)) : null, against: ratios ? REFERENCE_LABEL.dd : null,
       });
     }
+    // CPU per GiB (user + system, every process of the copy): on 2 cores, 2 s per GiB bounds a copy at 1 GiB/s.
+    for (const name of refs.names) {
+      rows.push({ section, name: `${REFERENCE_LABEL[name]}, CPU per GiB (all its processes)`, runtime: name === "dd" ? "" : "C", size: plan.fileSize, value: round3(median(refCpu.get(name)!)), unit: "s", ratio: null, against: null });
+    }
     for (const runner of runners) {
       for (const kind of kinds) {
         const cell = cells.get(`${runner.label}\0${kind.name}`)!;
@@ -252,6 +273,11 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
             ...(targeted ? { target: `≥ ${TARGET}×`, met: ratio >= TARGET } : {}),
           });
         }
+        const cpu = median(cell.cpuPerGiB), reference = kind.cpuAgainst && refCpu.get(kind.cpuAgainst);
+        rows.push({
+          section, name: `${kind.name}, CPU per GiB (both sides, start-up included)`, runtime: runner.label, size: plan.fileSize, value: round3(cpu), unit: "s",
+          ratio: reference ? round3(cpu / median(reference)) : null, against: reference ? `${REFERENCE_LABEL[kind.cpuAgainst!]} CPU` : null,
+        });
         for (const [side, kib] of Object.entries(cell.rssKiB)) {
           const mib = kib / 1024;
           rows.push({ section, name: `${kind.name}, ${side} peak RSS`, runtime: runner.label, size: plan.fileSize, value: round3(mib), unit: "MiB", ratio: null, against: null, target: "≤ 128 MiB", met: mib <= 128 });
@@ -263,13 +289,14 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
     const wallRunners = plan.runtimes.includes("node") ? [...runners, sourceRunner("node", "Node (tsx)")] : runners;
     for (const runner of wallRunners) {
       plan.log(`end to end: ${runner.label} 1 MiB wall time ×${plan.wallRuns}`);
-      const walls: number[] = [];
+      const walls: number[] = [], cpus: number[] = [];
       for (let i = 0; i < plan.wallRuns; i++) {
         const target = join(work, "small-target.bin");
         const r = await copyPair(plan, runner, work, small, target);
         if (!sameFile(small, target)) throw new Error(`1 MiB dma-copy on ${runner.label} produced a different file`);
         rmSync(target);
         walls.push(r.wall);
+        cpus.push(r.cpuSeconds);
       }
       const wall = median(walls);
       const targeted = runner.label !== "Node (tsx)";
@@ -277,6 +304,8 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
         section, name: "dma-copy 1 MiB host → DPU, wall time (2 cold processes)", runtime: runner.label, size: MiB, value: round3(wall), unit: "s", ratio: null, against: null,
         ...(targeted ? { target: "< 0.5 s", met: wall < 0.5 } : {}),
       });
+      // Mostly start-up: what the CPU per GiB rows above include once per copy.
+      rows.push({ section, name: "dma-copy 1 MiB host → DPU, CPU (both sides)", runtime: runner.label, size: MiB, value: round3(median(cpus)), unit: "s", ratio: null, against: null });
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

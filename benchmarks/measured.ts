@@ -1,4 +1,7 @@
-/** One process of the end-to-end rows, run under the C driver's wait4() wrapper: its exit, wall time and peak RSS. */
+/**
+ * One process of the end-to-end rows, run under the C driver's wait4() wrapper: its exit, wall time, peak RSS and
+ * CPU time.
+ */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +12,8 @@ export interface Measured {
   status: number;
   seconds: number;
   maxrssKiB: number;
+  /** User + system CPU seconds of the process and of the children it reaped. */
+  cpuSeconds: number;
   stdout: string;
   stderr: string;
 }

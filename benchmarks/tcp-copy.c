@@ -8,7 +8,8 @@
  * sendfile()s SOURCE whole. The receiver read()s BUFFER bytes at a time (default 1 MiB, rdma-copy's chunk) and
  * write()s them into a temporary file beside TARGET, starts writeback every 64 MiB (as rdma-copy's receiver does),
  * fsyncs at the end and renames. No checksum: this is the transport and the disk alone. Prints one JSON line:
- * bytes, seconds (fork to rename), bytesPerSecond. Exit 0 when copied, 2 for bad arguments, 1 otherwise.
+ * bytes, seconds (fork to rename), bytesPerSecond, and the CPU seconds (user + system) of the sender and of the
+ * receiver. Exit 0 when copied, 2 for bad arguments, 1 otherwise.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +38,14 @@ static void die(const char *what)
 	if (temp[0])
 		unlink(temp);
 	exit(1);
+}
+
+/* User + system CPU seconds of this process (RUSAGE_SELF) or of its reaped sender (RUSAGE_CHILDREN). */
+static double cpu_seconds(int who)
+{
+	struct rusage ru;
+	getrusage(who, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static double now(void)
@@ -148,7 +158,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tcp-copy: the sender process failed\n");
 		return 1;
 	}
-	printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"bytesPerSecond\":%.0f}\n", bytes, seconds,
-	       seconds > 0 ? (double)bytes / seconds : 0.0);
+	printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"bytesPerSecond\":%.0f,\"senderCpuSeconds\":%.3f,"
+	       "\"receiverCpuSeconds\":%.3f}\n",
+	       bytes, seconds, seconds > 0 ? (double)bytes / seconds : 0.0, cpu_seconds(RUSAGE_CHILDREN),
+	       cpu_seconds(RUSAGE_SELF));
 	return 0;
 }
