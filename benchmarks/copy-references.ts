@@ -24,10 +24,13 @@ export const REFERENCE_LABEL: Record<ReferenceName, string> = {
   tcp: "C TCP copy",
 };
 
-/** One copy's figures: bytes per second, and CPU seconds of all its processes together. */
+/** A side of a two-process copy: the one reading the source, or the one writing the target. */
+export type Role = "sender" | "receiver";
+
+/** One copy's figures: bytes per second, and CPU seconds (user + system) by role; dd, one process, is both. */
 export interface CopyFigures {
   rate: number;
-  cpuSeconds: number;
+  cpu: Partial<Record<Role | "dd", number>>;
 }
 
 export interface References {
@@ -52,14 +55,14 @@ export function copyReferences(driver: string, work: string, log: (line: string)
     const r = await measured(driver, argv, { BENCH_WORK: work });
     rmSync(target, { force: true });
     if (r.status !== 0) throw new Error(`${what} failed (${r.status}): ${r.stderr}`);
-    // The C copies time themselves (their own fork to rename); dd is timed by the wrapper. The wrapper's CPU time
-    // covers a C copy's forked sender too (reaped by the receiver).
+    // The C copies time themselves (their own fork to rename) and report each process's CPU; dd is timed and
+    // its CPU counted by the wrapper.
     if (r.stdout.trim()) {
-      const report = JSON.parse(r.stdout.trim().split("\n").pop()!) as { bytes: number; bytesPerSecond: number };
+      const report = JSON.parse(r.stdout.trim().split("\n").pop()!) as { bytes: number; bytesPerSecond: number; senderCpuSeconds: number; receiverCpuSeconds: number };
       if (report.bytes !== size) throw new Error(`${what} copied ${report.bytes} of ${size} bytes`);
-      return { rate: report.bytesPerSecond, cpuSeconds: r.cpuSeconds };
+      return { rate: report.bytesPerSecond, cpu: { sender: report.senderCpuSeconds, receiver: report.receiverCpuSeconds } };
     }
-    return { rate: size / r.seconds, cpuSeconds: r.cpuSeconds };
+    return { rate: size / r.seconds, cpu: { dd: r.cpuSeconds } };
   };
 
   return {

@@ -20,7 +20,7 @@ import { npmPackInto } from "../scripts/npm-pack.ts";
 import { median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 import { measured } from "./measured.ts";
-import { copyReferences, REFERENCE_LABEL, type ReferenceName } from "./copy-references.ts";
+import { copyReferences, REFERENCE_LABEL, type ReferenceName, type Role } from "./copy-references.ts";
 
 export interface EndToEndPlan {
   fileSize: number;
@@ -107,7 +107,7 @@ async function copyPair(plan: EndToEndPlan, runner: Runner, work: string, hostFi
     throw new Error(`dma-copy on ${rt} failed (host ${host.status}, DPU ${dpu.status}):\n${host.stderr}\n${dpu.stderr}`);
   }
   const summary = JSON.parse(dpu.stdout.trim().split("\n").pop()!) as { bytesPerSecond: number; bytes: number };
-  return { host, dpu, wall, rate: summary.bytesPerSecond, cpuSeconds: host.cpuSeconds + dpu.cpuSeconds, rssKiB: { host: host.maxrssKiB, DPU: dpu.maxrssKiB } };
+  return { host, dpu, wall, rate: summary.bytesPerSecond, cpu: { host: host.cpuSeconds, DPU: dpu.cpuSeconds }, rssKiB: { host: host.maxrssKiB, DPU: dpu.maxrssKiB } };
 }
 
 /** A port for rdma-copy's listener: random below the kernel's ephemeral range, where only another listener collides. */
@@ -143,7 +143,7 @@ async function rdmaPair(plan: EndToEndPlan, runner: Runner, work: string, source
   const summary = JSON.parse(receiver.stdout.trim().split("\n").pop()!) as { bytes: number; seconds: number };
   return {
     rate: summary.bytes / summary.seconds,
-    cpuSeconds: sender.cpuSeconds + receiver.cpuSeconds,
+    cpu: { sender: sender.cpuSeconds, receiver: receiver.cpuSeconds },
     rssKiB: { sender: sender.maxrssKiB, receiver: receiver.maxrssKiB },
   };
 }
@@ -168,9 +168,10 @@ interface CopyKind {
   name: string;
   /** References with a ratio row, and whether the issue sets the 0.8× target against it. */
   against: [ReferenceName, boolean][];
-  /** The reference whose CPU per GiB this copy's is compared with. */
-  cpuAgainst?: ReferenceName;
-  run(runner: Runner, source: string, target: string): Promise<{ rate: number; cpuSeconds: number; rssKiB: Record<string, number> }>;
+  /** Each side's role: its CPU per GiB is compared with the C copy floor's process of the same role. */
+  roles: Record<string, Role>;
+  /** Rate, CPU seconds and peak RSS by side. */
+  run(runner: Runner, source: string, target: string): Promise<{ rate: number; cpu: Record<string, number>; rssKiB: Record<string, number> }>;
 }
 
 export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
@@ -188,13 +189,13 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
     const dma = (direction: string, toDpu: boolean): CopyKind => ({
       name: `dma-copy ${direction}`,
       against: [["dd", true], ["floor", false]],
-      cpuAgainst: "floor",
+      roles: toDpu ? { host: "sender", DPU: "receiver" } : { DPU: "sender", host: "receiver" },
       run: (runner, src, target) => toDpu ? copyPair(plan, runner, work, src, target) : copyPair(plan, runner, work, target, src),
     });
     const rdma = (mode: "write" | "read"): CopyKind => ({
       name: `rdma-copy ${mode} mode`,
       against: [["dd", true], ["tcp", true]],
-      cpuAgainst: "floor",
+      roles: { sender: "sender", receiver: "receiver" },
       run: (runner, src, target) => rdmaPair(plan, runner, work, src, target, mode),
     });
     const kinds = [dma("host → DPU", true), dma("DPU → host", false)];
@@ -205,19 +206,20 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
     const push = <K>(map: Map<K, number[]>, key: K, value: number) => map.set(key, [...(map.get(key) ?? []), value]);
     const refRates = new Map<ReferenceName, number[]>();
     const refRatios = new Map<ReferenceName, number[]>();
-    const refCpu = new Map<ReferenceName, number[]>();
+    /** CPU seconds per GiB by reference and role ("floor\0receiver"). */
+    const refCpu = new Map<string, number[]>();
     const measureRefs = async () => {
       const r = await refs.measure(source, plan.fileSize);
       const rates: Partial<Record<ReferenceName, number>> = {};
       for (const name of refs.names) {
         rates[name] = r[name]!.rate;
         push(refRates, name, r[name]!.rate);
-        push(refCpu, name, r[name]!.cpuSeconds / gib);
+        for (const [role, seconds] of Object.entries(r[name]!.cpu)) push(refCpu, `${name}\0${role}`, seconds / gib);
         if (name !== "dd") push(refRatios, name, r[name]!.rate / r.dd!.rate);
       }
       return rates;
     };
-    type Cell = { rates: number[]; ratios: Map<ReferenceName, number[]>; cpuPerGiB: number[]; rssKiB: Record<string, number> };
+    type Cell = { rates: number[]; ratios: Map<ReferenceName, number[]>; cpuPerGiB: Map<string, number[]>; rssKiB: Record<string, number> };
     const cells = new Map<string, Cell>();
     for (let round = 0; round < plan.rounds; round++) {
       plan.log(`end to end: references (${refs.names.map((n) => REFERENCE_LABEL[n]).join(", ")}), ${plan.fileSize / MiB} MiB, round ${round + 1}/${plan.rounds}`);
@@ -233,12 +235,12 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
           measuredHere.push([kind, r]);
         }
         const after = await measureRefs();
-        for (const [kind, { rate, cpuSeconds, rssKiB }] of measuredHere) {
+        for (const [kind, { rate, cpu, rssKiB }] of measuredHere) {
           const key = `${runner.label}\0${kind.name}`;
-          const cell: Cell = cells.get(key) ?? { rates: [], ratios: new Map(), cpuPerGiB: [], rssKiB: {} };
+          const cell: Cell = cells.get(key) ?? { rates: [], ratios: new Map(), cpuPerGiB: new Map(), rssKiB: {} };
           cells.set(key, cell);
           cell.rates.push(rate);
-          cell.cpuPerGiB.push(cpuSeconds / gib);
+          for (const [side, seconds] of Object.entries(cpu)) push(cell.cpuPerGiB, side, seconds / gib);
           for (const [ref] of kind.against) {
             if (before[ref] === undefined || after[ref] === undefined) continue;
             push(cell.ratios, ref, rate / ((before[ref]! + after[ref]!) / 2));
@@ -256,9 +258,14 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
         ratio: ratios ? round3(median(ratios)) : null, against: ratios ? REFERENCE_LABEL.dd : null,
       });
     }
-    // CPU per GiB (user + system, every process of the copy): on 2 cores, 2 s per GiB bounds a copy at 1 GiB/s.
-    for (const name of refs.names) {
-      rows.push({ section, name: `${REFERENCE_LABEL[name]}, CPU per GiB (all its processes)`, runtime: name === "dd" ? "" : "C", size: plan.fileSize, value: round3(median(refCpu.get(name)!)), unit: "s", ratio: null, against: null });
+    // CPU per GiB (user + system) of each process: one process busy 1 s per GiB bounds its copy at 1 GiB/s, and
+    // two processes on 2 shared cores together at 2 s per GiB do too.
+    for (const [key, seconds] of refCpu) {
+      const [name, role] = key.split("\0") as [ReferenceName, Role | "dd"];
+      rows.push({
+        section, name: `${REFERENCE_LABEL[name]}, CPU per GiB${role === "dd" ? "" : `, ${role}`}`, runtime: name === "dd" ? "" : "C", size: plan.fileSize,
+        value: round3(median(seconds)), unit: "s", ratio: null, against: null,
+      });
     }
     for (const runner of runners) {
       for (const kind of kinds) {
@@ -273,11 +280,13 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
             ...(targeted ? { target: `≥ ${TARGET}×`, met: ratio >= TARGET } : {}),
           });
         }
-        const cpu = median(cell.cpuPerGiB), reference = kind.cpuAgainst && refCpu.get(kind.cpuAgainst);
-        rows.push({
-          section, name: `${kind.name}, CPU per GiB (both sides, start-up included)`, runtime: runner.label, size: plan.fileSize, value: round3(cpu), unit: "s",
-          ratio: reference ? round3(cpu / median(reference)) : null, against: reference ? `${REFERENCE_LABEL[kind.cpuAgainst!]} CPU` : null,
-        });
+        for (const [side, seconds] of cell.cpuPerGiB) {
+          const role = kind.roles[side], cpu = median(seconds), reference = refCpu.get(`floor\0${role}`);
+          rows.push({
+            section, name: `${kind.name}, CPU per GiB, ${side}${side === role ? "" : ` (${role})`}, start-up included`, runtime: runner.label, size: plan.fileSize, value: round3(cpu), unit: "s",
+            ratio: reference ? round3(cpu / median(reference)) : null, against: reference ? `C copy floor's ${role}` : null,
+          });
+        }
         for (const [side, kib] of Object.entries(cell.rssKiB)) {
           const mib = kib / 1024;
           rows.push({ section, name: `${kind.name}, ${side} peak RSS`, runtime: runner.label, size: plan.fileSize, value: round3(mib), unit: "MiB", ratio: null, against: null, target: "≤ 128 MiB", met: mib <= 128 });
@@ -296,7 +305,7 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
         if (!sameFile(small, target)) throw new Error(`1 MiB dma-copy on ${runner.label} produced a different file`);
         rmSync(target);
         walls.push(r.wall);
-        cpus.push(r.cpuSeconds);
+        cpus.push(r.cpu.host + r.cpu.DPU);
       }
       const wall = median(walls);
       const targeted = runner.label !== "Node (tsx)";
