@@ -10,8 +10,8 @@
  * hands the slot back at once, hashes its copy, pwrites it into a temporary file beside TARGET (starting writeback
  * every 64 MiB, as dma-copy's receiver does), and at the end compares digests, fsyncs and renames. Slots travel over
  * a socketpair (dma-copy's window messages go over Comch). "nosha" skips both hashes: the difference is what
- * SHA-256 costs. Prints one JSON line: bytes, seconds (fork to rename), bytesPerSecond, sha256, and the CPU
- * seconds (user + system) of the sender and of the receiver: on two cores, the busier one bounds the copy.
+ * SHA-256 costs. Prints one JSON line: bytes, seconds (fork to rename), bytesPerSecond, sha256, and the user and
+ * system CPU seconds of the sender and of the receiver: on two cores, the busier one bounds the copy.
  * Exit 0 when copied, 2 for bad arguments, 1 otherwise.
  */
 #include <errno.h>
@@ -141,12 +141,14 @@ static void sender(int sock, const char *source, uint64_t chunk, uint32_t slots,
 	exit(0);
 }
 
-/* User + system CPU seconds of this process (RUSAGE_SELF) or of its reaped sender (RUSAGE_CHILDREN). */
-static double cpu_seconds(int who)
+/* CPU seconds of this process (RUSAGE_SELF) or of its reaped sender (RUSAGE_CHILDREN): user (user = 1) or
+ * system time. User time is the hashing and copying in the program, system time the kernel's file and socket work. */
+static double cpu_seconds(int who, int user)
 {
 	struct rusage ru;
 	getrusage(who, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	struct timeval t = user ? ru.ru_utime : ru.ru_stime;
+	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
 }
 
 static double now(void)
@@ -244,8 +246,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 32 && hashing; i++)
 		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 	printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"bytesPerSecond\":%.0f,\"sha256\":\"%s\","
-	       "\"senderCpuSeconds\":%.3f,\"receiverCpuSeconds\":%.3f}\n",
-	       bytes, seconds, seconds > 0 ? (double)bytes / seconds : 0.0, hex, cpu_seconds(RUSAGE_CHILDREN),
-	       cpu_seconds(RUSAGE_SELF));
+	       "\"senderUserSeconds\":%.3f,\"senderSystemSeconds\":%.3f,"
+	       "\"receiverUserSeconds\":%.3f,\"receiverSystemSeconds\":%.3f}\n",
+	       bytes, seconds, seconds > 0 ? (double)bytes / seconds : 0.0, hex, cpu_seconds(RUSAGE_CHILDREN, 1),
+	       cpu_seconds(RUSAGE_CHILDREN, 0), cpu_seconds(RUSAGE_SELF, 1), cpu_seconds(RUSAGE_SELF, 0));
 	return 0;
 }

@@ -58,9 +58,10 @@ export function copyReferences(driver: string, work: string, log: (line: string)
     // The C copies time themselves (their own fork to rename) and report each process's CPU; dd is timed and
     // its CPU counted by the wrapper.
     if (r.stdout.trim()) {
-      const report = JSON.parse(r.stdout.trim().split("\n").pop()!) as { bytes: number; bytesPerSecond: number; senderCpuSeconds: number; receiverCpuSeconds: number };
+      const report = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, number>;
       if (report.bytes !== size) throw new Error(`${what} copied ${report.bytes} of ${size} bytes`);
-      return { rate: report.bytesPerSecond, cpu: { sender: report.senderCpuSeconds, receiver: report.receiverCpuSeconds } };
+      const cpu = (role: Role) => report[`${role}UserSeconds`] + report[`${role}SystemSeconds`];
+      return { rate: report.bytesPerSecond, cpu: { sender: cpu("sender"), receiver: cpu("receiver") } };
     }
     return { rate: size / r.seconds, cpu: { dd: r.cpuSeconds } };
   };
