@@ -2,7 +2,7 @@
  * copy-floor: the least work a verified two-process file copy must do on this machine, in C, without DOCA.
  * It is the floor for dma-copy (issue 29): what dma-copy can at best reach on these cores with its check on.
  *
- *   copy-floor SOURCE TARGET CHUNK SLOTS sha|nosha
+ *   copy-floor SOURCE TARGET CHUNK SLOTS sha|nosha [direct]
  *
  * The sender (a child process) reads SOURCE in CHUNK-byte pieces into a window of SLOTS slots in its own memory and
  * feeds each piece to one running SHA-256 (dma-copy's end-to-end digest). The receiver (this process) copies each
@@ -10,8 +10,9 @@
  * hands the slot back at once, hashes its copy, pwrites it into a temporary file beside TARGET (starting writeback
  * every 64 MiB, as dma-copy's receiver does), and at the end compares digests, fsyncs and renames. Slots travel over
  * a socketpair (dma-copy's window messages go over Comch). "nosha" skips both hashes: the difference is what
- * SHA-256 costs. Prints one JSON line: bytes, seconds (fork to rename), bytesPerSecond, sha256, and the user and
- * system CPU seconds of the sender and of the receiver: on two cores, the busier one bounds the copy.
+ * SHA-256 costs; "direct" makes the receiver write with O_DIRECT, around the page cache (an experiment: the tasks
+ * write through the page cache). Prints one JSON line: bytes, seconds (fork to rename), bytesPerSecond, sha256, and
+ * the user and system CPU seconds of the sender and of the receiver: on two cores, the busier one bounds the copy.
  * Exit 0 when copied, 2 for bad arguments, 1 otherwise.
  */
 #include <errno.h>
@@ -31,6 +32,8 @@
 #include <unistd.h>
 
 #define FLUSH_EVERY (64ULL << 20)
+/* "direct": the receiver writes with O_DIRECT (no page cache), in pieces aligned to this */
+#define DIRECT_ALIGN 4096
 /* The receiver's last message: the file is committed (the sender may exit). */
 #define COMMITTED UINT32_MAX
 
@@ -160,16 +163,18 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 6 || (strcmp(argv[5], "sha") != 0 && strcmp(argv[5], "nosha") != 0)) {
-		fprintf(stderr, "usage: copy-floor SOURCE TARGET CHUNK SLOTS sha|nosha\n");
+	if (argc < 6 || argc > 7 || (strcmp(argv[5], "sha") != 0 && strcmp(argv[5], "nosha") != 0) ||
+	    (argc == 7 && strcmp(argv[6], "direct") != 0)) {
+		fprintf(stderr, "usage: copy-floor SOURCE TARGET CHUNK SLOTS sha|nosha [direct]\n");
 		return 2;
 	}
+	int direct = argc == 7;
 	const char *source = argv[1], *target = argv[2];
 	uint64_t chunk = strtoull(argv[3], NULL, 10);
 	uint32_t slots = (uint32_t)strtoul(argv[4], NULL, 10);
 	int hashing = strcmp(argv[5], "sha") == 0;
-	if (chunk == 0 || chunk > (1ULL << 30) || slots == 0 || slots > 1024) {
-		fprintf(stderr, "copy-floor: CHUNK must be 1..2^30 and SLOTS 1..1024\n");
+	if (chunk == 0 || chunk > (1ULL << 30) || slots == 0 || slots > 1024 || (direct && chunk % DIRECT_ALIGN)) {
+		fprintf(stderr, "copy-floor: CHUNK must be 1..2^30 (with direct: a multiple of %d) and SLOTS 1..1024\n", DIRECT_ALIGN);
 		return 2;
 	}
 	int socks[2];
@@ -187,12 +192,12 @@ int main(int argc, char **argv)
 	int sock = socks[0];
 
 	snprintf(temp, sizeof(temp), "%s.copy-floor-%d", target, (int)getpid());
-	int out = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	int out = open(temp, O_WRONLY | O_CREAT | O_EXCL | (direct ? O_DIRECT : 0), 0644);
 	if (out < 0)
 		die(temp);
-	unsigned char *mine = malloc(chunk);
-	if (!mine)
-		die("malloc");
+	unsigned char *mine = NULL;
+	if (posix_memalign((void **)&mine, DIRECT_ALIGN, chunk) != 0)
+		die("posix_memalign");
 	EVP_MD_CTX *sha = sha_start(hashing);
 	uint64_t bytes = 0, unflushed = 0, flushed_to = 0;
 	struct slot_msg m;
@@ -207,6 +212,8 @@ int main(int argc, char **argv)
 		send_msg(sock, &back); /* the slot is the sender's again before we hash and write */
 		if (sha)
 			EVP_DigestUpdate(sha, mine, m.len);
+		if (direct && m.len % DIRECT_ALIGN && fcntl(out, F_SETFL, 0) != 0) /* the file's unaligned tail */
+			die("fcntl");
 		for (uint32_t put = 0; put < m.len;) {
 			ssize_t n = pwrite(out, mine + put, m.len - put, (off_t)(m.offset + put));
 			if (n <= 0)

@@ -31,8 +31,9 @@ medians of per-round ratios):
      copy floor (benchmarks/copy-floor.c, with and without SHA-256; needs libcrypto) and the C TCP copy
      (benchmarks/tcp-copy.c); peak RSS of each side; a 1 MiB dma-copy's wall time
 
-  --full       sizes 4 KiB … 64 MiB, 5 rounds, 1 GiB end-to-end file (several minutes)
-               (default: 4 KiB, 1 MiB, 64 MiB, 3 rounds, 256 MiB file; under 2 minutes on 2 cores)
+  --full       sizes 4 KiB … 64 MiB, 5 rounds, 1 GiB end-to-end file (tens of minutes: per round, row 5 copies
+               the file 4 times per runtime and 4 times more before each runtime's copies and after the last)
+               (default: 4 KiB, 1 MiB, 64 MiB, 3 rounds, 256 MiB file; about 4-5 minutes on 2 cores)
   --smoke      tiny sizes and times: checks that every row can be produced (the test suite runs this)
   --runtimes   subset of deno,bun,node (default: all three)
   --json FILE  write the rows as JSON (name, runtime, size, value, unit, ratio, against, target, met)
