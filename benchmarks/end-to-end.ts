@@ -125,6 +125,18 @@ function listenPort(): number {
  * `mode`. The rate is the receiver's (offer received to file committed).
  */
 async function rdmaPair(plan: EndToEndPlan, runner: Runner, work: string, source: string, target: string, mode: "write" | "read") {
+  // A port another program took makes the receiver fail with DOCA_ERROR_IN_USE: another random port, twice more.
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await rdmaPairOnce(plan, runner, work, source, target, mode);
+    } catch (e) {
+      if (attempt === 3 || !String((e as Error).message).includes("DOCA_ERROR_IN_USE")) throw e;
+      plan.log(`end to end: rdma-copy's port was taken; again on another port`);
+    }
+  }
+}
+
+async function rdmaPairOnce(plan: EndToEndPlan, runner: Runner, work: string, source: string, target: string, mode: "write" | "read") {
   const simDir = mkdtempSync(join(work, "sim-"));
   const env = { ...runner.env, DOCA_SIM_DIR: simDir, BENCH_WORK: work };
   const at = `127.0.0.1:${listenPort()}`;
