@@ -253,8 +253,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 32 && hashing; i++)
 		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 	printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"bytesPerSecond\":%.0f,\"sha256\":\"%s\","
-	       "\"senderUserSeconds\":%.3f,\"senderSystemSeconds\":%.3f,"
-	       "\"receiverUserSeconds\":%.3f,\"receiverSystemSeconds\":%.3f}\n",
+	       "\"senderUserSeconds\":%.6f,\"senderSystemSeconds\":%.6f,"
+	       "\"receiverUserSeconds\":%.6f,\"receiverSystemSeconds\":%.6f}\n",
 	       bytes, seconds, seconds > 0 ? (double)bytes / seconds : 0.0, hex, cpu_seconds(RUSAGE_CHILDREN, 1),
 	       cpu_seconds(RUSAGE_CHILDREN, 0), cpu_seconds(RUSAGE_SELF, 1), cpu_seconds(RUSAGE_SELF, 0));
 	return 0;

@@ -430,7 +430,7 @@ static int rusage_main(const char *out, char **argv)
 	if (!(f = fopen(out, "w")))
 		die("cannot write", out);
 	/* cpuSeconds: user + system time of CMD and of the children it reaped (a C copy's forked sender) */
-	fprintf(f, "{\"status\":%d,\"seconds\":%.6f,\"maxrssKiB\":%ld,\"cpuSeconds\":%.3f}\n",
+	fprintf(f, "{\"status\":%d,\"seconds\":%.6f,\"maxrssKiB\":%ld,\"cpuSeconds\":%.6f}\n",
 		WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), now() - start, ru.ru_maxrss,
 		(double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	fclose(f);

@@ -161,8 +161,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"bytesPerSecond\":%.0f,"
-	       "\"senderUserSeconds\":%.3f,\"senderSystemSeconds\":%.3f,"
-	       "\"receiverUserSeconds\":%.3f,\"receiverSystemSeconds\":%.3f}\n",
+	       "\"senderUserSeconds\":%.6f,\"senderSystemSeconds\":%.6f,"
+	       "\"receiverUserSeconds\":%.6f,\"receiverSystemSeconds\":%.6f}\n",
 	       bytes, seconds, seconds > 0 ? (double)bytes / seconds : 0.0, cpu_seconds(RUSAGE_CHILDREN, 1),
 	       cpu_seconds(RUSAGE_CHILDREN, 0), cpu_seconds(RUSAGE_SELF, 1), cpu_seconds(RUSAGE_SELF, 0));
 	return 0;
