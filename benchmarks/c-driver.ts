@@ -12,15 +12,19 @@ export function driverPath(name: string): string {
   return join(repoRoot, "build", "bench", name);
 }
 
-/** cc benchmarks/NAME.c with DOCA's headers (sim/include) and the given DOCA libraries; returns the binary's path. */
-export function buildCDriver(name: string, docaLibs: string[]): string {
+/**
+ * cc benchmarks/NAME.c with DOCA's headers (sim/include), the given DOCA libraries and system libraries (e.g.
+ * "crypto"); returns the binary's path.
+ */
+export function buildCDriver(name: string, docaLibs: string[], systemLibs: string[] = []): string {
   for (const lib of docaLibs) {
     if (!existsSync(join(SIM_LIB, `lib${lib}.so`))) throw new Error("software device not built: run deno task sim:build");
   }
   const output = driverPath(name);
   mkdirSync(join(repoRoot, "build", "bench"), { recursive: true });
   const args = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", join(repoRoot, "sim", "include"),
-    join(repoRoot, "benchmarks", `${name}.c`), "-L", SIM_LIB, `-Wl,-rpath,${SIM_LIB}`, ...docaLibs.map((l) => `-l${l}`), "-o", output];
+    join(repoRoot, "benchmarks", `${name}.c`), "-L", SIM_LIB, `-Wl,-rpath,${SIM_LIB}`, ...docaLibs.map((l) => `-l${l}`),
+    ...systemLibs.map((l) => `-l${l}`), "-o", output];
   const cc = spawnSync(process.env.CC ?? "cc", args, { encoding: "utf8" });
   if (cc.status !== 0) throw new Error(`cc failed building benchmarks/${name}.c:\n${cc.stderr}`);
   return output;

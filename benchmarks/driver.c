@@ -12,7 +12,7 @@
  *       rate:S:D             DMA memcpy tasks of S bytes, D in flight                        -> tasks/s
  *       call                 doca_pe_progress with nothing to do                             -> ns/call
  *   driver export SIZE FILE         host side: export SIZE bytes (PCI read/write), write FILE, wait for stdin EOF
- *   driver rusage OUT CMD ARGS...   runs CMD, then writes {"status","seconds","maxrssKiB"} to OUT
+ *   driver rusage OUT CMD ARGS...   runs CMD, then writes {"status","seconds","maxrssKiB","cpuSeconds"} to OUT
  *
  * DMA cells split S into tasks of at most the device's max buf size; see benchmarks/README.md for the shape.
  */
@@ -429,8 +429,10 @@ static int rusage_main(const char *out, char **argv)
 		die("wait4", strerror(errno));
 	if (!(f = fopen(out, "w")))
 		die("cannot write", out);
-	fprintf(f, "{\"status\":%d,\"seconds\":%.6f,\"maxrssKiB\":%ld}\n",
-		WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), now() - start, ru.ru_maxrss);
+	/* cpuSeconds: user + system time of CMD and of the children it reaped (a C copy's forked sender) */
+	fprintf(f, "{\"status\":%d,\"seconds\":%.6f,\"maxrssKiB\":%ld,\"cpuSeconds\":%.6f}\n",
+		WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), now() - start, ru.ru_maxrss,
+		(double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	fclose(f);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

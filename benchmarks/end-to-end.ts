@@ -1,23 +1,26 @@
 /**
- * Row 5 of the benchmark: tasks/dma-copy.ts as a user runs it, DPU and host as separate processes on the software
- * device. A file copied host → DPU and DPU → host, each next to `dd bs=4M conv=fsync` copying the same file on the
- * same disk right before and after (dma-copy fsyncs its target too), `rounds` times (median of the per-round
- * ratios: the disk's rate swings between runs); peak RSS of each side from wait4() (highest of the rounds); then the
- * wall time of a 1 MiB copy from starting the DPU process to both exiting.
+ * Row 5 of the benchmark: the file copies as a user runs them, both sides separate processes on the software
+ * device. One file copied by tasks/dma-copy.ts host → DPU and DPU → host and by tasks/rdma-copy.ts in write and read
+ * mode, next to the references of copy-references.ts copying the same file on the same disk (dd bs=4M conv=fsync,
+ * the C copy floor with and without SHA-256, the C TCP copy) right before and after each runtime's copies,
+ * `rounds` times (each row: the median of the per-round ratios; the disk's rate swings between runs); peak RSS of
+ * each side from wait4() (highest of the rounds); then the wall time of a 1 MiB dma-copy from starting the DPU
+ * process to both exiting.
  *
  * Node runs the npm package's built JavaScript (what `npm install` gives a Node user: `npm pack`, unpacked under
  * the bench's work folder), not the sources through tsx, whose loader adds about 0.35 s of start-up and 30 MiB of
  * RSS per process; one extra row keeps tsx's 1 MiB wall time in view.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomFillSync } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { DPU_LISTENING, repoRoot } from "../tasks/common/run-pair.ts";
 import { npmPackInto } from "../scripts/npm-pack.ts";
 import { median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
+import { measured } from "./measured.ts";
+import { copyReferences, REFERENCE_LABEL, type ReferenceName, type Role } from "./copy-references.ts";
 
 export interface EndToEndPlan {
   fileSize: number;
@@ -30,61 +33,59 @@ export interface EndToEndPlan {
   log: (line: string) => void;
 }
 
-const DMA_COPY = join(repoRoot, "tasks", "dma-copy.ts");
+const DMA_COPY = "dma-copy", RDMA_COPY = "rdma-copy";
 const HOST_PCI = "0000:b1:00.1";
 const DPU_PCI = "0000:03:00.1";
 const MiB = 2 ** 20;
+/** Issue 29's target for every file copy against dd, and for rdma-copy against the C TCP copy. */
+const TARGET = 0.8;
 
-interface Measured {
-  status: number;
-  seconds: number;
-  maxrssKiB: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs argv under the driver's wait4() wrapper; resolves with its exit, time and peak RSS. */
-function measured(driver: string, argv: string[], env: Record<string, string>, onStderr?: (text: string) => void) {
-  const out = join(env.BENCH_WORK, `rusage-${process.hrtime.bigint()}.json`);
-  const child = spawn(driver, ["rusage", out, ...argv], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "", stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-    onStderr?.(stderr);
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 600_000);
-  return new Promise<Measured>((resolve, reject) => {
-    child.on("close", () => {
-      clearTimeout(timer);
-      try {
-        resolve({ ...JSON.parse(readFileSync(out, "utf8")), stdout, stderr });
-      } catch {
-        reject(new Error(`${argv.join(" ")} did not finish:\n${stderr}`));
-      }
-    });
-  });
-}
-
-/** How one runtime starts dma-copy: its argv for the task's arguments, and extra environment. */
+/** How one runtime starts a task: its argv for the task (dma-copy or rdma-copy) and its arguments, extra environment. */
 interface Runner {
   label: string;
-  argv(args: string[]): string[];
+  argv(task: string, args: string[]): string[];
   env: Record<string, string>;
 }
 
 function sourceRunner(rt: RuntimeName, label = RUNTIME_LABEL[rt]): Runner {
-  return { label, argv: (args) => runtimeArgv(rt, DMA_COPY, args, ["ffi", "env", "read", "write", "run", "sys=statfs"]), env: {} };
+  const script = (task: string) => join(repoRoot, "tasks", `${task}.ts`);
+  const allow = ["ffi", "env", "read", "write", "run", "net", "sys=statfs"];
+  return { label, argv: (task, args) => runtimeArgv(rt, script(task), args, allow), env: {} };
 }
 
 /**
- * `npm pack` (its prepack builds the JavaScript) unpacked into `work`: plain `node tasks/dma-copy.js`, as an
- * installed package runs. koffi resolves from the repository's node_modules (a parent folder); the software device
- * is the repository's build (DOCA_LIB_DIR), as the sources use.
+ * `npm pack` (its prepack builds the JavaScript) unpacked into `work`: plain `node tasks/TASK.js`, as an installed
+ * package runs. koffi resolves from the repository's node_modules (a parent folder); the software device is the
+ * repository's build (DOCA_LIB_DIR), as the sources use.
  */
 function packageRunner(work: string): Runner {
-  const script = join(npmPackInto(".", repoRoot, mkdtempSync(join(work, "pkg-")), "package"), "tasks", "dma-copy.js");
-  return { label: RUNTIME_LABEL.node, argv: (args) => ["node", script, ...args], env: { DOCA_LIB_DIR: join(repoRoot, "build", "sim", "lib") } };
+  const tasks = join(npmPackInto(".", repoRoot, mkdtempSync(join(work, "pkg-")), "package"), "tasks");
+  return { label: RUNTIME_LABEL.node, argv: (task, args) => ["node", join(tasks, `${task}.js`), ...args], env: { DOCA_LIB_DIR: join(repoRoot, "build", "sim", "lib") } };
+}
+
+/**
+ * Starts `first`, waits until its stderr shows `listening` (30 s), then runs `second`; both measured. A first
+ * process that exits or stays silent ends the bench with its own words.
+ */
+async function listenThenConnect(
+  plan: EndToEndPlan,
+  what: string,
+  first: { argv: string[]; env: Record<string, string>; listening: string },
+  second: { argv: string[]; env: Record<string, string> },
+) {
+  let listening!: () => void;
+  const ready = new Promise<void>((resolve) => (listening = resolve));
+  const a = measured(plan.driver, first.argv, first.env, (text) => {
+    if (text.includes(first.listening)) listening();
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silent = new Promise<"silent">((resolve) => (timer = setTimeout(() => resolve("silent"), 30_000)));
+  const early = await Promise.race([ready.then(() => undefined), a, silent]);
+  clearTimeout(timer);
+  if (early === "silent") throw new Error(`${what}: the listening side did not listen within 30 s`);
+  if (early) throw new Error(`${what}: the listening side exited before listening (${early.status}):\n${early.stderr}`);
+  const b = await measured(plan.driver, second.argv, second.env);
+  return { first: await a, second: b };
 }
 
 /** One dma-copy between fresh DPU and host processes; the DPU starts first (it is the Comch server). */
@@ -93,29 +94,70 @@ async function copyPair(plan: EndToEndPlan, runner: Runner, work: string, hostFi
   const env = { ...runner.env, DOCA_SIM_DIR: simDir, BENCH_WORK: work };
   const rt = runner.label;
   const args = (file: string, pci: string) => ["-f", file, "-p", pci, "--json-output", "--timeout", "60"];
-  const argv = runner.argv;
   const start = performance.now();
-  let listening!: () => void;
-  const ready = new Promise<void>((resolve) => (listening = resolve));
-  const dpu = measured(plan.driver, argv([...args(dpuFile, DPU_PCI), "-r", HOST_PCI]), { ...env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, (text) => {
-    if (text.includes(DPU_LISTENING)) listening();
-  });
-  // The host starts once the DPU listens; a DPU that exits or stays silent ends the bench with its own words.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const silent = new Promise<"silent">((resolve) => (timer = setTimeout(() => resolve("silent"), 30_000)));
-  const early = await Promise.race([ready.then(() => undefined), dpu, silent]);
-  clearTimeout(timer);
-  if (early === "silent") throw new Error(`dma-copy DPU side on ${rt} did not listen within 30 s`);
-  if (early) throw new Error(`dma-copy DPU side on ${rt} exited before listening (${early.status}):\n${early.stderr}`);
-  const host = await measured(plan.driver, argv(args(hostFile, HOST_PCI)), { ...env, DOCA_SIM_SIDE: "host" });
-  const d = await dpu;
+  const { first: dpu, second: host } = await listenThenConnect(
+    plan,
+    `dma-copy on ${rt}`,
+    { argv: runner.argv(DMA_COPY, [...args(dpuFile, DPU_PCI), "-r", HOST_PCI]), env: { ...env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, listening: DPU_LISTENING },
+    { argv: runner.argv(DMA_COPY, args(hostFile, HOST_PCI)), env: { ...env, DOCA_SIM_SIDE: "host" } },
+  );
   const wall = (performance.now() - start) / 1000;
   rmSync(simDir, { recursive: true, force: true });
-  if (host.status !== 0 || d.status !== 0) {
-    throw new Error(`dma-copy on ${rt} failed (host ${host.status}, DPU ${d.status}):\n${host.stderr}\n${d.stderr}`);
+  if (host.status !== 0 || dpu.status !== 0) {
+    throw new Error(`dma-copy on ${rt} failed (host ${host.status}, DPU ${dpu.status}):\n${host.stderr}\n${dpu.stderr}`);
   }
-  const summary = JSON.parse(d.stdout.trim().split("\n").pop()!) as { bytesPerSecond: number; bytes: number };
-  return { host, dpu: d, wall, summary };
+  const summary = JSON.parse(dpu.stdout.trim().split("\n").pop()!) as { bytesPerSecond: number; bytes: number };
+  return { host, dpu, wall, rate: summary.bytesPerSecond, cpu: { host: host.cpuSeconds, DPU: dpu.cpuSeconds }, rssKiB: { host: host.maxrssKiB, DPU: dpu.maxrssKiB } };
+}
+
+/** A port for rdma-copy's listener: random below the kernel's ephemeral range, where only another listener collides. */
+function listenPort(): number {
+  let ephemeral = 32_768;
+  try {
+    ephemeral = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || ephemeral;
+  } catch { /* not Linux: the usual start */ }
+  const top = ephemeral > 21_000 ? ephemeral : 32_768;
+  return 20_000 + Math.floor(Math.random() * (top - 20_000));
+}
+
+/**
+ * One rdma-copy over loopback between fresh processes: the receiver listens (RDMA CM), the sender connects with
+ * `mode`. The rate is the receiver's (offer received to file committed).
+ */
+async function rdmaPair(plan: EndToEndPlan, runner: Runner, work: string, source: string, target: string, mode: "write" | "read") {
+  // A port another program took makes the receiver fail with DOCA_ERROR_IN_USE: another random port, twice more.
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await rdmaPairOnce(plan, runner, work, source, target, mode);
+    } catch (e) {
+      if (attempt === 3 || !String((e as Error).message).includes("DOCA_ERROR_IN_USE")) throw e;
+      plan.log(`end to end: rdma-copy's port was taken; again on another port`);
+    }
+  }
+}
+
+async function rdmaPairOnce(plan: EndToEndPlan, runner: Runner, work: string, source: string, target: string, mode: "write" | "read") {
+  const simDir = mkdtempSync(join(work, "sim-"));
+  const env = { ...runner.env, DOCA_SIM_DIR: simDir, BENCH_WORK: work };
+  const at = `127.0.0.1:${listenPort()}`;
+  const common = ["--json", "--timeout", "60"];
+  const what = `rdma-copy ${mode} on ${runner.label}`;
+  const { first: receiver, second: sender } = await listenThenConnect(
+    plan,
+    what,
+    { argv: runner.argv(RDMA_COPY, ["--receive", target, "--listen", at, ...common]), env, listening: "listening" },
+    { argv: runner.argv(RDMA_COPY, ["--send", source, "--connect", at, "--mode", mode, ...common]), env },
+  );
+  rmSync(simDir, { recursive: true, force: true });
+  if (receiver.status !== 0 || sender.status !== 0) {
+    throw new Error(`${what} failed (sender ${sender.status}, receiver ${receiver.status}):\n${sender.stderr}\n${receiver.stderr}`);
+  }
+  const summary = JSON.parse(receiver.stdout.trim().split("\n").pop()!) as { bytes: number; seconds: number };
+  return {
+    rate: summary.bytes / summary.seconds,
+    cpu: { sender: sender.cpuSeconds, receiver: receiver.cpuSeconds },
+    rssKiB: { sender: sender.maxrssKiB, receiver: receiver.maxrssKiB },
+  };
 }
 
 function writeRandomFile(path: string, size: number): void {
@@ -133,78 +175,149 @@ function sameFile(a: string, b: string): boolean {
   return spawnSync("cmp", ["-s", a, b]).status === 0;
 }
 
+/** One copy a task makes: its row name, which references its ratios are against, and how it runs. */
+interface CopyKind {
+  name: string;
+  /** References with a ratio row, and whether the issue sets the 0.8× target against it. */
+  against: [ReferenceName, boolean][];
+  /** Each side's role: its CPU per GiB is compared with the C copy floor's process of the same role. */
+  roles: Record<string, Role>;
+  /** Rate, CPU seconds and peak RSS by side. */
+  run(runner: Runner, source: string, target: string): Promise<{ rate: number; cpu: Record<string, number>; rssKiB: Record<string, number> }>;
+}
+
 export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
   const rows: Row[] = [];
   mkdirSync(join(repoRoot, "build", "bench"), { recursive: true });
   const work = mkdtempSync(join(repoRoot, "build", "bench", "e2e-"));
-  const section = "5. end to end (dma-copy)";
+  const section = "5. end to end (file copies)";
   try {
     const runners = plan.runtimes.map((rt) => (rt === "node" ? packageRunner(work) : sourceRunner(rt)));
+    const refs = copyReferences(plan.driver, work, plan.log);
     const source = join(work, "source.bin");
+    const gib = plan.fileSize / 2 ** 30;
     writeRandomFile(source, plan.fileSize);
-    const ddRates: number[] = [];
-    const dd = async () => {
-      const target = join(work, "dd.out");
-      const r = await measured(plan.driver, ["dd", `if=${source}`, `of=${target}`, "bs=4M", "conv=fsync", "status=none"], { BENCH_WORK: work });
-      rmSync(target, { force: true });
-      if (r.status !== 0) throw new Error(`dd failed: ${r.stderr}`);
-      ddRates.push(plan.fileSize / r.seconds);
-      return plan.fileSize / r.seconds;
+
+    const dma = (direction: string, toDpu: boolean): CopyKind => ({
+      name: `dma-copy ${direction}`,
+      against: [["dd", true], ["floor", false]],
+      roles: toDpu ? { host: "sender", DPU: "receiver" } : { DPU: "sender", host: "receiver" },
+      run: (runner, src, target) => toDpu ? copyPair(plan, runner, work, src, target) : copyPair(plan, runner, work, target, src),
+    });
+    const rdma = (mode: "write" | "read"): CopyKind => ({
+      name: `rdma-copy ${mode} mode`,
+      against: [["dd", true], ["tcp", true]],
+      roles: { sender: "sender", receiver: "receiver" },
+      run: (runner, src, target) => rdmaPair(plan, runner, work, src, target, mode),
+    });
+    const kinds = [dma("host → DPU", true), dma("DPU → host", false)];
+    if (existsSync(join(repoRoot, "build", "sim", "lib", "libdoca_rdma.so"))) kinds.push(rdma("write"), rdma("read"));
+    else plan.log("end to end: rdma-copy rows skipped (the software device was built without libdoca_rdma)");
+
+    // References right before and after each runtime's copies; a copy's ratio is against their mean.
+    const push = <K>(map: Map<K, number[]>, key: K, value: number) => map.set(key, [...(map.get(key) ?? []), value]);
+    const refRates = new Map<ReferenceName, number[]>();
+    const refRatios = new Map<ReferenceName, number[]>();
+    /** CPU seconds per GiB by reference and role ("floor\0receiver"). */
+    const refCpu = new Map<string, number[]>();
+    const measureRefs = async () => {
+      const r = await refs.measure(source, plan.fileSize);
+      const rates: Partial<Record<ReferenceName, number>> = {};
+      for (const name of refs.names) {
+        rates[name] = r[name]!.rate;
+        push(refRates, name, r[name]!.rate);
+        for (const [role, seconds] of Object.entries(r[name]!.cpu)) push(refCpu, `${name}\0${role}`, seconds / gib);
+        if (name !== "dd") push(refRatios, name, r[name]!.rate / r.dd!.rate);
+      }
+      return rates;
     };
-    const directions = [["host → DPU", true], ["DPU → host", false]] as const;
-    type Cell = { rates: number[]; ratios: number[]; rssKiB: { host: number; DPU: number } };
+    type Cell = { rates: number[]; ratios: Map<ReferenceName, number[]>; cpuPerGiB: Map<string, number[]>; rssKiB: Record<string, number> };
     const cells = new Map<string, Cell>();
     for (let round = 0; round < plan.rounds; round++) {
+      plan.log(`end to end: references (${refs.names.map((n) => REFERENCE_LABEL[n]).join(", ")}), ${plan.fileSize / MiB} MiB, round ${round + 1}/${plan.rounds}`);
+      let before = await measureRefs();
       for (const runner of runners) {
-        for (const [direction, toDpu] of directions) {
-          plan.log(`end to end: ${runner.label} ${direction}, ${plan.fileSize / MiB} MiB, round ${round + 1}/${plan.rounds}`);
-          const ddBefore = await dd();
-          const hostFile = toDpu ? source : join(work, "host-target.bin");
-          const dpuFile = toDpu ? join(work, "dpu-target.bin") : source;
-          const r = await copyPair(plan, runner, work, hostFile, dpuFile);
-          const target = toDpu ? dpuFile : hostFile;
-          if (!sameFile(source, target)) throw new Error(`dma-copy on ${runner.label} (${direction}) produced a different file`);
+        const measuredHere: [CopyKind, Awaited<ReturnType<CopyKind["run"]>>][] = [];
+        for (const kind of kinds) {
+          plan.log(`end to end: ${runner.label} ${kind.name}, ${plan.fileSize / MiB} MiB, round ${round + 1}/${plan.rounds}`);
+          const target = join(work, "copy-target.bin");
+          const r = await kind.run(runner, source, target);
+          if (!sameFile(source, target)) throw new Error(`${kind.name} on ${runner.label} produced a different file`);
           rmSync(target);
-          const ddAfter = await dd();
-          const key = `${runner.label}\0${direction}`;
-          const cell = cells.get(key) ?? { rates: [], ratios: [], rssKiB: { host: 0, DPU: 0 } };
-          cells.set(key, cell);
-          cell.rates.push(r.summary.bytesPerSecond);
-          cell.ratios.push(r.summary.bytesPerSecond / ((ddBefore + ddAfter) / 2));
-          cell.rssKiB.host = Math.max(cell.rssKiB.host, r.host.maxrssKiB);
-          cell.rssKiB.DPU = Math.max(cell.rssKiB.DPU, r.dpu.maxrssKiB);
+          measuredHere.push([kind, r]);
         }
+        const after = await measureRefs();
+        for (const [kind, { rate, cpu, rssKiB }] of measuredHere) {
+          const key = `${runner.label}\0${kind.name}`;
+          const cell: Cell = cells.get(key) ?? { rates: [], ratios: new Map(), cpuPerGiB: new Map(), rssKiB: {} };
+          cells.set(key, cell);
+          cell.rates.push(rate);
+          for (const [side, seconds] of Object.entries(cpu)) push(cell.cpuPerGiB, side, seconds / gib);
+          for (const [ref] of kind.against) {
+            if (before[ref] === undefined || after[ref] === undefined) continue;
+            push(cell.ratios, ref, rate / ((before[ref]! + after[ref]!) / 2));
+          }
+          for (const [side, kib] of Object.entries(rssKiB)) cell.rssKiB[side] = Math.max(cell.rssKiB[side] ?? 0, kib);
+        }
+        before = after;
       }
+    }
+    for (const name of refs.names) {
+      const ratios = refRatios.get(name);
+      rows.push({
+        section, name: name === "dd" ? "dd bs=4M conv=fsync, same file and disk (median)" : referenceRowName(name),
+        runtime: name === "dd" ? "" : "C", size: plan.fileSize, value: round3(median(refRates.get(name)!) / MiB), unit: "MiB/s",
+        ratio: ratios ? round3(median(ratios)) : null, against: ratios ? REFERENCE_LABEL.dd : null,
+      });
+    }
+    // CPU per GiB (user + system) of each process: one process busy 1 s per GiB bounds its copy at 1 GiB/s, and
+    // two processes on 2 shared cores together at 2 s per GiB do too.
+    for (const [key, seconds] of refCpu) {
+      const [name, role] = key.split("\0") as [ReferenceName, Role | "dd"];
+      rows.push({
+        section, name: `${REFERENCE_LABEL[name]}, CPU per GiB${role === "dd" ? "" : `, ${role}`}`, runtime: name === "dd" ? "" : "C", size: plan.fileSize,
+        value: round3(median(seconds)), unit: "s", ratio: null, against: null,
+      });
     }
     for (const runner of runners) {
-      for (const [direction] of directions) {
-        const cell = cells.get(`${runner.label}\0${direction}`)!;
-        const ratio = median(cell.ratios);
-        rows.push({
-          section, name: `dma-copy ${direction}`, runtime: runner.label, size: plan.fileSize, value: round3(median(cell.rates) / MiB), unit: "MiB/s",
-          ratio: round3(ratio), against: "dd bs=4M", target: "≥ 0.5×", met: ratio >= 0.5,
-        });
-        for (const side of ["host", "DPU"] as const) {
-          const mib = cell.rssKiB[side] / 1024;
-          rows.push({ section, name: `dma-copy ${direction}, ${side} peak RSS`, runtime: runner.label, size: plan.fileSize, value: round3(mib), unit: "MiB", ratio: null, against: null, target: "≤ 128 MiB", met: mib <= 128 });
+      for (const kind of kinds) {
+        const cell = cells.get(`${runner.label}\0${kind.name}`)!;
+        const value = round3(median(cell.rates) / MiB);
+        for (const [ref, targeted] of kind.against) {
+          const ratios = cell.ratios.get(ref);
+          if (!ratios) continue;
+          const ratio = median(ratios);
+          rows.push({
+            section, name: kind.name, runtime: runner.label, size: plan.fileSize, value, unit: "MiB/s", ratio: round3(ratio), against: REFERENCE_LABEL[ref],
+            ...(targeted ? { target: `≥ ${TARGET}×`, met: ratio >= TARGET } : {}),
+          });
+        }
+        for (const [side, seconds] of cell.cpuPerGiB) {
+          const role = kind.roles[side], cpu = median(seconds), reference = refCpu.get(`floor\0${role}`);
+          rows.push({
+            section, name: `${kind.name}, CPU per GiB, ${side}${side === role ? "" : ` (${role})`}, start-up included`, runtime: runner.label, size: plan.fileSize, value: round3(cpu), unit: "s",
+            ratio: reference ? round3(cpu / median(reference)) : null, against: reference ? `C copy floor's ${role}` : null,
+          });
+        }
+        for (const [side, kib] of Object.entries(cell.rssKiB)) {
+          const mib = kib / 1024;
+          rows.push({ section, name: `${kind.name}, ${side} peak RSS`, runtime: runner.label, size: plan.fileSize, value: round3(mib), unit: "MiB", ratio: null, against: null, target: "≤ 128 MiB", met: mib <= 128 });
         }
       }
-    }
-    if (ddRates.length) {
-      rows.push({ section, name: "dd bs=4M conv=fsync, same file and disk (median)", runtime: "", size: plan.fileSize, value: round3(median(ddRates) / MiB), unit: "MiB/s", ratio: null, against: null });
     }
     const small = join(work, "small.bin");
     writeRandomFile(small, MiB);
     const wallRunners = plan.runtimes.includes("node") ? [...runners, sourceRunner("node", "Node (tsx)")] : runners;
     for (const runner of wallRunners) {
       plan.log(`end to end: ${runner.label} 1 MiB wall time ×${plan.wallRuns}`);
-      const walls: number[] = [];
+      const walls: number[] = [], cpus: number[] = [];
       for (let i = 0; i < plan.wallRuns; i++) {
         const target = join(work, "small-target.bin");
         const r = await copyPair(plan, runner, work, small, target);
         if (!sameFile(small, target)) throw new Error(`1 MiB dma-copy on ${runner.label} produced a different file`);
         rmSync(target);
         walls.push(r.wall);
+        cpus.push(r.cpu.host + r.cpu.DPU);
       }
       const wall = median(walls);
       const targeted = runner.label !== "Node (tsx)";
@@ -212,9 +325,23 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
         section, name: "dma-copy 1 MiB host → DPU, wall time (2 cold processes)", runtime: runner.label, size: MiB, value: round3(wall), unit: "s", ratio: null, against: null,
         ...(targeted ? { target: "< 0.5 s", met: wall < 0.5 } : {}),
       });
+      // Mostly start-up: what the CPU per GiB rows above include once per copy.
+      rows.push({ section, name: "dma-copy 1 MiB host → DPU, CPU (both sides)", runtime: runner.label, size: MiB, value: round3(median(cpus)), unit: "s", ratio: null, against: null });
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
   return rows;
+}
+
+/** Each C reference's row: what it does, in a few words (benchmarks/README.md says the rest). */
+function referenceRowName(name: Exclude<ReferenceName, "dd">): string {
+  switch (name) {
+    case "floor":
+      return "C copy floor, SHA-256 on both sides (copy-floor.c)";
+    case "floorNoSha":
+      return "C copy floor without SHA-256 (copy-floor.c)";
+    case "tcp":
+      return "C TCP copy, sendfile → read + write, fsync (tcp-copy.c)";
+  }
 }

@@ -27,20 +27,25 @@ medians of per-round ratios):
      messages host → DPU, control path and fast path (benchmarks/comch-driver.c, two processes)
   3. the same workloads from Deno, Bun and Node through doca-ts, against C
   4. the FFI cost of an idle doca_pe_progress per runtime, against C
-  5. tasks/dma-copy.ts end to end (host and DPU processes) against dd bs=4M, peak RSS, 1 MiB wall time
+  5. file copies end to end, one file on one disk: tasks/dma-copy.ts (host → DPU, DPU → host) and
+     tasks/rdma-copy.ts (write and read modes), both sides fresh processes, against dd bs=4M conv=fsync, the C
+     copy floor (benchmarks/copy-floor.c, with and without SHA-256; needs libcrypto) and the C TCP copy
+     (benchmarks/tcp-copy.c); peak RSS of each side; a 1 MiB dma-copy's wall time
+
   8. the accelerators (rows 6 and 7 are bench:rdma's and bench:storage's): deflate, SHA-256, erasure coding,
      AES-GCM from doca-ts against C on the device, and C on the device against its backing library called
      directly (zlib, libcrypto, GF(2^8) tables, OpenSSL)
 
-  --full       sizes 4 KiB … 64 MiB, 5 rounds, 1 GiB end-to-end file (several minutes)
-               (default: 4 KiB, 1 MiB, 64 MiB, 3 rounds, 256 MiB file; about 3 minutes on 2 cores)
+  --full       sizes 4 KiB … 64 MiB, 5 rounds, 1 GiB end-to-end file (tens of minutes: per round, row 5 copies
+               the file 4 times per runtime and 4 times more before each runtime's copies and after the last)
+               (default: 4 KiB, 1 MiB, 64 MiB, 3 rounds, 256 MiB file; about 6 minutes on 2 cores, with row 8)
   --smoke      tiny sizes and times: checks that every row can be produced (the test suite runs this)
   --runtimes   subset of deno,bun,node (default: all three)
   --json FILE  write the rows as JSON (name, runtime, size, value, unit, ratio, against, target, met)
   --markdown   print the table as Markdown (benchmarks/README.md's table)
   --svg FILE   where the chart of the rows with a target goes (default: benchmarks/headline.svg; none with --smoke)
-  --no-e2e     skip row 5
-  --no-accel   skip row 8`;
+  --no-e2e     skip row 5 (the file copies)
+  --no-accel   skip row 8 (the accelerators)`;
 
 const { values } = parseArgs({
   options: {

@@ -1,7 +1,7 @@
 /**
  * The benchmark's plumbing, not its figures (timings never belong in tests): `deno task bench --smoke` builds the
- * C driver, runs every cell on C and each runtime, runs dma-copy end to end, and writes rows that are complete
- * and finite. Runs once, under Deno (the bench itself starts all three runtimes).
+ * C driver, runs every cell on C and each runtime, runs the file copies end to end (dma-copy, rdma-copy and their C
+ * references), and writes rows that are complete and finite. Runs once, under Deno (the bench itself starts all three runtimes).
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -49,6 +49,8 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
       assert.ok(Number.isFinite(row.value) && row.value > 0, `value of ${JSON.stringify(row)}`);
       if (row.ratio !== null) assert.ok(Number.isFinite(row.ratio) && row.ratio > 0 && row.against, `ratio of ${JSON.stringify(row)}`);
     }
+    // The C copy floor needs libcrypto; without it the bench says it skipped the floor.
+    const floorSkipped = /C copy floor is skipped/.test(r.stderr);
     const has = (section: string, name: string, runtime: string) =>
       rows.some((row) => row.section.startsWith(section) && row.name.startsWith(name) && row.runtime === runtime);
     for (const name of ["memcpy", "process_vm_readv", "process_vm_writev"]) assert.ok(has("1.", name, "C"), name);
@@ -61,9 +63,21 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
       assert.ok(has("4.", "doca_pe_progress", runtime), `call overhead on ${runtime}`);
       if (runtime !== "C") {
         for (const name of ["dma-copy host → DPU", "dma-copy DPU → host, DPU peak RSS", "dma-copy 1 MiB"]) assert.ok(has("5.", name, runtime), `${name} on ${runtime}`);
+        // Issue 29's file-copy rows: each copy against dd, dma-copy also against the C floor, rdma-copy against TCP.
+        const against = (name: string, ref: string) => rows.some((row) => row.section.startsWith("5.") && row.name === name && row.runtime === runtime && row.against === ref);
+        for (const name of ["dma-copy host → DPU", "dma-copy DPU → host"]) {
+          assert.ok(against(name, "dd bs=4M") && (floorSkipped || against(name, "C copy floor")), `${name} on ${runtime} against dd and the C floor`);
+        }
+        // Skipped only when the software device has no libdoca_rdma, and then the bench says so.
+        for (const name of /rdma-copy rows skipped/.test(r.stderr) ? [] : ["rdma-copy write mode", "rdma-copy read mode"]) {
+          assert.ok(against(name, "dd bs=4M") && against(name, "C TCP copy"), `${name} on ${runtime} against dd and the C TCP copy`);
+        }
       }
     }
     assert.ok(has("5.", "dma-copy 1 MiB", "Node (tsx)"), "Node's start through tsx beside the package's JavaScript");
+    for (const name of ["dd bs=4M conv=fsync", "C TCP copy", ...(floorSkipped ? [] : ["C copy floor, SHA-256", "C copy floor without SHA-256"])]) {
+      assert.ok(rows.some((row) => row.section.startsWith("5.") && row.name.startsWith(name)), `reference row ${name}`);
+    }
     // Row 8, the accelerators: doca-ts on every runtime against C on the device, C against its library (issue 30)
     for (const [section, name] of [["8. Deflate", "compress deflate"], ["8. SHA-256", "sha256 hash"], ["8. Erasure coding", "EC create 8+2"], ["8. AES-256-GCM", "AES-256-GCM encrypt"]]) {
       for (const runtime of ["C", "Deno", "Bun", "Node"]) {

@@ -1,0 +1,169 @@
+/*
+ * tcp-copy: a file copied between two processes over a TCP socket on 127.0.0.1, in C: issue 29's comparison for
+ * rdma-copy (the software device's RDMA itself runs over loopback TCP).
+ *
+ *   tcp-copy SOURCE TARGET [BUFFER]
+ *
+ * The receiver (this process) listens on an ephemeral port of 127.0.0.1, then forks the sender, which connects and
+ * sendfile()s SOURCE whole. The receiver read()s BUFFER bytes at a time (default 1 MiB, rdma-copy's chunk) and
+ * write()s them into a temporary file beside TARGET, starts writeback every 64 MiB (as rdma-copy's receiver does),
+ * fsyncs at the end and renames. No checksum: this is the transport and the disk alone. Prints one JSON line:
+ * bytes, seconds (fork to rename), bytesPerSecond, and the user and system CPU seconds of the sender and of the
+ * receiver. Exit 0 when copied, 2 for bad arguments, 1 otherwise.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FLUSH_EVERY (64ULL << 20)
+
+/* The receiver's temporary file while it exists: a failure removes it. */
+static char temp[4096];
+
+static void die(const char *what)
+{
+	fprintf(stderr, "tcp-copy: %s: %s\n", what, strerror(errno));
+	if (temp[0])
+		unlink(temp);
+	exit(1);
+}
+
+/* CPU seconds of this process (RUSAGE_SELF) or of its reaped sender (RUSAGE_CHILDREN): user (user = 1) or
+ * system time. User time is the hashing and copying in the program, system time the kernel's file and socket work. */
+static double cpu_seconds(int who, int user)
+{
+	struct rusage ru;
+	getrusage(who, &ru);
+	struct timeval t = user ? ru.ru_utime : ru.ru_stime;
+	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void sender(const struct sockaddr_in *to, const char *source)
+{
+	int fd = open(source, O_RDONLY);
+	if (fd < 0)
+		die(source);
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		die("fstat");
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0 || connect(s, (const struct sockaddr *)to, sizeof(*to)) != 0)
+		die("connect");
+	off_t offset = 0;
+	while (offset < st.st_size) {
+		ssize_t n = sendfile(s, fd, &offset, (size_t)(st.st_size - offset));
+		if (n <= 0)
+			die("sendfile");
+	}
+	shutdown(s, SHUT_WR);
+	char ack;
+	if (read(s, &ack, 1) != 1) /* the receiver's word that it committed */
+		die("waiting for the receiver");
+	exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: tcp-copy SOURCE TARGET [BUFFER]\n");
+		return 2;
+	}
+	const char *source = argv[1], *target = argv[2];
+	size_t buffer = argc == 4 ? strtoull(argv[3], NULL, 10) : (1u << 20);
+	if (buffer == 0 || buffer > (1u << 30)) {
+		fprintf(stderr, "tcp-copy: BUFFER must be 1..2^30\n");
+		return 2;
+	}
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in at = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(at);
+	if (l < 0 || bind(l, (struct sockaddr *)&at, sizeof(at)) != 0 || listen(l, 1) != 0 ||
+	    getsockname(l, (struct sockaddr *)&at, &len) != 0)
+		die("listen on 127.0.0.1");
+	double started = now();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		close(l);
+		sender(&at, source);
+	}
+	int s = accept(l, NULL, NULL);
+	if (s < 0)
+		die("accept");
+	close(l);
+	snprintf(temp, sizeof(temp), "%s.tcp-copy-%d", target, (int)getpid());
+	int out = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (out < 0)
+		die(temp);
+	char *buf = malloc(buffer);
+	if (!buf)
+		die("malloc");
+	uint64_t bytes = 0, unflushed = 0, flushed_to = 0;
+	for (;;) {
+		ssize_t n = read(s, buf, buffer);
+		if (n < 0)
+			die("read");
+		if (n == 0)
+			break;
+		for (ssize_t put = 0; put < n;) {
+			ssize_t w = write(out, buf + put, (size_t)(n - put));
+			if (w <= 0)
+				die("write");
+			put += w;
+		}
+		bytes += (uint64_t)n;
+		unflushed += (uint64_t)n;
+		if (unflushed >= FLUSH_EVERY) {
+			sync_file_range(out, (off_t)flushed_to, (off_t)(bytes - flushed_to), SYNC_FILE_RANGE_WRITE);
+			flushed_to = bytes;
+			unflushed = 0;
+		}
+	}
+	struct stat st;
+	if (stat(source, &st) != 0)
+		die(source);
+	if (bytes != (uint64_t)st.st_size) {
+		fprintf(stderr, "tcp-copy: received %" PRIu64 " of %lld bytes: the sender ended early\n", bytes, (long long)st.st_size);
+		unlink(temp);
+		return 1;
+	}
+	if (fsync(out) != 0 || close(out) != 0)
+		die("fsync");
+	if (rename(temp, target) != 0)
+		die("rename");
+	temp[0] = 0;
+	double seconds = now() - started;
+	if (write(s, "k", 1) != 1)
+		die("acknowledging");
+	int status = 0;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "tcp-copy: the sender process failed\n");
+		return 1;
+	}
+	printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"bytesPerSecond\":%.0f,"
+	       "\"senderUserSeconds\":%.6f,\"senderSystemSeconds\":%.6f,"
+	       "\"receiverUserSeconds\":%.6f,\"receiverSystemSeconds\":%.6f}\n",
+	       bytes, seconds, seconds > 0 ? (double)bytes / seconds : 0.0, cpu_seconds(RUSAGE_CHILDREN, 1),
+	       cpu_seconds(RUSAGE_CHILDREN, 0), cpu_seconds(RUSAGE_SELF, 1), cpu_seconds(RUSAGE_SELF, 0));
+	return 0;
+}
