@@ -13,6 +13,7 @@
 #include <doca_sim.h>
 
 #include "aes_gcm_internal.h"
+#include "accessors.h"
 
 static const char *kind_name(const struct sim_aes_task *t)
 {
@@ -168,18 +169,10 @@ doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
 	return err;
 }
 
-struct doca_ctx *doca_aes_gcm_as_ctx(struct doca_aes_gcm *aes_gcm)
-{
-	return aes_gcm == NULL ? NULL : &aes_gcm->ctx;
-}
+SIM_VALUE_GETTER(struct doca_ctx *, doca_aes_gcm_as_ctx, struct doca_aes_gcm, aes_gcm, NULL, &aes_gcm->ctx)
 
-doca_error_t doca_aes_gcm_cap_get_max_num_tasks(struct doca_aes_gcm *aes_gcm, uint32_t *max_num_tasks)
-{
-	if (aes_gcm == NULL || max_num_tasks == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_num_tasks = SIM_AES_GCM_MAX_NUM_TASKS;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_aes_gcm_cap_get_max_num_tasks, struct doca_aes_gcm, aes_gcm, uint32_t, max_num_tasks,
+	SIM_AES_GCM_MAX_NUM_TASKS)
 
 doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *raw_key,
 				     enum doca_aes_gcm_key_type raw_key_type, struct doca_aes_gcm_key **key)
@@ -333,37 +326,20 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 		return alloc_init(aes_gcm, WHICH, src_buff, dst_buff, key, iv, iv_length, tag_size, aad_size, \
 				  user_data, (struct sim_aes_task **)task, __func__); \
 	} \
-	struct doca_task *doca_aes_gcm_task_##name##_as_task(struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : &task->t.task; \
-	} \
-	void doca_aes_gcm_task_##name##_set_src(struct doca_aes_gcm_task_##name *task, struct doca_buf const *src) \
-	{ \
-		if (task != NULL) \
-			task->t.src = src; \
-	} \
-	struct doca_buf const *doca_aes_gcm_task_##name##_get_src(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.src; \
-	} \
-	void doca_aes_gcm_task_##name##_set_dst(struct doca_aes_gcm_task_##name *task, struct doca_buf *dst) \
-	{ \
-		if (task != NULL) \
-			task->t.dst = dst; \
-	} \
-	struct doca_buf *doca_aes_gcm_task_##name##_get_dst(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.dst; \
-	} \
-	void doca_aes_gcm_task_##name##_set_key(struct doca_aes_gcm_task_##name *task, struct doca_aes_gcm_key *key) \
-	{ \
-		if (task != NULL) \
-			task->t.key = key; \
-	} \
-	struct doca_aes_gcm_key *doca_aes_gcm_task_##name##_get_key(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.key; \
-	} \
+	SIM_VALUE_GETTER(struct doca_task *, doca_aes_gcm_task_##name##_as_task, struct doca_aes_gcm_task_##name, \
+		task, NULL, &task->t.task) \
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_src, struct doca_aes_gcm_task_##name, task, \
+		struct doca_buf const *, src, task->t.src) \
+	SIM_VALUE_GETTER(struct doca_buf const *, doca_aes_gcm_task_##name##_get_src, \
+		const struct doca_aes_gcm_task_##name, task, NULL, task->t.src) \
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_dst, struct doca_aes_gcm_task_##name, task, struct doca_buf *, \
+		dst, task->t.dst) \
+	SIM_VALUE_GETTER(struct doca_buf *, doca_aes_gcm_task_##name##_get_dst, const struct doca_aes_gcm_task_##name, \
+		task, NULL, task->t.dst) \
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_key, struct doca_aes_gcm_task_##name, task, \
+		struct doca_aes_gcm_key *, key, task->t.key) \
+	SIM_VALUE_GETTER(struct doca_aes_gcm_key *, doca_aes_gcm_task_##name##_get_key, \
+		const struct doca_aes_gcm_task_##name, task, NULL, task->t.key) \
 	void doca_aes_gcm_task_##name##_set_iv(struct doca_aes_gcm_task_##name *task, const uint8_t *iv, \
 					       uint32_t iv_length) \
 	{ \
@@ -379,24 +355,14 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 			*iv_length = task->t.iv_len; \
 		return task->t.iv; \
 	} \
-	void doca_aes_gcm_task_##name##_set_tag_size(struct doca_aes_gcm_task_##name *task, uint32_t tag_size) \
-	{ \
-		if (task != NULL) \
-			task->t.tag_size = tag_size; \
-	} \
-	uint32_t doca_aes_gcm_task_##name##_get_tag_size(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? 0 : task->t.tag_size; \
-	} \
-	void doca_aes_gcm_task_##name##_set_aad_size(struct doca_aes_gcm_task_##name *task, uint32_t aad_size) \
-	{ \
-		if (task != NULL) \
-			task->t.aad_size = aad_size; \
-	} \
-	uint32_t doca_aes_gcm_task_##name##_get_aad_size(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? 0 : task->t.aad_size; \
-	}
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_tag_size, struct doca_aes_gcm_task_##name, task, uint32_t, \
+		tag_size, task->t.tag_size) \
+	SIM_VALUE_GETTER(uint32_t, doca_aes_gcm_task_##name##_get_tag_size, const struct doca_aes_gcm_task_##name, \
+		task, 0, task->t.tag_size) \
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_aad_size, struct doca_aes_gcm_task_##name, task, uint32_t, \
+		aad_size, task->t.aad_size) \
+	SIM_VALUE_GETTER(uint32_t, doca_aes_gcm_task_##name##_get_aad_size, const struct doca_aes_gcm_task_##name, \
+		task, 0, task->t.aad_size)
 
 AES_TASK_API(encrypt, 0)
 AES_TASK_API(decrypt, 1)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "comch_internal.h"
+#include "accessors.h"
 
 static doca_error_t client_start(struct doca_ctx *ctx);
 static doca_error_t client_stop(struct doca_ctx *ctx);
@@ -230,10 +231,8 @@ SIM_EXPORT doca_error_t doca_comch_client_destroy(struct doca_comch_client *comc
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT struct doca_ctx *doca_comch_client_as_ctx(struct doca_comch_client *comch_client)
-{
-	return comch_client == NULL ? NULL : &comch_client->ep.ctx;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_client_as_ctx, struct doca_comch_client, comch_client, NULL,
+	&comch_client->ep.ctx)
 
 SIM_EXPORT doca_error_t doca_comch_client_get_connection(const struct doca_comch_client *comch_client,
 							 struct doca_comch_connection **connection)

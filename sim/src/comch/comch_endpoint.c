@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "comch_internal.h"
+#include "accessors.h"
 
 doca_error_t comch_ep_init(struct comch_endpoint *ep, struct doca_dev *dev, bool is_server)
 {
@@ -103,23 +104,11 @@ SIM_EXPORT doca_error_t doca_comch_client_set_max_msg_size(struct doca_comch_cli
 	return comch_client == NULL ? DOCA_ERROR_INVALID_VALUE : comch_ep_set_max_msg_size(CLIENT_EP(comch_client), size);
 }
 
-SIM_EXPORT doca_error_t doca_comch_server_get_max_msg_size(const struct doca_comch_server *comch_server,
-							    uint32_t *size)
-{
-	if (comch_server == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = comch_server->ep.max_msg_size;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_server_get_max_msg_size, const struct doca_comch_server, comch_server, uint32_t, size,
+	comch_server->ep.max_msg_size)
 
-SIM_EXPORT doca_error_t doca_comch_client_get_max_msg_size(const struct doca_comch_client *comch_client,
-							    uint32_t *size)
-{
-	if (comch_client == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = comch_client->ep.max_msg_size;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_client_get_max_msg_size, const struct doca_comch_client, comch_client, uint32_t, size,
+	comch_client->ep.max_msg_size)
 
 SIM_EXPORT doca_error_t doca_comch_server_set_recv_queue_size(struct doca_comch_server *comch_server, uint32_t size)
 {
@@ -133,41 +122,17 @@ SIM_EXPORT doca_error_t doca_comch_client_set_recv_queue_size(struct doca_comch_
 				      comch_ep_set_recv_queue_size(CLIENT_EP(comch_client), size);
 }
 
-SIM_EXPORT doca_error_t doca_comch_server_get_recv_queue_size(const struct doca_comch_server *comch_server,
-							       uint32_t *size)
-{
-	if (comch_server == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = comch_server->ep.recv_queue_size;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_server_get_recv_queue_size, const struct doca_comch_server, comch_server, uint32_t,
+	size, comch_server->ep.recv_queue_size)
 
-SIM_EXPORT doca_error_t doca_comch_client_get_recv_queue_size(const struct doca_comch_client *comch_client,
-							       uint32_t *size)
-{
-	if (comch_client == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = comch_client->ep.recv_queue_size;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_client_get_recv_queue_size, const struct doca_comch_client, comch_client, uint32_t,
+	size, comch_client->ep.recv_queue_size)
 
-SIM_EXPORT doca_error_t doca_comch_server_get_device(const struct doca_comch_server *comch_server,
-						      struct doca_dev **dev)
-{
-	if (comch_server == NULL || dev == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*dev = comch_server->ep.dev;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_server_get_device, const struct doca_comch_server, comch_server, struct doca_dev *,
+	dev, comch_server->ep.dev)
 
-SIM_EXPORT doca_error_t doca_comch_client_get_device(const struct doca_comch_client *comch_client,
-						      struct doca_dev **dev)
-{
-	if (comch_client == NULL || dev == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*dev = comch_client->ep.dev;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_client_get_device, const struct doca_comch_client, comch_client, struct doca_dev *,
+	dev, comch_client->ep.dev)
 
 SIM_EXPORT doca_error_t doca_comch_server_task_send_set_conf(struct doca_comch_server *comch_server,
 							      doca_comch_task_send_completion_cb_t task_completion_cb,

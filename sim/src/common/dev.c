@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "accessors.h"
 
 bool sim_dev_can_reach(const struct doca_devinfo *importer, const char *exporter_pci, bool same_process)
 {
@@ -154,10 +155,7 @@ void sim_dev_unref(struct doca_dev *dev)
 		dev->refs--;
 }
 
-struct doca_devinfo *doca_dev_as_devinfo(const struct doca_dev *dev)
-{
-	return dev == NULL ? NULL : dev->info;
-}
+SIM_VALUE_GETTER(struct doca_devinfo *, doca_dev_as_devinfo, const struct doca_dev, dev, NULL, dev->info)
 
 doca_error_t doca_devinfo_get_pci_addr_str(const struct doca_devinfo *devinfo, char *pci_addr_str)
 {
@@ -191,13 +189,8 @@ doca_error_t doca_devinfo_get_ibdev_name(const struct doca_devinfo *devinfo, cha
 	return copy_prop(ibdev_name, size, devinfo->ibdev_name);
 }
 
-doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo, enum doca_pci_func_type *pci_func_type)
-{
-	if (devinfo == NULL || pci_func_type == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*pci_func_type = devinfo->func_type;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_devinfo_get_pci_func_type, const struct doca_devinfo, devinfo, enum doca_pci_func_type, pci_func_type,
+	devinfo->func_type)
 
 doca_error_t doca_devinfo_get_sf_index(const struct doca_devinfo *devinfo, uint32_t *sf_index)
 {
@@ -304,10 +297,7 @@ doca_error_t doca_dev_rep_close(struct doca_dev_rep *dev)
 	return DOCA_SUCCESS;
 }
 
-struct doca_devinfo_rep *doca_dev_rep_as_devinfo(struct doca_dev_rep *dev_rep)
-{
-	return dev_rep == NULL ? NULL : dev_rep->info;
-}
+SIM_VALUE_GETTER(struct doca_devinfo_rep *, doca_dev_rep_as_devinfo, struct doca_dev_rep, dev_rep, NULL, dev_rep->info)
 
 doca_error_t doca_devinfo_rep_get_vuid(const struct doca_devinfo_rep *devinfo_rep, char *rep_vuid, uint32_t size)
 {
@@ -323,14 +313,8 @@ doca_error_t doca_devinfo_rep_get_pci_addr_str(const struct doca_devinfo_rep *de
 	return copy_prop(pci_addr_str, DOCA_DEVINFO_REP_PCI_ADDR_SIZE, devinfo_rep->pci_addr);
 }
 
-doca_error_t doca_devinfo_rep_get_pci_func_type(const struct doca_devinfo_rep *devinfo_rep,
-						enum doca_pci_func_type *pci_func_type)
-{
-	if (devinfo_rep == NULL || pci_func_type == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*pci_func_type = devinfo_rep->func_type;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_devinfo_rep_get_pci_func_type, const struct doca_devinfo_rep, devinfo_rep, enum doca_pci_func_type,
+	pci_func_type, devinfo_rep->func_type)
 
 doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *devinfo_rep, const char *pci_addr_str,
 						uint8_t *is_equal)

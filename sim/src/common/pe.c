@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "accessors.h"
 
 doca_error_t doca_pe_create(struct doca_pe **pe)
 {
@@ -381,13 +382,7 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 	return did ? 1 : 0;
 }
 
-doca_error_t doca_pe_get_notification_handle(const struct doca_pe *pe, doca_notification_handle_t *handle)
-{
-	if (pe == NULL || handle == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*handle = pe->epoll_fd;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_pe_get_notification_handle, const struct doca_pe, pe, doca_notification_handle_t, handle, pe->epoll_fd)
 
 doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 {
@@ -420,10 +415,4 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_ha
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_pe_get_num_inflight_tasks(const struct doca_pe *pe, size_t *num_inflight_tasks)
-{
-	if (pe == NULL || num_inflight_tasks == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*num_inflight_tasks = pe->inflight;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_pe_get_num_inflight_tasks, const struct doca_pe, pe, size_t, num_inflight_tasks, pe->inflight)

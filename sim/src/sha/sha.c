@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sha_internal.h"
+#include "accessors.h"
 
 static doca_error_t task_validate(const struct doca_task *task)
 {
@@ -75,10 +76,7 @@ doca_error_t doca_sha_destroy(struct doca_sha *sha)
 				  DOCA_ERROR_IN_USE, __func__);
 }
 
-struct doca_ctx *doca_sha_as_ctx(struct doca_sha *sha)
-{
-	return sha == NULL ? NULL : &sha->ctx;
-}
+SIM_VALUE_GETTER(struct doca_ctx *, doca_sha_as_ctx, struct doca_sha, sha, NULL, &sha->ctx)
 
 static doca_error_t cap_algorithm(const struct doca_devinfo *devinfo, enum doca_sha_algorithm algorithm,
 				  uint32_t *digest, uint32_t *block)
@@ -222,10 +220,8 @@ doca_error_t doca_sha_task_hash_set_src(struct doca_sha_task_hash *task, struct 
 	return DOCA_SUCCESS;
 }
 
-struct doca_buf const *doca_sha_task_hash_get_src(struct doca_sha_task_hash const *task)
-{
-	return task == NULL ? NULL : CT(task)->src;
-}
+SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_hash_get_src, struct doca_sha_task_hash const, task, NULL,
+	CT(task)->src)
 
 doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct doca_buf *dst_buf)
 {
@@ -235,10 +231,8 @@ doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct 
 	return DOCA_SUCCESS;
 }
 
-struct doca_buf const *doca_sha_task_hash_get_dst(struct doca_sha_task_hash const *task)
-{
-	return task == NULL ? NULL : CT(task)->dst;
-}
+SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_hash_get_dst, struct doca_sha_task_hash const, task, NULL,
+	CT(task)->dst)
 
 doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, enum doca_sha_algorithm algorithm)
 {
@@ -250,15 +244,10 @@ doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, e
 	return DOCA_SUCCESS;
 }
 
-enum doca_sha_algorithm doca_sha_task_hash_get_algorithm(struct doca_sha_task_hash const *task)
-{
-	return task == NULL ? DOCA_SHA_ALGORITHM_SHA1 : CT(task)->algorithm;
-}
+SIM_VALUE_GETTER(enum doca_sha_algorithm, doca_sha_task_hash_get_algorithm, struct doca_sha_task_hash const, task,
+	DOCA_SHA_ALGORITHM_SHA1, CT(task)->algorithm)
 
-struct doca_task *doca_sha_task_hash_as_task(struct doca_sha_task_hash *task)
-{
-	return task == NULL ? NULL : &T(task)->task;
-}
+SIM_VALUE_GETTER(struct doca_task *, doca_sha_task_hash_as_task, struct doca_sha_task_hash, task, NULL, &T(task)->task)
 
 doca_error_t doca_sha_task_partial_hash_reset(struct doca_sha_task_partial_hash *task)
 {
@@ -279,10 +268,8 @@ doca_error_t doca_sha_task_partial_hash_set_src(struct doca_sha_task_partial_has
 	return DOCA_SUCCESS;
 }
 
-struct doca_buf const *doca_sha_task_partial_hash_get_src(struct doca_sha_task_partial_hash const *task)
-{
-	return task == NULL ? NULL : CT(task)->src;
-}
+SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_partial_hash_get_src, struct doca_sha_task_partial_hash const,
+	task, NULL, CT(task)->src)
 
 doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_hash *task, struct doca_buf *dst_buf)
 {
@@ -294,10 +281,8 @@ doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_has
 	return DOCA_SUCCESS;
 }
 
-struct doca_buf const *doca_sha_task_partial_hash_get_dst(struct doca_sha_task_partial_hash const *task)
-{
-	return task == NULL ? NULL : CT(task)->dst;
-}
+SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_partial_hash_get_dst, struct doca_sha_task_partial_hash const,
+	task, NULL, CT(task)->dst)
 
 doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_partial_hash *task,
 						      enum doca_sha_algorithm algorithm)
@@ -312,10 +297,8 @@ doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_parti
 	return DOCA_SUCCESS;
 }
 
-enum doca_sha_algorithm doca_sha_task_partial_hash_get_algorithm(struct doca_sha_task_partial_hash const *task)
-{
-	return task == NULL ? DOCA_SHA_ALGORITHM_SHA1 : CT(task)->algorithm;
-}
+SIM_VALUE_GETTER(enum doca_sha_algorithm, doca_sha_task_partial_hash_get_algorithm,
+	struct doca_sha_task_partial_hash const, task, DOCA_SHA_ALGORITHM_SHA1, CT(task)->algorithm)
 
 doca_error_t doca_sha_task_partial_hash_set_is_final_buf(struct doca_sha_task_partial_hash *task)
 {
@@ -337,7 +320,5 @@ uint8_t doca_sha_task_partial_hash_get_has_result(struct doca_sha_task_partial_h
 	return task != NULL && CT(task)->has_result;
 }
 
-struct doca_task *doca_sha_task_partial_hash_as_task(struct doca_sha_task_partial_hash *task)
-{
-	return task == NULL ? NULL : &T(task)->task;
-}
+SIM_VALUE_GETTER(struct doca_task *, doca_sha_task_partial_hash_as_task, struct doca_sha_task_partial_hash, task, NULL,
+	&T(task)->task)
