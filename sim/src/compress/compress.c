@@ -51,18 +51,7 @@ static doca_error_t compress_start(struct doca_ctx *ctx)
 
 static const struct sim_ctx_ops compress_ctx_ops = SIM_POOLED_CTX_OPS("compress", compress_start);
 
-doca_error_t doca_compress_create(struct doca_dev *dev, struct doca_compress **compress)
-{
-	return sim_pooled_create(dev, sizeof(**compress), &compress_ctx_ops, (void **)compress);
-}
-
-doca_error_t doca_compress_destroy(struct doca_compress *compress)
-{
-	return sim_pooled_destroy((struct doca_ctx *)compress, "compress", compress == NULL ? NULL : compress->pools, kinds,
-				  SIM_COMPRESS_KIND_COUNT_, DOCA_ERROR_IN_USE, __func__);
-}
-
-SIM_VALUE_GETTER(struct doca_ctx *, doca_compress_as_ctx, struct doca_compress, compress, NULL, &compress->ctx)
+SIM_POOLED_CTX_API(compress, compress_ctx_ops, compress->pools, kinds, SIM_COMPRESS_KIND_COUNT_, DOCA_ERROR_IN_USE)
 
 SIM_GETTER(doca_compress_cap_get_max_num_tasks, struct doca_compress, compress, uint32_t, max_num_tasks,
 	SIM_COMPRESS_MAX_NUM_TASKS)

@@ -47,19 +47,8 @@ static doca_error_t dma_start(struct doca_ctx *ctx)
 
 static const struct sim_ctx_ops dma_ctx_ops = SIM_POOLED_CTX_OPS("dma", dma_start);
 
-doca_error_t doca_dma_create(struct doca_dev *dev, struct doca_dma **dma)
-{
-	return sim_pooled_create(dev, sizeof(**dma), &dma_ctx_ops, (void **)dma);
-}
-
-doca_error_t doca_dma_destroy(struct doca_dma *dma)
-{
-	/* DOCA documents IN_USE for a DMA context that is not idle */
-	return sim_pooled_destroy((struct doca_ctx *)dma, "dma", dma == NULL ? NULL : &dma->pool,
-				  kinds, 1, DOCA_ERROR_IN_USE, __func__);
-}
-
-SIM_VALUE_GETTER(struct doca_ctx *, doca_dma_as_ctx, struct doca_dma, dma, NULL, &dma->ctx)
+/* DOCA documents IN_USE for a DMA context that is not idle */
+SIM_POOLED_CTX_API(dma, dma_ctx_ops, &dma->pool, kinds, 1, DOCA_ERROR_IN_USE)
 
 doca_error_t doca_dma_cap_task_memcpy_is_supported(const struct doca_devinfo *devinfo)
 {

@@ -120,18 +120,7 @@ static doca_error_t ec_start(struct doca_ctx *ctx)
 
 static const struct sim_ctx_ops ec_ctx_ops = SIM_POOLED_CTX_OPS("ec", ec_start);
 
-doca_error_t doca_ec_create(struct doca_dev *dev, struct doca_ec **ec)
-{
-	return sim_pooled_create(dev, sizeof(**ec), &ec_ctx_ops, (void **)ec);
-}
-
-doca_error_t doca_ec_destroy(struct doca_ec *ec)
-{
-	return sim_pooled_destroy((struct doca_ctx *)ec, "ec", ec == NULL ? NULL : ec->pools, kinds, SIM_EC_KINDS_,
-				  DOCA_ERROR_BAD_STATE, __func__);
-}
-
-SIM_VALUE_GETTER(struct doca_ctx *, doca_ec_as_ctx, struct doca_ec, ec, NULL, &ec->ctx)
+SIM_POOLED_CTX_API(ec, ec_ctx_ops, ec->pools, kinds, SIM_EC_KINDS_, DOCA_ERROR_BAD_STATE)
 
 SIM_GETTER(doca_ec_cap_get_max_block_size, const struct doca_devinfo, devinfo, uint64_t, max_block_size,
 	SIM_EC_MAX_BLOCK_SIZE)

@@ -65,18 +65,7 @@ static doca_error_t sha_start(struct doca_ctx *ctx)
 
 static const struct sim_ctx_ops sha_ctx_ops = SIM_POOLED_CTX_OPS("sha", sha_start);
 
-doca_error_t doca_sha_create(struct doca_dev *dev, struct doca_sha **sha)
-{
-	return sim_pooled_create(dev, sizeof(**sha), &sha_ctx_ops, (void **)sha);
-}
-
-doca_error_t doca_sha_destroy(struct doca_sha *sha)
-{
-	return sim_pooled_destroy((struct doca_ctx *)sha, "sha", sha == NULL ? NULL : sha->pools, kinds, SIM_SHA_KIND_COUNT_,
-				  DOCA_ERROR_IN_USE, __func__);
-}
-
-SIM_VALUE_GETTER(struct doca_ctx *, doca_sha_as_ctx, struct doca_sha, sha, NULL, &sha->ctx)
+SIM_POOLED_CTX_API(sha, sha_ctx_ops, sha->pools, kinds, SIM_SHA_KIND_COUNT_, DOCA_ERROR_IN_USE)
 
 static doca_error_t cap_algorithm(const struct doca_devinfo *devinfo, enum doca_sha_algorithm algorithm,
 				  uint32_t *digest, uint32_t *block)
