@@ -33,6 +33,7 @@
 #include <doca_comch.h>
 
 #include "comch_test_util.h"
+#include "comch_wire.h"
 
 #define NAME "flood"
 #define CLIENTS 3
@@ -322,21 +323,6 @@ static void cycles(struct doca_dev *dev, uint64_t n)
 	EXPECT(end - warm < 2 * 1024);
 }
 
-/* The wire format (sim/COMCH.md), restated as comch_raw_peer.c does */
-struct wire_hdr {
-	uint32_t magic;
-	uint8_t kind;
-	uint8_t imm_len;
-	uint16_t reserved;
-	uint32_t id;
-	uint32_t payload_len;
-};
-struct wire_hello {
-	uint32_t version;
-	uint32_t pid;
-	uint32_t max_msg_size;
-};
-
 static void server_socket(struct sockaddr_un *addr)
 {
 	DIR *d = opendir(getenv("DOCA_SIM_DIR"));
@@ -388,7 +374,7 @@ static void bigmsg(struct doca_dev *dev)
 	struct client c;
 	struct doca_comch_task_send *task;
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct wire_hdr h = {.magic = 0x4d534344u, .kind = 1, .payload_len = sizeof(struct wire_hello)};
+	struct wire_hdr h = {.magic = COMCH_WIRE_MAGIC, .kind = 1, .payload_len = sizeof(struct wire_hello)};
 	struct wire_hello hello = {.version = 1, .pid = (uint32_t)getpid(), .max_msg_size = 4080};
 	struct pollfd p;
 	uint8_t buf[8192];
