@@ -47,16 +47,7 @@ static struct {
 	int running, idle;
 } S;
 
-static void s_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev, enum doca_ctx_states next)
-{
-	(void)ud;
-	(void)ctx;
-	(void)prev;
-	if (next == DOCA_CTX_STATE_RUNNING)
-		S.running = 1;
-	if (next == DOCA_CTX_STATE_IDLE)
-		S.idle = 1;
-}
+T_STATE_FLAGS_CB(s_state, S.running, S.idle)
 
 static void s_msg(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32_t len, struct doca_comch_connection *c)
 {
@@ -209,17 +200,8 @@ struct client {
 	uint64_t sent;
 };
 
-static void c_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev, enum doca_ctx_states next)
-{
-	struct client *c = ud.ptr;
-
-	(void)ctx;
-	(void)prev;
-	if (next == DOCA_CTX_STATE_RUNNING)
-		c->running = 1;
-	if (next == DOCA_CTX_STATE_IDLE)
-		c->idle = 1;
-}
+/* user_data: the client */
+T_STATE_FLAGS_CB(c_state, ((struct client *)user_data.ptr)->running, ((struct client *)user_data.ptr)->idle)
 
 static void c_send_done(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
 {
