@@ -351,7 +351,7 @@ static doca_error_t check_source(struct doca_rdma *rdma, struct rdma_task *t)
 				    "max_send_buf_list_len");
 	if (err != DOCA_SUCCESS)
 		return err;
-	t->len = rdma_list_data_len(t->src);
+	t->len = sim_bufs_data_len(t->src);
 	if (t->len > UINT32_MAX)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %llu bytes exceed the max message size", kind_names[t->kind],
 				(unsigned long long)t->len);
@@ -409,7 +409,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 					    "max_send_buf_list_len");
 		if (err != DOCA_SUCCESS)
 			return err;
-		if (rdma_list_room(t->dst) < t->src->data_len)
+		if (sim_bufs_tail_room(t->dst) < t->src->data_len)
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the local destination has no room for %zu bytes",
 					kind_names[t->kind], t->src->data_len);
 		rdma_frame_init(&f, OP_READ_REQ);
