@@ -173,18 +173,24 @@ static doca_error_t alloc_two_buf(struct doca_rdma *rdma, enum rdma_task_kind ki
 	return err;
 }
 
-doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
-						const struct doca_buf *src_buf, struct doca_buf *dst_buf,
-						union doca_data user_data, struct doca_rdma_task_write **task)
-{
-	struct rdma_task *t;
-	doca_error_t err = alloc_two_buf(rdma, RDMA_WRITE, conn, src_buf, dst_buf, user_data, &t);
-	if (err == DOCA_SUCCESS)
-		*task = (struct doca_rdma_task_write *)(void *)t;
-	return err;
-}
-SIM_VALUE_GETTER(struct doca_buf *, doca_rdma_task_write_get_dst_buf, const struct doca_rdma_task_write, task, NULL,
-	RECV(task)->dst)
+/* Write and read: the same allocation (a source and a destination) and destination getter under each kind's names */
+#define TWO_BUF_API(name, KIND) \
+	doca_error_t doca_rdma_task_##name##_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn, \
+							   const struct doca_buf *src_buf, struct doca_buf *dst_buf, \
+							   union doca_data user_data, \
+							   struct doca_rdma_task_##name **task) \
+	{ \
+		struct rdma_task *t; \
+		doca_error_t err = alloc_two_buf(rdma, KIND, conn, src_buf, dst_buf, user_data, &t); \
+		if (err == DOCA_SUCCESS) \
+			*task = (struct doca_rdma_task_##name *)(void *)t; \
+		return err; \
+	} \
+	SIM_VALUE_GETTER(struct doca_buf *, doca_rdma_task_##name##_get_dst_buf, const struct doca_rdma_task_##name, \
+			 task, NULL, RECV(task)->dst)
+
+TWO_BUF_API(write, RDMA_WRITE)
+TWO_BUF_API(read, RDMA_READ)
 
 doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
 						    const struct doca_buf *src_buf, struct doca_buf *dst_buf,
@@ -199,19 +205,6 @@ doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, stru
 	}
 	return err;
 }
-
-doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
-					       const struct doca_buf *src_buf, struct doca_buf *dst_buf,
-					       union doca_data user_data, struct doca_rdma_task_read **task)
-{
-	struct rdma_task *t;
-	doca_error_t err = alloc_two_buf(rdma, RDMA_READ, conn, src_buf, dst_buf, user_data, &t);
-	if (err == DOCA_SUCCESS)
-		*task = (struct doca_rdma_task_read *)(void *)t;
-	return err;
-}
-SIM_VALUE_GETTER(struct doca_buf *, doca_rdma_task_read_get_dst_buf, const struct doca_rdma_task_read, task, NULL,
-	RECV(task)->dst)
 
 doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
 							 struct doca_buf *dst_buf, struct doca_buf *result_buf,

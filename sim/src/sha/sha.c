@@ -110,32 +110,31 @@ doca_error_t doca_sha_cap_get_max_src_buf_size(struct doca_devinfo const *devinf
 	return DOCA_SUCCESS;
 }
 
+/* The digest size (block false) or the block size of an algorithm, as a capability */
+static doca_error_t cap_size(const struct doca_devinfo *devinfo, enum doca_sha_algorithm algorithm, bool block,
+			     uint32_t *size)
+{
+	uint32_t sizes[2];
+	doca_error_t err;
+
+	if (size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	err = cap_algorithm(devinfo, algorithm, &sizes[0], &sizes[1]);
+	if (err == DOCA_SUCCESS)
+		*size = sizes[block];
+	return err;
+}
+
 doca_error_t doca_sha_cap_get_min_dst_buf_size(struct doca_devinfo const *devinfo, enum doca_sha_algorithm algorithm,
 					       uint32_t *min_buf_size)
 {
-	uint32_t digest, block;
-	doca_error_t err;
-
-	if (min_buf_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	err = cap_algorithm(devinfo, algorithm, &digest, &block);
-	if (err == DOCA_SUCCESS)
-		*min_buf_size = digest;
-	return err;
+	return cap_size(devinfo, algorithm, false, min_buf_size);
 }
 
 doca_error_t doca_sha_cap_get_partial_hash_block_size(struct doca_devinfo const *devinfo,
 						      enum doca_sha_algorithm algorithm, uint32_t *partial_block_size)
 {
-	uint32_t digest, block;
-	doca_error_t err;
-
-	if (partial_block_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	err = cap_algorithm(devinfo, algorithm, &digest, &block);
-	if (err == DOCA_SUCCESS)
-		*partial_block_size = block;
-	return err;
+	return cap_size(devinfo, algorithm, true, partial_block_size);
 }
 
 static doca_error_t set_conf(struct doca_sha *s, enum sim_sha_kind kind, sim_task_cb_t done, sim_task_cb_t failed,
