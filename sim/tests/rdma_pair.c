@@ -118,23 +118,6 @@ static void side_open(struct side *s, bool cm)
 	T_OK(doca_buf_inventory_start(s->inv));
 }
 
-static void put_blob(int fd, const void *p, size_t len)
-{
-	uint32_t n = (uint32_t)len;
-	T_TRUE(write(fd, &n, 4) == 4 && write(fd, p, len) == (ssize_t)len);
-}
-static size_t get_blob(int fd, void *p, size_t cap)
-{
-	uint32_t n;
-	T_TRUE(read(fd, &n, 4) == 4 && n <= cap);
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		T_TRUE(r > 0);
-		got += (size_t)r;
-	}
-	return n;
-}
-
 static void wait_tasks(struct side *s, int want_done, int want_fail)
 {
 	double deadline = t_now() + 20;
