@@ -35,6 +35,7 @@
 #include <doca_sim.h>
 
 #include "../tests/comch_wire.h"
+#include "fuzz_fds.h"
 #include "fuzz_rng.h"
 
 #define MAXF 5000
@@ -85,21 +86,6 @@ static void progress(int n)
 {
 	for (int i = 0; i < n; i++)
 		(void)doca_pe_progress(pe);
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 static void start_server(void)
