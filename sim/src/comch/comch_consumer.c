@@ -389,11 +389,11 @@ SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_set_conf(
 	struct doca_comch_consumer *consumer, doca_comch_consumer_task_post_recv_completion_cb_t task_completion_cb,
 	doca_comch_consumer_task_post_recv_completion_cb_t task_error_cb, uint32_t num_post_recv_tasks)
 {
-	if (consumer == NULL || task_completion_cb == NULL || task_error_cb == NULL || num_post_recv_tasks == 0 ||
-	    num_post_recv_tasks > COMCH_MAX_FASTPATH_TASKS)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_ctx_is_idle(&consumer->ctx))
-		return DOCA_ERROR_BAD_STATE;
+	doca_error_t err = comch_fastpath_conf_check(consumer == NULL ? NULL : &consumer->ctx,
+						     task_completion_cb != NULL && task_error_cb != NULL, num_post_recv_tasks);
+
+	if (err != DOCA_SUCCESS)
+		return err;
 	consumer->done_cb = task_completion_cb;
 	consumer->err_cb = task_error_cb;
 	consumer->num_tasks = num_post_recv_tasks;

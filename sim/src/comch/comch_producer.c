@@ -235,11 +235,11 @@ SIM_EXPORT doca_error_t doca_comch_producer_task_send_set_conf(
 	struct doca_comch_producer *producer, doca_comch_producer_task_send_completion_cb_t task_completion_cb,
 	doca_comch_producer_task_send_completion_cb_t task_error_cb, uint32_t num_send_tasks)
 {
-	if (producer == NULL || task_completion_cb == NULL || task_error_cb == NULL || num_send_tasks == 0 ||
-	    num_send_tasks > COMCH_MAX_FASTPATH_TASKS)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_ctx_is_idle(&producer->ctx))
-		return DOCA_ERROR_BAD_STATE;
+	doca_error_t err = comch_fastpath_conf_check(producer == NULL ? NULL : &producer->ctx,
+						     task_completion_cb != NULL && task_error_cb != NULL, num_send_tasks);
+
+	if (err != DOCA_SUCCESS)
+		return err;
 	producer->done_cb = task_completion_cb;
 	producer->err_cb = task_error_cb;
 	producer->num_tasks = num_send_tasks;
