@@ -156,9 +156,7 @@ doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
 	struct sim_crypto_ctx *crypto;
 	doca_error_t err;
 
-	if (aes_gcm == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(aes_gcm, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(aes_gcm, ctx.magic, "aes_gcm");
 	if (aes_gcm->live_keys > 0)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: %zu keys are not destroyed", __func__, aes_gcm->live_keys);
 	crypto = aes_gcm->crypto; /* read first: a successful destroy frees the object */
@@ -202,9 +200,7 @@ doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *r
 
 doca_error_t doca_aes_gcm_key_destroy(struct doca_aes_gcm_key *key)
 {
-	if (key == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(key, magic, "aes_gcm_key", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(key, magic, "aes_gcm_key");
 	key->owner->live_keys--;
 	sim_live_dec(SIM_KIND_ACCEL_HANDLE);
 	memset(key->bytes, 0, sizeof(key->bytes));

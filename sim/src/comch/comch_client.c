@@ -216,9 +216,7 @@ SIM_EXPORT doca_error_t doca_comch_client_destroy(struct doca_comch_client *comc
 {
 	doca_error_t err;
 
-	if (comch_client == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(comch_client, ep.ctx.magic, "comch_client", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(comch_client, ep.ctx.magic, "comch_client");
 	if (comch_client->conn != NULL && comch_client->conn->users != 0)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: producers/consumers still use the connection", __func__);
 	err = sim_ctx_fini(&comch_client->ep.ctx);

@@ -349,9 +349,7 @@ SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *
 {
 	doca_error_t err;
 
-	if (consumer == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(consumer, ctx.magic, "comch_consumer", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(consumer, ctx.magic, "comch_consumer");
 	err = sim_ctx_fini(&consumer->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;

@@ -212,9 +212,7 @@ SIM_EXPORT doca_error_t doca_comch_producer_destroy(struct doca_comch_producer *
 {
 	doca_error_t err;
 
-	if (producer == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(producer, ctx.magic, "comch_producer", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(producer, ctx.magic, "comch_producer");
 	err = sim_ctx_fini(&producer->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;

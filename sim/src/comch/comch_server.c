@@ -228,9 +228,7 @@ SIM_EXPORT doca_error_t doca_comch_server_destroy(struct doca_comch_server *comc
 	struct doca_comch_connection *c;
 	doca_error_t err;
 
-	if (comch_server == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(comch_server, ep.ctx.magic, "comch_server", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(comch_server, ep.ctx.magic, "comch_server");
 	for (c = comch_server->conns; c != NULL; c = c->next)
 		if (c->users != 0)
 			return sim_fail(DOCA_ERROR_IN_USE, "%s: destroy its producers/consumers first", __func__);

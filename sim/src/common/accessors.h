@@ -39,9 +39,7 @@
 #define SIM_LIVE_SETTER(fn, handle_type, handle, object, value_type, value, field) \
 	doca_error_t fn(handle_type *handle, value_type value) \
 	{ \
-		if (handle == NULL) \
-			return DOCA_ERROR_INVALID_VALUE; \
-		SIM_RETURN_IF_DEAD(handle, magic, object, DOCA_ERROR_INVALID_VALUE); \
+		SIM_RETURN_IF_NULL_OR_DEAD(handle, magic, object); \
 		handle->field = value; \
 		return DOCA_SUCCESS; \
 	}

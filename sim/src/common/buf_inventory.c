@@ -35,9 +35,7 @@ doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inve
 
 doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
 {
-	if (inventory == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(inventory, magic, "buf_inventory");
 	if (inventory->num_free != inventory->num_elements) {
 		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "buf_inventory", inventory,
 				  "%zu bufs not returned: returned DOCA_ERROR_IN_USE",
@@ -53,18 +51,14 @@ doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
 
 doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory)
 {
-	if (inventory == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(inventory, magic, "buf_inventory");
 	inventory->started = true;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory)
 {
-	if (inventory == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(inventory, magic, "buf_inventory");
 	inventory->started = false;
 	return DOCA_SUCCESS;
 }
@@ -193,9 +187,7 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 
 doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *inventory, union doca_data user_data)
 {
-	if (inventory == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(inventory, magic, "buf_inventory");
 	/* DOCA documents BAD_STATE unless the inventory is started */
 	if (!inventory->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: inventory not started", __func__);

@@ -63,9 +63,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 {
 	doca_error_t err;
 
-	if (ctx == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(ctx, magic, "ctx");
 	if (ctx->state != DOCA_CTX_STATE_IDLE)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: %s context is not idle", __func__, ctx->ops->kind);
 	if (ctx->pe == NULL)
@@ -85,9 +83,7 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
-	if (ctx == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(ctx, magic, "ctx");
 	/* Stopping an idle context is a no-op: NVIDIA's samples stop from the last completion callback and then again
 	 * in their teardown, expecting success both times */
 	if (ctx->state == DOCA_CTX_STATE_IDLE)

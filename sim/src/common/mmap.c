@@ -48,9 +48,7 @@ static void unexport(struct doca_mmap *mmap)
 
 doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	if (mmap->live_bufs > 0) {
 		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "mmap", mmap,
 				  "%zu bufs still point into it: returned DOCA_ERROR_NOT_PERMITTED", mmap->live_bufs);
@@ -73,9 +71,7 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 
 doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	if (mmap->from_export)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap was created from an export", __func__);
 	if (mmap->started)
@@ -88,9 +84,7 @@ doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 
 doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	/* An mmap created from an export may be stopped too: its header says NOT_PERMITTED, but NVIDIA's 3.3 RDMA
 	 * samples stop their remote mmap before destroying it and count a failure as an error, so DOCA allows it */
 	if (mmap->from_export) {
@@ -190,9 +184,7 @@ doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_m
 
 doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	/* NVIDIA's storage programs enable it on maps created from an export too, which are started from the outset */
 	if (mmap->started && !mmap->from_export)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", __func__);
@@ -202,9 +194,7 @@ doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap)
 
 doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_free_cb_t *free_cb, void *opaque)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	if (mmap->started)
 		return DOCA_ERROR_BAD_STATE;
 	mmap->free_cb = free_cb;
@@ -217,9 +207,7 @@ SIM_LIVE_GETTER(doca_mmap_get_user_data, const struct doca_mmap, mmap, "mmap", u
 
 doca_error_t doca_mmap_set_user_data(struct doca_mmap *mmap, union doca_data user_data)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	if (mmap->started)
 		return DOCA_ERROR_BAD_STATE;
 	mmap->user_data = user_data;

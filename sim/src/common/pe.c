@@ -54,9 +54,7 @@ doca_error_t doca_pe_create(struct doca_pe **pe)
 
 doca_error_t doca_pe_destroy(struct doca_pe *pe)
 {
-	if (pe == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(pe, magic, "pe", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(pe, magic, "pe");
 	if (pe->num_ctxs > 0) {
 		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "pe", pe,
 				  "%zu contexts still connected: returned DOCA_ERROR_IN_USE", pe->num_ctxs);

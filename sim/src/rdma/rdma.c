@@ -317,9 +317,7 @@ doca_error_t doca_rdma_destroy(struct doca_rdma *rdma)
 {
 	doca_error_t err;
 
-	if (rdma == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(rdma, magic, "rdma");
 	err = sim_ctx_fini(&rdma->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
@@ -638,9 +636,7 @@ static doca_error_t answer_request(struct doca_rdma_connection *conn, enum rdma_
 	struct doca_rdma *rdma;
 	struct rdma_frame f;
 
-	if (conn == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(conn, magic, "rdma connection");
 	rdma = conn->rdma;
 	pthread_mutex_lock(&rdma->lock);
 	if (conn->state != CONN_REQUESTED) {
@@ -679,9 +675,7 @@ doca_error_t doca_rdma_connection_reject(struct doca_rdma_connection *conn)
 doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *conn)
 {
 	struct doca_rdma *rdma;
-	if (conn == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(conn, magic, "rdma connection");
 	rdma = conn->rdma;
 	pthread_mutex_lock(&rdma->lock);
 	if (conn->state == CONN_CLOSED) {
