@@ -66,13 +66,19 @@ doca_error_t doca_devinfo_create_list(struct doca_devinfo ***dev_list, uint32_t 
 	return DOCA_SUCCESS;
 }
 
+/* The destroy of a list that create_list allocated: INVALID_VALUE for NULL, else freed and uncounted */
+static doca_error_t destroy_list(void *list, enum sim_kind kind)
+{
+	if (list == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	free(list);
+	sim_live_dec(kind);
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **dev_list)
 {
-	if (dev_list == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	free(dev_list);
-	sim_live_dec(SIM_KIND_DEVINFO_LIST);
-	return DOCA_SUCCESS;
+	return destroy_list(dev_list, SIM_KIND_DEVINFO_LIST);
 }
 
 /* Devices currently open, one handle per devinfo: DOCA reference-counts doca_dev_open of an open device */
@@ -264,11 +270,7 @@ doca_error_t doca_devinfo_rep_create_list(struct doca_dev *dev, int filter, stru
 
 doca_error_t doca_devinfo_rep_destroy_list(struct doca_devinfo_rep **dev_list_rep)
 {
-	if (dev_list_rep == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	free(dev_list_rep);
-	sim_live_dec(SIM_KIND_DEVINFO_REP_LIST);
-	return DOCA_SUCCESS;
+	return destroy_list(dev_list_rep, SIM_KIND_DEVINFO_REP_LIST);
 }
 
 doca_error_t doca_dev_rep_open(struct doca_devinfo_rep *devinfo, struct doca_dev_rep **dev_rep)
