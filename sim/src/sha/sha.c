@@ -165,51 +165,45 @@ static doca_error_t alloc_init(struct doca_sha *s, enum sim_sha_kind kind, enum 
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_sha_task_hash_set_conf(struct doca_sha *sha, doca_sha_task_hash_completion_cb_t task_completion_cb,
-					 doca_sha_task_hash_completion_cb_t task_error_cb, uint8_t log_num_tasks)
-{
-	return set_conf(sha, SIM_SHA_HASH, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb),
-			log_num_tasks, __func__);
-}
-
-doca_error_t doca_sha_task_partial_hash_set_conf(struct doca_sha *sha,
-						 doca_sha_task_partial_hash_completion_cb_t task_completion_cb,
-						 doca_sha_task_partial_hash_completion_cb_t task_error_cb,
-						 uint8_t log_num_tasks)
-{
-	return set_conf(sha, SIM_SHA_PARTIAL, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb),
-			log_num_tasks, __func__);
-}
-
-doca_error_t doca_sha_task_hash_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm,
-					   struct doca_buf const *src_buf, struct doca_buf *dst_buf,
-					   union doca_data user_data, struct doca_sha_task_hash **task)
-{
-	return alloc_init(sha, SIM_SHA_HASH, algorithm, src_buf, dst_buf, user_data, (struct sim_sha_task **)task,
-			  __func__);
-}
-
-doca_error_t doca_sha_task_partial_hash_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm,
-						   struct doca_buf const *src_buf, struct doca_buf *dst_buf,
-						   union doca_data user_data, struct doca_sha_task_partial_hash **task)
-{
-	return alloc_init(sha, SIM_SHA_PARTIAL, algorithm, src_buf, dst_buf, user_data, (struct sim_sha_task **)task,
-			  __func__);
-}
-
 #define T(task) ((struct sim_sha_task *)(task))
 #define CT(task) ((const struct sim_sha_task *)(task))
 
-doca_error_t doca_sha_task_hash_set_src(struct doca_sha_task_hash *task, struct doca_buf const *src_buf)
-{
-	if (task == NULL || src_buf == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	T(task)->src = src_buf;
-	return DOCA_SUCCESS;
-}
+/* What hash and partial hash tasks share, under each kind's names: configuration, allocation, the source setter and
+ * the getters (the partial hash's other setters also refuse a hash in progress: written out below) */
+#define SHA_TASK_API(name, KIND) \
+	doca_error_t doca_sha_task_##name##_set_conf(struct doca_sha *sha, \
+						     doca_sha_task_##name##_completion_cb_t task_completion_cb, \
+						     doca_sha_task_##name##_completion_cb_t task_error_cb, \
+						     uint8_t log_num_tasks) \
+	{ \
+		return set_conf(sha, KIND, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb), \
+				log_num_tasks, __func__); \
+	} \
+	doca_error_t doca_sha_task_##name##_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm, \
+						       struct doca_buf const *src_buf, struct doca_buf *dst_buf, \
+						       union doca_data user_data, struct doca_sha_task_##name **task) \
+	{ \
+		return alloc_init(sha, KIND, algorithm, src_buf, dst_buf, user_data, (struct sim_sha_task **)task, \
+				  __func__); \
+	} \
+	doca_error_t doca_sha_task_##name##_set_src(struct doca_sha_task_##name *task, struct doca_buf const *src_buf) \
+	{ \
+		if (task == NULL || src_buf == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		T(task)->src = src_buf; \
+		return DOCA_SUCCESS; \
+	} \
+	SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_##name##_get_src, struct doca_sha_task_##name const, \
+			 task, NULL, CT(task)->src) \
+	SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_##name##_get_dst, struct doca_sha_task_##name const, \
+			 task, NULL, CT(task)->dst) \
+	SIM_VALUE_GETTER(enum doca_sha_algorithm, doca_sha_task_##name##_get_algorithm, \
+			 struct doca_sha_task_##name const, task, DOCA_SHA_ALGORITHM_SHA1, CT(task)->algorithm) \
+	SIM_VALUE_GETTER(struct doca_task *, doca_sha_task_##name##_as_task, struct doca_sha_task_##name, task, NULL, \
+			 &T(task)->task)
 
-SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_hash_get_src, struct doca_sha_task_hash const, task, NULL,
-	CT(task)->src)
+SHA_TASK_API(hash, SIM_SHA_HASH)
+SHA_TASK_API(partial_hash, SIM_SHA_PARTIAL)
 
 doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct doca_buf *dst_buf)
 {
@@ -218,9 +212,6 @@ doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct 
 	T(task)->dst = dst_buf;
 	return DOCA_SUCCESS;
 }
-
-SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_hash_get_dst, struct doca_sha_task_hash const, task, NULL,
-	CT(task)->dst)
 
 doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, enum doca_sha_algorithm algorithm)
 {
@@ -232,11 +223,6 @@ doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, e
 	return DOCA_SUCCESS;
 }
 
-SIM_VALUE_GETTER(enum doca_sha_algorithm, doca_sha_task_hash_get_algorithm, struct doca_sha_task_hash const, task,
-	DOCA_SHA_ALGORITHM_SHA1, CT(task)->algorithm)
-
-SIM_VALUE_GETTER(struct doca_task *, doca_sha_task_hash_as_task, struct doca_sha_task_hash, task, NULL, &T(task)->task)
-
 doca_error_t doca_sha_task_partial_hash_reset(struct doca_sha_task_partial_hash *task)
 {
 	if (task == NULL)
@@ -247,18 +233,6 @@ doca_error_t doca_sha_task_partial_hash_reset(struct doca_sha_task_partial_hash 
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_sha_task_partial_hash_set_src(struct doca_sha_task_partial_hash *task,
-						struct doca_buf const *src_buf)
-{
-	if (task == NULL || src_buf == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	T(task)->src = src_buf;
-	return DOCA_SUCCESS;
-}
-
-SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_partial_hash_get_src, struct doca_sha_task_partial_hash const,
-	task, NULL, CT(task)->src)
-
 doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_hash *task, struct doca_buf *dst_buf)
 {
 	if (task == NULL || dst_buf == NULL)
@@ -268,9 +242,6 @@ doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_has
 	T(task)->dst = dst_buf;
 	return DOCA_SUCCESS;
 }
-
-SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_partial_hash_get_dst, struct doca_sha_task_partial_hash const,
-	task, NULL, CT(task)->dst)
 
 doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_partial_hash *task,
 						      enum doca_sha_algorithm algorithm)
@@ -284,9 +255,6 @@ doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_parti
 	T(task)->algorithm = algorithm;
 	return DOCA_SUCCESS;
 }
-
-SIM_VALUE_GETTER(enum doca_sha_algorithm, doca_sha_task_partial_hash_get_algorithm,
-	struct doca_sha_task_partial_hash const, task, DOCA_SHA_ALGORITHM_SHA1, CT(task)->algorithm)
 
 doca_error_t doca_sha_task_partial_hash_set_is_final_buf(struct doca_sha_task_partial_hash *task)
 {
@@ -308,5 +276,3 @@ uint8_t doca_sha_task_partial_hash_get_has_result(struct doca_sha_task_partial_h
 	return task != NULL && CT(task)->has_result;
 }
 
-SIM_VALUE_GETTER(struct doca_task *, doca_sha_task_partial_hash_as_task, struct doca_sha_task_partial_hash, task, NULL,
-	&T(task)->task)
