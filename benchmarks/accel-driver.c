@@ -24,28 +24,10 @@
 #include <doca_pe.h>
 #include <doca_sha.h>
 
+#define DRIVER_NAME "accel-driver"
+#include "driver-common.h"
+
 #define MAX_DEPTH 64
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char *what, doca_error_t err)
-{
-	fprintf(stderr, "accel-driver: %s: %s\n", what, doca_error_get_name(err));
-	exit(1);
-}
-
-#define OK(call) \
-	do { \
-		doca_error_t e_ = (call); \
-		if (e_ != DOCA_SUCCESS) \
-			die(#call, e_); \
-	} while (0)
 
 /* Text-like bytes, the same kind the TypeScript side deflates */
 static void fill(uint8_t *p, size_t n)
@@ -76,7 +58,7 @@ struct bench {
 static void resubmit(struct doca_task *task, struct doca_buf *dst, struct bench *b)
 {
 	if (doca_task_get_status(task) != DOCA_SUCCESS)
-		die("task", doca_task_get_status(task));
+		die("task", doca_error_get_name(doca_task_get_status(task)));
 	b->done++;
 	doca_buf_reset_data_len(dst);
 	if (now() < b->deadline) {
@@ -103,7 +85,6 @@ static void on_sha(struct doca_sha_task_hash *t, union doca_data tud, union doca
 
 static void run_device(struct bench *b, int depth, double seconds)
 {
-	struct doca_devinfo **list;
 	struct doca_dev *dev;
 	struct doca_pe *pe;
 	struct doca_mmap *mmap;
@@ -111,7 +92,6 @@ static void run_device(struct bench *b, int depth, double seconds)
 	struct doca_ctx *ctx;
 	struct doca_compress *compress = NULL;
 	struct doca_sha *sha = NULL;
-	uint32_t n;
 	size_t room = b->size + b->size / 8 + 1024;
 	uint8_t *mem = malloc(b->size + room * (size_t)depth);
 	struct doca_buf *src;
@@ -119,15 +99,9 @@ static void run_device(struct bench *b, int depth, double seconds)
 	double t0;
 
 	fill(mem, b->size);
-	OK(doca_devinfo_create_list(&list, &n));
-	OK(doca_dev_open(list[0], &dev));
-	OK(doca_devinfo_destroy_list(list));
+	dev = open_first_dev();
 	OK(doca_pe_create(&pe));
-	OK(doca_mmap_create(&mmap));
-	OK(doca_mmap_set_memrange(mmap, mem, b->size + room * (size_t)depth));
-	OK(doca_mmap_set_permissions(mmap, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE));
-	OK(doca_mmap_add_dev(mmap, dev));
-	OK(doca_mmap_start(mmap));
+	mmap = started_mmap(dev, mem, b->size + room * (size_t)depth, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
 	OK(doca_buf_inventory_create((size_t)depth + 1, &inv));
 	OK(doca_buf_inventory_start(inv));
 	OK(doca_buf_inventory_buf_get_by_data(inv, mmap, mem, b->size, &src));

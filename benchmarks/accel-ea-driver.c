@@ -23,26 +23,12 @@
 #include <doca_mmap.h>
 #include <doca_pe.h>
 
+#define DRIVER_NAME "accel-ea-driver"
+#include "driver-common.h"
+
 #define N_DATA 8
 #define N_RDNC 2
 #define MAX_BATCH 256
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-#define CHECK(call) \
-	do { \
-		doca_error_t e_ = (call); \
-		if (e_ != DOCA_SUCCESS) { \
-			fprintf(stderr, "%s: %s\n", #call, doca_error_get_name(e_)); \
-			exit(1); \
-		} \
-	} while (0)
 
 /* ---- the math, called directly ---- */
 static uint8_t gf[256][256];
@@ -197,8 +183,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	struct doca_devinfo **list;
-	uint32_t nd;
 	struct doca_dev *dev;
 	struct doca_mmap *mmap;
 	struct doca_buf_inventory *inv;
@@ -210,39 +194,33 @@ int main(int argc, char **argv)
 	struct run r = {0};
 	union doca_data ud = {.ptr = &r};
 
-	CHECK(doca_devinfo_create_list(&list, &nd));
-	CHECK(doca_dev_open(list[0], &dev));
-	CHECK(doca_devinfo_destroy_list(list));
-	CHECK(doca_pe_create(&r.pe));
-	CHECK(doca_mmap_create(&mmap));
-	CHECK(doca_mmap_set_memrange(mmap, mem, (size_t)batch * (payload + out_len)));
-	CHECK(doca_mmap_set_permissions(mmap, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE));
-	CHECK(doca_mmap_add_dev(mmap, dev));
-	CHECK(doca_mmap_start(mmap));
-	CHECK(doca_buf_inventory_create(2 * (size_t)batch, &inv));
-	CHECK(doca_buf_inventory_start(inv));
+	dev = open_first_dev();
+	OK(doca_pe_create(&r.pe));
+	mmap = started_mmap(dev, mem, (size_t)batch * (payload + out_len), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+	OK(doca_buf_inventory_create(2 * (size_t)batch, &inv));
+	OK(doca_buf_inventory_start(inv));
 	for (int k = 0; k < batch; k++) {
 		uint8_t *src = mem + (size_t)k * payload, *dst = mem + (size_t)batch * payload + (size_t)k * out_len;
 
-		CHECK(doca_buf_inventory_buf_get_by_args(inv, mmap, src, payload, src, payload, &r.src[k]));
-		CHECK(doca_buf_inventory_buf_get_by_args(inv, mmap, dst, out_len, dst, 0, &r.dst[k]));
+		OK(doca_buf_inventory_buf_get_by_args(inv, mmap, src, payload, src, payload, &r.src[k]));
+		OK(doca_buf_inventory_buf_get_by_args(inv, mmap, dst, out_len, dst, 0, &r.dst[k]));
 	}
 	if (ec) {
-		CHECK(doca_ec_create(dev, &ecx));
+		OK(doca_ec_create(dev, &ecx));
 		ctx = doca_ec_as_ctx(ecx);
-		CHECK(doca_ec_task_create_set_conf(ecx, ec_cb, ec_cb, (uint32_t)batch));
+		OK(doca_ec_task_create_set_conf(ecx, ec_cb, ec_cb, (uint32_t)batch));
 	} else {
-		CHECK(doca_aes_gcm_create(dev, &aes));
+		OK(doca_aes_gcm_create(dev, &aes));
 		ctx = doca_aes_gcm_as_ctx(aes);
-		CHECK(doca_aes_gcm_task_encrypt_set_conf(aes, aes_cb, aes_cb, (uint32_t)batch));
+		OK(doca_aes_gcm_task_encrypt_set_conf(aes, aes_cb, aes_cb, (uint32_t)batch));
 	}
-	CHECK(doca_pe_connect_ctx(r.pe, ctx));
-	CHECK(doca_ctx_set_user_data(ctx, ud));
-	CHECK(doca_ctx_start(ctx));
+	OK(doca_pe_connect_ctx(r.pe, ctx));
+	OK(doca_ctx_set_user_data(ctx, ud));
+	OK(doca_ctx_start(ctx));
 	if (ec)
-		CHECK(doca_ec_matrix_create(ecx, DOCA_EC_MATRIX_TYPE_CAUCHY, N_DATA, N_RDNC, &matrix));
+		OK(doca_ec_matrix_create(ecx, DOCA_EC_MATRIX_TYPE_CAUCHY, N_DATA, N_RDNC, &matrix));
 	else
-		CHECK(doca_aes_gcm_key_create(aes, key, DOCA_AES_GCM_KEY_256, &akey));
+		OK(doca_aes_gcm_key_create(aes, key, DOCA_AES_GCM_KEY_256, &akey));
 	t0 = now();
 	r.deadline = t0 + seconds;
 	for (int k = 0; k < batch; k++) {
@@ -251,37 +229,37 @@ int main(int argc, char **argv)
 		if (ec) {
 			struct doca_ec_task_create *t;
 
-			CHECK(doca_ec_task_create_allocate_init(ecx, matrix, r.src[k], r.dst[k], ud, &t));
+			OK(doca_ec_task_create_allocate_init(ecx, matrix, r.src[k], r.dst[k], ud, &t));
 			task = doca_ec_task_create_as_task(t);
 		} else {
 			struct doca_aes_gcm_task_encrypt *t;
 
-			CHECK(doca_aes_gcm_task_encrypt_alloc_init(aes, r.src[k], r.dst[k], akey, iv, 12, 16, 0, ud, &t));
+			OK(doca_aes_gcm_task_encrypt_alloc_init(aes, r.src[k], r.dst[k], akey, iv, 12, 16, 0, ud, &t));
 			task = doca_aes_gcm_task_encrypt_as_task(t);
 		}
-		CHECK(doca_task_submit(task));
+		OK(doca_task_submit(task));
 	}
 	while (r.done < batch)
 		doca_pe_progress(r.pe);
 	printf("bytes=%lu seconds=%.6f ops=%lu\n", r.ops * payload, now() - t0, r.ops);
 	if (r.failed)
 		return 1;
-	CHECK(doca_ctx_stop(ctx));
+	OK(doca_ctx_stop(ctx));
 	if (ec) {
-		CHECK(doca_ec_matrix_destroy(matrix));
-		CHECK(doca_ec_destroy(ecx));
+		OK(doca_ec_matrix_destroy(matrix));
+		OK(doca_ec_destroy(ecx));
 	} else {
-		CHECK(doca_aes_gcm_key_destroy(akey));
-		CHECK(doca_aes_gcm_destroy(aes));
+		OK(doca_aes_gcm_key_destroy(akey));
+		OK(doca_aes_gcm_destroy(aes));
 	}
 	for (int k = 0; k < batch; k++) {
 		doca_buf_dec_refcount(r.src[k], NULL);
 		doca_buf_dec_refcount(r.dst[k], NULL);
 	}
-	CHECK(doca_buf_inventory_destroy(inv));
-	CHECK(doca_mmap_destroy(mmap));
-	CHECK(doca_pe_destroy(r.pe));
-	CHECK(doca_dev_close(dev));
+	OK(doca_buf_inventory_destroy(inv));
+	OK(doca_mmap_destroy(mmap));
+	OK(doca_pe_destroy(r.pe));
+	OK(doca_dev_close(dev));
 	free(mem);
 	return 0;
 }

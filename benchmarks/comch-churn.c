@@ -65,20 +65,6 @@ static void unused_send(struct doca_comch_task_send *task, union doca_data tud, 
 	doca_task_free(doca_comch_task_send_as_task(task));
 }
 
-static struct doca_dev *open_first_dev(void)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev;
-	uint32_t n = 0;
-
-	ok(doca_devinfo_create_list(&list, &n), "doca_devinfo_create_list");
-	if (n == 0)
-		die("no DOCA device", NULL);
-	ok(doca_dev_open(list[0], &dev), "doca_dev_open");
-	ok(doca_devinfo_destroy_list(list), "doca_devinfo_destroy_list");
-	return dev;
-}
-
 /* Progress until *flag; the client is polled (a Comch connection completes in progress calls) */
 static void wait_for(struct doca_pe *pe, volatile bool *flag, const char *what)
 {

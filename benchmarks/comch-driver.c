@@ -102,20 +102,6 @@ static void parse_cells(int n, char **text, struct cell *cells)
 	}
 }
 
-static struct doca_dev *open_first_dev(void)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev;
-	uint32_t n = 0;
-
-	ok(doca_devinfo_create_list(&list, &n), "doca_devinfo_create_list");
-	if (n == 0)
-		die("no DOCA device", NULL);
-	ok(doca_dev_open(list[0], &dev), "doca_dev_open");
-	ok(doca_devinfo_destroy_list(list), "doca_devinfo_destroy_list");
-	return dev;
-}
-
 /* A message's content: sequence number in front, its low byte at the end (so a short or shifted copy shows). */
 static void stamp(uint8_t *msg, uint32_t size, uint32_t seq)
 {

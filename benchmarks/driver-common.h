@@ -1,6 +1,7 @@
 /*
- * What the benchmark's C drivers (driver.c, comch-driver.c) share: failing loudly on the first DOCA error, and a
- * monotonic clock. Each driver defines DRIVER_NAME (how its messages start) before including this file.
+ * What the benchmark's C drivers (driver.c, rdma-driver.c, comch-driver.c, comch-churn.c, accel-driver.c,
+ * accel-ea-driver.c) share: failing loudly on the first DOCA error, a monotonic clock and opening the first device.
+ * Each driver defines DRIVER_NAME (how its messages start) before including this file.
  */
 #ifndef DOCA_TS_BENCH_DRIVER_COMMON_H
 #define DOCA_TS_BENCH_DRIVER_COMMON_H
@@ -9,7 +10,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <doca_dev.h>
 #include <doca_error.h>
+#include <doca_mmap.h>
 
 static void die(const char *what, const char *detail)
 {
@@ -23,12 +26,43 @@ static void ok(doca_error_t rc, const char *call)
 		die(call, doca_error_get_name(rc));
 }
 
+/* The call must return DOCA_SUCCESS; the message names the call */
+#define OK(call) ok((call), #call)
+
 static double now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The first device of this side (the software device lists one per side) */
+static inline struct doca_dev *open_first_dev(void)
+{
+	struct doca_devinfo **list;
+	struct doca_dev *dev;
+	uint32_t n = 0;
+
+	ok(doca_devinfo_create_list(&list, &n), "doca_devinfo_create_list");
+	if (n == 0)
+		die("no DOCA device", NULL);
+	ok(doca_dev_open(list[0], &dev), "doca_dev_open");
+	ok(doca_devinfo_destroy_list(list), "doca_devinfo_destroy_list");
+	return dev;
+}
+
+/* A started mmap over [mem, mem + len) on dev with the given access permissions */
+static inline struct doca_mmap *started_mmap(struct doca_dev *dev, void *mem, size_t len, uint32_t permissions)
+{
+	struct doca_mmap *mmap;
+
+	OK(doca_mmap_create(&mmap));
+	OK(doca_mmap_set_memrange(mmap, mem, len));
+	OK(doca_mmap_set_permissions(mmap, permissions));
+	OK(doca_mmap_add_dev(mmap, dev));
+	OK(doca_mmap_start(mmap));
+	return mmap;
 }
 
 #endif

@@ -193,15 +193,7 @@ static void engine_open(struct engine *e)
 
 static struct doca_mmap *local_mmap(struct engine *e, void *addr, size_t len)
 {
-	struct doca_mmap *m;
-
-	ok(doca_mmap_create(&m), "doca_mmap_create");
-	ok(doca_mmap_set_memrange(m, addr, len), "doca_mmap_set_memrange");
-	ok(doca_mmap_set_permissions(m, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE),
-	   "doca_mmap_set_permissions");
-	ok(doca_mmap_add_dev(m, e->dev), "doca_mmap_add_dev");
-	ok(doca_mmap_start(m), "doca_mmap_start");
-	return m;
+	return started_mmap(e->dev, addr, len, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE);
 }
 
 /*

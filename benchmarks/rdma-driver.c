@@ -226,11 +226,7 @@ static void setup(uint32_t access)
 	}
 	region = aligned_alloc(4096, REGION);
 	memset(region, 0x5a, REGION);
-	ok(doca_mmap_create(&local_mmap), "doca_mmap_create");
-	ok(doca_mmap_set_memrange(local_mmap, region, REGION), "doca_mmap_set_memrange");
-	ok(doca_mmap_set_permissions(local_mmap, access), "doca_mmap_set_permissions");
-	ok(doca_mmap_add_dev(local_mmap, dev), "doca_mmap_add_dev");
-	ok(doca_mmap_start(local_mmap), "doca_mmap_start");
+	local_mmap = started_mmap(dev, region, REGION, access);
 	ok(doca_buf_inventory_create(2 * MAX_DEPTH + RECEIVES, &inv), "doca_buf_inventory_create");
 	ok(doca_buf_inventory_start(inv), "doca_buf_inventory_start");
 	const void *details;

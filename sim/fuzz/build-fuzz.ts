@@ -17,6 +17,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const src = join(root, "sim", "src");
 const include = join(root, "sim", "include");
 const fuzzDir = join(root, "sim", "fuzz");
+/** The Comch wire format the frame fuzzer shares with the C tests that speak it raw */
+const wireHeader = join(root, "sim", "tests", "comch_wire.h");
 export const outDir: string = join(root, "build", "sim", "fuzz");
 
 /**
@@ -81,7 +83,7 @@ export function buildFuzzers(opts: { cc?: string; libfuzzer?: boolean; force?: b
     const sources = folders.flatMap((folder) => inFolder(join(src, folder), ".c"))
       .filter((path) => only === undefined || path.endsWith(`/${only}`));
     const harness = join(fuzzDir, `${name}.c`);
-    const inputs = [...sources, harness, ...headers, fileURLToPath(import.meta.url)];
+    const inputs = [...sources, harness, ...headers, wireHeader, fileURLToPath(import.meta.url)];
     if (opts.libfuzzer) {
       const out = join(outDir, `${name}-libfuzzer`);
       const r = compile(cc, ["-O1", "-DDOCA_SIM_LIBFUZZER", "-fsanitize=fuzzer,address,undefined"], [

@@ -34,17 +34,10 @@
 #include <doca_pe.h>
 #include <doca_sim.h>
 
+#include "../tests/comch_wire.h"
+#include "fuzz_fds.h"
 #include "fuzz_rng.h"
 
-struct wire_hdr { /* sim/COMCH.md, restated on purpose */
-	uint32_t magic;
-	uint8_t kind;
-	uint8_t imm_len;
-	uint16_t reserved;
-	uint32_t id;
-	uint32_t payload_len;
-};
-#define MAGIC 0x4d534344u
 #define MAXF 5000
 
 static struct doca_pe *pe;
@@ -93,21 +86,6 @@ static void progress(int n)
 {
 	for (int i = 0; i < n; i++)
 		(void)doca_pe_progress(pe);
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 static void start_server(void)
@@ -169,7 +147,7 @@ static void put(int fd, const void *p, size_t n)
 
 static size_t build_frame(uint8_t *buf, uint8_t kind, uint32_t id, const void *payload, uint32_t len)
 {
-	struct wire_hdr h = {.magic = MAGIC, .kind = kind, .id = id, .payload_len = len};
+	struct wire_hdr h = {.magic = COMCH_WIRE_MAGIC, .kind = kind, .id = id, .payload_len = len};
 
 	memcpy(buf, &h, sizeof(h));
 	if (len)
@@ -192,8 +170,8 @@ static int deliverable(const uint8_t *buf, size_t n)
 	if (n < sizeof(h))
 		return 0;
 	memcpy(&h, buf, sizeof(h));
-	if (h.magic != MAGIC || h.kind != 3 || h.imm_len != 0 || h.reserved != 0 || h.payload_len != n - sizeof(h) ||
-	    h.payload_len > 4080)
+	if (h.magic != COMCH_WIRE_MAGIC || h.kind != 3 || h.imm_len != 0 || h.reserved != 0 ||
+	    h.payload_len != n - sizeof(h) || h.payload_len > 4080)
 		return 0;
 	return (h.id != 0 || h.payload_len == 0) ? 2 : 1;
 }

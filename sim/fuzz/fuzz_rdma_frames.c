@@ -42,6 +42,7 @@
 #include <doca_pe.h>
 #include <doca_rdma.h>
 
+#include "fuzz_fds.h"
 #include "fuzz_rng.h"
 
 struct frame { /* sim/RDMA.md "How a request travels": 56 bytes */
@@ -150,20 +151,6 @@ static unsigned backlog(void)
 	if (f != NULL)
 		fclose(f);
 	return queued;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 /* ---------------------------------------------------------------- the responder */

@@ -1,6 +1,7 @@
 /*
  * What the accelerator tests (compress, SHA, AES-GCM, erasure coding) share around their context: one local memory
- * area with an mmap and a started inventory over it, buffer lists cut from it, and the teardown of it all.
+ * area with an mmap and a started inventory over it, buffer lists cut from it, the teardown of it all, the completion
+ * callback that records a task's status, and the random numbers of their fuzz loops.
  */
 #ifndef SIM_ACCEL_TEST_UTIL_H_
 #define SIM_ACCEL_TEST_UTIL_H_
@@ -62,6 +63,28 @@ static inline struct doca_buf *t_buf_list(struct doca_buf_inventory *inv, struct
 		off += part;
 	}
 	return head;
+}
+
+/* A completion callback (for success and error alike) of tasks of type struct task_type whose user data points to an
+ * `owner` with the fields done and status: records the task's status, counts it and frees the task */
+#define T_RECORDING_CB(name, task_type, as_task, owner) \
+	static void name(struct task_type *task, union doca_data task_user_data, union doca_data ctx_user_data) \
+	{ \
+		owner *o_ = task_user_data.ptr; \
+		(void)ctx_user_data; \
+		o_->status = doca_task_get_status(as_task(task)); \
+		o_->done++; \
+		doca_task_free(as_task(task)); \
+	}
+
+/* The fuzz loops' random numbers: xorshift64 from rng_state, which the loop seeds (nonzero) so a run repeats */
+static uint64_t rng_state __attribute__((unused)); /* unused by the tests without a fuzz loop */
+static inline uint32_t rnd(uint32_t below)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % below);
 }
 
 #endif /* SIM_ACCEL_TEST_UTIL_H_ */

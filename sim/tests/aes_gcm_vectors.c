@@ -63,25 +63,8 @@ struct env {
 #define MEM_LEN (1u << 20)
 #define DST_OFF (MEM_LEN / 2)
 
-static void enc_cb(struct doca_aes_gcm_task_encrypt *t, union doca_data ud, union doca_data cd)
-{
-	struct env *e = ud.ptr;
-
-	(void)cd;
-	e->status = doca_task_get_status(doca_aes_gcm_task_encrypt_as_task(t));
-	e->done++;
-	doca_task_free(doca_aes_gcm_task_encrypt_as_task(t));
-}
-
-static void dec_cb(struct doca_aes_gcm_task_decrypt *t, union doca_data ud, union doca_data cd)
-{
-	struct env *e = ud.ptr;
-
-	(void)cd;
-	e->status = doca_task_get_status(doca_aes_gcm_task_decrypt_as_task(t));
-	e->done++;
-	doca_task_free(doca_aes_gcm_task_decrypt_as_task(t));
-}
+T_RECORDING_CB(enc_cb, doca_aes_gcm_task_encrypt, doca_aes_gcm_task_encrypt_as_task, struct env)
+T_RECORDING_CB(dec_cb, doca_aes_gcm_task_decrypt, doca_aes_gcm_task_decrypt_as_task, struct env)
 
 static void env_open(struct env *e)
 {
@@ -210,15 +193,6 @@ static void bad_input(struct env *e)
 	T_OK(doca_aes_gcm_key_destroy(k));
 	t_say("ok bad key type, IV over 12 bytes, tag of 8, short destination, short source, AAD past the data: "
 	      "DOCA_ERROR_INVALID_VALUE; a 0-byte IV is zero-padded");
-}
-
-static uint64_t rng_state;
-static uint32_t rnd(uint32_t below)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % below);
 }
 
 static void fuzz(struct env *e, unsigned rounds, unsigned seed)

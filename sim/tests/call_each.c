@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "machine_code_page.h"
+
 typedef uint64_t (*call_each_t)(void *fn, uint64_t n, const uint64_t *c0, const uint64_t *c1, const uint64_t *c2,
 				uint32_t mask);
 
@@ -37,35 +39,18 @@ static void add(uint64_t a)
 	sum += a;
 }
 
-static void fail(const char *what)
-{
-	printf("FAIL %s\n", what);
-	exit(1);
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t c0[8], c1[8], c2[8], block[7];
-	size_t len, i;
+	size_t i;
 	uint8_t *code;
 	call_each_t each;
 	int (*packed)(const void *, const void *);
 
 	if (argc != 3)
 		return 2;
-	len = strlen(argv[1]) / 2;
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (code == MAP_FAILED || len == 0 || len > 4096)
-		fail("setup");
-	for (i = 0; i < len; i++) {
-		unsigned byte;
-
-		if (sscanf(argv[1] + 2 * i, "%2x", &byte) != 1)
-			fail("hex");
-		code[i] = (uint8_t)byte;
-	}
-	if (mprotect(code, 4096, PROT_READ | PROT_EXEC) != 0)
-		fail("mprotect");
+	code = code_page_from_hex(argv[1]);
+	code_page_seal(code);
 	each = (call_each_t)(void *)code;
 	packed = (int (*)(const void *, const void *))(void *)(code + strtoul(argv[2], NULL, 0));
 	for (i = 0; i < 8; i++) {

@@ -72,14 +72,6 @@ static void send_done_cb(struct doca_comch_task_send *task, union doca_data tud,
 	doca_task_free(doca_comch_task_send_as_task(task));
 }
 
-static void send_err_cb(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	say("SEND ERROR %s", doca_error_get_name(doca_task_get_status(doca_comch_task_send_as_task(task))));
-	doca_task_free(doca_comch_task_send_as_task(task));
-}
-
 static uint32_t echo_len(uint32_t seq)
 {
 	return (seq * 37u) % C.max_msg + 1u;
@@ -314,7 +306,7 @@ int main(int argc, char **argv)
 	CHECK(doca_comch_client_get_max_msg_size(C.client, &C.max_msg));
 	EXPECT(C.max_msg == cap);
 	CHECK(doca_comch_client_set_recv_queue_size(C.client, 16));
-	CHECK(doca_comch_client_task_send_set_conf(C.client, send_done_cb, send_err_cb, 16));
+	CHECK(doca_comch_client_task_send_set_conf(C.client, send_done_cb, send_err_say_free, 16));
 	CHECK(doca_comch_client_event_msg_recv_register(C.client, msg_recv_cb));
 	CHECK(doca_comch_client_event_consumer_register(C.client, consumer_new_cb, consumer_expired_cb));
 	ctx = doca_comch_client_as_ctx(C.client);

@@ -33,6 +33,7 @@
 #include <doca_comch.h>
 
 #include "comch_test_util.h"
+#include "comch_wire.h"
 
 #define NAME "flood"
 #define CLIENTS 3
@@ -46,16 +47,7 @@ static struct {
 	int running, idle;
 } S;
 
-static void s_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev, enum doca_ctx_states next)
-{
-	(void)ud;
-	(void)ctx;
-	(void)prev;
-	if (next == DOCA_CTX_STATE_RUNNING)
-		S.running = 1;
-	if (next == DOCA_CTX_STATE_IDLE)
-		S.idle = 1;
-}
+T_STATE_FLAGS_CB(s_state, S.running, S.idle)
 
 static void s_msg(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32_t len, struct doca_comch_connection *c)
 {
@@ -208,17 +200,8 @@ struct client {
 	uint64_t sent;
 };
 
-static void c_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev, enum doca_ctx_states next)
-{
-	struct client *c = ud.ptr;
-
-	(void)ctx;
-	(void)prev;
-	if (next == DOCA_CTX_STATE_RUNNING)
-		c->running = 1;
-	if (next == DOCA_CTX_STATE_IDLE)
-		c->idle = 1;
-}
+/* user_data: the client */
+T_STATE_FLAGS_CB(c_state, ((struct client *)user_data.ptr)->running, ((struct client *)user_data.ptr)->idle)
 
 static void c_send_done(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
 {
@@ -322,21 +305,6 @@ static void cycles(struct doca_dev *dev, uint64_t n)
 	EXPECT(end - warm < 2 * 1024);
 }
 
-/* The wire format (sim/COMCH.md), restated as comch_raw_peer.c does */
-struct wire_hdr {
-	uint32_t magic;
-	uint8_t kind;
-	uint8_t imm_len;
-	uint16_t reserved;
-	uint32_t id;
-	uint32_t payload_len;
-};
-struct wire_hello {
-	uint32_t version;
-	uint32_t pid;
-	uint32_t max_msg_size;
-};
-
 static void server_socket(struct sockaddr_un *addr)
 {
 	DIR *d = opendir(getenv("DOCA_SIM_DIR"));
@@ -388,7 +356,7 @@ static void bigmsg(struct doca_dev *dev)
 	struct client c;
 	struct doca_comch_task_send *task;
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct wire_hdr h = {.magic = 0x4d534344u, .kind = 1, .payload_len = sizeof(struct wire_hello)};
+	struct wire_hdr h = {.magic = COMCH_WIRE_MAGIC, .kind = 1, .payload_len = sizeof(struct wire_hello)};
 	struct wire_hello hello = {.version = 1, .pid = (uint32_t)getpid(), .max_msg_size = 4080};
 	struct pollfd p;
 	uint8_t buf[8192];

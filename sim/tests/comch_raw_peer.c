@@ -23,22 +23,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-struct wire_hdr {
-	uint32_t magic;
-	uint8_t kind;
-	uint8_t imm_len;
-	uint16_t reserved;
-	uint32_t id;
-	uint32_t payload_len;
-};
+#include "comch_wire.h"
 
-struct wire_hello {
-	uint32_t version;
-	uint32_t pid;
-	uint32_t max_msg_size;
-};
 
-#define MAGIC 0x4d534344u
 #define K_HELLO 1
 #define K_MSG 3
 #define K_CONSUMER_NEW 4
@@ -96,7 +83,7 @@ static void send_raw(int fd, const void *p, size_t n)
 static void send_frame(int fd, uint8_t kind, uint32_t id, const void *payload, uint32_t len, uint32_t claimed_len)
 {
 	uint8_t buf[16384];
-	struct wire_hdr h = {.magic = MAGIC, .kind = kind, .id = id, .payload_len = claimed_len};
+	struct wire_hdr h = {.magic = COMCH_WIRE_MAGIC, .kind = kind, .id = id, .payload_len = claimed_len};
 
 	memcpy(buf, &h, sizeof(h));
 	if (len > 0)

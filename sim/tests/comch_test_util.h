@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <doca_comch.h>
 #include <doca_ctx.h>
 #include <doca_dev.h>
 #include <doca_error.h>
@@ -120,6 +121,16 @@ static inline int check_pattern(const uint8_t *p, size_t len, uint32_t seq)
 		if (p[i] != (uint8_t)(seq * 31u + i * 7u + 1u))
 			return 0;
 	return 1;
+}
+
+/* The error callback of a message send task that says which error it was and frees the task (the test goes on) */
+static inline void send_err_say_free(struct doca_comch_task_send *task, union doca_data task_user_data,
+				     union doca_data ctx_user_data)
+{
+	(void)task_user_data;
+	(void)ctx_user_data;
+	say("SEND ERROR %s", doca_error_get_name(doca_task_get_status(doca_comch_task_send_as_task(task))));
+	doca_task_free(doca_comch_task_send_as_task(task));
 }
 
 #endif /* COMCH_TEST_UTIL_H_ */

@@ -22,6 +22,8 @@
 
 #include <doca_types.h>
 
+#include "machine_code_page.h"
+
 #define CAPACITY 4
 #define ENTRY_WORDS 4
 #define COUNTERS_AT 0x41000
@@ -42,12 +44,6 @@ struct ring {
 };
 _Static_assert(offsetof(struct ring, counters) == COUNTERS_AT, "the counters' offset");
 
-static void fail(const char *what)
-{
-	printf("FAIL %s\n", what);
-	exit(1);
-}
-
 static void check_entry(const struct ring *r, unsigned i, uint64_t task, uint64_t tud, uint64_t cud, uint64_t ok)
 {
 	const uint64_t *e = r->entries[i];
@@ -62,7 +58,7 @@ static void check_entry(const struct ring *r, unsigned i, uint64_t task, uint64_
 
 int main(int argc, char **argv)
 {
-	size_t len, i;
+	size_t i;
 	uint8_t *code;
 	struct ring *r;
 	completion_cb_t ok_cb, err_cb;
@@ -72,26 +68,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: completion_stub HEX OK_OFFSET ERROR_OFFSET ADDRESS_OFFSET...\n");
 		return 2;
 	}
-	len = strlen(argv[1]) / 2;
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED || code == MAP_FAILED || len == 0 || len > 4096)
+	if (r == MAP_FAILED)
 		fail("setup");
-	for (i = 0; i < len; i++) {
-		unsigned byte;
-
-		if (sscanf(argv[1] + 2 * i, "%2x", &byte) != 1)
-			fail("hex");
-		code[i] = (uint8_t)byte;
-	}
+	code = code_page_from_hex(argv[1]);
 	for (int a = 4; a < argc; a++) {
 		uint64_t address = (uint64_t)(uintptr_t)r;
 
 		memcpy(code + strtoul(argv[a], NULL, 0), &address, sizeof(address));
 	}
-	/* As doca-ts does it: written while RW, then read+execute (the page never ran before) */
-	if (mprotect(code, 4096, PROT_READ | PROT_EXEC) != 0)
-		fail("mprotect");
+	/* As doca-ts does it: written while RW, then read+execute */
+	code_page_seal(code);
 	ok_cb = (completion_cb_t)(void *)(code + strtoul(argv[2], NULL, 0));
 	err_cb = (completion_cb_t)(void *)(code + strtoul(argv[3], NULL, 0));
 	r->capacity = CAPACITY;

@@ -19,14 +19,20 @@ struct counts {
 	int idle;
 };
 
+/* Counts a completed task as ok or failed in the context's counts, keeps its status and frees it */
+static void record(struct doca_dma_task_memcpy *task, struct counts *c, int *counter)
+{
+	(*counter)++;
+	c->last_status = doca_task_get_status(doca_dma_task_memcpy_as_task(task));
+	doca_task_free(doca_dma_task_memcpy_as_task(task));
+}
+
 static void on_ok(struct doca_dma_task_memcpy *task, union doca_data task_user_data, union doca_data ctx_user_data)
 {
 	struct counts *c = ctx_user_data.ptr;
 
 	(void)task_user_data;
-	c->ok++;
-	c->last_status = doca_task_get_status(doca_dma_task_memcpy_as_task(task));
-	doca_task_free(doca_dma_task_memcpy_as_task(task));
+	record(task, c, &c->ok);
 }
 
 static void on_err(struct doca_dma_task_memcpy *task, union doca_data task_user_data, union doca_data ctx_user_data)
@@ -34,9 +40,7 @@ static void on_err(struct doca_dma_task_memcpy *task, union doca_data task_user_
 	struct counts *c = ctx_user_data.ptr;
 
 	(void)task_user_data;
-	c->failed++;
-	c->last_status = doca_task_get_status(doca_dma_task_memcpy_as_task(task));
-	doca_task_free(doca_dma_task_memcpy_as_task(task));
+	record(task, c, &c->failed);
 }
 
 static void on_state(const union doca_data user_data, struct doca_ctx *ctx, enum doca_ctx_states prev,

@@ -75,35 +75,8 @@ static int host_main(const char *scenario, int rfd, int wfd)
 
 /* ---------------------------------------------------------------- DPU role: import and copy */
 
-struct dpu {
-	struct doca_dev *dev;
-	struct doca_pe *pe;
-	struct doca_dma *dma;
-	struct doca_buf_inventory *inv;
-	uint8_t *local;
-	struct doca_mmap *local_mmap;
-	int rfd, wfd;
-	pid_t host;
-	struct msg desc;
-};
-
-/* Submit one memcpy; returns the submit error, or the task's completion status */
-static doca_error_t run_copy(struct dpu *d, struct doca_buf *src, struct doca_buf *dst)
-{
-	struct copy_state st = {0};
-	struct doca_dma_task_memcpy *task;
-	union doca_data ud = {.ptr = &st};
-	doca_error_t err;
-
-	T_OK(doca_dma_task_memcpy_alloc_init(d->dma, src, dst, ud, &task));
-	err = doca_task_submit(doca_dma_task_memcpy_as_task(task));
-	if (err != DOCA_SUCCESS) {
-		doca_task_free(doca_dma_task_memcpy_as_task(task));
-		return err;
-	}
-	t_progress_until(d->pe, &st.done);
-	return st.status;
-}
+/* The host role's process (0 when none was started, -1 once it was reaped) */
+static pid_t host_pid;
 
 static struct doca_mmap *import(struct dpu *d)
 {
@@ -140,7 +113,7 @@ static void scenario_to_host(struct dpu *d)
 	t_fill(d->local, BUF_LEN, DPU_SEED);
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, BUF_LEN, &src));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, 0), BUF_LEN, &dst));
-	T_OK(run_copy(d, src, dst));
+	T_OK(dpu_copy(d, src, dst));
 	host_says(d, "verify", DPU_SEED, "verified");
 	t_say("ok DPU wrote %d bytes into host memory, host verified them", BUF_LEN);
 	T_OK(doca_buf_dec_refcount(src, NULL));
@@ -157,7 +130,7 @@ static void read_export(struct dpu *d)
 	memset(d->local, 0, BUF_LEN);
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
-	T_OK(run_copy(d, src, dst));
+	T_OK(dpu_copy(d, src, dst));
 	T_TRUE(t_check(d->local, BUF_LEN, HOST_SEED));
 	T_OK(doca_buf_dec_refcount(src, NULL));
 	T_OK(doca_buf_dec_refcount(dst, NULL));
@@ -184,7 +157,7 @@ static void scenario_ro_write(struct dpu *d)
 	t_fill(d->local, BUF_LEN, DPU_SEED);
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, 4096, &src));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, 0), BUF_LEN, &dst));
-	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_NOT_PERMITTED);
+	T_EXPECT_ERR(dpu_copy(d, src, dst), DOCA_ERROR_NOT_PERMITTED);
 	host_says(d, "verify", HOST_SEED, "verified");
 	t_say("ok write into a PCI_READ_ONLY export: DOCA_ERROR_NOT_PERMITTED, host bytes unchanged");
 	T_OK(doca_buf_dec_refcount(src, NULL));
@@ -201,7 +174,7 @@ static void scenario_revoked(struct dpu *d)
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
 	host_says(d, "stop", 0, "stopped");
-	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_NOT_PERMITTED);
+	T_EXPECT_ERR(dpu_copy(d, src, dst), DOCA_ERROR_NOT_PERMITTED);
 	for (size_t i = 0; i < BUF_LEN; i++)
 		T_TRUE(d->local[i] == 0);
 	t_say("ok copy from a revoked export: DOCA_ERROR_NOT_PERMITTED, nothing copied");
@@ -257,11 +230,11 @@ static void scenario_out_of_range(struct dpu *d)
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, 128, &dst));
 	/* data one byte past the buffer: DOCA_SUCCESS (undefined behaviour on DOCA); the copy is refused, not run */
 	T_OK(doca_buf_set_data(src, remote_addr(d, 0), 65));
-	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_INVALID_VALUE);
+	T_EXPECT_ERR(dpu_copy(d, src, dst), DOCA_ERROR_INVALID_VALUE);
 	T_OK(doca_buf_dec_refcount(dst, NULL));
 	T_OK(doca_buf_set_data(src, remote_addr(d, 0), 64));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, 32, &dst));
-	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_INVALID_VALUE);
+	T_EXPECT_ERR(dpu_copy(d, src, dst), DOCA_ERROR_INVALID_VALUE);
 	t_say("ok task whose source does not fit its destination: DOCA_ERROR_INVALID_VALUE at completion");
 	T_OK(doca_buf_dec_refcount(src, NULL));
 	T_OK(doca_buf_dec_refcount(dst, NULL));
@@ -302,15 +275,15 @@ static void scenario_vanished(struct dpu *d)
 {
 	struct doca_mmap *remote = import(d);
 	struct doca_buf *src, *dst;
-	pid_t host = d->host;
+	pid_t host = host_pid;
 	int status;
 
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
 	host_says(d, "exit", 0, NULL);
-	T_TRUE(waitpid(d->host, &status, 0) == d->host);
-	d->host = -1;
-	T_EXPECT_ERR(run_copy(d, src, dst), DOCA_ERROR_IO_FAILED);
+	T_TRUE(waitpid(host_pid, &status, 0) == host_pid);
+	host_pid = -1;
+	T_EXPECT_ERR(dpu_copy(d, src, dst), DOCA_ERROR_IO_FAILED);
 	t_say("ok copy from a vanished host process: DOCA_ERROR_IO_FAILED");
 	T_OK(doca_buf_dec_refcount(src, NULL));
 	T_OK(doca_buf_dec_refcount(dst, NULL));
@@ -380,7 +353,6 @@ static pid_t start_host(const char *scenario, int *rfd, int *wfd)
 static int dpu_main(const char *scenario)
 {
 	struct dpu d;
-	union doca_data none = {.u64 = 0};
 	int status = 0;
 
 	memset(&d, 0, sizeof(d));
@@ -388,22 +360,11 @@ static int dpu_main(const char *scenario)
 	setenv("DOCA_SIM_SIDE", importer_side(scenario), 1);
 	if (strcmp(scenario, "wrong_device") == 0)
 		use_wrong_representor_config();
-	d.host = start_host(scenario, &d.rfd, &d.wfd);
+	host_pid = start_host(scenario, &d.rfd, &d.wfd);
 	recv_msg(d.rfd, &d.desc);
 	T_TRUE(strcmp(d.desc.cmd, "desc") == 0 && d.desc.len == BUF_LEN);
 
-	d.dev = t_open_first_dev();
-	d.local = calloc(1, BUF_LEN);
-	T_TRUE(d.local != NULL);
-	d.local_mmap = t_mmap(d.dev, d.local, BUF_LEN, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-	T_OK(doca_buf_inventory_create(4, &d.inv));
-	T_OK(doca_buf_inventory_start(d.inv));
-	T_OK(doca_pe_create(&d.pe));
-	T_OK(doca_dma_create(d.dev, &d.dma));
-	T_OK(doca_dma_task_memcpy_set_conf(d.dma, on_copy, on_copy, 4));
-	T_OK(doca_ctx_set_user_data(doca_dma_as_ctx(d.dma), none));
-	T_OK(doca_pe_connect_ctx(d.pe, doca_dma_as_ctx(d.dma)));
-	T_OK(doca_ctx_start(doca_dma_as_ctx(d.dma)));
+	dpu_open(&d, calloc(1, BUF_LEN), BUF_LEN, 4, on_copy);
 
 	if (strcmp(scenario, "to_host") == 0)
 		scenario_to_host(&d);
@@ -428,17 +389,12 @@ static int dpu_main(const char *scenario)
 		return 2;
 	}
 
-	if (d.host > 0) {
+	if (host_pid > 0) {
 		host_says(&d, "done", 0, NULL);
-		T_TRUE(waitpid(d.host, &status, 0) == d.host);
+		T_TRUE(waitpid(host_pid, &status, 0) == host_pid);
 		T_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
-	T_OK(doca_ctx_stop(doca_dma_as_ctx(d.dma)));
-	T_OK(doca_dma_destroy(d.dma));
-	T_OK(doca_pe_destroy(d.pe));
-	T_OK(doca_buf_inventory_destroy(d.inv));
-	T_OK(doca_mmap_destroy(d.local_mmap));
-	T_OK(doca_dev_close(d.dev));
+	dpu_close(&d);
 	T_TRUE(doca_sim_live_objects() == 0);
 	free(d.local);
 	t_say("PASS dma_remote %s", scenario);

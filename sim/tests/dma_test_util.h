@@ -1,7 +1,8 @@
 /*
  * What the two-process DMA tests of the software device share (dma_remote.c, pages_bound.c, hostile_exports.c):
  * the fixed-size message the host and DPU roles exchange over a pipe (a command, an address and length, an export
- * descriptor), and the memcpy completion callback that records a task's status and frees it.
+ * descriptor), the memcpy completion callback that records a task's status and frees it, and the DPU role's DMA
+ * engine (open, one copy, close).
  */
 #ifndef DMA_TEST_UTIL_H_
 #define DMA_TEST_UTIL_H_
@@ -69,6 +70,67 @@ static inline void on_copy(struct doca_dma_task_memcpy *task, union doca_data ta
 	st->status = doca_task_get_status(doca_dma_task_memcpy_as_task(task));
 	st->done = 1;
 	doca_task_free(doca_dma_task_memcpy_as_task(task));
+}
+
+/* The DPU role of a two-process DMA test: a device, a progress engine with a started DMA context, an inventory, a local
+ * buffer registered for local read/write, and the pipe to the other role with the export descriptor it sent */
+struct dpu {
+	struct doca_dev *dev;
+	struct doca_pe *pe;
+	struct doca_dma *dma;
+	struct doca_buf_inventory *inv;
+	uint8_t *local;
+	struct doca_mmap *local_mmap;
+	int rfd, wfd;
+	struct msg desc;
+};
+
+/* Opens the first device with a DMA context of num_tasks memcpy tasks completing through done (success and error)
+ * and an inventory of as many buffers; local (the caller's, NULL fails) is registered */
+static inline void dpu_open(struct dpu *d, uint8_t *local, size_t local_len, uint32_t num_tasks,
+			    doca_dma_task_memcpy_completion_cb_t done)
+{
+	d->dev = t_open_first_dev();
+	T_OK(doca_pe_create(&d->pe));
+	T_OK(doca_dma_create(d->dev, &d->dma));
+	T_OK(doca_dma_task_memcpy_set_conf(d->dma, done, done, num_tasks));
+	T_OK(doca_pe_connect_ctx(d->pe, doca_dma_as_ctx(d->dma)));
+	T_OK(doca_ctx_start(doca_dma_as_ctx(d->dma)));
+	T_OK(doca_buf_inventory_create(num_tasks, &d->inv));
+	T_OK(doca_buf_inventory_start(d->inv));
+	T_TRUE(local != NULL);
+	d->local = local;
+	d->local_mmap = t_mmap(d->dev, local, local_len, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
+}
+
+/* Destroys what dpu_open made, every call checked (the local buffer stays the caller's) */
+static inline void dpu_close(struct dpu *d)
+{
+	T_OK(doca_mmap_destroy(d->local_mmap));
+	T_OK(doca_buf_inventory_destroy(d->inv));
+	T_OK(doca_ctx_stop(doca_dma_as_ctx(d->dma)));
+	T_OK(doca_dma_destroy(d->dma));
+	T_OK(doca_pe_destroy(d->pe));
+	T_OK(doca_dev_close(d->dev));
+}
+
+/* One memcpy from src to dst (the context's tasks complete through on_copy): the submit error, or the task's
+ * completion status */
+static inline doca_error_t dpu_copy(struct dpu *d, struct doca_buf *src, struct doca_buf *dst)
+{
+	struct copy_state st = {0, DOCA_SUCCESS};
+	struct doca_dma_task_memcpy *task;
+	union doca_data ud = {.ptr = &st};
+	doca_error_t err;
+
+	T_OK(doca_dma_task_memcpy_alloc_init(d->dma, src, dst, ud, &task));
+	err = doca_task_submit(doca_dma_task_memcpy_as_task(task));
+	if (err != DOCA_SUCCESS) {
+		doca_task_free(doca_dma_task_memcpy_as_task(task));
+		return err;
+	}
+	t_progress_until(d->pe, &st.done);
+	return st.status;
 }
 
 #endif

@@ -54,34 +54,10 @@ struct env {
 	doca_error_t status;
 };
 
-static void on_done(struct doca_task *task, union doca_data ud)
-{
-	struct env *e = ud.ptr;
-
-	e->status = doca_task_get_status(task);
-	e->done++;
-	doca_task_free(task);
-}
-static void create_cb(struct doca_ec_task_create *t, union doca_data ud, union doca_data cd)
-{
-	(void)cd;
-	on_done(doca_ec_task_create_as_task(t), ud);
-}
-static void recover_cb(struct doca_ec_task_recover *t, union doca_data ud, union doca_data cd)
-{
-	(void)cd;
-	on_done(doca_ec_task_recover_as_task(t), ud);
-}
-static void update_cb(struct doca_ec_task_update *t, union doca_data ud, union doca_data cd)
-{
-	(void)cd;
-	on_done(doca_ec_task_update_as_task(t), ud);
-}
-static void mul_cb(struct doca_ec_task_galois_mul *t, union doca_data ud, union doca_data cd)
-{
-	(void)cd;
-	on_done(doca_ec_task_galois_mul_as_task(t), ud);
-}
+T_RECORDING_CB(create_cb, doca_ec_task_create, doca_ec_task_create_as_task, struct env)
+T_RECORDING_CB(recover_cb, doca_ec_task_recover, doca_ec_task_recover_as_task, struct env)
+T_RECORDING_CB(update_cb, doca_ec_task_update, doca_ec_task_update_as_task, struct env)
+T_RECORDING_CB(mul_cb, doca_ec_task_galois_mul, doca_ec_task_galois_mul_as_task, struct env)
 
 static void env_open(struct env *e, size_t mem_len)
 {
@@ -351,15 +327,6 @@ static void check_errors(struct env *e)
 	T_OK(doca_buf_dec_refcount(s, NULL));
 	T_OK(doca_buf_dec_refcount(d, NULL));
 	T_OK(doca_ec_matrix_destroy(coding));
-}
-
-static uint64_t rng_state;
-static uint32_t rnd(uint32_t below)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % below);
 }
 
 static void fuzz(struct env *e, unsigned rounds, unsigned seed)

@@ -201,45 +201,18 @@ static void stop_child(struct child *c)
 
 /* ---------------------------------------------------------------- the DPU-side attacker */
 
-struct dpu {
-	struct doca_dev *dev;
-	struct doca_pe *pe;
-	struct doca_dma *dma;
-	struct doca_buf_inventory *inv;
-	uint8_t *local;
-	struct doca_mmap *local_mmap;
-};
-
-static void dpu_open(struct dpu *d)
-{
-	d->dev = t_open_first_dev();
-	T_OK(doca_pe_create(&d->pe));
-	T_OK(doca_dma_create(d->dev, &d->dma));
-	T_OK(doca_dma_task_memcpy_set_conf(d->dma, on_copy, on_copy, 8));
-	T_OK(doca_pe_connect_ctx(d->pe, doca_dma_as_ctx(d->dma)));
-	T_OK(doca_ctx_start(doca_dma_as_ctx(d->dma)));
-	T_OK(doca_buf_inventory_create(8, &d->inv));
-	T_OK(doca_buf_inventory_start(d->inv));
-	d->local = calloc(1, EXPORT_LEN);
-	T_TRUE(d->local != NULL);
-	d->local_mmap = t_mmap(d->dev, d->local, EXPORT_LEN, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-}
-
 /* Copy len bytes from src (an imported map at addr) into our local buffer; the task's status */
 static doca_error_t copy_from(struct dpu *d, struct doca_mmap *src_map, uint64_t addr, size_t len)
 {
 	struct doca_buf *src, *dst;
-	struct doca_dma_task_memcpy *task;
-	struct copy_state st = {0, DOCA_SUCCESS};
+	doca_error_t status;
 
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, src_map, (void *)(uintptr_t)addr, len, &src));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, EXPORT_LEN, &dst));
-	T_OK(doca_dma_task_memcpy_alloc_init(d->dma, src, dst, (union doca_data){.ptr = &st}, &task));
-	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(task)));
-	t_progress_until(d->pe, &st.done);
+	status = dpu_copy(d, src, dst);
 	T_OK(doca_buf_dec_refcount(src, NULL));
 	T_OK(doca_buf_dec_refcount(dst, NULL));
-	return st.status;
+	return status;
 }
 
 /* Import must be refused with NOT_PERMITTED (and never yield a map) */
@@ -538,7 +511,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	memset(&d, 0, sizeof(d));
-	dpu_open(&d);
+	dpu_open(&d, calloc(1, EXPORT_LEN), EXPORT_LEN, 8, on_copy);
 	if (strcmp(argv[1], "never_exported") == 0)
 		scenario_never_exported(&d);
 	else if (strcmp(argv[1], "self_code") == 0)
@@ -553,12 +526,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unknown scenario %s\n", argv[1]);
 		return 2;
 	}
-	T_OK(doca_mmap_destroy(d.local_mmap));
-	T_OK(doca_buf_inventory_destroy(d.inv));
-	T_OK(doca_ctx_stop(doca_dma_as_ctx(d.dma)));
-	T_OK(doca_dma_destroy(d.dma));
-	T_OK(doca_pe_destroy(d.pe));
-	T_OK(doca_dev_close(d.dev));
+	dpu_close(&d);
 	T_TRUE(doca_sim_live_objects() == 0);
 	t_say("ok no live objects left");
 	t_say("PASS hostile_exports %s", argv[1]);

@@ -52,23 +52,6 @@ static const uint32_t host_perms[MAPS] = {
 };
 
 /* ---------------------------------------------------------------- pipes */
-static void put_blob(int fd, const void *p, size_t len)
-{
-	uint32_t n = (uint32_t)len;
-	T_TRUE(write(fd, &n, 4) == 4 && (len == 0 || write(fd, p, len) == (ssize_t)len));
-}
-static size_t get_blob(int fd, void *p, size_t cap)
-{
-	uint32_t n;
-	T_TRUE(read(fd, &n, 4) == 4 && n <= cap);
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		T_TRUE(r > 0);
-		got += (size_t)r;
-	}
-	return n;
-}
-
 /* A command and its answer: op, map index, a DOCA status */
 struct cmd {
 	char op;

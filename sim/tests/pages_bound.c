@@ -269,57 +269,29 @@ static int host_main(const char *scenario, int rfd, int wfd)
 
 /* ---------------------------------------------------------------- DPU role */
 
-struct dpu {
-	struct doca_dev *dev;
-	struct doca_pe *pe;
-	struct doca_dma *dma;
-	struct doca_buf_inventory *inv;
-	uint8_t *local;
-	struct doca_mmap *local_mmap;
-	int rfd, wfd;
-	struct msg desc;
-	/* destroy_race accounting */
+/* destroy_race accounting */
+static struct {
 	int inflight;
 	bool told_destroyed;
 	unsigned ok_after, failed_after;
-};
+} race;
 
 static void on_race(struct doca_dma_task_memcpy *task, union doca_data task_user_data, union doca_data ctx_user_data);
-
-static void dpu_open(struct dpu *d, size_t local_len, bool race)
-{
-	d->dev = t_open_first_dev();
-	T_OK(doca_pe_create(&d->pe));
-	T_OK(doca_dma_create(d->dev, &d->dma));
-	T_OK(doca_dma_task_memcpy_set_conf(d->dma, race ? on_race : on_copy, race ? on_race : on_copy, 64));
-	T_OK(doca_pe_connect_ctx(d->pe, doca_dma_as_ctx(d->dma)));
-	T_OK(doca_ctx_start(doca_dma_as_ctx(d->dma)));
-	T_OK(doca_buf_inventory_create(64, &d->inv));
-	T_OK(doca_buf_inventory_start(d->inv));
-	d->local = mmap(NULL, local_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	T_TRUE(d->local != MAP_FAILED);
-	d->local_mmap = t_mmap(d->dev, d->local, local_len, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-}
 
 /* One copy between local[0, len) and the remote range (to_remote: write it); the task's status */
 static doca_error_t copy(struct dpu *d, struct doca_mmap *remote, uint64_t raddr, size_t len, bool to_remote)
 {
-	struct doca_buf *lb, *rb, *src, *dst;
-	struct doca_dma_task_memcpy *task;
-	struct copy_state st = {0};
-	union doca_data ud = {.ptr = &st};
+	struct doca_buf *lb, *rb, *dst;
+	doca_error_t status;
 
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, len, &lb));
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, (void *)(uintptr_t)raddr, len, &rb));
-	src = to_remote ? lb : rb;
 	dst = to_remote ? rb : lb;
 	T_OK(doca_buf_set_data(dst, to_remote ? (void *)(uintptr_t)raddr : d->local, 0));
-	T_OK(doca_dma_task_memcpy_alloc_init(d->dma, src, dst, ud, &task));
-	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(task)));
-	t_progress_until(d->pe, &st.done);
+	status = dpu_copy(d, to_remote ? lb : rb, dst);
 	T_OK(doca_buf_dec_refcount(lb, NULL));
 	T_OK(doca_buf_dec_refcount(rb, NULL));
-	return st.status;
+	return status;
 }
 
 /* Can this kernel name anonymous memory (CONFIG_ANON_VMA_NAME)? Without it, fresh anonymous memory mapped at the
@@ -403,7 +375,6 @@ static void dpu_scenario(struct dpu *d, const char *scenario)
 
 /* Submit one 1 MiB write; its completion is counted against what the DPU knew when it was submitted */
 struct race_task {
-	struct dpu *d;
 	struct doca_buf *src, *dst;
 	bool after; /* submitted after the host said it destroyed the mmap */
 };
@@ -415,10 +386,10 @@ static void on_race(struct doca_dma_task_memcpy *task, union doca_data task_user
 
 	(void)ctx_user_data;
 	if (rt->after)
-		*(status == DOCA_SUCCESS ? &rt->d->ok_after : &rt->d->failed_after) += 1;
+		*(status == DOCA_SUCCESS ? &race.ok_after : &race.failed_after) += 1;
 	doca_buf_dec_refcount(rt->src, NULL);
 	doca_buf_dec_refcount(rt->dst, NULL);
-	rt->d->inflight--;
+	race.inflight--;
 	free(rt);
 	doca_task_free(doca_dma_task_memcpy_as_task(task));
 }
@@ -430,14 +401,13 @@ static void race_submit(struct dpu *d, struct doca_mmap *remote)
 	union doca_data ud;
 
 	T_TRUE(rt != NULL);
-	rt->d = d;
-	rt->after = d->told_destroyed;
+	rt->after = race.told_destroyed;
 	ud.ptr = rt;
 	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, RACE_LEN, &rt->src));
 	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, (void *)(uintptr_t)d->desc.addr, RACE_LEN, &rt->dst));
 	T_OK(doca_dma_task_memcpy_alloc_init(d->dma, rt->src, rt->dst, ud, &task));
 	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(task)));
-	d->inflight++;
+	race.inflight++;
 }
 
 static void dpu_race(struct dpu *d)
@@ -452,17 +422,17 @@ static void dpu_race(struct dpu *d)
 		if (round > 0)
 			recv_msg(d->rfd, &d->desc);
 		T_OK(doca_mmap_create_from_export(NULL, d->desc.desc, d->desc.desc_len, d->dev, &remote));
-		d->told_destroyed = false;
+		race.told_destroyed = false;
 		/* Keep 4 writes in flight until the host reports, and a few more after */
 		for (int after = 0; after < 8;) {
-			while (d->inflight < 4)
+			while (race.inflight < 4)
 				race_submit(d, remote);
 			(void)doca_pe_progress(d->pe);
 			if (!said_streaming) {
 				send_msg(d->wfd, "streaming", 0, 0, NULL, 0);
 				said_streaming = true;
 			}
-			if (d->told_destroyed) {
+			if (race.told_destroyed) {
 				after++;
 			} else if (poll(&p, 1, 0) == 1) {
 				recv_msg(d->rfd, &m);
@@ -472,24 +442,25 @@ static void dpu_race(struct dpu *d)
 					      round);
 					exit(1);
 				}
-				d->told_destroyed = true;
+				race.told_destroyed = true;
 			}
 		}
-		while (d->inflight > 0)
+		while (race.inflight > 0)
 			(void)doca_pe_progress(d->pe);
 		T_OK(doca_mmap_destroy(remote));
 		send_msg(d->wfd, "next", 0, 0, NULL, 0);
 	}
-	T_TRUE(d->ok_after == 0);
-	T_TRUE(d->failed_after > 0);
+	T_TRUE(race.ok_after == 0);
+	T_TRUE(race.failed_after > 0);
 	t_say("ok %d rounds: no byte changed after doca_mmap_destroy returned; %u writes submitted after it all failed",
-	      RACE_ROUNDS, d->failed_after);
+	      RACE_ROUNDS, race.failed_after);
 }
 
 static int dpu_main(const char *scenario)
 {
 	int to_host[2], to_dpu[2];
 	struct dpu d = {0};
+	uint8_t *local;
 	pid_t host;
 	int status;
 
@@ -514,7 +485,9 @@ static int dpu_main(const char *scenario)
 	d.wfd = to_host[1];
 	setenv("DOCA_SIM_SIDE", "dpu", 1);
 	unsetenv("DOCA_SIM_CONFIG");
-	dpu_open(&d, RACE_LEN, strcmp(scenario, "destroy_race") == 0);
+	local = mmap(NULL, RACE_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_TRUE(local != MAP_FAILED);
+	dpu_open(&d, local, RACE_LEN, 64, strcmp(scenario, "destroy_race") == 0 ? on_race : on_copy);
 	recv_msg(d.rfd, &d.desc);
 	if (strcmp(scenario, "destroy_race") == 0)
 		dpu_race(&d);
@@ -522,12 +495,7 @@ static int dpu_main(const char *scenario)
 		dpu_scenario(&d, scenario);
 	T_TRUE(waitpid(host, &status, 0) == host);
 	T_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	T_OK(doca_mmap_destroy(d.local_mmap));
-	T_OK(doca_buf_inventory_destroy(d.inv));
-	T_OK(doca_ctx_stop(doca_dma_as_ctx(d.dma)));
-	T_OK(doca_dma_destroy(d.dma));
-	T_OK(doca_pe_destroy(d.pe));
-	T_OK(doca_dev_close(d.dev));
+	dpu_close(&d);
 	t_say("PASS pages_bound %s", scenario);
 	return 0;
 }

@@ -118,23 +118,6 @@ static void side_open(struct side *s, bool cm)
 	T_OK(doca_buf_inventory_start(s->inv));
 }
 
-static void put_blob(int fd, const void *p, size_t len)
-{
-	uint32_t n = (uint32_t)len;
-	T_TRUE(write(fd, &n, 4) == 4 && write(fd, p, len) == (ssize_t)len);
-}
-static size_t get_blob(int fd, void *p, size_t cap)
-{
-	uint32_t n;
-	T_TRUE(read(fd, &n, 4) == 4 && n <= cap);
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		T_TRUE(r > 0);
-		got += (size_t)r;
-	}
-	return n;
-}
-
 static void wait_tasks(struct side *s, int want_done, int want_fail)
 {
 	double deadline = t_now() + 20;
@@ -143,6 +126,14 @@ static void wait_tasks(struct side *s, int want_done, int want_fail)
 		T_TRUE(t_now() < deadline);
 	}
 }
+
+/* Submits a task that must be accepted and progresses until the completions counted reach want_done and want_fail
+ * (a macro, so that a refused submit names the caller's line) */
+#define SUBMIT_AND_WAIT(s, task, want_done, want_fail) \
+	do { \
+		T_OK(doca_task_submit(task)); \
+		wait_tasks(s, want_done, want_fail); \
+	} while (0)
 
 /* As an event-driven program waits: arm the notification, sleep on the handle, clear, progress. `quiet_ms` > 0 first
  * checks that nothing wakes the sleeper for that long (posted receives alone are no reason to wake). */
@@ -343,8 +334,7 @@ static int requester(int from_child, int to_child, pid_t child)
 	T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, ra_base, BIG, &dst));
 	struct doca_rdma_task_write *w;
 	T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &w));
-	T_OK(doca_task_submit(doca_rdma_task_write_as_task(w)));
-	wait_tasks(&s, ++d, f);
+	SUBMIT_AND_WAIT(&s, doca_rdma_task_write_as_task(w), ++d, f);
 	size_t got_len;
 	T_OK(doca_buf_get_data_len(dst, &got_len));
 	T_TRUE(got_len == BIG);
@@ -361,8 +351,7 @@ static int requester(int from_child, int to_child, pid_t child)
 		src = buf_at(&s, rb, rb_base, rb_len, rb_len);
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ml, local, 4096, &dst));
 		T_OK(doca_rdma_task_read_allocate_init(s.rdma, s.conn, src, dst, none, &r));
-		T_OK(doca_task_submit(doca_rdma_task_read_as_task(r)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_read_as_task(r), ++d, f);
 		T_TRUE(memcmp(local, want, sizeof(want)) == 0);
 		doca_task_free(doca_rdma_task_read_as_task(r));
 		doca_buf_dec_refcount(src, NULL);
@@ -379,17 +368,14 @@ static int requester(int from_child, int to_child, pid_t child)
 		memcpy(local + 128, "immediate-write!", 16);
 		src = buf_at(&s, ml, local, 5, 5);
 		T_OK(doca_rdma_task_send_allocate_init(s.rdma, s.conn, src, none, &sn));
-		T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_send_as_task(sn), ++d, f);
 		struct doca_buf *src2 = buf_at(&s, ml, local + 64, 4, 4);
 		T_OK(doca_rdma_task_send_imm_allocate_init(s.rdma, s.conn, src2, 0x1234, none, &si));
-		T_OK(doca_task_submit(doca_rdma_task_send_imm_as_task(si)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_send_imm_as_task(si), ++d, f);
 		struct doca_buf *src3 = buf_at(&s, ml, local + 128, 16, 16);
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, (uint8_t *)ra_base + BIG, 16, &dst));
 		T_OK(doca_rdma_task_write_imm_allocate_init(s.rdma, s.conn, src3, dst, 0xbeef, none, &wi));
-		T_OK(doca_task_submit(doca_rdma_task_write_imm_as_task(wi)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_write_imm_as_task(wi), ++d, f);
 		doca_task_free(doca_rdma_task_send_as_task(sn));
 		doca_task_free(doca_rdma_task_send_imm_as_task(si));
 		doca_task_free(doca_rdma_task_write_imm_as_task(wi));
@@ -408,13 +394,11 @@ static int requester(int from_child, int to_child, pid_t child)
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, (uint8_t *)ra_base + BIG + 64, 8, &dst));
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ml, local + 512, 16, &res));
 		T_OK(doca_rdma_task_atomic_cmp_swp_allocate_init(s.rdma, s.conn, dst, res, 0, 42, none, &cas));
-		T_OK(doca_task_submit(doca_rdma_task_atomic_cmp_swp_as_task(cas)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_atomic_cmp_swp_as_task(cas), ++d, f);
 		memcpy(&old, local + 512, 8);
 		T_TRUE(old == 0);
 		T_OK(doca_rdma_task_atomic_fetch_add_allocate_init(s.rdma, s.conn, dst, res, 5, none, &fa));
-		T_OK(doca_task_submit(doca_rdma_task_atomic_fetch_add_as_task(fa)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_atomic_fetch_add_as_task(fa), ++d, f);
 		memcpy(&old, local + 520, 8);
 		T_TRUE(old == 42);
 		doca_task_free(doca_rdma_task_atomic_cmp_swp_as_task(cas));
@@ -435,18 +419,15 @@ static int requester(int from_child, int to_child, pid_t child)
 		memcpy(local + 1024, &seven, 8);
 		src = buf_at(&s, ml, local + 1024, 8, 8);
 		T_OK(doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(s.rdma, s.conn, rse, src, none, &set));
-		T_OK(doca_task_submit(doca_rdma_task_remote_net_sync_event_notify_set_as_task(set)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_remote_net_sync_event_notify_set_as_task(set), ++d, f);
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ml, local + 1100, 8, &res));
 		T_OK(doca_rdma_task_remote_net_sync_event_get_allocate_init(s.rdma, s.conn, rse, res, none, &get));
-		T_OK(doca_task_submit(doca_rdma_task_remote_net_sync_event_get_as_task(get)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_remote_net_sync_event_get_as_task(get), ++d, f);
 		memcpy(&got, local + 1100, 8);
 		T_TRUE(got == 7 && doca_rdma_task_remote_net_sync_event_get_get_result_len(get) == 8);
 		T_OK(doca_buf_reset_data_len(res));
 		T_OK(doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(s.rdma, s.conn, rse, res, 3, none, &add));
-		T_OK(doca_task_submit(doca_rdma_task_remote_net_sync_event_notify_add_as_task(add)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_remote_net_sync_event_notify_add_as_task(add), ++d, f);
 		memcpy(&got, local + 1100, 8);
 		T_TRUE(got == 7);
 		doca_task_free(doca_rdma_task_remote_net_sync_event_notify_add_as_task(add));
@@ -480,14 +461,12 @@ static int requester(int from_child, int to_child, pid_t child)
 		memcpy(local + 2048, "gathered+scatter", 16);
 		src = list_at(&s, ml, local + 2048, two, 2, true);
 		T_OK(doca_rdma_task_send_allocate_init(s.rdma, s.conn, src, none, &sn));
-		T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_send_as_task(sn), ++d, f);
 		doca_task_free(doca_rdma_task_send_as_task(sn));
 		doca_buf_dec_refcount(src, NULL);
 		/* an empty message: no source buffer, into a receive without one */
 		T_OK(doca_rdma_task_send_allocate_init(s.rdma, s.conn, NULL, none, &sn));
-		T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_send_as_task(sn), ++d, f);
 		doca_task_free(doca_rdma_task_send_as_task(sn));
 		/* five bytes into a receive without a buffer: fails here and there, nobody crashes */
 		src = buf_at(&s, ml, local, 5, 5);
@@ -503,8 +482,7 @@ static int requester(int from_child, int to_child, pid_t child)
 		src = list_at(&s, ml, local + 2048, three, 3, true);
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, (uint8_t *)ra_base + BIG + 256, 64, &dst));
 		T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &wl));
-		T_OK(doca_task_submit(doca_rdma_task_write_as_task(wl)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_write_as_task(wl), ++d, f);
 		T_OK(doca_buf_get_data_len(dst, &n0));
 		T_TRUE(n0 == 20);
 		doca_task_free(doca_rdma_task_write_as_task(wl));
@@ -517,8 +495,7 @@ static int requester(int from_child, int to_child, pid_t child)
 		src = buf_at(&s, rb, rb_base, rb_len, rb_len);
 		dst = list_at(&s, ml, local, split, 2, false);
 		T_OK(doca_rdma_task_read_allocate_init(s.rdma, s.conn, src, dst, none, &rl));
-		T_OK(doca_task_submit(doca_rdma_task_read_as_task(rl)));
-		wait_tasks(&s, ++d, f);
+		SUBMIT_AND_WAIT(&s, doca_rdma_task_read_as_task(rl), ++d, f);
 		T_TRUE(memcmp(local, want, sizeof(want)) == 0);
 		T_OK(doca_buf_get_data_len(dst, &n0));
 		T_OK(doca_buf_get_next_in_list(dst, &next));

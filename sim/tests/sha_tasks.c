@@ -13,15 +13,7 @@ struct run {
 	doca_error_t status;
 };
 
-static void on_hash(struct doca_sha_task_hash *task, union doca_data tud, union doca_data cud)
-{
-	struct run *r = tud.ptr;
-
-	(void)cud;
-	r->status = doca_task_get_status(doca_sha_task_hash_as_task(task));
-	r->done++;
-	doca_task_free(doca_sha_task_hash_as_task(task));
-}
+T_RECORDING_CB(on_hash, doca_sha_task_hash, doca_sha_task_hash_as_task, struct run)
 
 static void on_part(struct doca_sha_task_partial_hash *task, union doca_data tud, union doca_data cud)
 {

@@ -97,6 +97,21 @@ static inline void t_progress_until(struct doca_pe *pe, volatile int *flag)
 	}
 }
 
+/* Defines the context state callback `name`, which sets `running` and `idle` (int lvalues; they may name the ctx user
+ * data `user_data`) to 1 when the context reaches RUNNING and IDLE */
+#define T_STATE_FLAGS_CB(name, running, idle) \
+	static void name(const union doca_data user_data, struct doca_ctx *ctx, enum doca_ctx_states prev, \
+			 enum doca_ctx_states next) \
+	{ \
+		(void)user_data; \
+		(void)ctx; \
+		(void)prev; \
+		if (next == DOCA_CTX_STATE_RUNNING) \
+			running = 1; \
+		if (next == DOCA_CTX_STATE_IDLE) \
+			idle = 1; \
+	}
+
 static inline struct doca_dev *t_open_first_dev(void)
 {
 	struct doca_devinfo **list;

@@ -13,6 +13,7 @@
 #include <doca_sim.h>
 
 #include "aes_gcm_internal.h"
+#include "accessors.h"
 
 static const char *kind_name(const struct sim_aes_task *t)
 {
@@ -155,9 +156,7 @@ doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
 	struct sim_crypto_ctx *crypto;
 	doca_error_t err;
 
-	if (aes_gcm == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(aes_gcm, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(aes_gcm, ctx.magic, "aes_gcm");
 	if (aes_gcm->live_keys > 0)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: %zu keys are not destroyed", __func__, aes_gcm->live_keys);
 	crypto = aes_gcm->crypto; /* read first: a successful destroy frees the object */
@@ -168,18 +167,10 @@ doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm)
 	return err;
 }
 
-struct doca_ctx *doca_aes_gcm_as_ctx(struct doca_aes_gcm *aes_gcm)
-{
-	return aes_gcm == NULL ? NULL : &aes_gcm->ctx;
-}
+SIM_VALUE_GETTER(struct doca_ctx *, doca_aes_gcm_as_ctx, struct doca_aes_gcm, aes_gcm, NULL, &aes_gcm->ctx)
 
-doca_error_t doca_aes_gcm_cap_get_max_num_tasks(struct doca_aes_gcm *aes_gcm, uint32_t *max_num_tasks)
-{
-	if (aes_gcm == NULL || max_num_tasks == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_num_tasks = SIM_AES_GCM_MAX_NUM_TASKS;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_aes_gcm_cap_get_max_num_tasks, struct doca_aes_gcm, aes_gcm, uint32_t, max_num_tasks,
+	SIM_AES_GCM_MAX_NUM_TASKS)
 
 doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *raw_key,
 				     enum doca_aes_gcm_key_type raw_key_type, struct doca_aes_gcm_key **key)
@@ -209,9 +200,7 @@ doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *r
 
 doca_error_t doca_aes_gcm_key_destroy(struct doca_aes_gcm_key *key)
 {
-	if (key == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(key, magic, "aes_gcm_key", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(key, magic, "aes_gcm_key");
 	key->owner->live_keys--;
 	sim_live_dec(SIM_KIND_ACCEL_HANDLE);
 	memset(key->bytes, 0, sizeof(key->bytes));
@@ -224,6 +213,18 @@ static doca_error_t cap_check(const struct doca_devinfo *devinfo)
 	if (devinfo == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	return sim_crypto_unavailable() == NULL ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
+}
+
+/* A capability value: INVALID_VALUE for a NULL output, else cap_check's answer, *out = value when it is SUCCESS */
+static doca_error_t cap_value(const struct doca_devinfo *devinfo, uint64_t value, uint32_t *out32, uint64_t *out64)
+{
+	doca_error_t err = out32 == NULL && out64 == NULL ? DOCA_ERROR_INVALID_VALUE : cap_check(devinfo);
+
+	if (err == DOCA_SUCCESS && out32 != NULL)
+		*out32 = (uint32_t)value;
+	if (err == DOCA_SUCCESS && out64 != NULL)
+		*out64 = value;
+	return err;
 }
 
 static doca_error_t set_conf(struct doca_aes_gcm *aes, int which, sim_task_cb_t ok, sim_task_cb_t fail,
@@ -282,10 +283,7 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_iv_len(const struct doca_devinfo *devinfo, \
 								   uint32_t *max_iv_len) \
 	{ \
-		doca_error_t err = max_iv_len == NULL ? DOCA_ERROR_INVALID_VALUE : cap_check(devinfo); \
-		if (err == DOCA_SUCCESS) \
-			*max_iv_len = SIM_AES_GCM_MAX_IV_LEN; \
-		return err; \
+		return cap_value(devinfo, SIM_AES_GCM_MAX_IV_LEN, max_iv_len, NULL); \
 	} \
 	doca_error_t doca_aes_gcm_cap_task_##name##_is_tag_96_supported(const struct doca_devinfo *devinfo) \
 	{ \
@@ -305,18 +303,12 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_buf_size(const struct doca_devinfo *devinfo, \
 								     uint64_t *max_buffer_size) \
 	{ \
-		doca_error_t err = max_buffer_size == NULL ? DOCA_ERROR_INVALID_VALUE : cap_check(devinfo); \
-		if (err == DOCA_SUCCESS) \
-			*max_buffer_size = SIM_AES_GCM_MAX_BUF_SIZE; \
-		return err; \
+		return cap_value(devinfo, SIM_AES_GCM_MAX_BUF_SIZE, NULL, max_buffer_size); \
 	} \
 	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_list_buf_num_elem(const struct doca_devinfo *devinfo, \
 									      uint32_t *max_list_num_elem) \
 	{ \
-		doca_error_t err = max_list_num_elem == NULL ? DOCA_ERROR_INVALID_VALUE : cap_check(devinfo); \
-		if (err == DOCA_SUCCESS) \
-			*max_list_num_elem = SIM_AES_GCM_MAX_LIST_LEN; \
-		return err; \
+		return cap_value(devinfo, SIM_AES_GCM_MAX_LIST_LEN, max_list_num_elem, NULL); \
 	} \
 	doca_error_t doca_aes_gcm_task_##name##_set_conf(struct doca_aes_gcm *aes_gcm, \
 							 doca_aes_gcm_task_##name##_completion_cb_t ok, \
@@ -333,37 +325,20 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 		return alloc_init(aes_gcm, WHICH, src_buff, dst_buff, key, iv, iv_length, tag_size, aad_size, \
 				  user_data, (struct sim_aes_task **)task, __func__); \
 	} \
-	struct doca_task *doca_aes_gcm_task_##name##_as_task(struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : &task->t.task; \
-	} \
-	void doca_aes_gcm_task_##name##_set_src(struct doca_aes_gcm_task_##name *task, struct doca_buf const *src) \
-	{ \
-		if (task != NULL) \
-			task->t.src = src; \
-	} \
-	struct doca_buf const *doca_aes_gcm_task_##name##_get_src(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.src; \
-	} \
-	void doca_aes_gcm_task_##name##_set_dst(struct doca_aes_gcm_task_##name *task, struct doca_buf *dst) \
-	{ \
-		if (task != NULL) \
-			task->t.dst = dst; \
-	} \
-	struct doca_buf *doca_aes_gcm_task_##name##_get_dst(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.dst; \
-	} \
-	void doca_aes_gcm_task_##name##_set_key(struct doca_aes_gcm_task_##name *task, struct doca_aes_gcm_key *key) \
-	{ \
-		if (task != NULL) \
-			task->t.key = key; \
-	} \
-	struct doca_aes_gcm_key *doca_aes_gcm_task_##name##_get_key(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.key; \
-	} \
+	SIM_VALUE_GETTER(struct doca_task *, doca_aes_gcm_task_##name##_as_task, struct doca_aes_gcm_task_##name, \
+		task, NULL, &task->t.task) \
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_src, struct doca_aes_gcm_task_##name, task, \
+		struct doca_buf const *, src, task->t.src) \
+	SIM_VALUE_GETTER(struct doca_buf const *, doca_aes_gcm_task_##name##_get_src, \
+		const struct doca_aes_gcm_task_##name, task, NULL, task->t.src) \
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_dst, struct doca_aes_gcm_task_##name, task, struct doca_buf *, \
+		dst, task->t.dst) \
+	SIM_VALUE_GETTER(struct doca_buf *, doca_aes_gcm_task_##name##_get_dst, const struct doca_aes_gcm_task_##name, \
+		task, NULL, task->t.dst) \
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_key, struct doca_aes_gcm_task_##name, task, \
+		struct doca_aes_gcm_key *, key, task->t.key) \
+	SIM_VALUE_GETTER(struct doca_aes_gcm_key *, doca_aes_gcm_task_##name##_get_key, \
+		const struct doca_aes_gcm_task_##name, task, NULL, task->t.key) \
 	void doca_aes_gcm_task_##name##_set_iv(struct doca_aes_gcm_task_##name *task, const uint8_t *iv, \
 					       uint32_t iv_length) \
 	{ \
@@ -379,24 +354,14 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 			*iv_length = task->t.iv_len; \
 		return task->t.iv; \
 	} \
-	void doca_aes_gcm_task_##name##_set_tag_size(struct doca_aes_gcm_task_##name *task, uint32_t tag_size) \
-	{ \
-		if (task != NULL) \
-			task->t.tag_size = tag_size; \
-	} \
-	uint32_t doca_aes_gcm_task_##name##_get_tag_size(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? 0 : task->t.tag_size; \
-	} \
-	void doca_aes_gcm_task_##name##_set_aad_size(struct doca_aes_gcm_task_##name *task, uint32_t aad_size) \
-	{ \
-		if (task != NULL) \
-			task->t.aad_size = aad_size; \
-	} \
-	uint32_t doca_aes_gcm_task_##name##_get_aad_size(const struct doca_aes_gcm_task_##name *task) \
-	{ \
-		return task == NULL ? 0 : task->t.aad_size; \
-	}
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_tag_size, struct doca_aes_gcm_task_##name, task, uint32_t, \
+		tag_size, task->t.tag_size) \
+	SIM_VALUE_GETTER(uint32_t, doca_aes_gcm_task_##name##_get_tag_size, const struct doca_aes_gcm_task_##name, \
+		task, 0, task->t.tag_size) \
+	SIM_VALUE_SETTER(doca_aes_gcm_task_##name##_set_aad_size, struct doca_aes_gcm_task_##name, task, uint32_t, \
+		aad_size, task->t.aad_size) \
+	SIM_VALUE_GETTER(uint32_t, doca_aes_gcm_task_##name##_get_aad_size, const struct doca_aes_gcm_task_##name, \
+		task, 0, task->t.aad_size)
 
 AES_TASK_API(encrypt, 0)
 AES_TASK_API(decrypt, 1)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "comch_internal.h"
+#include "accessors.h"
 
 static doca_error_t client_start(struct doca_ctx *ctx);
 static doca_error_t client_stop(struct doca_ctx *ctx);
@@ -215,9 +216,7 @@ SIM_EXPORT doca_error_t doca_comch_client_destroy(struct doca_comch_client *comc
 {
 	doca_error_t err;
 
-	if (comch_client == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(comch_client, ep.ctx.magic, "comch_client", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(comch_client, ep.ctx.magic, "comch_client");
 	if (comch_client->conn != NULL && comch_client->conn->users != 0)
 		return sim_fail(DOCA_ERROR_IN_USE, "%s: producers/consumers still use the connection", __func__);
 	err = sim_ctx_fini(&comch_client->ep.ctx);
@@ -230,10 +229,8 @@ SIM_EXPORT doca_error_t doca_comch_client_destroy(struct doca_comch_client *comc
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT struct doca_ctx *doca_comch_client_as_ctx(struct doca_comch_client *comch_client)
-{
-	return comch_client == NULL ? NULL : &comch_client->ep.ctx;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_client_as_ctx, struct doca_comch_client, comch_client, NULL,
+	&comch_client->ep.ctx)
 
 SIM_EXPORT doca_error_t doca_comch_client_get_connection(const struct doca_comch_client *comch_client,
 							 struct doca_comch_connection **connection)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "comch_internal.h"
+#include "accessors.h"
 
 static doca_error_t consumer_start(struct doca_ctx *ctx);
 static doca_error_t consumer_stop(struct doca_ctx *ctx);
@@ -348,9 +349,7 @@ SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *
 {
 	doca_error_t err;
 
-	if (consumer == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(consumer, ctx.magic, "comch_consumer", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(consumer, ctx.magic, "comch_consumer");
 	err = sim_ctx_fini(&consumer->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
@@ -364,22 +363,11 @@ SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT doca_error_t doca_comch_consumer_get_id(const struct doca_comch_consumer *consumer, uint32_t *id)
-{
-	if (consumer == NULL || id == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*id = consumer->id;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_consumer_get_id, const struct doca_comch_consumer, consumer, uint32_t, id,
+	consumer->id)
 
-SIM_EXPORT doca_error_t doca_comch_consumer_get_imm_data_len(const struct doca_comch_consumer *consumer,
-							     uint32_t *imm_data_len)
-{
-	if (consumer == NULL || imm_data_len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*imm_data_len = consumer->imm_data_len;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_consumer_get_imm_data_len, const struct doca_comch_consumer, consumer, uint32_t,
+	imm_data_len, consumer->imm_data_len)
 
 SIM_EXPORT doca_error_t doca_comch_consumer_set_imm_data_len(struct doca_comch_consumer *consumer,
 							     uint32_t imm_data_len)
@@ -392,20 +380,18 @@ SIM_EXPORT doca_error_t doca_comch_consumer_set_imm_data_len(struct doca_comch_c
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT struct doca_ctx *doca_comch_consumer_as_ctx(struct doca_comch_consumer *consumer)
-{
-	return consumer == NULL ? NULL : &consumer->ctx;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_consumer_as_ctx, struct doca_comch_consumer, consumer, NULL,
+	&consumer->ctx)
 
 SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_set_conf(
 	struct doca_comch_consumer *consumer, doca_comch_consumer_task_post_recv_completion_cb_t task_completion_cb,
 	doca_comch_consumer_task_post_recv_completion_cb_t task_error_cb, uint32_t num_post_recv_tasks)
 {
-	if (consumer == NULL || task_completion_cb == NULL || task_error_cb == NULL || num_post_recv_tasks == 0 ||
-	    num_post_recv_tasks > COMCH_MAX_FASTPATH_TASKS)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_ctx_is_idle(&consumer->ctx))
-		return DOCA_ERROR_BAD_STATE;
+	doca_error_t err = comch_fastpath_conf_check(consumer == NULL ? NULL : &consumer->ctx,
+						     task_completion_cb != NULL && task_error_cb != NULL, num_post_recv_tasks);
+
+	if (err != DOCA_SUCCESS)
+		return err;
 	consumer->done_cb = task_completion_cb;
 	consumer->err_cb = task_error_cb;
 	consumer->num_tasks = num_post_recv_tasks;
@@ -435,24 +421,14 @@ SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_alloc_init(struct doc
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT struct doca_buf *doca_comch_consumer_task_post_recv_get_buf(
-	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task)
-{
-	return task == NULL ? NULL : task->buf;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_buf *, doca_comch_consumer_task_post_recv_get_buf,
+	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv, task, NULL, task->buf)
 
-SIM_EXPORT void doca_comch_consumer_task_post_recv_set_buf(struct doca_comch_consumer_task_post_recv *task,
-							   struct doca_buf *buf)
-{
-	if (task != NULL)
-		task->buf = buf;
-}
+SIM_EXPORT SIM_VALUE_SETTER(doca_comch_consumer_task_post_recv_set_buf, struct doca_comch_consumer_task_post_recv, task,
+	struct doca_buf *, buf, task->buf)
 
-SIM_EXPORT uint32_t doca_comch_consumer_task_post_recv_get_producer_id(
-	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task)
-{
-	return task == NULL ? 0 : task->producer_id;
-}
+SIM_EXPORT SIM_VALUE_GETTER(uint32_t, doca_comch_consumer_task_post_recv_get_producer_id,
+	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv, task, 0, task->producer_id)
 
 SIM_EXPORT DOCA_SIM_IMM_CONST uint8_t *doca_comch_consumer_task_post_recv_get_imm_data(
 	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task)
@@ -460,13 +436,8 @@ SIM_EXPORT DOCA_SIM_IMM_CONST uint8_t *doca_comch_consumer_task_post_recv_get_im
 	return task == NULL || task->imm_len == 0 ? NULL : task->imm;
 }
 
-SIM_EXPORT uint32_t doca_comch_consumer_task_post_recv_get_imm_data_len(
-	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv *task)
-{
-	return task == NULL ? 0 : task->imm_len;
-}
+SIM_EXPORT SIM_VALUE_GETTER(uint32_t, doca_comch_consumer_task_post_recv_get_imm_data_len,
+	DOCA_SIM_TASK_CONST struct doca_comch_consumer_task_post_recv, task, 0, task->imm_len)
 
-SIM_EXPORT struct doca_task *doca_comch_consumer_task_post_recv_as_task(struct doca_comch_consumer_task_post_recv *task)
-{
-	return task == NULL ? NULL : &task->base;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_task *, doca_comch_consumer_task_post_recv_as_task,
+	struct doca_comch_consumer_task_post_recv, task, NULL, &task->base)

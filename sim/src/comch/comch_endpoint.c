@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "comch_internal.h"
+#include "accessors.h"
 
 doca_error_t comch_ep_init(struct comch_endpoint *ep, struct doca_dev *dev, bool is_server)
 {
@@ -88,133 +89,47 @@ static doca_error_t set_consumer_cbs(struct comch_endpoint *ep, doca_comch_event
 	return DOCA_SUCCESS;
 }
 
-/* ---- public API, server and client flavours ---- */
+/* ---- public API: the same functions under the server's and the client's names (the handle's ep is its endpoint) */
 
-#define SERVER_EP(s) (&(s)->ep)
-#define CLIENT_EP(c) (&(c)->ep)
+#define COMCH_EP_API(role) \
+	SIM_EXPORT doca_error_t doca_comch_##role##_set_max_msg_size(struct doca_comch_##role *comch_##role, uint32_t size) \
+	{ \
+		return comch_##role == NULL ? DOCA_ERROR_INVALID_VALUE : \
+					      comch_ep_set_max_msg_size(&comch_##role->ep, size); \
+	} \
+	SIM_EXPORT SIM_GETTER(doca_comch_##role##_get_max_msg_size, const struct doca_comch_##role, comch_##role, \
+			      uint32_t, size, comch_##role->ep.max_msg_size) \
+	SIM_EXPORT doca_error_t doca_comch_##role##_set_recv_queue_size(struct doca_comch_##role *comch_##role, \
+									uint32_t size) \
+	{ \
+		return comch_##role == NULL ? DOCA_ERROR_INVALID_VALUE : \
+					      comch_ep_set_recv_queue_size(&comch_##role->ep, size); \
+	} \
+	SIM_EXPORT SIM_GETTER(doca_comch_##role##_get_recv_queue_size, const struct doca_comch_##role, comch_##role, \
+			      uint32_t, size, comch_##role->ep.recv_queue_size) \
+	SIM_EXPORT SIM_GETTER(doca_comch_##role##_get_device, const struct doca_comch_##role, comch_##role, \
+			      struct doca_dev *, dev, comch_##role->ep.dev) \
+	SIM_EXPORT doca_error_t doca_comch_##role##_task_send_set_conf( \
+		struct doca_comch_##role *comch_##role, doca_comch_task_send_completion_cb_t task_completion_cb, \
+		doca_comch_task_send_completion_cb_t task_error_cb, uint32_t num_send_tasks) \
+	{ \
+		if (comch_##role == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		return set_send_conf(&comch_##role->ep, task_completion_cb, task_error_cb, num_send_tasks); \
+	} \
+	SIM_EXPORT doca_error_t doca_comch_##role##_event_msg_recv_register(struct doca_comch_##role *comch_##role, \
+									    doca_comch_event_msg_recv_cb_t recv_event_cb) \
+	{ \
+		return comch_##role == NULL ? DOCA_ERROR_INVALID_VALUE : set_recv_cb(&comch_##role->ep, recv_event_cb); \
+	} \
+	SIM_EXPORT doca_error_t doca_comch_##role##_event_consumer_register( \
+		struct doca_comch_##role *comch_##role, doca_comch_event_consumer_cb_t new_consumer_event_cb, \
+		doca_comch_event_consumer_cb_t expired_consumer_event_cb) \
+	{ \
+		if (comch_##role == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		return set_consumer_cbs(&comch_##role->ep, new_consumer_event_cb, expired_consumer_event_cb); \
+	}
 
-SIM_EXPORT doca_error_t doca_comch_server_set_max_msg_size(struct doca_comch_server *comch_server, uint32_t size)
-{
-	return comch_server == NULL ? DOCA_ERROR_INVALID_VALUE : comch_ep_set_max_msg_size(SERVER_EP(comch_server), size);
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_set_max_msg_size(struct doca_comch_client *comch_client, uint32_t size)
-{
-	return comch_client == NULL ? DOCA_ERROR_INVALID_VALUE : comch_ep_set_max_msg_size(CLIENT_EP(comch_client), size);
-}
-
-SIM_EXPORT doca_error_t doca_comch_server_get_max_msg_size(const struct doca_comch_server *comch_server,
-							    uint32_t *size)
-{
-	if (comch_server == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = comch_server->ep.max_msg_size;
-	return DOCA_SUCCESS;
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_get_max_msg_size(const struct doca_comch_client *comch_client,
-							    uint32_t *size)
-{
-	if (comch_client == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = comch_client->ep.max_msg_size;
-	return DOCA_SUCCESS;
-}
-
-SIM_EXPORT doca_error_t doca_comch_server_set_recv_queue_size(struct doca_comch_server *comch_server, uint32_t size)
-{
-	return comch_server == NULL ? DOCA_ERROR_INVALID_VALUE :
-				      comch_ep_set_recv_queue_size(SERVER_EP(comch_server), size);
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_set_recv_queue_size(struct doca_comch_client *comch_client, uint32_t size)
-{
-	return comch_client == NULL ? DOCA_ERROR_INVALID_VALUE :
-				      comch_ep_set_recv_queue_size(CLIENT_EP(comch_client), size);
-}
-
-SIM_EXPORT doca_error_t doca_comch_server_get_recv_queue_size(const struct doca_comch_server *comch_server,
-							       uint32_t *size)
-{
-	if (comch_server == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = comch_server->ep.recv_queue_size;
-	return DOCA_SUCCESS;
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_get_recv_queue_size(const struct doca_comch_client *comch_client,
-							       uint32_t *size)
-{
-	if (comch_client == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*size = comch_client->ep.recv_queue_size;
-	return DOCA_SUCCESS;
-}
-
-SIM_EXPORT doca_error_t doca_comch_server_get_device(const struct doca_comch_server *comch_server,
-						      struct doca_dev **dev)
-{
-	if (comch_server == NULL || dev == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*dev = comch_server->ep.dev;
-	return DOCA_SUCCESS;
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_get_device(const struct doca_comch_client *comch_client,
-						      struct doca_dev **dev)
-{
-	if (comch_client == NULL || dev == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*dev = comch_client->ep.dev;
-	return DOCA_SUCCESS;
-}
-
-SIM_EXPORT doca_error_t doca_comch_server_task_send_set_conf(struct doca_comch_server *comch_server,
-							      doca_comch_task_send_completion_cb_t task_completion_cb,
-							      doca_comch_task_send_completion_cb_t task_error_cb,
-							      uint32_t num_send_tasks)
-{
-	if (comch_server == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return set_send_conf(SERVER_EP(comch_server), task_completion_cb, task_error_cb, num_send_tasks);
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_task_send_set_conf(struct doca_comch_client *comch_client,
-							      doca_comch_task_send_completion_cb_t task_completion_cb,
-							      doca_comch_task_send_completion_cb_t task_error_cb,
-							      uint32_t num_send_tasks)
-{
-	if (comch_client == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return set_send_conf(CLIENT_EP(comch_client), task_completion_cb, task_error_cb, num_send_tasks);
-}
-
-SIM_EXPORT doca_error_t doca_comch_server_event_msg_recv_register(struct doca_comch_server *comch_server,
-								   doca_comch_event_msg_recv_cb_t recv_event_cb)
-{
-	return comch_server == NULL ? DOCA_ERROR_INVALID_VALUE : set_recv_cb(SERVER_EP(comch_server), recv_event_cb);
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_event_msg_recv_register(struct doca_comch_client *comch_client,
-								   doca_comch_event_msg_recv_cb_t recv_event_cb)
-{
-	return comch_client == NULL ? DOCA_ERROR_INVALID_VALUE : set_recv_cb(CLIENT_EP(comch_client), recv_event_cb);
-}
-
-SIM_EXPORT doca_error_t doca_comch_server_event_consumer_register(struct doca_comch_server *comch_server,
-								   doca_comch_event_consumer_cb_t new_consumer_event_cb,
-								   doca_comch_event_consumer_cb_t expired_consumer_event_cb)
-{
-	if (comch_server == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return set_consumer_cbs(SERVER_EP(comch_server), new_consumer_event_cb, expired_consumer_event_cb);
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_event_consumer_register(struct doca_comch_client *comch_client,
-								   doca_comch_event_consumer_cb_t new_consumer_event_cb,
-								   doca_comch_event_consumer_cb_t expired_consumer_event_cb)
-{
-	if (comch_client == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return set_consumer_cbs(CLIENT_EP(comch_client), new_consumer_event_cb, expired_consumer_event_cb);
-}
+COMCH_EP_API(server)
+COMCH_EP_API(client)

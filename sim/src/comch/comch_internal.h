@@ -242,6 +242,9 @@ bool comch_ep_is_idle(const struct comch_endpoint *ep);
 
 /* ---- small helpers over the core's object model (comch_util.c) ---- */
 
+/* The checks of a fast-path task configuration (consumer post_recv, producer send): both callbacks given, 1 to
+ * COMCH_MAX_FASTPATH_TASKS tasks (else INVALID_VALUE), the context idle (else BAD_STATE) */
+doca_error_t comch_fastpath_conf_check(const struct doca_ctx *ctx, bool callbacks_given, uint32_t num_tasks);
 /* Device limits: the core's per-device caps, with our defaults where a cap is left at 0 */
 uint32_t comch_cap_max_msg_size(const struct doca_devinfo *devinfo);
 uint32_t comch_cap_max_name_len(const struct doca_devinfo *devinfo);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "comch_internal.h"
+#include "accessors.h"
 
 static doca_error_t producer_start(struct doca_ctx *ctx);
 static doca_error_t producer_stop(struct doca_ctx *ctx);
@@ -211,9 +212,7 @@ SIM_EXPORT doca_error_t doca_comch_producer_destroy(struct doca_comch_producer *
 {
 	doca_error_t err;
 
-	if (producer == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(producer, ctx.magic, "comch_producer", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(producer, ctx.magic, "comch_producer");
 	err = sim_ctx_fini(&producer->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
@@ -224,28 +223,21 @@ SIM_EXPORT doca_error_t doca_comch_producer_destroy(struct doca_comch_producer *
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT doca_error_t doca_comch_producer_get_id(const struct doca_comch_producer *producer, uint32_t *id)
-{
-	if (producer == NULL || id == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*id = producer->id;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_producer_get_id, const struct doca_comch_producer, producer, uint32_t, id,
+	producer->id)
 
-SIM_EXPORT struct doca_ctx *doca_comch_producer_as_ctx(struct doca_comch_producer *producer)
-{
-	return producer == NULL ? NULL : &producer->ctx;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_producer_as_ctx, struct doca_comch_producer, producer, NULL,
+	&producer->ctx)
 
 SIM_EXPORT doca_error_t doca_comch_producer_task_send_set_conf(
 	struct doca_comch_producer *producer, doca_comch_producer_task_send_completion_cb_t task_completion_cb,
 	doca_comch_producer_task_send_completion_cb_t task_error_cb, uint32_t num_send_tasks)
 {
-	if (producer == NULL || task_completion_cb == NULL || task_error_cb == NULL || num_send_tasks == 0 ||
-	    num_send_tasks > COMCH_MAX_FASTPATH_TASKS)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_ctx_is_idle(&producer->ctx))
-		return DOCA_ERROR_BAD_STATE;
+	doca_error_t err = comch_fastpath_conf_check(producer == NULL ? NULL : &producer->ctx,
+						     task_completion_cb != NULL && task_error_cb != NULL, num_send_tasks);
+
+	if (err != DOCA_SUCCESS)
+		return err;
 	producer->done_cb = task_completion_cb;
 	producer->err_cb = task_error_cb;
 	producer->num_tasks = num_send_tasks;
@@ -279,30 +271,17 @@ SIM_EXPORT doca_error_t doca_comch_producer_task_send_alloc_init(struct doca_com
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT const struct doca_buf *doca_comch_producer_task_send_get_buf(
-	DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task)
-{
-	return task == NULL ? NULL : task->buf;
-}
+SIM_EXPORT SIM_VALUE_GETTER(const struct doca_buf *, doca_comch_producer_task_send_get_buf,
+	DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send, task, NULL, task->buf)
 
-SIM_EXPORT void doca_comch_producer_task_send_set_buf(struct doca_comch_producer_task_send *task,
-						      const struct doca_buf *buf)
-{
-	if (task != NULL)
-		task->buf = buf;
-}
+SIM_EXPORT SIM_VALUE_SETTER(doca_comch_producer_task_send_set_buf, struct doca_comch_producer_task_send, task,
+	const struct doca_buf *, buf, task->buf)
 
-SIM_EXPORT uint32_t doca_comch_producer_task_send_get_consumer_id(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task)
-{
-	return task == NULL ? 0 : task->consumer_id;
-}
+SIM_EXPORT SIM_VALUE_GETTER(uint32_t, doca_comch_producer_task_send_get_consumer_id,
+	DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send, task, 0, task->consumer_id)
 
-SIM_EXPORT void doca_comch_producer_task_send_set_consumer_id(struct doca_comch_producer_task_send *task,
-							      const uint32_t consumer_id)
-{
-	if (task != NULL)
-		task->consumer_id = consumer_id;
-}
+SIM_EXPORT SIM_VALUE_SETTER(doca_comch_producer_task_send_set_consumer_id, struct doca_comch_producer_task_send, task,
+	const uint32_t, consumer_id, task->consumer_id)
 
 SIM_EXPORT uint8_t *doca_comch_producer_task_send_get_imm_data(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task)
 {
@@ -310,10 +289,8 @@ SIM_EXPORT uint8_t *doca_comch_producer_task_send_get_imm_data(DOCA_SIM_TASK_CON
 	return task == NULL || task->imm_len == 0 ? NULL : (uint8_t *)(uintptr_t)task->imm;
 }
 
-SIM_EXPORT uint32_t doca_comch_producer_task_send_get_imm_data_len(DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send *task)
-{
-	return task == NULL ? 0 : task->imm_len;
-}
+SIM_EXPORT SIM_VALUE_GETTER(uint32_t, doca_comch_producer_task_send_get_imm_data_len,
+	DOCA_SIM_TASK_CONST struct doca_comch_producer_task_send, task, 0, task->imm_len)
 
 SIM_EXPORT void doca_comch_producer_task_send_set_imm_data(struct doca_comch_producer_task_send *task,
 							   uint8_t *imm_data, uint32_t imm_data_len)
@@ -325,7 +302,5 @@ SIM_EXPORT void doca_comch_producer_task_send_set_imm_data(struct doca_comch_pro
 	task->imm_len = imm_data_len;
 }
 
-SIM_EXPORT struct doca_task *doca_comch_producer_task_send_as_task(struct doca_comch_producer_task_send *task)
-{
-	return task == NULL ? NULL : &task->base;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_task *, doca_comch_producer_task_send_as_task,
+	struct doca_comch_producer_task_send, task, NULL, &task->base)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "comch_internal.h"
+#include "accessors.h"
 
 static void send_task_free(struct doca_task *task);
 
@@ -128,10 +129,8 @@ doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task)
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT struct doca_task *doca_comch_task_send_as_task(struct doca_comch_task_send *task)
-{
-	return task == NULL ? NULL : &task->base;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_task *, doca_comch_task_send_as_task, struct doca_comch_task_send, task, NULL,
+	&task->base)
 
 SIM_EXPORT doca_error_t doca_comch_server_task_send_alloc_init(struct doca_comch_server *comch_server,
 							       struct doca_comch_connection *peer, const void *msg,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "comch_internal.h"
+#include "accessors.h"
 
 static doca_error_t server_start(struct doca_ctx *ctx);
 static doca_error_t server_stop(struct doca_ctx *ctx);
@@ -227,9 +228,7 @@ SIM_EXPORT doca_error_t doca_comch_server_destroy(struct doca_comch_server *comc
 	struct doca_comch_connection *c;
 	doca_error_t err;
 
-	if (comch_server == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(comch_server, ep.ctx.magic, "comch_server", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(comch_server, ep.ctx.magic, "comch_server");
 	for (c = comch_server->conns; c != NULL; c = c->next)
 		if (c->users != 0)
 			return sim_fail(DOCA_ERROR_IN_USE, "%s: destroy its producers/consumers first", __func__);
@@ -248,19 +247,11 @@ SIM_EXPORT doca_error_t doca_comch_server_destroy(struct doca_comch_server *comc
 	return DOCA_SUCCESS;
 }
 
-SIM_EXPORT struct doca_ctx *doca_comch_server_as_ctx(struct doca_comch_server *comch_server)
-{
-	return comch_server == NULL ? NULL : &comch_server->ep.ctx;
-}
+SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_server_as_ctx, struct doca_comch_server, comch_server, NULL,
+	&comch_server->ep.ctx)
 
-SIM_EXPORT doca_error_t doca_comch_server_get_device_rep(const struct doca_comch_server *comch_server,
-							 struct doca_dev_rep **rep)
-{
-	if (comch_server == NULL || rep == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*rep = comch_server->rep;
-	return DOCA_SUCCESS;
-}
+SIM_EXPORT SIM_GETTER(doca_comch_server_get_device_rep, const struct doca_comch_server, comch_server,
+	struct doca_dev_rep *, rep, comch_server->rep)
 
 /* DOCA 2.7 spelling */
 SIM_EXPORT doca_error_t doca_comch_server_get_device_repr(const struct doca_comch_server *comch_server,

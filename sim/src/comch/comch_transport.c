@@ -54,17 +54,24 @@ static int fill_addr(struct sockaddr_un *addr, const char *path)
 	return 0;
 }
 
-int comch_listen(const char *path)
+/* A non-blocking seqpacket socket for path, whose address goes to *addr: the socket, or a negative errno */
+static int path_socket(const char *path, struct sockaddr_un *addr)
 {
-	struct sockaddr_un addr;
-	int fd, rc;
+	int fd, rc = fill_addr(addr, path);
 
-	rc = fill_addr(&addr, path);
 	if (rc != 0)
 		return rc;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+int comch_listen(const char *path)
+{
+	struct sockaddr_un addr;
+	int fd = path_socket(path, &addr), rc;
+
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* A previous server that died leaves its socket file behind */
 	(void)unlink(path);
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(fd, 64) != 0) {
@@ -87,14 +94,10 @@ int comch_accept(int listen_fd)
 int comch_connect(const char *path)
 {
 	struct sockaddr_un addr;
-	int fd, rc;
+	int fd = path_socket(path, &addr), rc;
 
-	rc = fill_addr(&addr, path);
-	if (rc != 0)
-		return rc;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
 		rc = errno == EWOULDBLOCK ? -EAGAIN : -errno;
 		close(fd);

@@ -15,6 +15,13 @@ static uint32_t or_default(uint32_t v, uint32_t dflt)
 	return v != 0 ? v : dflt;
 }
 
+doca_error_t comch_fastpath_conf_check(const struct doca_ctx *ctx, bool callbacks_given, uint32_t num_tasks)
+{
+	if (ctx == NULL || !callbacks_given || num_tasks == 0 || num_tasks > COMCH_MAX_FASTPATH_TASKS)
+		return DOCA_ERROR_INVALID_VALUE;
+	return sim_ctx_is_idle(ctx) ? DOCA_SUCCESS : DOCA_ERROR_BAD_STATE;
+}
+
 uint32_t comch_cap_max_msg_size(const struct doca_devinfo *devinfo)
 {
 	return or_default(devinfo->caps.comch_max_msg_size, 4080u);

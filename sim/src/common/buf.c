@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "internal.h"
+#include "accessors.h"
 
 /* Return one element to its inventory (refcount reached 0) */
 static void release_one(struct doca_buf *buf)
@@ -109,45 +110,15 @@ doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_buf_get_refcount(const struct doca_buf *buf, uint16_t *refcount)
-{
-	if (buf == NULL || refcount == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*refcount = buf->refcount;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_get_refcount, const struct doca_buf, buf, uint16_t, refcount, buf->refcount)
 
-doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len)
-{
-	if (buf == NULL || len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*len = buf->len;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_get_len, const struct doca_buf, buf, size_t, len, buf->len)
 
-doca_error_t doca_buf_get_head(const struct doca_buf *buf, void **head)
-{
-	if (buf == NULL || head == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*head = buf->head;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_get_head, const struct doca_buf, buf, void *, head, buf->head)
 
-doca_error_t doca_buf_get_data_len(const struct doca_buf *buf, size_t *data_len)
-{
-	if (buf == NULL || data_len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*data_len = buf->data_len;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_get_data_len, const struct doca_buf, buf, size_t, data_len, buf->data_len)
 
-doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data)
-{
-	if (buf == NULL || data == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*data = buf->data;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_get_data, const struct doca_buf, buf, void *, data, buf->data)
 
 bool sim_buf_data_fits(const struct doca_buf *buf, const void *data, size_t data_len)
 {
@@ -189,13 +160,7 @@ doca_error_t doca_buf_reset_data_len(struct doca_buf *buf)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_buf_get_next_in_list(struct doca_buf *buf, struct doca_buf **next_buf)
-{
-	if (buf == NULL || next_buf == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*next_buf = buf->next;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_get_next_in_list, struct doca_buf, buf, struct doca_buf *, next_buf, buf->next)
 
 doca_error_t doca_buf_get_last_in_list(struct doca_buf *buf, struct doca_buf **last_buf)
 {
@@ -207,29 +172,12 @@ doca_error_t doca_buf_get_last_in_list(struct doca_buf *buf, struct doca_buf **l
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_buf_is_last_in_list(const struct doca_buf *buf, uint8_t *is_last)
-{
-	if (buf == NULL || is_last == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*is_last = buf->next == NULL;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_is_last_in_list, const struct doca_buf, buf, uint8_t, is_last, buf->next == NULL)
 
-doca_error_t doca_buf_is_first_in_list(const struct doca_buf *buf, uint8_t *is_first)
-{
-	if (buf == NULL || is_first == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*is_first = !is_list_member(buf);
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_is_first_in_list, const struct doca_buf, buf, uint8_t, is_first, !is_list_member(buf))
 
-doca_error_t doca_buf_is_in_list(const struct doca_buf *buf, uint8_t *is_in_list)
-{
-	if (buf == NULL || is_in_list == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*is_in_list = is_list_member(buf) || buf->next != NULL;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_buf_is_in_list, const struct doca_buf, buf, uint8_t, is_in_list,
+	is_list_member(buf) || buf->next != NULL)
 
 doca_error_t doca_buf_get_list_len(const struct doca_buf *buf, uint32_t *num_elements)
 {

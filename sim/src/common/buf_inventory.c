@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "accessors.h"
 
 doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inventory **inventory)
 {
@@ -34,9 +35,7 @@ doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inve
 
 doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
 {
-	if (inventory == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(inventory, magic, "buf_inventory");
 	if (inventory->num_free != inventory->num_elements) {
 		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "buf_inventory", inventory,
 				  "%zu bufs not returned: returned DOCA_ERROR_IN_USE",
@@ -52,18 +51,14 @@ doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
 
 doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory)
 {
-	if (inventory == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(inventory, magic, "buf_inventory");
 	inventory->started = true;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory)
 {
-	if (inventory == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(inventory, magic, "buf_inventory");
 	inventory->started = false;
 	return DOCA_SUCCESS;
 }
@@ -192,9 +187,7 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 
 doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *inventory, union doca_data user_data)
 {
-	if (inventory == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(inventory, magic, "buf_inventory");
 	/* DOCA documents BAD_STATE unless the inventory is started */
 	if (!inventory->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: inventory not started", __func__);
@@ -202,30 +195,11 @@ doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *invento
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory, uint32_t *num_of_elements)
-{
-	if (inventory == NULL || num_of_elements == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
-	*num_of_elements = (uint32_t)inventory->num_elements;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_buf_inventory_get_num_elements, const struct doca_buf_inventory, inventory, "buf_inventory",
+	uint32_t, num_of_elements, (uint32_t)inventory->num_elements)
 
-doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inventory *inventory,
-						      uint32_t *num_of_free_elements)
-{
-	if (inventory == NULL || num_of_free_elements == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
-	*num_of_free_elements = (uint32_t)inventory->num_free;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_buf_inventory_get_num_free_elements, const struct doca_buf_inventory, inventory, "buf_inventory",
+	uint32_t, num_of_free_elements, (uint32_t)inventory->num_free)
 
-doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *inventory, union doca_data *user_data)
-{
-	if (inventory == NULL || user_data == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(inventory, magic, "buf_inventory", DOCA_ERROR_INVALID_VALUE);
-	*user_data = inventory->user_data;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_buf_inventory_get_user_data, const struct doca_buf_inventory, inventory, "buf_inventory",
+	union doca_data, user_data, inventory->user_data)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "accessors.h"
 
 void sim_ctx_init(struct doca_ctx *ctx, const struct sim_ctx_ops *ops, struct doca_dev *dev)
 {
@@ -62,9 +63,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 {
 	doca_error_t err;
 
-	if (ctx == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(ctx, magic, "ctx");
 	if (ctx->state != DOCA_CTX_STATE_IDLE)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: %s context is not idle", __func__, ctx->ops->kind);
 	if (ctx->pe == NULL)
@@ -84,9 +83,7 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
-	if (ctx == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(ctx, magic, "ctx");
 	/* Stopping an idle context is a no-op: NVIDIA's samples stop from the last completion callback and then again
 	 * in their teardown, expecting success both times */
 	if (ctx->state == DOCA_CTX_STATE_IDLE)
@@ -110,47 +107,14 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 	return DOCA_ERROR_IN_PROGRESS;
 }
 
-doca_error_t doca_ctx_get_num_inflight_tasks(const struct doca_ctx *ctx, size_t *num_inflight_tasks)
-{
-	if (ctx == NULL || num_inflight_tasks == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
-	*num_inflight_tasks = ctx->inflight;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_ctx_get_num_inflight_tasks, const struct doca_ctx, ctx, "ctx", size_t, num_inflight_tasks,
+	ctx->inflight)
 
-doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user_data)
-{
-	if (ctx == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
-	ctx->user_data = user_data;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_SETTER(doca_ctx_set_user_data, struct doca_ctx, ctx, "ctx", union doca_data, user_data, user_data)
 
-doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data *user_data)
-{
-	if (ctx == NULL || user_data == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
-	*user_data = ctx->user_data;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_ctx_get_user_data, const struct doca_ctx, ctx, "ctx", union doca_data, user_data, ctx->user_data)
 
-doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_changed_callback_t cb)
-{
-	if (ctx == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
-	ctx->state_changed_cb = cb;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_SETTER(doca_ctx_set_state_changed_cb, struct doca_ctx, ctx, "ctx", doca_ctx_state_changed_callback_t, cb,
+	state_changed_cb)
 
-doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states *state)
-{
-	if (ctx == NULL || state == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ctx, magic, "ctx", DOCA_ERROR_INVALID_VALUE);
-	*state = ctx->state;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_ctx_get_state, const struct doca_ctx, ctx, "ctx", enum doca_ctx_states, state, ctx->state)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "accessors.h"
 
 bool sim_dev_can_reach(const struct doca_devinfo *importer, const char *exporter_pci, bool same_process)
 {
@@ -65,13 +66,19 @@ doca_error_t doca_devinfo_create_list(struct doca_devinfo ***dev_list, uint32_t 
 	return DOCA_SUCCESS;
 }
 
+/* The destroy of a list that create_list allocated: INVALID_VALUE for NULL, else freed and uncounted */
+static doca_error_t destroy_list(void *list, enum sim_kind kind)
+{
+	if (list == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	free(list);
+	sim_live_dec(kind);
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **dev_list)
 {
-	if (dev_list == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	free(dev_list);
-	sim_live_dec(SIM_KIND_DEVINFO_LIST);
-	return DOCA_SUCCESS;
+	return destroy_list(dev_list, SIM_KIND_DEVINFO_LIST);
 }
 
 /* Devices currently open, one handle per devinfo: DOCA reference-counts doca_dev_open of an open device */
@@ -154,10 +161,7 @@ void sim_dev_unref(struct doca_dev *dev)
 		dev->refs--;
 }
 
-struct doca_devinfo *doca_dev_as_devinfo(const struct doca_dev *dev)
-{
-	return dev == NULL ? NULL : dev->info;
-}
+SIM_VALUE_GETTER(struct doca_devinfo *, doca_dev_as_devinfo, const struct doca_dev, dev, NULL, dev->info)
 
 doca_error_t doca_devinfo_get_pci_addr_str(const struct doca_devinfo *devinfo, char *pci_addr_str)
 {
@@ -191,13 +195,8 @@ doca_error_t doca_devinfo_get_ibdev_name(const struct doca_devinfo *devinfo, cha
 	return copy_prop(ibdev_name, size, devinfo->ibdev_name);
 }
 
-doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo, enum doca_pci_func_type *pci_func_type)
-{
-	if (devinfo == NULL || pci_func_type == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*pci_func_type = devinfo->func_type;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_devinfo_get_pci_func_type, const struct doca_devinfo, devinfo, enum doca_pci_func_type, pci_func_type,
+	devinfo->func_type)
 
 doca_error_t doca_devinfo_get_sf_index(const struct doca_devinfo *devinfo, uint32_t *sf_index)
 {
@@ -271,11 +270,7 @@ doca_error_t doca_devinfo_rep_create_list(struct doca_dev *dev, int filter, stru
 
 doca_error_t doca_devinfo_rep_destroy_list(struct doca_devinfo_rep **dev_list_rep)
 {
-	if (dev_list_rep == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	free(dev_list_rep);
-	sim_live_dec(SIM_KIND_DEVINFO_REP_LIST);
-	return DOCA_SUCCESS;
+	return destroy_list(dev_list_rep, SIM_KIND_DEVINFO_REP_LIST);
 }
 
 doca_error_t doca_dev_rep_open(struct doca_devinfo_rep *devinfo, struct doca_dev_rep **dev_rep)
@@ -304,10 +299,7 @@ doca_error_t doca_dev_rep_close(struct doca_dev_rep *dev)
 	return DOCA_SUCCESS;
 }
 
-struct doca_devinfo_rep *doca_dev_rep_as_devinfo(struct doca_dev_rep *dev_rep)
-{
-	return dev_rep == NULL ? NULL : dev_rep->info;
-}
+SIM_VALUE_GETTER(struct doca_devinfo_rep *, doca_dev_rep_as_devinfo, struct doca_dev_rep, dev_rep, NULL, dev_rep->info)
 
 doca_error_t doca_devinfo_rep_get_vuid(const struct doca_devinfo_rep *devinfo_rep, char *rep_vuid, uint32_t size)
 {
@@ -323,14 +315,8 @@ doca_error_t doca_devinfo_rep_get_pci_addr_str(const struct doca_devinfo_rep *de
 	return copy_prop(pci_addr_str, DOCA_DEVINFO_REP_PCI_ADDR_SIZE, devinfo_rep->pci_addr);
 }
 
-doca_error_t doca_devinfo_rep_get_pci_func_type(const struct doca_devinfo_rep *devinfo_rep,
-						enum doca_pci_func_type *pci_func_type)
-{
-	if (devinfo_rep == NULL || pci_func_type == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*pci_func_type = devinfo_rep->func_type;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_devinfo_rep_get_pci_func_type, const struct doca_devinfo_rep, devinfo_rep, enum doca_pci_func_type,
+	pci_func_type, devinfo_rep->func_type)
 
 doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *devinfo_rep, const char *pci_addr_str,
 						uint8_t *is_equal)

@@ -112,6 +112,13 @@ SIM_EXPORT void sim_release(void *object, uint32_t *magic);
 		if ((obj) != NULL && sim_handle_dead(&(obj)->magic_field, __func__, (object), (obj))) \
 			return ret; \
 	} while (0)
+/* The prologue of most functions on a handle: INVALID_VALUE for a NULL handle, and for a destroyed one in strict mode */
+#define SIM_RETURN_IF_NULL_OR_DEAD(obj, magic_field, object) \
+	do { \
+		if ((obj) == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		SIM_RETURN_IF_DEAD(obj, magic_field, object, DOCA_ERROR_INVALID_VALUE); \
+	} while (0)
 
 /* Tasks whose completion callback ran and that were neither freed nor resubmitted (reported at exit) */
 SIM_EXPORT void sim_completed_tasks_add(int delta);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "accessors.h"
 #include "registry.h"
 
 /* Every bit enum doca_access_flag defines */
@@ -47,9 +48,7 @@ static void unexport(struct doca_mmap *mmap)
 
 doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	if (mmap->live_bufs > 0) {
 		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "mmap", mmap,
 				  "%zu bufs still point into it: returned DOCA_ERROR_NOT_PERMITTED", mmap->live_bufs);
@@ -72,9 +71,7 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 
 doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	if (mmap->from_export)
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: mmap was created from an export", __func__);
 	if (mmap->started)
@@ -87,9 +84,7 @@ doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 
 doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	/* An mmap created from an export may be stopped too: its header says NOT_PERMITTED, but NVIDIA's 3.3 RDMA
 	 * samples stop their remote mmap before destroying it and count a failure as an error, so DOCA allows it */
 	if (mmap->from_export) {
@@ -189,9 +184,7 @@ doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_m
 
 doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	/* NVIDIA's storage programs enable it on maps created from an export too, which are started from the outset */
 	if (mmap->started && !mmap->from_export)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", __func__);
@@ -201,9 +194,7 @@ doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap)
 
 doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_free_cb_t *free_cb, void *opaque)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	if (mmap->started)
 		return DOCA_ERROR_BAD_STATE;
 	mmap->free_cb = free_cb;
@@ -211,34 +202,20 @@ doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_fr
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_mmap_get_user_data(const struct doca_mmap *mmap, union doca_data *user_data)
-{
-	if (mmap == NULL || user_data == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	*user_data = mmap->user_data;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_mmap_get_user_data, const struct doca_mmap, mmap, "mmap", union doca_data, user_data,
+	mmap->user_data)
 
 doca_error_t doca_mmap_set_user_data(struct doca_mmap *mmap, union doca_data user_data)
 {
-	if (mmap == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(mmap, magic, "mmap");
 	if (mmap->started)
 		return DOCA_ERROR_BAD_STATE;
 	mmap->user_data = user_data;
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *mmap, uint32_t *max_num_devices)
-{
-	if (mmap == NULL || max_num_devices == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	*max_num_devices = SIM_MMAP_MAX_DEVS;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_mmap_get_max_num_devices, const struct doca_mmap, mmap, "mmap", uint32_t, max_num_devices,
+	SIM_MMAP_MAX_DEVS)
 
 doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_num_devices)
 {
@@ -250,49 +227,18 @@ doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_bufs)
-{
-	if (mmap == NULL || num_bufs == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	*num_bufs = (uint32_t)mmap->live_bufs;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_mmap_get_num_bufs, const struct doca_mmap, mmap, "mmap", uint32_t, num_bufs,
+	(uint32_t)mmap->live_bufs)
 
-doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *exported)
-{
-	if (mmap == NULL || exported == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	*exported = mmap->exported;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_mmap_get_exported, const struct doca_mmap, mmap, "mmap", uint8_t, exported, mmap->exported)
 
-doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *from_export)
-{
-	if (mmap == NULL || from_export == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	*from_export = mmap->from_export;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_mmap_get_from_export, const struct doca_mmap, mmap, "mmap", uint8_t, from_export,
+	mmap->from_export)
 
-doca_error_t doca_mmap_cap_is_export_pci_supported(const struct doca_devinfo *devinfo, uint8_t *mmap_export)
-{
-	if (devinfo == NULL || mmap_export == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*mmap_export = 1;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_mmap_cap_is_export_pci_supported, const struct doca_devinfo, devinfo, uint8_t, mmap_export, 1)
 
-doca_error_t doca_mmap_cap_is_create_from_export_pci_supported(const struct doca_devinfo *devinfo,
-							       uint8_t *from_export)
-{
-	if (devinfo == NULL || from_export == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*from_export = 1;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_mmap_cap_is_create_from_export_pci_supported, const struct doca_devinfo, devinfo, uint8_t, from_export,
+	1)
 
 /* ---- export / import ---- */
 

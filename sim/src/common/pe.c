@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "accessors.h"
 
 doca_error_t doca_pe_create(struct doca_pe **pe)
 {
@@ -53,9 +54,7 @@ doca_error_t doca_pe_create(struct doca_pe **pe)
 
 doca_error_t doca_pe_destroy(struct doca_pe *pe)
 {
-	if (pe == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(pe, magic, "pe", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(pe, magic, "pe");
 	if (pe->num_ctxs > 0) {
 		sim_strict_report(SIM_RULE_DESTROY_WITH_CHILDREN, __func__, "pe", pe,
 				  "%zu contexts still connected: returned DOCA_ERROR_IN_USE", pe->num_ctxs);
@@ -381,13 +380,7 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 	return did ? 1 : 0;
 }
 
-doca_error_t doca_pe_get_notification_handle(const struct doca_pe *pe, doca_notification_handle_t *handle)
-{
-	if (pe == NULL || handle == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*handle = pe->epoll_fd;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_pe_get_notification_handle, const struct doca_pe, pe, doca_notification_handle_t, handle, pe->epoll_fd)
 
 doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 {
@@ -420,10 +413,4 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_ha
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_pe_get_num_inflight_tasks(const struct doca_pe *pe, size_t *num_inflight_tasks)
-{
-	if (pe == NULL || num_inflight_tasks == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*num_inflight_tasks = pe->inflight;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_pe_get_num_inflight_tasks, const struct doca_pe, pe, size_t, num_inflight_tasks, pe->inflight)

@@ -67,9 +67,7 @@ static void unexport_event(struct doca_sync_event *se)
 
 doca_error_t doca_sync_event_destroy(struct doca_sync_event *event)
 {
-	if (event == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(event, magic, "sync_event", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(event, magic, "sync_event");
 	unexport_event(event);
 	sim_release(event, &event->magic);
 	return DOCA_SUCCESS;
@@ -77,9 +75,7 @@ doca_error_t doca_sync_event_destroy(struct doca_sync_event *event)
 
 static doca_error_t configurable(struct doca_sync_event *se, const char *func)
 {
-	if (se == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(se, magic, "sync_event", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(se, magic, "sync_event");
 	if (se->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: sync event already started", func);
 	return DOCA_SUCCESS;
@@ -133,9 +129,7 @@ doca_error_t doca_sync_event_start(struct doca_sync_event *event)
 
 doca_error_t doca_sync_event_stop(struct doca_sync_event *event)
 {
-	if (event == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(event, magic, "sync_event", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(event, magic, "sync_event");
 	if (!event->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: sync event not started", __func__);
 	unexport_event(event);
@@ -207,9 +201,7 @@ doca_error_t doca_sync_event_remote_net_create_from_export(struct doca_dev *dev,
 
 doca_error_t doca_sync_event_remote_net_destroy(struct doca_sync_event_remote_net *event)
 {
-	if (event == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(event, magic, "sync_event_remote_net", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(event, magic, "sync_event_remote_net");
 	sim_dev_unref(event->dev);
 	sim_release(event, &event->magic);
 	return DOCA_SUCCESS;
@@ -218,9 +210,7 @@ doca_error_t doca_sync_event_remote_net_destroy(struct doca_sync_event_remote_ne
 /* ---------------------------------------------------------------- synchronous operations */
 static doca_error_t usable(struct doca_sync_event *se, const char *func)
 {
-	if (se == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(se, magic, "sync_event", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(se, magic, "sync_event");
 	if (!se->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: sync event not started", func);
 	return DOCA_SUCCESS;

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "internal.h"
+#include "accessors.h"
 
 void sim_task_init(struct doca_task *task, const struct sim_task_ops *ops, struct doca_ctx *ctx,
 		   sim_task_cb_t success_cb, sim_task_cb_t error_cb, union doca_data user_data)
@@ -155,16 +156,10 @@ void doca_task_free(struct doca_task *task)
 	task->ops->free(task);
 }
 
-doca_error_t doca_task_get_status(const struct doca_task *task)
-{
-	return task == NULL ? DOCA_ERROR_INVALID_VALUE : task->status;
-}
+SIM_VALUE_GETTER(doca_error_t, doca_task_get_status, const struct doca_task, task, DOCA_ERROR_INVALID_VALUE,
+	task->status)
 
-void doca_task_set_user_data(struct doca_task *task, union doca_data user_data)
-{
-	if (task != NULL)
-		task->user_data = user_data;
-}
+SIM_VALUE_SETTER(doca_task_set_user_data, struct doca_task, task, union doca_data, user_data, task->user_data)
 
 union doca_data doca_task_get_user_data(const struct doca_task *task)
 {
@@ -173,7 +168,4 @@ union doca_data doca_task_get_user_data(const struct doca_task *task)
 	return task == NULL ? none : task->user_data;
 }
 
-struct doca_ctx *doca_task_get_ctx(const struct doca_task *task)
-{
-	return task == NULL ? NULL : task->ctx;
-}
+SIM_VALUE_GETTER(struct doca_ctx *, doca_task_get_ctx, const struct doca_task, task, NULL, task->ctx)

@@ -66,6 +66,24 @@ SIM_EXPORT doca_error_t sim_pooled_create(struct doca_dev *dev, size_t size, con
 SIM_EXPORT doca_error_t sim_pooled_destroy(struct doca_ctx *ctx, const char *name, struct sim_task_pool *pools,
 					   const struct sim_task_kind *const *kinds, size_t num_pools,
 					   doca_error_t not_idle, const char *func);
+/* doca_<lib>_create, doca_<lib>_destroy and doca_<lib>_as_ctx of a pooled context, the same in each library that has
+ * no more to do in them: struct doca_<lib> has its ctx first; pools is the expression (naming the handle `lib`) of
+ * its num_pools pools of the kinds `kinds`; not_idle is what destroy returns for a context that is not idle */
+#define SIM_POOLED_CTX_API(lib, ctx_ops, pools, kinds, num_pools, not_idle) \
+	doca_error_t doca_##lib##_create(struct doca_dev *dev, struct doca_##lib **lib) \
+	{ \
+		return sim_pooled_create(dev, sizeof(**lib), &(ctx_ops), (void **)lib); \
+	} \
+	doca_error_t doca_##lib##_destroy(struct doca_##lib *lib) \
+	{ \
+		return sim_pooled_destroy((struct doca_ctx *)lib, #lib, lib == NULL ? NULL : (pools), (kinds), (num_pools), \
+					  (not_idle), __func__); \
+	} \
+	struct doca_ctx *doca_##lib##_as_ctx(struct doca_##lib *lib) \
+	{ \
+		return lib == NULL ? NULL : &lib->ctx; \
+	}
+
 /* True when at least one of the pools was configured (the start hooks refuse a context with none) */
 SIM_EXPORT bool sim_pools_configured(const struct sim_task_pool *pools, size_t num_pools);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compress_internal.h"
+#include "accessors.h"
 
 static doca_error_t task_validate(const struct doca_task *task)
 {
@@ -50,29 +51,10 @@ static doca_error_t compress_start(struct doca_ctx *ctx)
 
 static const struct sim_ctx_ops compress_ctx_ops = SIM_POOLED_CTX_OPS("compress", compress_start);
 
-doca_error_t doca_compress_create(struct doca_dev *dev, struct doca_compress **compress)
-{
-	return sim_pooled_create(dev, sizeof(**compress), &compress_ctx_ops, (void **)compress);
-}
+SIM_POOLED_CTX_API(compress, compress_ctx_ops, compress->pools, kinds, SIM_COMPRESS_KIND_COUNT_, DOCA_ERROR_IN_USE)
 
-doca_error_t doca_compress_destroy(struct doca_compress *compress)
-{
-	return sim_pooled_destroy((struct doca_ctx *)compress, "compress", compress == NULL ? NULL : compress->pools, kinds,
-				  SIM_COMPRESS_KIND_COUNT_, DOCA_ERROR_IN_USE, __func__);
-}
-
-struct doca_ctx *doca_compress_as_ctx(struct doca_compress *compress)
-{
-	return compress == NULL ? NULL : &compress->ctx;
-}
-
-doca_error_t doca_compress_cap_get_max_num_tasks(struct doca_compress *compress, uint32_t *max_num_tasks)
-{
-	if (compress == NULL || max_num_tasks == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_num_tasks = SIM_COMPRESS_MAX_NUM_TASKS;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_compress_cap_get_max_num_tasks, struct doca_compress, compress, uint32_t, max_num_tasks,
+	SIM_COMPRESS_MAX_NUM_TASKS)
 
 static doca_error_t set_conf(struct doca_compress *c, enum sim_compress_kind kind, sim_task_cb_t done,
 			     sim_task_cb_t failed, uint32_t num_tasks, const char *func)
@@ -156,33 +138,18 @@ static doca_error_t cap_max_list_len(const struct doca_devinfo *devinfo, uint32_
 		return set_conf(compress, KIND, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb), \
 				num_tasks, __func__); \
 	} \
-	struct doca_task *doca_compress_task_##name##_as_task(struct doca_compress_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : &((struct sim_compress_task *)task)->task; \
-	} \
-	void doca_compress_task_##name##_set_src(struct doca_compress_task_##name *task, \
-						 struct doca_buf const *src_buff) \
-	{ \
-		if (task != NULL) \
-			((struct sim_compress_task *)task)->src = src_buff; \
-	} \
-	struct doca_buf const *doca_compress_task_##name##_get_src(const struct doca_compress_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : ((const struct sim_compress_task *)task)->src; \
-	} \
-	void doca_compress_task_##name##_set_dst(struct doca_compress_task_##name *task, struct doca_buf *dst_buff) \
-	{ \
-		if (task != NULL) \
-			((struct sim_compress_task *)task)->dst = dst_buff; \
-	} \
-	struct doca_buf *doca_compress_task_##name##_get_dst(const struct doca_compress_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : ((const struct sim_compress_task *)task)->dst; \
-	} \
-	uint32_t doca_compress_task_##name##_get_crc_cs(const struct doca_compress_task_##name *task) \
-	{ \
-		return task == NULL ? 0 : ((const struct sim_compress_task *)task)->crc_cs; \
-	}
+	SIM_VALUE_GETTER(struct doca_task *, doca_compress_task_##name##_as_task, struct doca_compress_task_##name, \
+		task, NULL, &((struct sim_compress_task *)task)->task) \
+	SIM_VALUE_SETTER(doca_compress_task_##name##_set_src, struct doca_compress_task_##name, task, \
+		struct doca_buf const *, src_buff, ((struct sim_compress_task *)task)->src) \
+	SIM_VALUE_GETTER(struct doca_buf const *, doca_compress_task_##name##_get_src, \
+		const struct doca_compress_task_##name, task, NULL, ((const struct sim_compress_task *)task)->src) \
+	SIM_VALUE_SETTER(doca_compress_task_##name##_set_dst, struct doca_compress_task_##name, task, \
+		struct doca_buf *, dst_buff, ((struct sim_compress_task *)task)->dst) \
+	SIM_VALUE_GETTER(struct doca_buf *, doca_compress_task_##name##_get_dst, \
+		const struct doca_compress_task_##name, task, NULL, ((const struct sim_compress_task *)task)->dst) \
+	SIM_VALUE_GETTER(uint32_t, doca_compress_task_##name##_get_crc_cs, const struct doca_compress_task_##name, \
+		task, 0, ((const struct sim_compress_task *)task)->crc_cs)
 
 #define SIMPLE_ALLOC(name, KIND) \
 	doca_error_t doca_compress_task_##name##_alloc_init(struct doca_compress *compress, \
@@ -202,25 +169,18 @@ SIMPLE_ALLOC(compress_deflate, SIM_COMPRESS_DEFLATE)
 SIMPLE_ALLOC(decompress_deflate, SIM_DECOMPRESS_DEFLATE)
 SIMPLE_ALLOC(decompress_lz4_block, SIM_DECOMPRESS_LZ4_BLOCK)
 
-uint32_t doca_compress_task_compress_deflate_get_adler_cs(const struct doca_compress_task_compress_deflate *task)
-{
-	return task == NULL ? 0 : ((const struct sim_compress_task *)task)->adler_cs;
-}
+SIM_VALUE_GETTER(uint32_t, doca_compress_task_compress_deflate_get_adler_cs,
+	const struct doca_compress_task_compress_deflate, task, 0, ((const struct sim_compress_task *)task)->adler_cs)
 
-uint32_t doca_compress_task_decompress_deflate_get_adler_cs(const struct doca_compress_task_decompress_deflate *task)
-{
-	return task == NULL ? 0 : ((const struct sim_compress_task *)task)->adler_cs;
-}
+SIM_VALUE_GETTER(uint32_t, doca_compress_task_decompress_deflate_get_adler_cs,
+	const struct doca_compress_task_decompress_deflate, task, 0, ((const struct sim_compress_task *)task)->adler_cs)
 
-uint32_t doca_compress_task_decompress_lz4_stream_get_xxh_cs(const struct doca_compress_task_decompress_lz4_stream *task)
-{
-	return task == NULL ? 0 : ((const struct sim_compress_task *)task)->xxh_cs;
-}
+SIM_VALUE_GETTER(uint32_t, doca_compress_task_decompress_lz4_stream_get_xxh_cs,
+	const struct doca_compress_task_decompress_lz4_stream, task, 0,
+	((const struct sim_compress_task *)task)->xxh_cs)
 
-uint32_t doca_compress_task_decompress_lz4_block_get_xxh_cs(const struct doca_compress_task_decompress_lz4_block *task)
-{
-	return task == NULL ? 0 : ((const struct sim_compress_task *)task)->xxh_cs;
-}
+SIM_VALUE_GETTER(uint32_t, doca_compress_task_decompress_lz4_block_get_xxh_cs,
+	const struct doca_compress_task_decompress_lz4_block, task, 0, ((const struct sim_compress_task *)task)->xxh_cs)
 
 doca_error_t doca_compress_task_decompress_lz4_stream_alloc_init(struct doca_compress *compress,
 								 uint8_t has_block_checksum,
@@ -247,11 +207,9 @@ void doca_compress_task_decompress_lz4_stream_set_has_block_checksum(
 		((struct sim_compress_task *)task)->has_block_checksum = has_block_checksum != 0;
 }
 
-uint8_t doca_compress_task_decompress_lz4_stream_get_has_block_checksum(
-	const struct doca_compress_task_decompress_lz4_stream *task)
-{
-	return task == NULL ? 0 : ((const struct sim_compress_task *)task)->has_block_checksum;
-}
+SIM_VALUE_GETTER(uint8_t, doca_compress_task_decompress_lz4_stream_get_has_block_checksum,
+	const struct doca_compress_task_decompress_lz4_stream, task, 0,
+	((const struct sim_compress_task *)task)->has_block_checksum)
 
 void doca_compress_task_decompress_lz4_stream_set_are_blocks_independent(
 	struct doca_compress_task_decompress_lz4_stream *task, uint8_t are_blocks_independent)
@@ -260,8 +218,6 @@ void doca_compress_task_decompress_lz4_stream_set_are_blocks_independent(
 		((struct sim_compress_task *)task)->are_blocks_independent = are_blocks_independent != 0;
 }
 
-uint8_t doca_compress_task_decompress_lz4_stream_get_are_blocks_independent(
-	const struct doca_compress_task_decompress_lz4_stream *task)
-{
-	return task == NULL ? 0 : ((const struct sim_compress_task *)task)->are_blocks_independent;
-}
+SIM_VALUE_GETTER(uint8_t, doca_compress_task_decompress_lz4_stream_get_are_blocks_independent,
+	const struct doca_compress_task_decompress_lz4_stream, task, 0,
+	((const struct sim_compress_task *)task)->are_blocks_independent)

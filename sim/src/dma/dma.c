@@ -11,6 +11,7 @@
 #include <doca_dma.h>
 
 #include "dma_internal.h"
+#include "accessors.h"
 
 static doca_error_t memcpy_validate(const struct doca_task *task)
 {
@@ -46,22 +47,8 @@ static doca_error_t dma_start(struct doca_ctx *ctx)
 
 static const struct sim_ctx_ops dma_ctx_ops = SIM_POOLED_CTX_OPS("dma", dma_start);
 
-doca_error_t doca_dma_create(struct doca_dev *dev, struct doca_dma **dma)
-{
-	return sim_pooled_create(dev, sizeof(**dma), &dma_ctx_ops, (void **)dma);
-}
-
-doca_error_t doca_dma_destroy(struct doca_dma *dma)
-{
-	/* DOCA documents IN_USE for a DMA context that is not idle */
-	return sim_pooled_destroy((struct doca_ctx *)dma, "dma", dma == NULL ? NULL : &dma->pool,
-				  kinds, 1, DOCA_ERROR_IN_USE, __func__);
-}
-
-struct doca_ctx *doca_dma_as_ctx(struct doca_dma *dma)
-{
-	return dma == NULL ? NULL : &dma->ctx;
-}
+/* DOCA documents IN_USE for a DMA context that is not idle */
+SIM_POOLED_CTX_API(dma, dma_ctx_ops, &dma->pool, kinds, 1, DOCA_ERROR_IN_USE)
 
 doca_error_t doca_dma_cap_task_memcpy_is_supported(const struct doca_devinfo *devinfo)
 {
@@ -70,30 +57,14 @@ doca_error_t doca_dma_cap_task_memcpy_is_supported(const struct doca_devinfo *de
 	return devinfo->caps.dma_memcpy_supported ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
 }
 
-doca_error_t doca_dma_cap_get_max_num_tasks(struct doca_dma *dma, uint32_t *max_num_tasks)
-{
-	if (dma == NULL || max_num_tasks == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_num_tasks = dma->ctx.dev->info->caps.dma_max_num_tasks;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_dma_cap_get_max_num_tasks, struct doca_dma, dma, uint32_t, max_num_tasks,
+	dma->ctx.dev->info->caps.dma_max_num_tasks)
 
-doca_error_t doca_dma_cap_task_memcpy_get_max_buf_list_len(const struct doca_devinfo *devinfo,
-							   uint32_t *max_buf_list_len)
-{
-	if (devinfo == NULL || max_buf_list_len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_buf_list_len = devinfo->caps.dma_max_buf_list_len;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_dma_cap_task_memcpy_get_max_buf_list_len, const struct doca_devinfo, devinfo, uint32_t,
+	max_buf_list_len, devinfo->caps.dma_max_buf_list_len)
 
-doca_error_t doca_dma_cap_task_memcpy_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *buf_size)
-{
-	if (devinfo == NULL || buf_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*buf_size = devinfo->caps.dma_max_buf_size;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_dma_cap_task_memcpy_get_max_buf_size, const struct doca_devinfo, devinfo, uint64_t, buf_size,
+	devinfo->caps.dma_max_buf_size)
 
 doca_error_t doca_dma_task_memcpy_set_conf(struct doca_dma *dma, doca_dma_task_memcpy_completion_cb_t task_completion_cb,
 					   doca_dma_task_memcpy_completion_cb_t task_error_cb, uint32_t num_memcpy_tasks)
@@ -114,29 +85,15 @@ doca_error_t doca_dma_task_memcpy_alloc_init(struct doca_dma *dma, const struct 
 			      (struct doca_task **)task, __func__);
 }
 
-struct doca_task *doca_dma_task_memcpy_as_task(struct doca_dma_task_memcpy *task)
-{
-	return task == NULL ? NULL : &task->task;
-}
+SIM_VALUE_GETTER(struct doca_task *, doca_dma_task_memcpy_as_task, struct doca_dma_task_memcpy, task, NULL, &task->task)
 
-void doca_dma_task_memcpy_set_src(struct doca_dma_task_memcpy *task, const struct doca_buf *src)
-{
-	if (task != NULL)
-		task->src = src;
-}
+SIM_VALUE_SETTER(doca_dma_task_memcpy_set_src, struct doca_dma_task_memcpy, task, const struct doca_buf *, src,
+	task->src)
 
-const struct doca_buf *doca_dma_task_memcpy_get_src(const struct doca_dma_task_memcpy *task)
-{
-	return task == NULL ? NULL : task->src;
-}
+SIM_VALUE_GETTER(const struct doca_buf *, doca_dma_task_memcpy_get_src, const struct doca_dma_task_memcpy, task, NULL,
+	task->src)
 
-void doca_dma_task_memcpy_set_dst(struct doca_dma_task_memcpy *task, struct doca_buf *dst)
-{
-	if (task != NULL)
-		task->dst = dst;
-}
+SIM_VALUE_SETTER(doca_dma_task_memcpy_set_dst, struct doca_dma_task_memcpy, task, struct doca_buf *, dst, task->dst)
 
-struct doca_buf *doca_dma_task_memcpy_get_dst(const struct doca_dma_task_memcpy *task)
-{
-	return task == NULL ? NULL : task->dst;
-}
+SIM_VALUE_GETTER(struct doca_buf *, doca_dma_task_memcpy_get_dst, const struct doca_dma_task_memcpy, task, NULL,
+	task->dst)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ec_internal.h"
+#include "accessors.h"
 
 static const char *const kind_names[SIM_EC_KINDS_] = {"ec_galois_mul", "ec_create", "ec_update", "ec_recover"};
 
@@ -119,37 +120,13 @@ static doca_error_t ec_start(struct doca_ctx *ctx)
 
 static const struct sim_ctx_ops ec_ctx_ops = SIM_POOLED_CTX_OPS("ec", ec_start);
 
-doca_error_t doca_ec_create(struct doca_dev *dev, struct doca_ec **ec)
-{
-	return sim_pooled_create(dev, sizeof(**ec), &ec_ctx_ops, (void **)ec);
-}
+SIM_POOLED_CTX_API(ec, ec_ctx_ops, ec->pools, kinds, SIM_EC_KINDS_, DOCA_ERROR_BAD_STATE)
 
-doca_error_t doca_ec_destroy(struct doca_ec *ec)
-{
-	return sim_pooled_destroy((struct doca_ctx *)ec, "ec", ec == NULL ? NULL : ec->pools, kinds, SIM_EC_KINDS_,
-				  DOCA_ERROR_BAD_STATE, __func__);
-}
+SIM_GETTER(doca_ec_cap_get_max_block_size, const struct doca_devinfo, devinfo, uint64_t, max_block_size,
+	SIM_EC_MAX_BLOCK_SIZE)
 
-struct doca_ctx *doca_ec_as_ctx(struct doca_ec *ec)
-{
-	return ec == NULL ? NULL : &ec->ctx;
-}
-
-doca_error_t doca_ec_cap_get_max_block_size(const struct doca_devinfo *devinfo, uint64_t *max_block_size)
-{
-	if (devinfo == NULL || max_block_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_block_size = SIM_EC_MAX_BLOCK_SIZE;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_ec_cap_get_max_buf_list_len(const struct doca_devinfo *devinfo, uint32_t *max_buf_list_len)
-{
-	if (devinfo == NULL || max_buf_list_len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_buf_list_len = SIM_EC_MAX_BUF_LIST_LEN;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_ec_cap_get_max_buf_list_len, const struct doca_devinfo, devinfo, uint32_t, max_buf_list_len,
+	SIM_EC_MAX_BUF_LIST_LEN)
 
 static doca_error_t cap_supported(const struct doca_devinfo *devinfo)
 {
@@ -201,38 +178,20 @@ static doca_error_t alloc_init(struct doca_ec *ec, enum sim_ec_task_kind kind, c
 	{ \
 		return alloc_init(ec, KIND, matrix, src, dst, user_data, (struct sim_ec_task **)task, __func__); \
 	} \
-	struct doca_task *doca_ec_task_##name##_as_task(struct doca_ec_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : &task->t.task; \
-	} \
-	void doca_ec_task_##name##_set_##matrix_field(struct doca_ec_task_##name *task, \
-						      const struct doca_ec_matrix *matrix) \
-	{ \
-		if (task != NULL) \
-			task->t.matrix = matrix; \
-	} \
-	const struct doca_ec_matrix *doca_ec_task_##name##_get_##matrix_field(const struct doca_ec_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.matrix; \
-	} \
-	void doca_ec_task_##name##_set_##src_field(struct doca_ec_task_##name *task, const struct doca_buf *src) \
-	{ \
-		if (task != NULL) \
-			task->t.src = src; \
-	} \
-	const struct doca_buf *doca_ec_task_##name##_get_##src_field(const struct doca_ec_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.src; \
-	} \
-	void doca_ec_task_##name##_set_##dst_field(struct doca_ec_task_##name *task, struct doca_buf *dst) \
-	{ \
-		if (task != NULL) \
-			task->t.dst = dst; \
-	} \
-	struct doca_buf *doca_ec_task_##name##_get_##dst_getter(const struct doca_ec_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : task->t.dst; \
-	}
+	SIM_VALUE_GETTER(struct doca_task *, doca_ec_task_##name##_as_task, struct doca_ec_task_##name, task, NULL, \
+		&task->t.task) \
+	SIM_VALUE_SETTER(doca_ec_task_##name##_set_##matrix_field, struct doca_ec_task_##name, task, \
+		const struct doca_ec_matrix *, matrix, task->t.matrix) \
+	SIM_VALUE_GETTER(const struct doca_ec_matrix *, doca_ec_task_##name##_get_##matrix_field, \
+		const struct doca_ec_task_##name, task, NULL, task->t.matrix) \
+	SIM_VALUE_SETTER(doca_ec_task_##name##_set_##src_field, struct doca_ec_task_##name, task, \
+		const struct doca_buf *, src, task->t.src) \
+	SIM_VALUE_GETTER(const struct doca_buf *, doca_ec_task_##name##_get_##src_field, \
+		const struct doca_ec_task_##name, task, NULL, task->t.src) \
+	SIM_VALUE_SETTER(doca_ec_task_##name##_set_##dst_field, struct doca_ec_task_##name, task, struct doca_buf *, \
+		dst, task->t.dst) \
+	SIM_VALUE_GETTER(struct doca_buf *, doca_ec_task_##name##_get_##dst_getter, const struct doca_ec_task_##name, \
+		task, NULL, task->t.dst)
 
 EC_TASK_API(galois_mul, SIM_EC_GALOIS_MUL, coding_matrix, src_buf, dst_buf, dst_buf)
 EC_TASK_API(create, SIM_EC_CREATE, coding_matrix, original_data_blocks, rdnc_blocks, rdnc_blocks)

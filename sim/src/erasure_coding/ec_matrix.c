@@ -197,9 +197,7 @@ doca_error_t doca_ec_matrix_create_recover(struct doca_ec *ec, const struct doca
 
 doca_error_t doca_ec_matrix_destroy(struct doca_ec_matrix *matrix)
 {
-	if (matrix == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(matrix, magic, "ec_matrix", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(matrix, magic, "ec_matrix");
 	sim_live_dec(SIM_KIND_ACCEL_HANDLE);
 	sim_release(matrix, &matrix->magic);
 	return DOCA_SUCCESS;

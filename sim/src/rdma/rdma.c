@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "rdma_internal.h"
+#include "accessors.h"
 
 #define RDMA_DEFAULT_MAX_MESSAGE (1u << 30)
 #define RDMA_DEFAULT_QUEUE_SIZE 4096
@@ -316,9 +317,7 @@ doca_error_t doca_rdma_destroy(struct doca_rdma *rdma)
 {
 	doca_error_t err;
 
-	if (rdma == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(rdma, magic, "rdma", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(rdma, magic, "rdma");
 	err = sim_ctx_fini(&rdma->ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
@@ -336,10 +335,7 @@ doca_error_t doca_rdma_destroy(struct doca_rdma *rdma)
 	return DOCA_SUCCESS;
 }
 
-struct doca_ctx *doca_rdma_as_ctx(struct doca_rdma *rdma)
-{
-	return rdma == NULL ? NULL : &rdma->ctx;
-}
+SIM_VALUE_GETTER(struct doca_ctx *, doca_rdma_as_ctx, struct doca_rdma, rdma, NULL, &rdma->ctx)
 
 #define CONFIG_CHECK(r) \
 	do { \
@@ -362,13 +358,7 @@ doca_error_t doca_rdma_set_permissions(struct doca_rdma *rdma, uint32_t permissi
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_rdma_get_permissions(struct doca_rdma *rdma, uint32_t *permissions)
-{
-	if (rdma == NULL || permissions == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*permissions = rdma->permissions;
-	return DOCA_SUCCESS;
-}
+SIM_GETTER(doca_rdma_get_permissions, struct doca_rdma, rdma, uint32_t, permissions, rdma->permissions)
 
 doca_error_t doca_rdma_set_gid_index(struct doca_rdma *rdma, uint32_t gid_index)
 {
@@ -646,9 +636,7 @@ static doca_error_t answer_request(struct doca_rdma_connection *conn, enum rdma_
 	struct doca_rdma *rdma;
 	struct rdma_frame f;
 
-	if (conn == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(conn, magic, "rdma connection");
 	rdma = conn->rdma;
 	pthread_mutex_lock(&rdma->lock);
 	if (conn->state != CONN_REQUESTED) {
@@ -687,9 +675,7 @@ doca_error_t doca_rdma_connection_reject(struct doca_rdma_connection *conn)
 doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *conn)
 {
 	struct doca_rdma *rdma;
-	if (conn == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
+	SIM_RETURN_IF_NULL_OR_DEAD(conn, magic, "rdma connection");
 	rdma = conn->rdma;
 	pthread_mutex_lock(&rdma->lock);
 	if (conn->state == CONN_CLOSED) {
@@ -705,20 +691,8 @@ doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *conn)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_rdma_connection_set_user_data(struct doca_rdma_connection *conn, union doca_data user_data)
-{
-	if (conn == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
-	conn->user_data = user_data;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_SETTER(doca_rdma_connection_set_user_data, struct doca_rdma_connection, conn, "rdma connection",
+	union doca_data, user_data, user_data)
 
-doca_error_t doca_rdma_connection_get_id(const struct doca_rdma_connection *conn, uint32_t *connection_id)
-{
-	if (conn == NULL || connection_id == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(conn, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
-	*connection_id = conn->id;
-	return DOCA_SUCCESS;
-}
+SIM_LIVE_GETTER(doca_rdma_connection_get_id, const struct doca_rdma_connection, conn, "rdma connection", uint32_t,
+	connection_id, conn->id)

@@ -7,22 +7,6 @@
  */
 #include "rdma_internal.h"
 
-uint64_t rdma_list_data_len(const struct doca_buf *head)
-{
-	uint64_t n = 0;
-	for (const struct doca_buf *b = head; b != NULL; b = b->next)
-		n += b->data_len;
-	return n;
-}
-
-uint64_t rdma_list_room(const struct doca_buf *head)
-{
-	uint64_t n = 0;
-	for (const struct doca_buf *b = head; b != NULL; b = b->next)
-		n += sim_buf_tail_room(b);
-	return n;
-}
-
 doca_error_t rdma_list_check_local(const struct doca_buf *head, uint32_t max, const char *kind, const char *what,
 				   const char *limit_name)
 {

@@ -226,8 +226,7 @@ void rdma_queue_frame_list(struct doca_rdma *rdma, struct rdma_sock *sock, const
 
 /* rdma_buflist.c: local buffer lists */
 #define RDMA_MAX_BUF_LIST_LEN 16 /* the device's cap for both kinds of lists */
-uint64_t rdma_list_data_len(const struct doca_buf *head);
-uint64_t rdma_list_room(const struct doca_buf *head);
+/* (a list's data length and free tail room: sim_bufs_data_len and sim_bufs_tail_room of common) */
 /* A list a task may use as local memory: a list head, at most `max` elements, each local, its data inside it */
 doca_error_t rdma_list_check_local(const struct doca_buf *head, uint32_t max, const char *kind, const char *what,
 				   const char *limit_name);

@@ -265,14 +265,15 @@ static enum begin_result begin_frame(struct doca_rdma *rdma, struct doca_rdma_co
 		t = pop_receive(rdma);
 		s->in_task = t;
 		/* a receive without a buffer takes empty messages only; a too small one fails on both sides */
-		if (f->len > 0 && (t->dst == NULL || rdma_list_room(t->dst) < f->len))
+		if (f->len > 0 && (t->dst == NULL || sim_bufs_tail_room(t->dst) < f->len))
 			s->in_status = DOCA_ERROR_INVALID_VALUE;
 		else
 			s->in_seg = t->dst;
 		return BEGIN_OK;
 	case OP_READ_RESP:
 		t = peek_awaiting(c, f->id);
-		if (t == NULL || t->kind != RDMA_READ || f->len != t->src->data_len || rdma_list_room(t->dst) < f->len)
+		if (t == NULL || t->kind != RDMA_READ || f->len != t->src->data_len ||
+		    sim_bufs_tail_room(t->dst) < f->len)
 			return BEGIN_BROKEN; /* a response nobody asked for, or not the size asked */
 		s->in_seg = t->dst;
 		return BEGIN_OK;

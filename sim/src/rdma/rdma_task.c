@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rdma_internal.h"
+#include "accessors.h"
 
 static const char *const kind_names[RDMA_KIND_COUNT_] = {
 	"rdma_send", "rdma_send_imm", "rdma_receive", "rdma_write", "rdma_write_imm", "rdma_read",
@@ -89,10 +90,8 @@ static doca_error_t alloc_task(struct doca_rdma *rdma, enum rdma_task_kind kind,
 	{ \
 		return set_conf(rdma, KIND, sim_task_cb_cast(ok), sim_task_cb_cast(err), num_tasks); \
 	} \
-	struct doca_task *doca_rdma_task_##name##_as_task(struct doca_rdma_task_##name *task) \
-	{ \
-		return task == NULL ? NULL : &((struct rdma_task *)(void *)task)->base; \
-	}
+	SIM_VALUE_GETTER(struct doca_task *, doca_rdma_task_##name##_as_task, struct doca_rdma_task_##name, task, \
+		NULL, &((struct rdma_task *)(void *)task)->base)
 KIND_API(send, RDMA_SEND)
 KIND_API(send_imm, RDMA_SEND_IMM)
 KIND_API(receive, RDMA_RECEIVE)
@@ -118,10 +117,8 @@ doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct do
 	return DOCA_SUCCESS;
 }
 
-const struct doca_buf *doca_rdma_task_send_get_src_buf(const struct doca_rdma_task_send *task)
-{
-	return task == NULL ? NULL : ((const struct rdma_task *)(const void *)task)->src;
-}
+SIM_VALUE_GETTER(const struct doca_buf *, doca_rdma_task_send_get_src_buf, const struct doca_rdma_task_send, task, NULL,
+	((const struct rdma_task *)(const void *)task)->src)
 
 doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
 						   const struct doca_buf *src_buf, doca_be32_t immediate_data,
@@ -150,27 +147,16 @@ doca_error_t doca_rdma_task_receive_allocate_init(struct doca_rdma *rdma, struct
 }
 
 #define RECV(task) ((const struct rdma_task *)(const void *)(task))
-struct doca_buf *doca_rdma_task_receive_get_dst_buf(const struct doca_rdma_task_receive *task)
-{
-	return task == NULL ? NULL : RECV(task)->dst;
-}
-enum doca_rdma_opcode doca_rdma_task_receive_get_result_opcode(const struct doca_rdma_task_receive *task)
-{
-	return task == NULL ? DOCA_RDMA_OPCODE_RECV_SEND : RECV(task)->opcode;
-}
-uint32_t doca_rdma_task_receive_get_result_len(const struct doca_rdma_task_receive *task)
-{
-	return task == NULL ? 0 : RECV(task)->result_len;
-}
-doca_be32_t doca_rdma_task_receive_get_result_immediate_data(const struct doca_rdma_task_receive *task)
-{
-	return task == NULL ? 0 : RECV(task)->result_imm;
-}
-const struct doca_rdma_connection *
-doca_rdma_task_receive_get_result_rdma_connection(const struct doca_rdma_task_receive *task)
-{
-	return task == NULL ? NULL : RECV(task)->result_conn;
-}
+SIM_VALUE_GETTER(struct doca_buf *, doca_rdma_task_receive_get_dst_buf, const struct doca_rdma_task_receive, task, NULL,
+	RECV(task)->dst)
+SIM_VALUE_GETTER(enum doca_rdma_opcode, doca_rdma_task_receive_get_result_opcode, const struct doca_rdma_task_receive,
+	task, DOCA_RDMA_OPCODE_RECV_SEND, RECV(task)->opcode)
+SIM_VALUE_GETTER(uint32_t, doca_rdma_task_receive_get_result_len, const struct doca_rdma_task_receive, task, 0,
+	RECV(task)->result_len)
+SIM_VALUE_GETTER(doca_be32_t, doca_rdma_task_receive_get_result_immediate_data, const struct doca_rdma_task_receive,
+	task, 0, RECV(task)->result_imm)
+SIM_VALUE_GETTER(const struct doca_rdma_connection *, doca_rdma_task_receive_get_result_rdma_connection,
+	const struct doca_rdma_task_receive, task, NULL, RECV(task)->result_conn)
 
 static doca_error_t alloc_two_buf(struct doca_rdma *rdma, enum rdma_task_kind kind, struct doca_rdma_connection *conn,
 				  const struct doca_buf *src, struct doca_buf *dst, union doca_data user_data,
@@ -187,20 +173,24 @@ static doca_error_t alloc_two_buf(struct doca_rdma *rdma, enum rdma_task_kind ki
 	return err;
 }
 
-doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
-						const struct doca_buf *src_buf, struct doca_buf *dst_buf,
-						union doca_data user_data, struct doca_rdma_task_write **task)
-{
-	struct rdma_task *t;
-	doca_error_t err = alloc_two_buf(rdma, RDMA_WRITE, conn, src_buf, dst_buf, user_data, &t);
-	if (err == DOCA_SUCCESS)
-		*task = (struct doca_rdma_task_write *)(void *)t;
-	return err;
-}
-struct doca_buf *doca_rdma_task_write_get_dst_buf(const struct doca_rdma_task_write *task)
-{
-	return task == NULL ? NULL : RECV(task)->dst;
-}
+/* Write and read: the same allocation (a source and a destination) and destination getter under each kind's names */
+#define TWO_BUF_API(name, KIND) \
+	doca_error_t doca_rdma_task_##name##_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn, \
+							   const struct doca_buf *src_buf, struct doca_buf *dst_buf, \
+							   union doca_data user_data, \
+							   struct doca_rdma_task_##name **task) \
+	{ \
+		struct rdma_task *t; \
+		doca_error_t err = alloc_two_buf(rdma, KIND, conn, src_buf, dst_buf, user_data, &t); \
+		if (err == DOCA_SUCCESS) \
+			*task = (struct doca_rdma_task_##name *)(void *)t; \
+		return err; \
+	} \
+	SIM_VALUE_GETTER(struct doca_buf *, doca_rdma_task_##name##_get_dst_buf, const struct doca_rdma_task_##name, \
+			 task, NULL, RECV(task)->dst)
+
+TWO_BUF_API(write, RDMA_WRITE)
+TWO_BUF_API(read, RDMA_READ)
 
 doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
 						    const struct doca_buf *src_buf, struct doca_buf *dst_buf,
@@ -214,21 +204,6 @@ doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, stru
 		*task = (struct doca_rdma_task_write_imm *)(void *)t;
 	}
 	return err;
-}
-
-doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
-					       const struct doca_buf *src_buf, struct doca_buf *dst_buf,
-					       union doca_data user_data, struct doca_rdma_task_read **task)
-{
-	struct rdma_task *t;
-	doca_error_t err = alloc_two_buf(rdma, RDMA_READ, conn, src_buf, dst_buf, user_data, &t);
-	if (err == DOCA_SUCCESS)
-		*task = (struct doca_rdma_task_read *)(void *)t;
-	return err;
-}
-struct doca_buf *doca_rdma_task_read_get_dst_buf(const struct doca_rdma_task_read *task)
-{
-	return task == NULL ? NULL : RECV(task)->dst;
 }
 
 doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
@@ -293,21 +268,12 @@ doca_error_t doca_rdma_task_remote_net_sync_event_get_allocate_init(
 	}
 	return err;
 }
-struct doca_buf *
-doca_rdma_task_remote_net_sync_event_get_get_dst_buf(const struct doca_rdma_task_remote_net_sync_event_get *task)
-{
-	return task == NULL ? NULL : RECV(task)->dst;
-}
-uint32_t
-doca_rdma_task_remote_net_sync_event_get_get_result_len(const struct doca_rdma_task_remote_net_sync_event_get *task)
-{
-	return task == NULL ? 0 : RECV(task)->result_len;
-}
-const struct doca_sync_event_remote_net *
-doca_rdma_task_remote_net_sync_event_get_get_sync_event(const struct doca_rdma_task_remote_net_sync_event_get *task)
-{
-	return task == NULL ? NULL : RECV(task)->sync_event;
-}
+SIM_VALUE_GETTER(struct doca_buf *, doca_rdma_task_remote_net_sync_event_get_get_dst_buf,
+	const struct doca_rdma_task_remote_net_sync_event_get, task, NULL, RECV(task)->dst)
+SIM_VALUE_GETTER(uint32_t, doca_rdma_task_remote_net_sync_event_get_get_result_len,
+	const struct doca_rdma_task_remote_net_sync_event_get, task, 0, RECV(task)->result_len)
+SIM_VALUE_GETTER(const struct doca_sync_event_remote_net *, doca_rdma_task_remote_net_sync_event_get_get_sync_event,
+	const struct doca_rdma_task_remote_net_sync_event_get, task, NULL, RECV(task)->sync_event)
 
 void doca_rdma_task_remote_net_sync_event_get_set_sync_event(struct doca_rdma_task_remote_net_sync_event_get *task,
 							     const struct doca_sync_event_remote_net *event)
@@ -330,16 +296,10 @@ doca_error_t doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(
 	}
 	return err;
 }
-const struct doca_buf *doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf(
-	const struct doca_rdma_task_remote_net_sync_event_notify_set *task)
-{
-	return task == NULL ? NULL : RECV(task)->src;
-}
-struct doca_sync_event_remote_net *doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event(
-	const struct doca_rdma_task_remote_net_sync_event_notify_set *task)
-{
-	return task == NULL ? NULL : RECV(task)->sync_event;
-}
+SIM_VALUE_GETTER(const struct doca_buf *, doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf,
+	const struct doca_rdma_task_remote_net_sync_event_notify_set, task, NULL, RECV(task)->src)
+SIM_VALUE_GETTER(struct doca_sync_event_remote_net *, doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event,
+	const struct doca_rdma_task_remote_net_sync_event_notify_set, task, NULL, RECV(task)->sync_event)
 
 void doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(
 	struct doca_rdma_task_remote_net_sync_event_notify_set *task, struct doca_sync_event_remote_net *event)
@@ -362,16 +322,10 @@ doca_error_t doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(
 	}
 	return err;
 }
-struct doca_buf *doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf(
-	const struct doca_rdma_task_remote_net_sync_event_notify_add *task)
-{
-	return task == NULL ? NULL : RECV(task)->result;
-}
-uint64_t doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(
-	const struct doca_rdma_task_remote_net_sync_event_notify_add *task)
-{
-	return task == NULL ? 0 : RECV(task)->a;
-}
+SIM_VALUE_GETTER(struct doca_buf *, doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf,
+	const struct doca_rdma_task_remote_net_sync_event_notify_add, task, NULL, RECV(task)->result)
+SIM_VALUE_GETTER(uint64_t, doca_rdma_task_remote_net_sync_event_notify_add_get_add_data,
+	const struct doca_rdma_task_remote_net_sync_event_notify_add, task, 0, RECV(task)->a)
 
 /* ---------------------------------------------------------------- submit: the request frame */
 static bool remote(const struct doca_buf *b)
@@ -390,7 +344,7 @@ static doca_error_t check_source(struct doca_rdma *rdma, struct rdma_task *t)
 				    "max_send_buf_list_len");
 	if (err != DOCA_SUCCESS)
 		return err;
-	t->len = rdma_list_data_len(t->src);
+	t->len = sim_bufs_data_len(t->src);
 	if (t->len > UINT32_MAX)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: %llu bytes exceed the max message size", kind_names[t->kind],
 				(unsigned long long)t->len);
@@ -448,7 +402,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 					    "max_send_buf_list_len");
 		if (err != DOCA_SUCCESS)
 			return err;
-		if (rdma_list_room(t->dst) < t->src->data_len)
+		if (sim_bufs_tail_room(t->dst) < t->src->data_len)
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the local destination has no room for %zu bytes",
 					kind_names[t->kind], t->src->data_len);
 		rdma_frame_init(&f, OP_READ_REQ);

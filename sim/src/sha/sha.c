@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sha_internal.h"
+#include "accessors.h"
 
 static doca_error_t task_validate(const struct doca_task *task)
 {
@@ -64,21 +65,7 @@ static doca_error_t sha_start(struct doca_ctx *ctx)
 
 static const struct sim_ctx_ops sha_ctx_ops = SIM_POOLED_CTX_OPS("sha", sha_start);
 
-doca_error_t doca_sha_create(struct doca_dev *dev, struct doca_sha **sha)
-{
-	return sim_pooled_create(dev, sizeof(**sha), &sha_ctx_ops, (void **)sha);
-}
-
-doca_error_t doca_sha_destroy(struct doca_sha *sha)
-{
-	return sim_pooled_destroy((struct doca_ctx *)sha, "sha", sha == NULL ? NULL : sha->pools, kinds, SIM_SHA_KIND_COUNT_,
-				  DOCA_ERROR_IN_USE, __func__);
-}
-
-struct doca_ctx *doca_sha_as_ctx(struct doca_sha *sha)
-{
-	return sha == NULL ? NULL : &sha->ctx;
-}
+SIM_POOLED_CTX_API(sha, sha_ctx_ops, sha->pools, kinds, SIM_SHA_KIND_COUNT_, DOCA_ERROR_IN_USE)
 
 static doca_error_t cap_algorithm(const struct doca_devinfo *devinfo, enum doca_sha_algorithm algorithm,
 				  uint32_t *digest, uint32_t *block)
@@ -123,32 +110,31 @@ doca_error_t doca_sha_cap_get_max_src_buf_size(struct doca_devinfo const *devinf
 	return DOCA_SUCCESS;
 }
 
+/* The digest size (block false) or the block size of an algorithm, as a capability */
+static doca_error_t cap_size(const struct doca_devinfo *devinfo, enum doca_sha_algorithm algorithm, bool block,
+			     uint32_t *size)
+{
+	uint32_t sizes[2];
+	doca_error_t err;
+
+	if (size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	err = cap_algorithm(devinfo, algorithm, &sizes[0], &sizes[1]);
+	if (err == DOCA_SUCCESS)
+		*size = sizes[block];
+	return err;
+}
+
 doca_error_t doca_sha_cap_get_min_dst_buf_size(struct doca_devinfo const *devinfo, enum doca_sha_algorithm algorithm,
 					       uint32_t *min_buf_size)
 {
-	uint32_t digest, block;
-	doca_error_t err;
-
-	if (min_buf_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	err = cap_algorithm(devinfo, algorithm, &digest, &block);
-	if (err == DOCA_SUCCESS)
-		*min_buf_size = digest;
-	return err;
+	return cap_size(devinfo, algorithm, false, min_buf_size);
 }
 
 doca_error_t doca_sha_cap_get_partial_hash_block_size(struct doca_devinfo const *devinfo,
 						      enum doca_sha_algorithm algorithm, uint32_t *partial_block_size)
 {
-	uint32_t digest, block;
-	doca_error_t err;
-
-	if (partial_block_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	err = cap_algorithm(devinfo, algorithm, &digest, &block);
-	if (err == DOCA_SUCCESS)
-		*partial_block_size = block;
-	return err;
+	return cap_size(devinfo, algorithm, true, partial_block_size);
 }
 
 static doca_error_t set_conf(struct doca_sha *s, enum sim_sha_kind kind, sim_task_cb_t done, sim_task_cb_t failed,
@@ -179,53 +165,45 @@ static doca_error_t alloc_init(struct doca_sha *s, enum sim_sha_kind kind, enum 
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_sha_task_hash_set_conf(struct doca_sha *sha, doca_sha_task_hash_completion_cb_t task_completion_cb,
-					 doca_sha_task_hash_completion_cb_t task_error_cb, uint8_t log_num_tasks)
-{
-	return set_conf(sha, SIM_SHA_HASH, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb),
-			log_num_tasks, __func__);
-}
-
-doca_error_t doca_sha_task_partial_hash_set_conf(struct doca_sha *sha,
-						 doca_sha_task_partial_hash_completion_cb_t task_completion_cb,
-						 doca_sha_task_partial_hash_completion_cb_t task_error_cb,
-						 uint8_t log_num_tasks)
-{
-	return set_conf(sha, SIM_SHA_PARTIAL, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb),
-			log_num_tasks, __func__);
-}
-
-doca_error_t doca_sha_task_hash_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm,
-					   struct doca_buf const *src_buf, struct doca_buf *dst_buf,
-					   union doca_data user_data, struct doca_sha_task_hash **task)
-{
-	return alloc_init(sha, SIM_SHA_HASH, algorithm, src_buf, dst_buf, user_data, (struct sim_sha_task **)task,
-			  __func__);
-}
-
-doca_error_t doca_sha_task_partial_hash_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm,
-						   struct doca_buf const *src_buf, struct doca_buf *dst_buf,
-						   union doca_data user_data, struct doca_sha_task_partial_hash **task)
-{
-	return alloc_init(sha, SIM_SHA_PARTIAL, algorithm, src_buf, dst_buf, user_data, (struct sim_sha_task **)task,
-			  __func__);
-}
-
 #define T(task) ((struct sim_sha_task *)(task))
 #define CT(task) ((const struct sim_sha_task *)(task))
 
-doca_error_t doca_sha_task_hash_set_src(struct doca_sha_task_hash *task, struct doca_buf const *src_buf)
-{
-	if (task == NULL || src_buf == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	T(task)->src = src_buf;
-	return DOCA_SUCCESS;
-}
+/* What hash and partial hash tasks share, under each kind's names: configuration, allocation, the source setter and
+ * the getters (the partial hash's other setters also refuse a hash in progress: written out below) */
+#define SHA_TASK_API(name, KIND) \
+	doca_error_t doca_sha_task_##name##_set_conf(struct doca_sha *sha, \
+						     doca_sha_task_##name##_completion_cb_t task_completion_cb, \
+						     doca_sha_task_##name##_completion_cb_t task_error_cb, \
+						     uint8_t log_num_tasks) \
+	{ \
+		return set_conf(sha, KIND, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb), \
+				log_num_tasks, __func__); \
+	} \
+	doca_error_t doca_sha_task_##name##_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm, \
+						       struct doca_buf const *src_buf, struct doca_buf *dst_buf, \
+						       union doca_data user_data, struct doca_sha_task_##name **task) \
+	{ \
+		return alloc_init(sha, KIND, algorithm, src_buf, dst_buf, user_data, (struct sim_sha_task **)task, \
+				  __func__); \
+	} \
+	doca_error_t doca_sha_task_##name##_set_src(struct doca_sha_task_##name *task, struct doca_buf const *src_buf) \
+	{ \
+		if (task == NULL || src_buf == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		T(task)->src = src_buf; \
+		return DOCA_SUCCESS; \
+	} \
+	SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_##name##_get_src, struct doca_sha_task_##name const, \
+			 task, NULL, CT(task)->src) \
+	SIM_VALUE_GETTER(struct doca_buf const *, doca_sha_task_##name##_get_dst, struct doca_sha_task_##name const, \
+			 task, NULL, CT(task)->dst) \
+	SIM_VALUE_GETTER(enum doca_sha_algorithm, doca_sha_task_##name##_get_algorithm, \
+			 struct doca_sha_task_##name const, task, DOCA_SHA_ALGORITHM_SHA1, CT(task)->algorithm) \
+	SIM_VALUE_GETTER(struct doca_task *, doca_sha_task_##name##_as_task, struct doca_sha_task_##name, task, NULL, \
+			 &T(task)->task)
 
-struct doca_buf const *doca_sha_task_hash_get_src(struct doca_sha_task_hash const *task)
-{
-	return task == NULL ? NULL : CT(task)->src;
-}
+SHA_TASK_API(hash, SIM_SHA_HASH)
+SHA_TASK_API(partial_hash, SIM_SHA_PARTIAL)
 
 doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct doca_buf *dst_buf)
 {
@@ -233,11 +211,6 @@ doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct 
 		return DOCA_ERROR_INVALID_VALUE;
 	T(task)->dst = dst_buf;
 	return DOCA_SUCCESS;
-}
-
-struct doca_buf const *doca_sha_task_hash_get_dst(struct doca_sha_task_hash const *task)
-{
-	return task == NULL ? NULL : CT(task)->dst;
 }
 
 doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, enum doca_sha_algorithm algorithm)
@@ -250,16 +223,6 @@ doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, e
 	return DOCA_SUCCESS;
 }
 
-enum doca_sha_algorithm doca_sha_task_hash_get_algorithm(struct doca_sha_task_hash const *task)
-{
-	return task == NULL ? DOCA_SHA_ALGORITHM_SHA1 : CT(task)->algorithm;
-}
-
-struct doca_task *doca_sha_task_hash_as_task(struct doca_sha_task_hash *task)
-{
-	return task == NULL ? NULL : &T(task)->task;
-}
-
 doca_error_t doca_sha_task_partial_hash_reset(struct doca_sha_task_partial_hash *task)
 {
 	if (task == NULL)
@@ -270,20 +233,6 @@ doca_error_t doca_sha_task_partial_hash_reset(struct doca_sha_task_partial_hash 
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_sha_task_partial_hash_set_src(struct doca_sha_task_partial_hash *task,
-						struct doca_buf const *src_buf)
-{
-	if (task == NULL || src_buf == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	T(task)->src = src_buf;
-	return DOCA_SUCCESS;
-}
-
-struct doca_buf const *doca_sha_task_partial_hash_get_src(struct doca_sha_task_partial_hash const *task)
-{
-	return task == NULL ? NULL : CT(task)->src;
-}
-
 doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_hash *task, struct doca_buf *dst_buf)
 {
 	if (task == NULL || dst_buf == NULL)
@@ -292,11 +241,6 @@ doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_has
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: the partial hash is in progress", __func__);
 	T(task)->dst = dst_buf;
 	return DOCA_SUCCESS;
-}
-
-struct doca_buf const *doca_sha_task_partial_hash_get_dst(struct doca_sha_task_partial_hash const *task)
-{
-	return task == NULL ? NULL : CT(task)->dst;
 }
 
 doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_partial_hash *task,
@@ -310,11 +254,6 @@ doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_parti
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: the partial hash is in progress", __func__);
 	T(task)->algorithm = algorithm;
 	return DOCA_SUCCESS;
-}
-
-enum doca_sha_algorithm doca_sha_task_partial_hash_get_algorithm(struct doca_sha_task_partial_hash const *task)
-{
-	return task == NULL ? DOCA_SHA_ALGORITHM_SHA1 : CT(task)->algorithm;
 }
 
 doca_error_t doca_sha_task_partial_hash_set_is_final_buf(struct doca_sha_task_partial_hash *task)
@@ -337,7 +276,3 @@ uint8_t doca_sha_task_partial_hash_get_has_result(struct doca_sha_task_partial_h
 	return task != NULL && CT(task)->has_result;
 }
 
-struct doca_task *doca_sha_task_partial_hash_as_task(struct doca_sha_task_partial_hash *task)
-{
-	return task == NULL ? NULL : &T(task)->task;
-}
