@@ -75,6 +75,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
       maxChunk: device.info.caps.rdma?.maxMessageSize || undefined,
       progress: (total) => new ProgressBar(total, showBar),
       defer,
+      warn: (message) => printError(`rdma-copy: warning: ${message}`),
     });
   } catch (e) {
     // The connection failed under us: the peer may have said why just before (its reason beats our symptom).

@@ -198,7 +198,8 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
   } else {
     // We sent: the host commits its file, then answers with its own final STATUS. Only that is success.
     await messenger.send(encodeStatus(true));
-    const receipt = await messenger.recv(MsgType.STATUS, "the host side to commit the file (its final status)");
+    // the host commits once it has our status: a stop now waits a moment for its answer (see recvFinal)
+    const receipt = await messenger.recvFinal(MsgType.STATUS, "the host side to commit the file (its final status)");
     if (!receipt.isSuccess) throw messenger.peerFailure("the host side to commit the file");
   }
   return { role: have ? "send" : "receive", bytes: size, mode: "extended", chunks: Math.ceil(size / slotSize), chunkSize: slotSize, slots: slotCount, sha256: toHex(digest) };

@@ -51,7 +51,9 @@ async function classicHost(ctx: SessionContext, have: boolean, size: number): Pr
   try {
     using exported = exportMmap({ device, memory, writable: !have, length: Math.max(size, 1) });
     await sendDescriptor(messenger, exported);
-    const status = await messenger.recv(MsgType.STATUS, "the DPU's final status");
+    // Sending, the DPU commits and then answers: a stop now waits a moment for that answer (a copy that completed
+    // is reported as completed); receiving, nothing is committed here yet
+    const status = have ? await messenger.recvFinal(MsgType.STATUS, "the DPU's final status") : await messenger.recv(MsgType.STATUS, "the DPU's final status");
     if (!status.isSuccess) throw messenger.peerFailure("the DMA copy");
     out?.writeAt(memory.bytes.subarray(0, size), 0);
     await out?.commit();
@@ -104,8 +106,9 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
     bar.finish();
     const digest = new Uint8Array(hash.digest());
     await messenger.send(encodeChecksum(size, digest));
-    const theirs = await messenger.recv(MsgType.CHECKSUM, "the DPU's checksum");
-    const status = await messenger.recv(MsgType.STATUS, "the DPU's final status");
+    // Sending, the DPU commits once it has both checksums: a stop from here on waits a moment for its final status
+    const theirs = have ? await messenger.recvFinal(MsgType.CHECKSUM, "the DPU's checksum") : await messenger.recv(MsgType.CHECKSUM, "the DPU's checksum");
+    const status = have ? await messenger.recvFinal(MsgType.STATUS, "the DPU's final status") : await messenger.recv(MsgType.STATUS, "the DPU's final status");
     if (!status.isSuccess) throw messenger.peerFailure("the final status");
     if (theirs.totalBytes !== BigInt(size) || !sameBytes(theirs.digest, digest)) {
       throw new Error(`SHA-256 mismatch: host ${toHex(digest)}, DPU ${toHex(theirs.digest)} (${theirs.totalBytes} bytes)`);
