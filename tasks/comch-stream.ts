@@ -16,25 +16,19 @@ import { printError, printJson } from "./common/output.ts";
 import { startLiveLine } from "./common/live-line.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
-import { parseTaskFlags } from "./common/task-flags.ts";
+import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";
 const MAX_SIZE = 4096;
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  side: { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  "rep-pci": { type: "string", short: "r" },
-  name: { type: "string", short: "s" },
-  count: { type: "string" },
-  size: { type: "string" },
-  inflight: { type: "string" },
-  timeout: { type: "string" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    name: { type: "string", short: "s" },
+    inflight: { type: "string" },
+  },
+  "side", "pci-addr", "rep-pci", "count", "size", "timeout", "json", "version", "help",
+);
 const TASK = "comch-stream";
 
 const HELP = `Usage: comch-stream [--side host|dpu] [-r REP_PCI] [-p PCI] [--count N] [--size BYTES] [--inflight K]

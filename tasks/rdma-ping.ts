@@ -21,6 +21,7 @@ import { formatMicrosAll } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 import { versionLine } from "./common/version.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
+import { taskFlags } from "./common/task-flags.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
 
@@ -52,18 +53,10 @@ export interface RdmaPingOptions {
 }
 
 /** Every flag rdma-ping accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  listen: { type: "string" },
-  connect: { type: "string" },
-  exchange: { type: "string" },
-  count: { type: "string" },
-  size: { type: "string" },
-  device: { type: "string", short: "d" },
-  timeout: { type: "string" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {},
+  "listen", "connect", "exchange", "count", "size", "device", "timeout", "json", "version", "help",
+);
 
 export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "version" } | { kind: "run"; options: RdmaPingOptions } {
   const { values: v } = parseFlags(argv, FLAGS);
