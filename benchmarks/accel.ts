@@ -14,18 +14,11 @@ import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { buildCDriver } from "./c-driver.ts";
 import { formatTable, median, round3, type Row } from "./rows.ts";
-import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
-import { parseFlags, positiveInt, UsageError } from "../tasks/common/cli.ts";
+import { RUNTIME_LABEL, runtimeArgv } from "./runtimes.ts";
+import { parseFlags, positiveInt } from "../tasks/common/cli.ts";
+import { ROUND_FLAGS, roundSettings } from "./round-flags.ts";
 
-const FLAGS = {
-  rounds: { type: "string" },
-  seconds: { type: "string" },
-  sizes: { type: "string" },
-  runtimes: { type: "string" },
-  depth: { type: "string" },
-  json: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+const FLAGS = { ...ROUND_FLAGS, depth: { type: "string" } } as const;
 
 const HELP = `Usage: bench:accel [--rounds N] [--seconds S] [--sizes 65536,4096] [--runtimes deno] [--depth D] [--json FILE]
 Deflate and SHA-256 rates: doca-ts vs a C driver on the software device vs the library (zlib, libcrypto) from C.
@@ -65,13 +58,8 @@ function main(): void {
     console.log(HELP);
     return;
   }
-  const rounds = values.rounds ? positiveInt(values.rounds, "--rounds", 100) : 3;
-  const seconds = values.seconds ? Number(values.seconds) : 0.5;
-  if (!(seconds > 0 && seconds <= 60)) throw new UsageError("--seconds: expected 0 < S <= 60");
+  const { rounds, seconds, sizes, runtimes } = roundSettings(values, { maxRounds: 100, sizes: [65536, 4096], maxSize: 64 << 20, runtimes: ["deno"] });
   const depth = values.depth ? positiveInt(values.depth, "--depth", 64) : 16;
-  const sizes = (values.sizes ?? "65536,4096").split(",").map((s) => positiveInt(s, "--sizes", 64 << 20));
-  const runtimes = (values.runtimes ?? "deno").split(",") as RuntimeName[];
-  for (const r of runtimes) if (!["deno", "bun", "node"].includes(r)) throw new UsageError(`--runtimes: unknown ${r}`);
   const driver = buildCDriver("accel-driver", ["doca_compress", "doca_sha", "doca_common"]);
   const workload = join(repoRoot, "benchmarks", "accel-workload.ts");
   const rows: Row[] = [];

@@ -11,20 +11,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
+import { sha256File, type Workspace, workspaces, writePatternFile } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { testPort } from "./helpers/ports.ts";
 
 const COPY = fileURLToPath(new URL("../tasks/rdma-copy.ts", import.meta.url));
 const PING = fileURLToPath(new URL("../tasks/rdma-ping.ts", import.meta.url));
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
-
-function space(tag: string): Workspace {
-  const w = workspace(tag);
-  spaces.push(w);
-  return w;
-}
+const space = workspaces(after);
 
 /** A port for this run (collisions with other suites are unlikely and fail loudly). */
 const port = testPort;

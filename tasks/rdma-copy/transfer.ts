@@ -70,6 +70,11 @@ class Window {
     return this.memory.bytes.subarray(slot * this.chunk, slot * this.chunk + length);
   }
 
+  /** `size` bytes through this window's slots, as the window protocol (tasks/transfer/window.ts) takes them. */
+  carrying(size: number) {
+    return { size, slotCount: this.slots, slotSize: this.chunk, view: (slot: number, length: number) => this.view(slot, length) };
+  }
+
   /** What the peer needs to reach this window. */
   describe(link: Link): { desc: string; address: number; length: number } {
     const desc = this.mmap.exportRdma(link.rdma.device);
@@ -172,10 +177,7 @@ export async function sendFile(
     // The window protocol (tasks/transfer/window.ts): in write mode this side writes each chunk into the receiver's
     // slot of the same number before announcing it; in read mode the receiver reads it from ours.
     await sendThroughWindow({
-      size,
-      slotCount: slots,
-      slotSize: chunk,
-      view: (slot, length) => local.view(slot, length),
+      ...local.carrying(size),
       reader,
       hash,
       deliver: remote ? (c) => moveChunk(link, "write", local, remote, c) : undefined,
@@ -225,10 +227,7 @@ export async function receiveFile(
     // into a private copy (what is hashed is what is written). Read mode: we read each announced chunk from the
     // sender's window into our slot (several in flight); a read that fails ends the copy at once.
     await receiveThroughWindow({
-      size,
-      slotCount: slots,
-      slotSize: chunk,
-      view: (slot, length) => local.view(slot, length),
+      ...local.carrying(size),
       hash,
       file,
       peerWritable: mode === "write",
