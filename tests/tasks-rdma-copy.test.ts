@@ -221,22 +221,21 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     return { r, w, liar: await finished(liar, "liar") };
   }
 
+  /** A sender of 5000 bytes in 1000-byte chunks to the liar at port `p`. */
+  const sendsFiveChunks = (p: number, w: Workspace) => {
+    const src = join(w.host, "a.bin");
+    writePatternFile(src, 5000, 1);
+    return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
+  };
+
   test("a receipt with the wrong checksum: the sender fails", { timeout: 180_000 }, async () => {
-    const { r } = await againstLiar("receipt", (p, w) => {
-      const src = join(w.host, "a.bin");
-      writePatternFile(src, 5000, 1);
-      return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
-    });
+    const { r } = await againstLiar("receipt", sendsFiveChunks);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /committed a file with SHA-256 0{64}/);
   });
 
   test("a window smaller than agreed: the sender refuses to write into it", { timeout: 180_000 }, async () => {
-    const { r } = await againstLiar("window", (p, w) => {
-      const src = join(w.host, "a.bin");
-      writePatternFile(src, 5000, 1);
-      return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
-    });
+    const { r } = await againstLiar("window", sendsFiveChunks);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /described its window wrongly|does not match/);
   });
