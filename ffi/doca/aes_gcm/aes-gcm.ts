@@ -249,7 +249,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.inflight} ${hex(this[HANDLE])}`;
+    return this.taskSummary(this.device, this.inflight);
   }
 }
 

@@ -128,15 +128,33 @@ function withDeviceList<T>(use: (d: Doca, devinfos: number[]) => T): T {
   const d = doca();
   // A side or folder the program set in process.env since DOCA was loaded (Bun keeps such writes from C).
   syncNativeEnvironment();
+  return withNativeList(
+    d,
+    (listOut, countOut) => check(d.fns.doca_devinfo_create_list(listOut, countOut), "doca_devinfo_create_list"),
+    (list) => d.fns.doca_devinfo_destroy_list(list),
+    use,
+  );
+}
+
+/**
+ * Runs `use` on the entries of a list DOCA creates (`create` fills the list and its length into the two scratch
+ * slots it is given), always destroying the list afterwards.
+ */
+function withNativeList<T>(
+  d: Doca,
+  create: (listOut: number, countOut: number) => void,
+  destroy: (list: number) => void,
+  use: (d: Doca, entries: number[]) => T,
+): T {
   d.scratch.clear(0);
   d.scratch.clear(1);
-  check(d.fns.doca_devinfo_create_list(d.scratch.slot(0), d.scratch.slot(1)), "doca_devinfo_create_list");
+  create(d.scratch.slot(0), d.scratch.slot(1));
   const list = d.scratch.u64(0);
   const count = d.scratch.u32At(1);
   try {
     return use(d, readPointerList(d, list, count));
   } finally {
-    d.fns.doca_devinfo_destroy_list(list);
+    destroy(list);
   }
 }
 
@@ -234,19 +252,13 @@ export class Device extends Resource<Handle<"doca_dev">> {
 
   #withRepList<T>(filter: number, use: (d: Doca, reps: number[]) => T): T {
     const d = doca();
-    d.scratch.clear(0);
-    d.scratch.clear(1);
-    check(
-      d.fns.doca_devinfo_rep_create_list(this[HANDLE], filter, d.scratch.slot(0), d.scratch.slot(1)),
-      "doca_devinfo_rep_create_list",
+    return withNativeList(
+      d,
+      (listOut, countOut) =>
+        check(d.fns.doca_devinfo_rep_create_list(this[HANDLE], filter, listOut, countOut), "doca_devinfo_rep_create_list"),
+      (list) => d.fns.doca_devinfo_rep_destroy_list(list),
+      use,
     );
-    const list = d.scratch.u64(0);
-    const count = d.scratch.u32At(1);
-    try {
-      return use(d, readPointerList(d, list, count));
-    } finally {
-      d.fns.doca_devinfo_rep_destroy_list(list);
-    }
   }
 
   protected destroyNative(handle: number): void {

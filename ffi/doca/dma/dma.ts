@@ -6,7 +6,7 @@ import { doca } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
-import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
+import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { BatchHandles, Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS, nonNegative } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
@@ -418,6 +418,6 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.#path.inflight} ${hex(this[HANDLE])}`;
+    return this.taskSummary(this.device, this.#path.inflight);
   }
 }

@@ -287,7 +287,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.inflight} ${hex(this[HANDLE])}`;
+    return this.taskSummary(this.device, this.inflight);
   }
 }
 
