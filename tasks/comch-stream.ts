@@ -124,6 +124,18 @@ function watchPeer(pending: Promise<Uint8Array>, from: string): Promise<never> {
 }
 
 /**
+ * The peer's next control message (a report, or a stop notice while the stream runs) and its watch (watchPeer);
+ * both are already handled, so whichever one nobody awaits cannot end the process as an unhandled rejection.
+ */
+function nextControl(conn: { recv(): Promise<Uint8Array> }, from: string): { next: Promise<Uint8Array>; stop: Promise<never> } {
+  const next = conn.recv();
+  next.catch(() => {});
+  const stop = watchPeer(next, from);
+  stop.catch(() => {});
+  return { next, stop };
+}
+
+/**
  * A peer that stops tells us why, then goes: its departure may fail our fast-path task before its notice is read.
  * Prefer the notice when it comes within a moment of the failure (as the DMA Copy messenger prefers a reason).
  */
@@ -155,10 +167,7 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
       try {
         await conn.send(encode({ ready: true }));
         // The host's next control message can only be a stop notice: watch for it while receiving.
-        const fromHost = conn.recv();
-        fromHost.catch(() => {});
-        const hostStop = watchPeer(fromHost, "the host side");
-        hostStop.catch(() => {});
+        const { stop: hostStop } = nextControl(conn, "the host side");
         let t0 = 0;
         // Whatever has arrived, in one batch per wake-up (recvBatch: one Promise for all, messages in shared slabs);
         // every message is still checked: its sequence number and its length. A live count on a terminal.
@@ -238,10 +247,7 @@ export async function streamProducer(opts: {
       const producer = await ComchProducer.create({ connection: conn, device, pe, bufferSize: opts.size, buffers: opts.inflight });
       try {
         // The DPU's next control message is its report, or a stop notice while we still send.
-        const fromDpu = conn.recv();
-        fromDpu.catch(() => {});
-        const dpuStop = watchPeer(fromDpu, "the DPU side");
-        dpuStop.catch(() => {});
+        const { next: fromDpu, stop: dpuStop } = nextControl(conn, "the DPU side");
         printError(`comch-stream host: sending ${opts.count} messages of ${opts.size} bytes to "${name}"`);
         const t0 = performance.now();
         // SEND_LANES lanes, each sending one batch at a time (sendBatch: one Promise per batch), K messages in flight in
