@@ -42,6 +42,18 @@ function setup() {
   return { dev, pe, mem, map, inv, close };
 }
 
+/** `probe` with the setup() objects and a Dma on them, all closed afterwards (the Dma first). */
+async function withDma(probe: (s: ReturnType<typeof setup>, dma: Dma) => Promise<unknown>): Promise<unknown> {
+  const s = setup();
+  const dma = new Dma(s.dev, s.pe);
+  try {
+    return await probe(s, dma);
+  } finally {
+    dma.close();
+    s.close();
+  }
+}
+
 /** Mmap.fromExport of `descriptor` (anything a caller might pass) through the host's device, closed afterwards. */
 function importOnHost(descriptor: unknown): unknown {
   const dev = Device.open(HOST_PCI);
@@ -160,40 +172,17 @@ const cases: Record<string, () => unknown | Promise<unknown>> = {
   "from-export-js-array": () => importOnHost([1, 2, 3]),
   "device-garbage-pci": () => Device.open("not-a-pci-address"),
   "device-unknown-pci": () => Device.open("0000:99:00.7"),
-  "memcpy-not-bufs": async () => {
-    const s = setup();
-    const dma = new Dma(s.dev, s.pe);
-    try {
-      return await dma.memcpy({} as Any, { handle: 12345 } as Any);
-    } finally {
-      dma.close();
-      s.close();
-    }
-  },
-  "memcpy-forged-handles": async () => {
+  "memcpy-not-bufs": () => withDma((_s, dma) => dma.memcpy({} as Any, { handle: 12345 } as Any)),
+  "memcpy-forged-handles": () => withDma(async (_s, dma) => {
     // Objects that look like Bufs (a handle field) but are not: must be refused before any native call.
-    const s = setup();
-    const dma = new Dma(s.dev, s.pe);
-    try {
-      const fake = { handle: 4096, native: 4096, address: 4096, length: 16 } as Any;
-      return await dma.memcpy(fake, fake);
-    } finally {
-      dma.close();
-      s.close();
-    }
-  },
-  "memcpy-dst-too-small": async () => {
-    const s = setup();
-    const dma = new Dma(s.dev, s.pe);
-    try {
-      const src = s.inv.bufByData(s.map, s.mem.address, 4096);
-      const dst = s.inv.bufByAddr(s.map, s.mem.address + 4096, 100);
-      return await dma.memcpy(src, dst);
-    } finally {
-      dma.close();
-      s.close();
-    }
-  },
+    const fake = { handle: 4096, native: 4096, address: 4096, length: 16 } as Any;
+    return await dma.memcpy(fake, fake);
+  }),
+  "memcpy-dst-too-small": () => withDma(async (s, dma) => {
+    const src = s.inv.bufByData(s.map, s.mem.address, 4096);
+    const dst = s.inv.bufByAddr(s.map, s.mem.address + 4096, 100);
+    return await dma.memcpy(src, dst);
+  }),
   "use-after-close-memory": () => {
     const m = NativeMemory.alloc(100);
     m.close();
