@@ -158,6 +158,21 @@ function withNativeList<T>(
   }
 }
 
+/** The entry of `entries` at `pciAddr` (compared by DOCA's `equal`), or NOT_FOUND: `missing`, and what there is. */
+function findByPci(
+  d: Doca,
+  entries: number[],
+  pciAddr: string,
+  equal: "doca_devinfo_is_equal_pci_addr" | "doca_devinfo_rep_is_equal_pci_addr",
+  pciOf: (entry: number) => string,
+  o: { missing: string },
+): number {
+  const match = entries.find((entry) => isEqualPci(d, equal, entry, pciAddr));
+  if (match !== undefined) return match;
+  const available = entries.map((entry) => pciOf(entry) || "(unnamed)").join(", ");
+  throw new DocaError(DocaErrorCode.NOT_FOUND, equal, `${o.missing}; available: ${available || "none"}`);
+}
+
 function isEqualPci(d: Doca, fn: "doca_devinfo_is_equal_pci_addr" | "doca_devinfo_rep_is_equal_pci_addr", info: number, pci: string): boolean {
   const s = d.scratch;
   s.clear(0);
@@ -206,15 +221,9 @@ export class Device extends Resource<Handle<"doca_dev">> {
   /** Opens the device at a PCI address, "03:00.1" or "0000:03:00.1". */
   static open(pciAddr: string): Device {
     return withDeviceList((d, devinfos) => {
-      const match = devinfos.find((info) => isEqualPci(d, "doca_devinfo_is_equal_pci_addr", info, pciAddr));
-      if (match === undefined) {
-        const available = devinfos.map((info) => devinfoInfo(d, info).pciAddr || "(unnamed)").join(", ");
-        throw new DocaError(
-          DocaErrorCode.NOT_FOUND,
-          "doca_devinfo_is_equal_pci_addr",
-          `no DOCA device at PCI address "${pciAddr}"; available: ${available || "none"}`,
-        );
-      }
+      const match = findByPci(d, devinfos, pciAddr, "doca_devinfo_is_equal_pci_addr", (info) => devinfoInfo(d, info).pciAddr, {
+        missing: `no DOCA device at PCI address "${pciAddr}"`,
+      });
       const info = devinfoInfo(d, match);
       d.scratch.clear(0);
       check(d.fns.doca_dev_open(match, d.scratch.slot(0)), "doca_dev_open", pciAddr);
@@ -234,15 +243,9 @@ export class Device extends Resource<Handle<"doca_dev">> {
 
   openRepresentor(pciAddr: string, filter: number = RepFilter.NET): DeviceRep {
     return this.#withRepList(filter, (d, reps) => {
-      const match = reps.find((rep) => isEqualPci(d, "doca_devinfo_rep_is_equal_pci_addr", rep, pciAddr));
-      if (match === undefined) {
-        const available = reps.map((rep) => repInfo(d, rep).pciAddr || "(unnamed)").join(", ");
-        throw new DocaError(
-          DocaErrorCode.NOT_FOUND,
-          "doca_devinfo_rep_is_equal_pci_addr",
-          `no representor at PCI address "${pciAddr}" on ${this.info.pciAddr}; available: ${available || "none"}`,
-        );
-      }
+      const match = findByPci(d, reps, pciAddr, "doca_devinfo_rep_is_equal_pci_addr", (rep) => repInfo(d, rep).pciAddr, {
+        missing: `no representor at PCI address "${pciAddr}" on ${this.info.pciAddr}`,
+      });
       const info = repInfo(d, match);
       d.scratch.clear(0);
       check(d.fns.doca_dev_rep_open(match, d.scratch.slot(0)), "doca_dev_rep_open", pciAddr);
