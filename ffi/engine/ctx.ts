@@ -236,6 +236,16 @@ export abstract class CtxResource<H extends number = number> extends Resource<H>
     this.core?.fail(error);
   }
 
+  /**
+   * For a constructor whose context failed to start: the core (if made) disposed, the native context destroyed by
+   * `destroy`, and this object forgotten. The caller rethrows.
+   */
+  protected abandonUnstarted(core: CtxCore | undefined, destroy: () => void): void {
+    core?.dispose();
+    destroy();
+    this.abandon();
+  }
+
   /** How a task context prints (its summary()): its device, its state, the tasks in flight and its handle. */
   protected taskSummary(device: { info: { pciAddr: string } }, inflight: number): string {
     return `${device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${inflight} ${hex(this[HANDLE])}`;

@@ -232,9 +232,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
       check(f.doca_dma_task_memcpy_set_conf(handle, cbs.ok, cbs.error, maxTasks), "doca_dma_task_memcpy_set_conf");
       core.start();
     } catch (e) {
-      core?.dispose();
-      f.doca_dma_destroy(handle);
-      this.abandon();
+      this.abandonUnstarted(core, () => f.doca_dma_destroy(handle));
       throw e;
     }
     this.core = core;

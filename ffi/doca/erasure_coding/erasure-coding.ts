@@ -142,9 +142,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
       this.#paths = paths;
       core.start();
     } catch (e) {
-      core?.dispose();
-      f.doca_ec_destroy(handle);
-      this.abandon();
+      this.abandonUnstarted(core, () => f.doca_ec_destroy(handle));
       throw e;
     }
     this.core = core;
