@@ -19,9 +19,8 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { formatMicrosAll } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
-import { versionLine } from "./common/version.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
-import { taskFlags } from "./common/task-flags.ts";
+import { optionsToRun, type ParsedCommand, taskFlags } from "./common/task-flags.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
 
@@ -58,7 +57,7 @@ export const FLAGS = taskFlags(
   "listen", "connect", "exchange", "count", "size", "device", "timeout", "json", "version", "help",
 );
 
-export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "version" } | { kind: "run"; options: RdmaPingOptions } {
+export function parseRdmaPingArgs(argv: string[]): ParsedCommand<RdmaPingOptions> {
   const { values: v } = parseFlags(argv, FLAGS);
   if (v.help) return { kind: "help" };
   if (v.version) return { kind: "version" };
@@ -221,10 +220,8 @@ async function raceTimeout<T>(p: Promise<T>, ms: number, what: string, signal?: 
 
 if (isMain(import.meta)) {
   runMain(async () => {
-    const parsed = parseRdmaPingArgs(process.argv.slice(2));
-    if (parsed.kind === "help") return print(RDMA_PING_HELP);
-    if (parsed.kind === "version") return print(versionLine("rdma-ping"));
-    const o = parsed.options;
+    const o = optionsToRun(parseRdmaPingArgs(process.argv.slice(2)), RDMA_PING_HELP, "rdma-ping");
+    if (o === undefined) return;
     const result = await rdmaPing(o, { signal: stopOnSignals(), progress: !o.jsonOutput });
     if (!result) return print(`rdma-ping: echoed the peer's messages`);
     if (o.jsonOutput) return printJson(result);

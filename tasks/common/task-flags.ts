@@ -48,6 +48,20 @@ export function taskFlags<const Own extends FlagTable, const Shared extends keyo
   return table as Own & Pick<typeof SHARED_FLAGS, Shared>;
 }
 
+/**
+ * What a task's own parser makes of its command line (dma-copy, rdma-copy, rdma-ping parse to this so tests can
+ * check the options without running anything): --help, --version, or the options to run with.
+ */
+export type ParsedCommand<Options> = { kind: "help" } | { kind: "version" } | { kind: "run"; options: Options };
+
+/** The options to run with; undefined when the command asked for --help or --version, which is then printed. */
+export function optionsToRun<Options>(parsed: ParsedCommand<Options>, help: string, task: string): Options | undefined {
+  if (parsed.kind === "help") print(help);
+  else if (parsed.kind === "version") print(versionLine(task));
+  else return parsed.options;
+  return undefined;
+}
+
 /** The flags' values and operands; undefined when --help or --version was given and answered (the task exits 0). */
 export function parseTaskCommand<T extends FlagTable>(
   argv: string[],

@@ -10,7 +10,7 @@ import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
 import { noteFromEnvironment } from "../common/environment.ts";
-import { taskFlags } from "../common/task-flags.ts";
+import { type ParsedCommand, taskFlags } from "../common/task-flags.ts";
 
 export const SERVER_NAME = "dma copy server";
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -44,7 +44,7 @@ export interface DmaCopyOptions {
   classic: boolean;
 }
 
-export type ParsedCommand = { kind: "help" } | { kind: "version" } | { kind: "run"; options: DmaCopyOptions };
+export type ParsedDmaCopy = ParsedCommand<DmaCopyOptions>;
 
 export { UsageError };
 
@@ -110,7 +110,7 @@ function pci(value: string | undefined, flag: string): string | undefined {
   return value;
 }
 
-export function parseDmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedCommand {
+export function parseDmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedDmaCopy {
   const { values } = parseFlags(argv, FLAGS) as { values: Record<string, string | boolean | undefined> };
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };

@@ -5,7 +5,7 @@ import { userPath } from "../common/user-path.ts";
 import { type Endpoint, type Exchange, parseEndpoint } from "../rdma/link.ts";
 import { type CopyMode, MAX_CHUNK, MAX_SLOTS } from "./transfer.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
-import { taskFlags } from "../common/task-flags.ts";
+import { type ParsedCommand, taskFlags } from "../common/task-flags.ts";
 
 export const DEFAULT_CHUNK = 1024 * 1024;
 export const DEFAULT_SLOTS = 8;
@@ -70,7 +70,7 @@ export const FLAGS = taskFlags(
   "listen", "connect", "exchange", "device", "timeout", "json", "version", "help",
 );
 
-export type ParsedRdmaCopy = { kind: "help" } | { kind: "version" } | { kind: "run"; options: RdmaCopyOptions };
+export type ParsedRdmaCopy = ParsedCommand<RdmaCopyOptions>;
 
 export function parseRdmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedRdmaCopy {
   const { values: v } = parseFlags(argv, FLAGS);
