@@ -111,6 +111,16 @@ async function tellPeerWhy(conn: { send(bytes: Uint8Array): Promise<void> }, e: 
   await conn.send(encode({ stop: (e as Error).message })).catch(() => {});
 }
 
+/** Runs one side's exchange over `conn`; when it fails, the peer is told why first (tellPeerWhy). */
+async function tellingPeerWhy<T>(conn: { send(bytes: Uint8Array): Promise<void> }, exchange: () => Promise<T>): Promise<T> {
+  try {
+    return await exchange();
+  } catch (e) {
+    await tellPeerWhy(conn, e);
+    throw e;
+  }
+}
+
 /**
  * Rejects when `pending` (the peer's next control message) is a stop notice, or the connection fails; any other
  * message (the DPU's report, which may overtake our last completions) leaves it pending: its reader takes it.
@@ -161,7 +171,7 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
   try {
     printError(`comch-stream dpu: waiting for the host on "${opts.name ?? STREAM_SERVICE}"`);
     const conn = await raceAbort(server.accept({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host side to connect");
-    try {
+    return await tellingPeerWhy(conn, async () => {
       const plan = readPlan(await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host's announcement"));
       const consumer = await ComchConsumer.create({ connection: conn, device, pe, bufferSize: Math.max(plan.size, 8) });
       try {
@@ -200,10 +210,7 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
       } finally {
         await consumer.close();
       }
-    } catch (e) {
-      await tellPeerWhy(conn, e);
-      throw e;
-    }
+    });
   } finally {
     await server.close();
   }
@@ -229,7 +236,7 @@ export async function streamProducer(opts: {
   const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs: opts.timeoutMs }), signal, `connecting to the Comch server "${name}"`);
   try {
     const conn = client.connection;
-    try {
+    return await tellingPeerWhy(conn, async () => {
       await conn.send(encode({ count: opts.count, size: opts.size }));
       // The DPU's first control message is {ready} or a stop notice; a stop must not leave us waiting for a consumer.
       const first = conn.recv({ timeoutMs: opts.timeoutMs }).then((bytes) => decodeControl(bytes, "the DPU side"));
@@ -287,10 +294,7 @@ export async function streamProducer(opts: {
       } finally {
         await producer.close();
       }
-    } catch (e) {
-      await tellPeerWhy(conn, e);
-      throw e;
-    }
+    });
   } finally {
     await client.close();
   }
