@@ -11,20 +11,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
+import { sha256File, type Workspace, workspaces, writePatternFile } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { testPort } from "./helpers/ports.ts";
 
 const COPY = fileURLToPath(new URL("../tasks/rdma-copy.ts", import.meta.url));
 const PING = fileURLToPath(new URL("../tasks/rdma-ping.ts", import.meta.url));
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
-
-function space(tag: string): Workspace {
-  const w = workspace(tag);
-  spaces.push(w);
-  return w;
-}
+const space = workspaces(after);
 
 /** A port for this run (collisions with other suites are unlikely and fail loudly). */
 const port = testPort;
@@ -228,12 +221,15 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     return { r, w, liar: await finished(liar, "liar") };
   }
 
+  /** A sender of 5000 bytes in 1000-byte chunks to the liar at port `p`. */
+  const sendsFiveChunks = (p: number, w: Workspace) => {
+    const src = join(w.host, "a.bin");
+    writePatternFile(src, 5000, 1);
+    return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
+  };
+
   test("a receipt with the wrong checksum: the sender fails", { timeout: 180_000 }, async () => {
-    const { r } = await againstLiar("receipt", (p, w) => {
-      const src = join(w.host, "a.bin");
-      writePatternFile(src, 5000, 1);
-      return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
-    });
+    const { r } = await againstLiar("receipt", sendsFiveChunks);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /committed a file with SHA-256 0{64}/);
   });
@@ -272,11 +268,7 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
   });
 
   test("a window smaller than agreed: the sender refuses to write into it", { timeout: 180_000 }, async () => {
-    const { r } = await againstLiar("window", (p, w) => {
-      const src = join(w.host, "a.bin");
-      writePatternFile(src, 5000, 1);
-      return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
-    });
+    const { r } = await againstLiar("window", sendsFiveChunks);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /described its window wrongly|does not match/);
   });

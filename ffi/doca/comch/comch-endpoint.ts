@@ -266,8 +266,20 @@ export function checkName(name: string, devinfo: number): void {
   }
 }
 
+/**
+ * The sizes a new server or client runs with: the caller's, else the device's largest message and 64 send tasks;
+ * the unread bound checked against the message size.
+ */
+export function endpointSizes(
+  where: string,
+  opts: { device: { info: { caps: { comchMaxMsgSize: number } } }; maxMsgSize?: number; sendTasks?: number; maxUnreadBytes?: number },
+): { maxMsgSize: number; sendTasks: number; maxUnreadBytes: number } {
+  const maxMsgSize = opts.maxMsgSize ?? opts.device.info.caps.comchMaxMsgSize;
+  return { maxMsgSize, sendTasks: opts.sendTasks ?? 64, maxUnreadBytes: checkUnreadBound(where, opts.maxUnreadBytes, maxMsgSize) };
+}
+
 /** Checks the unread bound an endpoint is given (at least one message of the maximum size). */
-export function checkUnreadBound(where: string, maxUnreadBytes: number | undefined, maxMsgSize: number): number {
+function checkUnreadBound(where: string, maxUnreadBytes: number | undefined, maxMsgSize: number): number {
   if (maxUnreadBytes === undefined) return Math.max(DEFAULT_MAX_UNREAD_BYTES, maxMsgSize + UNREAD_MESSAGE_OVERHEAD);
   if (!Number.isSafeInteger(maxUnreadBytes) || maxUnreadBytes < maxMsgSize + UNREAD_MESSAGE_OVERHEAD) {
     throw new RangeError(

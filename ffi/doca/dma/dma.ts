@@ -6,7 +6,7 @@ import { doca } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
-import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
+import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { BatchHandles, Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS, nonNegative } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
@@ -232,9 +232,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
       check(f.doca_dma_task_memcpy_set_conf(handle, cbs.ok, cbs.error, maxTasks), "doca_dma_task_memcpy_set_conf");
       core.start();
     } catch (e) {
-      core?.dispose();
-      f.doca_dma_destroy(handle);
-      this.abandon();
+      this.abandonUnstarted(core, () => f.doca_dma_destroy(handle));
       throw e;
     }
     this.core = core;
@@ -418,6 +416,6 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.#path.inflight} ${hex(this[HANDLE])}`;
+    return this.taskSummary(this.device, this.#path.inflight);
   }
 }
