@@ -147,7 +147,7 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
     const list: Uint8Array[] = new Array(messages.length);
     for (let i = 0; i < list.length; i++) {
       const bytes = messages[i];
-      const bad = this.#refusal(bytes);
+      const bad = this.#refusal(bytes, `messages[${i}]`);
       if (bad) return Promise.reject(bad);
       list[i] = bytes;
     }
@@ -155,10 +155,10 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
   }
 
   /** Why `bytes` cannot be sent, or undefined. */
-  #refusal(bytes: Uint8Array): Error | undefined {
-    if (!(bytes instanceof Uint8Array)) return new TypeError(`${this.kind}: send takes a Uint8Array`);
+  #refusal(bytes: Uint8Array, which?: string): Error | undefined {
+    if (!(bytes instanceof Uint8Array)) return new TypeError(`${this.kind}: send takes a Uint8Array${which ? ` (${which} is not one)` : ""}`);
     if (bytes.length > this.maxMsgSize) {
-      return new DocaError(DocaErrorCode.TOO_BIG, this.#send.allocName, `message of ${bytes.length} bytes > max ${this.maxMsgSize}`);
+      return new DocaError(DocaErrorCode.TOO_BIG, this.#send.allocName, `${which ? `${which}: ` : ""}message of ${bytes.length} bytes > max ${this.maxMsgSize}`);
     }
     return undefined;
   }

@@ -294,6 +294,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
    */
   memcpyBatch(pairs: Array<[Buf, Buf]>, opts: { resetDestinations?: boolean } = {}): Promise<void> {
     this.assertOpen();
+    if (!Array.isArray(pairs)) throw new TypeError("Dma.memcpyBatch: pairs must be an array of [src, dst] Bufs");
     const last = this.#checked?.deref();
     if (last !== undefined && last.pairs === pairs && last.closes === bufClosesSoFar() && Dma.#repeats(pairs, last.srcs, last.dsts)) {
       if (opts.resetDestinations === true) this.#kind.resetAll(this.#dstN, pairs.length);
@@ -312,6 +313,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
     let sized = true; // every source's whole range fits one task (else its data length must be read every time)
     for (let i = 0; i < n; i++) {
       const pair = pairs[i];
+      if (!Array.isArray(pair) || pair.length !== 2) throw new TypeError(`Dma.memcpyBatch: pairs[${i}] must be [src, dst]`);
       const s = pair[0], t = pair[1];
       if (!Buf.isOpenBuf(s) || !Buf.isOpenBuf(t)) {
         assertBuf(s, "memcpyBatch", `pairs[${i}][0]`);
