@@ -1,7 +1,7 @@
 /**
- * ffi: RDMA tasks in flight together into one destination Buf. The room a write will fill is taken when it
+ * ffi: RDMA tasks in flight together into one destination Buf. The room a write or read will fill is taken when it
  * is submitted, so the one that no longer fits fails alone with INVALID_VALUE (as the second of two DMA copies into
- * one Buf does): never a Buf whose data runs past its end.
+ * one Buf does): never a Buf whose data runs past its end, never a reset connection.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -48,5 +48,30 @@ describe("ffi: RDMA tasks in flight into the same destination", { skip: noRdma }
     assert.equal(d.dataLength, 2 * S);
     assert.equal(p.memB.bytes[0], 0xaa);
     assert.equal(p.memB.bytes[S], 0xbb);
+  });
+
+  test("two reads into one local Buf with room for one: the second fails INVALID_VALUE, the connection stays usable", { timeout: 60_000 }, async () => {
+    await using p = await rdmaPair(1 << 20);
+    p.memB.bytes.fill(0xaa, 0, S);
+    p.memB.bytes.fill(0xbb, S, 2 * S);
+    for (let k = 0; k < ROUNDS; k++) {
+      const at = 4096 + k * 2 * S;
+      const d = p.local(at, S, true);
+      await assert.rejects(p.ab.readBatch([[p.remote(0, S), d], [p.remote(S, S), d]]), isInvalidValue, `round ${k}: readBatch`);
+      assert.equal(p.ab.state, "connected", `round ${k}`);
+      assert.equal(d.dataLength, S);
+      assert.equal(p.memA.bytes[at], 0xaa);
+      assert.equal(p.memA.bytes[at + S], 0, `round ${k}: nothing read past the Buf`);
+      d.close();
+    }
+    const fresh = p.local(0, S, true);
+    await p.ab.read(p.remote(S, S), fresh);
+    assert.equal(p.memA.bytes[0], 0xbb);
+    // room for both: the two reads fill it in order
+    const two = p.local(1024, 2 * S, true);
+    await p.ab.readBatch([[p.remote(0, S), two], [p.remote(S, S), two]]);
+    assert.equal(two.dataLength, 2 * S);
+    assert.equal(p.memA.bytes[1024], 0xaa);
+    assert.equal(p.memA.bytes[1024 + S], 0xbb);
   });
 });

@@ -407,13 +407,16 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 					    "max_send_buf_list_len");
 		if (err != DOCA_SUCCESS)
 			return err;
-		if (sim_bufs_tail_room(t->dst) < t->src->data_len)
-			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the local destination has no room for %zu bytes",
-					kind_names[t->kind], t->src->data_len);
+		/* reads in flight into the same destination claimed part of its room (responses land in order) */
+		if (sim_bufs_tail_room(t->dst) < t->dst->claimed + t->src->data_len)
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the local destination has no room for %zu bytes "
+								  "(%zu of its free bytes are taken by tasks in flight)",
+					kind_names[t->kind], t->src->data_len, t->dst->claimed);
 		rdma_frame_init(&f, OP_READ_REQ);
 		f.key = t->src->mmap->rdma_key;
 		f.addr = (uint64_t)(uintptr_t)t->src->data;
 		f.a = t->src->data_len;
+		claim = t->src->data_len;
 		break;
 	case RDMA_CAS:
 	case RDMA_FADD:
@@ -451,6 +454,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 	}
 	/* nothing fails from here on: the claim is given back in rdma_finish_task */
 	t->claimed = claim;
+	t->local_status = DOCA_SUCCESS;
 	if (claim > 0)
 		t->dst->claimed += claim;
 	f.imm = t->imm;
