@@ -90,6 +90,15 @@ const rdmaFns = () =>
 let submitOn: (rdma: Rdma, kind: keyof RdmaKinds, connection: RdmaConnection, op: RdmaOp) => Promise<void>;
 let submitBatchOn: (rdma: Rdma, kind: keyof RdmaKinds, connection: RdmaConnection, ops: RdmaOp[]) => Promise<void>;
 let failRdma: (rdma: Rdma, error: unknown) => void;
+/** A connection found gone through its tasks: Rdma stops tracking it, as when DOCA reports the end. */
+let forgetOn: (rdma: Rdma, connection: RdmaConnection) => void;
+
+/** Task errors that mean the connection itself is gone (the peer vanished or disconnected, DOCA closed it). */
+const CONNECTION_GONE: ReadonlySet<number> = new Set([
+  DocaErrorCode.CONNECTION_RESET,
+  DocaErrorCode.CONNECTION_ABORTED,
+  DocaErrorCode.NOT_CONNECTED,
+]);
 
 function checkBuf(value: unknown, where: string): asserts value is Buf {
   if (!Buf.isOpenBuf(value)) {
@@ -140,6 +149,7 @@ export class Rdma extends CtxResource<Handle<"doca_rdma">> {
     submitOn = (rdma, kind, connection, op) => rdma.#path(kind).submit(connection, op);
     submitBatchOn = (rdma, kind, connection, ops) => rdma.#path(kind).submitBatch(ops.map(() => connection), ops);
     failRdma = (rdma, error) => rdma.fail(error);
+    forgetOn = (rdma, connection) => rdma.#forgetConnection(connection);
   }
 
   private constructor(handle: number, device: Device, pe: ProgressEngine, permissions: number, opts: RdmaOptions, buffers: ReceiveBuffers | undefined) {
@@ -509,6 +519,8 @@ export class RdmaConnection {
   #state: ConnState;
   #reason: unknown;
   readonly #changes: Waiters<void>;
+  /** Keeps the engine pumped while an onDisconnect handler waits, so a peer's disconnect is noticed while idle. */
+  readonly #watch: Waiters<void>;
   /** onDisconnect's handlers (the one implementation Comch and RDMA connections share). */
   readonly #ends: EndWatchers<unknown>;
 
@@ -526,6 +538,7 @@ export class RdmaConnection {
     this.id = id;
     this.#state = state;
     this.#changes = new Waiters(rdma.pe);
+    this.#watch = new Waiters(rdma.pe);
     this.#ends = new EndWatchers("RdmaConnection.onDisconnect", (error) => failRdma(rdma, error));
     if (handle) this.#bind(handle);
   }
@@ -549,9 +562,11 @@ export class RdmaConnection {
    * Registers a callback for when the connection ends (peer disconnect, failure, rejection, or the Rdma closing),
    * called once with the reason, after the event that ended it. Registered after the end, it is still called. What
    * it throws goes to whoever awaits the Rdma (as any callback failure) and does not stop the callbacks after it.
+   * While a callback waits, the progress engine keeps running, so the end is noticed without other work.
    */
   onDisconnect(cb: (reason: unknown) => void): void {
     this.#ends.add(cb);
+    if (!this.#ends.ended && this.#watch.size === 0) void this.#watch.wait(`RDMA connection ${this.id} to end`).catch(() => {});
   }
 
   #noteState(state: ConnState, reason?: unknown): void {
@@ -567,7 +582,27 @@ export class RdmaConnection {
       `RDMA connection ${this.id} ${state}`,
     );
     this.#changes.rejectAll(this.#reason);
+    this.#watch.resolveAll();
     this.#ends.end(this.#reason);
+  }
+
+  /**
+   * A task failed: when its error says the connection itself is gone (a peer that disconnected or vanished while
+   * tasks were in flight), the state says so at once, and onDisconnect's handlers run, rather than "connected" until
+   * DOCA reports an end it may never report (a connection made by exchanged details has no state callbacks).
+   */
+  #taskFailed(error: unknown): void {
+    if (this.#state !== "connected" || !(error instanceof DocaError) || !CONNECTION_GONE.has(error.code)) return;
+    this.#noteState("disconnected", error);
+    forgetOn(this.rdma, this);
+  }
+
+  /** The task Promise, watched for an error that ends the connection (it still rejects with that error). */
+  #watched(tasks: Promise<void>): Promise<void> {
+    return tasks.catch((e) => {
+      this.#taskFailed(e);
+      throw e;
+    });
   }
 
   async #established(timeoutMs: number, what: string): Promise<void> {
@@ -637,7 +672,7 @@ export class RdmaConnection {
     try {
       check();
       this.#usable(method);
-      return submitOn(this.rdma, kind, this, op);
+      return this.#watched(submitOn(this.rdma, kind, this, op));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -646,7 +681,7 @@ export class RdmaConnection {
   #runBatch(method: string, kind: keyof RdmaKinds, ops: RdmaOp[]): Promise<void> {
     try {
       this.#usable(method);
-      return submitBatchOn(this.rdma, kind, this, ops);
+      return this.#watched(submitBatchOn(this.rdma, kind, this, ops));
     } catch (e) {
       return Promise.reject(e);
     }
