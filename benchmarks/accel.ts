@@ -3,7 +3,8 @@
  * Accelerator rows (issue 30), one short run: deflate and SHA-256 of 64 KiB and 4 KiB pieces, DEPTH in flight, on
  * the software device from doca-ts (Deno by default; --runtimes for Bun and Node) and from C (benchmarks/accel-driver.c),
  * and the backing library called directly from C (zlib, libcrypto): what the device itself costs over its library,
- * and what doca-ts costs over C. Rounds alternate the three; each ratio is the median of its per-round ratios.
+ * and what doca-ts costs over C. Rounds alternate the three; each ratio is the median of its per-round ratios. The
+ * cells are benchmarks/accel-rows.ts's, which `deno task bench` runs as row 8.
  *
  *   deno task bench:accel [--rounds N] [--seconds S] [--sizes 65536,4096] [--runtimes deno,bun,node] [--json FILE]
  */
@@ -11,21 +12,14 @@ import { writeFileSync } from "node:fs";
 import process from "node:process";
 import { deflateShaRows } from "./accel-rows.ts";
 import { formatTable } from "./rows.ts";
-import type { RuntimeName } from "./runtimes.ts";
-import { parseFlags, positiveInt, UsageError } from "../tasks/common/cli.ts";
+import { parseFlags, positiveInt } from "../tasks/common/cli.ts";
+import { ROUND_FLAGS, roundSettings } from "./round-flags.ts";
 
-const FLAGS = {
-  rounds: { type: "string" },
-  seconds: { type: "string" },
-  sizes: { type: "string" },
-  runtimes: { type: "string" },
-  depth: { type: "string" },
-  json: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+const FLAGS = { ...ROUND_FLAGS, depth: { type: "string" } } as const;
 
 const HELP = `Usage: bench:accel [--rounds N] [--seconds S] [--sizes 65536,4096] [--runtimes deno] [--depth D] [--json FILE]
-Deflate and SHA-256 rates: doca-ts vs a C driver on the software device vs the library (zlib, libcrypto) from C.
+Deflate and SHA-256 rates: doca-ts vs a C driver on the software device vs the library (zlib, libcrypto) from C;
+below 64 KiB doca-ts also as batches (one Promise per DEPTH tasks).
   --rounds N     rounds (default 3), each running every cell once, alternating
   --seconds S    seconds per cell (default 0.5)
   --sizes LIST   piece sizes in bytes (default 65536,4096)
@@ -39,13 +33,8 @@ function main(): void {
     console.log(HELP);
     return;
   }
-  const rounds = values.rounds ? positiveInt(values.rounds, "--rounds", 100) : 3;
-  const seconds = values.seconds ? Number(values.seconds) : 0.5;
-  if (!(seconds > 0 && seconds <= 60)) throw new UsageError("--seconds: expected 0 < S <= 60");
+  const { rounds, seconds, sizes, runtimes } = roundSettings(values, { maxRounds: 100, sizes: [65536, 4096], maxSize: 64 << 20, runtimes: ["deno"] });
   const depth = values.depth ? positiveInt(values.depth, "--depth", 64) : 16;
-  const sizes = (values.sizes ?? "65536,4096").split(",").map((s) => positiveInt(s, "--sizes", 64 << 20));
-  const runtimes = (values.runtimes ?? "deno").split(",") as RuntimeName[];
-  for (const r of runtimes) if (!["deno", "bun", "node"].includes(r)) throw new UsageError(`--runtimes: unknown ${r}`);
   const rows = deflateShaRows({ rounds, seconds, sizes, runtimes, depth, batch: 0 });
   console.log(formatTable(rows));
   if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2));

@@ -11,13 +11,13 @@
  *
  *   deno task bench:churn [--cycles N] [--step N] [--runtime deno|bun|node] [--no-task-flags] [--json FILE]
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { buildCDriver, driverPath } from "./c-driver.ts";
+import { type LineProcess, reap, startLineProcess } from "./line-process.ts";
 import { RUNTIME_LABEL, type RuntimeName, RUNTIMES, runtimeArgv } from "./runtimes.ts";
 import { parseFlags, positiveInt, UsageError } from "../tasks/common/cli.ts";
 
@@ -44,71 +44,6 @@ export function taskV8Flags(): string[] {
   return command.split(/\s+/).filter((w) => w.startsWith("--v8-flags="));
 }
 
-interface Proc {
-  child: ChildProcess;
-  out: string[];
-  err: string;
-  /** Resolves with the first stdout line starting with `prefix` (consumed), or rejects after timeoutMs / on exit. */
-  line(prefix: string, timeoutMs: number): Promise<string>;
-  /** Resolves once stderr contains `text`. */
-  stderr(text: string, timeoutMs: number): Promise<void>;
-}
-
-function start(argv: string[], env: Record<string, string>): Proc {
-  const child = spawn(argv[0], argv.slice(1), { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
-  let buffer = "";
-  const wake: (() => void)[] = [];
-  const p: Proc = {
-    child,
-    out: [],
-    err: "",
-    async line(prefix, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const i = p.out.findIndex((l) => l.startsWith(prefix));
-        if (i >= 0) return p.out.splice(i, 1)[0];
-        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${argv[0]} exited before "${prefix}": ${p.err.trim()}`);
-        if (Date.now() > deadline) throw new Error(`no "${prefix}" from ${argv[0]} within ${timeoutMs} ms: ${p.err.trim()}`);
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, Math.max(1, deadline - Date.now()));
-          wake.push(() => (clearTimeout(t), resolve()));
-        });
-      }
-    },
-    async stderr(text, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      while (!p.err.includes(text)) {
-        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${argv[0]} exited before saying "${text}": ${p.err.trim()}`);
-        if (Date.now() > deadline) throw new Error(`${argv[0]} did not say "${text}" within ${timeoutMs} ms: ${p.err.trim()}`);
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, Math.max(1, deadline - Date.now()));
-          wake.push(() => (clearTimeout(t), resolve()));
-        });
-      }
-    },
-  };
-  const poke = () => wake.splice(0).forEach((w) => w());
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-    buffer += d;
-    const parts = buffer.split("\n");
-    buffer = parts.pop()!;
-    p.out.push(...parts);
-    poke();
-  });
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => ((p.err += d), poke()));
-  child.on("close", poke);
-  child.on("error", (e) => ((p.err += String(e)), poke()));
-  return p;
-}
-
-/** Kills a process and waits until it is reaped (5 s at most after SIGKILL). */
-async function reap(p: Proc | undefined): Promise<void> {
-  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
-  const gone = new Promise<void>((resolve) => p.child.once("close", () => resolve()));
-  p.child.kill("SIGKILL");
-  await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
-}
-
 function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]);
@@ -128,21 +63,21 @@ export async function churn(runtime: RuntimeName, cycles: number, step: number, 
   const file = join(dir, "file");
   writeFileSync(file, "the file the DPU would send\n");
   const env = { DOCA_SIM_DIR: dir };
-  let dpu: Proc | undefined, hold: Proc | undefined, cycler: Proc | undefined;
+  let dpu: LineProcess | undefined, hold: LineProcess | undefined, cycler: LineProcess | undefined;
   try {
     // The DPU side as a user starts it, with a timeout long enough for the whole run (the held host never speaks)
     const argv = runtimeArgv(runtime, join(repoRoot, "tasks", "dma-copy.ts"),
       ["--side", "dpu", "-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "86400", "-l", "30"], ["all"]);
     if (runtime === "deno" && taskFlags) argv.splice(2, 0, ...taskV8Flags());
-    dpu = start(argv, { ...env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" });
+    dpu = startLineProcess(argv, { ...env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" });
     await dpu.stderr("waiting for the host", 60_000);
-    hold = start([DRIVER, "hold", SERVER], { ...env, DOCA_SIM_SIDE: "host" });
+    hold = startLineProcess([DRIVER, "hold", SERVER], { ...env, DOCA_SIM_SIDE: "host" });
     await hold.line("connected", 30_000);
     await new Promise((resolve) => setTimeout(resolve, 1000)); // the DPU settles into serving the held host
     const before = rssMiB(dpu.child.pid!);
     const points: ChurnPoint[] = [{ cycles: 0, rssMiB: before, growthMiB: 0 }];
     console.error(`bench:churn: ${RUNTIME_LABEL[runtime]} DPU at ${before.toFixed(1)} MiB, ${cycles} cycles`);
-    cycler = start([DRIVER, "cycle", SERVER, String(cycles), String(step)], { ...env, DOCA_SIM_SIDE: "host" });
+    cycler = startLineProcess([DRIVER, "cycle", SERVER, String(cycles), String(step)], { ...env, DOCA_SIM_SIDE: "host" });
     for (let done = step; done <= cycles; done += step) {
       await cycler.line(`cycles ${done} `, step * MS_PER_CYCLE_BOUND + 30_000);
       if (dpu.child.exitCode !== null) throw new Error(`the DPU side exited: ${dpu.err.trim()}`);

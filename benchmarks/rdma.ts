@@ -7,16 +7,17 @@
  *
  *   deno task bench:rdma [--rounds N] [--seconds S] [--sizes 64,4096,...] [--runtimes deno,bun,node] [--json FILE]
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { buildCDriver, driverPath } from "./c-driver.ts";
+import { type LineProcess, startLineProcess } from "./line-process.ts";
 import { formatTable, median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, RUNTIMES, runtimeArgv } from "./runtimes.ts";
-import { parseFlags, positiveInt, UsageError } from "../tasks/common/cli.ts";
+import { parseFlags } from "../tasks/common/cli.ts";
+import { ROUND_FLAGS, roundSettings } from "./round-flags.ts";
 
 const DRIVER = driverPath("rdma-driver");
 const WORKLOAD = join(repoRoot, "benchmarks", "rdma-workload.ts");
@@ -26,53 +27,9 @@ const TS_OPS = [...OPS, ...OPS.map((op) => `${op}-batch`)];
 const DEPTH = 16;
 const MiB = 1 << 20;
 
-interface Proc {
-  child: ChildProcess;
-  lines: string[];
-  err: string;
-  exit: Promise<number | string>;
-  next(prefix: string, timeoutMs: number): Promise<string>;
-}
-
-function start(argv: string[], env: Record<string, string>): Proc {
-  const child = spawn(argv[0], argv.slice(1), { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
-  let buffer = "";
-  const waiters: (() => void)[] = [];
-  const p: Proc = {
-    child,
-    lines: [],
-    err: "",
-    exit: new Promise((resolve) => {
-      child.on("error", (e) => ((p.err += String(e)), resolve("spawn error")));
-      child.on("close", (code, signal) => {
-        resolve(code ?? signal ?? "?");
-        waiters.splice(0).forEach((w) => w());
-      });
-    }),
-    async next(prefix, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const i = p.lines.findIndex((l) => l.startsWith(prefix));
-        if (i >= 0) return p.lines.splice(i, 1)[0].slice(prefix.length).trim();
-        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited before "${prefix}": ${p.err.trim()}`);
-        const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`no "${prefix}" within ${timeoutMs} ms: ${p.err.trim()}`);
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, left);
-          waiters.push(() => (clearTimeout(t), resolve()));
-        });
-      }
-    },
-  };
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-    buffer += d;
-    const parts = buffer.split("\n");
-    buffer = parts.pop()!;
-    p.lines.push(...parts);
-    waiters.splice(0).forEach((w) => w());
-  });
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (p.err += d));
-  return p;
+/** The rest of the first stdout line of `p` that starts with `prefix` (a value a driver prints: "port 4242"). */
+async function valueAfter(p: LineProcess, prefix: string, timeoutMs: number): Promise<string> {
+  return (await p.line(prefix, timeoutMs)).slice(prefix.length).trim();
 }
 
 interface Cell {
@@ -92,21 +49,21 @@ function parseCells(lines: string[]): Cell[] {
 /** One requester (C or a runtime) against a fresh C responder; every process reaped, whatever happens. */
 async function runRequester(who: "c" | RuntimeName, sizes: number[], seconds: number, simDir: string): Promise<Cell[]> {
   const env = { DOCA_SIM_DIR: simDir };
-  const responder = start([DRIVER, "responder"], env);
+  const responder = startLineProcess([DRIVER, "responder"], env);
   const ops = who === "c" ? OPS : TS_OPS;
   const args = [ops.join(","), sizes.join(","), String(seconds), String(DEPTH)];
-  const requester = start(who === "c" ? [DRIVER, "requester", ...args] : runtimeArgv(who, WORKLOAD, args, ["ffi", "env", "read"]), env);
+  const requester = startLineProcess(who === "c" ? [DRIVER, "requester", ...args] : runtimeArgv(who, WORKLOAD, args, ["ffi", "env", "read"]), env);
   const timeoutMs = 60_000 + ops.length * sizes.length * seconds * 4000;
   const killer = setTimeout(() => [responder, requester].forEach((p) => p.child.kill("SIGKILL")), timeoutMs);
   try {
-    const details = await responder.next("details", 30_000);
-    const mmap = await responder.next("mmap", 30_000);
+    const details = await valueAfter(responder, "details", 30_000);
+    const mmap = await valueAfter(responder, "mmap", 30_000);
     requester.child.stdin!.write(`details ${details}\nmmap ${mmap}\n`);
-    const theirs = await requester.next("details", 60_000);
+    const theirs = await valueAfter(requester, "details", 60_000);
     responder.child.stdin!.write(`peer ${theirs}\n`);
-    await responder.next("connected", 30_000);
+    await valueAfter(responder, "connected", 30_000);
     requester.child.stdin!.write("go\n");
-    await requester.next("done", timeoutMs);
+    await valueAfter(requester, "done", timeoutMs);
     return parseCells(requester.lines.splice(0).concat());
   } catch (e) {
     throw new Error(`RDMA cells for ${who} failed: ${(e as Error).message}\nresponder: ${responder.err.trim()}\nrequester: ${requester.err.trim()}`);
@@ -122,10 +79,10 @@ async function runRequester(who: "c" | RuntimeName, sizes: number[], seconds: nu
 
 /** The limit: a C TCP stream over loopback, write() calls of each size. */
 async function runTcp(sizes: number[], seconds: number): Promise<Cell[]> {
-  const sink = start([DRIVER, "tcp-sink"], {});
+  const sink = startLineProcess([DRIVER, "tcp-sink"], {});
   try {
-    const port = await sink.next("port", 10_000);
-    const source = start([DRIVER, "tcp-source", port, sizes.join(","), String(seconds)], {});
+    const port = await valueAfter(sink, "port", 10_000);
+    const source = startLineProcess([DRIVER, "tcp-source", port, sizes.join(","), String(seconds)], {});
     const code = await source.exit;
     if (code !== 0) throw new Error(`tcp-source exited ${code}: ${source.err}`);
     return parseCells(source.lines);
@@ -145,24 +102,17 @@ and the runtimes; each ratio is the median of the per-round ratios. doca-ts also
 64 B, 4 KiB, 64 KiB, 1 MiB, 4 MiB. Waits: every process is killed after a deadline proportional to its cells.`;
 
 export async function main(argv: string[]): Promise<Row[]> {
-  const { values } = parseFlags(argv, {
-    rounds: { type: "string" },
-    seconds: { type: "string" },
-    sizes: { type: "string" },
-    runtimes: { type: "string" },
-    json: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values } = parseFlags(argv, ROUND_FLAGS);
   if (values.help) {
     console.log(HELP);
     return [];
   }
-  const rounds = values.rounds ? positiveInt(values.rounds, "--rounds", 50) : 3;
-  const seconds = values.seconds ? Number(values.seconds) : 0.5;
-  if (!(seconds > 0 && seconds <= 60)) throw new UsageError(`--seconds: expected 0 < S ≤ 60, got ${values.seconds}`);
-  const sizes = values.sizes ? values.sizes.split(",").map((s) => positiveInt(s, "--sizes", 4 * MiB)) : [64, 4096, 65536, MiB, 4 * MiB];
-  const runtimes = values.runtimes ? values.runtimes.split(",") as RuntimeName[] : RUNTIMES;
-  for (const r of runtimes) if (!RUNTIMES.includes(r)) throw new UsageError(`--runtimes: unknown runtime ${r}`);
+  const { rounds, seconds, sizes, runtimes } = roundSettings(values, {
+    maxRounds: 50,
+    sizes: [64, 4096, 65536, MiB, 4 * MiB],
+    maxSize: 4 * MiB,
+    runtimes: RUNTIMES,
+  });
   buildCDriver("rdma-driver", ["doca_rdma", "doca_common"]);
   const simDir = mkdtempSync(join(tmpdir(), "doca-ts-bench-rdma-"));
   // ratios[key][round]: runtime / C, and C write / TCP; rates[key]: per-round values for the value column.

@@ -90,6 +90,26 @@ export function headersOfRow(row: BehaviourRow): string[] {
 }
 
 /**
+ * What `header` (in the folder `include`) itself says after the C preprocessor (`cc -E`, `extra` arguments first):
+ * macros expanded, and by the line markers only its own lines, not those of the headers it includes.
+ */
+export function headerOwnText(include: string, header: string, extra: string[] = []): string {
+  const cpp = spawnSync(process.env.CC ?? "cc", ["-E", ...extra, `-I${include}`, "-x", "c", join(include, header)], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  if (cpp.status !== 0) throw new Error(`cc -E ${header}: ${cpp.stderr || cpp.error}`);
+  let own = false;
+  const text: string[] = [];
+  for (const line of cpp.stdout.split("\n")) {
+    const marker = /^# \d+ "(.*)"/.exec(line);
+    if (marker) own = marker[1].endsWith(`/${header}`);
+    else if (own) text.push(line);
+  }
+  return text.join("\n");
+}
+
+/**
  * The functions a sim/include header declares (exported prototypes, DOCA_STABLE/DOCA_EXPERIMENTAL, and header-inline
  * definitions), in either flavour's spelling. The header goes through the C preprocessor, so declarations a macro
  * writes (doca_rdma.h declares each task kind's set_conf and as_task with one) count, and line markers keep only what
@@ -102,16 +122,7 @@ export function declaredIn(header: string, root = repoRoot): { declared: string[
     .filter((e) => e.isDirectory() && existsSync(join(root, "sim", "flavours", e.name, "include")))
     .map((e) => join(root, "sim", "flavours", e.name, "include"));
   for (const extra of [[], ...flavourIncludes.map((dir) => [`-I${dir}`])]) {
-    const cpp = spawnSync(process.env.CC ?? "cc", ["-E", ...extra, `-I${include}`, "-x", "c", join(include, header)], { encoding: "utf8" });
-    if (cpp.status !== 0) throw new Error(`cc -E ${header}: ${cpp.stderr || cpp.error}`);
-    let own = false;
-    const text: string[] = [];
-    for (const line of cpp.stdout.split("\n")) {
-      const marker = /^# \d+ "(.*)"/.exec(line);
-      if (marker) own = marker[1].endsWith(`/${header}`);
-      else if (own) text.push(line);
-    }
-    const body = text.join("\n");
+    const body = headerOwnText(include, header, extra);
     for (const m of body.matchAll(/visibility\("default"\)\)\)\s*(?:__attribute__\(\(deprecated\)\)\s*)?[\w\s*]*?\b(doca_\w+)\s*\(/g)) declared.add(m[1]);
     for (const m of body.matchAll(/static inline\b[\w\s*]*?\b(doca_\w+)\s*\(/g)) {
       declared.add(m[1]);

@@ -11,24 +11,21 @@ import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
-import { parseTaskFlags } from "./common/task-flags.ts";
+import { parseTaskFlags, SHARED_FLAGS, taskFlags } from "./common/task-flags.ts";
 
 export const DEFAULT_SERVICE = "comch_ctrl_path_sample";
 
 /** The flags comch-client accepts too: one message exchange's device, server name, text, count, timeout and side. */
-export const EXCHANGE_FLAGS = {
-  "pci-addr": { type: "string", short: "p" },
-  name: { type: "string", short: "s" },
-  text: { type: "string", short: "t" },
-  count: { type: "string" },
-  timeout: { type: "string" },
-  side: { type: "string" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const EXCHANGE_FLAGS = taskFlags(
+  {
+    name: { type: "string", short: "s" },
+    text: { type: "string", short: "t" },
+  },
+  "pci-addr", "count", "timeout", "side", "version", "help",
+);
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = { ...EXCHANGE_FLAGS, "rep-pci": { type: "string", short: "r" } } as const;
+export const FLAGS = { ...EXCHANGE_FLAGS, "rep-pci": SHARED_FLAGS["rep-pci"] };
 
 /** --count (default 1) and --timeout as both ends read them, and --side applied (default: where the task runs). */
 export function exchangeOptions(

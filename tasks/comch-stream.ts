@@ -16,25 +16,19 @@ import { printError, printJson } from "./common/output.ts";
 import { startLiveLine } from "./common/live-line.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
-import { parseTaskFlags } from "./common/task-flags.ts";
+import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";
 const MAX_SIZE = 4096;
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  side: { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  "rep-pci": { type: "string", short: "r" },
-  name: { type: "string", short: "s" },
-  count: { type: "string" },
-  size: { type: "string" },
-  inflight: { type: "string" },
-  timeout: { type: "string" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    name: { type: "string", short: "s" },
+    inflight: { type: "string" },
+  },
+  "side", "pci-addr", "rep-pci", "count", "size", "timeout", "json", "version", "help",
+);
 const TASK = "comch-stream";
 
 const HELP = `Usage: comch-stream [--side host|dpu] [-r REP_PCI] [-p PCI] [--count N] [--size BYTES] [--inflight K]
@@ -117,6 +111,16 @@ async function tellPeerWhy(conn: { send(bytes: Uint8Array): Promise<void> }, e: 
   await conn.send(encode({ stop: (e as Error).message })).catch(() => {});
 }
 
+/** Runs one side's exchange over `conn`; when it fails, the peer is told why first (tellPeerWhy). */
+async function tellingPeerWhy<T>(conn: { send(bytes: Uint8Array): Promise<void> }, exchange: () => Promise<T>): Promise<T> {
+  try {
+    return await exchange();
+  } catch (e) {
+    await tellPeerWhy(conn, e);
+    throw e;
+  }
+}
+
 /**
  * Rejects when `pending` (the peer's next control message) is a stop notice, or the connection fails; any other
  * message (the DPU's report, which may overtake our last completions) leaves it pending: its reader takes it.
@@ -127,6 +131,18 @@ function watchPeer(pending: Promise<Uint8Array>, from: string): Promise<never> {
     if (stopped) throw stopped;
     return new Promise<never>(() => {});
   });
+}
+
+/**
+ * The peer's next control message (a report, or a stop notice while the stream runs) and its watch (watchPeer);
+ * both are already handled, so whichever one nobody awaits cannot end the process as an unhandled rejection.
+ */
+function nextControl(conn: { recv(): Promise<Uint8Array> }, from: string): { next: Promise<Uint8Array>; stop: Promise<never> } {
+  const next = conn.recv();
+  next.catch(() => {});
+  const stop = watchPeer(next, from);
+  stop.catch(() => {});
+  return { next, stop };
 }
 
 /**
@@ -155,16 +171,13 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
   try {
     printError(`comch-stream dpu: waiting for the host on "${opts.name ?? STREAM_SERVICE}"`);
     const conn = await raceAbort(server.accept({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host side to connect");
-    try {
+    return await tellingPeerWhy(conn, async () => {
       const plan = readPlan(await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host's announcement"));
       const consumer = await ComchConsumer.create({ connection: conn, device, pe, bufferSize: Math.max(plan.size, 8) });
       try {
         await conn.send(encode({ ready: true }));
         // The host's next control message can only be a stop notice: watch for it while receiving.
-        const fromHost = conn.recv();
-        fromHost.catch(() => {});
-        const hostStop = watchPeer(fromHost, "the host side");
-        hostStop.catch(() => {});
+        const { stop: hostStop } = nextControl(conn, "the host side");
         let t0 = 0;
         // Whatever has arrived, in one batch per wake-up (recvBatch: one Promise for all, messages in shared slabs);
         // every message is still checked: its sequence number and its length. A live count on a terminal.
@@ -197,10 +210,7 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
       } finally {
         await consumer.close();
       }
-    } catch (e) {
-      await tellPeerWhy(conn, e);
-      throw e;
-    }
+    });
   } finally {
     await server.close();
   }
@@ -226,7 +236,7 @@ export async function streamProducer(opts: {
   const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs: opts.timeoutMs }), signal, `connecting to the Comch server "${name}"`);
   try {
     const conn = client.connection;
-    try {
+    return await tellingPeerWhy(conn, async () => {
       await conn.send(encode({ count: opts.count, size: opts.size }));
       // The DPU's first control message is {ready} or a stop notice; a stop must not leave us waiting for a consumer.
       const first = conn.recv({ timeoutMs: opts.timeoutMs }).then((bytes) => decodeControl(bytes, "the DPU side"));
@@ -244,10 +254,7 @@ export async function streamProducer(opts: {
       const producer = await ComchProducer.create({ connection: conn, device, pe, bufferSize: opts.size, buffers: opts.inflight });
       try {
         // The DPU's next control message is its report, or a stop notice while we still send.
-        const fromDpu = conn.recv();
-        fromDpu.catch(() => {});
-        const dpuStop = watchPeer(fromDpu, "the DPU side");
-        dpuStop.catch(() => {});
+        const { next: fromDpu, stop: dpuStop } = nextControl(conn, "the DPU side");
         printError(`comch-stream host: sending ${opts.count} messages of ${opts.size} bytes to "${name}"`);
         const t0 = performance.now();
         // SEND_LANES lanes, each sending one batch at a time (sendBatch: one Promise per batch), K messages in flight in
@@ -287,10 +294,7 @@ export async function streamProducer(opts: {
       } finally {
         await producer.close();
       }
-    } catch (e) {
-      await tellPeerWhy(conn, e);
-      throw e;
-    }
+    });
   } finally {
     await client.close();
   }

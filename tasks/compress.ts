@@ -6,30 +6,22 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { Compress, ProgressEngine } from "../mod.ts";
-import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
+import { positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { openRegularFile } from "./common/input-file.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
-import { versionLine } from "./common/version.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { EMPTY_DEFLATE, memberHeader, memberTrailer } from "./accel/gzip.ts";
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
+import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  output: { type: "string", short: "o" },
-  force: { type: "boolean", short: "f" },
-  "chunk-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags({}, "output", "force", "chunk-size", "pci-addr", "json", "version", "help");
 
 const HELP = `Usage: compress FILE [-o OUTPUT] [-f] [--chunk-size BYTES] [-p PCI] [--json]
 
@@ -137,12 +129,9 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, FLAGS, { positionals: true });
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine("compress")), 0);
+  const command = parseTaskCommand(argv, FLAGS, HELP, "compress", { positionals: true });
+  if (command === undefined) return 0;
+  const { values, positionals } = command;
   if (positionals.length !== 1) throw new UsageError(`expected one FILE to compress, got ${positionals.length}`);
   const chunkSize = values["chunk-size"] === undefined ? undefined : positiveInt(values["chunk-size"], "--chunk-size", 2 ** 31);
   const input = userPath(positionals[0]);

@@ -7,7 +7,7 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { Compress, DocaError, ProgressEngine } from "../mod.ts";
-import { parseFlags, UsageError } from "./common/cli.ts";
+import { UsageError } from "./common/cli.ts";
 import { openRegularFile } from "./common/input-file.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
@@ -20,16 +20,9 @@ import { LZ4_MAGIC, Lz4FormatError, parseFrameHeader, Xxh32 } from "./accel/lz4-
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
-import { versionLine } from "./common/version.ts";
+import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
 
-export const FLAGS = {
-  output: { type: "string", short: "o" },
-  force: { type: "boolean", short: "f" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags({}, "output", "force", "pci-addr", "json", "version", "help");
 
 const HELP = `Usage: decompress FILE [-o OUTPUT] [-f] [-p PCI] [--json]
 
@@ -306,12 +299,9 @@ function defaultOutput(input: string): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, FLAGS, { positionals: true });
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine("decompress")), 0);
+  const command = parseTaskCommand(argv, FLAGS, HELP, "decompress", { positionals: true });
+  if (command === undefined) return 0;
+  const { values, positionals } = command;
   if (positionals.length !== 1) throw new UsageError(`expected one FILE to decompress, got ${positionals.length}`);
   const input = userPath(positionals[0]);
   const output = userPath(values.output ?? defaultOutput(positionals[0]));

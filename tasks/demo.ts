@@ -19,15 +19,10 @@ import { runCopyPair } from "./common/run-pair.ts";
 import type { Summary } from "./dma-copy/session.ts";
 import { formatBytes, formatRate, plural } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
-import { parseTaskFlags } from "./common/task-flags.ts";
+import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  size: { type: "string" },
-  keep: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags({ keep: { type: "boolean" } }, "size", "version", "help");
 const TASK = "demo";
 
 const HELP = `Usage: demo [--size BYTES] [--keep]

@@ -11,15 +11,10 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { formatBytes } from "./common/units.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
-import { parseTaskFlags } from "./common/task-flags.ts";
+import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  json: { type: "boolean" },
-  side: { type: "string" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags({}, "json", "side", "version", "help");
 const TASK = "devices";
 
 const HELP = `Usage: devices [--json] [--side host|dpu]

@@ -12,17 +12,10 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
-import { parseTaskFlags } from "./common/task-flags.ts";
+import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  text: { type: "string", short: "t" },
-  size: { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags({ text: { type: "string", short: "t" } }, "size", "pci-addr", "json", "version", "help");
 const TASK = "dma-local-copy";
 
 const HELP = `Usage: dma-local-copy [-t TEXT | --size BYTES] [-p PCI] [--json]

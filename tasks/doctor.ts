@@ -3,10 +3,10 @@
  * `deno task doctor`: what doca-ts sees on this machine, for a user setting it up and for bug reports. Prints a
  * readable report (or one JSON document with --json) and exits 1 when it found a problem.
  */
-import { parseFlags, positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
-import { versionLine } from "./common/version.ts";
 import { printJson } from "./common/output.ts";
 import { formatBytes } from "./common/units.ts";
 import { printable } from "../ffi/engine/printable.ts";
@@ -138,21 +138,16 @@ export function formatReport(r: DoctorReport): string {
   return SECTIONS.flatMap((section) => formatSection(r, section)).join("\n");
 }
 
+/** Every flag this task accepts. */
+export const FLAGS = taskFlags(
+  { json: { type: "boolean", default: false }, peer: { type: "string" } },
+  "pci-addr", "timeout", "version", "help",
+);
+
 async function main(argv: string[]): Promise<number> {
   // The same flag handling as every other task: unknown or malformed flags exit 2 with "see --help".
-  const { values } = parseFlags(argv, {
-    json: { type: "boolean", default: false },
-    peer: { type: "string" },
-    "pci-addr": { type: "string", short: "p" },
-    timeout: { type: "string" },
-    version: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine("doctor")), 0);
+  const values = parseTaskFlags(argv, FLAGS, HELP, "doctor");
+  if (values === undefined) return 0;
   const timeoutMs = values.timeout === undefined ? 10_000 : positiveSecondsMs(values.timeout, "--timeout");
   const pciAddr = values["pci-addr"];
   if (pciAddr !== undefined && !PCI_ADDRESS.test(pciAddr)) {

@@ -4,32 +4,28 @@
  * ec-recover rebuilds it from any N of them. Layout and manifest: tasks/ec/codec.ts.
  */
 import process from "node:process";
-import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
-import { versionLine } from "./common/version.ts";
-import { progressText } from "./accel/progress.ts";
+import { positiveInt, UsageError } from "./common/cli.ts";
+import { withProgress } from "./accel/progress.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
-import { clearStatusLine, drawStatusLine, endStatusLine } from "./common/status-line.ts";
 import { userPath } from "./common/user-path.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { ecEncode } from "./ec/codec.ts";
+import { parseTaskFlags, requireFlags, taskFlags } from "./common/task-flags.ts";
 
 export { ecEncode };
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  input: { type: "string", short: "i" },
-  output: { type: "string", short: "o" },
-  "data-blocks": { type: "string", short: "n" },
-  "redundancy-blocks": { type: "string", short: "m" },
-  matrix: { type: "string" },
-  "block-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    "data-blocks": { type: "string", short: "n" },
+    "redundancy-blocks": { type: "string", short: "m" },
+    matrix: { type: "string" },
+    "block-size": { type: "string" },
+  },
+  "input", "output", "pci-addr", "json", "version", "help",
+);
 
 const HELP = `Usage: ec-encode -i FILE -o DIR [-n N] [-m M] [--matrix cauchy|vandermonde] [--block-size BYTES] [-p PCI] [--json]
 
@@ -51,14 +47,9 @@ No peer and no waits. A progress line is drawn on a terminal. Exit status 0, 1 o
 behind), 2 for bad flags, ${STOPPED_STATUSES}.`;
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine("ec-encode")), 0);
-  if (values.input === undefined) throw new UsageError("--input is required");
-  if (values.output === undefined) throw new UsageError("--output is required");
+  const values = parseTaskFlags(argv, FLAGS, HELP, "ec-encode");
+  if (values === undefined) return 0;
+  const { input, output } = requireFlags(values, ["input", "output"]);
   const n = values["data-blocks"] === undefined ? 4 : positiveInt(values["data-blocks"], "--data-blocks", 128);
   const m = values["redundancy-blocks"] === undefined ? 2 : positiveInt(values["redundancy-blocks"], "--redundancy-blocks", 128);
   const matrix = values.matrix ?? "cauchy";
@@ -68,36 +59,23 @@ async function main(argv: string[]): Promise<number> {
     blockSize = positiveInt(values["block-size"], "--block-size");
     if (blockSize % 64 !== 0) throw new UsageError("--block-size must be a multiple of 64");
   }
-  const showProgress = !values.json && process.stderr.isTTY === true;
-  let last = 0;
-  let result;
-  try {
-    result = await ecEncode({
-      input: userPath(values.input),
-      outputDir: userPath(values.output),
+  const result = await withProgress(values.json ? undefined : "ec-encode", (onProgress) =>
+    ecEncode({
+      input: userPath(input),
+      outputDir: userPath(output),
       dataBlocks: n,
       redundancyBlocks: m,
       matrix,
       blockSize,
       pciAddr: values["pci-addr"],
       signal: stopOnSignals(),
-      onProgress: (done, total) => {
-        const now = performance.now();
-        if (!showProgress || now - last < 200) return;
-        last = now;
-        drawStatusLine(progressText("ec-encode", done, total));
-      },
-    });
-  } catch (e) {
-    clearStatusLine();
-    throw e;
-  }
-  endStatusLine();
+      onProgress,
+    }));
   if (values.json) printJson(result);
   else {
     print(
       `encoded ${formatBytes(result.fileSize)} into ${n} data + ${m} redundancy blocks (${result.matrix}, ` +
-        `${result.stripes} stripe(s) of ${formatBytes(result.blockSize)} blocks) in ${userPath(values.output)}, ` +
+        `${result.stripes} stripe(s) of ${formatBytes(result.blockSize)} blocks) in ${userPath(output)}, ` +
         `${formatRate(result.fileSize, result.seconds)}; any ${n} of the ${n + m} block files rebuild it`,
     );
   }

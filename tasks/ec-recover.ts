@@ -4,28 +4,19 @@
  * recover tasks), checked against the original's SHA-256 before it appears.
  */
 import process from "node:process";
-import { parseFlags, UsageError } from "./common/cli.ts";
-import { versionLine } from "./common/version.ts";
-import { progressText } from "./accel/progress.ts";
+import { withProgress } from "./accel/progress.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
-import { clearStatusLine, drawStatusLine, endStatusLine } from "./common/status-line.ts";
 import { userPath } from "./common/user-path.ts";
 import { formatBytes } from "./common/units.ts";
 import { ecRecover } from "./ec/codec.ts";
+import { parseTaskFlags, requireFlags, taskFlags } from "./common/task-flags.ts";
 
 export { ecRecover };
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  input: { type: "string", short: "i" },
-  output: { type: "string", short: "o" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags({}, "input", "output", "pci-addr", "json", "version", "help");
 
 const HELP = `Usage: ec-recover -i DIR -o FILE [-p PCI] [--json]
 
@@ -44,40 +35,22 @@ the manifest is invalid, the rebuilt file does not match, or on any other failur
 2 for bad flags, ${STOPPED_STATUSES}.`;
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine("ec-recover")), 0);
-  if (values.input === undefined) throw new UsageError("--input is required");
-  if (values.output === undefined) throw new UsageError("--output is required");
-  const showProgress = !values.json && process.stderr.isTTY === true;
-  let last = 0;
-  let result;
-  try {
-    result = await ecRecover({
-      inputDir: userPath(values.input),
-      output: userPath(values.output),
+  const values = parseTaskFlags(argv, FLAGS, HELP, "ec-recover");
+  if (values === undefined) return 0;
+  const { input, output } = requireFlags(values, ["input", "output"]);
+  const result = await withProgress(values.json ? undefined : "ec-recover", (onProgress) =>
+    ecRecover({
+      inputDir: userPath(input),
+      output: userPath(output),
       pciAddr: values["pci-addr"],
       signal: stopOnSignals(),
-      onProgress: (done, total) => {
-        const now = performance.now();
-        if (!showProgress || now - last < 200) return;
-        last = now;
-        drawStatusLine(progressText("ec-recover", done, total));
-      },
-    });
-  } catch (e) {
-    clearStatusLine();
-    throw e;
-  }
-  endStatusLine();
+      onProgress,
+    }));
   const { manifest, lost, recovered, seconds } = result;
-  if (values.json) printJson({ output: userPath(values.output), fileSize: manifest.fileSize, sha256: manifest.sha256, lost, recovered, seconds });
+  if (values.json) printJson({ output: userPath(output), fileSize: manifest.fileSize, sha256: manifest.sha256, lost, recovered, seconds });
   else {
     print(
-      `rebuilt ${userPath(values.output)} (${formatBytes(manifest.fileSize)}, sha256 ${manifest.sha256.slice(0, 16)}… matches)` +
+      `rebuilt ${userPath(output)} (${formatBytes(manifest.fileSize)}, sha256 ${manifest.sha256.slice(0, 16)}… matches)` +
         (lost.length ? `; lost blocks ${lost.join(", ")}${recovered ? " recomputed by DOCA erasure coding" : " were redundancy only"}` : "; no block lost"),
     );
   }

@@ -20,7 +20,7 @@ import { printError, printJson } from "./common/output.ts";
 import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
 import { ProgressBar } from "./transfer/progress.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
-import { versionLine } from "./common/version.ts";
+import { optionsToRun } from "./common/task-flags.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
 import { checkTargetFolder } from "./transfer/atomic-file.ts";
@@ -75,6 +75,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
       maxChunk: device.info.caps.rdma?.maxMessageSize || undefined,
       progress: (total) => new ProgressBar(total, showBar),
       defer,
+      warn: (message) => printError(`rdma-copy: warning: ${message}`),
     });
   } catch (e) {
     // The connection failed under us: the peer may have said why just before (its reason beats our symptom).
@@ -95,10 +96,8 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
 
 if (isMain(import.meta)) {
   runMain(async () => {
-    const parsed = parseRdmaCopyArgs(process.argv.slice(2));
-    if (parsed.kind === "help") return print(RDMA_COPY_HELP);
-    if (parsed.kind === "version") return print(versionLine("rdma-copy"));
-    const o = parsed.options;
+    const o = optionsToRun(parseRdmaCopyArgs(process.argv.slice(2)), RDMA_COPY_HELP, "rdma-copy");
+    if (o === undefined) return;
     const result = await rdmaCopy(o, { signal: stopOnSignals() });
     if (o.jsonOutput) return printJson({ role: o.role, file: o.file, ...result });
     if (!o.quiet) {

@@ -18,14 +18,9 @@ import { versionLine } from "./common/version.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
 import { ownExtension } from "./common/run-pair.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
+import { taskFlags } from "./common/task-flags.ts";
 
-export const FLAGS = {
-  size: { type: "string" },
-  loopback: { type: "boolean" },
-  keep: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags({ loopback: { type: "boolean" }, keep: { type: "boolean" } }, "size", "version", "help");
 const TASK = "rdma-demo";
 
 const HELP = `Usage: rdma-demo [--size BYTES] [--loopback] [--keep]

@@ -19,8 +19,8 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { formatMicrosAll } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
-import { versionLine } from "./common/version.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
+import { optionsToRun, type ParsedCommand, taskFlags } from "./common/task-flags.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
 
@@ -52,20 +52,12 @@ export interface RdmaPingOptions {
 }
 
 /** Every flag rdma-ping accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  listen: { type: "string" },
-  connect: { type: "string" },
-  exchange: { type: "string" },
-  count: { type: "string" },
-  size: { type: "string" },
-  device: { type: "string", short: "d" },
-  timeout: { type: "string" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {},
+  "listen", "connect", "exchange", "count", "size", "device", "timeout", "json", "version", "help",
+);
 
-export function parseRdmaPingArgs(argv: string[]): { kind: "help" } | { kind: "version" } | { kind: "run"; options: RdmaPingOptions } {
+export function parseRdmaPingArgs(argv: string[]): ParsedCommand<RdmaPingOptions> {
   const { values: v } = parseFlags(argv, FLAGS);
   if (v.help) return { kind: "help" };
   if (v.version) return { kind: "version" };
@@ -228,10 +220,8 @@ async function raceTimeout<T>(p: Promise<T>, ms: number, what: string, signal?: 
 
 if (isMain(import.meta)) {
   runMain(async () => {
-    const parsed = parseRdmaPingArgs(process.argv.slice(2));
-    if (parsed.kind === "help") return print(RDMA_PING_HELP);
-    if (parsed.kind === "version") return print(versionLine("rdma-ping"));
-    const o = parsed.options;
+    const o = optionsToRun(parseRdmaPingArgs(process.argv.slice(2)), RDMA_PING_HELP, "rdma-ping");
+    if (o === undefined) return;
     const result = await rdmaPing(o, { signal: stopOnSignals(), progress: !o.jsonOutput });
     if (!result) return print(`rdma-ping: echoed the peer's messages`);
     if (o.jsonOutput) return printJson(result);

@@ -7,7 +7,7 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { type Device, ProgressEngine, Sha, type ShaAlgorithmName } from "../mod.ts";
-import { parseFlags, positiveInt, UsageError } from "./common/cli.ts";
+import { positiveInt, UsageError } from "./common/cli.ts";
 import { NotRegularFileError, openRegularFile } from "./common/input-file.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { InterruptedError, interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
@@ -19,19 +19,16 @@ import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
 import { checkedName, listLine, parseListLine, readListLines } from "./accel/checksum-list.ts";
-import { versionLine } from "./common/version.ts";
+import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
 
-export const FLAGS = {
-  algorithm: { type: "string", short: "a" },
-  check: { type: "string", short: "c" },
-  output: { type: "string", short: "o" },
-  force: { type: "boolean", short: "f" },
-  "part-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    algorithm: { type: "string", short: "a" },
+    check: { type: "string", short: "c" },
+    "part-size": { type: "string" },
+  },
+  "output", "force", "pci-addr", "json", "version", "help",
+);
 
 const HELP = `Usage: sha [-a sha1|sha256|sha512] FILE... [-o LIST] [-f] [--part-size BYTES] [-p PCI] [--json]
        sha [-a ALGORITHM] --check LIST [-p PCI] [--json]
@@ -177,12 +174,9 @@ function algorithmOf(value: string | undefined): ShaAlgorithmName {
 const HEX_LENGTH: Record<ShaAlgorithmName, number> = { sha1: 40, sha256: 64, sha512: 128 };
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, FLAGS, { positionals: true });
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine("sha")), 0);
+  const command = parseTaskCommand(argv, FLAGS, HELP, "sha", { positionals: true });
+  if (command === undefined) return 0;
+  const { values, positionals } = command;
   const algorithm = algorithmOf(values.algorithm);
   const partSize = values["part-size"] === undefined ? undefined : positiveInt(values["part-size"], "--part-size", 2 ** 30);
   if (values.check !== undefined && positionals.length > 0) throw new UsageError("--check takes the files from its list: give no FILE");

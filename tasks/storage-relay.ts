@@ -6,26 +6,25 @@
  */
 import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
-import { parseFlags, parseSide, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
+import { parseSide, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { printError } from "./common/output.ts";
-import { versionLine } from "./common/version.ts";
 import { DEFAULT_CHANNEL, runStorageRelay } from "./storage/relay.ts";
+import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 
 /** Every flag this task accepts. */
-export const FLAGS = {
-  device: { type: "string", short: "d" },
-  representor: { type: "string", short: "r" },
-  "storage-server": { type: "string" },
-  "command-channel-name": { type: "string" },
-  "control-timeout": { type: "string" },
-  cpu: { type: "string", multiple: true },
-  side: { type: "string" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    representor: { type: "string", short: "r" },
+    "storage-server": { type: "string" },
+    "command-channel-name": { type: "string" },
+    "control-timeout": { type: "string" },
+    cpu: { type: "string", multiple: true },
+  },
+  "device", "side", "version", "help",
+);
 
 const HELP = `Usage: storage-relay -d PCI -r REP_PCI --storage-server IP:PORT [--command-channel-name NAME]
                      [--control-timeout SECONDS] [--cpu N ...] [--side host|dpu]
@@ -51,12 +50,8 @@ function parseServer(value: string | undefined): { host: string; port: number } 
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
-  if (values.help) {
-    print(HELP);
-    return 0;
-  }
-  if (values.version) return (print(versionLine("storage-relay")), 0);
+  const values = parseTaskFlags(argv, FLAGS, HELP, "storage-relay");
+  if (values === undefined) return 0;
   if (!values.representor) throw new UsageError("missing -r/--representor: the representor of the host function to serve");
   const storage = parseServer(values["storage-server"]);
   const timeoutMs = values["control-timeout"] === undefined ? 5000 : positiveSecondsMs(values["control-timeout"], "--control-timeout");

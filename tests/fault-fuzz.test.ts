@@ -54,6 +54,12 @@ function runHarness(path: string, args: string[], env: Record<string, string>, t
   return r;
 }
 
+/** The harness neither crashed (ASan/UBSan abort, signal) nor failed; its output is in the message otherwise. */
+function assertHarnessPassed(r: ReturnType<typeof runHarness>): void {
+  assert.equal(r.signal, null, `harness crashed (${r.signal}); stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+  assert.equal(r.status, 0, `stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+}
+
 describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
   const built = buildFuzzers();
   const exe = Object.fromEntries(built.map((b) => [b.name, b]));
@@ -63,12 +69,7 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
     test(`export descriptors into doca_mmap_create_from_export (seed ${seed})`, { timeout: 120_000 }, () => {
       const n = SLOW ? 500_000 : 20_000;
       const r = runHarness(exe.fuzz_export_desc.path, [String(n), String(seed)], { DOCA_SIM_SIDE: "host" }, 100_000);
-      assert.equal(
-        r.signal,
-        null,
-        `harness crashed (${r.signal}); stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`,
-      );
-      assert.equal(r.status, 0, `stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+      assertHarnessPassed(r);
       const m = /FUZZ export-desc inputs (\d+) accepted (\d+) rejected (\d+)/.exec(r.stdout);
       assert.ok(m, r.stdout);
       assert.ok(Number(m[2]) >= 2, "the real descriptors are accepted (the harness reaches the deep checks)");
@@ -81,12 +82,7 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
     test(`raw frames into a Comch server (seed ${seed})`, { timeout: 120_000 }, () => {
       const n = SLOW ? 200_000 : 20_000;
       const r = runHarness(exe.fuzz_comch_frames.path, [String(n), String(seed)], { DOCA_SIM_SIDE: "dpu" }, 100_000);
-      assert.equal(
-        r.signal,
-        null,
-        `harness crashed (${r.signal}); stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`,
-      );
-      assert.equal(r.status, 0, `stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+      assertHarnessPassed(r);
       const m = /FUZZ comch-frames inputs (\d+) frames (\d+) delivered (\d+)/.exec(r.stdout);
       assert.ok(m, r.stdout);
       assert.ok(Number(m[3]) > 0, "well-formed messages were delivered");
@@ -101,12 +97,7 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
     test(`DOCA_SIM_CONFIG JSON documents into the reader (seed ${seed})`, { timeout: 120_000 }, () => {
       const n = SLOW ? 500_000 : 20_000;
       const r = runHarness(exe.fuzz_json.path, [String(n), String(seed)], {}, 100_000);
-      assert.equal(
-        r.signal,
-        null,
-        `harness crashed (${r.signal}); stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`,
-      );
-      assert.equal(r.status, 0, `stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+      assertHarnessPassed(r);
       const m = /FUZZ json inputs (\d+) accepted (\d+) rejected (\d+)/.exec(r.stdout);
       assert.ok(m, r.stdout);
       assert.ok(Number(m[2]) > 0 && Number(m[3]) > 0, "both accepted and refused documents were read");
@@ -119,12 +110,7 @@ describe("C fuzz harnesses against the software device (ASan+UBSan)", () => {
     test(`raw frames from the network into an RDMA responder (seed ${seed})`, { timeout: 120_000 }, () => {
       const n = SLOW ? 10_000 : 1_500;
       const r = runHarness(exe.fuzz_rdma_frames.path, [String(n), String(seed)], {}, 100_000);
-      assert.equal(
-        r.signal,
-        null,
-        `harness crashed (${r.signal}); stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`,
-      );
-      assert.equal(r.status, 0, `stdout:\n${r.stdout}\nstderr:\n${r.stderr.slice(0, 4000)}`);
+      assertHarnessPassed(r);
       const m = /FUZZ rdma-frames inputs (\d+) frames (\d+) writes (\d+) accepted (\d+)/.exec(r.stdout);
       assert.ok(m, r.stdout);
       assert.ok(Number(m[4]) > 0, "CM requests were accepted (the harness reaches the frame checks)");

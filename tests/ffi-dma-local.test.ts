@@ -58,6 +58,12 @@ describe("ffi: local DMA", () => {
     await s.dma.memcpyBatch(pairs.slice(500));
     assert.deepEqual(s.dst.bytes, s.src.bytes);
     assert.equal(s.dma.inflight, 0);
+    // not a list of pairs: a TypeError naming what is wrong, thrown at the call (not an internal property's name)
+    for (const bad of [undefined, null, 5, new Set(), { length: 2 }]) {
+      assert.throws(() => s.dma.memcpyBatch(bad as never), /memcpyBatch: pairs must be an array of \[src, dst\] Bufs/, String(bad));
+    }
+    // deno-lint-ignore no-sparse-arrays
+    assert.throws(() => s.dma.memcpyBatch([pairs[0], , pairs[1]] as never), /memcpyBatch: pairs\[1\] must be \[src, dst\]/);
   });
 
   test("a copy larger than the maximum buffer size rejects with a DocaError", async () => {

@@ -45,6 +45,8 @@ describe("ffi: RDMA", { skip: noRdma }, () => {
     await p.ab.writeBatch([]);
     await assert.rejects(p.ab.writeBatch([[p.local(0, 8), {} as never]]), /writeBatch: pairs\[0\]\[1\] must be an open Buf/);
     await assert.rejects(p.ab.sendBatch([p.local(0, 8), null as never]), /sendBatch: srcs\[1\] must be an open Buf/);
+    // deno-lint-ignore no-sparse-arrays
+    await assert.rejects(p.ab.writeBatch([[p.local(0, 8), p.remote(0, 8, true)], , [p.local(0, 8), p.remote(8, 8, true)]] as never), /writeBatch: pairs\[1\] must be \[src, dst\]/);
   });
 
   test("send / receive with and without immediate data; the receive names its connection", async () => {

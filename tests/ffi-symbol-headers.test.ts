@@ -8,16 +8,15 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { ACCEL_EA_SYMBOLS, COMPRESS_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, SHA_SYMBOLS } from "../ffi/native/symbols.ts";
 
 /** The core table and the accelerators' blocks (their prototypes are in sim/include too). */
 const DOCA_SYMBOLS = { ...CORE_SYMBOLS, ...COMPRESS_SYMBOLS, ...SHA_SYMBOLS, ...ACCEL_EA_SYMBOLS };
 import type { TableType } from "../ffi/load/types.ts";
+import { headerOwnText } from "../scripts/library-table.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const include = join(root, "sim", "include");
@@ -93,19 +92,7 @@ function fits(table: TableType, c: TableType | undefined): boolean {
 
 /** What a header itself declares, macros expanded (`cc -E`; line markers drop what it includes). */
 function preprocessed(file: string): string {
-  const cpp = spawnSync(process.env.CC ?? "cc", ["-E", `-I${include}`, "-x", "c", join(include, file)], {
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  if (cpp.status !== 0) throw new Error(`cc -E ${file}: ${cpp.stderr || cpp.error}`);
-  let own = false;
-  const text: string[] = [];
-  for (const line of cpp.stdout.split("\n")) {
-    const marker = /^# \d+ "(.*)"/.exec(line);
-    if (marker) own = marker[1].endsWith(`/${file}`);
-    else if (own) text.push(line);
-  }
-  return text.join("\n").replace(/__attribute__\(\((visibility\("default"\)|deprecated)\)\)/g, " ");
+  return headerOwnText(include, file).replace(/__attribute__\(\((visibility\("default"\)|deprecated)\)\)/g, " ");
 }
 
 const headers = new Map<string, Prototype>();

@@ -7,33 +7,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
+import { runSimTestProgram } from "./helpers/sim-program.ts";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-
-function runProgram(name: string): string {
-  const program = join(root, "build", "sim", "bin", name);
-  assert.ok(existsSync(program), `${program} is missing: run \`deno task sim:build\` first`);
-  const dir = mkdtempSync(join(tmpdir(), "doca-sim-memory-"));
-  try {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("DOCA_SIM_")));
-    const run = spawnSync(program, [], {
-      // the programs leave their objects to exit (strict mode would list them as leaks, which is not their point)
-      env: { ...clean, DOCA_SIM_DIR: dir, DOCA_SIM_STRICT: "0" },
-      encoding: "utf8",
-      timeout: 120_000,
-    });
-    assert.equal(run.status, 0, `exit ${run.status}\n${run.stdout}\n${run.stderr}`);
-    return run.stdout;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+/** Without the runner's other DOCA_SIM_ settings: each program sets up its own processes' device. */
+const runProgram = (name: string) =>
+  runSimTestProgram(name, Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("DOCA_SIM_"))));
 
 test("memory_api: thread safety, buffer reuse by address and by data, dma-buf ranges", { timeout: 150_000 }, () => {
   const out = runProgram("memory_api");

@@ -7,12 +7,12 @@ import "./helpers/sim-env.ts";
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { startChild } from "../tasks/common/run-pair.ts";
+import { withTempDir } from "./helpers/tasks/workspace.ts";
 import { textLike } from "./helpers/text-like.ts";
 
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
@@ -22,16 +22,7 @@ const WORDS = ["doca ", "gzip ", "deflate ", "member ", "block ", "frame ", "\n"
 /** Text-like bytes (helpers/text-like.ts) over this file's words. */
 const text = (length: number, seed = 1): Uint8Array => textLike(WORDS, length, seed);
 
-function withDir(fn: (dir: string) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const dir = mkdtempSync(join(tmpdir(), "doca-ts-compress-"));
-    try {
-      await fn(dir);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
+const withDir = (fn: (dir: string) => Promise<void>) => withTempDir("compress", fn);
 
 const hasTool = (tool: string) => spawnSync(tool, ["--version"], { encoding: "utf8" }).status === 0;
 

@@ -9,19 +9,13 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { type ChildResult, DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
+import { type ChildResult, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
 import type { Summary } from "../tasks/dma-copy/session.ts";
-import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
+import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, type Workspace, workspaces, writePatternFile } from "./helpers/tasks/workspace.ts";
+import { startHost, startListeningDpu } from "./helpers/tasks/dma-copy-sides.ts";
 
 const MiB = 1024 * 1024;
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
-
-function space(tag: string): Workspace {
-  const w = workspace(tag);
-  spaces.push(w);
-  return w;
-}
+const space = workspaces(after);
 
 const hostArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", HOST_PCI, "--json-output", ...defaultTimeout(extra), ...extra];
 const dpuArgs = (file: string, extra: string[] = []) => ["-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--json-output", ...defaultTimeout(extra), ...extra];
@@ -295,7 +289,6 @@ describe("a stop at any moment reaches the peer as its reason (issue 29)", () =>
     const seed = Number(process.env.DOCA_TS_STOP_SEED ?? Date.now() % 100_000);
     let state = seed;
     const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
-    const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
     const paced = ["--chunk-size", "8192", "--slots", "2", "--timeout", "30", "--quiet"];
     let landed = 0;
     for (let round = 0; round < 8; round++) {
@@ -310,14 +303,8 @@ describe("a stop at any moment reaches the peer as its reason (issue 29)", () =>
       // 64 MiB in 8 KiB chunks: over a second of copying even on a quiet machine, so most of the random moments (up
       // to 400 ms in) land while chunks move (16 MiB finished first in 5 of 8 rounds there)
       writePatternFile(join(fromHost ? w.host : w.dpu, "f.bin"), 64 * MiB, round + 1);
-      const dpu = startChild(
-        script,
-        ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced],
-        { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" },
-        120_000,
-      );
-      await dpu.waitForStderr(DPU_LISTENING, 60_000);
-      const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 120_000);
+      const dpu = await startListeningDpu(w, paced, 120_000);
+      const host = startHost(w, paced, 120_000);
       const receiverDir = fromHost ? w.dpu : w.host;
       for (let i = 0; i < 3000 && w.list(receiverDir).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
       await new Promise((r) => setTimeout(r, delayMs));

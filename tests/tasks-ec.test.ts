@@ -17,13 +17,18 @@ const TIMEOUT = 240_000;
 
 const block = (k: number) => `block-${String(k).padStart(3, "0")}`;
 
+/** A workspace with FILE of `size` random bytes and the name of a blocks folder (not made) beside it. */
+function randomInput(size: number) {
+  const w = space("ec");
+  const input = join(w.root, "file");
+  const plain = crypto.randomBytes(size);
+  writeFileSync(input, plain);
+  return { w, input, plain, dir: join(w.root, "blocks") };
+}
+
 describe("ec-encode / ec-recover", () => {
   test("3 + 2 blocks: rebuilt from every choice of 3, byte for byte", { timeout: TIMEOUT }, async () => {
-    const w = space("ec");
-    const input = join(w.root, "file");
-    const plain = crypto.randomBytes(10_000);
-    writeFileSync(input, plain);
-    const dir = join(w.root, "blocks");
+    const { w, input, plain, dir } = randomInput(10_000);
     const manifest = JSON.parse(await ok("ec-encode.ts", ["-i", input, "-o", dir, "-n", "3", "-m", "2", "--json"], w.env));
     assert.equal(manifest.format, "doca-ts-ec");
     assert.equal(manifest.fileSize, 10_000);
@@ -73,11 +78,7 @@ describe("ec-encode / ec-recover", () => {
   });
 
   test("three of 3 + 2 lost: exit 1, no output; several stripes round trip; bad flags exit 2", { timeout: TIMEOUT }, async () => {
-    const w = space("ec");
-    const input = join(w.root, "file");
-    const plain = crypto.randomBytes(50_000);
-    writeFileSync(input, plain);
-    const dir = join(w.root, "blocks");
+    const { w, input, plain, dir } = randomInput(50_000);
     const m = JSON.parse(await ok("ec-encode.ts", ["-i", input, "-o", dir, "-n", "3", "-m", "2", "--block-size", "4096", "--matrix", "vandermonde", "--json"], w.env));
     assert.equal(m.stripes, Math.ceil(50_000 / (3 * 4096)));
     rmSync(join(dir, block(0)));

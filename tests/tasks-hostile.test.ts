@@ -7,10 +7,11 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
-import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
+import { runCopyPair, startChild } from "../tasks/common/run-pair.ts";
 import { temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { DPU_PCI, HOST_PCI, MAX_BUF, sha256File, writePatternFile, workspaces } from "./helpers/tasks/workspace.ts";
+import { startListeningDpu } from "./helpers/tasks/dma-copy-sides.ts";
 
 const space = workspaces(after);
 const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
@@ -100,8 +101,7 @@ describe("the receiver has the last word", () => {
   test("DPU → host: a host that vanishes after the DPU's status, before committing, makes the DPU fail", async () => {
     const w = space("vanish");
     writePatternFile(join(w.dpu, "f.bin"), 100_000);
-    const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "5"], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
-    await dpu.waitForStderr(DPU_LISTENING, 60_000);
+    const dpu = await startListeningDpu(w, ["--timeout", "5"], 60_000);
     const host = await startChild(lyingHost, ["vanish-before-commit"], { ...w.env, DOCA_SIM_SIDE: "host" }, 60_000).done;
     assert.equal(host.code, 0, host.stderr);
     assert.deepEqual(JSON.parse(host.stdout.trim()).received, ["104", "3"], "the DPU's CHECKSUM and STATUS");
@@ -114,8 +114,7 @@ describe("the receiver has the last word", () => {
 describe("a peer's reason beats the errors its stopping causes", () => {
   test("a host that revokes its export right after sending it: the DPU prints the host's reason, not an import hint", async () => {
     const w = space("revoked");
-    const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "10"], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
-    await dpu.waitForStderr(DPU_LISTENING, 60_000);
+    const dpu = await startListeningDpu(w, ["--timeout", "10"], 60_000);
     const host = await startChild(lyingHost, ["revoke-after-descriptor"], { ...w.env, DOCA_SIM_SIDE: "host" }, 60_000).done;
     assert.equal(host.code, 0, host.stderr);
     const d = await dpu.done;

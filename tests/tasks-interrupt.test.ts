@@ -11,12 +11,10 @@ import assert from "node:assert/strict";
 import { existsSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { DPU_LISTENING, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
+import { sha256File, workspaces, writePatternFile } from "./helpers/tasks/workspace.ts";
+import { startHost, startListeningDpu } from "./helpers/tasks/dma-copy-sides.ts";
 
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
-const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
+const space = workspaces(after);
 const COUNT = Number(process.env.DOCA_TS_INTERRUPTS ?? (process.env.DOCA_TS_SLOW === "1" ? 20 : 4));
 const SIZE = 16 * 1024 * 1024;
 const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "20", "--quiet"];
@@ -25,19 +23,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Direction = "host→dpu" | "dpu→host";
 
 async function interruptedCopy(direction: Direction, how: "SIGINT" | "SIGKILL", delayMs: number) {
-  const w = workspace("intr");
-  spaces.push(w);
+  const w = space("intr");
   const senderDir = direction === "host→dpu" ? w.host : w.dpu;
   const receiverDir = direction === "host→dpu" ? w.dpu : w.host;
   const expect = writePatternFile(join(senderDir, "f.bin"), SIZE, delayMs + 1);
-  const dpu = startChild(
-    script,
-    ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced],
-    { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" },
-    90_000,
-  );
-  await dpu.waitForStderr(DPU_LISTENING, 60_000);
-  const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
+  const dpu = await startListeningDpu(w, paced, 90_000);
+  const host = startHost(w, paced, 90_000);
   const receiver = direction === "host→dpu" ? dpu : host;
   // The receiver's temporary file exists once the copy is under way; interrupt it `delayMs` later.
   for (let i = 0; i < 3000 && w.list(receiverDir).length === 0; i++) await sleep(10);
@@ -96,14 +87,12 @@ describe("signals and leftovers", () => {
   const moments = { "host→dpu": ["as the copy starts", "mid-copy"], "dpu→host": ["mid-copy"] } as const;
   for (const direction of ["host→dpu", "dpu→host"] as const) for (const moment of moments[direction]) {
     test(`${direction}: Ctrl-C on the sender ${moment}: it tells the receiver, which keeps no file`, { timeout: 120_000 }, async () => {
-      const w = workspace("intr-send");
-      spaces.push(w);
+      const w = space("intr-send");
       const senderDir = direction === "host→dpu" ? w.host : w.dpu;
       const receiverDir = direction === "host→dpu" ? w.dpu : w.host;
       writePatternFile(join(senderDir, "f.bin"), SIZE);
-      const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 90_000);
-      await dpu.waitForStderr(DPU_LISTENING, 60_000);
-      const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
+      const dpu = await startListeningDpu(w, paced, 90_000);
+      const host = startHost(w, paced, 90_000);
       // As the copy starts: the receiver's temporary file exists. Mid-copy: it holds data (chunks are flowing). The
       // copy (16 MiB in 8 KiB steps, one in flight) takes seconds; if it ever finished first, the checks below fail
       // loudly.
@@ -127,10 +116,8 @@ describe("signals and leftovers", () => {
   }
 
   test("SIGTERM on the DPU while it waits for the host: exit 143, one line", async () => {
-    const w = workspace("term");
-    spaces.push(w);
-    const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
-    await dpu.waitForStderr(DPU_LISTENING, 60_000);
+    const w = space("term");
+    const dpu = await startListeningDpu(w, [], 60_000);
     dpu.signal!("SIGTERM");
     const r = await dpu.done;
     assert.equal(r.code, 143, r.stderr);
@@ -138,8 +125,7 @@ describe("signals and leftovers", () => {
   });
 
   test("a temporary file left by a killed run is removed by the next run in that folder; a live or recent one is kept", async () => {
-    const w = workspace("stale");
-    spaces.push(w);
+    const w = space("stale");
     const dead = join(w.dpu, ".f.bin.doca-ts-999999999-dead1.part");
     writePatternFile(dead, 100);
     const hourAgo = new Date(Date.now() - 3600_000);
@@ -147,9 +133,8 @@ describe("signals and leftovers", () => {
     writePatternFile(join(w.dpu, ".h.bin.doca-ts-999999998-recent.part"), 100);
     writePatternFile(join(w.dpu, `.g.bin.doca-ts-${process.pid}-alive1.part`), 100);
     const expect = writePatternFile(join(w.host, "f.bin"), 1000);
-    const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "20"], { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" }, 60_000);
-    await dpu.waitForStderr(DPU_LISTENING, 60_000);
-    const h = await startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, "--timeout", "20"], { ...w.env, DOCA_SIM_SIDE: "host" }, 60_000).done;
+    const dpu = await startListeningDpu(w, ["--timeout", "20"], 60_000);
+    const h = await startHost(w, ["--timeout", "20"], 60_000).done;
     const d = await dpu.done;
     assert.equal(h.code, 0, h.stderr);
     assert.equal(d.code, 0, d.stderr);

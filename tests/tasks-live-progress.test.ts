@@ -2,13 +2,13 @@
  * Progress on every long run (issue 32 §6): demo, rdma-demo, comch-stream and rdma-ping draw a live line on a
  * terminal (run here inside a pseudo-terminal, `script -qec`) and print nothing of it when their output is piped.
  */
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { repoRoot, runtimeCommand } from "./helpers/spawn-runtime.ts";
-import { type Workspace, workspace } from "./helpers/tasks/workspace.ts";
+import { workspaces } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { testPort } from "./helpers/ports.ts";
 import { formatElapsed } from "../tasks/common/live-line.ts";
@@ -32,12 +32,7 @@ function runTask(name: string, args: string[], env: Record<string, string>, term
   return new Promise((resolve) => child.on("close", (code) => (clearTimeout(killer), resolve({ code, out }))));
 }
 
-const spaces: Workspace[] = [];
-function space(tag: string): Workspace {
-  const w = workspace(tag);
-  spaces.push(w);
-  return w;
-}
+const space = workspaces(after);
 
 describe("live progress lines", { skip: !hasScript && "needs script (util-linux)" }, () => {
   test("formatElapsed", () => {

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { parseDmaCopyArgs, UsageError } from "../tasks/dma-copy/options.ts";
 import { parseLogLevel } from "../tasks/common/log-level.ts";
 import { stripJsonComments } from "../tasks/common/json-config.ts";
+import { SHARED_FLAGS, taskFlags } from "../tasks/common/task-flags.ts";
 
 const noEnv = {};
 const run = (argv: string[], env: Record<string, string> = noEnv) => {
@@ -117,5 +118,18 @@ describe("dma-copy --json", () => {
 
   test("comment stripping leaves strings alone", () => {
     assert.equal(stripJsonComments(`{"a": "http://x/*y*/"} // z`).trim(), `{"a": "http://x/*y*/"}`);
+  });
+});
+
+describe("the shared flag table (tasks/common/task-flags.ts)", () => {
+  test("a task's table is its own flags and the shared ones it names, with the shared letters", () => {
+    const flags = taskFlags({ keep: { type: "boolean" } }, "pci-addr", "help");
+    assert.deepEqual(Object.keys(flags).sort(), ["help", "keep", "pci-addr"]);
+    assert.equal(flags["pci-addr"], SHARED_FLAGS["pci-addr"]);
+    assert.equal(flags["pci-addr"].short, "p");
+  });
+
+  test("a flag both the task's own and a shared one is refused (one meaning per name)", () => {
+    assert.throws(() => taskFlags({ json: { type: "string" } }, "json"), /--json is both the task's own and a shared one/);
   });
 });

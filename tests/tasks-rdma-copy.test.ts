@@ -11,20 +11,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
+import { sha256File, type Workspace, workspaces, writePatternFile } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { testPort } from "./helpers/ports.ts";
 
 const COPY = fileURLToPath(new URL("../tasks/rdma-copy.ts", import.meta.url));
 const PING = fileURLToPath(new URL("../tasks/rdma-ping.ts", import.meta.url));
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
-
-function space(tag: string): Workspace {
-  const w = workspace(tag);
-  spaces.push(w);
-  return w;
-}
+const space = workspaces(after);
 
 /** A port for this run (collisions with other suites are unlikely and fail loudly). */
 const port = testPort;
@@ -228,22 +221,54 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     return { r, w, liar: await finished(liar, "liar") };
   }
 
+  /** A sender of 5000 bytes in 1000-byte chunks to the liar at port `p`. */
+  const sendsFiveChunks = (p: number, w: Workspace) => {
+    const src = join(w.host, "a.bin");
+    writePatternFile(src, 5000, 1);
+    return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
+  };
+
   test("a receipt with the wrong checksum: the sender fails", { timeout: 180_000 }, async () => {
-    const { r } = await againstLiar("receipt", (p, w) => {
-      const src = join(w.host, "a.bin");
-      writePatternFile(src, 5000, 1);
-      return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
-    });
+    const { r } = await againstLiar("receipt", sendsFiveChunks);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /committed a file with SHA-256 0{64}/);
   });
 
+  test("a stop while the receiver commits: the sender waits a moment for its receipt and reports the completed copy (exit 130, no error)", { timeout: 180_000 }, async () => {
+    const w = space("rdma-liar-slow-receipt");
+    const p = port();
+    const liar = spawnRuntime(LIAR, { args: ["slow-receipt", String(p)], env: w.env });
+    const until = (text: RegExp, child: RuntimeChild, what: string) => (async () => {
+      const deadline = Date.now() + 90_000;
+      while (!text.test(child.stderr)) {
+        if (Date.now() > deadline) throw new Error(`${what}: ${child.stderr}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await until(/listening/, liar, "the liar did not listen");
+    const src = join(w.host, "a.bin");
+    writePatternFile(src, 5000, 1);
+    const me = spawnRuntime(COPY, { args: ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"], env: w.env });
+    await until(/checksum in/, liar, "the copy did not reach its checksum");
+    me.kill("SIGINT");
+    const r = await finished(me, "rdma-copy");
+    await finished(liar, "liar");
+    assert.equal(r.code, 130, r.stderr);
+    assert.match(r.stderr, /interrupted \(SIGINT\): finished before the stop took effect/);
+    assert.doesNotMatch(r.stderr, /error:/);
+  });
+
+  test("a sender that stops while the receiver commits: the receiver keeps the whole file and exits 0, warning that the receipt did not arrive", { timeout: 180_000 }, async () => {
+    for (let round = 0; round < 3; round++) {
+      const { r, w } = await againstLiar("abort-after-done", (p, w) => ["--receive", join(w.dpu, "f.bin"), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(new Uint8Array(readFileSync(join(w.dpu, "f.bin"))), Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff));
+      assert.deepEqual(w.list(w.dpu), ["f.bin"], "no temporary file");
+    }
+  });
+
   test("a window smaller than agreed: the sender refuses to write into it", { timeout: 180_000 }, async () => {
-    const { r } = await againstLiar("window", (p, w) => {
-      const src = join(w.host, "a.bin");
-      writePatternFile(src, 5000, 1);
-      return ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "1000", "--timeout", "60"];
-    });
+    const { r } = await againstLiar("window", sendsFiveChunks);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /described its window wrongly|does not match/);
   });

@@ -8,25 +8,16 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startChild } from "../tasks/common/run-pair.ts";
+import { withTempDir } from "./helpers/tasks/workspace.ts";
 import { pattern } from "./helpers/sim-env.ts";
 
 const task = fileURLToPath(new URL("../tasks/sha.ts", import.meta.url));
 
-function withDir(fn: (dir: string) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const dir = mkdtempSync(join(tmpdir(), "doca-ts-sha-"));
-    try {
-      await fn(dir);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
+const withDir = (fn: (dir: string) => Promise<void>) => withTempDir("sha", fn);
 
 describe("tasks: sha", () => {
   for (const algorithm of ["sha1", "sha256", "sha512"]) {

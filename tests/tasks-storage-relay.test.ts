@@ -9,14 +9,13 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { createServer, type Server, type Socket } from "node:net";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
-import { DPU_PCI, HOST_PCI, type Workspace, workspace } from "./helpers/tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, type Workspace, workspaces } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 import { uniqueName } from "./helpers/sim-env.ts";
 
 const RELAY = fileURLToPath(new URL("../tasks/storage-relay.ts", import.meta.url));
 const HOST = fileURLToPath(new URL("./helpers/storage-host.ts", import.meta.url));
-const spaces: Workspace[] = [];
-after(() => spaces.forEach((w) => w.remove()));
+const space = workspaces(after);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A storage target that answers a query (1 MiB of 4 KiB blocks) and every other request with an empty answer,
@@ -82,10 +81,30 @@ function oneErrorLine(stderr: string, pattern: RegExp): void {
   assert.doesNotMatch(stderr, /error: storage-relay:/);
 }
 
+/**
+ * The relay between an answering target and tests/helpers/storage-host.ts in `hostMode`, which sends one message
+ * (or part of one) and prints "sent": how the relay ended (within 30 s) and what reached the target.
+ */
+async function relayAgainstHost(tag: string, hostMode: string): Promise<{ code: number | null; stderr: string; targetTypes: number[] }> {
+  const w = space(tag);
+  const target = await fakeTarget("answer");
+  const channel = uniqueName("relay");
+  const relay = startRelay(w, target.port, channel);
+  const host = spawnRuntime(HOST, { args: [channel, hostMode], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
+  try {
+    assert.equal(await host.readLine(60_000), "sent");
+    const r = await ended(relay, 30_000);
+    return { code: r.code, stderr: r.stderr, targetTypes: target.types };
+  } finally {
+    await host.close();
+    relay.kill();
+    target.server.close();
+  }
+}
+
 describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
   test("the target hangs up while the relay waits for the host: exit 1 at once, naming the target", { timeout: 120_000 }, async () => {
-    const w = workspace("relay-target-gone");
-    spaces.push(w);
+    const w = space("relay-target-gone");
     const target = await fakeTarget("close");
     try {
       const relay = startRelay(w, target.port, uniqueName("relay"));
@@ -98,23 +117,10 @@ describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
   });
 
   test("a host that sends part of a message and stalls: the relay ends within --control-timeout", { timeout: 120_000 }, async () => {
-    const w = workspace("relay-host-stall");
-    spaces.push(w);
-    const target = await fakeTarget("answer");
-    const channel = uniqueName("relay");
-    const relay = startRelay(w, target.port, channel);
-    const host = spawnRuntime(HOST, { args: [channel, "partial"], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
-    try {
-      assert.equal(await host.readLine(60_000), "sent");
-      // 2 s of --control-timeout, and room for two loaded cores; without the bound it waits as long as the host lives
-      const r = await ended(relay, 30_000);
-      assert.equal(r.code, 1, r.stderr);
-      oneErrorLine(r.stderr, /^storage-relay: error: the host sent 8 bytes of a control message and not the rest within 2 s$/m);
-    } finally {
-      await host.close();
-      relay.kill();
-      target.server.close();
-    }
+    // 2 s of --control-timeout, and room for two loaded cores; without the bound it waits as long as the host lives
+    const r = await relayAgainstHost("relay-host-stall", "partial");
+    assert.equal(r.code, 1, r.stderr);
+    oneErrorLine(r.stderr, /^storage-relay: error: the host sent 8 bytes of a control message and not the rest within 2 s$/m);
   });
 
   const refusals = [
@@ -124,43 +130,17 @@ describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
   ] as const;
   for (const [mode, why] of refusals) {
     test(`an init request the relay cannot serve (${mode}) is refused before anything reaches the target`, { timeout: 120_000 }, async () => {
-      const w = workspace(`relay-${mode}`);
-      spaces.push(w);
-      const target = await fakeTarget("answer");
-      const channel = uniqueName("relay");
-      const relay = startRelay(w, target.port, channel);
-      const host = spawnRuntime(HOST, { args: [channel, mode], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
-      try {
-        assert.equal(await host.readLine(60_000), "sent");
-        const r = await ended(relay, 30_000);
-        assert.equal(r.code, 1, r.stderr);
-        oneErrorLine(r.stderr, new RegExp(`^storage-relay: error: ${why.source}`, "m"));
-        assert.deepEqual(target.types, [1], "the target received the query only");
-      } finally {
-        await host.close();
-        relay.kill();
-        target.server.close();
-      }
+      const r = await relayAgainstHost(`relay-${mode}`, mode);
+      assert.equal(r.code, 1, r.stderr);
+      oneErrorLine(r.stderr, new RegExp(`^storage-relay: error: ${why.source}`, "m"));
+      assert.deepEqual(r.targetTypes, [1], "the target received the query only");
     });
   }
 
   test("bytes that are no message: the error names the peer that sent them", { timeout: 120_000 }, async () => {
-    const w = workspace("relay-garbage");
-    spaces.push(w);
-    const target = await fakeTarget("answer");
-    const channel = uniqueName("relay");
-    const relay = startRelay(w, target.port, channel);
-    const host = spawnRuntime(HOST, { args: [channel, "garbage"], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
-    try {
-      assert.equal(await host.readLine(60_000), "sent");
-      const r = await ended(relay, 30_000);
-      assert.equal(r.code, 1, r.stderr);
-      oneErrorLine(r.stderr, /^storage-relay: error: the host sent bytes that are not a storage control message: unknown control message type 99$/m);
-      assert.deepEqual(target.types, [], "nothing reached the target");
-    } finally {
-      await host.close();
-      relay.kill();
-      target.server.close();
-    }
+    const r = await relayAgainstHost("relay-garbage", "garbage");
+    assert.equal(r.code, 1, r.stderr);
+    oneErrorLine(r.stderr, /^storage-relay: error: the host sent bytes that are not a storage control message: unknown control message type 99$/m);
+    assert.deepEqual(r.targetTypes, [], "nothing reached the target");
   });
 });

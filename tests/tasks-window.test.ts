@@ -41,54 +41,68 @@ function hostileWindow() {
   };
 }
 
+/**
+ * Receives the honest bytes through a hostile window whose peer writes the slots right after the hash and just
+ * before the file write (and, with `scribbleOnRelease`, after each release). Returns the SHA-256 of what was hashed
+ * and of what was written, and how often the peer wrote.
+ */
+async function receiveFromScribbler(peerWritable: boolean, scribbleOnRelease: boolean) {
+  const w = hostileWindow();
+  const hashed = createHash("sha256"), stored = new Uint8Array(SIZE);
+  await receiveThroughWindow({
+    size: SIZE,
+    slotCount: SLOTS,
+    slotSize: SLOT,
+    view: w.view,
+    // Hashing is a moment the old receivers left open: the peer writes right after it.
+    hash: {
+      update(bytes: Uint8Array) {
+        hashed.update(bytes);
+        w.scribble();
+      },
+    },
+    // The file write reads its bytes a moment later (in the runtime's thread pool): the peer writes just before.
+    file: {
+      async writeAtAsync(bytes: Uint8Array, position: number) {
+        await tick();
+        w.scribble();
+        stored.set(bytes, position);
+      },
+    },
+    peerWritable,
+    async nextAnnouncement(expected) {
+      // The peer puts the honest chunk in a free slot (one it is not waiting to get back) and announces it
+      while (w.announced.length >= SLOTS) await tick();
+      await tick();
+      const slot = w.freeSlot();
+      const length = Math.min(SLOT, SIZE - expected);
+      w.view(slot, length).set(honest.subarray(expected, expected + length));
+      w.announced.push({ slot, offset: expected, length });
+      return { slot, offset: expected, length };
+    },
+    slotHeld: (c) => new Error(`slot ${c.slot} announced twice`),
+    async release(c) {
+      w.announced.splice(w.announced.findIndex((a) => a.slot === c.slot), 1);
+      if (scribbleOnRelease) w.scribble();
+      await tick();
+    },
+  });
+  return {
+    hashed: hashed.digest("hex"),
+    written: createHash("sha256").update(stored).digest("hex"),
+    scribbles: w.scribbles,
+  };
+}
+
 describe("the window's receiver commits what it verified, whatever a peer writes into its slots", () => {
   test(
     "a peer writing after the announcement, after the hash and after the release: hash and file see the same bytes",
     { timeout: 30_000 },
     async () => {
-      const w = hostileWindow();
-      const hashed = createHash("sha256"), stored = new Uint8Array(SIZE);
-      await receiveThroughWindow({
-        size: SIZE,
-        slotCount: SLOTS,
-        slotSize: SLOT,
-        view: w.view,
-        // Hashing is a moment the old receivers left open: the peer writes right after it.
-        hash: {
-          update(bytes: Uint8Array) {
-            hashed.update(bytes);
-            w.scribble();
-          },
-        },
-        // The file write reads its bytes a moment later (in the runtime's thread pool): the peer writes just before.
-        file: {
-          async writeAtAsync(bytes: Uint8Array, position: number) {
-            await tick();
-            w.scribble();
-            stored.set(bytes, position);
-          },
-        },
-        peerWritable: true,
-        async nextAnnouncement(expected) {
-          // The peer puts the honest chunk in a free slot (one it is not waiting to get back) and announces it
-          while (w.announced.length >= SLOTS) await tick();
-          await tick();
-          const slot = w.freeSlot();
-          const length = Math.min(SLOT, SIZE - expected);
-          w.view(slot, length).set(honest.subarray(expected, expected + length));
-          w.announced.push({ slot, offset: expected, length });
-          return { slot, offset: expected, length };
-        },
-        slotHeld: (c) => new Error(`slot ${c.slot} announced twice`),
-        async release(c) {
-          w.announced.splice(w.announced.findIndex((a) => a.slot === c.slot), 1);
-          w.scribble();
-          await tick();
-        },
-      });
-      assert.ok(w.scribbles > 10, `the peer wrote ${w.scribbles} times`);
+      const r = await receiveFromScribbler(true, true);
+      assert.ok(r.scribbles > 10, `the peer wrote ${r.scribbles} times`);
       // What was hashed is what was written: the file's SHA-256 is the checked one.
-      assert.equal(createHash("sha256").update(stored).digest("hex"), hashed.digest("hex"));
+      assert.equal(r.written, r.hashed);
     },
   );
 
@@ -97,43 +111,8 @@ describe("the window's receiver commits what it verified, whatever a peer writes
   }, async () => {
     // The guard of the test itself: with peerWritable false the window hashes and writes in place, so the
     // scribbling peer makes the two differ. Were they equal here, the test above would prove nothing.
-    const w = hostileWindow();
-    const hashed = createHash("sha256"), stored = new Uint8Array(SIZE);
-    await receiveThroughWindow({
-      size: SIZE,
-      slotCount: SLOTS,
-      slotSize: SLOT,
-      view: w.view,
-      hash: {
-        update(bytes: Uint8Array) {
-          hashed.update(bytes);
-          w.scribble();
-        },
-      },
-      file: {
-        async writeAtAsync(bytes: Uint8Array, position: number) {
-          await tick();
-          w.scribble();
-          stored.set(bytes, position);
-        },
-      },
-      peerWritable: false,
-      async nextAnnouncement(expected) {
-        while (w.announced.length >= SLOTS) await tick();
-        await tick();
-        const slot = w.freeSlot();
-        const length = Math.min(SLOT, SIZE - expected);
-        w.view(slot, length).set(honest.subarray(expected, expected + length));
-        w.announced.push({ slot, offset: expected, length });
-        return { slot, offset: expected, length };
-      },
-      slotHeld: (c) => new Error(`slot ${c.slot} announced twice`),
-      async release(c) {
-        w.announced.splice(w.announced.findIndex((a) => a.slot === c.slot), 1);
-        await tick();
-      },
-    });
-    assert.notEqual(createHash("sha256").update(stored).digest("hex"), hashed.digest("hex"));
+    const r = await receiveFromScribbler(false, false);
+    assert.notEqual(r.written, r.hashed);
   });
 
   test("a slot announced again before its release is refused, and no write is under way once it fails", {

@@ -16,7 +16,7 @@ import { CTX_STATE_NAMES, CtxState, DocaErrorCode } from "../native/constants.ts
 import { type CtxOwner, nativeCallbacks, registerOwner, routeTasks, type TaskTarget, unregisterOwner } from "./callbacks.ts";
 import { type TaskKind, TaskPath } from "./task-path.ts";
 import { remaining, Waiters } from "./waiters.ts";
-import { Resource, HANDLE } from "./resource.ts";
+import { hex, Resource, HANDLE } from "./resource.ts";
 import type { ProgressEngine } from "./pe.ts";
 
 /** How long a stop may take before close() gives up (the object then stays open and close() may be retried). */
@@ -234,5 +234,20 @@ export abstract class CtxResource<H extends number = number> extends Resource<H>
   /** A callback of this context threw: reject whoever awaits it. */
   protected fail(error: unknown): void {
     this.core?.fail(error);
+  }
+
+  /**
+   * For a constructor whose context failed to start: the core (if made) disposed, the native context destroyed by
+   * `destroy`, and this object forgotten. The caller rethrows.
+   */
+  protected abandonUnstarted(core: CtxCore | undefined, destroy: () => void): void {
+    core?.dispose();
+    destroy();
+    this.abandon();
+  }
+
+  /** How a task context prints (its summary()): its device, its state, the tasks in flight and its handle. */
+  protected taskSummary(device: { info: { pciAddr: string } }, inflight: number): string {
+    return `${device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${inflight} ${hex(this[HANDLE])}`;
   }
 }

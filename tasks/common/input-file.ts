@@ -67,3 +67,14 @@ export function readSmallRegularFile(path: string, maxBytes: number, shownAs = p
     closeSync(fd);
   }
 }
+
+/** Reads into `buffer` from `position` until it is full or the file ends; returns how many bytes were read. */
+export function readFullyAt(fd: number, buffer: Uint8Array, position: number): number {
+  let got = 0;
+  while (got < buffer.length) {
+    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}

@@ -52,6 +52,29 @@ export function interruption(signal: AbortSignal, what: string): InterruptedErro
   return new InterruptedError(name, `interrupted (${describe(name)}) while ${what}`);
 }
 
+/**
+ * How long a side whose own part of a copy is done keeps waiting for the peer's last message (its commit receipt)
+ * after a stop: a stop at the very end then reports a completed copy ("finished before the stop took effect")
+ * instead of an interrupted one while the peer committed the file.
+ */
+export const FINAL_MESSAGE_GRACE_MS = 2_000;
+
+/**
+ * A signal that aborts `graceMs` after `signal` did (with its reason), for a wait that may still end well after a
+ * stop: the peer's last message. Undefined in, undefined out.
+ */
+export function afterGrace(signal: AbortSignal | undefined, graceMs: number = FINAL_MESSAGE_GRACE_MS): AbortSignal | undefined {
+  if (!signal) return undefined;
+  const later = new AbortController();
+  const arm = () => {
+    const timer = setTimeout(() => later.abort(signal.reason), graceMs);
+    (timer as { unref?: () => void }).unref?.();
+  };
+  if (signal.aborted) arm();
+  else signal.addEventListener("abort", arm, { once: true });
+  return later.signal;
+}
+
 /** Rejects with interruption(signal, what) as soon as `signal` aborts; otherwise settles like `p`. */
 export function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
   if (!signal) return p;

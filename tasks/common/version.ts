@@ -7,9 +7,6 @@ import { loadDoca } from "../../ffi/native/library.ts";
 
 export const DOCA_TS_VERSION = "0.1.0";
 
-/** The flag every task accepts (spread into its FLAGS). */
-export const VERSION_FLAG = { version: { type: "boolean" } } as const;
-
 /** The --help line for it, aligned at `column`. */
 export function versionHelpLine(column = 25): string {
   return `      --version`.padEnd(column) + "print the versions of doca-ts and of the DOCA it loads, and exit";

@@ -2,51 +2,38 @@
  * What encrypt.ts and decrypt.ts share on the command line: flags, their checks (exit 2 naming the flag), the
  * progress line and the report.
  */
-import process from "node:process";
-import { parseFlags, positiveInt, UsageError } from "../common/cli.ts";
-import { versionLine } from "../common/version.ts";
-import { progressText } from "../accel/progress.ts";
+import { positiveInt, UsageError } from "../common/cli.ts";
+import { withProgress } from "../accel/progress.ts";
 import { print } from "../common/main.ts";
 import { printJson } from "../common/output.ts";
-import { clearStatusLine, drawStatusLine, endStatusLine } from "../common/status-line.ts";
 import { stopOnSignals } from "../common/interrupt.ts";
 import { userPath } from "../common/user-path.ts";
 import { formatBytes, formatRate } from "../common/units.ts";
-import { type CryptOptions, type CryptResult, decryptFile, encryptFile } from "./stream.ts";
+import { type CryptOptions, decryptFile, encryptFile } from "./stream.ts";
 import { DEFAULT_CHUNK, generateKeyFile, MAX_CHUNK, MIN_CHUNK, readKeyFile } from "./format.ts";
+import { parseTaskFlags, requireFlags, taskFlags } from "../common/task-flags.ts";
 
-export const ENCRYPT_FLAGS = {
-  input: { type: "string", short: "i" },
-  output: { type: "string", short: "o" },
-  key: { type: "string", short: "k" },
-  "generate-key": { type: "string" },
-  "key-bits": { type: "string" },
-  "chunk-size": { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const ENCRYPT_FLAGS = taskFlags(
+  {
+    key: { type: "string", short: "k" },
+    "generate-key": { type: "string" },
+    "key-bits": { type: "string" },
+  },
+  "input", "output", "chunk-size", "pci-addr", "json", "version", "help",
+);
 
-export const DECRYPT_FLAGS = {
-  input: { type: "string", short: "i" },
-  output: { type: "string", short: "o" },
-  key: { type: "string", short: "k" },
-  "pci-addr": { type: "string", short: "p" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const DECRYPT_FLAGS = taskFlags(
+  {
+    key: { type: "string", short: "k" },
+  },
+  "input", "output", "pci-addr", "json", "version", "help",
+);
 
 export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help: string): Promise<number> {
-  const { values } = parseFlags(argv, mode === "encrypt" ? ENCRYPT_FLAGS : DECRYPT_FLAGS) as {
-    values: Record<string, string | boolean | undefined>;
-  };
-  if (values.help) {
-    print(help);
-    return 0;
-  }
-  if (values.version) return (print(versionLine(mode)), 0);
+  const values = parseTaskFlags(argv, mode === "encrypt" ? ENCRYPT_FLAGS : DECRYPT_FLAGS, help, mode) as
+    | Record<string, string | boolean | undefined>
+    | undefined;
+  if (values === undefined) return 0;
   const str = (name: string) => values[name] as string | undefined;
   if (mode === "encrypt" && str("generate-key") !== undefined) {
     const bits = str("key-bits") === undefined ? 256 : positiveInt(str("key-bits")!, "--key-bits");
@@ -61,39 +48,20 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
     return 0;
   }
   if (str("key-bits") !== undefined) throw new UsageError("--key-bits goes with --generate-key");
-  for (const flag of ["input", "output", "key"]) if (str(flag) === undefined) throw new UsageError(`--${flag} is required`);
+  const required = requireFlags(values, ["input", "output", "key"]);
   let chunkSize = DEFAULT_CHUNK;
   if (str("chunk-size") !== undefined) {
     chunkSize = positiveInt(str("chunk-size")!, "--chunk-size", MAX_CHUNK);
     if (chunkSize < MIN_CHUNK) throw new UsageError(`--chunk-size must be ${MIN_CHUNK} to ${MAX_CHUNK} bytes`);
   }
-  const input = userPath(str("input")!), output = userPath(str("output")!);
+  const input = userPath(required.input), output = userPath(required.output);
   if (input === output) throw new UsageError("--output must differ from --input");
-  const key = readKeyFile(userPath(str("key")!), "--key");
-  const showProgress = !values.json && process.stderr.isTTY === true;
-  let last = 0;
-  const options: CryptOptions = {
-    input,
-    output,
-    key,
-    chunkSize,
-    pciAddr: str("pci-addr"),
-    signal: stopOnSignals(),
-    onProgress: (done, total) => {
-      const now = performance.now();
-      if (!showProgress || now - last < 200) return;
-      last = now;
-      drawStatusLine(progressText(mode, done, total));
-    },
-  };
-  let result: CryptResult;
-  try {
-    result = await (mode === "encrypt" ? encryptFile(options) : decryptFile(options));
-  } catch (e) {
-    clearStatusLine();
-    throw e;
-  }
-  endStatusLine();
+  const key = readKeyFile(userPath(required.key), "--key");
+  const signal = stopOnSignals();
+  const result = await withProgress(values.json ? undefined : mode, (onProgress) => {
+    const options: CryptOptions = { input, output, key, chunkSize, pciAddr: str("pci-addr"), signal, onProgress };
+    return mode === "encrypt" ? encryptFile(options) : decryptFile(options);
+  });
   if (values.json) printJson({ mode, ...result });
   else {
     print(

@@ -3,8 +3,8 @@
  * a few sealed or opened at once on the device, written in order to a temporary file that is renamed onto the
  * output only when every chunk verified (AtomicFile: an interrupted or failed run leaves no output file).
  */
-import { closeSync, fstatSync, readSync } from "node:fs";
-import { openRegularFile } from "../common/input-file.ts";
+import { closeSync, fstatSync } from "node:fs";
+import { openRegularFile, readFullyAt } from "../common/input-file.ts";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
@@ -37,16 +37,6 @@ export interface CryptResult {
 
 /** Chunks on the device at once. */
 const WINDOW = 4;
-
-function readFully(fd: number, buffer: Uint8Array, position: number): number {
-  let got = 0;
-  while (got < buffer.length) {
-    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
-}
 
 async function withDevice<T>(options: CryptOptions, header: Header, run: (aes: AesGcm) => Promise<T>): Promise<T> {
   using device = openDeviceOf(options.pciAddr);
@@ -97,7 +87,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
         await pipeline(chunks, (i) => {
           const start = i * header.chunkSize;
           const plain = new Uint8Array(Math.min(header.chunkSize, total - start));
-          if (readFully(fd, plain, start) !== plain.length) throw new Error(`${options.input} changed while it was read`);
+          if (readFullyAt(fd, plain, start) !== plain.length) throw new Error(`${options.input} changed while it was read`);
           return aes.seal(plain, { key, iv: chunkIv(header, i), tagSize: 16, aad: chunkAad(header, i, i === chunks - 1) });
         }, (i, sealed) => {
           out.writeAt(sealed, written);
@@ -123,7 +113,7 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
   try {
     const total = fstatSync(fd).size;
     const head = new Uint8Array(HEADER_SIZE);
-    const header = parseHeader(head.subarray(0, readFully(fd, head, 0)));
+    const header = parseHeader(head.subarray(0, readFullyAt(fd, head, 0)));
     if (header.keyBytes !== options.key.length) {
       throw new Error(`${options.input} was encrypted with a ${header.keyBytes * 8}-bit key; the key given has ${options.key.length * 8} bits`);
     }
@@ -141,7 +131,7 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
         using key = aes.key(options.key);
         await pipeline(chunks, (i) => {
           const sealed = new Uint8Array(i === chunks - 1 ? lastLength : record);
-          if (readFully(fd, sealed, HEADER_SIZE + i * record) !== sealed.length) throw new Error(`${options.input} changed while it was read`);
+          if (readFullyAt(fd, sealed, HEADER_SIZE + i * record) !== sealed.length) throw new Error(`${options.input} changed while it was read`);
           return aes.open(sealed, { key, iv: chunkIv(header, i), tagSize: 16, aad: chunkAad(header, i, i === chunks - 1) }).catch((e) => {
             throw new Error(`${options.input}: chunk ${i} does not authenticate (wrong key, or the file was changed, reordered or cut): ${(e as Error).message}`);
           });

@@ -18,7 +18,7 @@ import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../step
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
 import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "../transfer/atomic-file.ts";
 import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
-import { chunkMessages } from "./window-messages.ts";
+import { dmaCopyWindow } from "./window-messages.ts";
 import { FileReader, type LocalFile } from "../transfer/local-file.ts";
 import {
   type DirectionMsg,
@@ -33,7 +33,6 @@ import {
   sameBytes,
   type SessionContext,
   safeNumber,
-  sha256,
   toHex,
   type TransferResult,
 } from "./session.ts";
@@ -157,19 +156,10 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
     to.setData(to.address, 0);
     return dma.memcpy(from, to);
   };
-  const hash = sha256();
   const bar = ctx.progress(size);
   // The window protocol (tasks/transfer/window.ts): this side runs every DMA, between its local slot and the host's
   // slot of the same number. Its local slots are not exported: only its own DMA fills them.
-  const window = {
-    size,
-    slotCount,
-    slotSize,
-    view: (slot: number, length: number) => memory.bytes.subarray(slot * slotSize, slot * slotSize + length),
-    hash,
-    onProgress: bar.update.bind(bar),
-    ...chunkMessages(messenger, { peer: "host", slotCount, slotSize, size }),
-  };
+  const window = dmaCopyWindow(messenger, { peer: "host", slots: memory, slotCount, slotSize, size, onProgress: bar.update.bind(bar) });
   if (out === undefined) {
     using reader = new FileReader(options.file);
     await sendThroughWindow({
@@ -186,7 +176,7 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
     });
   }
   bar.finish();
-  const digest = new Uint8Array(hash.digest());
+  const digest = new Uint8Array(window.hash.digest());
   const theirs = await messenger.recv(MsgType.CHECKSUM, "the host's checksum");
   await messenger.send(encodeChecksum(size, digest));
   if (theirs.totalBytes !== BigInt(size) || !sameBytes(theirs.digest, digest)) {
@@ -198,7 +188,8 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
   } else {
     // We sent: the host commits its file, then answers with its own final STATUS. Only that is success.
     await messenger.send(encodeStatus(true));
-    const receipt = await messenger.recv(MsgType.STATUS, "the host side to commit the file (its final status)");
+    // the host commits once it has our status: a stop now waits a moment for its answer (see recvFinal)
+    const receipt = await messenger.recvFinal(MsgType.STATUS, "the host side to commit the file (its final status)");
     if (!receipt.isSuccess) throw messenger.peerFailure("the host side to commit the file");
   }
   return { role: have ? "send" : "receive", bytes: size, mode: "extended", chunks: Math.ceil(size / slotSize), chunkSize: slotSize, slots: slotCount, sha256: toHex(digest) };

@@ -13,8 +13,8 @@ import { type DirectionMsg, encodeChecksum, encodeStatus, encodeWindow, MsgType,
 import { AtomicFile, checkFreeSpace, removeStaleTemporaries } from "../transfer/atomic-file.ts";
 import { FileReader, type LocalFile } from "../transfer/local-file.ts";
 import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
-import { chunkMessages } from "./window-messages.ts";
-import { sameBytes, type SessionContext, safeNumber, sha256, toHex, type TransferResult } from "./session.ts";
+import { dmaCopyWindow } from "./window-messages.ts";
+import { sameBytes, type SessionContext, safeNumber, toHex, type TransferResult } from "./session.ts";
 
 /** After our direction message: the DPU's answer decides the mode. */
 export async function hostTransfer(ctx: SessionContext, local: LocalFile, answer: DirectionMsg): Promise<TransferResult> {
@@ -51,7 +51,9 @@ async function classicHost(ctx: SessionContext, have: boolean, size: number): Pr
   try {
     using exported = exportMmap({ device, memory, writable: !have, length: Math.max(size, 1) });
     await sendDescriptor(messenger, exported);
-    const status = await messenger.recv(MsgType.STATUS, "the DPU's final status");
+    // Sending, the DPU commits and then answers: a stop now waits a moment for that answer (a copy that completed
+    // is reported as completed); receiving, nothing is committed here yet
+    const status = have ? await messenger.recvFinal(MsgType.STATUS, "the DPU's final status") : await messenger.recv(MsgType.STATUS, "the DPU's final status");
     if (!status.isSuccess) throw messenger.peerFailure("the DMA copy");
     out?.writeAt(memory.bytes.subarray(0, size), 0);
     await out?.commit();
@@ -78,20 +80,11 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
   await sendDescriptor(messenger, exported);
   ctx.log.debug(`ring: ${slotCount} slots of ${slotSize} bytes at 0x${ring.address.toString(16)}`);
 
-  const hash = sha256();
   const bar = ctx.progress(size);
   // The window protocol (tasks/transfer/window.ts): the DPU runs every DMA, so this side only reads the file into a
   // slot and announces it (sending), or takes each slot the DPU filled (receiving: the DPU can write the window,
   // so each slot is read once into a private copy).
-  const window = {
-    size,
-    slotCount,
-    slotSize,
-    view: (slot: number, length: number) => ring.bytes.subarray(slot * slotSize, slot * slotSize + length),
-    hash,
-    onProgress: bar.update.bind(bar),
-    ...chunkMessages(messenger, { peer: "DPU", slotCount, slotSize, size }),
-  };
+  const window = dmaCopyWindow(messenger, { peer: "DPU", slots: ring, slotCount, slotSize, size, onProgress: bar.update.bind(bar) });
   let out: AtomicFile | undefined;
   try {
     if (have) {
@@ -102,10 +95,11 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
       await receiveThroughWindow({ ...window, file: out, peerWritable: true });
     }
     bar.finish();
-    const digest = new Uint8Array(hash.digest());
+    const digest = new Uint8Array(window.hash.digest());
     await messenger.send(encodeChecksum(size, digest));
-    const theirs = await messenger.recv(MsgType.CHECKSUM, "the DPU's checksum");
-    const status = await messenger.recv(MsgType.STATUS, "the DPU's final status");
+    // Sending, the DPU commits once it has both checksums: a stop from here on waits a moment for its final status
+    const theirs = have ? await messenger.recvFinal(MsgType.CHECKSUM, "the DPU's checksum") : await messenger.recv(MsgType.CHECKSUM, "the DPU's checksum");
+    const status = have ? await messenger.recvFinal(MsgType.STATUS, "the DPU's final status") : await messenger.recv(MsgType.STATUS, "the DPU's final status");
     if (!status.isSuccess) throw messenger.peerFailure("the final status");
     if (theirs.totalBytes !== BigInt(size) || !sameBytes(theirs.digest, digest)) {
       throw new Error(`SHA-256 mismatch: host ${toHex(digest)}, DPU ${toHex(theirs.digest)} (${theirs.totalBytes} bytes)`);

@@ -10,6 +10,7 @@ import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
 import { noteFromEnvironment } from "../common/environment.ts";
+import { type ParsedCommand, taskFlags } from "../common/task-flags.ts";
 
 export const SERVER_NAME = "dma copy server";
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -43,7 +44,7 @@ export interface DmaCopyOptions {
   classic: boolean;
 }
 
-export type ParsedCommand = { kind: "help" } | { kind: "version" } | { kind: "run"; options: DmaCopyOptions };
+export type ParsedDmaCopy = ParsedCommand<DmaCopyOptions>;
 
 export { UsageError };
 
@@ -83,26 +84,23 @@ old). Relative paths are relative to the folder you ran the command from (INIT_C
 Exit status: 0 when the file was copied (verified, and committed by the receiver), 2 for bad flags, ${STOPPED_STATUSES},
 1 with a message on stderr otherwise.`;
 
-export const FLAGS = {
-  file: { type: "string", short: "f" },
-  "pci-addr": { type: "string", short: "p" },
-  "dev-pci": { type: "string" },
-  "rep-pci": { type: "string", short: "r" },
-  side: { type: "string" },
-  "log-level": { type: "string", short: "l" },
-  "sdk-log-level": { type: "string" },
-  json: { type: "string", short: "j" },
-  timeout: { type: "string" },
-  slots: { type: "string" },
-  "chunk-size": { type: "string" },
-  classic: { type: "boolean" },
-  "server-name": { type: "string" },
-  quiet: { type: "boolean" },
-  "json-output": { type: "boolean" },
-  stats: { type: "boolean" },
-  version: { type: "boolean", short: "v" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    file: { type: "string", short: "f" },
+    "dev-pci": { type: "string" },
+    "log-level": { type: "string", short: "l" },
+    "sdk-log-level": { type: "string" },
+    json: { type: "string", short: "j" },
+    slots: { type: "string" },
+    classic: { type: "boolean" },
+    "server-name": { type: "string" },
+    quiet: { type: "boolean" },
+    "json-output": { type: "boolean" },
+    stats: { type: "boolean" },
+    version: { type: "boolean", short: "v" },
+  },
+  "pci-addr", "rep-pci", "side", "timeout", "chunk-size", "help",
+);
 
 const PCI = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 
@@ -112,7 +110,7 @@ function pci(value: string | undefined, flag: string): string | undefined {
   return value;
 }
 
-export function parseDmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedCommand {
+export function parseDmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedDmaCopy {
   const { values } = parseFlags(argv, FLAGS) as { values: Record<string, string | boolean | undefined> };
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };

@@ -6,11 +6,39 @@
 import type { Messenger } from "../wire/messenger.ts";
 import { encodeChunk, MsgType, ProtocolError, safeNumber } from "../wire/protocol.ts";
 import type { Chunk } from "../transfer/window.ts";
+import { sha256 } from "./session.ts";
+
+/**
+ * What both sides give the window protocol: their slots (`slots`' bytes, slot after slot), a fresh SHA-256 of the
+ * file (read back from `hash` once the window is done), the progress bar and the chunk messages with `peer`.
+ */
+export function dmaCopyWindow(
+  messenger: Messenger,
+  o: {
+    peer: "host" | "DPU";
+    slots: { readonly bytes: Uint8Array };
+    slotCount: number;
+    slotSize: number;
+    size: number;
+    onProgress: (done: number) => void;
+  },
+) {
+  const { slots, slotCount, slotSize, size } = o;
+  return {
+    size,
+    slotCount,
+    slotSize,
+    view: (slot: number, length: number) => slots.bytes.subarray(slot * slotSize, slot * slotSize + length),
+    hash: sha256(),
+    onProgress: o.onProgress,
+    ...chunkMessages(messenger, { peer: o.peer, slotCount, slotSize, size }),
+  };
+}
 
 /** A 64-bit field as a number, or -1 when it cannot be one (it then matches no chunk). */
 const asNumber = (v: bigint) => (v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : -1);
 
-export function chunkMessages(
+function chunkMessages(
   messenger: Messenger,
   o: { peer: "host" | "DPU"; slotCount: number; slotSize: number; size: number },
 ) {

@@ -19,7 +19,7 @@ import { openDeviceOf } from "../common/device.ts";
 import { UsageError } from "../common/cli.ts";
 import { setImmediate } from "node:timers";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
-import { openRegularFile, readSmallRegularFile } from "../common/input-file.ts";
+import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
 
 export const MANIFEST = "manifest.json";
@@ -62,16 +62,6 @@ export interface RecoverOptions {
 const blockName = (k: number) => `block-${String(k).padStart(3, "0")}`;
 const sha = () => createHash("sha256");
 
-function readAt(fd: number, buffer: Uint8Array, position: number): number {
-  let got = 0;
-  while (got < buffer.length) {
-    const n = readSync(fd, buffer, got, buffer.length - got, position + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
-}
-
 function roundUp(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
@@ -111,7 +101,7 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
         if (s % 64 === 63) await new Promise((resolve) => setImmediate(resolve));
         if (o.signal?.aborted) throw interruption(o.signal, `encoding ${o.input}`);
         stripe.fill(0);
-        const got = readAt(fd, stripe, s * n * blockSize);
+        const got = readFullyAt(fd, stripe, s * n * blockSize);
         whole.update(stripe.subarray(0, got));
         const parity = await ec.encode(coding, stripe);
         for (let k = 0; k < n + m; k++) {
@@ -220,7 +210,7 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
         if (s % 64 === 63) await new Promise((resolve) => setImmediate(resolve)); // as in the encode: signals get a turn
         if (o.signal?.aborted) throw interruption(o.signal, `rebuilding ${o.output}`);
         wanted.forEach((k, i) => {
-          if (readAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
+          if (readFullyAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
         });
         if (lostData.length === 0) stripe.set(available);
         else {

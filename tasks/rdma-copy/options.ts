@@ -5,6 +5,7 @@ import { userPath } from "../common/user-path.ts";
 import { type Endpoint, type Exchange, parseEndpoint } from "../rdma/link.ts";
 import { type CopyMode, MAX_CHUNK, MAX_SLOTS } from "./transfer.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
+import { type ParsedCommand, taskFlags } from "../common/task-flags.ts";
 
 export const DEFAULT_CHUNK = 1024 * 1024;
 export const DEFAULT_SLOTS = 8;
@@ -57,24 +58,19 @@ Exit status: 0 when the file was copied (verified and committed by the receiver)
 1 with a message on stderr otherwise.`;
 
 /** Every flag rdma-copy accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  send: { type: "string" },
-  receive: { type: "string" },
-  listen: { type: "string" },
-  connect: { type: "string" },
-  exchange: { type: "string" },
-  mode: { type: "string" },
-  device: { type: "string", short: "d" },
-  chunk: { type: "string" },
-  slots: { type: "string" },
-  timeout: { type: "string" },
-  quiet: { type: "boolean" },
-  json: { type: "boolean" },
-  version: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    send: { type: "string" },
+    receive: { type: "string" },
+    mode: { type: "string" },
+    chunk: { type: "string" },
+    slots: { type: "string" },
+    quiet: { type: "boolean" },
+  },
+  "listen", "connect", "exchange", "device", "timeout", "json", "version", "help",
+);
 
-export type ParsedRdmaCopy = { kind: "help" } | { kind: "version" } | { kind: "run"; options: RdmaCopyOptions };
+export type ParsedRdmaCopy = ParsedCommand<RdmaCopyOptions>;
 
 export function parseRdmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedRdmaCopy {
   const { values: v } = parseFlags(argv, FLAGS);

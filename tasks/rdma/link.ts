@@ -18,7 +18,7 @@ import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { type Buf, BufInventory } from "../../ffi/doca/common/buf.ts";
 import { DocaError, TimeoutError } from "../../ffi/native/errors.ts";
-import { raceAbort } from "../common/interrupt.ts";
+import { afterGrace, raceAbort } from "../common/interrupt.ts";
 import { UsageError } from "../common/cli.ts";
 
 export type Exchange = "cm" | "tcp";
@@ -290,7 +290,19 @@ export class Channel {
 
   /** The next message; `expect` lists the types allowed here (anything else, or ABORT, is an error). */
   async recv(what: string, ...expect: string[]): Promise<Message> {
-    const msg = await this.#nextInOrder(what);
+    return await this.#recv(what, expect, this.signal);
+  }
+
+  /**
+   * The peer's last message of a copy (its receipt after it committed): like recv, but a stop takes effect only
+   * FINAL_MESSAGE_GRACE_MS after it came, so a stop at the very end reports the completed copy.
+   */
+  async recvFinal(what: string, ...expect: string[]): Promise<Message> {
+    return await this.#recv(what, expect, afterGrace(this.signal));
+  }
+
+  async #recv(what: string, expect: string[], signal: AbortSignal | undefined): Promise<Message> {
+    const msg = await this.#nextInOrder(what, signal);
     if (expect.length && !expect.includes(msg.type)) {
       throw new ProtocolError(`the peer sent ${JSON.stringify(msg.type.slice(0, 40))} while ${what} (expected ${expect.join(" or ")})`);
     }
@@ -298,14 +310,14 @@ export class Channel {
   }
 
   /** Messages in the peer's order (its `seq`), whatever order their receives completed in; an ABORT at once. */
-  async #nextInOrder(what: string): Promise<Message> {
+  async #nextInOrder(what: string, signal: AbortSignal | undefined): Promise<Message> {
     for (;;) {
       const held = this.#held.get(this.#recvSeq);
       if (held) {
         this.#held.delete(this.#recvSeq++);
         return held;
       }
-      const m = this.#parse((await this.#bounded(this.rdma.recv(), what).catch((e) => {
+      const m = this.#parse((await this.#bounded(this.rdma.recv(), what, signal).catch((e) => {
         // A receive that failed took a message our posted buffers could not hold: say so, not only DOCA's code
         if (e instanceof DocaError && e.fn === "doca_rdma_task_receive") {
           throw new ProtocolError(`the peer sent a control message this side could not receive while ${what} (at most ${Channel.MAX_MESSAGE} bytes; ${e.message})`);

@@ -24,6 +24,7 @@ import { applySide, openDeviceOf } from "../common/device.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
+import { taskFlags } from "../common/task-flags.ts";
 
 export interface TransferEnd {
   mmap: Mmap;
@@ -90,16 +91,15 @@ export async function dmaTransfer(opts: {
 }
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  descriptor: { type: "string" },
-  read: { type: "string" },
-  write: { type: "string" },
-  offset: { type: "string" },
-  length: { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  side: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    descriptor: { type: "string" },
+    read: { type: "string" },
+    write: { type: "string" },
+    offset: { type: "string" },
+  },
+  "length", "pci-addr", "side", "help",
+);
 
 const HELP = `Usage: dma-transfer --descriptor FILE (--read OUT | --write IN) [--offset N] [--length N] [-p PCI]
                     [--side host|dpu]

@@ -23,6 +23,7 @@ import { applySide, openDeviceOf, startServer } from "../common/device.ts";
 import { userPath } from "../common/user-path.ts";
 import { type MessageChannel, Messenger } from "../wire/messenger.ts";
 import { encodeExportDescriptor, encodeStatus, MsgType, ProtocolError, safeNumber } from "../wire/protocol.ts";
+import { taskFlags } from "../common/task-flags.ts";
 
 /** A descriptor as it travels: the exporter's base address and doca_mmap_export_pci's bytes. */
 export interface DescriptorMsg {
@@ -71,16 +72,14 @@ export function importDescriptor(device: Device, received: DescriptorMsg, length
 }
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  send: { type: "string" },
-  receive: { type: "string" },
-  length: { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  "rep-pci": { type: "string", short: "r" },
-  name: { type: "string" },
-  timeout: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    send: { type: "string" },
+    receive: { type: "string" },
+    name: { type: "string" },
+  },
+  "length", "pci-addr", "rep-pci", "timeout", "help",
+);
 
 const HELP = `Usage: exchange-descriptor (--send FILE | --receive FILE) [-p PCI] [-r REP_PCI] [--name NAME] [--length N]
                            [--timeout SECONDS]

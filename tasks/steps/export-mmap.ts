@@ -18,6 +18,7 @@ import { applySide, openDeviceOf } from "../common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
+import { taskFlags } from "../common/task-flags.ts";
 
 export interface ExportedMmap extends Disposable {
   memory: NativeMemory;
@@ -55,15 +56,14 @@ export function describeExport(e: { descriptor: Uint8Array; address: number; len
 }
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
-export const FLAGS = {
-  in: { type: "string" },
-  length: { type: "string" },
-  writable: { type: "boolean" },
-  out: { type: "string" },
-  "pci-addr": { type: "string", short: "p" },
-  side: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export const FLAGS = taskFlags(
+  {
+    in: { type: "string" },
+    writable: { type: "boolean" },
+    out: { type: "string" },
+  },
+  "length", "pci-addr", "side", "help",
+);
 
 const HELP = `Usage: export-mmap (--in FILE | --length N) [--writable] [--out FILE] [-p PCI] [--side host|dpu]
 

@@ -290,6 +290,16 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
     socket.destroy();
   }
 
+  /** The next message `recv` gives, or undefined when it failed because the relay is stopping. */
+  async function receiveUntilStopped<T>(recv: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await recv();
+    } catch (e) {
+      if (!running) return undefined;
+      throw e;
+    }
+  }
+
   /** Host → target: each request copied into a send slot of ours and sent; at most `slots` in flight. */
   async function pumpRequests(from: ComchConsumer, to: RdmaConnection, slots: number): Promise<void> {
     using memory = NativeMemory.alloc(slots * IO_MESSAGE_SIZE);
@@ -300,13 +310,8 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
     const freed: (() => void)[] = [];
     const inFlight = new Set<Promise<void>>();
     while (running) {
-      let message;
-      try {
-        message = await from.recv();
-      } catch (e) {
-        if (!running) break;
-        throw e;
-      }
+      const message = await receiveUntilStopped(() => from.recv());
+      if (message === undefined) break;
       while (free.length === 0) await new Promise<void>((r) => freed.push(r));
       const slot = free.pop()!;
       memory.bytes.set(message.bytes.subarray(0, IO_MESSAGE_SIZE), slot * IO_MESSAGE_SIZE);
@@ -324,13 +329,8 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
   /** Target → host: each answer marked a result and produced to the host's consumer. */
   async function pumpAnswers(from: Rdma, to: ComchProducer, hostConsumer: number): Promise<void> {
     while (running) {
-      let message;
-      try {
-        message = await from.recv();
-      } catch (e) {
-        if (!running) break;
-        throw e;
-      }
+      const message = await receiveUntilStopped(() => from.recv());
+      if (message === undefined) break;
       markResult(message.bytes);
       stats.answers++;
       await to.send(message.bytes, hostConsumer);

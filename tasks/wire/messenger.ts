@@ -7,7 +7,7 @@
  * direction: "the DPU side disconnected while <what>: <DOCA detail>".
  */
 import { printable } from "../../ffi/engine/printable.ts";
-import { InterruptedError, interruption } from "../common/interrupt.ts";
+import { afterGrace, InterruptedError, interruption } from "../common/interrupt.ts";
 import { TimeoutError } from "../../ffi/native/errors.ts";
 import {
   decodeMessage,
@@ -165,20 +165,19 @@ export class Messenger {
    * The next message, decoded, within one deadline (`timeoutMs` from now). Failure reasons are absorbed (they
    * precede a STATUS) without moving the deadline.
    */
-  async recvAny(what: string): Promise<Msg> {
+  async recvAny(what: string, signal: AbortSignal | undefined = this.signal): Promise<Msg> {
     const waiting = `waiting for ${what}`;
     const deadline = Date.now() + this.timeoutMs;
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) throw this.lost(waiting, new TimeoutError(what, this.timeoutMs));
-      const m = await this.#recvOne(left, waiting);
+      const m = await this.#recvOne(left, waiting, signal);
       if (m.type === MsgType.FAILURE_REASON) continue;
       return m;
     }
   }
 
-  async #recvOne(timeoutMs: number, waiting: string): Promise<Msg> {
-    const signal = this.signal;
+  async #recvOne(timeoutMs: number, waiting: string, signal: AbortSignal | undefined): Promise<Msg> {
     if (signal?.aborted) throw interruption(signal, waiting);
     const received = this.#next(timeoutMs);
     let onAbort: (() => void) | undefined;
@@ -203,11 +202,20 @@ export class Messenger {
   }
 
   /** The next message, which must be `type`; a failure STATUS from the peer becomes PeerFailedError. */
-  async recv<T extends Msg["type"]>(type: T, what: string = msgTypeName(type)): Promise<Extract<Msg, { type: T }>> {
-    const m = await this.recvAny(what);
+  async recv<T extends Msg["type"]>(type: T, what: string = msgTypeName(type), signal: AbortSignal | undefined = this.signal): Promise<Extract<Msg, { type: T }>> {
+    const m = await this.recvAny(what, signal);
     if (m.type === MsgType.STATUS && type !== MsgType.STATUS && !m.isSuccess) throw this.peerFailure(what);
     return expectType(m, type);
   }
+  /**
+   * The peer's last message of a copy (its final STATUS after it committed): like recv, but a stop takes effect only
+   * FINAL_MESSAGE_GRACE_MS after it came, so a stop at the very end reports the completed copy, not a failure
+   * while the peer kept the file.
+   */
+  recvFinal<T extends Msg["type"]>(type: T, what: string = msgTypeName(type)): Promise<Extract<Msg, { type: T }>> {
+    return this.recv(type, what, afterGrace(this.signal));
+  }
+
 
   /** The error for a peer's failure STATUS, carrying its (escaped) reason when it sent one. */
   peerFailure(what: string): PeerFailedError {

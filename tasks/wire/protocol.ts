@@ -233,6 +233,14 @@ function expectLength(bytes: Uint8Array, size: number, type: number): void {
   }
 }
 
+/** The body EXT_PARAMS and WINDOW share: a slot count (u32 at 4) and a size (u64 at 8), big-endian, neither zero. */
+function slotsAndSize(view: DataView, zeroError: string): [number, bigint] {
+  const slots = view.getUint32(4, false);
+  const size = view.getBigUint64(8, false);
+  if (slots === 0 || size === 0n) throw new ProtocolError(zeroError);
+  return [slots, size];
+}
+
 function bool(byte: number, what: string): boolean {
   if (byte > 1) throw new ProtocolError(`${what} must be 0 or 1, got ${byte}`);
   return byte === 1;
@@ -265,16 +273,12 @@ export function decodeMessage(bytes: Uint8Array): Msg {
       return { type, isSuccess: bool(bytes[4], "is_success") };
     case MsgType.EXT_PARAMS: {
       expectLength(bytes, EXT_PARAMS_SIZE, type);
-      const maxSlots = view.getUint32(4, false);
-      const maxChunk = view.getBigUint64(8, false);
-      if (maxSlots === 0 || maxChunk === 0n) throw new ProtocolError("EXT_PARAMS with zero slots or zero chunk size");
+      const [maxSlots, maxChunk] = slotsAndSize(view, "EXT_PARAMS with zero slots or zero chunk size");
       return { type, maxSlots, maxChunk };
     }
     case MsgType.WINDOW: {
       expectLength(bytes, WINDOW_SIZE, type);
-      const slotCount = view.getUint32(4, false);
-      const slotSize = view.getBigUint64(8, false);
-      if (slotCount === 0 || slotSize === 0n) throw new ProtocolError("WINDOW with zero slots or zero slot size");
+      const [slotCount, slotSize] = slotsAndSize(view, "WINDOW with zero slots or zero slot size");
       return { type, slotCount, slotSize };
     }
     case MsgType.CHUNK_READY:

@@ -7,20 +7,15 @@
  * Requests: open {pci} · chain {descriptor: base64} (answers {id, rdma: base64, range}) · connect {details: base64}
  * (an Rdma context connected to the peer's details; answers its own) · drop {id} (closes that import).
  */
-import { createInterface } from "node:readline";
-import process from "node:process";
 import { Buffer } from "node:buffer";
 import { Access, Device, Mmap, ProgressEngine, Rdma } from "../../mod.ts";
+import { serveJsonRequests } from "./json-requests.ts";
 
 let device: Device | undefined;
 let pe: ProgressEngine | undefined;
 let rdma: Rdma | undefined;
 const imports = new Map<number, Mmap>();
 let nextId = 1;
-
-function reply(message: unknown): void {
-  process.stdout.write(JSON.stringify(message) + "\n");
-}
 
 async function handle(req: Record<string, unknown>): Promise<unknown> {
   switch (req.op) {
@@ -58,23 +53,9 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
   throw new Error(`unknown op ${String(req.op)}`);
 }
 
-const lines = createInterface({ input: process.stdin });
-let chain = Promise.resolve();
-lines.on("line", (line) => {
-  chain = chain.then(async () => {
-    try {
-      reply(await handle(JSON.parse(line)));
-    } catch (e) {
-      reply({ error: e instanceof Error ? `${e.name}: ${e.message}` : String(e), docaName: (e as { docaName?: string }).docaName });
-    }
-  });
-});
-lines.on("close", () => {
-  void chain.then(async () => {
-    await rdma?.close().catch(() => {});
-    for (const map of imports.values()) map.close();
-    pe?.close();
-    device?.close();
-    process.exit(0);
-  });
+serveJsonRequests(handle, async () => {
+  await rdma?.close().catch(() => {});
+  for (const map of imports.values()) map.close();
+  pe?.close();
+  device?.close();
 });

@@ -11,10 +11,10 @@
  * counts of writes after: succeeded and failed) · hoard {name, repPci, maxUnreadBytes} (a server that echoes its first
  * client and never reads any other) · hoardStatus (unread bytes, live connections, RSS) · acceptNext (accepts the next client: is it connected?) · exit.
  */
-import { createInterface } from "node:readline";
 import process from "node:process";
 import { Buffer } from "node:buffer";
 import { pattern } from "./sim-env.ts";
+import { reply, serveJsonRequests } from "./json-requests.ts";
 import {
   Access,
   BufInventory,
@@ -70,8 +70,6 @@ async function streamWrites(s: Stream, length: number, depth: number, started: (
   };
   await Promise.all(Array.from({ length: depth }, worker));
 }
-
-const reply = (m: unknown) => process.stdout.write(JSON.stringify(m) + "\n");
 
 async function copy(direction: "read" | "write", offset: number, length: number, data?: Uint8Array): Promise<Uint8Array> {
   if (!device || !remote || !pe) throw new Error("open and import first");
@@ -254,25 +252,11 @@ async function handle(req: Record<string, unknown>): Promise<unknown> {
   throw new Error(`unknown op ${String(req.op)}`);
 }
 
-const lines = createInterface({ input: process.stdin });
-let chain = Promise.resolve();
-lines.on("line", (line) => {
-  chain = chain.then(async () => {
-    try {
-      reply(await handle(JSON.parse(line)));
-    } catch (e) {
-      reply({ error: e instanceof Error ? `${e.name}: ${e.message}` : String(e), docaName: (e as { docaName?: string }).docaName });
-    }
-  });
-});
-lines.on("close", () => {
-  void chain.then(async () => {
-    await consumer?.close().catch(() => {});
-    await server?.close().catch(() => {});
-    dma?.close();
-    remote?.close();
-    device?.close();
-    pe?.close();
-    process.exit(0);
-  });
+serveJsonRequests(handle, async () => {
+  await consumer?.close().catch(() => {});
+  await server?.close().catch(() => {});
+  dma?.close();
+  remote?.close();
+  device?.close();
+  pe?.close();
 });

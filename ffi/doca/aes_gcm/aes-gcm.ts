@@ -136,10 +136,10 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
       check(f.doca_aes_gcm_task_decrypt_set_conf(handle, x.ok, x.error, maxTasks), "doca_aes_gcm_task_decrypt_set_conf");
       core.start();
     } catch (e) {
-      core?.dispose();
-      f.doca_aes_gcm_destroy(handle);
-      this.#ivs.close();
-      this.abandon();
+      this.abandonUnstarted(core, () => {
+        f.doca_aes_gcm_destroy(handle);
+        this.#ivs.close();
+      });
       throw e;
     }
     this.core = core;
@@ -289,7 +289,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.inflight} ${hex(this[HANDLE])}`;
+    return this.taskSummary(this.device, this.inflight);
   }
 }
 

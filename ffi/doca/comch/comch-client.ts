@@ -5,7 +5,7 @@ import { check } from "../../native/errors.ts";
 import { CtxState } from "../../native/constants.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
 import { connectionGone } from "./comch-connection-hooks.ts";
-import { checkName, checkSizes, checkUnreadBound, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
+import { checkName, checkSizes, ComchEndpoint, configureEndpoint, endpointSizes } from "./comch-endpoint.ts";
 import { duration, integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
 import { DEVINFO } from "../common/device.ts";
@@ -46,9 +46,7 @@ export class ComchClient extends ComchEndpoint<Handle<"doca_comch_client">> {
     checkName(opts.name, opts.device[DEVINFO]);
     const d = doca();
     const f = d.fns;
-    const maxMsgSize = opts.maxMsgSize ?? opts.device.info.caps.comchMaxMsgSize;
-    const sendTasks = opts.sendTasks ?? 64;
-    const maxUnreadBytes = checkUnreadBound("ComchClient.connect", opts.maxUnreadBytes, maxMsgSize);
+    const { maxMsgSize, sendTasks, maxUnreadBytes } = endpointSizes("ComchClient.connect", opts);
     const timeoutMs = opts.timeoutMs ?? 10_000;
     d.scratch.clear(0);
     check(

@@ -147,7 +147,7 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
     const list: Uint8Array[] = new Array(messages.length);
     for (let i = 0; i < list.length; i++) {
       const bytes = messages[i];
-      const bad = this.#refusal(bytes);
+      const bad = this.#refusal(bytes, `messages[${i}]`);
       if (bad) return Promise.reject(bad);
       list[i] = bytes;
     }
@@ -155,10 +155,10 @@ export abstract class ComchEndpoint<H extends number = number> extends CtxResour
   }
 
   /** Why `bytes` cannot be sent, or undefined. */
-  #refusal(bytes: Uint8Array): Error | undefined {
-    if (!(bytes instanceof Uint8Array)) return new TypeError(`${this.kind}: send takes a Uint8Array`);
+  #refusal(bytes: Uint8Array, which?: string): Error | undefined {
+    if (!(bytes instanceof Uint8Array)) return new TypeError(`${this.kind}: send takes a Uint8Array${which ? ` (${which} is not one)` : ""}`);
     if (bytes.length > this.maxMsgSize) {
-      return new DocaError(DocaErrorCode.TOO_BIG, this.#send.allocName, `message of ${bytes.length} bytes > max ${this.maxMsgSize}`);
+      return new DocaError(DocaErrorCode.TOO_BIG, this.#send.allocName, `${which ? `${which}: ` : ""}message of ${bytes.length} bytes > max ${this.maxMsgSize}`);
     }
     return undefined;
   }
@@ -266,8 +266,20 @@ export function checkName(name: string, devinfo: number): void {
   }
 }
 
+/**
+ * The sizes a new server or client runs with: the caller's, else the device's largest message and 64 send tasks;
+ * the unread bound checked against the message size.
+ */
+export function endpointSizes(
+  where: string,
+  opts: { device: { info: { caps: { comchMaxMsgSize: number } } }; maxMsgSize?: number; sendTasks?: number; maxUnreadBytes?: number },
+): { maxMsgSize: number; sendTasks: number; maxUnreadBytes: number } {
+  const maxMsgSize = opts.maxMsgSize ?? opts.device.info.caps.comchMaxMsgSize;
+  return { maxMsgSize, sendTasks: opts.sendTasks ?? 64, maxUnreadBytes: checkUnreadBound(where, opts.maxUnreadBytes, maxMsgSize) };
+}
+
 /** Checks the unread bound an endpoint is given (at least one message of the maximum size). */
-export function checkUnreadBound(where: string, maxUnreadBytes: number | undefined, maxMsgSize: number): number {
+function checkUnreadBound(where: string, maxUnreadBytes: number | undefined, maxMsgSize: number): number {
   if (maxUnreadBytes === undefined) return Math.max(DEFAULT_MAX_UNREAD_BYTES, maxMsgSize + UNREAD_MESSAGE_OVERHEAD);
   if (!Number.isSafeInteger(maxUnreadBytes) || maxUnreadBytes < maxMsgSize + UNREAD_MESSAGE_OVERHEAD) {
     throw new RangeError(

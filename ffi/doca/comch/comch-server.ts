@@ -7,7 +7,7 @@ import { DocaErrorCode } from "../../native/constants.ts";
 import { nativeCallbacks } from "../../engine/callbacks.ts";
 import { STOP_TIMEOUT_MS } from "../../engine/ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
-import { checkName, checkSizes, checkUnreadBound, ComchEndpoint, configureEndpoint } from "./comch-endpoint.ts";
+import { checkName, checkSizes, ComchEndpoint, configureEndpoint, endpointSizes } from "./comch-endpoint.ts";
 import { Waiters } from "../../engine/waiters.ts";
 import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Device, DeviceRep } from "../common/device.ts";
@@ -57,9 +57,7 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
     requireFns("doca_comch_server_get_server_ctx");
     const d = doca();
     const f = d.fns;
-    const maxMsgSize = opts.maxMsgSize ?? opts.device.info.caps.comchMaxMsgSize;
-    const sendTasks = opts.sendTasks ?? 64;
-    const maxUnreadBytes = checkUnreadBound("ComchServer.start", opts.maxUnreadBytes, maxMsgSize);
+    const { maxMsgSize, sendTasks, maxUnreadBytes } = endpointSizes("ComchServer.start", opts);
     d.scratch.clear(0);
     check(
       f.doca_comch_server_create(opts.device[HANDLE], opts.rep[HANDLE], d.scratch.cstring(opts.name), d.scratch.slot(0)),

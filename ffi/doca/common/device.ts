@@ -128,16 +128,49 @@ function withDeviceList<T>(use: (d: Doca, devinfos: number[]) => T): T {
   const d = doca();
   // A side or folder the program set in process.env since DOCA was loaded (Bun keeps such writes from C).
   syncNativeEnvironment();
+  return withNativeList(
+    d,
+    (listOut, countOut) => check(d.fns.doca_devinfo_create_list(listOut, countOut), "doca_devinfo_create_list"),
+    (list) => d.fns.doca_devinfo_destroy_list(list),
+    use,
+  );
+}
+
+/**
+ * Runs `use` on the entries of a list DOCA creates (`create` fills the list and its length into the two scratch
+ * slots it is given), always destroying the list afterwards.
+ */
+function withNativeList<T>(
+  d: Doca,
+  create: (listOut: number, countOut: number) => void,
+  destroy: (list: number) => void,
+  use: (d: Doca, entries: number[]) => T,
+): T {
   d.scratch.clear(0);
   d.scratch.clear(1);
-  check(d.fns.doca_devinfo_create_list(d.scratch.slot(0), d.scratch.slot(1)), "doca_devinfo_create_list");
+  create(d.scratch.slot(0), d.scratch.slot(1));
   const list = d.scratch.u64(0);
   const count = d.scratch.u32At(1);
   try {
     return use(d, readPointerList(d, list, count));
   } finally {
-    d.fns.doca_devinfo_destroy_list(list);
+    destroy(list);
   }
+}
+
+/** The entry of `entries` at `pciAddr` (compared by DOCA's `equal`), or NOT_FOUND: `missing`, and what there is. */
+function findByPci(
+  d: Doca,
+  entries: number[],
+  pciAddr: string,
+  equal: "doca_devinfo_is_equal_pci_addr" | "doca_devinfo_rep_is_equal_pci_addr",
+  pciOf: (entry: number) => string,
+  o: { missing: string },
+): number {
+  const match = entries.find((entry) => isEqualPci(d, equal, entry, pciAddr));
+  if (match !== undefined) return match;
+  const available = entries.map((entry) => pciOf(entry) || "(unnamed)").join(", ");
+  throw new DocaError(DocaErrorCode.NOT_FOUND, equal, `${o.missing}; available: ${available || "none"}`);
 }
 
 function isEqualPci(d: Doca, fn: "doca_devinfo_is_equal_pci_addr" | "doca_devinfo_rep_is_equal_pci_addr", info: number, pci: string): boolean {
@@ -188,15 +221,9 @@ export class Device extends Resource<Handle<"doca_dev">> {
   /** Opens the device at a PCI address, "03:00.1" or "0000:03:00.1". */
   static open(pciAddr: string): Device {
     return withDeviceList((d, devinfos) => {
-      const match = devinfos.find((info) => isEqualPci(d, "doca_devinfo_is_equal_pci_addr", info, pciAddr));
-      if (match === undefined) {
-        const available = devinfos.map((info) => devinfoInfo(d, info).pciAddr || "(unnamed)").join(", ");
-        throw new DocaError(
-          DocaErrorCode.NOT_FOUND,
-          "doca_devinfo_is_equal_pci_addr",
-          `no DOCA device at PCI address "${pciAddr}"; available: ${available || "none"}`,
-        );
-      }
+      const match = findByPci(d, devinfos, pciAddr, "doca_devinfo_is_equal_pci_addr", (info) => devinfoInfo(d, info).pciAddr, {
+        missing: `no DOCA device at PCI address "${pciAddr}"`,
+      });
       const info = devinfoInfo(d, match);
       d.scratch.clear(0);
       check(d.fns.doca_dev_open(match, d.scratch.slot(0)), "doca_dev_open", pciAddr);
@@ -216,15 +243,9 @@ export class Device extends Resource<Handle<"doca_dev">> {
 
   openRepresentor(pciAddr: string, filter: number = RepFilter.NET): DeviceRep {
     return this.#withRepList(filter, (d, reps) => {
-      const match = reps.find((rep) => isEqualPci(d, "doca_devinfo_rep_is_equal_pci_addr", rep, pciAddr));
-      if (match === undefined) {
-        const available = reps.map((rep) => repInfo(d, rep).pciAddr || "(unnamed)").join(", ");
-        throw new DocaError(
-          DocaErrorCode.NOT_FOUND,
-          "doca_devinfo_rep_is_equal_pci_addr",
-          `no representor at PCI address "${pciAddr}" on ${this.info.pciAddr}; available: ${available || "none"}`,
-        );
-      }
+      const match = findByPci(d, reps, pciAddr, "doca_devinfo_rep_is_equal_pci_addr", (rep) => repInfo(d, rep).pciAddr, {
+        missing: `no representor at PCI address "${pciAddr}" on ${this.info.pciAddr}`,
+      });
       const info = repInfo(d, match);
       d.scratch.clear(0);
       check(d.fns.doca_dev_rep_open(match, d.scratch.slot(0)), "doca_dev_rep_open", pciAddr);
@@ -234,19 +255,13 @@ export class Device extends Resource<Handle<"doca_dev">> {
 
   #withRepList<T>(filter: number, use: (d: Doca, reps: number[]) => T): T {
     const d = doca();
-    d.scratch.clear(0);
-    d.scratch.clear(1);
-    check(
-      d.fns.doca_devinfo_rep_create_list(this[HANDLE], filter, d.scratch.slot(0), d.scratch.slot(1)),
-      "doca_devinfo_rep_create_list",
+    return withNativeList(
+      d,
+      (listOut, countOut) =>
+        check(d.fns.doca_devinfo_rep_create_list(this[HANDLE], filter, listOut, countOut), "doca_devinfo_rep_create_list"),
+      (list) => d.fns.doca_devinfo_rep_destroy_list(list),
+      use,
     );
-    const list = d.scratch.u64(0);
-    const count = d.scratch.u32At(1);
-    try {
-      return use(d, readPointerList(d, list, count));
-    } finally {
-      d.fns.doca_devinfo_rep_destroy_list(list);
-    }
   }
 
   protected destroyNative(handle: number): void {

@@ -6,7 +6,7 @@ import { doca } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
-import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
+import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { BatchHandles, Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS, nonNegative } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
@@ -232,9 +232,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
       check(f.doca_dma_task_memcpy_set_conf(handle, cbs.ok, cbs.error, maxTasks), "doca_dma_task_memcpy_set_conf");
       core.start();
     } catch (e) {
-      core?.dispose();
-      f.doca_dma_destroy(handle);
-      this.abandon();
+      this.abandonUnstarted(core, () => f.doca_dma_destroy(handle));
       throw e;
     }
     this.core = core;
@@ -296,6 +294,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
    */
   memcpyBatch(pairs: Array<[Buf, Buf]>, opts: { resetDestinations?: boolean } = {}): Promise<void> {
     this.assertOpen();
+    if (!Array.isArray(pairs)) throw new TypeError("Dma.memcpyBatch: pairs must be an array of [src, dst] Bufs");
     const last = this.#checked?.deref();
     if (last !== undefined && last.pairs === pairs && last.closes === bufClosesSoFar() && Dma.#repeats(pairs, last.srcs, last.dsts)) {
       if (opts.resetDestinations === true) this.#kind.resetAll(this.#dstN, pairs.length);
@@ -314,6 +313,7 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
     let sized = true; // every source's whole range fits one task (else its data length must be read every time)
     for (let i = 0; i < n; i++) {
       const pair = pairs[i];
+      if (!Array.isArray(pair) || pair.length !== 2) throw new TypeError(`Dma.memcpyBatch: pairs[${i}] must be [src, dst]`);
       const s = pair[0], t = pair[1];
       if (!Buf.isOpenBuf(s) || !Buf.isOpenBuf(t)) {
         assertBuf(s, "memcpyBatch", `pairs[${i}][0]`);
@@ -418,6 +418,6 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.#path.inflight} ${hex(this[HANDLE])}`;
+    return this.taskSummary(this.device, this.#path.inflight);
   }
 }

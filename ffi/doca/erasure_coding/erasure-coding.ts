@@ -149,9 +149,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
       this.#paths = paths;
       core.start();
     } catch (e) {
-      core?.dispose();
-      f.doca_ec_destroy(handle);
-      this.abandon();
+      this.abandonUnstarted(core, () => f.doca_ec_destroy(handle));
       throw e;
     }
     this.core = core;
@@ -317,7 +315,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.inflight} ${hex(this[HANDLE])}`;
+    return this.taskSummary(this.device, this.inflight);
   }
 }
 

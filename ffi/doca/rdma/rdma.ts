@@ -705,12 +705,16 @@ export class RdmaConnection {
   /** [src, dst] pairs as RdmaOps, each Buf checked (a bad one throws naming its place). */
   #pairs(method: string, pairs: ReadonlyArray<readonly [Buf, Buf]>): RdmaOp[] {
     if (!Array.isArray(pairs)) throw new TypeError(`${method}: pairs must be an array of [src, dst] Bufs`);
-    return pairs.map((pair, i) => {
+    // a plain loop: map() would skip the holes of a sparse array
+    const ops: RdmaOp[] = new Array(pairs.length);
+    for (let i = 0; i < pairs.length; i++) {
+      const pair = pairs[i];
       if (!Array.isArray(pair) || pair.length !== 2) throw new TypeError(`${method}: pairs[${i}] must be [src, dst]`);
       checkBuf(pair[0], `${method}: pairs[${i}][0]`);
       checkBuf(pair[1], `${method}: pairs[${i}][1]`);
-      return { src: pair[0], dst: pair[1] };
-    });
+      ops[i] = { src: pair[0], dst: pair[1] };
+    }
+    return ops;
   }
 
   /**
@@ -738,7 +742,11 @@ export class RdmaConnection {
   sendBatch(srcs: readonly Buf[]): Promise<void> {
     try {
       if (!Array.isArray(srcs)) throw new TypeError("sendBatch: srcs must be an array of Bufs");
-      const ops = srcs.map((src, i): RdmaOp => (checkBuf(src, `sendBatch: srcs[${i}]`), { src }));
+      const ops: RdmaOp[] = new Array(srcs.length);
+      for (let i = 0; i < srcs.length; i++) {
+        checkBuf(srcs[i], `sendBatch: srcs[${i}]`);
+        ops[i] = { src: srcs[i] };
+      }
       return this.#runBatch("sendBatch", "send", ops);
     } catch (e) {
       return Promise.reject(e);

@@ -12,7 +12,7 @@ import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
-import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
+import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
@@ -414,6 +414,6 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
   }
 
   protected summary(): string {
-    return `${this.device.info.pciAddr} ${this.core?.stateName ?? "?"} inflight=${this.inflight} ${hex(this[HANDLE])}`;
+    return this.taskSummary(this.device, this.inflight);
   }
 }

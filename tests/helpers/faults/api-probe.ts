@@ -42,6 +42,40 @@ function setup() {
   return { dev, pe, mem, map, inv, close };
 }
 
+/** `probe` with the setup() objects and a Dma on them, all closed afterwards (the Dma first). */
+async function withDma(probe: (s: ReturnType<typeof setup>, dma: Dma) => Promise<unknown>): Promise<unknown> {
+  const s = setup();
+  const dma = new Dma(s.dev, s.pe);
+  try {
+    return await probe(s, dma);
+  } finally {
+    dma.close();
+    s.close();
+  }
+}
+
+/** Mmap.fromExport of `descriptor` (anything a caller might pass) through the host's device, closed afterwards. */
+function importOnHost(descriptor: unknown): unknown {
+  const dev = Device.open(HOST_PCI);
+  try {
+    return Mmap.fromExport(descriptor as Uint8Array, dev);
+  } finally {
+    dev.close();
+  }
+}
+
+/** ComchClient.connect with `opts` through the host's device and a progress engine of its own, both closed afterwards. */
+async function connectOnHost(opts: { name: string; timeoutMs: number; maxMsgSize?: number }): Promise<unknown> {
+  const dev = Device.open(HOST_PCI);
+  const pe = new ProgressEngine();
+  try {
+    return await ComchClient.connect({ device: dev, pe, ...opts });
+  } finally {
+    pe.close();
+    dev.close();
+  }
+}
+
 const cases: Record<string, () => unknown | Promise<unknown>> = {
   "alloc-negative": () => NativeMemory.alloc(-1),
   "alloc-zero": () => NativeMemory.alloc(0),
@@ -133,66 +167,22 @@ const cases: Record<string, () => unknown | Promise<unknown>> = {
   },
   "inventory-negative": () => new BufInventory(-1),
   "inventory-nan": () => new BufInventory(NaN),
-  "from-export-empty": () => {
-    const dev = Device.open(HOST_PCI);
-    try {
-      return Mmap.fromExport(new Uint8Array(0), dev);
-    } finally {
-      dev.close();
-    }
-  },
-  "from-export-short": () => {
-    const dev = Device.open(HOST_PCI);
-    try {
-      return Mmap.fromExport(new Uint8Array(3), dev);
-    } finally {
-      dev.close();
-    }
-  },
-  "from-export-js-array": () => {
-    const dev = Device.open(HOST_PCI);
-    try {
-      return Mmap.fromExport([1, 2, 3] as Any, dev);
-    } finally {
-      dev.close();
-    }
-  },
+  "from-export-empty": () => importOnHost(new Uint8Array(0)),
+  "from-export-short": () => importOnHost(new Uint8Array(3)),
+  "from-export-js-array": () => importOnHost([1, 2, 3]),
   "device-garbage-pci": () => Device.open("not-a-pci-address"),
   "device-unknown-pci": () => Device.open("0000:99:00.7"),
-  "memcpy-not-bufs": async () => {
-    const s = setup();
-    const dma = new Dma(s.dev, s.pe);
-    try {
-      return await dma.memcpy({} as Any, { handle: 12345 } as Any);
-    } finally {
-      dma.close();
-      s.close();
-    }
-  },
-  "memcpy-forged-handles": async () => {
+  "memcpy-not-bufs": () => withDma((_s, dma) => dma.memcpy({} as Any, { handle: 12345 } as Any)),
+  "memcpy-forged-handles": () => withDma(async (_s, dma) => {
     // Objects that look like Bufs (a handle field) but are not: must be refused before any native call.
-    const s = setup();
-    const dma = new Dma(s.dev, s.pe);
-    try {
-      const fake = { handle: 4096, native: 4096, address: 4096, length: 16 } as Any;
-      return await dma.memcpy(fake, fake);
-    } finally {
-      dma.close();
-      s.close();
-    }
-  },
-  "memcpy-dst-too-small": async () => {
-    const s = setup();
-    const dma = new Dma(s.dev, s.pe);
-    try {
-      const src = s.inv.bufByData(s.map, s.mem.address, 4096);
-      const dst = s.inv.bufByAddr(s.map, s.mem.address + 4096, 100);
-      return await dma.memcpy(src, dst);
-    } finally {
-      dma.close();
-      s.close();
-    }
-  },
+    const fake = { handle: 4096, native: 4096, address: 4096, length: 16 } as Any;
+    return await dma.memcpy(fake, fake);
+  }),
+  "memcpy-dst-too-small": () => withDma(async (s, dma) => {
+    const src = s.inv.bufByData(s.map, s.mem.address, 4096);
+    const dst = s.inv.bufByAddr(s.map, s.mem.address + 4096, 100);
+    return await dma.memcpy(src, dst);
+  }),
   "use-after-close-memory": () => {
     const m = NativeMemory.alloc(100);
     m.close();
@@ -265,16 +255,7 @@ const cases: Record<string, () => unknown | Promise<unknown>> = {
       s.close();
     }
   },
-  "comch-name-too-long": async () => {
-    const dev = Device.open(HOST_PCI);
-    const pe = new ProgressEngine();
-    try {
-      return await ComchClient.connect({ device: dev, name: "x".repeat(5000), pe, timeoutMs: 500 });
-    } finally {
-      pe.close();
-      dev.close();
-    }
-  },
+  "comch-name-too-long": () => connectOnHost({ name: "x".repeat(5000), timeoutMs: 500 }),
   "comch-server-on-host": () => {
     const dev = Device.open(HOST_PCI);
     const pe = new ProgressEngine();
@@ -285,26 +266,8 @@ const cases: Record<string, () => unknown | Promise<unknown>> = {
       dev.close();
     }
   },
-  "comch-connect-timeout": async () => {
-    const dev = Device.open(HOST_PCI);
-    const pe = new ProgressEngine();
-    try {
-      return await ComchClient.connect({ device: dev, name: "nobody-listens", pe, timeoutMs: 300 });
-    } finally {
-      pe.close();
-      dev.close();
-    }
-  },
-  "comch-bad-max-msg": async () => {
-    const dev = Device.open(HOST_PCI);
-    const pe = new ProgressEngine();
-    try {
-      return await ComchClient.connect({ device: dev, name: "x", pe, timeoutMs: 300, maxMsgSize: -1 });
-    } finally {
-      pe.close();
-      dev.close();
-    }
-  },
+  "comch-connect-timeout": () => connectOnHost({ name: "nobody-listens", timeoutMs: 300 }),
+  "comch-bad-max-msg": () => connectOnHost({ name: "x", timeoutMs: 300, maxMsgSize: -1 }),
 };
 
 export const CASES: string[] = Object.keys(cases);

@@ -3,12 +3,12 @@
  * workspace with a private DOCA_SIM_DIR, DOCA_SIM_TRACE parsing, and launching tasks/dma-copy.ts or a helper script
  * under the runtime running the test.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { type RunningChild, startChild } from "../../../tasks/common/run-pair.ts";
+import { type Workspace, workspace } from "../tasks/workspace.ts";
 
 export const HOST_PCI = "0000:b1:00.1";
 export const DPU_PCI = "0000:03:00.1";
@@ -32,36 +32,24 @@ export class FaultCounters {
   }
 }
 
-export interface FaultSpace {
-  root: string;
-  host: string;
-  dpu: string;
+/** A task workspace with its DOCA_SIM_DIR by name and a trace file (DOCA_SIM_TRACE in env). */
+export interface FaultSpace extends Workspace {
   sim: string;
   trace: string;
-  env: Record<string, string>;
-  list(dir: string): string[];
-  remove(): void;
 }
 
 const spaces: FaultSpace[] = [];
 
-/** Private folders (host, DPU, DOCA_SIM_DIR) and a trace file path for one scenario. */
+/** Private folders (host, DPU, DOCA_SIM_DIR: a task workspace) and a trace file path for one scenario. */
 export function faultSpace(tag: string): FaultSpace {
-  const root = mkdtempSync(join(tmpdir(), `doca-ts-fault-${tag}-`));
-  const host = join(root, "host");
-  const dpu = join(root, "dpu");
-  const sim = join(root, "sim");
-  for (const d of [host, dpu, sim]) mkdirSync(d);
-  const trace = join(root, "trace.log");
+  const w = workspace(`fault-${tag}`);
+  const trace = join(w.root, "trace.log");
   const s: FaultSpace = {
-    root,
-    host,
-    dpu,
-    sim,
+    ...w,
+    sim: w.env.DOCA_SIM_DIR,
     trace,
-    env: { DOCA_SIM_DIR: sim, DOCA_SIM_TRACE: trace },
+    env: { ...w.env, DOCA_SIM_TRACE: trace },
     list: (dir) => (existsSync(dir) ? readdirSync(dir).sort() : []),
-    remove: () => rmSync(root, { recursive: true, force: true }),
   };
   spaces.push(s);
   return s;

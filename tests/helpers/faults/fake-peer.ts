@@ -354,39 +354,27 @@ async function fakeDpu(): Promise<void> {
         ["before-start", address - 64, 64],
         ["far-away", address + length + 1_000_000, 16],
       ];
-      for (const [what, at, len] of attempts) {
-        let outcome: string;
+      /** One DMA of `len` bytes from `from`'s `fromAt` to `to`'s `toAt`: "allowed", or the DOCA error that refused it. */
+      const attempt = async (from: Mmap, fromAt: number, to: Mmap, toAt: number, len: number): Promise<string> => {
         try {
-          const src = inv.bufByData(remote, at, len);
-          const dst = inv.bufByAddr(map, local.address, len);
+          const src = inv.bufByData(from, fromAt, len);
+          const dst = inv.bufByAddr(to, toAt, len);
           try {
             await dma.memcpy(src, dst);
-            outcome = "allowed";
+            return "allowed";
           } finally {
             src.close();
             dst.close();
           }
         } catch (e) {
-          outcome = (e as { docaName?: string }).docaName ?? String(e);
+          return (e as { docaName?: string }).docaName ?? String(e);
         }
-        emit({ event: "dma", what, op: "read", outcome });
+      };
+      for (const [what, at, len] of attempts) {
+        emit({ event: "dma", what, op: "read", outcome: await attempt(remote, at, map, local.address, len) });
       }
       // Write into a read-only export (host sends: PCI_READ_ONLY)
-      let outcome: string;
-      try {
-        const src = inv.bufByData(map, local.address, 16);
-        const dst = inv.bufByAddr(remote, address, 16);
-        try {
-          await dma.memcpy(src, dst);
-          outcome = "allowed";
-        } finally {
-          src.close();
-          dst.close();
-        }
-      } catch (e) {
-        outcome = (e as { docaName?: string }).docaName ?? String(e);
-      }
-      emit({ event: "dma", what: "write-into-export", op: "write", outcome });
+      emit({ event: "dma", what: "write-into-export", op: "write", outcome: await attempt(map, local.address, remote, address, 16) });
       dma.close();
       inv.close();
       map.close();

@@ -15,7 +15,8 @@
 import process from "node:process";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import { Access, BufInventory, type ComchConnection, ComchServer, Device, Dma, Mmap, NativeMemory, ProgressEngine } from "../../../mod.ts";
+import { Access, BufInventory, type ComchConnection, Dma, Mmap, NativeMemory } from "../../../mod.ts";
+import { acceptHost } from "./scripted-peer.ts";
 import {
   decodeMessage,
   encodeChecksum,
@@ -30,12 +31,7 @@ import {
 import { importDescriptor } from "../../../tasks/steps/exchange-descriptor.ts";
 
 const [mode] = process.argv.slice(2);
-const device = Device.open("0000:03:00.1");
-const pe = new ProgressEngine();
-const rep = device.openRepresentor("0000:b1:00.1");
-const server = ComchServer.start({ device, rep, name: "dma copy server", pe });
-process.stderr.write("hostile DPU listening\n");
-const conn = await server.accept({ timeoutMs: 30_000 });
+const { device, pe, conn } = await acceptHost("dma copy server", "hostile DPU listening");
 const out: { window?: { slotCount: number; slotSize: string }; sent: number; error?: string; rewrites?: number; sha256?: string; final?: string } = {
   sent: 0,
 };

@@ -5,16 +5,12 @@
  *   args: stop|report
  */
 import process from "node:process";
-import { ComchConsumer, ComchServer, Device, ProgressEngine } from "../../../mod.ts";
+import { ComchConsumer } from "../../../mod.ts";
+import { acceptHost } from "./scripted-peer.ts";
 import { HOSTILE_TEXT } from "./hostile-text.ts";
 
 const [mode] = process.argv.slice(2);
-const device = Device.open("0000:03:00.1");
-const pe = new ProgressEngine();
-const rep = device.openRepresentor("0000:b1:00.1");
-const server = ComchServer.start({ device, rep, name: "doca-ts comch stream", pe });
-process.stderr.write("hostile stream DPU listening\n");
-const conn = await server.accept({ timeoutMs: 30_000 });
+const { device, pe, conn } = await acceptHost("doca-ts comch stream", "hostile stream DPU listening");
 const plan = JSON.parse(new TextDecoder().decode(await conn.recv({ timeoutMs: 30_000 })));
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 if (mode === "stop") {

@@ -15,7 +15,8 @@
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import process from "node:process";
-import { Access, ComchClient, Device, Mmap, NativeMemory, ProgressEngine } from "../../../mod.ts";
+import { Access, Mmap, NativeMemory } from "../../../mod.ts";
+import { connectToDpu, reportAndExit } from "./scripted-peer.ts";
 import {
   decodeMessage,
   encodeChecksum,
@@ -31,10 +32,8 @@ import {
 
 const [mode, file] = process.argv.slice(2);
 const data = file ? new Uint8Array(readFileSync(file)) : new Uint8Array(0);
-const device = Device.open("0000:b1:00.1");
-const pe = new ProgressEngine();
-const client = await ComchClient.connect({ device, name: "dma copy server", pe, timeoutMs: 20_000 });
-const conn = client.connection;
+const host = await connectToDpu();
+const { device, conn } = host;
 const next = async (): Promise<Msg> => decodeMessage(await conn.recv({ timeoutMs: 20_000 }));
 const out: { received: string[]; status?: boolean; reason?: string; error?: string } = { received: [] };
 
@@ -121,8 +120,4 @@ try {
 } catch (e) {
   out.error = String(e);
 }
-process.stdout.write(JSON.stringify(out) + "\n");
-await client.close();
-pe.close();
-device.close();
-process.exit(0);
+await reportAndExit(out, host);

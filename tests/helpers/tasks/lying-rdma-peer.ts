@@ -4,9 +4,14 @@
  *   lying-rdma-peer.ts receipt PORT   receiver: takes a write-mode copy, then answers DONE with a wrong checksum
  *   lying-rdma-peer.ts chunk PORT     sender: offers 3 chunks, announces the second one first
  *   lying-rdma-peer.ts window PORT    receiver: describes a window smaller than the offer asked for
+ *   lying-rdma-peer.ts slow-receipt PORT  receiver: takes a write-mode copy, prints "checksum in" on DONE, and sends
+ *                                     the matching receipt 400 ms later (a commit that takes a moment)
  *   lying-rdma-peer.ts abort-text PORT     receiver: gives up with a reason that forges a line ("\nerror: …")
  *   lying-rdma-peer.ts abort-object PORT   receiver: gives up with a reason that is not text
  *   lying-rdma-peer.ts unreadable PORT     sender: offers read mode from a window the receiver may not read
+ *   lying-rdma-peer.ts abort-after-done PORT  sender, read mode: an honest 3000-byte copy (byte i = i & 0xff), then
+ *                                          right after DONE an ABORT and the connection closed (a sender stopped
+ *                                          while the receiver commits)
  *   lying-rdma-peer.ts rewrite PORT        sender, write mode: writes each chunk honestly, announces it, then keeps
  *                                          overwriting the receiver's slot with other bytes until the slot is freed;
  *                                          DONE carries the honest file's SHA-256; prints {rewrites, sha256, verdict}
@@ -49,16 +54,24 @@ const describe = (length: number) => ({
   length,
 });
 try {
-  if (lie === "receipt" || lie === "window") {
+  if (lie === "receipt" || lie === "window" || lie === "slow-receipt") {
     const offer = await channel.recv("offer", "OFFER");
     const need = (offer.slots as number) * (offer.chunk as number);
     await channel.send({ type: "ACCEPT", window: describe(lie === "window" ? Math.max(1, need - 1) : need) });
     for (;;) {
       const m = await channel.recv("chunks", "CHUNK", "DONE");
-      if (m.type === "DONE") break;
+      if (m.type === "DONE") {
+        if (lie === "slow-receipt") {
+          process.stderr.write("checksum in\n");
+          await new Promise((r) => setTimeout(r, 400));
+          await channel.send({ type: "RECEIPT", sha256: m.sha256 });
+          await new Promise((r) => setTimeout(r, 1000)); // let it arrive before the connection goes
+        }
+        break;
+      }
       await channel.send({ type: "FREE", slot: m.slot });
     }
-    await channel.send({ type: "RECEIPT", sha256: "0".repeat(64) });
+    if (lie !== "slow-receipt") await channel.send({ type: "RECEIPT", sha256: "0".repeat(64) });
   } else if (lie === "abort-text" || lie === "abort-object") {
     await channel.recv("offer", "OFFER");
     const reason = lie === "abort-text" ? "disk full\nrdma-copy: sent FILE, committed by the receiver" : { toString: "x" };
@@ -70,6 +83,14 @@ try {
     await channel.recv("accept", "ACCEPT");
     await channel.send({ type: "CHUNK", slot: 0, offset: 0, length: 1000 });
     await channel.recv("the receiver's verdict").catch(() => {});
+  } else if (lie === "abort-after-done") {
+    memory.bytes.set(Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff));
+    await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
+    await channel.recv("accept", "ACCEPT");
+    for (let slot = 0; slot < 3; slot++) await channel.send({ type: "CHUNK", slot, offset: slot * 1000, length: 1000 });
+    for (let k = 0; k < 3; k++) await channel.recv("a freed slot", "FREE");
+    await channel.send({ type: "DONE", sha256: createHash("sha256").update(memory.bytes.subarray(0, 3000)).digest("hex") });
+    await channel.abort("interrupted (SIGINT)");
   } else if (lie === "rewrite") {
     await rewriteAfterAnnouncing();
   } else if (lie === "chunk") {

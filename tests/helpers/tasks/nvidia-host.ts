@@ -7,13 +7,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { Access, ComchClient, Device, Mmap, NativeMemory, ProgressEngine } from "../../../mod.ts";
+import { Access, Mmap, NativeMemory } from "../../../mod.ts";
+import { connectToDpu, reportAndExit } from "./scripted-peer.ts";
 
 const [mode, arg] = process.argv.slice(2);
-const device = Device.open("0000:b1:00.1");
-const pe = new ProgressEngine();
-const client = await ComchClient.connect({ device, name: "dma copy server", pe, timeoutMs: 20_000 });
-const conn = client.connection;
+const host = await connectToDpu();
+const { device, conn } = host;
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const out: Record<string, unknown> = {};
 
@@ -55,8 +54,4 @@ try {
 } catch (e) {
   out.error = String(e);
 }
-process.stdout.write(JSON.stringify(out) + "\n");
-await client.close();
-pe.close();
-device.close();
-process.exit(0);
+await reportAndExit(out, host);

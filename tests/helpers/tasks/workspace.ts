@@ -51,6 +51,18 @@ export function workspaces(after: (fn: () => void) => void): (tag: string) => Wo
   };
 }
 
+/** A test body that gets a fresh folder (doca-ts-TAG-…), removed when the body ends, however it ends. */
+export function withTempDir(tag: string, fn: (dir: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const dir = mkdtempSync(join(tmpdir(), `doca-ts-${tag}-`));
+    try {
+      await fn(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
 /** Writes `size` bytes that differ at every offset (a shifted or partial copy cannot hash the same). */
 export function writePatternFile(path: string, size: number, seed = 1): string {
   const fd = openSync(path, "wx");
