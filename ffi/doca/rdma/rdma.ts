@@ -32,6 +32,10 @@ export const RdmaTransport = { RC: 0, DC: 1 } as const;
 export const RdmaOpcode = { SEND: 0, SEND_WITH_IMM: 1, WRITE_WITH_IMM: 2 } as const;
 /** enum doca_rdma_addr_type. */
 const ADDR_IPV4 = 0, ADDR_IPV6 = 1;
+/** What a queued recv() message counts for beyond its bytes (its object), against maxUnreadBytes. */
+const UNREAD_MESSAGE_OVERHEAD = 128;
+/** Default bound on the messages recv() has not taken, in bytes. */
+const DEFAULT_MAX_UNREAD_BYTES = 64 << 20;
 
 export interface RdmaOptions {
   /** Access flags remote peers get on memory through this context; default LOCAL_READ_WRITE | RDMA_READ | RDMA_WRITE. */
@@ -48,6 +52,12 @@ export interface RdmaOptions {
   receives?: number;
   /** Bytes per buffer of those receives; default 4096. */
   receiveSize?: number;
+  /**
+   * Bound on received messages recv() has not taken yet, in bytes (each counted with its length plus 128); default
+   * 64 MiB, at least one message of receiveSize. Past it, a receive that completes is not posted again until recv()
+   * takes messages: the peer's sends then wait for a receive (as on a receiver-not-ready), nothing is dropped.
+   */
+  maxUnreadBytes?: number;
   /** How long create() waits for the context to run; default 10 s. */
   timeoutMs?: number;
   /** Local Bufs per list (Buf.chain) in send, write and read tasks (doca_rdma_set_max_send_buf_list_len); DOCA's default when omitted. */
@@ -90,6 +100,15 @@ const rdmaFns = () =>
 let submitOn: (rdma: Rdma, kind: keyof RdmaKinds, connection: RdmaConnection, op: RdmaOp) => Promise<void>;
 let submitBatchOn: (rdma: Rdma, kind: keyof RdmaKinds, connection: RdmaConnection, ops: RdmaOp[]) => Promise<void>;
 let failRdma: (rdma: Rdma, error: unknown) => void;
+/** A connection found gone through its tasks: Rdma stops tracking it, as when DOCA reports the end. */
+let forgetOn: (rdma: Rdma, connection: RdmaConnection) => void;
+
+/** Task errors that mean the connection itself is gone (the peer vanished or disconnected, DOCA closed it). */
+const CONNECTION_GONE: ReadonlySet<number> = new Set([
+  DocaErrorCode.CONNECTION_RESET,
+  DocaErrorCode.CONNECTION_ABORTED,
+  DocaErrorCode.NOT_CONNECTED,
+]);
 
 function checkBuf(value: unknown, where: string): asserts value is Buf {
   if (!Buf.isOpenBuf(value)) {
@@ -140,6 +159,7 @@ export class Rdma extends CtxResource<Handle<"doca_rdma">> {
     submitOn = (rdma, kind, connection, op) => rdma.#path(kind).submit(connection, op);
     submitBatchOn = (rdma, kind, connection, ops) => rdma.#path(kind).submitBatch(ops.map(() => connection), ops);
     failRdma = (rdma, error) => rdma.fail(error);
+    forgetOn = (rdma, connection) => rdma.#forgetConnection(connection);
   }
 
   private constructor(handle: number, device: Device, pe: ProgressEngine, permissions: number, opts: RdmaOptions, buffers: ReceiveBuffers | undefined) {
@@ -169,6 +189,8 @@ export class Rdma extends CtxResource<Handle<"doca_rdma">> {
     integerIn("Rdma.create", "receiveBufListLen", opts.receiveBufListLen, 1, 0xffff_ffff);
     integerIn("Rdma.create", "receives", opts.receives, 1, opts.maxTasks ?? 64);
     integerIn("Rdma.create", "receiveSize", opts.receiveSize, 1, 2 ** 31);
+    const leastUnread = (opts.receiveSize ?? 4096) + UNREAD_MESSAGE_OVERHEAD;
+    integerIn("Rdma.create", "maxUnreadBytes", opts.maxUnreadBytes, leastUnread, Number.MAX_SAFE_INTEGER);
     duration("Rdma.create", "timeoutMs", opts.timeoutMs);
     if (opts.transport !== undefined && opts.transport !== "rc" && opts.transport !== "dc") {
       throw new RangeError(`Rdma.create: transport must be "rc" or "dc", got ${String(opts.transport)}`);
@@ -195,7 +217,10 @@ export class Rdma extends CtxResource<Handle<"doca_rdma">> {
     try {
       rdma.#configure(handle, opts);
       if (!rdma.core.start()) await rdma.core.untilRunning("Rdma", opts.timeoutMs ?? 10_000);
-      if (buffers) rdma.#autoRecv = new AutoReceive(rdma, buffers, (buf) => rdma!.receive(buf));
+      if (buffers) {
+        const bound = opts.maxUnreadBytes ?? Math.max(DEFAULT_MAX_UNREAD_BYTES, leastUnread);
+        rdma.#autoRecv = new AutoReceive(rdma, buffers, bound, (buf) => rdma!.receive(buf));
+      }
       return rdma;
     } catch (e) {
       await rdma.close().catch(() => {});
@@ -509,6 +534,8 @@ export class RdmaConnection {
   #state: ConnState;
   #reason: unknown;
   readonly #changes: Waiters<void>;
+  /** Keeps the engine pumped while an onDisconnect handler waits, so a peer's disconnect is noticed while idle. */
+  readonly #watch: Waiters<void>;
   /** onDisconnect's handlers (the one implementation Comch and RDMA connections share). */
   readonly #ends: EndWatchers<unknown>;
 
@@ -526,6 +553,7 @@ export class RdmaConnection {
     this.id = id;
     this.#state = state;
     this.#changes = new Waiters(rdma.pe);
+    this.#watch = new Waiters(rdma.pe);
     this.#ends = new EndWatchers("RdmaConnection.onDisconnect", (error) => failRdma(rdma, error));
     if (handle) this.#bind(handle);
   }
@@ -549,9 +577,11 @@ export class RdmaConnection {
    * Registers a callback for when the connection ends (peer disconnect, failure, rejection, or the Rdma closing),
    * called once with the reason, after the event that ended it. Registered after the end, it is still called. What
    * it throws goes to whoever awaits the Rdma (as any callback failure) and does not stop the callbacks after it.
+   * While a callback waits, the progress engine keeps running, so the end is noticed without other work.
    */
   onDisconnect(cb: (reason: unknown) => void): void {
     this.#ends.add(cb);
+    if (!this.#ends.ended && this.#watch.size === 0) void this.#watch.wait(`RDMA connection ${this.id} to end`).catch(() => {});
   }
 
   #noteState(state: ConnState, reason?: unknown): void {
@@ -567,7 +597,27 @@ export class RdmaConnection {
       `RDMA connection ${this.id} ${state}`,
     );
     this.#changes.rejectAll(this.#reason);
+    this.#watch.resolveAll();
     this.#ends.end(this.#reason);
+  }
+
+  /**
+   * A task failed: when its error says the connection itself is gone (a peer that disconnected or vanished while
+   * tasks were in flight), the state says so at once, and onDisconnect's handlers run, rather than "connected" until
+   * DOCA reports an end it may never report (a connection made by exchanged details has no state callbacks).
+   */
+  #taskFailed(error: unknown): void {
+    if (this.#state !== "connected" || !(error instanceof DocaError) || !CONNECTION_GONE.has(error.code)) return;
+    this.#noteState("disconnected", error);
+    forgetOn(this.rdma, this);
+  }
+
+  /** The task Promise, watched for an error that ends the connection (it still rejects with that error). */
+  #watched(tasks: Promise<void>): Promise<void> {
+    return tasks.catch((e) => {
+      this.#taskFailed(e);
+      throw e;
+    });
   }
 
   async #established(timeoutMs: number, what: string): Promise<void> {
@@ -637,7 +687,7 @@ export class RdmaConnection {
     try {
       check();
       this.#usable(method);
-      return submitOn(this.rdma, kind, this, op);
+      return this.#watched(submitOn(this.rdma, kind, this, op));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -646,7 +696,7 @@ export class RdmaConnection {
   #runBatch(method: string, kind: keyof RdmaKinds, ops: RdmaOp[]): Promise<void> {
     try {
       this.#usable(method);
-      return submitBatchOn(this.rdma, kind, this, ops);
+      return this.#watched(submitBatchOn(this.rdma, kind, this, ops));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -781,15 +831,24 @@ function messageOf(r: RdmaReceived): RdmaMessage {
   return { bytes, immediate: r.immediate, opcode: r.opcode, connection: r.connection };
 }
 
-/** recv(): a set of receive buffers kept posted; completions become copied-out messages. */
+/**
+ * recv(): a set of receive buffers kept posted; completions become copied-out messages. The messages nobody took yet
+ * are bounded (maxUnreadBytes): past the bound, a buffer whose receive completed is parked rather than posted again,
+ * so a peer that sends faster than this side reads waits for receives instead of growing this process's memory; the
+ * parked buffers are posted again as recv() takes messages.
+ */
 class AutoReceive {
   readonly #queue: RdmaMessage[] = [];
   readonly #waiters: Waiters<RdmaMessage>;
   #failure: unknown;
   #failures = 0;
   #closed = false;
+  /** Bytes of the queued messages, each with UNREAD_MESSAGE_OVERHEAD. */
+  #unreadBytes = 0;
+  readonly #parked: Buf[] = [];
+  readonly #post: (buf: Buf) => void;
 
-  constructor(readonly rdma: Rdma, set: ReceiveBuffers, receive: (buf: Buf) => Promise<RdmaReceived>) {
+  constructor(readonly rdma: Rdma, set: ReceiveBuffers, readonly maxUnreadBytes: number, receive: (buf: Buf) => Promise<RdmaReceived>) {
     this.#waiters = new Waiters(rdma.pe);
     const { buffers } = set;
     const post = (buf: Buf) => {
@@ -798,8 +857,12 @@ class AutoReceive {
       receive(buf).then((r) => {
         this.#failures = 0;
         const message = messageOf(r);
-        if (!this.#waiters.resolveNext(message)) this.#queue.push(message);
-        post(buf);
+        if (!this.#waiters.resolveNext(message)) {
+          this.#queue.push(message);
+          this.#unreadBytes += message.bytes.length + UNREAD_MESSAGE_OVERHEAD;
+        }
+        if (this.#unreadBytes > this.maxUnreadBytes) this.#parked.push(buf);
+        else post(buf);
       }, (e) => {
         if (this.#closed) return;
         if (this.#waiters.size > 0) this.#waiters.rejectAll(e);
@@ -809,12 +872,22 @@ class AutoReceive {
         if (++this.#failures <= buffers.length * 4) post(buf);
       });
     };
+    this.#post = post;
     for (const buf of buffers) post(buf);
+  }
+
+  /** Bytes of received messages recv() has not taken (with their overhead). */
+  get unreadBytes(): number {
+    return this.#unreadBytes;
   }
 
   next(timeoutMs: number | undefined): Promise<RdmaMessage> {
     const ready = this.#queue.shift();
-    if (ready) return Promise.resolve(ready);
+    if (ready) {
+      this.#unreadBytes -= ready.bytes.length + UNREAD_MESSAGE_OVERHEAD;
+      while (this.#unreadBytes <= this.maxUnreadBytes && this.#parked.length > 0) this.#post(this.#parked.shift()!);
+      return Promise.resolve(ready);
+    }
     if (this.#failure !== undefined) {
       const f = this.#failure;
       this.#failure = undefined;

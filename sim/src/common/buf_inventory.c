@@ -76,6 +76,7 @@ static doca_error_t take(struct doca_buf_inventory *inv, struct doca_mmap *mmap,
 	buf->len = len;
 	buf->data = data;
 	buf->data_len = data_len;
+	buf->claimed = 0;
 	buf->refcount = 1;
 	buf->next = NULL;
 	buf->last = buf;

@@ -460,6 +460,8 @@ struct doca_buf {
 	size_t len;                 /* buffer length */
 	void *data;                 /* data start, head <= data <= head + len */
 	size_t data_len;
+	size_t claimed;             /* bytes after the data that RDMA writes / reads in flight will fill: taken at submit,
+				     * so a second task finds the room gone, given back when the task is done */
 	uint16_t refcount;          /* 0 = free in its inventory */
 	struct doca_buf *next;      /* next in list (chain_list) or next free in the inventory */
 	struct doca_buf *last;      /* list head only: last element (O(1) chaining) */

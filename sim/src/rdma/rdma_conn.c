@@ -90,6 +90,12 @@ void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct 
 
 void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error_t status)
 {
+	/* the destination room a write or read claimed at submit is free again (its bytes, if they landed, are in the
+	 * data length by now); the task still holds the buffer, so it is alive */
+	if (task->claimed > 0) {
+		task->dst->claimed -= task->claimed;
+		task->claimed = 0;
+	}
 	task->base.status = status;
 	task->base.next = NULL;
 	if (rdma->done_tail != NULL)

@@ -81,6 +81,8 @@ struct rdma_task {
 	uint32_t imm;
 	uint64_t len;                   /* payload bytes a send or write carries (gathered from its source list) */
 	uint64_t id;                    /* while awaiting its response */
+	uint64_t claimed;               /* write / read: bytes of dst's free tail it claimed (doca_buf.claimed) */
+	doca_error_t local_status;      /* read: set when its response could not land (the ACK then fails the task) */
 	struct rdma_task *wait_next;    /* in conn->awaiting / rdma->receives */
 	/* receive results */
 	enum doca_rdma_opcode opcode;

@@ -272,9 +272,15 @@ static enum begin_result begin_frame(struct doca_rdma *rdma, struct doca_rdma_co
 		return BEGIN_OK;
 	case OP_READ_RESP:
 		t = peek_awaiting(c, f->id);
-		if (t == NULL || t->kind != RDMA_READ || f->len != t->src->data_len ||
-		    sim_bufs_tail_room(t->dst) < f->len)
+		if (t == NULL || t->kind != RDMA_READ || f->len != t->src->data_len)
 			return BEGIN_BROKEN; /* a response nobody asked for, or not the size asked */
+		if (sim_bufs_tail_room(t->dst) < f->len) {
+			/* the program shrank the destination's room while the read was in flight: a local mistake, it fails
+			 * this read only (the bytes are dropped, the ACK completes it with the error) */
+			t->local_status = sim_fail(DOCA_ERROR_INVALID_VALUE, "rdma_read: the local destination lost "
+										  "its room while the read was in flight");
+			return BEGIN_OK;
+		}
 		s->in_seg = t->dst;
 		return BEGIN_OK;
 	default:
@@ -397,6 +403,10 @@ static bool end_frame(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 		t = take_awaiting(c, f->id);
 		if (t == NULL)
 			return false;
+		if (f->status == DOCA_SUCCESS && t->kind == RDMA_READ && t->local_status != DOCA_SUCCESS) {
+			rdma_finish_task(rdma, t, t->local_status);
+			return true;
+		}
 		if (f->status == DOCA_SUCCESS) {
 			if (t->kind == RDMA_WRITE || t->kind == RDMA_WRITE_IMM)
 				t->dst->data_len += t->len;

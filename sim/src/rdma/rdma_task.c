@@ -362,6 +362,7 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 	struct doca_rdma_connection *c = t->conn;
 	struct rdma_frame f;
 	const void *payload = NULL;
+	uint64_t claim = 0;
 	doca_error_t err;
 
 	SIM_RETURN_IF_DEAD(c, magic, "rdma connection", DOCA_ERROR_INVALID_VALUE);
@@ -385,14 +386,18 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 		err = check_source(rdma, t);
 		if (err != DOCA_SUCCESS)
 			return err;
-		if (sim_buf_tail_room(t->dst) < t->len)
-			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the remote destination has no room for %llu bytes",
-					kind_names[t->kind], (unsigned long long)t->len);
+		/* the room other writes in flight to the same buffer claimed is gone: the one that does not fit fails,
+		 * as the second of two DMA copies into one buffer does (the data length grows only at the ACK) */
+		if (sim_buf_tail_room(t->dst) < t->dst->claimed + t->len)
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the remote destination has no room for %llu bytes "
+								  "(%zu of its free bytes are taken by tasks in flight)",
+					kind_names[t->kind], (unsigned long long)t->len, t->dst->claimed);
 		rdma_frame_init(&f, t->kind == RDMA_WRITE ? OP_WRITE : OP_WRITE_IMM);
 		f.len = (uint32_t)t->len;
 		f.key = t->dst->mmap->rdma_key;
-		f.addr = (uint64_t)(uintptr_t)t->dst->data + t->dst->data_len;
+		f.addr = (uint64_t)(uintptr_t)t->dst->data + t->dst->data_len + t->dst->claimed;
 		payload = t->src->data;
+		claim = t->len;
 		break;
 	case RDMA_READ:
 		if (!remote_single(t->src) || t->dst == NULL || t->src->data_len > UINT32_MAX)
@@ -402,13 +407,16 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 					    "max_send_buf_list_len");
 		if (err != DOCA_SUCCESS)
 			return err;
-		if (sim_bufs_tail_room(t->dst) < t->src->data_len)
-			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the local destination has no room for %zu bytes",
-					kind_names[t->kind], t->src->data_len);
+		/* reads in flight into the same destination claimed part of its room (responses land in order) */
+		if (sim_bufs_tail_room(t->dst) < t->dst->claimed + t->src->data_len)
+			return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: the local destination has no room for %zu bytes "
+								  "(%zu of its free bytes are taken by tasks in flight)",
+					kind_names[t->kind], t->src->data_len, t->dst->claimed);
 		rdma_frame_init(&f, OP_READ_REQ);
 		f.key = t->src->mmap->rdma_key;
 		f.addr = (uint64_t)(uintptr_t)t->src->data;
 		f.a = t->src->data_len;
+		claim = t->src->data_len;
 		break;
 	case RDMA_CAS:
 	case RDMA_FADD:
@@ -444,6 +452,11 @@ doca_error_t rdma_task_issue(struct doca_rdma *rdma, struct rdma_task *t)
 	default:
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	/* nothing fails from here on: the claim is given back in rdma_finish_task */
+	t->claimed = claim;
+	t->local_status = DOCA_SUCCESS;
+	if (claim > 0)
+		t->dst->claimed += claim;
 	f.imm = t->imm;
 	f.id = t->id = rdma->next_request_id++;
 	t->wait_next = c->awaiting;
