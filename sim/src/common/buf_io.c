@@ -118,6 +118,13 @@ const uint8_t *sim_bufs_direct(const struct doca_buf *list)
 	return list->data;
 }
 
+uint8_t *sim_bufs_direct_tail(struct doca_buf *list, size_t len)
+{
+	if (sim_bufs_direct(list) == NULL || sim_buf_tail_room(list) < len)
+		return NULL;
+	return (uint8_t *)list->data + list->data_len;
+}
+
 doca_error_t sim_bufs_append(struct doca_buf *list, const void *in, size_t len)
 {
 	const uint8_t *from = in;

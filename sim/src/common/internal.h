@@ -500,6 +500,9 @@ SIM_EXPORT doca_error_t sim_bufs_check(const struct doca_buf *list, const struct
 SIM_EXPORT doca_error_t sim_bufs_read(const struct doca_buf *list, void *out, size_t len);
 /* The data itself when the list is one element of this process's memory (no copy needed), else NULL */
 SIM_EXPORT const uint8_t *sim_bufs_direct(const struct doca_buf *list);
+/* The free tail of the list when it is one element of this process's memory with len bytes of room (an accelerator
+ * then writes its output there at once instead of through a staging copy), else NULL */
+SIM_EXPORT uint8_t *sim_bufs_direct_tail(struct doca_buf *list, size_t len);
 /* Append len bytes after the list's data (INVALID_VALUE, nothing written, when they do not fit) */
 SIM_EXPORT doca_error_t sim_bufs_append(struct doca_buf *list, const void *in, size_t len);
 
