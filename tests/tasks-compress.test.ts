@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { startChild } from "../tasks/common/run-pair.ts";
-import { withTempDir } from "./helpers/tasks/workspace.ts";
+import { untilItStays, withTempDir } from "./helpers/tasks/workspace.ts";
 import { textLike } from "./helpers/text-like.ts";
 
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
@@ -89,9 +89,7 @@ describe("tasks: compress / decompress", () => {
     const deadline = Date.now() + 60_000;
     let exited = false;
     void child.done.then(() => (exited = true));
-    while (!exited && !readdirSync(dir).some((n) => n.endsWith(".part")) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await untilItStays(() => readdirSync(dir).some((n) => n.endsWith(".part")), { timeoutMs: Math.max(0, deadline - Date.now()), stop: () => exited });
     child.signal!("SIGINT");
     const r = await child.done;
     assert.equal(r.code, 130, r.stderr);

@@ -12,7 +12,7 @@ import crypto from "node:crypto";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startChild } from "../tasks/common/run-pair.ts";
-import { workspaces } from "./helpers/tasks/workspace.ts";
+import { untilItStays, workspaces } from "./helpers/tasks/workspace.ts";
 import { ok, run, task } from "./helpers/tasks/run-task.ts";
 
 const space = workspaces(after);
@@ -118,7 +118,7 @@ describe("encrypt / decrypt", { timeout: TIMEOUT }, () => {
     const child = startChild(task("encrypt.ts"), ["-i", input, "-o", join(w.root, "enc"), "-k", key, "--chunk-size", "4096"], w.env, 60_000);
     // the temporary file exists from the start of the work: interrupt as soon as it shows
     const deadline = Date.now() + 30_000;
-    while (!readdirSync(w.root).some((n) => n.startsWith(".enc.")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await untilItStays(() => readdirSync(w.root).some((n) => n.startsWith(".enc.")), { timeoutMs: Math.max(0, deadline - Date.now()), pollMs: 5 });
     child.signal!("SIGINT");
     const r = await child.done;
     assert.equal(r.code, 130, r.stderr);

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import process from "node:process";
 import { join } from "node:path";
 import { DPU_LISTENING, repoRoot, runtimeCommand, startChild } from "../tasks/common/run-pair.ts";
-import { DPU_PCI, HOST_PCI, sha256File, writePatternFile, workspaces } from "./helpers/tasks/workspace.ts";
+import { DPU_PCI, HOST_PCI, sha256File, untilItStays, writePatternFile, workspaces } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
 
 /**
@@ -34,10 +34,7 @@ const noTrace = (stderr: string) => assert.doesNotMatch(stderr, /Uncaught|^\s+at
 
 /** Waits (up to 30 s, failing loudly) until `dir` holds a file: the receiver's temporary file, the copy is under way. */
 async function untilWriting(dir: string): Promise<void> {
-  for (let i = 0; i < 3000; i++) {
-    if (readdirSync(dir).length > 0) return;
-    await sleep(10);
-  }
+  if (await untilItStays(() => readdirSync(dir).length > 0, { timeoutMs: 30_000 })) return;
   throw new Error(`no temporary file appeared in ${dir} within 30 s`);
 }
 

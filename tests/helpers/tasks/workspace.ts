@@ -111,3 +111,20 @@ export function readSmall(path: string): Uint8Array {
 export function defaultTimeout(extra: string[]): string[] {
   return extra.includes("--timeout") ? [] : ["--timeout", "20"];
 }
+
+/**
+ * Waits until `check()` holds on two polls `pollMs` apart (or `timeoutMs` passes; or `stop()` says to give up):
+ * a task's temporary file, as opposed to the probe of the same kind of name its target check creates and removes at
+ * once before any work (seen once, it sent a stop before the work had begun). Returns whether it held.
+ */
+export async function untilItStays(check: () => boolean, o: { timeoutMs: number; pollMs?: number; stop?: () => boolean }): Promise<boolean> {
+  const deadline = Date.now() + o.timeoutMs;
+  let before = false;
+  while (Date.now() < deadline && !o.stop?.()) {
+    const now = check();
+    if (now && before) return true;
+    before = now;
+    await new Promise((r) => setTimeout(r, o.pollMs ?? 10));
+  }
+  return false;
+}
