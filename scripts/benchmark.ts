@@ -31,7 +31,6 @@ medians of per-round ratios):
      tasks/rdma-copy.ts (write and read modes), both sides fresh processes, against dd bs=4M conv=fsync, the C
      copy floor (benchmarks/copy-floor.c, with and without SHA-256; needs libcrypto) and the C TCP copy
      (benchmarks/tcp-copy.c); peak RSS of each side; a 1 MiB dma-copy's wall time
-
   8. the accelerators (rows 6 and 7 are bench:rdma's and bench:storage's): deflate, SHA-256, erasure coding,
      AES-GCM from doca-ts against C on the device, and C on the device against its backing library called
      directly (zlib, libcrypto, GF(2^8) tables, OpenSSL)
