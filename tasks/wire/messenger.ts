@@ -207,6 +207,7 @@ export class Messenger {
     if (m.type === MsgType.STATUS && type !== MsgType.STATUS && !m.isSuccess) throw this.peerFailure(what);
     return expectType(m, type);
   }
+
   /**
    * The peer's last message of a copy (its final STATUS after it committed): like recv, but a stop takes effect only
    * FINAL_MESSAGE_GRACE_MS after it came, so a stop at the very end reports the completed copy, not a failure
@@ -215,7 +216,6 @@ export class Messenger {
   recvFinal<T extends Msg["type"]>(type: T, what: string = msgTypeName(type)): Promise<Extract<Msg, { type: T }>> {
     return this.recv(type, what, afterGrace(this.signal));
   }
-
 
   /** The error for a peer's failure STATUS, carrying its (escaped) reason when it sent one. */
   peerFailure(what: string): PeerFailedError {
