@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { noRdma, rdmaDevice, rdmaPair } from "./helpers/rdma-pair.ts";
-import { testPort } from "./helpers/ports.ts";
+import { listenOnTestPort } from "./helpers/ports.ts";
 import { DocaError, ProgressEngine, Rdma } from "../mod.ts";
 
 /** Resolves with what happened first: the promise's value, or "timeout" after ms. */
@@ -22,16 +22,7 @@ describe("ffi: RDMA connection end", { skip: noRdma }, () => {
     using pe = new ProgressEngine();
     await using server = await Rdma.create(dev, pe);
     await using client = await Rdma.create(dev, pe);
-    let port = 0;
-    for (let tries = 0; port === 0; tries++) {
-      const candidate = testPort();
-      try {
-        server.listen(candidate);
-        port = candidate;
-      } catch (e) {
-        if (tries >= 20 || !(e instanceof DocaError && e.docaName === "DOCA_ERROR_IN_USE")) throw e;
-      }
-    }
+    const port = listenOnTestPort(server);
     const [s, c] = await Promise.all([server.accept({ timeoutMs: 20_000 }), client.connectTo("127.0.0.1", port, { timeoutMs: 20_000 })]);
     const ended = new Promise<unknown>((resolve) => s.onDisconnect(resolve));
     c.disconnect();

@@ -4,6 +4,7 @@
  * (DOCA_ERROR_IN_USE: seen once in CI at 47994); below it, only another test's listener can collide.
  */
 import { readFileSync } from "node:fs";
+import { DocaError } from "../../mod.ts";
 
 export function testPort(): number {
   let ephemeral = 32_768;
@@ -12,4 +13,17 @@ export function testPort(): number {
   } catch { /* not Linux: the usual start */ }
   const top = ephemeral > 21_000 ? ephemeral : 32_768;
   return 20_000 + Math.floor(Math.random() * (top - 20_000));
+}
+
+/** Listens `rdma` on a testPort(), trying another when that one is taken (DOCA_ERROR_IN_USE); returns the port. */
+export function listenOnTestPort(rdma: { listen(port: number): void }): number {
+  for (let tries = 0; ; tries++) {
+    const candidate = testPort();
+    try {
+      rdma.listen(candidate);
+      return candidate;
+    } catch (e) {
+      if (tries >= 20 || !(e instanceof DocaError && e.docaName === "DOCA_ERROR_IN_USE")) throw e;
+    }
+  }
 }

@@ -6,9 +6,9 @@
  * connection minus after the first.
  */
 import process from "node:process";
-import { DocaError, liveObjects, ProgressEngine, Rdma } from "../../mod.ts";
+import { liveObjects, ProgressEngine, Rdma } from "../../mod.ts";
 import { rdmaDevice } from "./rdma-pair.ts";
-import { testPort } from "./ports.ts";
+import { listenOnTestPort } from "./ports.ts";
 
 const count = Number(process.argv[2] ?? 12);
 const dev = rdmaDevice();
@@ -16,16 +16,7 @@ using pe = new ProgressEngine();
 await using server = await Rdma.create(dev, pe, { maxConnections: 2 });
 await using client = await Rdma.create(dev, pe, { maxConnections: 2 });
 // A random port; another test may hold it: try again elsewhere
-let port = 0;
-for (let tries = 0; port === 0; tries++) {
-  const candidate = testPort();
-  try {
-    server.listen(candidate);
-    port = candidate;
-  } catch (e) {
-    if (tries >= 20 || !(e instanceof DocaError && e.docaName === "DOCA_ERROR_IN_USE")) throw e;
-  }
-}
+const port = listenOnTestPort(server);
 let afterFirst = 0;
 for (let i = 0; i < count; i++) {
   const [s, c] = await Promise.all([server.accept({ timeoutMs: 10_000 }), client.connectTo("127.0.0.1", port)]);
