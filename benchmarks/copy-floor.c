@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "copy-clock.h"
+
 #define FLUSH_EVERY (64ULL << 20)
 /* "direct": the receiver writes with O_DIRECT (no page cache), in pieces aligned to this */
 #define DIRECT_ALIGN 4096
@@ -142,23 +144,6 @@ static void sender(int sock, const char *source, uint64_t chunk, uint32_t slots,
 		recv_msg(sock, &m);
 	while (m.slot != COMMITTED);
 	exit(0);
-}
-
-/* CPU seconds of this process (RUSAGE_SELF) or of its reaped sender (RUSAGE_CHILDREN): user (user = 1) or
- * system time. User time is the hashing and copying in the program, system time the kernel's file and socket work. */
-static double cpu_seconds(int who, int user)
-{
-	struct rusage ru;
-	getrusage(who, &ru);
-	struct timeval t = user ? ru.ru_utime : ru.ru_stime;
-	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
-}
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)

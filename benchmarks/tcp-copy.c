@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "copy-clock.h"
+
 #define FLUSH_EVERY (64ULL << 20)
 
 /* The receiver's temporary file while it exists: a failure removes it. */
@@ -38,23 +40,6 @@ static void die(const char *what)
 	if (temp[0])
 		unlink(temp);
 	exit(1);
-}
-
-/* CPU seconds of this process (RUSAGE_SELF) or of its reaped sender (RUSAGE_CHILDREN): user (user = 1) or
- * system time. User time is the hashing and copying in the program, system time the kernel's file and socket work. */
-static double cpu_seconds(int who, int user)
-{
-	struct rusage ru;
-	getrusage(who, &ru);
-	struct timeval t = user ? ru.ru_utime : ru.ru_stime;
-	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
-}
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static void sender(const struct sockaddr_in *to, const char *source)
