@@ -7,8 +7,10 @@
  * for a user who runs that runner by hand. Counts come from each runner's JUnit report; pass/fail comes from the
  * runner's exit status, so a crash that writes no report still fails the run.
  *
- * Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--busy] [--timeout MINUTES] [FILTER...]
+ * Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--busy] [--jobs N]
+ *                       [--timeout MINUTES] [FILTER...]
  *   --slow     also run the slow group (DOCA_TS_SLOW=1: 1 GiB copies, soak runs) under Deno
+ *   --jobs     run up to N runtimes' runners at once (each runner's output is printed whole when it ends)
  *   --shuffle  DOCA_SIM_SHUFFLE=SEED: the software device delivers completions in a seeded random order
  *   --busy     run two CPU-bound loops beside the suite (a busy 2-core laptop): timeouts must hold under load
  *   FILTER     only test files whose path contains one of these strings
@@ -17,7 +19,7 @@
  * unless --no-strict is given or DOCA_SIM_STRICT is already set.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,14 +38,16 @@ const { values, positionals } = parseArgs({
     shuffle: { type: "string" },
     "no-strict": { type: "boolean", default: false },
     busy: { type: "boolean", default: false },
-    timeout: { type: "string", default: "20" },
+    jobs: { type: "string", default: "1" },
+    timeout: { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
 
 if (values.help) {
   console.log(
-    `Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--busy] [--timeout MINUTES] [FILTER...]
+    `Usage: deno task test [--runtime deno,bun,node] [--slow] [--shuffle SEED] [--no-strict] [--busy] [--jobs N]
+                      [--timeout MINUTES] [FILTER...]
 
 Runs tests/**/*.test.ts under each runtime's own test runner and prints "N passed, N failed" at the end.
   --runtime   comma-separated subset of deno,bun,node (default: all three)
@@ -51,7 +55,9 @@ Runs tests/**/*.test.ts under each runtime's own test runner and prints "N passe
   --shuffle   run with DOCA_SIM_SHUFFLE=SEED: completions delivered in a seeded random order (reproducible)
   --no-strict do not turn on the software device's strict mode (DOCA_SIM_STRICT=1 is the default)
   --busy      run two CPU-bound loops beside the suite, as on a busy 2-core machine (they stop with the suite)
-  --timeout   minutes allowed per runtime before its runner is killed (default 20)
+  --jobs      run up to N runtimes at once (default 1); each runner's output is printed whole when it ends, and
+              lines say when each starts and ends (CI uses 2: the runners wait on child processes much of the time)
+  --timeout   minutes allowed per runtime before its runner is killed (default 20; 30 with --jobs above 1)
   FILTER      only test files whose path contains one of these strings`,
   );
   process.exit(0);
@@ -64,6 +70,17 @@ function findTestFiles(dir: string): string[] {
     return entry.name.endsWith(".test.ts") ? [path] : [];
   }).sort();
 }
+
+if (!/^[1-9]\d*$/.test(values.jobs)) {
+  console.error(`test: --jobs needs a positive whole number, got "${values.jobs}"`);
+  process.exit(2);
+}
+const jobs = Number(values.jobs);
+if (values.timeout !== undefined && !(Number(values.timeout) > 0)) {
+  console.error(`test: --timeout needs a positive number of minutes, got "${values.timeout}"`);
+  process.exit(2);
+}
+const timeoutMinutes = Number(values.timeout ?? (jobs > 1 ? 30 : 20));
 
 if (values.shuffle !== undefined && !/^\d+$/.test(values.shuffle)) {
   console.error(`test: --shuffle needs a decimal seed, got "${values.shuffle}"`);
@@ -161,24 +178,59 @@ const runtimes: Record<string, RuntimeRun> = {
   },
 };
 
-/** The process group of the runner now running, killed with it when this script is stopped (it runs detached). */
-let runnerGroup: number | undefined;
+/** The process groups of the runners now running, killed with them when this script is stopped (they run detached). */
+const runnerGroups = new Set<number>();
 
-function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: number; counts: Counts; seconds: number }> {
+interface RunResult {
+  code: number;
+  counts: Counts;
+  seconds: number;
+  /** The test files that took longest, e.g. "tests/tasks-dma-copy.test.ts 95.2 s" (where the report names files). */
+  slowest: string[];
+}
+
+/**
+ * Seconds per test file from a JUnit report, where the runner says which file a case comes from: Bun puts a `file`
+ * attribute on each case, Deno names the file as the classname of its top-level cases (their times include the
+ * nested ones). Node's report names no files: it gives nothing here.
+ */
+function secondsPerFile(xml: string): Map<string, number> {
+  const perFile = new Map<string, number>();
+  for (const match of xml.matchAll(/<testcase\b([^>]*)>/g)) {
+    const attrs = match[1];
+    const time = Number(/\btime="([\d.]+)"/.exec(attrs)?.[1] ?? "0");
+    const bunFile = /\bfile="([^"]+)"/.exec(attrs)?.[1];
+    const denoFile = /\bclassname="\.\/(tests\/[^"]+\.test\.ts)"/.exec(attrs)?.[1];
+    const file = bunFile ?? denoFile;
+    if (file) perFile.set(file, (perFile.get(file) ?? 0) + time);
+  }
+  return perFile;
+}
+
+function slowestFiles(xml: string, count = 6): string[] {
+  return [...secondsPerFile(xml)].sort((a, b) => b[1] - a[1]).slice(0, count)
+    .map(([file, seconds]) => `${file} ${seconds.toFixed(1)} s`);
+}
+
+/** Runs one runtime's runner; with `logPath` its output goes there (printed by the caller) instead of to ours. */
+function run(runtime: RuntimeRun, timeoutMinutes: number, logPath?: string): Promise<RunResult> {
   const scratch = mkdtempSync(join(tmpdir(), "doca-ts-test-"));
   const junit = join(scratch, "junit.xml");
   const started = performance.now();
+  const log = logPath === undefined ? undefined : openSync(logPath, "w");
   return new Promise((done) => {
     const child = spawn(runtime.command, runtime.args(junit), {
       cwd: root,
-      stdio: ["ignore", "inherit", "inherit"],
+      stdio: ["ignore", log ?? "inherit", log ?? "inherit"],
       env: { ...process.env, ...deviceEnv, ...runtime.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
       detached: true,
     });
-    runnerGroup = child.pid;
+    if (child.pid !== undefined) runnerGroups.add(child.pid);
     // A hung runner must not hang CI: kill its whole process group when the budget runs out.
     const timer = setTimeout(() => {
-      console.error(`\ntest: ${runtime.name} exceeded ${timeoutMinutes} minutes; killing it`);
+      const line = `\ntest: ${runtime.name} exceeded ${timeoutMinutes} minutes; killing it\n`;
+      if (log !== undefined) writeSync(log, line);
+      else console.error(line);
       try {
         process.kill(-child.pid!, "SIGKILL");
       } catch { /* already gone */ }
@@ -188,10 +240,17 @@ function run(runtime: RuntimeRun, timeoutMinutes: number): Promise<{ code: numbe
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      runnerGroup = undefined;
-      const counts = existsSync(junit) ? countJunit(readFileSync(junit, "utf8")) : { passed: 0, failed: 0, skipped: 0 };
+      if (child.pid !== undefined) runnerGroups.delete(child.pid);
+      if (log !== undefined) closeSync(log);
+      const xml = existsSync(junit) ? readFileSync(junit, "utf8") : "";
+      const counts = xml ? countJunit(xml) : { passed: 0, failed: 0, skipped: 0 };
       rmSync(scratch, { recursive: true, force: true });
-      done({ code: code ?? (signal ? 128 : 1), counts, seconds: (performance.now() - started) / 1000 });
+      done({
+        code: code ?? (signal ? 128 : 1),
+        counts,
+        seconds: (performance.now() - started) / 1000,
+        slowest: slowestFiles(xml),
+      });
     });
   });
 }
@@ -222,7 +281,7 @@ function startBusyLoops(): () => void {
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => {
     try {
-      if (runnerGroup !== undefined) process.kill(-runnerGroup, "SIGKILL");
+      for (const group of runnerGroups) process.kill(-group, "SIGKILL");
     } catch { /* already gone */ }
     process.exit(128 + ({ SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const)[signal]);
   });
@@ -234,11 +293,37 @@ if (values.busy) console.log("test: --busy: two CPU-bound loops run beside the s
 const total: Counts = { passed: 0, failed: 0, skipped: 0 };
 const lines: string[] = [];
 let failedRuntimes = 0;
+const device = Object.entries(deviceEnv).map(([key, value]) => `${key}=${value}`).join(" ");
+const heading = (runtime: RuntimeRun) => `=== ${runtime.name}: ${files.length} test files${device ? ` (${device})` : ""} ===`;
+const logs = jobs > 1 ? mkdtempSync(join(tmpdir(), "doca-ts-test-logs-")) : undefined;
+const results = new Map<string, RunResult>();
+
+/** Runs one runtime: in the foreground alone, or (with --jobs above 1) beside others with its output kept for later. */
+async function runLane(name: string): Promise<void> {
+  const runtime = runtimes[name];
+  if (logs === undefined) {
+    console.log(`\n${heading(runtime)}`);
+    results.set(name, await run(runtime, timeoutMinutes));
+    return;
+  }
+  console.log(`test: ${runtime.name} started (${files.length} test files; its output follows when it ends)`);
+  const logPath = join(logs, `${name}.log`);
+  const result = await run(runtime, timeoutMinutes, logPath);
+  results.set(name, result);
+  console.log(`\n${heading(runtime)}\n${readFileSync(logPath, "utf8").trimEnd()}`);
+  console.log(`test: ${runtime.name} ended (${result.seconds.toFixed(1)} s, exit ${result.code})`);
+}
+
+// Up to `jobs` lanes at once, started in the order given (a free lane takes the next runtime).
+const queue = [...selected];
+await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, async () => {
+  for (let name = queue.shift(); name !== undefined; name = queue.shift()) await runLane(name);
+}));
+if (logs !== undefined) rmSync(logs, { recursive: true, force: true });
+
 for (const name of selected) {
   const runtime = runtimes[name];
-  const device = Object.entries(deviceEnv).map(([key, value]) => `${key}=${value}`).join(" ");
-  console.log(`\n=== ${runtime.name}: ${files.length} test files${device ? ` (${device})` : ""} ===`);
-  const { code, counts, seconds } = await run(runtime, Number(values.timeout));
+  const { code, counts, seconds, slowest } = results.get(name)!;
   // A runner that exits non-zero without reporting a failing case (a crash, a load error) still counts as a failure.
   if (code !== 0 && counts.failed === 0) counts.failed = 1;
   if (code !== 0) failedRuntimes++;
@@ -247,7 +332,8 @@ for (const name of selected) {
   total.skipped += counts.skipped;
   lines.push(
     `${runtime.name.padEnd(5)} ${code === 0 ? "ok  " : "FAIL"} ${counts.passed} passed, ${counts.failed} failed, ` +
-      `${counts.skipped} skipped (${seconds.toFixed(1)} s)`,
+      `${counts.skipped} skipped (${seconds.toFixed(1)} s)` +
+      (slowest.length > 0 ? `\n      slowest files: ${slowest.join(", ")}` : ""),
   );
 }
 
