@@ -5,8 +5,8 @@
  * by RDMA write, and back by RDMA read, each checked by SHA-256.
  */
 import { createHash, randomFillSync } from "node:crypto";
-import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +14,7 @@ import process from "node:process";
 import { parseFlags, positiveInt } from "./common/cli.ts";
 import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
+import { printError } from "./common/output.ts";
 import { versionLine } from "./common/version.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
 import { ownExtension } from "./common/run-pair.ts";
@@ -64,14 +65,33 @@ function sh(args: string[]): { ok: boolean; err: string } {
   return { ok: r.status === 0, err: (r.stderr || r.error?.message || "").trim() };
 }
 
+/** Sleeps without the event loop (cleanup runs on the way out, where nothing asynchronous may be left to run). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Removes a namespace, trying again for a while: `ip netns exec` gave each side its own mount namespace, in which the
+ * namespace's file is mounted too, and until the kernel has torn down the mount namespace of a side that just exited
+ * (later on a loaded machine) `ip netns del` fails with EBUSY and leaves the name behind.
+ */
+function removeNamespace(name: string): void {
+  for (let tries = 0; tries < 100; tries++) {
+    sh(["ip", "netns", "del", name]);
+    if (!existsSync(`/run/netns/${name}`)) return;
+    sleepSync(50);
+  }
+  printError(`rdma-demo: could not remove the network namespace ${name} (remove it with: ip netns del ${name})`);
+}
+
 /** Two namespaces joined by a veth pair, or undefined with the reason it could not be made. */
 function namespaces(): Net | string {
   // No uid check of our own (Deno guards both process.getuid() and /proc/self): `ip netns add` says whether it may.
   const tag = `${process.pid}`.slice(-6);
   const a = `doca-ts-a${tag}`, b = `doca-ts-b${tag}`;
   const cleanup = () => {
-    sh(["ip", "netns", "del", a]);
-    sh(["ip", "netns", "del", b]);
+    removeNamespace(a);
+    removeNamespace(b);
   };
   const steps = [
     ["ip", "netns", "add", a],
@@ -108,8 +128,17 @@ interface Run {
 }
 
 /** Starts a side; a stop (Ctrl-C, SIGTERM, SIGHUP, closed output) passes SIGTERM on to it, so it stops as cleanly. */
+/** The sides still running: a forced exit (the grace period over, a second Ctrl-C) kills them before cleaning up. */
+const running = new Set<ChildProcess>();
+
+function killRunning(): void {
+  for (const child of running) child.kill("SIGKILL");
+}
+
 function run(cmd: string[], env: Record<string, string>, signal: AbortSignal): Run {
   const child = spawn(cmd[0], cmd.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  child.on("exit", () => running.delete(child));
   let stderr = "", stdout = "";
   child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -174,6 +203,7 @@ async function main(argv: string[]): Promise<number> {
   }
   // If the process must exit without unwinding (a second Ctrl-C, the grace period over), this still runs.
   const leave = () => {
+    killRunning();
     (net as Net).cleanup();
     if (!values.keep) rmSync(dir, { recursive: true, force: true });
   };
