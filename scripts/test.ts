@@ -25,6 +25,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { currentRuntime } from "../ffi/load/runtime.ts";
+import { openRunScope } from "./test-run-scope.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
@@ -178,6 +179,9 @@ const runtimes: Record<string, RuntimeRun> = {
   },
 };
 
+/** This run's marker and temporary folder, swept however the run ends (scripts/test-run-scope.ts). */
+const scope = openRunScope();
+
 /** The process groups of the runners now running, killed with them when this script is stopped (they run detached). */
 const runnerGroups = new Set<number>();
 
@@ -222,7 +226,7 @@ function run(runtime: RuntimeRun, timeoutMinutes: number, logPath?: string): Pro
     const child = spawn(runtime.command, runtime.args(junit), {
       cwd: root,
       stdio: ["ignore", log ?? "inherit", log ?? "inherit"],
-      env: { ...process.env, ...deviceEnv, ...runtime.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
+      env: { ...process.env, ...deviceEnv, ...runtime.env, ...scope.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
       detached: true,
     });
     if (child.pid !== undefined) runnerGroups.add(child.pid);
@@ -277,12 +281,20 @@ function startBusyLoops(): () => void {
   return stop;
 }
 
-// The runner runs in its own process group (so a timeout can kill all it started): a stop of this script stops it too.
+// The runner runs in its own process group (so a timeout can kill all it started): a stop of this script stops it,
+// then whatever its tests started (in groups or sessions of their own too), and removes the run's temporary folder.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => {
-    try {
-      for (const group of runnerGroups) process.kill(-group, "SIGKILL");
-    } catch { /* already gone */ }
+    for (const group of runnerGroups) {
+      try {
+        process.kill(-group, "SIGKILL");
+      } catch { /* already gone */ }
+    }
+    const stopped = scope.sweep();
+    console.error(
+      `\ntest: interrupted (${signal}): stopped the runner${stopped ? ` and ${stopped} process(es) its tests had started` : ""}; ` +
+        "removed the run's temporary folder",
+    );
     process.exit(128 + ({ SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const)[signal]);
   });
 }
@@ -338,6 +350,9 @@ for (const name of selected) {
 }
 
 stopBusyLoops();
+// Processes the tests left running would hold ports, sockets and CPU after the suite: stop them and say so.
+const leftBehind = scope.sweep();
+if (leftBehind > 0) console.log(`test: stopped ${leftBehind} process(es) the tests left running`);
 console.log(`\n=== summary ===\n${lines.join("\n")}${values.busy ? "\n(with two CPU-bound loops beside it)" : ""}`);
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(failedRuntimes === 0 ? 0 : 1);
