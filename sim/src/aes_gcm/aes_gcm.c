@@ -196,10 +196,7 @@ doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *r
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: unknown key type %d", __func__, (int)raw_key_type);
 	if (sim_crypto_unavailable() != NULL)
 		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s", sim_crypto_unavailable());
-	k = calloc(1, sizeof(*k));
-	if (k == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	k->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(k);
 	k->owner = aes_gcm;
 	k->type = raw_key_type;
 	k->len = raw_key_type == DOCA_AES_GCM_KEY_128 ? 16 : 32;

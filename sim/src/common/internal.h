@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include <doca_buf.h>
@@ -33,6 +34,18 @@
 
 /* Built with -fvisibility=hidden: only DOCA API functions and cross-library sim_* internals are exported. */
 #define SIM_EXPORT __attribute__((visibility("default")))
+
+/* Appends item at the tail of a NULL-terminated singly linked queue kept as a head and a tail pointer; link names the
+ * item's next field (the queues of tasks, events and frames all have this one shape) */
+#define SIM_QUEUE_APPEND(head, tail, item, link) \
+	do { \
+		(item)->link = NULL; \
+		if ((tail) != NULL) \
+			(tail)->link = (item); \
+		else \
+			(head) = (item); \
+		(tail) = (item); \
+	} while (0)
 
 /* ------------------------------------------------------------------------------------------------------------------
  * Diagnostics: live-object counters and logging
@@ -103,6 +116,15 @@ SIM_EXPORT void sim_strict_report(enum sim_rule rule, const char *func, const ch
 /* Handles carry a magic word so that, in strict mode, a destroyed handle is recognised instead of being reused */
 #define SIM_MAGIC_LIVE 0x444f4341u /* "DOCA" */
 #define SIM_MAGIC_DEAD 0xdead0d0cu
+/* ptr = a new zeroed handle, marked live in its magic word; returns DOCA_ERROR_NO_MEMORY from the caller when out of
+ * memory (how every create call of a handle starts) */
+#define SIM_NEW_HANDLE_OR_RETURN(ptr) \
+	do { \
+		(ptr) = calloc(1, sizeof(*(ptr))); \
+		if ((ptr) == NULL) \
+			return DOCA_ERROR_NO_MEMORY; \
+		(ptr)->magic = SIM_MAGIC_LIVE; \
+	} while (0)
 /* Strict mode only: true (after reporting use-after-destroy) when the handle was destroyed */
 SIM_EXPORT bool sim_handle_dead(const uint32_t *magic, const char *func, const char *object, const void *handle);
 /* Free a destroyed handle; in strict mode poison it and keep it in a bounded quarantine instead */

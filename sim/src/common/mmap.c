@@ -20,10 +20,7 @@ doca_error_t doca_mmap_create(struct doca_mmap **mmap)
 
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	m->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(m);
 	m->permissions = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
 	m->export_index = -1;
 	*mmap = m;

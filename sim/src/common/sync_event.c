@@ -48,10 +48,7 @@ doca_error_t doca_sync_event_create(struct doca_sync_event **event)
 	struct doca_sync_event *se;
 	if (event == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	se = calloc(1, sizeof(*se));
-	if (se == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	se->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(se);
 	se->word = &se->own_word;
 	*event = se;
 	return DOCA_SUCCESS;
@@ -187,10 +184,7 @@ doca_error_t doca_sync_event_remote_net_create_from_export(struct doca_dev *dev,
 	if (blob.magic != SYNC_EVENT_BLOB_MAGIC || blob.version != SYNC_EVENT_BLOB_VERSION ||
 	    blob.length != sizeof(blob) || blob.key == 0 || blob.addr % sizeof(uint64_t) != 0)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: not a sync event export of this device", __func__);
-	remote = calloc(1, sizeof(*remote));
-	if (remote == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	remote->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(remote);
 	remote->dev = dev;
 	remote->key = blob.key;
 	remote->addr = blob.addr;
