@@ -78,12 +78,18 @@ static doca_error_t configurable(struct doca_sync_event *se, const char *func)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_sync_event_add_publisher_location_cpu(struct doca_sync_event *event, struct doca_dev *dev)
+/* The CPU of dev publishes or subscribes: either way the event now has a location */
+static doca_error_t add_cpu_location(struct doca_sync_event *event, const struct doca_dev *dev, const char *func)
 {
-	doca_error_t err = dev == NULL ? DOCA_ERROR_INVALID_VALUE : configurable(event, __func__);
+	doca_error_t err = dev == NULL ? DOCA_ERROR_INVALID_VALUE : configurable(event, func);
 	if (err == DOCA_SUCCESS)
 		event->has_location = true;
 	return err;
+}
+
+doca_error_t doca_sync_event_add_publisher_location_cpu(struct doca_sync_event *event, struct doca_dev *dev)
+{
+	return add_cpu_location(event, dev, __func__);
 }
 
 doca_error_t doca_sync_event_add_publisher_location_remote_net(struct doca_sync_event *event)
@@ -96,10 +102,7 @@ doca_error_t doca_sync_event_add_publisher_location_remote_net(struct doca_sync_
 
 doca_error_t doca_sync_event_add_subscriber_location_cpu(struct doca_sync_event *event, struct doca_dev *dev)
 {
-	doca_error_t err = dev == NULL ? DOCA_ERROR_INVALID_VALUE : configurable(event, __func__);
-	if (err == DOCA_SUCCESS)
-		event->has_location = true;
-	return err;
+	return add_cpu_location(event, dev, __func__);
 }
 
 doca_error_t doca_sync_event_set_addr(struct doca_sync_event *event, uint64_t *addr)

@@ -67,35 +67,33 @@ static uint32_t crc32_own(uint32_t crc, const uint8_t *p, size_t len)
 }
 
 /* zlib's functions take unsigned int lengths: feed them in pieces */
-static uint32_t crc32_of(const uint8_t *p, size_t len)
+/* zlib's checksum functions (crc32, adler32) take at most an unsigned int of bytes a call: longer input goes in 1 GiB
+ * parts, each continuing the value of the one before */
+static uint32_t zlib_checksum(unsigned long (*fn)(unsigned long, const unsigned char *, unsigned int),
+			      unsigned long value, const uint8_t *p, size_t len)
 {
-	const struct sim_zlib *z = sim_zlib();
-	unsigned long crc = 0;
-
-	if (z == NULL)
-		return crc32_own(0, p, len);
 	while (len > 0) {
 		unsigned int n = len > (1u << 30) ? 1u << 30 : (unsigned int)len;
 
-		crc = z->crc32(crc, p, n);
+		value = fn(value, p, n);
 		p += n;
 		len -= n;
 	}
-	return (uint32_t)crc;
+	return (uint32_t)value;
+}
+
+static uint32_t crc32_of(const uint8_t *p, size_t len)
+{
+	const struct sim_zlib *z = sim_zlib();
+
+	if (z == NULL)
+		return crc32_own(0, p, len);
+	return zlib_checksum(z->crc32, 0, p, len);
 }
 
 static uint32_t adler32_of(const struct sim_zlib *z, const uint8_t *p, size_t len)
 {
-	unsigned long adler = 1;
-
-	while (len > 0) {
-		unsigned int n = len > (1u << 30) ? 1u << 30 : (unsigned int)len;
-
-		adler = z->adler32(adler, p, n);
-		p += n;
-		len -= n;
-	}
-	return (uint32_t)adler;
+	return zlib_checksum(z->adler32, 1, p, len);
 }
 
 /* xxHash-32 (the LZ4 frame's checksum), from its public specification */
