@@ -384,15 +384,7 @@ static void c_recv(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32
 	C.messages++;
 }
 
-static void c_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev,
-		    enum doca_ctx_states next)
-{
-	(void)ud;
-	(void)ctx;
-	(void)prev;
-	if (next == DOCA_CTX_STATE_IDLE)
-		C.idle = 1;
-}
+T_IDLE_FLAG_CB(c_state, C.idle)
 
 static void client_send_done(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
 {
