@@ -518,6 +518,14 @@ SIM_EXPORT size_t sim_bufs_tail_room(const struct doca_buf *list);
  * it needs (is_dst: written), no more than max_list_len elements. INVALID_VALUE / NOT_PERMITTED / NOT_SUPPORTED. */
 SIM_EXPORT doca_error_t sim_bufs_check(const struct doca_buf *list, const struct doca_dev *dev, uint32_t max_list_len,
 				       bool is_dst);
+/* An accelerator task's two lists: the source (read), then the destination (written); the first failure */
+static inline doca_error_t sim_bufs_check_src_dst(const struct doca_buf *src, const struct doca_buf *dst,
+						  const struct doca_dev *dev, uint32_t max_list_len)
+{
+	doca_error_t err = sim_bufs_check(src, dev, max_list_len, false);
+
+	return err != DOCA_SUCCESS ? err : sim_bufs_check(dst, dev, max_list_len, true);
+}
 /* Copy the first len bytes of the list's data into out (INVALID_VALUE when it holds fewer) */
 SIM_EXPORT doca_error_t sim_bufs_read(const struct doca_buf *list, void *out, size_t len);
 /* The data itself when the list is one element of this process's memory (no copy needed), else NULL */

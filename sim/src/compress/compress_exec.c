@@ -32,9 +32,7 @@ doca_error_t sim_compress_validate(const struct sim_compress_task *t)
 	/* Memory of another process (an mmap created from a PCI export) is allowed, as on a DPU whose engine reaches
 	 * the host over PCIe: NVIDIA's comch_to_rdma_gga_offload decompresses straight into the host's memory. The
 	 * checks (permissions, no RDMA peer memory) are the accelerators' common ones (buf_io.c). */
-	err = sim_bufs_check(src, NULL, SIM_COMPRESS_MAX_BUF_LIST_LEN, false);
-	if (err == DOCA_SUCCESS)
-		err = sim_bufs_check(dst, NULL, SIM_COMPRESS_MAX_BUF_LIST_LEN, true);
+	err = sim_bufs_check_src_dst(src, dst, NULL, SIM_COMPRESS_MAX_BUF_LIST_LEN);
 	if (err != DOCA_SUCCESS)
 		return err;
 	if (src->data_len > SIM_COMPRESS_MAX_BUF_SIZE)
