@@ -124,6 +124,14 @@ static doca_error_t set_consumer_cbs(struct comch_endpoint *ep, doca_comch_event
 			return DOCA_ERROR_INVALID_VALUE; \
 		return set_send_conf(&comch_##role->ep, task_completion_cb, task_error_cb, num_send_tasks); \
 	} \
+	SIM_EXPORT doca_error_t doca_comch_##role##_task_send_alloc_init( \
+		struct doca_comch_##role *comch_##role, struct doca_comch_connection *peer, const void *msg, uint32_t len, \
+		struct doca_comch_task_send **task) \
+	{ \
+		if (comch_##role == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		return comch_send_alloc_init(&comch_##role->ep, peer, msg, len, task); \
+	} \
 	SIM_EXPORT doca_error_t doca_comch_##role##_event_msg_recv_register(struct doca_comch_##role *comch_##role, \
 									    doca_comch_event_msg_recv_cb_t recv_event_cb) \
 	{ \

@@ -117,21 +117,3 @@ doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task)
 
 SIM_EXPORT SIM_VALUE_GETTER(struct doca_task *, doca_comch_task_send_as_task, struct doca_comch_task_send, task, NULL,
 	&task->base)
-
-SIM_EXPORT doca_error_t doca_comch_server_task_send_alloc_init(struct doca_comch_server *comch_server,
-							       struct doca_comch_connection *peer, const void *msg,
-							       uint32_t len, struct doca_comch_task_send **task)
-{
-	if (comch_server == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return comch_send_alloc_init(&comch_server->ep, peer, msg, len, task);
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_task_send_alloc_init(struct doca_comch_client *comch_client,
-							       struct doca_comch_connection *peer, const void *msg,
-							       uint32_t len, struct doca_comch_task_send **task)
-{
-	if (comch_client == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return comch_send_alloc_init(&comch_client->ep, peer, msg, len, task);
-}

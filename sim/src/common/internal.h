@@ -425,6 +425,19 @@ struct doca_mmap {
 	int dmabuf_fd;
 };
 
+/* Whether dev was added to the mmap: that device, or another handle of the same PCI function */
+static inline bool sim_mmap_has_dev(const struct doca_mmap *mmap, const struct doca_dev *dev)
+{
+	for (size_t i = 0; i < mmap->num_devs; i++)
+		if (mmap->devs[i] == dev || mmap->devs[i]->info == dev->info)
+			return true;
+	return false;
+}
+
+/* Whether a range may be set (doca_mmap_set_memrange, ..._set_dmabuf_memrange): not while started (BAD_STATE), and
+ * only once (NOT_PERMITTED); func names the call in the log */
+doca_error_t sim_mmap_range_settable(const struct doca_mmap *mmap, const char *func);
+
 /* RDMA memory keys (mmap_rdma.c). A responder's I/O thread brackets each touch of its own exported memory with
  * begin/end: begin resolves (key, addr, len) against the live RDMA exports and the permission `need`
  * (DOCA_ACCESS_FLAG_RDMA_*), and holds off doca_mmap_stop/destroy until end, which makes revocation a barrier. */
