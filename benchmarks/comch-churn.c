@@ -87,7 +87,6 @@ static struct doca_comch_client *client_up(struct doca_dev *dev, struct doca_pe 
 {
 	struct doca_comch_client *client;
 	struct doca_ctx *ctx;
-	doca_error_t rc;
 
 	ok(doca_comch_client_create(dev, name, &client), "doca_comch_client_create");
 	ok(doca_comch_client_task_send_set_conf(client, unused_send, unused_send, 1), "doca_comch_client_task_send_set_conf");
@@ -96,19 +95,14 @@ static struct doca_comch_client *client_up(struct doca_dev *dev, struct doca_pe 
 	ok(doca_ctx_set_state_changed_cb(ctx, on_state), "doca_ctx_set_state_changed_cb");
 	ok(doca_pe_connect_ctx(pe, ctx), "doca_pe_connect_ctx");
 	S.running = S.idle = false;
-	rc = doca_ctx_start(ctx);
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
-		die("doca_ctx_start", doca_error_get_name(rc));
+	ok_or_pending(doca_ctx_start(ctx), "doca_ctx_start");
 	wait_for(pe, &S.running, "the connection");
 	return client;
 }
 
 static void client_down(struct doca_pe *pe, struct doca_comch_client *client)
 {
-	doca_error_t rc = doca_ctx_stop(doca_comch_client_as_ctx(client));
-
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
-		die("doca_ctx_stop", doca_error_get_name(rc));
+	ok_or_pending(doca_ctx_stop(doca_comch_client_as_ctx(client)), "doca_ctx_stop");
 	wait_for(pe, &S.idle, "the client to stop");
 	ok(doca_comch_client_destroy(client), "doca_comch_client_destroy");
 }

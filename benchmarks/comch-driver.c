@@ -281,7 +281,6 @@ static void server_wait(volatile bool *flag, const char *what)
 static uint32_t start_consumer(uint32_t size)
 {
 	struct doca_ctx *ctx;
-	doca_error_t rc;
 	uint32_t id = 0;
 
 	S.mem = calloc(CONSUMER_BUFS, size);
@@ -300,9 +299,7 @@ static uint32_t start_consumer(uint32_t size)
 	ok(doca_comch_consumer_task_post_recv_set_conf(S.consumer, recv_done, recv_error, CONSUMER_BUFS),
 	   "doca_comch_consumer_task_post_recv_set_conf");
 	ok(doca_pe_connect_ctx(S.pe, ctx), "doca_pe_connect_ctx");
-	rc = doca_ctx_start(ctx);
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
-		die("doca_ctx_start (consumer)", doca_error_get_name(rc));
+	ok_or_pending(doca_ctx_start(ctx), "doca_ctx_start (consumer)");
 	server_wait(&S.consumer_running, "the consumer to run");
 	for (uint32_t i = 0; i < CONSUMER_BUFS; i++) {
 		struct doca_buf *buf;
@@ -320,10 +317,7 @@ static uint32_t start_consumer(uint32_t size)
 
 static void stop_consumer(void)
 {
-	doca_error_t rc = doca_ctx_stop(doca_comch_consumer_as_ctx(S.consumer));
-
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
-		die("doca_ctx_stop (consumer)", doca_error_get_name(rc));
+	ok_or_pending(doca_ctx_stop(doca_comch_consumer_as_ctx(S.consumer)), "doca_ctx_stop (consumer)");
 	server_wait(&S.consumer_idle, "the consumer to stop");
 	ok(doca_comch_consumer_destroy(S.consumer), "doca_comch_consumer_destroy");
 	ok(doca_buf_inventory_destroy(S.inv), "doca_buf_inventory_destroy");
@@ -505,10 +499,7 @@ static void producer_open(struct producer_bufs *p, const struct cell *cell)
 
 static void producer_close(struct producer_bufs *p, uint32_t depth)
 {
-	doca_error_t rc = doca_ctx_stop(doca_comch_producer_as_ctx(C.producer));
-
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
-		die("doca_ctx_stop (producer)", doca_error_get_name(rc));
+	ok_or_pending(doca_ctx_stop(doca_comch_producer_as_ctx(C.producer)), "doca_ctx_stop (producer)");
 	client_wait(&C.producer_idle, "the producer to stop");
 	ok(doca_comch_producer_destroy(C.producer), "doca_comch_producer_destroy");
 	for (uint32_t i = 0; i <= depth; i++)
@@ -631,7 +622,6 @@ static int client_main(const char *name, double seconds, int ncells, struct cell
 {
 	struct doca_ctx *ctx;
 	uint32_t max_msg = 0;
-	doca_error_t rc;
 
 	C.dev = open_first_dev();
 	ok(doca_comch_cap_get_max_msg_size(doca_dev_as_devinfo(C.dev), &max_msg), "doca_comch_cap_get_max_msg_size");
@@ -648,16 +638,12 @@ static int client_main(const char *name, double seconds, int ncells, struct cell
 	ctx = doca_comch_client_as_ctx(C.client);
 	ok(doca_ctx_set_state_changed_cb(ctx, client_state), "doca_ctx_set_state_changed_cb");
 	ok(doca_pe_connect_ctx(C.pe, ctx), "doca_pe_connect_ctx");
-	rc = doca_ctx_start(ctx);
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
-		die("doca_ctx_start (client)", doca_error_get_name(rc));
+	ok_or_pending(doca_ctx_start(ctx), "doca_ctx_start (client)");
 	client_wait(&C.running, "the connection");
 	ok(doca_comch_client_get_connection(C.client, &C.conn), "doca_comch_client_get_connection");
 	for (int i = 0; i < ncells; i++)
 		client_cell(&cells[i], texts[i], seconds);
-	rc = doca_ctx_stop(ctx);
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
-		die("doca_ctx_stop (client)", doca_error_get_name(rc));
+	ok_or_pending(doca_ctx_stop(ctx), "doca_ctx_stop (client)");
 	client_wait(&C.idle, "the client to stop");
 	ok(doca_comch_client_destroy(C.client), "doca_comch_client_destroy");
 	ok(doca_pe_destroy(C.pe), "doca_pe_destroy");

@@ -31,9 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "copy-clock.h"
+#define COPY_NAME "copy-floor"
+#include "copy-common.h"
 
-#define FLUSH_EVERY (64ULL << 20)
 /* "direct": the receiver writes with O_DIRECT (no page cache), in pieces aligned to this */
 #define DIRECT_ALIGN 4096
 /* The receiver's last message: the file is committed (the sender may exit). */
@@ -48,17 +48,6 @@ struct slot_msg {
 	uint32_t len;
 	unsigned char digest[32];
 };
-
-/* The receiver's temporary file while it exists: a failure removes it (nothing half-written stays). */
-static char temp[4096];
-
-static void die(const char *what)
-{
-	fprintf(stderr, "copy-floor: %s: %s\n", what, strerror(errno));
-	if (temp[0])
-		unlink(temp);
-	exit(1);
-}
 
 static void send_msg(int fd, const struct slot_msg *m)
 {
@@ -103,12 +92,8 @@ static void sha_finish(EVP_MD_CTX *ctx, unsigned char out[32])
 
 static void sender(int sock, const char *source, uint64_t chunk, uint32_t slots, int hashing)
 {
-	int fd = open(source, O_RDONLY);
-	if (fd < 0)
-		die(source);
 	struct stat st;
-	if (fstat(fd, &st) != 0)
-		die("fstat");
+	int fd = open_source(source, &st);
 	unsigned char *window = malloc(chunk * slots);
 	if (!window)
 		die("malloc window");
@@ -184,7 +169,7 @@ int main(int argc, char **argv)
 	if (posix_memalign((void **)&mine, DIRECT_ALIGN, chunk) != 0)
 		die("posix_memalign");
 	EVP_MD_CTX *sha = sha_start(hashing);
-	uint64_t bytes = 0, unflushed = 0, flushed_to = 0;
+	struct written w = {0};
 	struct slot_msg m;
 	for (;;) {
 		recv_msg(sock, &m);
@@ -205,14 +190,9 @@ int main(int argc, char **argv)
 				die("pwrite");
 			put += (uint32_t)n;
 		}
-		bytes += m.len;
-		unflushed += m.len;
-		if (unflushed >= FLUSH_EVERY) {
-			sync_file_range(out, (off_t)flushed_to, (off_t)(bytes - flushed_to), SYNC_FILE_RANGE_WRITE);
-			flushed_to = bytes;
-			unflushed = 0;
-		}
+		wrote(out, &w, m.len);
 	}
+	uint64_t bytes = w.bytes;
 	unsigned char digest[32];
 	sha_finish(sha, digest);
 	if (memcmp(digest, m.digest, 32) != 0) {
@@ -221,11 +201,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "copy-floor: SHA-256 mismatch: the copy differs from the source\n");
 		return 1;
 	}
-	if (fsync(out) != 0 || close(out) != 0)
-		die("fsync");
-	if (rename(temp, target) != 0)
-		die("rename");
-	temp[0] = 0;
+	commit(out, target);
 	double seconds = now() - started;
 	struct slot_msg done = {.slot = COMMITTED};
 	send_msg(sock, &done);

@@ -29,6 +29,14 @@ static void ok(doca_error_t rc, const char *call)
 /* The call must return DOCA_SUCCESS; the message names the call */
 #define OK(call) ok((call), #call)
 
+/* A context's start or stop: DOCA_SUCCESS, or DOCA_ERROR_IN_PROGRESS when it completes later (its state callback
+ * says when); anything else fails with what (the call) */
+static inline void ok_or_pending(doca_error_t rc, const char *what)
+{
+	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
+		die(what, doca_error_get_name(rc));
+}
+
 static double now(void)
 {
 	struct timespec ts;

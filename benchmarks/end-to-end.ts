@@ -13,7 +13,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomFillSync } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { DPU_LISTENING, repoRoot } from "../tasks/common/run-pair.ts";
 import { npmPackInto } from "../scripts/npm-pack.ts";
@@ -21,6 +21,7 @@ import { median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 import { measured } from "./measured.ts";
 import { copyReferences, REFERENCE_LABEL, type ReferenceName, type Role } from "./copy-references.ts";
+import { testPort } from "../tests/helpers/ports.ts";
 
 export interface EndToEndPlan {
   fileSize: number;
@@ -110,16 +111,6 @@ async function copyPair(plan: EndToEndPlan, runner: Runner, work: string, hostFi
   return { host, dpu, wall, rate: summary.bytesPerSecond, cpu: { host: host.cpuSeconds, DPU: dpu.cpuSeconds }, rssKiB: { host: host.maxrssKiB, DPU: dpu.maxrssKiB } };
 }
 
-/** A port for rdma-copy's listener: random below the kernel's ephemeral range, where only another listener collides. */
-function listenPort(): number {
-  let ephemeral = 32_768;
-  try {
-    ephemeral = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || ephemeral;
-  } catch { /* not Linux: the usual start */ }
-  const top = ephemeral > 21_000 ? ephemeral : 32_768;
-  return 20_000 + Math.floor(Math.random() * (top - 20_000));
-}
-
 /**
  * One rdma-copy over loopback between fresh processes: the receiver listens (RDMA CM), the sender connects with
  * `mode`. The rate is the receiver's (offer received to file committed).
@@ -139,7 +130,7 @@ async function rdmaPair(plan: EndToEndPlan, runner: Runner, work: string, source
 async function rdmaPairOnce(plan: EndToEndPlan, runner: Runner, work: string, source: string, target: string, mode: "write" | "read") {
   const simDir = mkdtempSync(join(work, "sim-"));
   const env = { ...runner.env, DOCA_SIM_DIR: simDir, BENCH_WORK: work };
-  const at = `127.0.0.1:${listenPort()}`;
+  const at = `127.0.0.1:${testPort()}`; // rdma-copy's listener: below the ephemeral range, where only another listener collides
   const common = ["--json", "--timeout", "60"];
   const what = `rdma-copy ${mode} on ${runner.label}`;
   const { first: receiver, second: sender } = await listenThenConnect(

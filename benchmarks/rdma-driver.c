@@ -215,9 +215,7 @@ static void setup(uint32_t access)
 	ok(doca_rdma_task_send_set_conf(rdma, send_done, send_failed, MAX_DEPTH), "doca_rdma_task_send_set_conf");
 	ok(doca_rdma_task_receive_set_conf(rdma, recv_done, recv_failed, RECEIVES), "doca_rdma_task_receive_set_conf");
 	ok(doca_pe_connect_ctx(pe, doca_rdma_as_ctx(rdma)), "doca_pe_connect_ctx");
-	doca_error_t rc = doca_ctx_start(doca_rdma_as_ctx(rdma));
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_PROGRESS)
-		ok(rc, "doca_ctx_start");
+	ok_or_pending(doca_ctx_start(doca_rdma_as_ctx(rdma)), "doca_ctx_start");
 	enum doca_ctx_states state = DOCA_CTX_STATE_STARTING;
 	for (double deadline = now() + 10; state != DOCA_CTX_STATE_RUNNING; doca_pe_progress(pe)) {
 		ok(doca_ctx_get_state(doca_rdma_as_ctx(rdma), &state), "doca_ctx_get_state");

@@ -27,29 +27,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "copy-clock.h"
-
-#define FLUSH_EVERY (64ULL << 20)
-
-/* The receiver's temporary file while it exists: a failure removes it. */
-static char temp[4096];
-
-static void die(const char *what)
-{
-	fprintf(stderr, "tcp-copy: %s: %s\n", what, strerror(errno));
-	if (temp[0])
-		unlink(temp);
-	exit(1);
-}
+#define COPY_NAME "tcp-copy"
+#include "copy-common.h"
 
 static void sender(const struct sockaddr_in *to, const char *source)
 {
-	int fd = open(source, O_RDONLY);
-	if (fd < 0)
-		die(source);
 	struct stat st;
-	if (fstat(fd, &st) != 0)
-		die("fstat");
+	int fd = open_source(source, &st);
 	int s = socket(AF_INET, SOCK_STREAM, 0);
 	if (s < 0 || connect(s, (const struct sockaddr *)to, sizeof(*to)) != 0)
 		die("connect");
@@ -103,7 +87,7 @@ int main(int argc, char **argv)
 	char *buf = malloc(buffer);
 	if (!buf)
 		die("malloc");
-	uint64_t bytes = 0, unflushed = 0, flushed_to = 0;
+	struct written w = {0};
 	for (;;) {
 		ssize_t n = read(s, buf, buffer);
 		if (n < 0)
@@ -116,14 +100,9 @@ int main(int argc, char **argv)
 				die("write");
 			put += w;
 		}
-		bytes += (uint64_t)n;
-		unflushed += (uint64_t)n;
-		if (unflushed >= FLUSH_EVERY) {
-			sync_file_range(out, (off_t)flushed_to, (off_t)(bytes - flushed_to), SYNC_FILE_RANGE_WRITE);
-			flushed_to = bytes;
-			unflushed = 0;
-		}
+		wrote(out, &w, (uint64_t)n);
 	}
+	uint64_t bytes = w.bytes;
 	struct stat st;
 	if (stat(source, &st) != 0)
 		die(source);
@@ -132,11 +111,7 @@ int main(int argc, char **argv)
 		unlink(temp);
 		return 1;
 	}
-	if (fsync(out) != 0 || close(out) != 0)
-		die("fsync");
-	if (rename(temp, target) != 0)
-		die("rename");
-	temp[0] = 0;
+	commit(out, target);
 	double seconds = now() - started;
 	if (write(s, "k", 1) != 1)
 		die("acknowledging");

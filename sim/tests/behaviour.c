@@ -93,6 +93,14 @@ static void dma_teardown(struct dma_fixture *f, int num_ctx)
 	free(f->dst);
 }
 
+/* The end of a one-context check: the buffers of its copy go back, then everything dma_setup made */
+static void dma_teardown_after_copy(struct dma_fixture *f, struct doca_buf *sb, struct doca_buf *db)
+{
+	T_OK(doca_buf_dec_refcount(sb, NULL));
+	T_OK(doca_buf_dec_refcount(db, NULL));
+	dma_teardown(f, 1);
+}
+
 /* A 64-byte copy task from src+off to dst+off (bufs released by the caller through the returned pointers) */
 static struct doca_dma_task_memcpy *copy_task(struct dma_fixture *f, int ctx, size_t off, size_t len, uint64_t id,
 					      struct doca_buf **sb, struct doca_buf **db)
@@ -143,9 +151,7 @@ static void check_submit_no_validate(void)
 	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t))); /* DOCA: submit does not validate */
 	t_progress_until(f.pe, &r.failed);
 	T_TRUE(r.last_status == DOCA_ERROR_INVALID_VALUE && f.dst[0] == 0);
-	T_OK(doca_buf_dec_refcount(sb, NULL));
-	T_OK(doca_buf_dec_refcount(db, NULL));
-	dma_teardown(&f, 1);
+	dma_teardown_after_copy(&f, sb, db);
 	t_say("ok submit-no-validate: doca_task_submit accepts an invalid task, it fails at completion; "
 	      "doca_task_try_submit refuses it");
 }
@@ -170,9 +176,7 @@ static void check_set_data_always_success(void)
 	/* a buffer outside the mmap is documented: INVALID_VALUE */
 	T_EXPECT_ERR(doca_buf_inventory_buf_get_by_addr(f.inv, f.src_mmap, f.src + LEN - 8, 16, &b),
 		     DOCA_ERROR_INVALID_VALUE);
-	T_OK(doca_buf_dec_refcount(sb, NULL));
-	T_OK(doca_buf_dec_refcount(db, NULL));
-	dma_teardown(&f, 1);
+	dma_teardown_after_copy(&f, sb, db);
 	t_say("ok set-data-success: set_data, set_data_len and get_by_args return DOCA_SUCCESS for data outside the "
 	      "buffer; a task using it fails with DOCA_ERROR_INVALID_VALUE");
 }
@@ -196,9 +200,7 @@ static void check_dma_destroy_in_use(void)
 		idle = state == DOCA_CTX_STATE_IDLE;
 	}
 	T_OK(doca_ctx_stop(doca_dma_as_ctx(f.dma[0]))); /* idle: a no-op */
-	T_OK(doca_buf_dec_refcount(sb, NULL));
-	T_OK(doca_buf_dec_refcount(db, NULL));
-	dma_teardown(&f, 1);
+	dma_teardown_after_copy(&f, sb, db);
 	t_say("ok dma-destroy-in-use: doca_dma_destroy of a stopping context is DOCA_ERROR_IN_USE, "
 	      "doca_pe_destroy with a context DOCA_ERROR_IN_USE");
 }
@@ -384,15 +386,7 @@ static void c_recv(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32
 	C.messages++;
 }
 
-static void c_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev,
-		    enum doca_ctx_states next)
-{
-	(void)ud;
-	(void)ctx;
-	(void)prev;
-	if (next == DOCA_CTX_STATE_IDLE)
-		C.idle = 1;
-}
+T_IDLE_FLAG_CB(c_state, C.idle)
 
 static void client_send_done(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
 {

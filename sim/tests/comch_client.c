@@ -201,15 +201,7 @@ static void produce_err_cb(struct doca_comch_producer_task_send *task, union doc
 	die("producer send task", doca_task_get_status(doca_comch_producer_task_send_as_task(task)));
 }
 
-static void producer_state_cb(const union doca_data user_data, struct doca_ctx *ctx, enum doca_ctx_states prev,
-			      enum doca_ctx_states next)
-{
-	(void)user_data;
-	(void)ctx;
-	(void)prev;
-	if (next == DOCA_CTX_STATE_IDLE)
-		C.producer_idle = 1;
-}
+T_IDLE_FLAG_CB(producer_state_cb, C.producer_idle)
 
 static void produce(struct doca_mmap *mmap, struct doca_buf_inventory *inv, uint8_t *mem, uint32_t seq, uint32_t len)
 {

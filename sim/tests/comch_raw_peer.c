@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,9 +147,33 @@ static int last_words(void)
 	return 0;
 }
 
+/* A message larger than the server's maximum (4080), sent whole */
+static const uint8_t big[12000];
+#define BIG_PAYLOAD ((uint32_t)(sizeof(big) - sizeof(struct wire_hdr)))
+
+/* Frames the server must drop the connection for, each alone on a new connection (after a proper hello or not),
+ * in the order they are tried */
+static const struct bad_frame {
+	const char *name;
+	bool after_hello;
+	uint8_t kind;
+	uint32_t id;
+	const void *payload;
+	uint32_t len, claimed_len;
+} bad_frames[] = {
+	{"unknown-kind", false, 99, 0, NULL, 0, 0},
+	{"message-before-hello", false, K_MSG, 0, "hi", 2, 2},
+	{"short-hello", false, K_HELLO, 0, "x", 1, 1},
+	{"length-mismatch", true, K_MSG, 0, "0123456789", 10, 100},
+	{"oversized-message", true, K_MSG, 0, big, BIG_PAYLOAD, BIG_PAYLOAD},
+	{"data-on-control", true, K_DATA, 1, NULL, 0, 0},
+	{"consumer-without-socket", true, K_CONSUMER_NEW, 7, NULL, 0, 0},
+	{"unknown-consumer-gone", true, K_CONSUMER_GONE, 12345, NULL, 0, 0},
+	{"second-hello", true, K_HELLO, 0, NULL, 0, 0},
+};
+
 int main(int argc, char **argv)
 {
-	static uint8_t big[12000];
 	struct wire_hdr h;
 	int fd, cases = 0;
 
@@ -165,47 +190,15 @@ int main(int argc, char **argv)
 	send_raw(fd, &h, sizeof(h));
 	expect_dropped(fd, "bad-magic"), cases++;
 
-	fd = dial();
-	send_frame(fd, 99, 0, NULL, 0, 0);
-	expect_dropped(fd, "unknown-kind"), cases++;
+	for (size_t i = 0; i < sizeof(bad_frames) / sizeof(bad_frames[0]); i++) {
+		const struct bad_frame *b = &bad_frames[i];
 
-	fd = dial();
-	send_frame(fd, K_MSG, 0, "hi", 2, 2);
-	expect_dropped(fd, "message-before-hello"), cases++;
-
-	fd = dial();
-	send_frame(fd, K_HELLO, 0, "x", 1, 1);
-	expect_dropped(fd, "short-hello"), cases++;
-
-	fd = dial();
-	hello(fd);
-	send_frame(fd, K_MSG, 0, "0123456789", 10, 100);
-	expect_dropped(fd, "length-mismatch"), cases++;
-
-	fd = dial();
-	hello(fd);
-	send_frame(fd, K_MSG, 0, big, sizeof(big) - sizeof(h), sizeof(big) - sizeof(h));
-	expect_dropped(fd, "oversized-message"), cases++;
-
-	fd = dial();
-	hello(fd);
-	send_frame(fd, K_DATA, 1, NULL, 0, 0);
-	expect_dropped(fd, "data-on-control"), cases++;
-
-	fd = dial();
-	hello(fd);
-	send_frame(fd, K_CONSUMER_NEW, 7, NULL, 0, 0);
-	expect_dropped(fd, "consumer-without-socket"), cases++;
-
-	fd = dial();
-	hello(fd);
-	send_frame(fd, K_CONSUMER_GONE, 12345, NULL, 0, 0);
-	expect_dropped(fd, "unknown-consumer-gone"), cases++;
-
-	fd = dial();
-	hello(fd);
-	send_frame(fd, K_HELLO, 0, NULL, 0, 0);
-	expect_dropped(fd, "second-hello"), cases++;
+		fd = dial();
+		if (b->after_hello)
+			hello(fd);
+		send_frame(fd, b->kind, b->id, b->payload, b->len, b->claimed_len);
+		expect_dropped(fd, b->name), cases++;
+	}
 
 	fd = dial();
 	send_raw(fd, "", 0);

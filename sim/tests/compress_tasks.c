@@ -147,6 +147,19 @@ static void make_text(uint8_t *p, size_t n, uint32_t seed)
 	}
 }
 
+/* A fuzz input: the len bytes of good copied to at with 1 to 4 bits flipped, and one time in three cut short; returns
+ * its length. *x is the fuzzer's random state (a linear congruential sequence), moved on by what it draws. */
+static size_t corrupted_copy(uint8_t *at, const uint8_t *good, size_t len, uint32_t *x)
+{
+	memcpy(at, good, len);
+	*x = *x * 1103515245u + 12345u;
+	for (int f = 0; f < 1 + (int)(*x % 4); f++) {
+		*x = *x * 1103515245u + 12345u;
+		at[(*x >> 8) % len] ^= (uint8_t)(1u << (*x % 8));
+	}
+	return *x % 3 == 0 ? 1 + (*x >> 4) % len : len;
+}
+
 typedef int (*lz4_compress_fn)(const char *src, char *dst, int src_size, int dst_capacity);
 
 static void put32(uint8_t *p, uint32_t v)
@@ -295,16 +308,8 @@ static void test_inflate_errors(struct env *e)
 
 	/* Fuzz: flip bytes or cut the stream; every run either succeeds within its room or fails cleanly */
 	for (int i = 0; i < 300; i++) {
-		size_t len = clen, room;
+		size_t len = corrupted_copy(src_at(e), comp, clen, &x), room;
 
-		memcpy(src_at(e), comp, clen);
-		x = x * 1103515245u + 12345u;
-		for (int f = 0; f < 1 + (int)(x % 4); f++) {
-			x = x * 1103515245u + 12345u;
-			src_at(e)[(x >> 8) % clen] ^= (uint8_t)(1u << (x % 8));
-		}
-		if (x % 3 == 0)
-			len = 1 + (x >> 4) % clen;
 		room = (x % 5 == 0) ? n / 2 : AREA / 2 - GUARD;
 		r = run_task(e, K_INFLATE, len, room, 0, &got);
 		if (r.status != DOCA_SUCCESS) {
@@ -359,16 +364,8 @@ static void test_lz4(struct env *e, lz4_compress_fn lz4)
 
 	slen = make_lz4_stream(lz4, plain, n, 65536, false, false, stream);
 	for (int i = 0; i < 300; i++) {
-		size_t len = slen, room;
+		size_t len = corrupted_copy(src_at(e), stream, slen, &x), room;
 
-		memcpy(src_at(e), stream, slen);
-		x = x * 1103515245u + 12345u;
-		for (int f = 0; f < 1 + (int)(x % 4); f++) {
-			x = x * 1103515245u + 12345u;
-			src_at(e)[(x >> 8) % slen] ^= (uint8_t)(1u << (x % 8));
-		}
-		if (x % 3 == 0)
-			len = 1 + (x >> 4) % slen;
 		room = (x % 5 == 0) ? n / 2 : AREA / 2 - GUARD;
 		r = run_task(e, (x % 7 == 0) ? K_LZ4B : K_LZ4S, len, room, (int)(x >> 12) & 3, &got);
 		if (r.status != DOCA_SUCCESS) {

@@ -58,8 +58,11 @@ static void setup(struct bench *b, uint32_t tasks)
 	T_OK(doca_buf_inventory_start(b->inv));
 }
 
-static void teardown(struct bench *b)
+/* The end of a case: its two maps (their bufs released by then), then the context, engine, inventory and device */
+static void teardown(struct bench *b, struct doca_mmap *m1, struct doca_mmap *m2)
 {
+	T_OK(doca_mmap_destroy(m1));
+	T_OK(doca_mmap_destroy(m2));
 	T_OK(doca_ctx_stop(doca_dma_as_ctx(b->dma)));
 	T_OK(doca_dma_destroy(b->dma));
 	T_OK(doca_pe_destroy(b->pe));
@@ -117,9 +120,7 @@ static void bench_local(size_t size, long iters)
 	       size, iters, (double)size * iters / t_memcpy / 1e9, (double)size * iters / t_dma / 1e9, t_memcpy / t_dma);
 	T_OK(doca_buf_dec_refcount(sb, NULL));
 	T_OK(doca_buf_dec_refcount(db, NULL));
-	T_OK(doca_mmap_destroy(sm));
-	T_OK(doca_mmap_destroy(dm));
-	teardown(&b);
+	teardown(&b, sm, dm);
 	free(src);
 	free(dst);
 }
@@ -149,9 +150,7 @@ static void bench_small(long iters)
 		T_OK(doca_buf_dec_refcount(srcs[i], NULL));
 		T_OK(doca_buf_dec_refcount(dsts[i], NULL));
 	}
-	T_OK(doca_mmap_destroy(sm));
-	T_OK(doca_mmap_destroy(dm));
-	teardown(&b);
+	teardown(&b, sm, dm);
 }
 
 /* The exporting side of the remote case: export, send the descriptor, wait until told to finish */
@@ -237,9 +236,7 @@ static void bench_remote(size_t size, long iters)
 	       size, iters, (double)size * iters / t_raw / 1e9, (double)size * iters / t_dma / 1e9, t_raw / t_dma);
 	T_OK(doca_buf_dec_refcount(sb, NULL));
 	T_OK(doca_buf_dec_refcount(db, NULL));
-	T_OK(doca_mmap_destroy(remote));
-	T_OK(doca_mmap_destroy(lm));
-	teardown(&b);
+	teardown(&b, remote, lm);
 	T_TRUE(write(to_host[1], "x", 1) == 1);
 	T_TRUE(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	free(local);

@@ -54,6 +54,19 @@ static void on_state(const union doca_data user_data, struct doca_ctx *ctx, enum
 		c->idle++;
 }
 
+/* One copy from s to d, progressed until it lands in *counter (c.ok or c.failed, set to 0 first) */
+static void copy_until(struct doca_dma *dma, struct doca_pe *pe, struct doca_buf *s, struct doca_buf *d, int *counter)
+{
+	union doca_data none = {0};
+	struct doca_dma_task_memcpy *t;
+
+	*counter = 0;
+	T_OK(doca_dma_task_memcpy_alloc_init(dma, s, d, none, &t));
+	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t)));
+	while (*counter == 0)
+		doca_pe_progress(pe);
+}
+
 static void test_mmap_rules(struct doca_dev *dev, uint8_t *mem)
 {
 	struct doca_mmap *mmap;
@@ -236,11 +249,7 @@ int main(void)
 		T_OK(doca_buf_inventory_buf_get_by_addr(inv, dst_mmap, dst + 2000, 1000, &d2));
 		T_OK(doca_buf_chain_list(s1, s2));
 		T_OK(doca_buf_chain_list(d1, d2));
-		c.ok = 0;
-		T_OK(doca_dma_task_memcpy_alloc_init(dma, s1, d1, none, &t1));
-		T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t1)));
-		while (c.ok == 0)
-			doca_pe_progress(pe);
+		copy_until(dma, pe, s1, d1, &c.ok);
 		T_OK(doca_buf_get_data_len(d1, &l1));
 		T_OK(doca_buf_get_data_len(d2, &l2));
 		T_TRUE(l1 == 250 && l2 == 150);
@@ -261,19 +270,11 @@ int main(void)
 	T_OK(doca_mmap_create_from_export(NULL, desc, desc_len, dev, &imported));
 	T_OK(doca_buf_inventory_buf_get_by_data(inv, imported, ro, LEN, &ib));
 	T_OK(doca_buf_reset_data_len(db));
-	c.ok = 0;
-	T_OK(doca_dma_task_memcpy_alloc_init(dma, ib, db, none, &t1));
-	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t1)));
-	while (c.ok == 0)
-		doca_pe_progress(pe);
+	copy_until(dma, pe, ib, db, &c.ok);
 	T_TRUE(dst[0] == 0xab && dst[LEN - 1] == 0xab);
 	T_OK(doca_mmap_stop(exported));
 	T_OK(doca_buf_reset_data_len(db));
-	c.failed = 0;
-	T_OK(doca_dma_task_memcpy_alloc_init(dma, ib, db, none, &t1));
-	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t1)));
-	while (c.failed == 0)
-		doca_pe_progress(pe);
+	copy_until(dma, pe, ib, db, &c.failed);
 	T_TRUE(c.last_status == DOCA_ERROR_NOT_PERMITTED);
 	t_say("ok same-process export/import copies, and fails with DOCA_ERROR_NOT_PERMITTED once revoked");
 

@@ -323,33 +323,6 @@ static const char *importer_side(const char *scenario)
 	return strcmp(scenario, "peer_host") == 0 || strcmp(scenario, "host_reads_dpu") == 0 ? "host" : "dpu";
 }
 
-static pid_t start_host(const char *scenario, int *rfd, int *wfd)
-{
-	int to_host[2], to_dpu[2];
-	pid_t pid;
-
-	T_TRUE(pipe(to_host) == 0 && pipe(to_dpu) == 0);
-	pid = fork();
-	T_TRUE(pid >= 0);
-	if (pid == 0) {
-		char rs[16], ws[16];
-
-		close(to_host[1]);
-		close(to_dpu[0]);
-		snprintf(rs, sizeof(rs), "%d", to_host[0]);
-		snprintf(ws, sizeof(ws), "%d", to_dpu[1]);
-		setenv("DOCA_SIM_SIDE", exporter_side(scenario), 1);
-		unsetenv("DOCA_SIM_CONFIG");
-		execl("/proc/self/exe", "dma_remote", "--host", scenario, rs, ws, (char *)NULL);
-		_exit(127);
-	}
-	close(to_host[0]);
-	close(to_dpu[1]);
-	*rfd = to_dpu[0];
-	*wfd = to_host[1];
-	return pid;
-}
-
 static int dpu_main(const char *scenario)
 {
 	struct dpu d;
@@ -360,7 +333,7 @@ static int dpu_main(const char *scenario)
 	setenv("DOCA_SIM_SIDE", importer_side(scenario), 1);
 	if (strcmp(scenario, "wrong_device") == 0)
 		use_wrong_representor_config();
-	host_pid = start_host(scenario, &d.rfd, &d.wfd);
+	host_pid = start_host_role("dma_remote", scenario, exporter_side(scenario), &d.rfd, &d.wfd);
 	recv_msg(d.rfd, &d.desc);
 	T_TRUE(strcmp(d.desc.cmd, "desc") == 0 && d.desc.len == BUF_LEN);
 

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <doca_dma.h>
@@ -54,6 +55,36 @@ static inline void recv_msg(int fd, struct msg *m)
 		}
 		got += (size_t)n;
 	}
+}
+
+/* Starts the other role of a two-process test: this program again (/proc/self/exe, argv[0] program) as
+ * `program --host SCENARIO RFD WFD` on side (DOCA_SIM_SIDE), with the default device configuration, joined to this
+ * process by two pipes: *rfd reads what it writes, *wfd writes what it reads. Returns its pid. */
+static inline pid_t start_host_role(const char *program, const char *scenario, const char *side, int *rfd, int *wfd)
+{
+	int to_host[2], to_dpu[2];
+	pid_t pid;
+
+	T_TRUE(pipe(to_host) == 0 && pipe(to_dpu) == 0);
+	pid = fork();
+	T_TRUE(pid >= 0);
+	if (pid == 0) {
+		char rs[16], ws[16];
+
+		close(to_host[1]);
+		close(to_dpu[0]);
+		snprintf(rs, sizeof(rs), "%d", to_host[0]);
+		snprintf(ws, sizeof(ws), "%d", to_dpu[1]);
+		setenv("DOCA_SIM_SIDE", side, 1);
+		unsetenv("DOCA_SIM_CONFIG");
+		execl("/proc/self/exe", program, "--host", scenario, rs, ws, (char *)NULL);
+		_exit(127);
+	}
+	close(to_host[0]);
+	close(to_dpu[1]);
+	*rfd = to_dpu[0];
+	*wfd = to_host[1];
+	return pid;
 }
 
 /* One memcpy's outcome: set by on_copy, which also frees the task */

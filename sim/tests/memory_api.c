@@ -174,28 +174,30 @@ static void reuse(struct bench *b)
 	T_OK(doca_mmap_destroy(md));
 }
 
+/* LEN bytes copied from src (in map ms) to dst (in map md), which then holds t_fill's pattern 9 */
+static void copy_checked(struct bench *b, struct doca_mmap *ms, uint8_t *src, struct doca_mmap *md, uint8_t *dst)
+{
+	struct doca_buf *s, *d;
+
+	T_OK(doca_buf_inventory_buf_get_by_data(b->inv, ms, src, LEN, &s));
+	T_OK(doca_buf_inventory_buf_get_by_addr(b->inv, md, dst, LEN, &d));
+	copy(b, s, d);
+	T_TRUE(t_check(dst, LEN, 9));
+	T_OK(doca_buf_dec_refcount(s, NULL));
+	T_OK(doca_buf_dec_refcount(d, NULL));
+}
+
 /* A local DMA copy from `plain` into the dma-buf map and back out: both directions reach the dma-buf's pages */
 static void copy_through(struct bench *b, struct doca_mmap *dmabuf_map, uint8_t *mapped)
 {
 	static uint8_t plain[LEN] __attribute__((aligned(PAGE))), back[LEN] __attribute__((aligned(PAGE)));
 	struct doca_mmap *mp = t_mmap(b->dev, plain, LEN, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
 	struct doca_mmap *mb = t_mmap(b->dev, back, LEN, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
-	struct doca_buf *s, *d;
 
 	t_fill(plain, LEN, 9);
 	memset(back, 0, LEN);
-	T_OK(doca_buf_inventory_buf_get_by_data(b->inv, mp, plain, LEN, &s));
-	T_OK(doca_buf_inventory_buf_get_by_addr(b->inv, dmabuf_map, mapped, LEN, &d));
-	copy(b, s, d);
-	T_TRUE(t_check(mapped, LEN, 9));
-	T_OK(doca_buf_dec_refcount(s, NULL));
-	T_OK(doca_buf_dec_refcount(d, NULL));
-	T_OK(doca_buf_inventory_buf_get_by_data(b->inv, dmabuf_map, mapped, LEN, &s));
-	T_OK(doca_buf_inventory_buf_get_by_addr(b->inv, mb, back, LEN, &d));
-	copy(b, s, d);
-	T_TRUE(t_check(back, LEN, 9));
-	T_OK(doca_buf_dec_refcount(s, NULL));
-	T_OK(doca_buf_dec_refcount(d, NULL));
+	copy_checked(b, mp, plain, dmabuf_map, mapped);
+	copy_checked(b, dmabuf_map, mapped, mb, back);
 	T_OK(doca_mmap_destroy(mp));
 	T_OK(doca_mmap_destroy(mb));
 }

@@ -458,31 +458,11 @@ static void dpu_race(struct dpu *d)
 
 static int dpu_main(const char *scenario)
 {
-	int to_host[2], to_dpu[2];
 	struct dpu d = {0};
 	uint8_t *local;
-	pid_t host;
+	pid_t host = start_host_role("pages_bound", scenario, "host", &d.rfd, &d.wfd);
 	int status;
 
-	T_TRUE(pipe(to_host) == 0 && pipe(to_dpu) == 0);
-	host = fork();
-	T_TRUE(host >= 0);
-	if (host == 0) {
-		char rs[16], ws[16];
-
-		close(to_host[1]);
-		close(to_dpu[0]);
-		snprintf(rs, sizeof(rs), "%d", to_host[0]);
-		snprintf(ws, sizeof(ws), "%d", to_dpu[1]);
-		setenv("DOCA_SIM_SIDE", "host", 1);
-		unsetenv("DOCA_SIM_CONFIG");
-		execl("/proc/self/exe", "pages_bound", "--host", scenario, rs, ws, (char *)NULL);
-		_exit(127);
-	}
-	close(to_host[0]);
-	close(to_dpu[1]);
-	d.rfd = to_dpu[0];
-	d.wfd = to_host[1];
 	setenv("DOCA_SIM_SIDE", "dpu", 1);
 	unsetenv("DOCA_SIM_CONFIG");
 	local = mmap(NULL, RACE_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -168,6 +168,21 @@ static void send_unless_refused(int fd, const void *p, size_t len)
 	T_TRUE(n == (ssize_t)len || (n < 0 && (errno == EPIPE || errno == ECONNRESET)));
 }
 
+/* A raw peer of the server's CM listener (its socket's receive buffer rcvbuf bytes, 0: the kernel's default) that
+ * has sent its hello and been accepted: the server's established callback has run */
+static int cm_peer_established(struct side *server, int rcvbuf, double deadline)
+{
+	struct wire_frame hello = { .magic = MAGIC, .op = OP_HELLO_CM };
+	int fd = tcp_connect(listen_cm(server), rcvbuf);
+
+	send_all(fd, &hello, sizeof(hello));
+	while (t_cm_established < 1) {
+		doca_pe_progress(server->pe);
+		T_TRUE(t_now() < deadline);
+	}
+	return fd;
+}
+
 static bool ends_soon(int fd, int ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -222,7 +237,7 @@ static int vanished_requester(void)
 
 static int prompt_disconnect(void)
 {
-	struct wire_frame hello = { .magic = MAGIC, .op = OP_HELLO_CM }, in;
+	struct wire_frame in;
 	struct side server;
 	static uint8_t big[6 << 20];
 	enum { SENDS = 96 }; /* 64 KiB each: more than the kernel takes for a peer that does not read */
@@ -237,12 +252,7 @@ static int prompt_disconnect(void)
 	int fd;
 
 	side_open(&server, 4);
-	fd = tcp_connect(listen_cm(&server), 4096);
-	send_all(fd, &hello, sizeof(hello));
-	while (t_cm_established < 1) {
-		doca_pe_progress(server.pe);
-		T_TRUE(t_now() < deadline);
-	}
+	fd = cm_peer_established(&server, 4096, deadline);
 	/* Sends far beyond what the peer takes: still queued when we disconnect, the first ones copied to leave later */
 	m = t_mmap(server.dev, big, sizeof(big), DOCA_ACCESS_FLAG_LOCAL_READ_WRITE);
 	for (int i = 0; i < SENDS; i++) {
@@ -442,7 +452,7 @@ static int connect_after_close(void)
 static int stalled_burst(void)
 {
 	enum { SENDS = 3, LEN = 100, SLOT = 256 };
-	struct wire_frame hello = { .magic = MAGIC, .op = OP_HELLO_CM }, in;
+	struct wire_frame in;
 	struct side server;
 	static uint8_t inbox[SENDS * SLOT];
 	uint8_t burst[SENDS * (sizeof(struct wire_frame) + LEN)], *at = burst;
@@ -455,12 +465,7 @@ static int stalled_burst(void)
 	int fd, acks = 0;
 
 	side_open(&server, 1);
-	fd = tcp_connect(listen_cm(&server), 0);
-	send_all(fd, &hello, sizeof(hello));
-	while (t_cm_established < 1) {
-		doca_pe_progress(server.pe);
-		T_TRUE(t_now() < deadline);
-	}
+	fd = cm_peer_established(&server, 0, deadline);
 	/* three sends in one write, so they arrive together, before any receive is posted */
 	for (int i = 0; i < SENDS; i++) {
 		struct wire_frame f = { .magic = MAGIC, .op = OP_SEND, .len = LEN, .id = (uint64_t)i + 1 };

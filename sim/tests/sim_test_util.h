@@ -97,20 +97,24 @@ static inline void t_progress_until(struct doca_pe *pe, volatile int *flag)
 	}
 }
 
-/* Defines the context state callback `name`, which sets `running` and `idle` (int lvalues; they may name the ctx user
- * data `user_data`) to 1 when the context reaches RUNNING and IDLE */
-#define T_STATE_FLAGS_CB(name, running, idle) \
+/* Defines the context state callback `name` whose body is `on_next` (statements on the new state `next`) */
+#define T_STATE_CB(name, on_next) \
 	static void name(const union doca_data user_data, struct doca_ctx *ctx, enum doca_ctx_states prev, \
 			 enum doca_ctx_states next) \
 	{ \
 		(void)user_data; \
 		(void)ctx; \
 		(void)prev; \
-		if (next == DOCA_CTX_STATE_RUNNING) \
-			running = 1; \
-		if (next == DOCA_CTX_STATE_IDLE) \
-			idle = 1; \
+		on_next \
 	}
+
+/* Defines the context state callback `name`, which sets `running` and `idle` (int lvalues; they may name the ctx user
+ * data `user_data`) to 1 when the context reaches RUNNING and IDLE */
+#define T_STATE_FLAGS_CB(name, running, idle) \
+	T_STATE_CB(name, if (next == DOCA_CTX_STATE_RUNNING) running = 1; if (next == DOCA_CTX_STATE_IDLE) idle = 1;)
+
+/* Defines the context state callback `name`, which sets `idle` (an int lvalue) to 1 when the context reaches IDLE */
+#define T_IDLE_FLAG_CB(name, idle) T_STATE_CB(name, if (next == DOCA_CTX_STATE_IDLE) idle = 1;)
 
 static inline struct doca_dev *t_open_first_dev(void)
 {

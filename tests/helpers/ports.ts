@@ -1,7 +1,7 @@
 /**
- * A port for a test's server to listen on: random from 20000 up to the kernel's ephemeral range. Outgoing
- * connections take their local ports from that range, so a listener inside it can find its port taken at any moment
- * (DOCA_ERROR_IN_USE: seen once in CI at 47994); below it, only another test's listener can collide.
+ * A port for a test's (or benchmarks/end-to-end.ts's) server to listen on: random from 20000 up to the kernel's
+ * ephemeral range. Outgoing connections take their local ports from that range, so a listener inside it can find its
+ * port taken at any moment (DOCA_ERROR_IN_USE: seen once in CI at 47994); below it, only another listener can collide.
  */
 import { readFileSync } from "node:fs";
 import { DocaError } from "../../mod.ts";

@@ -31,9 +31,7 @@ static doca_error_t validate(const struct doca_aes_gcm *aes, const struct sim_ae
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: tag size %u (12 or 16)", kind_name(t), t->tag_size);
 	if (t->iv_len > SIM_AES_GCM_MAX_IV_LEN)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: IV of %u bytes (12 at most)", kind_name(t), t->iv_len);
-	err = sim_bufs_check(t->src, aes->ctx.dev, SIM_AES_GCM_MAX_LIST_LEN, false);
-	if (err == DOCA_SUCCESS)
-		err = sim_bufs_check(t->dst, aes->ctx.dev, SIM_AES_GCM_MAX_LIST_LEN, true);
+	err = sim_bufs_check_src_dst(t->src, t->dst, aes->ctx.dev, SIM_AES_GCM_MAX_LIST_LEN);
 	if (err != DOCA_SUCCESS)
 		return err;
 	in_len = sim_bufs_data_len(t->src);
@@ -196,10 +194,7 @@ doca_error_t doca_aes_gcm_key_create(struct doca_aes_gcm *aes_gcm, const void *r
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: unknown key type %d", __func__, (int)raw_key_type);
 	if (sim_crypto_unavailable() != NULL)
 		return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "%s", sim_crypto_unavailable());
-	k = calloc(1, sizeof(*k));
-	if (k == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	k->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(k);
 	k->owner = aes_gcm;
 	k->type = raw_key_type;
 	k->len = raw_key_type == DOCA_AES_GCM_KEY_128 ? 16 : 32;

@@ -75,7 +75,6 @@ static doca_error_t consumer_start(struct doca_ctx *ctx)
 {
 	struct doca_comch_consumer *c = as_consumer(ctx);
 	int sv[2];
-	uint32_t i;
 
 	if (c->conn->state != COMCH_CONN_ACTIVE)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "comch consumer: connection is not established");
@@ -87,10 +86,7 @@ static doca_error_t consumer_start(struct doca_ctx *ctx)
 		if (c->tasks == NULL)
 			return DOCA_ERROR_NO_MEMORY;
 		c->pool_len = c->num_tasks;
-		for (i = c->num_tasks; i-- > 0;) {
-			c->tasks[i].next = c->free_tasks;
-			c->free_tasks = &c->tasks[i];
-		}
+		COMCH_FREE_LIST_FILL(c->free_tasks, c->tasks, c->num_tasks);
 	}
 	if (comch_data_socketpair(sv) != 0)
 		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "comch consumer: socketpair failed");
@@ -271,14 +267,9 @@ static doca_error_t consumer_submit(struct doca_ctx *ctx, struct doca_task *task
 		sim_task_complete(task, DOCA_ERROR_INVALID_VALUE);
 		return DOCA_SUCCESS;
 	}
-	t->next = NULL;
 	t->producer_id = 0;
 	t->imm_len = 0;
-	if (c->posted_tail != NULL)
-		c->posted_tail->next = t;
-	else
-		c->posted_head = t;
-	c->posted_tail = t;
+	SIM_QUEUE_APPEND(c->posted_head, c->posted_tail, t, next);
 	set_watch(c, true);
 	return DOCA_SUCCESS;
 }
@@ -290,8 +281,7 @@ static void post_recv_free(struct doca_task *task)
 
 	sim_task_fini(task); /* ops = NULL: not allocated (release_unfreed_tasks) */
 	t->buf = NULL;
-	t->next = c->free_tasks;
-	c->free_tasks = t;
+	COMCH_FREE_LIST_PUSH(c->free_tasks, t);
 }
 
 /* ---- public API ---- */
@@ -402,18 +392,12 @@ SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_alloc_init(struct doc
 								      struct doca_buf *buf,
 								      struct doca_comch_consumer_task_post_recv **task)
 {
-	union doca_data none = {.u64 = 0};
 	struct doca_comch_consumer_task_post_recv *t;
 
 	if (consumer == NULL || buf == NULL || task == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	t = consumer->free_tasks;
-	if (t == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	consumer->free_tasks = t->next;
-	sim_task_init(&t->base, &post_recv_ops, &consumer->ctx, sim_task_cb_cast(consumer->done_cb),
-		      sim_task_cb_cast(consumer->err_cb), none);
-	t->next = NULL;
+	COMCH_FREE_LIST_TAKE_OR_RETURN(consumer->free_tasks, t, &post_recv_ops, &consumer->ctx, consumer->done_cb,
+				       consumer->err_cb);
 	t->buf = buf;
 	t->producer_id = 0;
 	t->imm_len = 0;

@@ -34,59 +34,66 @@ bool comch_ep_is_idle(const struct comch_endpoint *ep)
 	return sim_ctx_is_idle(&ep->ctx);
 }
 
+/* Whether a configuration call may go on: INVALID_VALUE for a value out of range (valid false), BAD_STATE once the
+ * context left IDLE; checked in that order, as DOCA does */
+static doca_error_t configurable(const struct comch_endpoint *ep, bool valid)
+{
+	if (!valid)
+		return DOCA_ERROR_INVALID_VALUE;
+	return comch_ep_is_idle(ep) ? DOCA_SUCCESS : DOCA_ERROR_BAD_STATE;
+}
+
 doca_error_t comch_ep_set_max_msg_size(struct comch_endpoint *ep, uint32_t size)
 {
-	if (size == 0 || size > ep->recv_buf_size)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!comch_ep_is_idle(ep))
-		return DOCA_ERROR_BAD_STATE;
-	ep->max_msg_size = size;
-	return DOCA_SUCCESS;
+	doca_error_t err = configurable(ep, size != 0 && size <= ep->recv_buf_size);
+
+	if (err == DOCA_SUCCESS)
+		ep->max_msg_size = size;
+	return err;
 }
 
 doca_error_t comch_ep_set_recv_queue_size(struct comch_endpoint *ep, uint32_t size)
 {
-	if (size == 0 || size > comch_cap_max_recv_queue(ep->dev->info))
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!comch_ep_is_idle(ep))
-		return DOCA_ERROR_BAD_STATE;
-	ep->recv_queue_size = size;
-	return DOCA_SUCCESS;
+	doca_error_t err = configurable(ep, size != 0 && size <= comch_cap_max_recv_queue(ep->dev->info));
+
+	if (err == DOCA_SUCCESS)
+		ep->recv_queue_size = size;
+	return err;
 }
 
 static doca_error_t set_send_conf(struct comch_endpoint *ep, doca_comch_task_send_completion_cb_t done,
 				  doca_comch_task_send_completion_cb_t err, uint32_t num)
 {
-	if (done == NULL || err == NULL || num == 0 || num > comch_cap_max_send_tasks(ep->dev->info))
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!comch_ep_is_idle(ep))
-		return DOCA_ERROR_BAD_STATE;
-	ep->send_done_cb = done;
-	ep->send_err_cb = err;
-	ep->num_send_tasks = num;
-	return DOCA_SUCCESS;
+	doca_error_t rc = configurable(ep, done != NULL && err != NULL && num != 0 &&
+						   num <= comch_cap_max_send_tasks(ep->dev->info));
+
+	if (rc == DOCA_SUCCESS) {
+		ep->send_done_cb = done;
+		ep->send_err_cb = err;
+		ep->num_send_tasks = num;
+	}
+	return rc;
 }
 
 static doca_error_t set_recv_cb(struct comch_endpoint *ep, doca_comch_event_msg_recv_cb_t cb)
 {
-	if (cb == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!comch_ep_is_idle(ep))
-		return DOCA_ERROR_BAD_STATE;
-	ep->msg_recv_cb = cb;
-	return DOCA_SUCCESS;
+	doca_error_t err = configurable(ep, cb != NULL);
+
+	if (err == DOCA_SUCCESS)
+		ep->msg_recv_cb = cb;
+	return err;
 }
 
 static doca_error_t set_consumer_cbs(struct comch_endpoint *ep, doca_comch_event_consumer_cb_t new_cb,
 				     doca_comch_event_consumer_cb_t expired_cb)
 {
-	if (new_cb == NULL || expired_cb == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!comch_ep_is_idle(ep))
-		return DOCA_ERROR_BAD_STATE;
-	ep->consumer_new_cb = new_cb;
-	ep->consumer_expired_cb = expired_cb;
-	return DOCA_SUCCESS;
+	doca_error_t err = configurable(ep, new_cb != NULL && expired_cb != NULL);
+
+	if (err == DOCA_SUCCESS) {
+		ep->consumer_new_cb = new_cb;
+		ep->consumer_expired_cb = expired_cb;
+	}
+	return err;
 }
 
 /* ---- public API: the same functions under the server's and the client's names (the handle's ep is its endpoint) */
@@ -116,6 +123,14 @@ static doca_error_t set_consumer_cbs(struct comch_endpoint *ep, doca_comch_event
 		if (comch_##role == NULL) \
 			return DOCA_ERROR_INVALID_VALUE; \
 		return set_send_conf(&comch_##role->ep, task_completion_cb, task_error_cb, num_send_tasks); \
+	} \
+	SIM_EXPORT doca_error_t doca_comch_##role##_task_send_alloc_init( \
+		struct doca_comch_##role *comch_##role, struct doca_comch_connection *peer, const void *msg, uint32_t len, \
+		struct doca_comch_task_send **task) \
+	{ \
+		if (comch_##role == NULL) \
+			return DOCA_ERROR_INVALID_VALUE; \
+		return comch_send_alloc_init(&comch_##role->ep, peer, msg, len, task); \
 	} \
 	SIM_EXPORT doca_error_t doca_comch_##role##_event_msg_recv_register(struct doca_comch_##role *comch_##role, \
 									    doca_comch_event_msg_recv_cb_t recv_event_cb) \

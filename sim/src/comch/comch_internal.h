@@ -43,6 +43,34 @@ struct comch_hello {
 
 struct comch_endpoint;
 
+/*
+ * The tasks of a Comch context (control-path sends, fast-path sends and receives) are allocated once, at the first
+ * start, and kept on a free list linked through their next field; alloc_init takes one (NO_MEMORY when all are out)
+ * and the task's free puts it back.
+ */
+#define COMCH_FREE_LIST_PUSH(free_list, t) \
+	do { \
+		(t)->next = (free_list); \
+		(free_list) = (t); \
+	} while (0)
+/* Pushes tasks[n-1] .. tasks[0], so that tasks[0] is taken first */
+#define COMCH_FREE_LIST_FILL(free_list, tasks, n) \
+	do { \
+		for (uint32_t i_ = (n); i_-- > 0;) \
+			COMCH_FREE_LIST_PUSH(free_list, &(tasks)[i_]); \
+	} while (0)
+/* t = the next free task, initialised for ctx with the context's callbacks; returns DOCA_ERROR_NO_MEMORY when none */
+#define COMCH_FREE_LIST_TAKE_OR_RETURN(free_list, t, task_ops, ctx, done_cb, err_cb) \
+	do { \
+		union doca_data none_ = {.u64 = 0}; \
+		(t) = (free_list); \
+		if ((t) == NULL) \
+			return DOCA_ERROR_NO_MEMORY; \
+		(free_list) = (t)->next; \
+		sim_task_init(&(t)->base, (task_ops), (ctx), sim_task_cb_cast(done_cb), sim_task_cb_cast(err_cb), none_); \
+		(t)->next = NULL; \
+	} while (0)
+
 /* ---- send task (control path) ---- */
 
 struct doca_comch_task_send {

@@ -99,7 +99,6 @@ static int cache_lookup(struct comch_producer_priv *p, uint32_t id, struct comch
 static doca_error_t producer_start(struct doca_ctx *ctx)
 {
 	struct doca_comch_producer *p = &priv(ctx)->pub;
-	uint32_t i;
 
 	if (p->conn->state != COMCH_CONN_ACTIVE)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "comch producer: connection is not established");
@@ -109,10 +108,7 @@ static doca_error_t producer_start(struct doca_ctx *ctx)
 		p->tasks = calloc(p->num_tasks, sizeof(*p->tasks));
 		if (p->tasks == NULL)
 			return DOCA_ERROR_NO_MEMORY;
-		for (i = p->num_tasks; i-- > 0;) {
-			p->tasks[i].next = p->free_tasks;
-			p->free_tasks = &p->tasks[i];
-		}
+		COMCH_FREE_LIST_FILL(p->free_tasks, p->tasks, p->num_tasks);
 	}
 	return DOCA_SUCCESS;
 }
@@ -182,8 +178,7 @@ static void producer_task_free(struct doca_task *task)
 
 	sim_task_fini(task);
 	t->buf = NULL;
-	t->next = p->free_tasks;
-	p->free_tasks = t;
+	COMCH_FREE_LIST_PUSH(p->free_tasks, t);
 }
 
 /* ---- public API ---- */
@@ -249,19 +244,13 @@ SIM_EXPORT doca_error_t doca_comch_producer_task_send_alloc_init(struct doca_com
 								 uint32_t imm_data_len, uint32_t consumer_id,
 								 struct doca_comch_producer_task_send **task)
 {
-	union doca_data none = {.u64 = 0};
 	struct doca_comch_producer_task_send *t;
 
 	if (producer == NULL || buf == NULL || task == NULL || imm_data_len > COMCH_MAX_IMM_DATA ||
 	    (imm_data == NULL && imm_data_len > 0))
 		return DOCA_ERROR_INVALID_VALUE;
-	t = producer->free_tasks;
-	if (t == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	producer->free_tasks = t->next;
-	sim_task_init(&t->base, &producer_task_ops, &producer->ctx, sim_task_cb_cast(producer->done_cb),
-		      sim_task_cb_cast(producer->err_cb), none);
-	t->next = NULL;
+	COMCH_FREE_LIST_TAKE_OR_RETURN(producer->free_tasks, t, &producer_task_ops, &producer->ctx, producer->done_cb,
+				       producer->err_cb);
 	t->buf = buf;
 	t->consumer_id = consumer_id;
 	t->imm_len = imm_data_len;

@@ -34,8 +34,7 @@ doca_error_t comch_send_pool_create(struct comch_endpoint *ep)
 		struct doca_comch_task_send *t = &ep->tasks[i];
 
 		t->msg = ep->task_msgs + (size_t)i * ep->max_msg_size;
-		t->next = ep->free_tasks;
-		ep->free_tasks = t;
+		COMCH_FREE_LIST_PUSH(ep->free_tasks, t);
 	}
 	return DOCA_SUCCESS;
 }
@@ -52,7 +51,6 @@ void comch_send_pool_destroy(struct comch_endpoint *ep)
 doca_error_t comch_send_alloc_init(struct comch_endpoint *ep, struct doca_comch_connection *peer, const void *msg,
 				   uint32_t len, struct doca_comch_task_send **task)
 {
-	union doca_data none = {.u64 = 0};
 	struct doca_comch_task_send *t;
 
 	if (peer == NULL || task == NULL || (msg == NULL && len > 0) || peer->ep != ep)
@@ -66,13 +64,7 @@ doca_error_t comch_send_alloc_init(struct comch_endpoint *ep, struct doca_comch_
 				peer->peer_max_msg_size);
 	if (ep->ctx.state != DOCA_CTX_STATE_RUNNING)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "comch send alloc_init: context not running");
-	t = ep->free_tasks;
-	if (t == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	ep->free_tasks = t->next;
-	sim_task_init(&t->base, &send_task_ops, &ep->ctx, sim_task_cb_cast(ep->send_done_cb),
-		      sim_task_cb_cast(ep->send_err_cb), none);
-	t->next = NULL;
+	COMCH_FREE_LIST_TAKE_OR_RETURN(ep->free_tasks, t, &send_task_ops, &ep->ctx, ep->send_done_cb, ep->send_err_cb);
 	t->conn = peer;
 	t->len = len;
 	if (len > 0)
@@ -88,8 +80,7 @@ static void send_task_free(struct doca_task *task)
 
 	sim_task_fini(task);
 	t->conn = NULL;
-	t->next = ep->free_tasks;
-	ep->free_tasks = t;
+	COMCH_FREE_LIST_PUSH(ep->free_tasks, t);
 }
 
 bool comch_send_inflight_on(const struct doca_comch_connection *conn)
@@ -118,12 +109,7 @@ doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task)
 		sim_task_complete(task, DOCA_ERROR_NOT_CONNECTED);
 		return DOCA_SUCCESS;
 	}
-	t->next = NULL;
-	if (conn->pending_tail != NULL)
-		conn->pending_tail->next = t;
-	else
-		conn->pending_head = t;
-	conn->pending_tail = t;
+	SIM_QUEUE_APPEND(conn->pending_head, conn->pending_tail, t, next);
 	/* Write right away when the socket has room: keeps latency low without waiting for the next progress */
 	(void)comch_conn_flush(conn);
 	return DOCA_SUCCESS;
@@ -131,21 +117,3 @@ doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task)
 
 SIM_EXPORT SIM_VALUE_GETTER(struct doca_task *, doca_comch_task_send_as_task, struct doca_comch_task_send, task, NULL,
 	&task->base)
-
-SIM_EXPORT doca_error_t doca_comch_server_task_send_alloc_init(struct doca_comch_server *comch_server,
-							       struct doca_comch_connection *peer, const void *msg,
-							       uint32_t len, struct doca_comch_task_send **task)
-{
-	if (comch_server == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return comch_send_alloc_init(&comch_server->ep, peer, msg, len, task);
-}
-
-SIM_EXPORT doca_error_t doca_comch_client_task_send_alloc_init(struct doca_comch_client *comch_client,
-							       struct doca_comch_connection *peer, const void *msg,
-							       uint32_t len, struct doca_comch_task_send **task)
-{
-	if (comch_client == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return comch_send_alloc_init(&comch_client->ep, peer, msg, len, task);
-}

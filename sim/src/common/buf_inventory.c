@@ -87,11 +87,30 @@ static doca_error_t take(struct doca_buf_inventory *inv, struct doca_mmap *mmap,
 	return DOCA_SUCCESS;
 }
 
+/*
+ * Where a buffer may point: [addr, addr+len) inside the mmap range (INVALID_VALUE otherwise, as DOCA documents), and
+ * [data, data+data_len) inside [addr, addr+len) (undefined behaviour on DOCA: stored, and reported in strict mode).
+ * func names the API call in both messages; buf is the handle reported (NULL before one is taken).
+ */
+static doca_error_t check_buf_range(const char *func, const struct doca_mmap *mmap, const struct doca_buf *buf,
+				    void *addr, size_t len, void *data, size_t data_len)
+{
+	uintptr_t base = (uintptr_t)mmap->base, a = (uintptr_t)addr, d = (uintptr_t)data;
+
+	if (a < base || len > mmap->len || a - base > mmap->len - len)
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: buffer %p+%zu outside the mmap range %p+%zu", func, addr,
+				len, mmap->base, mmap->len);
+	if (d < a || d - a > len || data_len > len - (d - a))
+		sim_strict_report(SIM_RULE_DATA_OUTSIDE_BUFFER, func, "buf", buf, "data %p+%zu outside the buffer %p+%zu",
+				  data, data_len, addr, len);
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
 						void *addr, size_t len, void *data, size_t data_len,
 						struct doca_buf **buf)
 {
-	uintptr_t base, a = (uintptr_t)addr, d = (uintptr_t)data;
+	doca_error_t err;
 
 	if (inventory == NULL || mmap == NULL || buf == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -99,15 +118,9 @@ doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inven
 	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
 	if (!inventory->started || !mmap->started)
 		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: inventory or mmap not started", __func__);
-	base = (uintptr_t)mmap->base;
-	/* [addr, addr+len) inside the mmap range, and [data, data+data_len) inside [addr, addr+len) */
-	if (a < base || len > mmap->len || a - base > mmap->len - len)
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: buffer %p+%zu outside the mmap range %p+%zu", __func__,
-				addr, len, mmap->base, mmap->len);
-	/* DOCA: a buffer outside the mmap is INVALID_VALUE, data outside the buffer undefined behaviour */
-	if (d < a || d - a > len || data_len > len - (d - a))
-		sim_strict_report(SIM_RULE_DATA_OUTSIDE_BUFFER, __func__, "buf", NULL,
-				  "data %p+%zu outside the buffer %p+%zu", data, data_len, addr, len);
+	err = check_buf_range(__func__, mmap, NULL, addr, len, data, data_len);
+	if (err != DOCA_SUCCESS)
+		return err;
 	if (inventory->free_list == NULL)
 		return sim_fail(DOCA_ERROR_NO_MEMORY, "%s: inventory empty", __func__);
 	return take(inventory, mmap, addr, len, data, data_len, buf);
@@ -139,8 +152,8 @@ static const struct doca_buf *list_head_of(const struct doca_buf *buf)
 doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *addr, size_t len, void *data,
 						  size_t data_len)
 {
-	uintptr_t base, a = (uintptr_t)addr, d = (uintptr_t)data;
 	const struct doca_mmap *mmap;
+	doca_error_t err;
 
 	if (buf == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -155,13 +168,9 @@ doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *ad
 		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: a submitted task still uses the buf", __func__);
 	mmap = buf->mmap;
 	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	base = (uintptr_t)mmap->base;
-	if (a < base || len > mmap->len || a - base > mmap->len - len)
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: buffer %p+%zu outside the mmap range %p+%zu", __func__,
-				addr, len, mmap->base, mmap->len);
-	if (d < a || d - a > len || data_len > len - (d - a))
-		sim_strict_report(SIM_RULE_DATA_OUTSIDE_BUFFER, __func__, "buf", buf,
-				  "data %p+%zu outside the buffer %p+%zu", data, data_len, addr, len);
+	err = check_buf_range(__func__, mmap, buf, addr, len, data, data_len);
+	if (err != DOCA_SUCCESS)
+		return err;
 	buf->head = addr;
 	buf->len = len;
 	buf->data = data;

@@ -31,14 +31,6 @@ size_t sim_bufs_tail_room(const struct doca_buf *list)
 	return total;
 }
 
-static bool has_dev(const struct doca_mmap *mmap, const struct doca_dev *dev)
-{
-	for (size_t i = 0; i < mmap->num_devs; i++)
-		if (mmap->devs[i] == dev || mmap->devs[i]->info == dev->info)
-			return true;
-	return false;
-}
-
 doca_error_t sim_bufs_check(const struct doca_buf *list, const struct doca_dev *dev, uint32_t max_list_len,
 			    bool is_dst)
 {
@@ -51,7 +43,7 @@ doca_error_t sim_bufs_check(const struct doca_buf *list, const struct doca_dev *
 	for (const struct doca_buf *b = list; b != NULL; b = b->next, n++) {
 		if (b->mmap == NULL || !sim_buf_data_fits(b, b->data, b->data_len))
 			return sim_fail(DOCA_ERROR_INVALID_VALUE, "accel: data outside its buffer");
-		if (dev != NULL && !has_dev(b->mmap, dev))
+		if (dev != NULL && !sim_mmap_has_dev(b->mmap, dev))
 			return sim_fail(DOCA_ERROR_NOT_PERMITTED, "accel: the device was not added to a buffer's mmap");
 		if (b->mmap->rdma_remote)
 			return sim_fail(DOCA_ERROR_NOT_SUPPORTED, "accel: a buffer of an RDMA peer's memory");

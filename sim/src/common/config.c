@@ -230,25 +230,25 @@ static doca_error_t read_caps(const char *path, const struct json_value *obj, st
 #undef CAP_U
 	if (err != DOCA_SUCCESS)
 		return err;
-	/* Values DOCA itself would never report: refuse them here, naming the key, rather than fail later */
-	if (caps->dma_max_buf_size == 0)
-		return bad(path, "\"dma_max_buf_size\" must be at least 1", NULL);
-	if (caps->dma_max_buf_list_len == 0)
-		return bad(path, "\"dma_max_buf_list_len\" must be at least 1", NULL);
-	if (caps->dma_max_num_tasks == 0)
-		return bad(path, "\"dma_max_num_tasks\" must be at least 1", NULL);
+	/* Values DOCA itself would never report: refuse them here, naming the key, rather than fail later (each key is
+	 * its field's name) */
+#define CAP_AT_LEAST_1(field) \
+	do { \
+		if (caps->field == 0) \
+			return bad(path, "\"" #field "\" must be at least 1", NULL); \
+	} while (0)
+	CAP_AT_LEAST_1(dma_max_buf_size);
+	CAP_AT_LEAST_1(dma_max_buf_list_len);
+	CAP_AT_LEAST_1(dma_max_num_tasks);
 	if (caps->comch_max_msg_size < MIN_COMCH_MSG_SIZE)
 		return bad(path, "\"comch_max_msg_size\" must be at least 256 (a DMA Copy export descriptor message)", NULL);
 	if (caps->comch_max_name_len < 2)
 		return bad(path, "\"comch_max_name_len\" must be at least 2 (one character and the NUL)", NULL);
-	if (caps->comch_max_clients == 0)
-		return bad(path, "\"comch_max_clients\" must be at least 1", NULL);
-	if (caps->comch_max_recv_queue_size == 0)
-		return bad(path, "\"comch_max_recv_queue_size\" must be at least 1", NULL);
-	if (caps->comch_max_send_tasks == 0)
-		return bad(path, "\"comch_max_send_tasks\" must be at least 1", NULL);
-	if (caps->comch_max_buf_size == 0)
-		return bad(path, "\"comch_max_buf_size\" must be at least 1", NULL);
+	CAP_AT_LEAST_1(comch_max_clients);
+	CAP_AT_LEAST_1(comch_max_recv_queue_size);
+	CAP_AT_LEAST_1(comch_max_send_tasks);
+	CAP_AT_LEAST_1(comch_max_buf_size);
+#undef CAP_AT_LEAST_1
 	return DOCA_SUCCESS;
 }
 

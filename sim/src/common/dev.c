@@ -170,15 +170,21 @@ doca_error_t doca_devinfo_get_pci_addr_str(const struct doca_devinfo *devinfo, c
 	return copy_prop(pci_addr_str, DOCA_DEVINFO_PCI_ADDR_SIZE, devinfo->pci_addr);
 }
 
-doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *devinfo, const char *pci_addr_str,
-					    uint8_t *is_equal)
+/* *is_equal = whether pci_addr_str, in any form DOCA accepts, names the address have (NULL: no device given) */
+static doca_error_t pci_addr_is_equal(const char *have, const char *pci_addr_str, uint8_t *is_equal, const char *func)
 {
 	char canonical[DOCA_DEVINFO_PCI_ADDR_SIZE];
 
-	if (devinfo == NULL || is_equal == NULL || !sim_pci_canonical(pci_addr_str, canonical))
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid input", __func__);
-	*is_equal = strcmp(devinfo->pci_addr, canonical) == 0;
+	if (have == NULL || is_equal == NULL || !sim_pci_canonical(pci_addr_str, canonical))
+		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid input", func);
+	*is_equal = strcmp(have, canonical) == 0;
 	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *devinfo, const char *pci_addr_str,
+					    uint8_t *is_equal)
+{
+	return pci_addr_is_equal(devinfo == NULL ? NULL : devinfo->pci_addr, pci_addr_str, is_equal, __func__);
 }
 
 doca_error_t doca_devinfo_get_iface_name(const struct doca_devinfo *devinfo, char *iface_name, uint32_t size)
@@ -321,10 +327,5 @@ SIM_GETTER(doca_devinfo_rep_get_pci_func_type, const struct doca_devinfo_rep, de
 doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *devinfo_rep, const char *pci_addr_str,
 						uint8_t *is_equal)
 {
-	char canonical[DOCA_DEVINFO_PCI_ADDR_SIZE];
-
-	if (devinfo_rep == NULL || is_equal == NULL || !sim_pci_canonical(pci_addr_str, canonical))
-		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid input", __func__);
-	*is_equal = strcmp(devinfo_rep->pci_addr, canonical) == 0;
-	return DOCA_SUCCESS;
+	return pci_addr_is_equal(devinfo_rep == NULL ? NULL : devinfo_rep->pci_addr, pci_addr_str, is_equal, __func__);
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include <doca_buf.h>
@@ -33,6 +34,18 @@
 
 /* Built with -fvisibility=hidden: only DOCA API functions and cross-library sim_* internals are exported. */
 #define SIM_EXPORT __attribute__((visibility("default")))
+
+/* Appends item at the tail of a NULL-terminated singly linked queue kept as a head and a tail pointer; link names the
+ * item's next field (the queues of tasks, events and frames all have this one shape) */
+#define SIM_QUEUE_APPEND(head, tail, item, link) \
+	do { \
+		(item)->link = NULL; \
+		if ((tail) != NULL) \
+			(tail)->link = (item); \
+		else \
+			(head) = (item); \
+		(tail) = (item); \
+	} while (0)
 
 /* ------------------------------------------------------------------------------------------------------------------
  * Diagnostics: live-object counters and logging
@@ -103,6 +116,15 @@ SIM_EXPORT void sim_strict_report(enum sim_rule rule, const char *func, const ch
 /* Handles carry a magic word so that, in strict mode, a destroyed handle is recognised instead of being reused */
 #define SIM_MAGIC_LIVE 0x444f4341u /* "DOCA" */
 #define SIM_MAGIC_DEAD 0xdead0d0cu
+/* ptr = a new zeroed handle, marked live in its magic word; returns DOCA_ERROR_NO_MEMORY from the caller when out of
+ * memory (how every create call of a handle starts) */
+#define SIM_NEW_HANDLE_OR_RETURN(ptr) \
+	do { \
+		(ptr) = calloc(1, sizeof(*(ptr))); \
+		if ((ptr) == NULL) \
+			return DOCA_ERROR_NO_MEMORY; \
+		(ptr)->magic = SIM_MAGIC_LIVE; \
+	} while (0)
 /* Strict mode only: true (after reporting use-after-destroy) when the handle was destroyed */
 SIM_EXPORT bool sim_handle_dead(const uint32_t *magic, const char *func, const char *object, const void *handle);
 /* Free a destroyed handle; in strict mode poison it and keep it in a bounded quarantine instead */
@@ -403,6 +425,19 @@ struct doca_mmap {
 	int dmabuf_fd;
 };
 
+/* Whether dev was added to the mmap: that device, or another handle of the same PCI function */
+static inline bool sim_mmap_has_dev(const struct doca_mmap *mmap, const struct doca_dev *dev)
+{
+	for (size_t i = 0; i < mmap->num_devs; i++)
+		if (mmap->devs[i] == dev || mmap->devs[i]->info == dev->info)
+			return true;
+	return false;
+}
+
+/* Whether a range may be set (doca_mmap_set_memrange, ..._set_dmabuf_memrange): not while started (BAD_STATE), and
+ * only once (NOT_PERMITTED); func names the call in the log */
+doca_error_t sim_mmap_range_settable(const struct doca_mmap *mmap, const char *func);
+
 /* RDMA memory keys (mmap_rdma.c). A responder's I/O thread brackets each touch of its own exported memory with
  * begin/end: begin resolves (key, addr, len) against the live RDMA exports and the permission `need`
  * (DOCA_ACCESS_FLAG_RDMA_*), and holds off doca_mmap_stop/destroy until end, which makes revocation a barrier. */
@@ -496,6 +531,14 @@ SIM_EXPORT size_t sim_bufs_tail_room(const struct doca_buf *list);
  * it needs (is_dst: written), no more than max_list_len elements. INVALID_VALUE / NOT_PERMITTED / NOT_SUPPORTED. */
 SIM_EXPORT doca_error_t sim_bufs_check(const struct doca_buf *list, const struct doca_dev *dev, uint32_t max_list_len,
 				       bool is_dst);
+/* An accelerator task's two lists: the source (read), then the destination (written); the first failure */
+static inline doca_error_t sim_bufs_check_src_dst(const struct doca_buf *src, const struct doca_buf *dst,
+						  const struct doca_dev *dev, uint32_t max_list_len)
+{
+	doca_error_t err = sim_bufs_check(src, dev, max_list_len, false);
+
+	return err != DOCA_SUCCESS ? err : sim_bufs_check(dst, dev, max_list_len, true);
+}
 /* Copy the first len bytes of the list's data into out (INVALID_VALUE when it holds fewer) */
 SIM_EXPORT doca_error_t sim_bufs_read(const struct doca_buf *list, void *out, size_t len);
 /* The data itself when the list is one element of this process's memory (no copy needed), else NULL */

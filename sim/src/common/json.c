@@ -204,6 +204,18 @@ static char *parse_string_raw(struct parser *ps)
 	return out;
 }
 
+/* The digits of a fraction or an exponent: at least one (else fail with why), *p moved past them all */
+static bool skip_digits(struct parser *ps, const char **p, const char *why)
+{
+	if (!(**p >= '0' && **p <= '9')) {
+		fail(ps, "%s", why);
+		return false;
+	}
+	while (**p >= '0' && **p <= '9')
+		(*p)++;
+	return true;
+}
+
 /* A number by JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (no hex, no leading zeros, no +) */
 static bool parse_number(struct parser *ps, double *out)
 {
@@ -228,23 +240,15 @@ static bool parse_number(struct parser *ps, double *out)
 	}
 	if (*p == '.') {
 		p++;
-		if (!(*p >= '0' && *p <= '9')) {
-			fail(ps, "a digit must follow the decimal point");
+		if (!skip_digits(ps, &p, "a digit must follow the decimal point"))
 			return false;
-		}
-		while (*p >= '0' && *p <= '9')
-			p++;
 	}
 	if (*p == 'e' || *p == 'E') {
 		p++;
 		if (*p == '+' || *p == '-')
 			p++;
-		if (!(*p >= '0' && *p <= '9')) {
-			fail(ps, "a digit must follow the exponent");
+		if (!skip_digits(ps, &p, "a digit must follow the exponent"))
 			return false;
-		}
-		while (*p >= '0' && *p <= '9')
-			p++;
 	}
 	if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '.' || *p == '_') {
 		fail(ps, "not a JSON number (JSON has decimal numbers only)");

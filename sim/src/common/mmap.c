@@ -20,10 +20,7 @@ doca_error_t doca_mmap_create(struct doca_mmap **mmap)
 
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	m->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(m);
 	m->permissions = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
 	m->export_index = -1;
 	*mmap = m;
@@ -147,15 +144,25 @@ doca_error_t doca_mmap_rm_dev(struct doca_mmap *mmap, struct doca_dev *dev)
 
 doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t len)
 {
+	doca_error_t err;
+
 	if (mmap == NULL || addr == NULL || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid range", __func__);
 	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	if (mmap->started)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", __func__);
-	if (mmap->base != NULL)
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: range already set", __func__);
+	err = sim_mmap_range_settable(mmap, __func__);
+	if (err != DOCA_SUCCESS)
+		return err;
 	mmap->base = addr;
 	mmap->len = len;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sim_mmap_range_settable(const struct doca_mmap *mmap, const char *func)
+{
+	if (mmap->started)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", func);
+	if (mmap->base != NULL)
+		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: range already set", func);
 	return DOCA_SUCCESS;
 }
 

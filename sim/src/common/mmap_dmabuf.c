@@ -61,10 +61,9 @@ doca_error_t doca_mmap_set_dmabuf_memrange(struct doca_mmap *mmap, int dmabuf_fd
 	    dmabuf_offset + len < dmabuf_offset)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: invalid range or fd", __func__);
 	SIM_RETURN_IF_DEAD(mmap, magic, "mmap", DOCA_ERROR_INVALID_VALUE);
-	if (mmap->started)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: mmap is started", __func__);
-	if (mmap->base != NULL)
-		return sim_fail(DOCA_ERROR_NOT_PERMITTED, "%s: range already set", __func__);
+	err = sim_mmap_range_settable(mmap, __func__);
+	if (err != DOCA_SUCCESS)
+		return err;
 	if (fstat(dmabuf_fd, &st) != 0)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: fd %d is not open", __func__, dmabuf_fd);
 	/* a dma-buf tells its size by seeking to its end, as a memfd does */

@@ -287,10 +287,7 @@ doca_error_t sim_rdma_import(const union doca_data *user_data, const void *expor
 	if (desc.version != RDMA_DESC_VERSION || desc.length != sizeof(desc) || desc.key == 0 || desc.len == 0 ||
 	    desc.base + desc.len < desc.base)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: not an RDMA export descriptor of this device", __func__);
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	m->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(m);
 	m->started = true;
 	m->from_export = true;
 	m->rdma_remote = true;

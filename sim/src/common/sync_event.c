@@ -48,10 +48,7 @@ doca_error_t doca_sync_event_create(struct doca_sync_event **event)
 	struct doca_sync_event *se;
 	if (event == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	se = calloc(1, sizeof(*se));
-	if (se == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	se->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(se);
 	se->word = &se->own_word;
 	*event = se;
 	return DOCA_SUCCESS;
@@ -81,12 +78,18 @@ static doca_error_t configurable(struct doca_sync_event *se, const char *func)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_sync_event_add_publisher_location_cpu(struct doca_sync_event *event, struct doca_dev *dev)
+/* The CPU of dev publishes or subscribes: either way the event now has a location */
+static doca_error_t add_cpu_location(struct doca_sync_event *event, const struct doca_dev *dev, const char *func)
 {
-	doca_error_t err = dev == NULL ? DOCA_ERROR_INVALID_VALUE : configurable(event, __func__);
+	doca_error_t err = dev == NULL ? DOCA_ERROR_INVALID_VALUE : configurable(event, func);
 	if (err == DOCA_SUCCESS)
 		event->has_location = true;
 	return err;
+}
+
+doca_error_t doca_sync_event_add_publisher_location_cpu(struct doca_sync_event *event, struct doca_dev *dev)
+{
+	return add_cpu_location(event, dev, __func__);
 }
 
 doca_error_t doca_sync_event_add_publisher_location_remote_net(struct doca_sync_event *event)
@@ -99,10 +102,7 @@ doca_error_t doca_sync_event_add_publisher_location_remote_net(struct doca_sync_
 
 doca_error_t doca_sync_event_add_subscriber_location_cpu(struct doca_sync_event *event, struct doca_dev *dev)
 {
-	doca_error_t err = dev == NULL ? DOCA_ERROR_INVALID_VALUE : configurable(event, __func__);
-	if (err == DOCA_SUCCESS)
-		event->has_location = true;
-	return err;
+	return add_cpu_location(event, dev, __func__);
 }
 
 doca_error_t doca_sync_event_set_addr(struct doca_sync_event *event, uint64_t *addr)
@@ -187,10 +187,7 @@ doca_error_t doca_sync_event_remote_net_create_from_export(struct doca_dev *dev,
 	if (blob.magic != SYNC_EVENT_BLOB_MAGIC || blob.version != SYNC_EVENT_BLOB_VERSION ||
 	    blob.length != sizeof(blob) || blob.key == 0 || blob.addr % sizeof(uint64_t) != 0)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: not a sync event export of this device", __func__);
-	remote = calloc(1, sizeof(*remote));
-	if (remote == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	remote->magic = SIM_MAGIC_LIVE;
+	SIM_NEW_HANDLE_OR_RETURN(remote);
 	remote->dev = dev;
 	remote->key = blob.key;
 	remote->addr = blob.addr;

@@ -41,12 +41,7 @@ void sim_task_complete(struct doca_task *task, doca_error_t status)
 	struct doca_pe *pe = ctx->pe;
 
 	task->status = status;
-	task->next = NULL;
-	if (ctx->done_tail != NULL)
-		ctx->done_tail->next = task;
-	else
-		ctx->done_head = task;
-	ctx->done_tail = task;
+	SIM_QUEUE_APPEND(ctx->done_head, ctx->done_tail, task, next);
 	ctx->num_done++;
 	pe->num_done++;
 	sim_pe_signal(pe);

@@ -110,12 +110,7 @@ doca_error_t sim_pooled_submit(struct doca_ctx *ctx, struct doca_task *task)
 {
 	if (kind_of(task)->submitted != NULL)
 		kind_of(task)->submitted(task);
-	task->next = NULL;
-	if (ctx->pending_tail != NULL)
-		ctx->pending_tail->next = task;
-	else
-		ctx->pending_head = task;
-	ctx->pending_tail = task;
+	SIM_QUEUE_APPEND(ctx->pending_head, ctx->pending_tail, task, next);
 	sim_pe_signal(ctx->pe);
 	return DOCA_SUCCESS;
 }

@@ -200,24 +200,16 @@ doca_error_t doca_compress_task_decompress_lz4_stream_alloc_init(struct doca_com
 	return DOCA_SUCCESS;
 }
 
-void doca_compress_task_decompress_lz4_stream_set_has_block_checksum(
-	struct doca_compress_task_decompress_lz4_stream *task, uint8_t has_block_checksum)
-{
-	if (task != NULL)
-		((struct sim_compress_task *)task)->has_block_checksum = has_block_checksum != 0;
-}
+/* The LZ4 stream task's two flags: set_<flag> stores 0 or 1 (any nonzero is 1), get_<flag> reads it back */
+#define LZ4_STREAM_FLAG(flag) \
+	void doca_compress_task_decompress_lz4_stream_set_##flag(struct doca_compress_task_decompress_lz4_stream *task, \
+								 uint8_t flag) \
+	{ \
+		if (task != NULL) \
+			((struct sim_compress_task *)task)->flag = flag != 0; \
+	} \
+	SIM_VALUE_GETTER(uint8_t, doca_compress_task_decompress_lz4_stream_get_##flag, \
+		const struct doca_compress_task_decompress_lz4_stream, task, 0, ((const struct sim_compress_task *)task)->flag)
 
-SIM_VALUE_GETTER(uint8_t, doca_compress_task_decompress_lz4_stream_get_has_block_checksum,
-	const struct doca_compress_task_decompress_lz4_stream, task, 0,
-	((const struct sim_compress_task *)task)->has_block_checksum)
-
-void doca_compress_task_decompress_lz4_stream_set_are_blocks_independent(
-	struct doca_compress_task_decompress_lz4_stream *task, uint8_t are_blocks_independent)
-{
-	if (task != NULL)
-		((struct sim_compress_task *)task)->are_blocks_independent = are_blocks_independent != 0;
-}
-
-SIM_VALUE_GETTER(uint8_t, doca_compress_task_decompress_lz4_stream_get_are_blocks_independent,
-	const struct doca_compress_task_decompress_lz4_stream, task, 0,
-	((const struct sim_compress_task *)task)->are_blocks_independent)
+LZ4_STREAM_FLAG(has_block_checksum)
+LZ4_STREAM_FLAG(are_blocks_independent)

@@ -32,9 +32,7 @@ doca_error_t sim_compress_validate(const struct sim_compress_task *t)
 	/* Memory of another process (an mmap created from a PCI export) is allowed, as on a DPU whose engine reaches
 	 * the host over PCIe: NVIDIA's comch_to_rdma_gga_offload decompresses straight into the host's memory. The
 	 * checks (permissions, no RDMA peer memory) are the accelerators' common ones (buf_io.c). */
-	err = sim_bufs_check(src, NULL, SIM_COMPRESS_MAX_BUF_LIST_LEN, false);
-	if (err == DOCA_SUCCESS)
-		err = sim_bufs_check(dst, NULL, SIM_COMPRESS_MAX_BUF_LIST_LEN, true);
+	err = sim_bufs_check_src_dst(src, dst, NULL, SIM_COMPRESS_MAX_BUF_LIST_LEN);
 	if (err != DOCA_SUCCESS)
 		return err;
 	if (src->data_len > SIM_COMPRESS_MAX_BUF_SIZE)
@@ -67,35 +65,33 @@ static uint32_t crc32_own(uint32_t crc, const uint8_t *p, size_t len)
 }
 
 /* zlib's functions take unsigned int lengths: feed them in pieces */
-static uint32_t crc32_of(const uint8_t *p, size_t len)
+/* zlib's checksum functions (crc32, adler32) take at most an unsigned int of bytes a call: longer input goes in 1 GiB
+ * parts, each continuing the value of the one before */
+static uint32_t zlib_checksum(unsigned long (*fn)(unsigned long, const unsigned char *, unsigned int),
+			      unsigned long value, const uint8_t *p, size_t len)
 {
-	const struct sim_zlib *z = sim_zlib();
-	unsigned long crc = 0;
-
-	if (z == NULL)
-		return crc32_own(0, p, len);
 	while (len > 0) {
 		unsigned int n = len > (1u << 30) ? 1u << 30 : (unsigned int)len;
 
-		crc = z->crc32(crc, p, n);
+		value = fn(value, p, n);
 		p += n;
 		len -= n;
 	}
-	return (uint32_t)crc;
+	return (uint32_t)value;
+}
+
+static uint32_t crc32_of(const uint8_t *p, size_t len)
+{
+	const struct sim_zlib *z = sim_zlib();
+
+	if (z == NULL)
+		return crc32_own(0, p, len);
+	return zlib_checksum(z->crc32, 0, p, len);
 }
 
 static uint32_t adler32_of(const struct sim_zlib *z, const uint8_t *p, size_t len)
 {
-	unsigned long adler = 1;
-
-	while (len > 0) {
-		unsigned int n = len > (1u << 30) ? 1u << 30 : (unsigned int)len;
-
-		adler = z->adler32(adler, p, n);
-		p += n;
-		len -= n;
-	}
-	return (uint32_t)adler;
+	return zlib_checksum(z->adler32, 1, p, len);
 }
 
 /* xxHash-32 (the LZ4 frame's checksum), from its public specification */

@@ -54,14 +54,6 @@ doca_error_t sim_dma_validate(const struct doca_dma *dma, const struct doca_dma_
 	return DOCA_SUCCESS;
 }
 
-static bool mmap_has_dev(const struct doca_mmap *mmap, const struct doca_dev *dev)
-{
-	for (size_t i = 0; i < mmap->num_devs; i++)
-		if (mmap->devs[i] == dev || mmap->devs[i]->info == dev->info)
-			return true;
-	return false;
-}
-
 /* Permission and liveness checks for one side, traced when it is remote */
 static doca_error_t check_side(const struct doca_mmap *mmap, uint64_t addr, size_t len, bool is_dst)
 {
@@ -131,7 +123,7 @@ doca_error_t sim_dma_execute(const struct doca_dma *dma, struct doca_dma_task_me
 	/* Check every element before moving any byte: a task either copies everything or nothing it was refused */
 	for (s = src; s != NULL && err == DOCA_SUCCESS; s = s->next) {
 		total += s->data_len;
-		if (!mmap_has_dev(s->mmap, dma->ctx.dev))
+		if (!sim_mmap_has_dev(s->mmap, dma->ctx.dev))
 			err = sim_fail(DOCA_ERROR_NOT_PERMITTED, "dma memcpy: the DMA device was not added to the source mmap");
 		else if (s->data_len > 0)
 			err = check_side(s->mmap, (uint64_t)(uintptr_t)s->data, s->data_len, false);
@@ -139,7 +131,7 @@ doca_error_t sim_dma_execute(const struct doca_dma *dma, struct doca_dma_task_me
 	for (d = dst; d != NULL && err == DOCA_SUCCESS; d = d->next) {
 		size_t share = dst_share(dst, d, total);
 
-		if (!mmap_has_dev(d->mmap, dma->ctx.dev))
+		if (!sim_mmap_has_dev(d->mmap, dma->ctx.dev))
 			err = sim_fail(DOCA_ERROR_NOT_PERMITTED, "dma memcpy: the DMA device was not added to the destination mmap");
 		else if (share > 0)
 			err = check_side(d->mmap, (uint64_t)(uintptr_t)d->data + d->data_len, share, true);

@@ -26,9 +26,7 @@ doca_error_t sim_ec_validate(const struct doca_ec *ec, const struct sim_ec_task 
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "ec_update: needs an update (or raw) matrix");
 	if (task->kind == SIM_EC_RECOVER && mx->kind == SIM_EC_MATRIX_UPDATE)
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "ec_recover: needs a recover (or raw) matrix");
-	err = sim_bufs_check(task->src, ec->ctx.dev, SIM_EC_MAX_BUF_LIST_LEN, false);
-	if (err == DOCA_SUCCESS)
-		err = sim_bufs_check(task->dst, ec->ctx.dev, SIM_EC_MAX_BUF_LIST_LEN, true);
+	err = sim_bufs_check_src_dst(task->src, task->dst, ec->ctx.dev, SIM_EC_MAX_BUF_LIST_LEN);
 	if (err != DOCA_SUCCESS)
 		return err;
 	in_len = sim_bufs_data_len(task->src);

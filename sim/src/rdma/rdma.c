@@ -253,12 +253,7 @@ static doca_error_t rdma_submit(struct doca_ctx *ctx, struct doca_task *task)
 					 "the receive dst_buf_list_len")) != DOCA_SUCCESS) {
 		/* completed with the error below, never posted */
 	} else if (t->kind == RDMA_RECEIVE) {
-		t->wait_next = NULL;
-		if (rdma->receives_tail != NULL)
-			rdma->receives_tail->wait_next = t;
-		else
-			rdma->receives_head = t;
-		rdma->receives_tail = t;
+		SIM_QUEUE_APPEND(rdma->receives_head, rdma->receives_tail, t, wait_next);
 	} else {
 		err = rdma_task_issue(rdma, t);
 	}
@@ -294,11 +289,8 @@ doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma)
 
 	if (dev == NULL || rdma == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		return DOCA_ERROR_NO_MEMORY;
+	SIM_NEW_HANDLE_OR_RETURN(r);
 	sim_ctx_init(&r->ctx, &rdma_ops, dev);
-	r->magic = SIM_MAGIC_LIVE;
 	r->permissions = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
 	r->max_conns = 1;
 	r->send_queue_size = r->recv_queue_size = 32;

@@ -80,11 +80,7 @@ void rdma_queue_event(struct doca_rdma *rdma, enum rdma_event_type type, struct 
 	e->type = type;
 	e->conn = conn;
 	conn->events_pending++; /* not retired before its callback has run (rdma.c delivers, then counts it down) */
-	if (rdma->events_tail != NULL)
-		rdma->events_tail->next = e;
-	else
-		rdma->events_head = e;
-	rdma->events_tail = e;
+	SIM_QUEUE_APPEND(rdma->events_head, rdma->events_tail, e, next);
 	notify(rdma);
 }
 
@@ -97,12 +93,7 @@ void rdma_finish_task(struct doca_rdma *rdma, struct rdma_task *task, doca_error
 		task->claimed = 0;
 	}
 	task->base.status = status;
-	task->base.next = NULL;
-	if (rdma->done_tail != NULL)
-		rdma->done_tail->next = &task->base;
-	else
-		rdma->done_head = &task->base;
-	rdma->done_tail = &task->base;
+	SIM_QUEUE_APPEND(rdma->done_head, rdma->done_tail, &task->base, next);
 	notify(rdma);
 }
 

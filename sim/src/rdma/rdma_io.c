@@ -154,11 +154,7 @@ void rdma_queue_frame(struct doca_rdma *rdma, struct rdma_sock *sock, const stru
 	} else {
 		o->payload = payload;
 	}
-	if (sock->out_tail != NULL)
-		sock->out_tail->next = o;
-	else
-		sock->out_head = o;
-	sock->out_tail = o;
+	SIM_QUEUE_APPEND(sock->out_head, sock->out_tail, o, next);
 }
 
 void rdma_queue_frame_list(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,

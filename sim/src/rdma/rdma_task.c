@@ -206,21 +206,32 @@ doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, stru
 	return err;
 }
 
+/* An atomic on the peer's 8 bytes at dst (both a destination and a result buffer are required); a and b are the
+ * operands (compare and swap values; the addend and 0) */
+static doca_error_t alloc_atomic(struct doca_rdma *rdma, enum rdma_task_kind kind, struct doca_rdma_connection *conn,
+				 struct doca_buf *dst, struct doca_buf *result, uint64_t a, uint64_t b,
+				 union doca_data user_data, struct rdma_task **t)
+{
+	doca_error_t err = alloc_two_buf(rdma, kind, conn, dst, result, user_data, t);
+	if (err == DOCA_SUCCESS) {
+		(*t)->dst = dst;
+		(*t)->result = result;
+		(*t)->src = NULL;
+		(*t)->a = a;
+		(*t)->b = b;
+	}
+	return err;
+}
+
 doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *conn,
 							 struct doca_buf *dst_buf, struct doca_buf *result_buf,
 							 uint64_t cmp_data, uint64_t swap_data, union doca_data user_data,
 							 struct doca_rdma_task_atomic_cmp_swp **task)
 {
 	struct rdma_task *t;
-	doca_error_t err = alloc_two_buf(rdma, RDMA_CAS, conn, dst_buf, result_buf, user_data, &t);
-	if (err == DOCA_SUCCESS) {
-		t->dst = dst_buf;
-		t->result = result_buf;
-		t->src = NULL;
-		t->a = cmp_data;
-		t->b = swap_data;
+	doca_error_t err = alloc_atomic(rdma, RDMA_CAS, conn, dst_buf, result_buf, cmp_data, swap_data, user_data, &t);
+	if (err == DOCA_SUCCESS)
 		*task = (struct doca_rdma_task_atomic_cmp_swp *)(void *)t;
-	}
 	return err;
 }
 
@@ -230,14 +241,9 @@ doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdm
 							   struct doca_rdma_task_atomic_fetch_add **task)
 {
 	struct rdma_task *t;
-	doca_error_t err = alloc_two_buf(rdma, RDMA_FADD, conn, dst_buf, result_buf, user_data, &t);
-	if (err == DOCA_SUCCESS) {
-		t->dst = dst_buf;
-		t->result = result_buf;
-		t->src = NULL;
-		t->a = add_data;
+	doca_error_t err = alloc_atomic(rdma, RDMA_FADD, conn, dst_buf, result_buf, add_data, 0, user_data, &t);
+	if (err == DOCA_SUCCESS)
 		*task = (struct doca_rdma_task_atomic_fetch_add *)(void *)t;
-	}
 	return err;
 }
 

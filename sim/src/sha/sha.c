@@ -213,11 +213,36 @@ doca_error_t doca_sha_task_hash_set_dst(struct doca_sha_task_hash *task, struct 
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, enum doca_sha_algorithm algorithm)
+static bool known_algorithm(enum doca_sha_algorithm algorithm)
 {
 	uint32_t digest, block;
 
-	if (task == NULL || !sim_sha_sizes(algorithm, &digest, &block))
+	return sim_sha_sizes(algorithm, &digest, &block);
+}
+
+/* Reset and marking the final part wait for the part in flight (its callback) */
+static doca_error_t partial_not_in_flight(const struct doca_sha_task_partial_hash *task, const char *func)
+{
+	if (task == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (CT(task)->task.submitted)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: the task is in flight", func);
+	return DOCA_SUCCESS;
+}
+
+/* A partial hash's destination and algorithm are fixed from its first part until its reset; valid: the new value is */
+static doca_error_t partial_not_started(const struct doca_sha_task_partial_hash *task, bool valid, const char *func)
+{
+	if (task == NULL || !valid)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (CT(task)->started)
+		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: the partial hash is in progress", func);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, enum doca_sha_algorithm algorithm)
+{
+	if (task == NULL || !known_algorithm(algorithm))
 		return DOCA_ERROR_INVALID_VALUE;
 	T(task)->algorithm = algorithm;
 	return DOCA_SUCCESS;
@@ -225,45 +250,39 @@ doca_error_t doca_sha_task_hash_set_algorithm(struct doca_sha_task_hash *task, e
 
 doca_error_t doca_sha_task_partial_hash_reset(struct doca_sha_task_partial_hash *task)
 {
-	if (task == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (T(task)->task.submitted)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: the task is in flight", __func__);
-	sim_sha_session_free(T(task));
-	return DOCA_SUCCESS;
+	doca_error_t err = partial_not_in_flight(task, __func__);
+
+	if (err == DOCA_SUCCESS)
+		sim_sha_session_free(T(task));
+	return err;
 }
 
 doca_error_t doca_sha_task_partial_hash_set_dst(struct doca_sha_task_partial_hash *task, struct doca_buf *dst_buf)
 {
-	if (task == NULL || dst_buf == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (T(task)->started)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: the partial hash is in progress", __func__);
-	T(task)->dst = dst_buf;
-	return DOCA_SUCCESS;
+	doca_error_t err = partial_not_started(task, dst_buf != NULL, __func__);
+
+	if (err == DOCA_SUCCESS)
+		T(task)->dst = dst_buf;
+	return err;
 }
 
 doca_error_t doca_sha_task_partial_hash_set_algorithm(struct doca_sha_task_partial_hash *task,
 						      enum doca_sha_algorithm algorithm)
 {
-	uint32_t digest, block;
+	doca_error_t err = partial_not_started(task, known_algorithm(algorithm), __func__);
 
-	if (task == NULL || !sim_sha_sizes(algorithm, &digest, &block))
-		return DOCA_ERROR_INVALID_VALUE;
-	if (T(task)->started)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: the partial hash is in progress", __func__);
-	T(task)->algorithm = algorithm;
-	return DOCA_SUCCESS;
+	if (err == DOCA_SUCCESS)
+		T(task)->algorithm = algorithm;
+	return err;
 }
 
 doca_error_t doca_sha_task_partial_hash_set_is_final_buf(struct doca_sha_task_partial_hash *task)
 {
-	if (task == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (T(task)->task.submitted)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "%s: the task is in flight", __func__);
-	T(task)->is_final = true;
-	return DOCA_SUCCESS;
+	doca_error_t err = partial_not_in_flight(task, __func__);
+
+	if (err == DOCA_SUCCESS)
+		T(task)->is_final = true;
+	return err;
 }
 
 uint8_t doca_sha_task_partial_hash_get_is_final(struct doca_sha_task_partial_hash const *task)
