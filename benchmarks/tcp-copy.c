@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
@@ -68,6 +70,9 @@ int main(int argc, char **argv)
 	if (l < 0 || bind(l, (struct sockaddr *)&at, sizeof(at)) != 0 || listen(l, 1) != 0 ||
 	    getsockname(l, (struct sockaddr *)&at, &len) != 0)
 		die("listen on 127.0.0.1");
+	struct stat source_st;
+	if (stat(source, &source_st) != 0) /* before the fork: a missing source must not leave us waiting */
+		die(source);
 	double started = now();
 	pid_t pid = fork();
 	if (pid < 0)
@@ -75,6 +80,22 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		close(l);
 		sender(&at, source);
+	}
+	/* Wait for the sender's connection, but not for a sender that already died or never comes (30 s) */
+	for (int waited_ms = 0;; waited_ms += 100) {
+		struct pollfd p = {.fd = l, .events = POLLIN};
+		int status;
+		if (poll(&p, 1, 100) == 1)
+			break;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			fprintf(stderr, "tcp-copy: the sender process ended before it connected\n");
+			return 1;
+		}
+		if (waited_ms >= 30000) {
+			kill(pid, SIGKILL);
+			fprintf(stderr, "tcp-copy: no sender connected within 30 s\n");
+			return 1;
+		}
 	}
 	int s = accept(l, NULL, NULL);
 	if (s < 0)
