@@ -15,6 +15,7 @@ export { print };
 import { describeMissingPermission, isMissingPermission } from "./permission.ts";
 import { environmentNotes } from "./environment.ts";
 import { taskName } from "./task-name.ts";
+import { resolvePathVariables } from "./user-path.ts";
 
 export { taskName };
 
@@ -48,6 +49,7 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
   installStopHandlers();
   let code = 0;
   try {
+    resolvePathVariables();
     code = (await fn()) ?? 0;
     // a stop that arrived as the work ended is reported, never swallowed (exit 0 would tell a script nothing happened)
     const late = code === 0 ? lateStop() : undefined;
