@@ -10,7 +10,6 @@
  * Importable (tasks/mod.ts): `await dmaCopy(options)` runs one side in this process and resolves with its Summary.
  */
 import process from "node:process";
-import { ComchClient } from "../ffi/doca/comch/comch-client.ts";
 import type { Device } from "../ffi/doca/common/device.ts";
 import { loadDoca } from "../ffi/native/library.ts";
 import { TimeoutError } from "../ffi/native/errors.ts";

@@ -11,7 +11,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { ComchClient } from "../../ffi/doca/comch/comch-client.ts";
 import type { Device } from "../../ffi/doca/common/device.ts";
 import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { ProgressEngine } from "../../ffi/engine/pe.ts";
