@@ -98,17 +98,22 @@ function creationProblem(dir: string): string | undefined {
   return bits === 3 ? undefined : `cannot create it: you cannot write in ${parent}`;
 }
 
-/**
- * "DOCA_SIM_DIR=/x cannot be used by the software device: it is not a directory; …" (with what to do), or
- * undefined when the folder is usable.
- */
-export function softwareDeviceFolderError(env: Record<string, string | undefined> = process.env): string | undefined {
+/** "DOCA_SIM_DIR=/x cannot be used by the software device: it is not a directory", or undefined when usable. */
+export function softwareDeviceFolderRefusal(env: Record<string, string | undefined> = process.env): string | undefined {
   const why = softwareDeviceFolderProblem(env);
   if (why === undefined) return undefined;
   const which = env.DOCA_SIM_DIR
     ? `DOCA_SIM_DIR=${env.DOCA_SIM_DIR}`
-    : `the software device's default folder ${softwareDeviceFolder(env)} (DOCA_SIM_DIR unset${env.XDG_RUNTIME_DIR ? `, from XDG_RUNTIME_DIR=${env.XDG_RUNTIME_DIR}` : ""})`;
-  return `${which} cannot be used by the software device: ${why}; it keeps its Comch sockets there and uses only a ` +
-    `folder of yours that nobody else can write in: set DOCA_SIM_DIR to such a folder (a missing one is created ` +
-    `with mode 0700), the same on both sides`;
+    : `the software device's default folder ${softwareDeviceFolder(env)} (DOCA_SIM_DIR unset${
+      env.XDG_RUNTIME_DIR ? `, from XDG_RUNTIME_DIR=${env.XDG_RUNTIME_DIR}` : ""
+    })`;
+  return `${which} cannot be used by the software device: ${why}`;
+}
+
+/** softwareDeviceFolderRefusal with what to do, for a task's error; undefined when the folder is usable. */
+export function softwareDeviceFolderError(env: Record<string, string | undefined> = process.env): string | undefined {
+  const refusal = softwareDeviceFolderRefusal(env);
+  if (refusal === undefined) return undefined;
+  return `${refusal}; it keeps its Comch sockets there and uses only a folder of yours that nobody else can write ` +
+    `in: set DOCA_SIM_DIR to such a folder (a missing one is created with mode 0700), the same on both sides`;
 }
