@@ -216,8 +216,9 @@ if (import.meta.main) {
     console.log(usage); // asked for: stdout, exit 0
     process.exit(0);
   }
-  if (args.some((arg) => arg !== "--check")) {
-    console.error(usage);
+  const unknown = args.find((arg) => arg !== "--check");
+  if (unknown !== undefined) {
+    console.error(`docs:libraries: unknown argument ${JSON.stringify(unknown)} (see --help)`);
     process.exit(2);
   }
   const outputs: [string, string][] = [[libraryTablePath, renderLibraryTable()], [coveragePath, renderCoverage()]];
