@@ -52,7 +52,10 @@ export function requireUsableSoftwareDeviceFolder(): void {
   if (problem) throw new Error(problem);
 }
 
-/** ComchClient.connect, after requireUsableSoftwareDeviceFolder. */
+/**
+ * ComchClient.connect, after requireUsableSoftwareDeviceFolder. A refused folder throws at once rather than
+ * rejecting: the callers' rejection handlers reword a failed connect as "the server did not answer", which this is not.
+ */
 export function connectClient(opts: ComchClientOptions): Promise<ComchClient> {
   requireUsableSoftwareDeviceFolder();
   return ComchClient.connect(opts);
