@@ -155,8 +155,9 @@ describe(`tasks with their declared permissions, outside a terminal (${currentRu
     for (const [what, r] of Object.entries(runs)) {
       assert.equal(r.code, 1, `${what}:\n${r.stderr}`);
       assert.doesNotMatch(r.stderr, ASKS_FOR_A_FLAG, `${what}:\n${r.stderr}`);
-      assert.match(r.stderr, /within 1 s \(--timeout\)/, `${what}:\n${r.stderr}`);
-      assert.match(r.stderr, /DOCA_SIM_DIR unset: the software device's default folder \/tmp\/doca-sim-\d+\b/, `${what}:\n${r.stderr}`);
+      // nobody answers; or, on a machine whose default folder the device refuses, that refusal (not a permission)
+      assert.match(r.stderr, /within 1 s \(--timeout\)|cannot be used by the software device/, `${what}:\n${r.stderr}`);
+      assert.match(r.stderr, /the software device's default folder \/tmp\/doca-sim-\d+\b/, `${what}:\n${r.stderr}`);
     }
   });
 
