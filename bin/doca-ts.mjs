@@ -6,7 +6,7 @@
  * its messages) as `node tasks/TASK.js` would.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -14,6 +14,7 @@ import { TASKS } from "./task-list.mjs";
 
 
 const USAGE = `Usage: doca-ts TASK [flags]   (npx doca-ts TASK ...; TASK --help for its flags)
+       doca-ts --version          (doca-ts's version; TASK --version also names the DOCA that TASK loads)
 
 Tasks: ${TASKS.join(", ")}.
 Each is also a module of "doca-ts/tasks"; the README says what each does.
@@ -23,6 +24,12 @@ const [name, ...args] = process.argv.slice(2);
 if (name === undefined || name === "-h" || name === "--help") {
   (name === undefined ? process.stderr : process.stdout).write(`${USAGE}\n`);
   process.exit(name === undefined ? 2 : 0);
+}
+if (name === "--version") {
+  // package.json is the one place the version is written (tests/tasks-conventions.test.ts keeps the tasks' equal)
+  const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "package.json"), "utf8"));
+  process.stdout.write(`doca-ts ${pkg.version} (the DOCA a task loads: doca-ts TASK --version, or doca-ts doctor)\n`);
+  process.exit(0);
 }
 if (!TASKS.includes(name)) {
   process.stderr.write(`doca-ts: unknown task ${JSON.stringify(name)}; one of: ${TASKS.join(", ")}\n`);

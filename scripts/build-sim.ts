@@ -13,31 +13,47 @@ import console from "node:console";
 import { join, relative } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { buildSoftwareDevice, FLAVOURS, isFlavour, packageRoot, SimBuildError } from "../ffi/load/sim-build/builder.ts";
+import { buildSoftwareDevice, FLAVOURS, isFlavour, libraryFolders, packageRoot, SimBuildError } from "../ffi/load/sim-build/builder.ts";
+
+// The libraries are named from the folders the builder compiles (one per sim/src folder), never from a fixed list.
+const LIBRARIES = libraryFolders(join(packageRoot, "sim", "src"));
 
 const HELP = `Usage: build-sim.ts [--force] [--verbose] [--cc COMPILER] [--flavour 3|2.7] [--target aarch64|x86_64] [--out DIR]
 
-Builds the software DOCA device: DIR/lib/libdoca_{common,dma,comch}.so and its C test programs in DIR/bin.
+Builds the software DOCA device, one library per sim/src folder, into DIR/lib:
+  libdoca_{${LIBRARIES.join(",")}}.so
+and its C test programs into DIR/bin.
   --flavour   3 (default: DOCA 3.x names) or 2.7 (DOCA 2.7 names, soname .so.2, version 2.7.0-sim)
   --target    CPU to build for; another than this machine's means a cross compiler
               (default for aarch64: aarch64-linux-gnu-gcc, for x86_64: x86_64-linux-gnu-gcc)
   --cc        the C compiler (default: $CC, else cc, else the target's cross compiler)
   --out       output folder (default: build/sim, build/sim-2.7, build/sim-aarch64, build/sim-2.7-aarch64)
   --force     rebuild everything
-  --verbose   also name each artifact that is up to date (by default only what is built gets a line)`;
+  --verbose   also name each artifact that is up to date (by default only what is built gets a line)
+  -h, --help  print this help and exit (nothing is built)`;
 
-const { values } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    force: { type: "boolean", default: false },
-    verbose: { type: "boolean", default: false },
-    cc: { type: "string" },
-    flavour: { type: "string", default: "3" },
-    target: { type: "string" },
-    out: { type: "string" },
-    help: { type: "boolean", short: "h", default: false },
-  },
-});
+/** The flags, for parseArgs. */
+const OPTIONS = {
+  force: { type: "boolean", default: false },
+  verbose: { type: "boolean", default: false },
+  cc: { type: "string" },
+  flavour: { type: "string", default: "3" },
+  target: { type: "string" },
+  out: { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+/** parseArgs' values; a flag it does not know is one line and exit 2 (not an uncaught TypeError). */
+function parseOrExit() {
+  try {
+    return parseArgs({ args: process.argv.slice(2), options: OPTIONS }).values;
+  } catch (error) {
+    console.error(`build-sim: ${(error as Error).message} (see --help)`);
+    process.exit(2);
+  }
+}
+
+const values = parseOrExit();
 
 if (values.help) {
   console.log(HELP);

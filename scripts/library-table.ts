@@ -209,9 +209,17 @@ export function renderCoverage(): string {
 
 if (import.meta.main) {
   const args = process.argv.slice(2);
-  if (args.some((arg) => arg !== "--check")) {
-    console.error("usage: deno task docs:libraries [--check]\n  writes docs/LIBRARIES.md from the built libraries and sim/coverage.txt from ffi/native/symbols.ts\n  (--check: compare only, exit 1 when either differs)");
-    process.exit(args.every((arg) => arg === "--help" || arg === "-h" || arg === "--check") ? 0 : 2);
+  const usage = "Usage: deno task docs:libraries [--check]\n\nWrites docs/LIBRARIES.md from the built libraries and " +
+    "sim/coverage.txt from ffi/native/symbols.ts.\n      --check    compare only: exit 1 when either differs\n" +
+    "  -h, --help     print this help and exit (nothing is written)";
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(usage); // asked for: stdout, exit 0
+    process.exit(0);
+  }
+  const unknown = args.find((arg) => arg !== "--check");
+  if (unknown !== undefined) {
+    console.error(`docs:libraries: unknown argument ${JSON.stringify(unknown)} (see --help)`);
+    process.exit(2);
   }
   const outputs: [string, string][] = [[libraryTablePath, renderLibraryTable()], [coveragePath, renderCoverage()]];
   let stale = 0;

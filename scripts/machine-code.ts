@@ -169,8 +169,27 @@ export function bytesOf(hex: string): Uint8Array {
 `;
 }
 
+export const HELP = `Usage: deno task machine-code [--check]
+
+Assembles ffi/native/asm/x86_64.S and ffi/native/asm/aarch64.S and writes ffi/native/machine-code.ts (the completion
+ring's stubs and the call_each loop, as bytes); needs an assembler for each architecture (as, the cross binutils or
+llvm-mc).
+      --check    compare only: exit 0 when ffi/native/machine-code.ts matches its sources, 1 when it differs
+  -h, --help     print this help and exit (nothing is written)`;
+
 if (import.meta.main) {
-  const check = process.argv.includes("--check");
+  // --help (or a flag this script does not know) must never regenerate the file: answer before any work.
+  const args = process.argv.slice(2);
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(HELP);
+    process.exit(0);
+  }
+  const unknown = args.find((arg) => arg !== "--check");
+  if (unknown !== undefined) {
+    console.error(`machine-code: unknown argument ${JSON.stringify(unknown)} (see --help)`);
+    process.exit(2);
+  }
+  const check = args.includes("--check");
   const codes = {} as Record<Arch, ArchCode>;
   for (const arch of ["x64", "arm64"] as const) {
     const code = assemble(arch);

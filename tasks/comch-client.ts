@@ -4,9 +4,9 @@
  * of NVIDIA's comch_ctrl_path client sample). Pairs with tasks/comch-server.ts.
  */
 import process from "node:process";
-import { ComchClient, ProgressEngine, TimeoutError } from "../mod.ts";
+import { ProgressEngine, TimeoutError } from "../mod.ts";
 import { serverName } from "./common/cli.ts";
-import { openDeviceOf } from "./common/device.ts";
+import { connectClient, openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { softwareDeviceFolderNote } from "./common/environment.ts";
@@ -40,7 +40,7 @@ export async function runComchClient(opts: {
   const name = opts.name ?? DEFAULT_SERVICE;
   using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
-  const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs }), opts.signal, `connecting to the Comch server "${name}"`)
+  const client = await raceAbort(connectClient({ device, name, pe, timeoutMs }), opts.signal, `connecting to the Comch server "${name}"`)
     .catch((e: Error) => {
       if (!(e instanceof TimeoutError)) throw e;
       // The same causes dma-copy lists, in the order to check them.

@@ -7,9 +7,9 @@
  *   host: deno task comch-stream --count 100000 --size 1024
  */
 import process from "node:process";
-import { ComchClient, ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
+import { ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
-import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { applySide, connectClient, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
@@ -233,7 +233,7 @@ export async function streamProducer(opts: {
   using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
   const name = opts.name ?? STREAM_SERVICE;
-  const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs: opts.timeoutMs }), signal, `connecting to the Comch server "${name}"`);
+  const client = await raceAbort(connectClient({ device, name, pe, timeoutMs: opts.timeoutMs }), signal, `connecting to the Comch server "${name}"`);
   try {
     const conn = client.connection;
     return await tellingPeerWhy(conn, async () => {

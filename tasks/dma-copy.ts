@@ -10,12 +10,11 @@
  * Importable (tasks/mod.ts): `await dmaCopy(options)` runs one side in this process and resolves with its Summary.
  */
 import process from "node:process";
-import { ComchClient } from "../ffi/doca/comch/comch-client.ts";
 import type { Device } from "../ffi/doca/common/device.ts";
 import { loadDoca } from "../ffi/native/library.ts";
 import { TimeoutError } from "../ffi/native/errors.ts";
 import { ProgressEngine } from "../ffi/engine/pe.ts";
-import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { applySide, connectClient, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain, taskName } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
@@ -83,7 +82,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   if (options.side === "host") {
     if (options.logLevel >= LogLevel.INFO) log.info(waitingLine("dpu", options.serverName, options.timeoutMs));
     const client = await raceAbort(
-      ComchClient.connect({ device, name: options.serverName, pe, timeoutMs: options.timeoutMs }),
+      connectClient({ device, name: options.serverName, pe, timeoutMs: options.timeoutMs }),
       signal,
       `connecting to the DPU side's Comch server "${options.serverName}"`,
     ).catch((e: Error) => {

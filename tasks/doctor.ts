@@ -16,17 +16,19 @@ import { STOPPED_STATUSES } from "./common/interrupt.ts";
 const HELP = `Usage: doctor [--json] [--peer NAME] [-p PCI] [--timeout SECONDS]
 
 Reports which DOCA libraries were found where (every candidate folder and why it was rejected, and the trust check
-of each folder and library file: owned by you or root, writable by nobody else), their version and
-sonames, which renamed functions resolved to which spelling and which optional ones are missing, the devices and
-representors with their capabilities, the side (host or DPU) as detected, how cross-process DMA works here
-(hardware DMA, or the software device's process_vm_* / /proc/<pid>/mem and the Yama ptrace_scope), then runs a
-local DMA self-test and, with --peer NAME, a Comch round trip with the server NAME (the other side runs
-\`deno task comch-server -s NAME -r REP_PCI\`). Each step shows its time; each problem comes with a fix to try.
-  --json       one JSON document on stdout
-  --peer NAME  Comch server to exchange one message with
-  -p PCI       device for the self-tests (default: the first with DMA)
-  --timeout S  seconds to wait for DMA completion and the Comch peer (default 10, at most 86400)
-  --version    print the versions of doca-ts and of the DOCA it loads, and exit
+of each folder and library file: owned by you or root, writable by nobody else), their version and sonames, which
+renamed functions resolved to which spelling and which optional ones are missing, the software device's Comch
+folder (DOCA_SIM_DIR or its default: whether the device will use it), the devices and representors with their
+capabilities, the side (host or DPU) as detected, how cross-process DMA works here (hardware DMA, or the software
+device's process_vm_* / /proc/<pid>/mem and the Yama ptrace_scope), then runs a local DMA self-test and, with
+--peer NAME, a Comch round trip with the server NAME (the other side runs \`deno task comch-server\` serving that
+name on the host function's representor). Each step shows its time; each problem comes with a fix to try.
+      --json              one JSON document on stdout
+      --peer NAME         Comch server to exchange one message with
+  -p, --pci-addr PCI      device for the self-tests (default: the first with DMA)
+      --timeout SECONDS   seconds to wait for DMA completion and the Comch peer (default 10, at most 86400)
+      --version           print the versions of doca-ts and of the DOCA it loads, and exit
+  -h, --help              print this help and exit
 Exit status: 0 when no problem was found, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.`;
 
 const PCI_ADDRESS = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
@@ -56,6 +58,8 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
         out.push(`  DOCA ${r.libraries.version}${r.libraries.isSoftwareDevice ? " (doca-ts software device)" : ""}`);
         for (const f of r.libraries.files ?? []) out.push(`  ${f.lib}  ${f.realPath}  soname ${f.soname ?? "?"}`);
       }
+      const folder = r.libraries.softwareDeviceFolder;
+      if (folder) out.push(`  Comch folder ${folder.problem ? "REFUSED" : "ok"}: ${folder.note}${folder.problem ? ` (${folder.problem})` : ""}`);
       if (r.symbols) {
         // only the functions this DOCA spells differently (or lacks): "f -> f" says nothing
         for (const s of r.symbols.renamed) if (s.resolvedAs !== s.name) out.push(`  ${s.name} -> ${s.resolvedAs ?? "MISSING"}`);

@@ -24,6 +24,7 @@ import { optionsToRun } from "./common/task-flags.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
 import { checkTargetFolder } from "./transfer/atomic-file.ts";
+import { rethrowMissingPermission } from "./common/permission.ts";
 
 export type { RdmaCopyOptions, TransferResult };
 export { parseRdmaCopyArgs };
@@ -35,7 +36,8 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     let stat;
     try {
       stat = statSync(options.file);
-    } catch {
+    } catch (e) {
+      rethrowMissingPermission(e);
       throw new Error(`--send ${options.file}: no such file`);
     }
     if (!stat.isFile()) throw new Error(`--send ${options.file}: not a regular file`);

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-env --allow-read --allow-write --allow-run
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
 /**
  * RDMA demo on the software device: rdma-copy between two processes in two network namespaces joined by a veth
  * pair (when this runs as root and `ip netns` works), else over loopback; it says which. A random file goes across

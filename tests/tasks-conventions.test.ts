@@ -13,6 +13,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
 import { DOCA_TS_VERSION } from "../tasks/common/version.ts";
+import { runDeclared } from "./helpers/tasks/task-command.ts";
 import { FLAGS as dmaCopy } from "../tasks/dma-copy/options.ts";
 import { FLAGS as dmaLocalCopy } from "../tasks/dma-local-copy.ts";
 import { FLAGS as comchServer } from "../tasks/comch-server.ts";
@@ -67,12 +68,23 @@ describe("one convention for every task", () => {
   });
 
   for (const name of [...Object.keys(FLAG_SETS), "doctor"]) {
-    test(`${name} --version names doca-ts and the DOCA it loads`, { timeout: 60_000 }, async () => {
-      const r = await startChild(task(name), ["--version"], {}, 50_000).done;
+    // With exactly the Deno flags its deno.json task and shebang declare: rdma-demo lacked --allow-ffi and said
+    // "DOCA not loaded: Requires ffi access" under Deno while Bun and Node named the version.
+    test(`${name} --version names doca-ts and the DOCA it loads, with its declared permissions`, { timeout: 60_000 }, async () => {
+      const r = await runDeclared(name, ["--version"], { timeoutMs: 50_000 });
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, new RegExp(`^doca-ts ${name} ${DOCA_TS_VERSION.replaceAll(".", "\\.")}; DOCA \\S+ from /`));
     });
   }
+
+  test("npx doca-ts --version answers doca-ts's version (bin/doca-ts.mjs)", { timeout: 60_000 }, () => {
+    // bin/doca-ts.mjs is Node's (npx runs it with node), whichever runtime runs this test
+    const r = spawnSync("node", [join(repoRoot, "bin", "doca-ts.mjs"), "--version"], { encoding: "utf8", timeout: 50_000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^doca-ts ${DOCA_TS_VERSION.replaceAll(".", "\\.")} `));
+    const help = spawnSync("node", [join(repoRoot, "bin", "doca-ts.mjs"), "--help"], { encoding: "utf8", timeout: 50_000 });
+    assert.match(help.stdout, /doca-ts --version/, "its usage names it");
+  });
 
   test("one JSON flag: --json; --json-output only on dma-copy (NVIDIA's -j/--json FILE takes the name)", () => {
     for (const [name, flags] of Object.entries(FLAG_SETS)) {

@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -68,6 +68,28 @@ describe("doctor", () => {
     if (optional.includes("libdoca_aes_gcm")) assert.equal(report.accelerators.aesGcm.encrypt, true);
     if (optional.includes("libdoca_erasure_coding")) assert.equal(report.accelerators.erasureCoding.recover, true);
     assert.deepEqual(report.problems, []);
+  });
+
+  test("the software device's folder: a usable one is reported ok, a refused one is a problem with its fix", { timeout: 180_000 }, async () => {
+    // A mode-0777 DOCA_SIM_DIR said "no problems found" although every Comch task then failed on it.
+    const w = workspace("doctor-sim-dir");
+    spaces.push(w);
+    const good = await doctor([], { ...w.env, DOCA_SIM_SIDE: "host" });
+    assert.deepEqual(good.report.libraries.softwareDeviceFolder, { path: w.env.DOCA_SIM_DIR, note: `DOCA_SIM_DIR=${w.env.DOCA_SIM_DIR}` });
+    const open = join(w.root, "open");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const aFile = join(w.root, "a-file");
+    writeFileSync(aFile, "");
+    for (const [dir, why] of [[open, /writable by others/], [aFile, /not a directory/], [join(w.root, "no", "sim"), /cannot create it/]] as const) {
+      const { code, report } = await doctor([], { ...w.env, DOCA_SIM_SIDE: "host", DOCA_SIM_DIR: dir });
+      assert.equal(code, 1, JSON.stringify(report.problems));
+      assert.match(report.libraries.softwareDeviceFolder.problem, why);
+      const problem = report.problems.find((p: { problem: string }) => p.problem.startsWith(`DOCA_SIM_DIR=${dir} cannot be used`));
+      assert.ok(problem, JSON.stringify(report.problems));
+      assert.match(problem.problem, why);
+      assert.match(problem.fix, /DOCA_SIM_DIR/);
+    }
   });
 
   test("a backing library the software device lacks is a problem naming its Debian package", { timeout: 120_000 }, async () => {

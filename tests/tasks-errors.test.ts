@@ -5,11 +5,12 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { DPU_LISTENING, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
+import { DPU_LISTENING, repoRoot, runCopyPair, startChild } from "../tasks/common/run-pair.ts";
+import { PATH_VARIABLES, resolvePathVariables } from "../tasks/common/user-path.ts";
 import { defaultTimeout, DPU_PCI, HOST_PCI, MAX_BUF, sha256File, workspaces, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const space = workspaces(after);
@@ -130,5 +131,78 @@ describe("--classic on both doca-ts sides", () => {
     assert.match(r.dpu.stderr, /classic mode \(--classic on this DPU side\) supports at most 2097152 bytes/);
     assert.match(r.host.stderr, /With --classic the copy is NVIDIA's single-buffer protocol: at most one DMA buffer/);
     assert.doesNotMatch(r.host.stderr, /probably NVIDIA/);
+  });
+});
+
+describe("the software device's folder (DOCA_SIM_DIR) in the task's own words", () => {
+  test("a folder the device would refuse is named with why, at once, by every Comch task", { timeout: 600_000 }, async () => {
+    // The device only logged its refusal ("[doca-sim N] … cannot create it") and answered NOT_PERMITTED; a host
+    // side waited out its whole --timeout on a mode-0777 folder before blaming a DPU side that was not started.
+    const w = space("sim-dir");
+    const aFile = join(w.root, "a-file");
+    writeFileSync(aFile, "not a folder");
+    const open = join(w.root, "open");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const folders: [string, RegExp][] = [
+      [join(w.root, "missing", "sim"), /cannot create it: \S+\/missing does not exist/],
+      [aFile, /it is not a directory/],
+      [open, /it is writable by others \(mode 0777; chmod 700 it\)/],
+    ];
+    const runs: [string, string[]][] = [
+      ["comch-client.ts", ["--timeout", "30"]],
+      ["comch-server.ts", ["-r", HOST_PCI, "--timeout", "30"]],
+      ["dma-copy.ts", ["-f", join(w.host, "x.bin"), "--timeout", "30"]],
+      ["dma-copy.ts", ["-f", join(w.dpu, "x.bin"), "-r", HOST_PCI, "--timeout", "30"]],
+    ];
+    for (const [dir, why] of folders) {
+      for (const [name, args] of runs) {
+        const started = Date.now();
+        const r = await startChild(task(name), args, { ...w.env, DOCA_SIM_DIR: dir }, 60_000).done;
+        const seen = `${name} ${args.join(" ")} with DOCA_SIM_DIR=${dir}:\n${r.stderr}`;
+        assert.equal(r.code, 1, seen);
+        assert.ok(r.stderr.includes(`DOCA_SIM_DIR=${dir} cannot be used by the software device: `), seen);
+        assert.match(r.stderr, why, seen);
+        assert.ok(Date.now() - started < 25_000, `at once, not after --timeout 30: ${seen}`);
+      }
+    }
+  });
+
+  test("a relative DOCA_SIM_DIR is the user's folder's (INIT_CWD), not the repository's", { timeout: 120_000 }, async () => {
+    const w = space("sim-dir-relative");
+    const relative = `relsim-${process.pid}`;
+    const r = await startChild(task("comch-client.ts"), ["-s", `rel-${process.pid}`, "--timeout", "1"], {
+      ...w.env,
+      DOCA_SIM_DIR: relative,
+      INIT_CWD: w.host,
+    }, 60_000).done;
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(r.stderr.includes(`DOCA_SIM_DIR=${join(w.host, relative)}`), r.stderr);
+    assert.ok(existsSync(join(w.host, relative)), "the device made the folder where the user ran the command");
+    assert.ok(!existsSync(join(repoRoot, relative)), "nothing made in the repository");
+  });
+
+  test("every path-valued variable the device or the library reads is resolved against INIT_CWD", () => {
+    const env: Record<string, string | undefined> = {
+      INIT_CWD: "/home/u/work",
+      DOCA_SIM_DIR: "sim",
+      DOCA_SIM_CONFIG: "./conf/devices.json",
+      DOCA_LIB_DIR: "../lib",
+      DOCA_SIM_LIBCRYPTO: "libcrypto.so.3",
+      DOCA_SIM_SIDE: "dpu",
+    };
+    resolvePathVariables(env);
+    assert.deepEqual(env, {
+      INIT_CWD: "/home/u/work",
+      DOCA_SIM_DIR: "/home/u/work/sim",
+      DOCA_SIM_CONFIG: "/home/u/work/conf/devices.json",
+      DOCA_LIB_DIR: "/home/u/lib",
+      DOCA_SIM_LIBCRYPTO: "libcrypto.so.3", // a bare name is dlopen's search, not a path
+      DOCA_SIM_SIDE: "dpu",
+    });
+    const absolute = { INIT_CWD: "/home/u/work", DOCA_SIM_DIR: "/run/x", DOCA_SIM_LIBCRYPTO: "./ssl/libcrypto.so.3" };
+    resolvePathVariables(absolute);
+    assert.deepEqual(absolute, { INIT_CWD: "/home/u/work", DOCA_SIM_DIR: "/run/x", DOCA_SIM_LIBCRYPTO: "/home/u/work/ssl/libcrypto.so.3" });
+    assert.deepEqual([...PATH_VARIABLES].sort(), ["DOCA_LIB_DIR", "DOCA_SIM_CONFIG", "DOCA_SIM_DIR", "DOCA_SIM_LIBCRYPTO"]);
   });
 });

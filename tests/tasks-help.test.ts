@@ -5,8 +5,12 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startChild } from "../tasks/common/run-pair.ts";
+import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
+import { declaredFlags } from "./helpers/tasks/task-command.ts";
+import { currentRuntime } from "../ffi/load/runtime.ts";
 import { FLAGS as dmaCopy } from "../tasks/dma-copy/options.ts";
 import { FLAGS as dmaLocalCopy } from "../tasks/dma-local-copy.ts";
 import { FLAGS as comchServer } from "../tasks/comch-server.ts";
@@ -28,6 +32,7 @@ import { FLAGS as decryptFlags } from "../tasks/decrypt.ts";
 import { FLAGS as ecEncodeFlags } from "../tasks/ec-encode.ts";
 import { FLAGS as ecRecoverFlags } from "../tasks/ec-recover.ts";
 import { FLAGS as storageRelay } from "../tasks/storage-relay.ts";
+import { FLAGS as doctor } from "../tasks/doctor.ts";
 
 type Flags = Record<string, { type: string; short?: string }>;
 const tasks: [string, Flags][] = [
@@ -52,6 +57,7 @@ const tasks: [string, Flags][] = [
   ["decompress.ts", decompress],
   ["sha.ts", sha],
   ["storage-relay.ts", storageRelay],
+  ["doctor.ts", doctor],
 ];
 const task = (name: string) => fileURLToPath(new URL(`../tasks/${name}`, import.meta.url));
 
@@ -139,4 +145,41 @@ describe("usage errors exit 2 and name the flag", () => {
       assert.ok(r.stderr.startsWith(`${taskName}: `), `the message starts with the task's name: ${r.stderr}`);
     });
   }
+});
+
+describe("the scripts deno.json runs answer --help and do nothing else", () => {
+  const script = (name: string) => fileURLToPath(new URL(`../scripts/${name}`, import.meta.url));
+  // `deno task machine-code --help` rewrote ffi/native/machine-code.ts; sim:build's help named 3 of its libraries
+  const scripts: [string, string, string[]][] = [
+    ["machine-code.ts", "machine-code", [join(repoRoot, "ffi", "native", "machine-code.ts")]],
+    ["library-table.ts", "docs:libraries", [join(repoRoot, "docs", "LIBRARIES.md"), join(repoRoot, "sim", "coverage.txt")]],
+    ["build-sim.ts", "sim:build", []],
+  ];
+  for (const [name, denoTask, outputs] of scripts) {
+    // machine-code and docs:libraries are Deno scripts (import.meta.main, which Node 20 lacks: there they do nothing)
+    const skip = currentRuntime() === "node" && name !== "build-sim.ts" ? "a Deno script (Bun runs it too)" : false;
+    test(`${name} (deno task ${denoTask}) --help and -h: usage on stdout, exit 0, nothing written`, { skip, timeout: 120_000 }, async () => {
+      const before = outputs.map((path) => statSync(path).mtimeMs);
+      for (const flag of ["--help", "-h"]) {
+        const r = await startChild(script(name), [flag], {}, 100_000, declaredFlags(denoTask)).done;
+        assert.equal(r.code, 0, `${flag}: ${r.stderr}`);
+        assert.match(r.stdout, /^Usage: /, flag);
+        assert.match(r.stdout, /-h, --help/, `${flag}: the help lists itself`);
+        assert.doesNotMatch(r.stdout, /^(wrote|built|machine-code: wrote)/m, flag);
+      }
+      assert.deepEqual(outputs.map((path) => statSync(path).mtimeMs), before, "no file rewritten");
+      const bad = await startChild(script(name), ["--no-such-flag"], {}, 100_000, declaredFlags(denoTask)).done;
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, /no-such-flag/);
+      assert.doesNotMatch(bad.stderr, /Uncaught| {4}at /);
+    });
+  }
+
+  test("sim:build's help names the library of every sim/src folder it builds", { timeout: 120_000 }, async () => {
+    const r = await startChild(script("build-sim.ts"), ["--help"], {}, 100_000, declaredFlags("sim:build")).done;
+    const folders = readdirSync(join(repoRoot, "sim", "src"), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    assert.ok(folders.length >= 8, folders.join(" "));
+    const named = /libdoca_\{([^}]*)\}\.so/.exec(r.stdout)?.[1].split(",") ?? [];
+    assert.deepEqual([...named].sort(), [...folders].sort(), r.stdout);
+  });
 });

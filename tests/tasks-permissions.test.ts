@@ -8,9 +8,10 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { currentRuntime } from "../ffi/load/runtime.ts";
 import { repoRoot } from "../tasks/common/run-pair.ts";
-import { denoTasks, runInPty, splitRunCommand, taskArgv } from "./helpers/tasks/task-command.ts";
+import { denoTasks, runDeclared, runInPty, splitRunCommand, taskArgv } from "./helpers/tasks/task-command.ts";
 import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
@@ -124,5 +125,77 @@ describe(`tasks in a pseudo-terminal with their own permissions (${currentRuntim
     assert.match(h.output, /needs Deno's --allow-sys .*statfs/);
     assert.notEqual(d.code, 0, `the DPU is told: ${d.output}`);
     assert.deepEqual(w.list(w.host), [], "nothing left in the host's folder");
+  });
+});
+
+describe(`tasks with their declared permissions, outside a terminal (${currentRuntime()})`, () => {
+  const onDeno = currentRuntime() === "deno";
+  const denoOnly = { skip: onDeno ? false : "Deno's permission flags only", timeout: LONG };
+  /** Anything that says a Deno flag is missing (or Deno's raw error). */
+  const ASKS_FOR_A_FLAG = /--allow-|NotCapable|Requires \w+ access/;
+
+  test("without DOCA_SIM_DIR and XDG_RUNTIME_DIR the Comch tasks start and name the default folder", { timeout: LONG }, async () => {
+    // Naming the default folder /tmp/doca-sim-<uid> asked for the uid with --allow-sys, which dma-copy and
+    // comch-client do not declare: they failed before any work. A server name of this test's own, and only the
+    // early failure (nobody answers) is checked: the default folder may be a concurrent run's.
+    const w = space("perm-default-folder");
+    const name = `perm-default-${process.pid}`;
+    const unset = ["DOCA_SIM_DIR", "XDG_RUNTIME_DIR"];
+    const runs = {
+      "comch-client": await runDeclared("comch-client", ["-s", name, "--timeout", "1"], { unset, timeoutMs: LONG }),
+      "dma-copy host": await runDeclared("dma-copy", ["-f", join(w.host, "x.bin"), "--server-name", name, "--timeout", "1"], {
+        unset,
+        timeoutMs: LONG,
+      }),
+      "dma-copy dpu": await runDeclared("dma-copy", ["-f", join(w.dpu, "x.bin"), "-r", HOST_PCI, "--server-name", name, "--timeout", "1"], {
+        unset,
+        timeoutMs: LONG,
+      }),
+    };
+    for (const [what, r] of Object.entries(runs)) {
+      assert.equal(r.code, 1, `${what}:\n${r.stderr}`);
+      assert.doesNotMatch(r.stderr, ASKS_FOR_A_FLAG, `${what}:\n${r.stderr}`);
+      // nobody answers; or, on a machine whose default folder the device refuses, that refusal (not a permission)
+      assert.match(r.stderr, /within 1 s \(--timeout\)|cannot be used by the software device/, `${what}:\n${r.stderr}`);
+      assert.match(r.stderr, /the software device's default folder \/tmp\/doca-sim-\d+\b/, `${what}:\n${r.stderr}`);
+    }
+  });
+
+  test("an output under /sys, /proc or /dev is named as a system path, not \"add --allow-all\"", denoOnly, async () => {
+    const w = space("perm-system-path");
+    const input = join(w.host, "in.bin");
+    writePatternFile(input, 1000);
+    for (const [name, args, path] of [
+      ["compress", [input, "-o", "/sys/doca-ts-x.gz"], "/sys/doca-ts-x.gz"],
+      ["sha", [input, "-o", "/proc/doca-ts-x"], "/proc/doca-ts-x"],
+      ["ec-encode", ["-i", input, "-o", "/sys/doca-ts-x"], "/sys/doca-ts-x"],
+      ["encrypt", ["--generate-key", "/sys/doca-ts-k"], "/sys/doca-ts-k"],
+      ["dma-copy", ["-f", "/proc/doca-ts-x", "-r", HOST_PCI, "--timeout", "1"], "/proc/doca-ts-x"],
+    ] as const) {
+      const r = await runDeclared(name, [...args], { env: w.env, timeoutMs: LONG });
+      assert.equal(r.code, 1, `${name}:\n${r.stderr}`);
+      assert.ok(r.stderr.includes(`${path} is a system path`), `${name}:\n${r.stderr}`);
+      assert.match(r.stderr, /choose another path/, `${name}:\n${r.stderr}`);
+      assert.doesNotMatch(r.stderr, /add --allow-all|run it with `deno task/, `${name}:\n${r.stderr}`);
+    }
+  });
+
+  test("a missing --allow-write or --allow-read is the one permission line, never \"cannot create X\"", denoOnly, async () => {
+    const w = space("perm-rewrap");
+    const input = join(w.host, "in.bin");
+    writePatternFile(input, 1000);
+    for (const [name, args, drop] of [
+      ["sha", [input, "-o", join(w.host, "list.txt")], "--allow-write"],
+      ["compress", [input, "-o", join(w.host, "in.gz")], "--allow-write"],
+      ["ec-encode", ["-i", input, "-o", join(w.host, "blocks")], "--allow-write"],
+      ["encrypt", ["--generate-key", join(w.host, "key")], "--allow-write"],
+      ["rdma-copy", ["--send", input, "--connect", "127.0.0.1:9", "--timeout", "1"], "--allow-read"],
+    ] as const) {
+      const r = await runDeclared(name, [...args], { env: w.env, dropFlag: drop, timeoutMs: LONG });
+      assert.equal(r.code, 1, `${name}:\n${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`^${name}: error: this program needs Deno's ${drop} `), `${name}:\n${r.stderr}`);
+      assert.equal(r.stderr.trim().split("\n").length, 1, `${name}:\n${r.stderr}`);
+    }
+    assert.deepEqual(w.list(w.host), ["in.bin"], "nothing written");
   });
 });

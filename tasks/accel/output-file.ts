@@ -7,6 +7,7 @@ import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } fro
 import { dirname, join } from "node:path";
 import { onForcedExit } from "../common/interrupt.ts";
 import { publishWithoutReplacing, sweepStaleTemporaries, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
+import { rethrowMissingPermission } from "../common/permission.ts";
 
 export class OutputFile {
   readonly target: string;
@@ -43,6 +44,7 @@ export class OutputFile {
     try {
       fd = openSync(tempPath, "wx", 0o644);
     } catch (e) {
+      rethrowMissingPermission(e);
       const code = (e as NodeJS.ErrnoException).code;
       throw new Error(`cannot create ${shownAs}${code ? ` (${code})` : ""}`);
     }

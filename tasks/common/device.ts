@@ -5,6 +5,9 @@
  */
 import process from "node:process";
 import { ComchServer, type ComchServerOptions } from "../../ffi/doca/comch/comch-server.ts";
+import { ComchClient, type ComchClientOptions } from "../../ffi/doca/comch/comch-client.ts";
+import { loadDoca } from "../../ffi/native/library.ts";
+import { softwareDeviceFolderError } from "./environment.ts";
 import { type Device, openDevice } from "../../ffi/doca/common/device.ts";
 import { DocaError } from "../../ffi/native/errors.ts";
 import { setNativeEnv } from "../../ffi/diagnostics.ts";
@@ -39,8 +42,28 @@ export function requireServerSide(device: Device, task: string): void {
   }
 }
 
-/** ComchServer.start, with "already served" in words. */
+/**
+ * On the software device, fails naming DOCA_SIM_DIR when the device would refuse its folder (Comch lives there):
+ * the device itself only logs it and answers NOT_PERMITTED, and a client would wait out its whole --timeout.
+ */
+export function requireUsableSoftwareDeviceFolder(): void {
+  if (!loadDoca().isSoftwareDevice) return;
+  const problem = softwareDeviceFolderError();
+  if (problem) throw new Error(problem);
+}
+
+/**
+ * ComchClient.connect, after requireUsableSoftwareDeviceFolder. A refused folder throws at once rather than
+ * rejecting: the callers' rejection handlers reword a failed connect as "the server did not answer", which this is not.
+ */
+export function connectClient(opts: ComchClientOptions): Promise<ComchClient> {
+  requireUsableSoftwareDeviceFolder();
+  return ComchClient.connect(opts);
+}
+
+/** ComchServer.start, with "already served" in words (and the software device's folder checked first). */
 export function startServer(opts: ComchServerOptions): ComchServer {
+  requireUsableSoftwareDeviceFolder();
   try {
     return ComchServer.start(opts);
   } catch (e) {

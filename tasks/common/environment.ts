@@ -4,7 +4,11 @@
  * for -r, neither saying why. A choice the environment made is noted here (noteFromEnvironment), and runMain adds
  * the notes to a failure's message; the software device's folder is named even when it is the default.
  */
+import { lstatSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import process from "node:process";
+import { effectiveUid } from "../../ffi/load/trusted-path.ts";
+import { rethrowMissingPermission } from "./permission.ts";
 
 const notes = new Map<string, string>();
 
@@ -24,12 +28,16 @@ export function clearEnvironmentNotes(): void {
   notes.clear();
 }
 
-/** The software device's rendezvous folder, as its C code chooses it (sim/src/common/runtime_dir.c). */
+/**
+ * The software device's rendezvous folder, as its C code chooses it (sim/src/common/runtime_dir.c). The uid of the
+ * /tmp fallback comes from effectiveUid, which uses only what the task was granted (process.geteuid() would need
+ * Deno's --allow-sys, which dma-copy and comch-client do not declare: naming the folder made them fail before any
+ * work); when no grant reveals it, the folder is named with "<your uid>".
+ */
 export function softwareDeviceFolder(env: Record<string, string | undefined> = process.env): string {
   if (env.DOCA_SIM_DIR) return env.DOCA_SIM_DIR;
   if (env.XDG_RUNTIME_DIR) return `${env.XDG_RUNTIME_DIR}/doca-sim`;
-  const uid = typeof process.geteuid === "function" ? process.geteuid() : "UID";
-  return `/tmp/doca-sim-${uid}`;
+  return `/tmp/doca-sim-${effectiveUid() ?? "<your uid>"}`;
 }
 
 /** "DOCA_SIM_DIR=/x" or "DOCA_SIM_DIR unset: the software device's default folder /run/user/1000/doca-sim". */
@@ -37,4 +45,75 @@ export function softwareDeviceFolderNote(env: Record<string, string | undefined>
   return env.DOCA_SIM_DIR
     ? `DOCA_SIM_DIR=${env.DOCA_SIM_DIR}`
     : `DOCA_SIM_DIR unset: the software device's default folder ${softwareDeviceFolder(env)}`;
+}
+
+/**
+ * Why the software device would refuse its folder, by its own rules (sim/src/common/runtime_dir.c: created with
+ * mode 0700 when missing; refused when it is a symbolic link, not a directory, another uid's, or writable by group
+ * or others), or undefined when it can use it. Nothing is created: doctor asks this too. The device only logs its
+ * refusal and fails Comch with NOT_PERMITTED (a client even keeps retrying until its --timeout), so the tasks ask
+ * first and name the variable.
+ */
+export function softwareDeviceFolderProblem(env: Record<string, string | undefined> = process.env): string | undefined {
+  const dir = softwareDeviceFolder(env);
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch (e) {
+    rethrowMissingPermission(e);
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") return `cannot look at it: ${(e as Error).message}`;
+    return creationProblem(dir);
+  }
+  if (st.isSymbolicLink()) return "it is a symbolic link (the device refuses one: someone could point it elsewhere)";
+  if (!st.isDirectory()) return "it is not a directory";
+  const uid = effectiveUid();
+  if (uid !== undefined && st.uid !== uid) return `it is owned by uid ${st.uid}, not by you (uid ${uid})`;
+  const mode = st.mode & 0o7777;
+  if ((mode & 0o022) !== 0) {
+    return `it is writable by ${(mode & 0o002) !== 0 ? "others" : "its group"} (mode ${mode.toString(8).padStart(4, "0")}; ` +
+      `chmod 700 it)`;
+  }
+  return undefined;
+}
+
+/**
+ * Why mkdir(dir) would fail (the device creates only the last folder, never its parents). Write access to the parent
+ * is judged from its mode and owner: node:fs's accessSync would need Deno's --allow-sys. Group membership is not
+ * known without it either, so a group-writable parent counts as writable (no false alarm).
+ */
+function creationProblem(dir: string): string | undefined {
+  const parent = dirname(dir);
+  let st;
+  try {
+    st = statSync(parent);
+  } catch (e) {
+    rethrowMissingPermission(e);
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return `cannot create it: ${parent} does not exist`;
+    return `cannot create it: ${(e as Error).message}`;
+  }
+  if (!st.isDirectory()) return `cannot create it: ${parent} is not a directory`;
+  const uid = effectiveUid();
+  if (uid === undefined || uid === 0) return undefined;
+  const bits = st.uid === uid ? (st.mode >> 6) & 3 : (st.mode & 0o030) === 0o030 ? 3 : st.mode & 3;
+  return bits === 3 ? undefined : `cannot create it: you cannot write in ${parent}`;
+}
+
+/** "DOCA_SIM_DIR=/x cannot be used by the software device: it is not a directory", or undefined when usable. */
+export function softwareDeviceFolderRefusal(env: Record<string, string | undefined> = process.env): string | undefined {
+  const why = softwareDeviceFolderProblem(env);
+  if (why === undefined) return undefined;
+  const which = env.DOCA_SIM_DIR
+    ? `DOCA_SIM_DIR=${env.DOCA_SIM_DIR}`
+    : `the software device's default folder ${softwareDeviceFolder(env)} (DOCA_SIM_DIR unset${
+      env.XDG_RUNTIME_DIR ? `, from XDG_RUNTIME_DIR=${env.XDG_RUNTIME_DIR}` : ""
+    })`;
+  return `${which} cannot be used by the software device: ${why}`;
+}
+
+/** softwareDeviceFolderRefusal with what to do, for a task's error; undefined when the folder is usable. */
+export function softwareDeviceFolderError(env: Record<string, string | undefined> = process.env): string | undefined {
+  const refusal = softwareDeviceFolderRefusal(env);
+  if (refusal === undefined) return undefined;
+  return `${refusal}; it keeps its Comch sockets there and uses only a folder of yours that nobody else can write ` +
+    `in: set DOCA_SIM_DIR to such a folder (a missing one is created with mode 0700), the same on both sides`;
 }

@@ -4,6 +4,7 @@
  * configurations contain.
  */
 import { readFileSync } from "node:fs";
+import { rethrowMissingPermission } from "./permission.ts";
 
 /** Removes // and /* *\/ comments outside JSON strings. */
 export function stripJsonComments(text: string): string {
@@ -37,6 +38,7 @@ export function readJsonConfig(path: string): Record<string, string | boolean> {
   try {
     parsed = JSON.parse(stripJsonComments(readFileSync(path, "utf8")));
   } catch (e) {
+    rethrowMissingPermission(e);
     throw new Error(`--json ${path}: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {

@@ -12,9 +12,10 @@ import { UsageError } from "./cli.ts";
 import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 
 export { print };
-import { describeMissingPermission, isMissingPermission } from "./permission.ts";
+import { describeMissingPermission, missingPermissionIn } from "./permission.ts";
 import { environmentNotes } from "./environment.ts";
 import { taskName } from "./task-name.ts";
+import { resolvePathVariables } from "./user-path.ts";
 
 export { taskName };
 
@@ -48,6 +49,7 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
   installStopHandlers();
   let code = 0;
   try {
+    resolvePathVariables();
     code = (await fn()) ?? 0;
     // a stop that arrived as the work ended is reported, never swallowed (exit 0 would tell a script nothing happened)
     const late = code === 0 ? lateStop() : undefined;
@@ -57,7 +59,9 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
     }
   } catch (e) {
     const err = e as Error & { exitCode?: number };
-    const usage = e instanceof UsageError;
+    // a missing Deno permission is reported as itself even when a catch wrapped it (in a usage error too)
+    const permission = e instanceof InterruptedError ? undefined : missingPermissionIn(err);
+    const usage = e instanceof UsageError && !permission;
     // Every line starts with the task's name: in a script running several tasks, or in a bug report, the reader
     // sees which one spoke.
     const task = speaker();
@@ -66,7 +70,7 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
       printError(named(err.message));
       code = err.exitCode ?? 130;
     } else {
-      const raw = isMissingPermission(err) ? describeMissingPermission(err) : err?.message ?? String(e);
+      const raw = permission ? describeMissingPermission(permission) : err?.message ?? String(e);
       // one prefix per line: a message that already names the task ("TASK: …") does not get it twice
       const message = task && raw.startsWith(`${task}: `) ? raw.slice(task.length + 2) : raw;
       printError(named(`error: ${message}${usage ? " (see --help)" : ""}${environmentNotes()}`));

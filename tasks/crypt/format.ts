@@ -131,6 +131,7 @@ export function generateKeyFile(path: string, bits: 128 | 256): void {
   try {
     fd = openSync(path, "wx", 0o600);
   } catch (e) {
+    rethrowMissingPermission(e);
     const code = (e as NodeJS.ErrnoException).code;
     throw new Error(`--generate-key: cannot create ${path}${code === "EEXIST" ? " (it exists: a key is never overwritten)" : `: ${(e as Error).message}`}`);
   }

@@ -31,6 +31,12 @@ import {
 import { type DeviceListing, listDevicesWithReps } from "../devices.ts";
 import { runComchClient } from "../comch-client.ts";
 import { readSoname } from "./elf.ts";
+import {
+  softwareDeviceFolder,
+  softwareDeviceFolderNote,
+  softwareDeviceFolderProblem,
+  softwareDeviceFolderRefusal,
+} from "../common/environment.ts";
 
 export interface Problem {
   problem: string;
@@ -53,6 +59,8 @@ export interface DoctorReport {
     files?: { lib: string; path: string; realPath: string; soname?: string }[];
     version?: string;
     isSoftwareDevice?: boolean;
+    /** The software device's Comch folder (DOCA_SIM_DIR or its default) and why the device would refuse it. */
+    softwareDeviceFolder?: { path: string; note: string; problem?: string };
     error?: string;
   };
   symbols?: {
@@ -147,6 +155,7 @@ function libraries(report: DoctorReport): void {
     lib.dir = info.dir;
     lib.version = info.version;
     lib.isSoftwareDevice = info.isSoftwareDevice;
+    if (info.isSoftwareDevice) softwareDeviceFolderCheck(report);
     lib.files = Object.entries(info.files).map(([name, path]) => ({
       lib: `libdoca_${name}`,
       path,
@@ -177,6 +186,21 @@ function libraries(report: DoctorReport): void {
     });
   }
   lib.ms = performance.now() - started;
+}
+
+/** The folder the software device keeps Comch in, checked by the device's own rules (a task would fail on it). */
+function softwareDeviceFolderCheck(report: DoctorReport): void {
+  const problem = softwareDeviceFolderProblem();
+  report.libraries.softwareDeviceFolder = { path: softwareDeviceFolder(), note: softwareDeviceFolderNote(), problem };
+  if (problem === undefined) return;
+  report.problems.push({
+    problem: `${softwareDeviceFolderRefusal()!} (Comch, which keeps its sockets there, fails)`,
+    fix: process.env.DOCA_SIM_DIR
+      ? `point DOCA_SIM_DIR at a folder of yours that only you can write in (e.g. DOCA_SIM_DIR=$HOME/.doca-sim; a ` +
+        `missing one is created with mode 0700), or fix this one (chmod 700, owned by you), on both sides`
+      : `set DOCA_SIM_DIR to a folder of yours that only you can write in (a missing one is created with mode ` +
+        `0700), or fix this one (chmod 700, owned by you), on both sides`,
+  });
 }
 
 function devices(report: DoctorReport): void {

@@ -21,6 +21,7 @@ import { setImmediate } from "node:timers";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
+import { rethrowMissingPermission } from "../common/permission.ts";
 
 export const MANIFEST = "manifest.json";
 const FORMAT = "doca-ts-ec";
@@ -148,6 +149,7 @@ export function readManifest(dir: string): Manifest {
   try {
     m = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(readSmallRegularFile(join(dir, MANIFEST), MANIFEST_MAX_BYTES)));
   } catch (e) {
+    rethrowMissingPermission(e);
     throw new Error(`cannot read ${join(dir, MANIFEST)}: ${(e as Error).message}`);
   }
   const int = (v: unknown, min: number, max: number) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;

@@ -11,7 +11,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { ComchClient } from "../../ffi/doca/comch/comch-client.ts";
 import type { Device } from "../../ffi/doca/common/device.ts";
 import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { ProgressEngine } from "../../ffi/engine/pe.ts";
@@ -19,7 +18,7 @@ import { parseFlags, positiveInt, positiveSecondsMs, serverName, UsageError } fr
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { printError } from "../common/output.ts";
-import { applySide, openDeviceOf, startServer } from "../common/device.ts";
+import { applySide, connectClient, openDeviceOf, startServer } from "../common/device.ts";
 import { userPath } from "../common/user-path.ts";
 import { type MessageChannel, Messenger } from "../wire/messenger.ts";
 import { encodeExportDescriptor, encodeStatus, MsgType, ProtocolError, safeNumber } from "../wire/protocol.ts";
@@ -110,7 +109,7 @@ async function main(argv: string[]): Promise<void> {
     const path = userPath(values.send);
     const exported = JSON.parse(readFileSync(path, "utf8")) as { descriptor: string; address: number };
     printError(`exchange-descriptor: connecting to "${name}" (up to ${timeoutMs / 1000} s)`);
-    const client = await raceAbort(ComchClient.connect({ device, name, pe, timeoutMs }), signal, `connecting to the Comch server "${name}"`);
+    const client = await raceAbort(connectClient({ device, name, pe, timeoutMs }), signal, `connecting to the Comch server "${name}"`);
     try {
       const messenger = new Messenger(client.connection, { timeoutMs, peer: "the DPU side", signal });
       await sendDescriptor(messenger, { address: exported.address, descriptor: new Uint8Array(Buffer.from(exported.descriptor, "base64")) });

@@ -379,6 +379,7 @@ export class AtomicFile {
       fd = openSync(tempPath, "wx", 0o644);
     } catch (e) {
       lock.release();
+      rethrowMissingPermission(e);
       const code = (e as NodeJS.ErrnoException).code;
       throw new Error(`cannot create ${target}${code ? ` (${code})` : ""}: ${(e as Error).message.replace(tempPath, "its temporary file")}`);
     }

@@ -92,3 +92,48 @@ export function runInPty(argv: string[], env: Record<string, string>, timeoutMs:
       }),
   };
 }
+
+/** The Deno flags task `name`'s deno.json entry declares. */
+export function declaredFlags(name: string): string[] {
+  const run = splitRunCommand(denoTasks()[name]);
+  if (!run) throw new Error(`deno.json task ${name} is not a "deno run" command`);
+  return run.flags;
+}
+
+export interface PlainRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Wall time from start to exit. */
+  ms: number;
+}
+
+/**
+ * Runs task `name` as taskArgv does (under Deno with exactly its declared flags, `dropFlag` removed), without a
+ * terminal, with the variables in `unset` removed from the environment (not set to ""), from `cwd` (default the
+ * repository). Through sh: Deno's node:child_process hands its own permissions to a deno it starts directly.
+ */
+export function runDeclared(
+  name: string,
+  args: string[],
+  opts: { env?: Record<string, string>; unset?: string[]; dropFlag?: string; cwd?: string; timeoutMs: number },
+): Promise<PlainRun> {
+  const env: Record<string, string | undefined> = { ...process.env, ...opts.env };
+  for (const variable of opts.unset ?? []) delete env[variable];
+  const started = Date.now();
+  const child = spawn("sh", ["-c", 'exec "$@"', "sh", ...taskArgv(name, args, opts.dropFlag)], {
+    cwd: opts.cwd ?? repoRoot,
+    env: env as Record<string, string>,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "", stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const killer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs);
+  return new Promise((resolve) => {
+    child.on("close", (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
