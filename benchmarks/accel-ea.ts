@@ -14,6 +14,7 @@ import { Access, AesGcm, type Buf, BufInventory, ErasureCoding, Mmap, NativeMemo
 import { openDeviceOf } from "../tasks/common/device.ts";
 import { buildCDriver } from "./c-driver.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
+import { CellClock } from "./accel-cell.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -31,14 +32,15 @@ if (!(SECONDS > 0 && SECONDS <= 30) || !Number.isInteger(BATCH) || BATCH < 1 || 
 }
 const N = 8, M = 2;
 
-interface Cell { mibps: number; ops: number }
+/** A cell's rates: per second of wall time, and MiB per CPU second of the process (all threads; see accel-rows.ts). */
+interface Cell { mibps: number; ops: number; cpuMibps: number }
 
 function c(kind: "ec" | "aes", mode: "device" | "direct", payload: number): Cell {
   const driver = buildCDriver("accel-ea-driver", ["doca_erasure_coding", "doca_aes_gcm", "doca_common"]);
   const r = spawnSync(driver, [kind, mode, String(payload), String(BATCH), String(SECONDS)], { encoding: "utf8", timeout: 60_000 + SECONDS * 2000 });
-  const m = /bytes=(\d+) seconds=([\d.]+) ops=(\d+)/.exec(r.stdout);
+  const m = /bytes=(\d+) seconds=([\d.]+) ops=(\d+) cpu=([\d.]+)/.exec(r.stdout);
   if (r.status !== 0 || !m) throw new Error(`accel-ea-driver ${kind} ${mode} ${payload}: ${r.stderr || r.stdout}`);
-  return { mibps: Number(m[1]) / 2 ** 20 / Number(m[2]), ops: Number(m[3]) / Number(m[2]) };
+  return { mibps: Number(m[1]) / 2 ** 20 / Number(m[2]), ops: Number(m[3]) / Number(m[2]), cpuMibps: Number(m[1]) / 2 ** 20 / Math.max(Number(m[4]), 1e-6) };
 }
 
 /**
@@ -79,27 +81,23 @@ async function docaTs(kind: "ec" | "aes", payload: number, batched = false): Pro
     submitAll = () => aes.encryptBatch(items, { key });
     close = () => aes.close();
   }
-  let ops = 0;
-  const t0 = performance.now();
-  const end = t0 + SECONDS * 1000;
+  // warm-up untimed, then the measured part (accel-cell.ts; the C driver does the same)
+  const clock = new CellClock(SECONDS);
   const lane = async (k: number) => {
-    // at least once: a process descheduled past a short cell still measures something
     do {
       dsts[k].resetData();
       await submit(k);
-      ops++;
-    } while (performance.now() < end);
+    } while (clock.tick());
   };
   if (batched) {
     do {
       for (const dst of dsts) dst.resetData();
       await submitAll();
-      ops += BATCH;
-    } while (performance.now() < end);
+    } while (clock.tick(BATCH));
   } else await Promise.all(Array.from({ length: BATCH }, (_, k) => lane(k)));
-  const seconds = (performance.now() - t0) / 1000;
+  const { ops, seconds, cpu } = clock.result();
   await close();
-  return { mibps: (ops * payload) / 2 ** 20 / seconds, ops: ops / seconds };
+  return { mibps: (ops * payload) / 2 ** 20 / seconds, ops: ops / seconds, cpuMibps: (ops * payload) / 2 ** 20 / Math.max(cpu, 1e-6) };
 }
 
 const rows: { row: string; payload: number; docaTs: Cell; docaTsBatch: Cell; cDevice: Cell; cDirect: Cell }[] = [];

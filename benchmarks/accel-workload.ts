@@ -2,12 +2,14 @@
  * The doca-ts side of the accelerator rows (benchmarks/accel.ts), written as a user of mod.ts would: DEPTH lanes each
  * awaiting one deflate (or SHA-256) of the same SIZE bytes into its own destination, again and again for SECONDS;
  * with "batch", one loop submitting all DEPTH tasks as one batch (compressDeflateBatch / hashBatch: one Promise per
- * batch) and awaiting it. One JSON line like the C driver's: {"mode", "size", "ops", "seconds"}.
+ * batch) and awaiting it; a warm-up first, untimed (accel-cell.ts). One JSON line like the C driver's: {"mode", "size",
+ * "ops", "seconds"}.
  *
  *   accel-workload.ts deflate|sha SIZE SECONDS DEPTH [batch]
  */
 import process from "node:process";
 import { Access, BufInventory, Compress, Device, listDevices, Mmap, NativeMemory, ProgressEngine, Sha } from "../mod.ts";
+import { CellClock } from "./accel-cell.ts";
 
 const [mode, sizeArg, secondsArg, depthArg, batchArg] = process.argv.slice(2);
 const size = Number(sizeArg), seconds = Number(secondsArg), depth = Number(depthArg), batched = batchArg === "batch";
@@ -32,26 +34,22 @@ const src = inv.bufByData(mmap, memory.address, size);
 const dsts = Array.from({ length: depth }, (_, i) => inv.bufByAddr(mmap, memory.address + size + room * i, room));
 await using compress = mode === "deflate" ? await Compress.open(dev, pe, { maxTasks: depth }) : undefined;
 await using sha = mode === "sha" ? await Sha.open(dev, pe, { maxTasks: depth }) : undefined;
-let ops = 0;
-const t0 = performance.now();
-const end = t0 + seconds * 1000;
+// warm-up untimed, then the measured part (accel-cell.ts; the C driver does the same)
+const clock = new CellClock(seconds);
 if (batched) {
   const pairs = dsts.map((dst) => [src, dst] as const);
-  // at least once: a process descheduled past a short cell still measures something
   do {
     if (compress) await compress.compressDeflateBatch(pairs);
     else await sha!.hashBatch("sha256", pairs);
     for (const dst of dsts) dst.resetData();
-    ops += depth;
-  } while (performance.now() < end);
+  } while (clock.tick(depth));
 } else {
   await Promise.all(dsts.map(async (dst) => {
     do {
       if (compress) await compress.compressDeflate(src, dst);
       else await sha!.hash("sha256", src, dst);
       dst.resetData();
-      ops++;
-    } while (performance.now() < end);
+    } while (clock.tick());
   }));
 }
-console.log(JSON.stringify({ mode: `${mode}-doca-ts${batched ? "-batch" : ""}`, size, ops, seconds: (performance.now() - t0) / 1000 }));
+console.log(JSON.stringify({ mode: `${mode}-doca-ts${batched ? "-batch" : ""}`, size, ...clock.result() }));
