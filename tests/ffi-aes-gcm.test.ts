@@ -164,8 +164,8 @@ describe("ffi: AES-GCM", { skip }, () => {
     await using s = setup();
     const raw = crypto.randomBytes(32), iv = crypto.randomBytes(12);
     const key = s.aes.key(raw);
-    // a first round leaves the context's kept tasks allocated (they are reused): count from there
-    await Promise.all(Array.from({ length: 8 }, (_, i) => s.aes.seal(pattern(100, i), { key, iv })));
+    // a first round of twice the 8 slots leaves every slot's kept task allocated (they are reused): count from there
+    await Promise.all(Array.from({ length: 16 }, (_, i) => s.aes.seal(pattern(100, i), { key, iv })));
     const live = liveObjects()!;
     const plains = Array.from({ length: 12 }, (_, i) => pattern(3000, i));
     const jobs = plains.map((p) => s.aes.seal(p, { key, iv })); // more than maxTasks (8): some wait in the queue

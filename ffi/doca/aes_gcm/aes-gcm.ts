@@ -20,7 +20,7 @@ import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { NativeMemory } from "../common/memory.ts";
-import { AllocKind } from "../common/alloc-kind.ts";
+import { AllocKind, type Rearming } from "../common/alloc-kind.ts";
 import { stagedTask } from "../common/staging.ts";
 import { HeldHandle, HeldHandles } from "../common/held-handle.ts";
 
@@ -66,6 +66,55 @@ export interface AesGcmBatchItem {
  * settles, even if the key is closed), the source and the parameters besides the destination.
  */
 type Request = { key: Native; src: Buf; iv: Uint8Array; tagSize: number; aadSize: number };
+
+type Raw = ReturnType<typeof doca>["raw"];
+
+/**
+ * Task reuse for one direction: a kept task gets the request's IV every time (GCM never reuses one under a key) and
+ * the key, Bufs, tag and AAD sizes only when they differ from what it holds. `stageIv` writes the IV into the slot's
+ * native IV area and gives its address. Undefined when this DOCA lacks a setter (tasks are then allocated one by one).
+ */
+function aesRearming(raw: Raw, direction: "encrypt" | "decrypt", stageIv: (slot: number, iv: Uint8Array) => Native): Rearming<Request, Buf> | undefined {
+  const t = `doca_aes_gcm_task_${direction}` as const;
+  const setSrc = raw[`${t}_set_src`], setDst = raw[`${t}_set_dst`], setKey = raw[`${t}_set_key`], setIv = raw[`${t}_set_iv`];
+  const setTag = raw[`${t}_set_tag_size`], setAad = raw[`${t}_set_aad_size`];
+  if (!setSrc || !setDst || !setKey || !setIv || !setTag || !setAad) return undefined;
+  const key: Native[] = [], src: number[] = [], dst: number[] = [], tag: number[] = [], aad: number[] = [];
+  return {
+    allocated(slot, req, d) {
+      key[slot] = req.key;
+      src[slot] = req.src[HANDLE];
+      dst[slot] = d[HANDLE];
+      tag[slot] = req.tagSize;
+      aad[slot] = req.aadSize;
+    },
+    rearm(typed, slot, req, d) {
+      if (key[slot] !== req.key) {
+        setKey(typed, req.key);
+        key[slot] = req.key;
+      }
+      const s = req.src[HANDLE], o = d[HANDLE];
+      if (src[slot] !== s) {
+        setSrc(typed, req.src[NATIVE]);
+        src[slot] = s;
+      }
+      if (dst[slot] !== o) {
+        setDst(typed, d[NATIVE]);
+        dst[slot] = o;
+      }
+      setIv(typed, stageIv(slot, req.iv), req.iv.length);
+      if (tag[slot] !== req.tagSize) {
+        setTag(typed, req.tagSize);
+        tag[slot] = req.tagSize;
+      }
+      if (aad[slot] !== req.aadSize) {
+        setAad(typed, req.aadSize);
+        aad[slot] = req.aadSize;
+      }
+      return 0;
+    },
+  };
+}
 
 function assertBuf(method: string, buf: Buf, where: string, name: string): void {
   if (!Buf.isBuf(buf)) throw new TypeError(`AesGcm.${method}: ${where}${name} must be a Buf from a BufInventory`);
@@ -131,6 +180,10 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
         (_raw, typed) => asTask(typed),
         // a queued request keeps its own copy of the IV: the caller may reuse its array at once
         (req, dst) => [{ ...req, iv: req.iv.slice() }, dst],
+        aesRearming(raw, direction, (slot, iv) => {
+          ivBytes.set(iv, (base + slot) * 16);
+          return ivAt[base + slot];
+        }),
       );
     };
     let core: CtxCore | undefined;

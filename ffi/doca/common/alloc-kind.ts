@@ -11,6 +11,19 @@ type Raw = ReturnType<typeof doca>["raw"];
 export type AllocFn<A, B> = (raw: Raw, ctx: Native, slot: number, a: A, b: B, ud: Native, out: Native) => number;
 
 /**
+ * Task reuse for a kind whose DOCA task has setters for everything alloc_init takes (TaskKind.rearm): the path keeps
+ * a completed task in its slot and re-arms it for the next request instead of a free and an allocation (four FFI
+ * calls per task: alloc_init, as_task, set_user_data, free). A kind remembers per slot what the task is armed with
+ * and calls only the setters whose value changed.
+ */
+export interface Rearming<A, B> {
+  /** A task was just allocated in `slot` for (a, b): what it is armed with now. */
+  allocated(slot: number, a: A, b: B): void;
+  /** Re-arms the slot's kept task (`typed`: the kind's own task type, as alloc_init gave it) for (a, b); doca_error_t. */
+  rearm(typed: Native, slot: number, a: A, b: B): number;
+}
+
+/**
  * What every kind on the task path keeps to allocate its DOCA task: the bound context, the raw functions, scratch slot
  * 0 as alloc_init's out-parameter and the zero user data alloc_init takes (the path sets the real one right after).
  */
@@ -39,6 +52,19 @@ export class AllocKind<A, B> extends NativeKind implements TaskKind<A, B> {
    * @param noun what one task is called in "closed before/while" errors
    * @param retain copies what the caller may change while a request waits in the queue
    */
+  /** Per slot, the typed task alloc_init gave (what a Rearming's setters take). */
+  readonly #typed: Native[] = [];
+  readonly #rearming: Rearming<A, B> | undefined;
+  /** Present only with a Rearming (the task path reuses tasks of kinds that have it). */
+  readonly rearm?: (slot: number, a: A, b: B) => number;
+
+  /**
+   * @param taskName DOCA's name of the task type ("doca_ec_task_create"), named in errors
+   * @param allocName its allocate function, named when allocation fails
+   * @param noun what one task is called in "closed before/while" errors
+   * @param retain copies what the caller may change while a request waits in the queue
+   * @param rearming task reuse through the task type's setters (undefined: allocate and free per task)
+   */
   constructor(
     readonly taskName: string,
     readonly allocName: string,
@@ -46,13 +72,23 @@ export class AllocKind<A, B> extends NativeKind implements TaskKind<A, B> {
     readonly alloc: AllocFn<A, B>,
     readonly asTask: (raw: Raw, typed: Native) => Native,
     readonly retain?: (a: A, b: B) => [A, B],
+    rearming?: Rearming<A, B>,
   ) {
     super();
+    this.#rearming = rearming;
+    if (rearming) this.rearm = (slot, a, b) => rearming.rearm(this.#typed[slot], slot, a, b);
   }
 
   allocInit(slot: number, a: A, b: B): number {
     const rc = this.alloc(this.raw, this.ctx, slot, a, b, this.noUserData, this.out);
-    if (rc === 0) this.task = this.asTask(this.raw, this.allocated());
+    if (rc === 0) {
+      const typed = this.allocated();
+      this.task = this.asTask(this.raw, typed);
+      if (this.#rearming) {
+        this.#typed[slot] = typed;
+        this.#rearming.allocated(slot, a, b);
+      }
+    }
     return rc;
   }
 }

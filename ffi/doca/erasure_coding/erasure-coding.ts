@@ -19,7 +19,7 @@ import type { Handle } from "../../load/types.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
-import { AllocKind } from "../common/alloc-kind.ts";
+import { AllocKind, type Rearming } from "../common/alloc-kind.ts";
 import { stagedTask } from "../common/staging.ts";
 import { HeldHandle, HeldHandles } from "../common/held-handle.ts";
 
@@ -96,6 +96,41 @@ const KIND_FUNCTIONS: Record<KindName, { noun: string; alloc: (raw: Raw) => EcAl
   },
 };
 
+/**
+ * Task reuse for create tasks (the kind a throughput program runs): the matrix and both Bufs set on a kept task, each
+ * only when it differs from what the task holds. Undefined when this DOCA lacks a setter (tasks are then allocated and
+ * freed one by one).
+ */
+function createRearming(raw: Raw): Rearming<Request, Buf> | undefined {
+  const setMatrix = raw.doca_ec_task_create_set_coding_matrix, setSrc = raw.doca_ec_task_create_set_original_data_blocks;
+  const setDst = raw.doca_ec_task_create_set_rdnc_blocks;
+  if (!setMatrix || !setSrc || !setDst) return undefined;
+  const matrix: Native[] = [], src: number[] = [], dst: number[] = [];
+  return {
+    allocated(slot, req, d) {
+      matrix[slot] = req.native;
+      src[slot] = req.src[HANDLE];
+      dst[slot] = d[HANDLE];
+    },
+    rearm(typed, slot, req, d) {
+      if (matrix[slot] !== req.native) {
+        setMatrix(typed, req.native);
+        matrix[slot] = req.native;
+      }
+      const s = req.src[HANDLE], t = d[HANDLE];
+      if (src[slot] !== s) {
+        setSrc(typed, req.src[NATIVE]);
+        src[slot] = s;
+      }
+      if (dst[slot] !== t) {
+        setDst(typed, d[NATIVE]);
+        dst[slot] = t;
+      }
+      return 0;
+    },
+  };
+}
+
 function taskKind(name: KindName): AllocKind<Request, Buf> {
   const k = KIND_FUNCTIONS[name];
   const taskName = `doca_ec_task_${name}`;
@@ -107,6 +142,8 @@ function taskKind(name: KindName): AllocKind<Request, Buf> {
     k.noun,
     (_raw, ec, _slot, req, dst, ud, out) => alloc(ec, req.native, req.src[NATIVE], dst[NATIVE], ud, out),
     (_raw, typed) => asTask(typed),
+    undefined,
+    name === "create" ? createRearming(raw) : undefined,
   );
 }
 
