@@ -68,7 +68,8 @@ export interface TaskKind<A, B> {
   readonly againMeansRetry?: boolean;
   /**
    * Task reuse: re-arms the slot's kept task (the one its last allocInit made, already completed) for (a, b);
-   * returns the doca_error_t. Present only where DOCA lets a kind's task be re-armed (DMA memcpy: set_src/set_dst).
+   * returns the doca_error_t. Present only where DOCA lets a kind's task be re-armed through setters (DMA memcpy, SHA
+   * hash, EC create, AES-GCM encrypt/decrypt; AllocKind's Rearming).
    */
   rearm?(slot: number, a: A, b: B): number;
   /**

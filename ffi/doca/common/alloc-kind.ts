@@ -1,7 +1,8 @@
 /**
  * A task kind on the one task path (engine/task-path.ts) that only says how to allocate its DOCA task: the path does
  * slots, queueing, submit, completion (native ring or JS callback), errors as DocaError naming the task kind, and the
- * flush on stop. Used by the accelerator contexts (erasure coding, AES-GCM), one kind per DOCA task type.
+ * flush on stop. Used by the accelerator contexts (erasure coding, AES-GCM), one kind per DOCA task type; a kind
+ * with a Rearming has its tasks kept and re-armed (task reuse) instead of allocated and freed per task.
  */
 import { doca } from "../../native/library.ts";
 import type { Native, TaskKind } from "../../engine/task-path.ts";
@@ -46,12 +47,6 @@ export abstract class NativeKind {
 }
 
 export class AllocKind<A, B> extends NativeKind implements TaskKind<A, B> {
-  /**
-   * @param taskName DOCA's name of the task type ("doca_ec_task_create"), named in errors
-   * @param allocName its allocate function, named when allocation fails
-   * @param noun what one task is called in "closed before/while" errors
-   * @param retain copies what the caller may change while a request waits in the queue
-   */
   /** Per slot, the typed task alloc_init gave (what a Rearming's setters take). */
   readonly #typed: Native[] = [];
   readonly #rearming: Rearming<A, B> | undefined;
