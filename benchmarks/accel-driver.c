@@ -2,7 +2,8 @@
  * The C side of the accelerator rows (benchmarks/accel.ts): deflate and SHA-256 of batches of equal pieces, either
  * through the DOCA device (libdoca_compress / libdoca_sha, DEPTH tasks in flight, resubmitted from their callbacks)
  * or by calling the backing library directly (zlib's raw deflate, libcrypto's EVP SHA-256, loaded with dlopen as the
- * device loads them). One JSON line: {"mode", "size", "ops", "seconds"}.
+ * device loads them). Each cell warms up first, untimed (driver-common.h, cell_clock). One JSON line: {"mode", "size",
+ * "ops", "seconds", "cpu"} (cpu: the process's CPU seconds in the measured part).
  *
  *   accel-driver deflate-device|deflate-zlib|sha-device|sha-crypto SIZE SECONDS DEPTH
  */
@@ -48,7 +49,7 @@ static void fill(uint8_t *p, size_t n)
 struct bench {
 	bool sha;
 	size_t size;
-	double deadline;
+	struct cell_clock clock;
 	uint64_t done;
 	int inflight;
 	bool stopping;
@@ -61,7 +62,7 @@ static void resubmit(struct doca_task *task, struct doca_buf *dst, struct bench 
 		die("task", doca_error_get_name(doca_task_get_status(task)));
 	b->done++;
 	doca_buf_reset_data_len(dst);
-	if (now() < b->deadline) {
+	if (cell_tick(&b->clock, b->done)) {
 		OK(doca_task_submit(task));
 		return;
 	}
@@ -96,7 +97,8 @@ static void run_device(struct bench *b, int depth, double seconds)
 	uint8_t *mem = malloc(b->size + room * (size_t)depth);
 	struct doca_buf *src;
 	union doca_data cud = {.ptr = b};
-	double t0;
+	unsigned long long ops;
+	double elapsed, cpu;
 
 	fill(mem, b->size);
 	dev = open_first_dev();
@@ -119,8 +121,7 @@ static void run_device(struct bench *b, int depth, double seconds)
 	OK(doca_ctx_set_user_data(ctx, cud));
 	OK(doca_pe_connect_ctx(pe, ctx));
 	OK(doca_ctx_start(ctx));
-	t0 = now();
-	b->deadline = t0 + seconds;
+	cell_begin(&b->clock, seconds);
 	for (int i = 0; i < depth; i++) {
 		union doca_data tud = {.u64 = (uint64_t)i};
 		struct doca_task *task;
@@ -139,8 +140,9 @@ static void run_device(struct bench *b, int depth, double seconds)
 	}
 	while (b->inflight > 0)
 		doca_pe_progress(pe);
-	printf("{\"mode\":\"%s\",\"size\":%zu,\"ops\":%llu,\"seconds\":%.6f}\n", b->sha ? "sha-device" : "deflate-device",
-	       b->size, (unsigned long long)b->done, now() - t0);
+	cell_end(&b->clock, b->done, &ops, &elapsed, &cpu);
+	printf("{\"mode\":\"%s\",\"size\":%zu,\"ops\":%llu,\"seconds\":%.6f,\"cpu\":%.6f}\n",
+	       b->sha ? "sha-device" : "deflate-device", b->size, ops, elapsed, cpu);
 	OK(doca_ctx_stop(ctx));
 	for (int i = 0; i < depth; i++)
 		doca_buf_dec_refcount(b->dst[i], NULL);
@@ -185,8 +187,9 @@ static void run_library(struct bench *b, double seconds)
 {
 	uint8_t *src = malloc(b->size), *dst = malloc(b->size + b->size / 8 + 1024);
 	uint8_t digest[64];
-	uint64_t done = 0;
-	double t0 = now(), end = t0 + seconds;
+	unsigned long long done = 0, ops;
+	double elapsed, cpu;
+	struct cell_clock clock;
 
 	fill(src, b->size);
 	if (b->sha) {
@@ -202,6 +205,7 @@ static void run_library(struct bench *b, double seconds)
 		*(void **)&update = sym(lib, "EVP_DigestUpdate");
 		*(void **)&final = sym(lib, "EVP_DigestFinal_ex");
 		ctx = ctx_new();
+		cell_begin(&clock, seconds);
 		do {
 			unsigned len;
 
@@ -209,7 +213,7 @@ static void run_library(struct bench *b, double seconds)
 			update(ctx, src, b->size);
 			final(ctx, digest, &len);
 			done++;
-		} while (now() < end);
+		} while (cell_tick(&clock, done));
 	} else {
 		void *lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
 		const char *(*version)(void);
@@ -220,6 +224,7 @@ static void run_library(struct bench *b, double seconds)
 		*(void **)&init = sym(lib, "deflateInit2_");
 		*(void **)&deflate = sym(lib, "deflate");
 		*(void **)&end_ = sym(lib, "deflateEnd");
+		cell_begin(&clock, seconds);
 		do {
 			struct z_stream_s s;
 
@@ -235,10 +240,11 @@ static void run_library(struct bench *b, double seconds)
 			}
 			end_(&s);
 			done++;
-		} while (now() < end);
+		} while (cell_tick(&clock, done));
 	}
-	printf("{\"mode\":\"%s\",\"size\":%zu,\"ops\":%llu,\"seconds\":%.6f}\n", b->sha ? "sha-crypto" : "deflate-zlib",
-	       b->size, (unsigned long long)done, now() - t0);
+	cell_end(&clock, done, &ops, &elapsed, &cpu);
+	printf("{\"mode\":\"%s\",\"size\":%zu,\"ops\":%llu,\"seconds\":%.6f,\"cpu\":%.6f}\n",
+	       b->sha ? "sha-crypto" : "deflate-zlib", b->size, ops, elapsed, cpu);
 	free(src);
 	free(dst);
 }

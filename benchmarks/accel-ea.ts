@@ -14,13 +14,16 @@ import { Access, AesGcm, type Buf, BufInventory, ErasureCoding, Mmap, NativeMemo
 import { openDeviceOf } from "../tasks/common/device.ts";
 import { buildCDriver } from "./c-driver.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
+import { CellClock } from "./accel-cell.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
-  options: { seconds: { type: "string" }, batch: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+  options: { seconds: { type: "string" }, batch: { type: "string" }, json: { type: "boolean" }, driver: { type: "string" }, "no-direct": { type: "boolean" }, help: { type: "boolean", short: "h" } },
 });
 if (values.help) {
-  console.log("Usage: accel-ea.ts [--seconds S (default 1)] [--batch N (default 32)] [--json]");
+  console.log(`Usage: accel-ea.ts [--seconds S (default 1)] [--batch N (default 32)] [--json] [--driver PATH] [--no-direct]
+  --driver PATH  a built accel-ea-driver (default: build it)
+  --no-direct    skip the cells of the math called directly from C (bench:accel measures them once per round)`);
   process.exit(0);
 }
 const SECONDS = Number(values.seconds ?? 1);
@@ -31,14 +34,18 @@ if (!(SECONDS > 0 && SECONDS <= 30) || !Number.isInteger(BATCH) || BATCH < 1 || 
 }
 const N = 8, M = 2;
 
-interface Cell { mibps: number; ops: number }
+/** A cell's rates: per second of wall time, and MiB per CPU second of the process (all threads; see accel-rows.ts). */
+interface Cell { mibps: number; ops: number; cpuMibps: number }
+
+let driverPath: string | undefined;
 
 function c(kind: "ec" | "aes", mode: "device" | "direct", payload: number): Cell {
-  const driver = buildCDriver("accel-ea-driver", ["doca_erasure_coding", "doca_aes_gcm", "doca_common"]);
-  const r = spawnSync(driver, [kind, mode, String(payload), String(BATCH), String(SECONDS)], { encoding: "utf8", timeout: 60_000 + SECONDS * 2000 });
-  const m = /bytes=(\d+) seconds=([\d.]+) ops=(\d+)/.exec(r.stdout);
-  if (r.status !== 0 || !m) throw new Error(`accel-ea-driver ${kind} ${mode} ${payload}: ${r.stderr || r.stdout}`);
-  return { mibps: Number(m[1]) / 2 ** 20 / Number(m[2]), ops: Number(m[3]) / Number(m[2]) };
+  // built once per process (or given: accel-rows.ts builds it once per run), not once per cell
+  driverPath ??= values.driver ?? buildCDriver("accel-ea-driver", ["doca_erasure_coding", "doca_aes_gcm", "doca_common"]);
+  const r = spawnSync(driverPath, [kind, mode, String(payload), String(BATCH), String(SECONDS)], { encoding: "utf8", timeout: 60_000 + SECONDS * 2000 });
+  const m = /bytes=(\d+) seconds=([\d.]+) ops=(\d+) cpu=([\d.]+)/.exec(r.stdout);
+  if (r.status !== 0 || !m) throw new Error(`accel-ea-driver ${kind} ${mode} ${payload}: ${r.error?.message ?? (r.stderr || r.stdout)}`);
+  return { mibps: Number(m[1]) / 2 ** 20 / Number(m[2]), ops: Number(m[3]) / Number(m[2]), cpuMibps: Number(m[1]) / 2 ** 20 / Math.max(Number(m[4]), 1e-6) };
 }
 
 /**
@@ -79,38 +86,37 @@ async function docaTs(kind: "ec" | "aes", payload: number, batched = false): Pro
     submitAll = () => aes.encryptBatch(items, { key });
     close = () => aes.close();
   }
-  let ops = 0;
-  const t0 = performance.now();
-  const end = t0 + SECONDS * 1000;
+  // warm-up untimed, then the measured part (accel-cell.ts; the C driver does the same)
+  const clock = new CellClock(SECONDS);
   const lane = async (k: number) => {
-    // at least once: a process descheduled past a short cell still measures something
     do {
       dsts[k].resetData();
       await submit(k);
-      ops++;
-    } while (performance.now() < end);
+    } while (clock.tick());
   };
   if (batched) {
     do {
       for (const dst of dsts) dst.resetData();
       await submitAll();
-      ops += BATCH;
-    } while (performance.now() < end);
+    } while (clock.tick(BATCH));
   } else await Promise.all(Array.from({ length: BATCH }, (_, k) => lane(k)));
-  const seconds = (performance.now() - t0) / 1000;
+  const { ops, seconds, cpu } = clock.result();
   await close();
-  return { mibps: (ops * payload) / 2 ** 20 / seconds, ops: ops / seconds };
+  return { mibps: (ops * payload) / 2 ** 20 / seconds, ops: ops / seconds, cpuMibps: (ops * payload) / 2 ** 20 / Math.max(cpu, 1e-6) };
 }
 
-const rows: { row: string; payload: number; docaTs: Cell; docaTsBatch: Cell; cDevice: Cell; cDirect: Cell }[] = [];
+const rows: { row: string; payload: number; docaTs: Cell; docaTsBatch: Cell; cDevice: Cell; cDirect?: Cell }[] = [];
 for (const kind of ["ec", "aes"] as const) {
   for (const payload of [64 * 1024, 4 * 1024]) {
-    rows.push({ row: `${kind === "ec" ? "EC create 8+2" : "AES-256-GCM encrypt"} ${payload / 1024} KiB`, payload, docaTs: await docaTs(kind, payload), docaTsBatch: await docaTs(kind, payload, true), cDevice: c(kind, "device", payload), cDirect: c(kind, "direct", payload) });
+    const row = `${kind === "ec" ? "EC create 8+2" : "AES-256-GCM encrypt"} ${payload / 1024} KiB`;
+    // C on the device right after this runtime's cells: their ratio pairs cells measured seconds apart
+    const docaTsCell = await docaTs(kind, payload), docaTsBatch = await docaTs(kind, payload, true), cDevice = c(kind, "device", payload);
+    rows.push({ row, payload, docaTs: docaTsCell, docaTsBatch, cDevice, cDirect: values["no-direct"] ? undefined : c(kind, "direct", payload) });
   }
 }
 if (values.json) console.log(JSON.stringify({ runtime: currentRuntime(), seconds: SECONDS, batch: BATCH, rows }));
 else {
-  const f = (x: Cell) => `${x.mibps.toFixed(0).padStart(6)} MiB/s ${(x.ops / 1000).toFixed(1).padStart(6)} k/s`;
+  const f = (x: Cell | undefined) => (x ? `${x.mibps.toFixed(0).padStart(6)} MiB/s ${(x.ops / 1000).toFixed(1).padStart(6)} k/s` : "-".padStart(21));
   console.log(`accel-ea: ${currentRuntime()}, ${BATCH} in flight, ${SECONDS} s per cell (MiB/s of payload, tasks per second)`);
   console.log(`${"".padEnd(26)} ${"doca-ts".padEnd(24)} ${"doca-ts, batches".padEnd(24)} ${"C on the device".padEnd(24)} ${"C, math directly".padEnd(24)} doca-ts/C (batches/C)`);
   for (const r of rows) {

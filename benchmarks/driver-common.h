@@ -45,6 +45,72 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU time of the whole process (all threads), seconds */
+static inline double process_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The clock of one accelerator cell (accel-driver.c, accel-ea-driver.c): WARMUP seconds of the same work untimed
+ * (lazy library set-up, first page faults; the TypeScript side warms its JIT the same way, accel-cell.ts), then
+ * SECONDS measured. cell_tick() is called after each finished operation with the count so far: it notes the count
+ * when the warm-up ends and says whether the cell still runs.
+ */
+struct cell_clock {
+	double warm_end, seconds, deadline, start, cpu_start;
+	unsigned long long ops_at_start;
+	int timing;
+};
+
+/* The warm-up of a cell of SECONDS: half of a short cell, 0.25 s of a longer one (accel-cell.ts: the same rule) */
+static inline double cell_warmup(double seconds)
+{
+	return seconds < 0.5 ? seconds / 2 : 0.25;
+}
+
+static inline void cell_begin(struct cell_clock *c, double seconds)
+{
+	double t = now();
+
+	c->warm_end = t + cell_warmup(seconds);
+	c->seconds = seconds;
+	c->deadline = c->warm_end + seconds; /* moved when the measured part starts */
+	c->start = c->warm_end;
+	c->cpu_start = process_cpu();
+	c->ops_at_start = 0;
+	c->timing = 0;
+}
+
+/* After an operation: 1 while the cell runs (warm-up or measured part), 0 once its time is up. The measured part
+ * starts at the first operation finished after the warm-up and lasts SECONDS from there, so it always counts some. */
+static inline int cell_tick(struct cell_clock *c, unsigned long long ops)
+{
+	double t = now();
+
+	if (!c->timing && t >= c->warm_end) {
+		c->timing = 1;
+		c->start = t;
+		c->deadline = t + c->seconds;
+		c->cpu_start = process_cpu();
+		c->ops_at_start = ops;
+	}
+	return t < c->deadline;
+}
+
+/* The measured part: operations, seconds (from the end of the warm-up to now) and the CPU seconds the process used
+ * meanwhile (what the rates per CPU second of a loaded machine divide by) */
+static inline void cell_end(const struct cell_clock *c, unsigned long long ops, unsigned long long *measured,
+			    double *seconds, double *cpu)
+{
+	*measured = c->timing ? ops - c->ops_at_start : ops;
+	*seconds = now() - c->start;
+	*cpu = process_cpu() - c->cpu_start;
+}
+
 /* The first device of this side (the software device lists one per side) */
 static inline struct doca_dev *open_first_dev(void)
 {

@@ -1,6 +1,7 @@
 /**
  * bench:accel's plumbing, not its figures: one short round at 4 KiB builds the C driver, runs the device from C and
- * from doca-ts and the libraries directly, and writes complete, finite rows. Runs once, under Deno.
+ * from doca-ts and the libraries directly, and writes complete, finite rows; --only ec-aes --per-cpu gives the erasure
+ * coding and AES-GCM rows in MiB per CPU second. Runs once, under Deno.
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +22,7 @@ describe("deno task bench:accel", { skip: !onDeno && "runs once, under Deno" }, 
 
   test("one round gives every row, finite, with its ratio", { timeout: 180_000 }, () => {
     const json = join(dir, "rows.json");
-    const r = spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "benchmarks", "accel.ts"), "--rounds", "1", "--seconds", "0.05", "--sizes", "4096", "--json", json], {
+    const r = spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "benchmarks", "accel.ts"), "--rounds", "1", "--seconds", "0.05", "--sizes", "4096", "--only", "deflate-sha", "--json", json], {
       cwd: repoRoot,
       encoding: "utf8",
       timeout: 170_000,
@@ -38,9 +39,33 @@ describe("deno task bench:accel", { skip: !onDeno && "runs once, under Deno" }, 
     assert.match(r.stdout, /compress deflate\s+Deno\s+4 KiB/);
   });
 
+  test("--only ec-aes --per-cpu: the erasure coding and AES-GCM rows, per CPU second", { timeout: 180_000 }, () => {
+    const json = join(dir, "ea.json");
+    const r = spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "benchmarks", "accel.ts"), "--rounds", "1", "--seconds", "0.05", "--only", "ec-aes", "--per-cpu", "--json", json], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      timeout: 170_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const rows = JSON.parse(readFileSync(json, "utf8")) as Row[];
+    const names = rows.map((row) => `${row.name}/${row.runtime}/${row.size}`);
+    for (const size of [65536, 4096]) {
+      for (const name of ["EC create 8+2/Deno", "EC create 8+2 (batches)/Deno", "EC create 8+2/C", "GF(2^8) tables direct/C", "AES-256-GCM encrypt/Deno", "AES-256-GCM encrypt (batches)/Deno", "AES-256-GCM encrypt/C", "OpenSSL direct/C"]) {
+        assert.ok(names.includes(`${name}/${size}`), `${name} ${size}: ${names.join(", ")}`);
+      }
+    }
+    assert.equal(rows.length, 16);
+    for (const row of rows) {
+      assert.ok(Number.isFinite(row.value) && row.value > 0, JSON.stringify(row));
+      assert.equal(row.unit, "MiB/CPU-s");
+    }
+  });
+
   test("a bad flag exits 2 naming it", { timeout: 60_000 }, () => {
-    const r = spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "benchmarks", "accel.ts"), "--rounds", "0"], { cwd: repoRoot, encoding: "utf8", timeout: 50_000 });
-    assert.equal(r.status, 2);
-    assert.match(r.stderr, /--rounds/);
+    for (const args of [["--rounds", "0"], ["--only", "sha"]]) {
+      const r = spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, "benchmarks", "accel.ts"), ...args], { cwd: repoRoot, encoding: "utf8", timeout: 50_000 });
+      assert.equal(r.status, 2, args.join(" "));
+      assert.match(r.stderr, new RegExp(args[0]));
+    }
   });
 });

@@ -68,6 +68,26 @@ describe("ffi: AES-GCM", { skip }, () => {
     }
   });
 
+  test("keys and directions switched from task to task: each message under its own key (the device keeps a key's set-up between tasks)", async () => {
+    await using s = setup();
+    const raws = [crypto.randomBytes(32), crypto.randomBytes(32), crypto.randomBytes(16), crypto.randomBytes(16)];
+    const keys = raws.map((raw) => s.aes.key(raw));
+    try {
+      for (let round = 0; round < 3; round++) {
+        for (const [k, raw] of raws.entries()) {
+          const iv = crypto.randomBytes(12), plain = pattern(1000 + k, round * 4 + k), aad = new Uint8Array(0);
+          const sealed = await s.aes.seal(plain, { key: keys[k], iv });
+          assert.deepEqual(Buffer.from(sealed), Buffer.from(nodeSeal(raw, iv, plain, aad, 16)), `round ${round}, key ${k}`);
+          // the same key right after, the other direction; then a wrong key of the same length must not open it
+          assert.deepEqual(Buffer.from(await s.aes.open(sealed, { key: keys[k], iv })), Buffer.from(plain));
+          await assert.rejects(s.aes.open(sealed, { key: keys[k ^ 1], iv }), /AUTHENTICATION/);
+        }
+      }
+    } finally {
+      for (const key of keys) key.close();
+    }
+  });
+
   test("a forged tag, a flipped ciphertext byte, other AAD or another key: AUTHENTICATION, nothing written", async () => {
     await using s = setup();
     const raw = crypto.randomBytes(32), iv = crypto.randomBytes(12), aad = new Uint8Array([1, 2, 3]);
@@ -164,8 +184,8 @@ describe("ffi: AES-GCM", { skip }, () => {
     await using s = setup();
     const raw = crypto.randomBytes(32), iv = crypto.randomBytes(12);
     const key = s.aes.key(raw);
-    // a first round leaves the context's kept tasks allocated (they are reused): count from there
-    await Promise.all(Array.from({ length: 8 }, (_, i) => s.aes.seal(pattern(100, i), { key, iv })));
+    // a first round of twice the 8 slots leaves every slot's kept task allocated (they are reused): count from there
+    await Promise.all(Array.from({ length: 16 }, (_, i) => s.aes.seal(pattern(100, i), { key, iv })));
     const live = liveObjects()!;
     const plains = Array.from({ length: 12 }, (_, i) => pattern(3000, i));
     const jobs = plains.map((p) => s.aes.seal(p, { key, iv })); // more than maxTasks (8): some wait in the queue

@@ -119,6 +119,27 @@ describe("ffi: erasure coding", { skip }, () => {
     assert.deepEqual(await s.ec.encode(matrix, data), want);
   });
 
+  test("a kept create task serves the next request: matrices and Bufs switched between tasks give each its own bytes", async () => {
+    // One task at a time through the same slot: each create re-arms the task the previous one left (task reuse),
+    // so a matrix or Buf not set again would give the previous request's shape or place.
+    await using s = setup();
+    const data = pattern(4096, 5);
+    s.memory.bytes.set(data);
+    using wide = s.ec.matrix("cauchy", 4, 2);
+    using narrow = s.ec.matrix("cauchy", 2, 2);
+    const src = s.inv.bufByData(s.mmap, s.memory.address, 4096);
+    for (let round = 0; round < 3; round++) {
+      for (const [k, matrix, n] of [[0, wide, 4], [1, narrow, 2]] as const) {
+        const at = 8192 + (round * 2 + k) * 4096;
+        const dst = s.inv.bufByAddr(s.mmap, s.memory.address + at, 4096);
+        await s.ec.create(matrix, src, dst);
+        const want = cauchyEncode(data, n, 2);
+        assert.equal(dst.dataLength, want.length, `round ${round}, ${n}+2`);
+        assert.deepEqual(s.memory.bytes.slice(at, at + want.length), want, `round ${round}, ${n}+2`);
+      }
+    }
+  });
+
   test("createBatch: 20 stripes (more than the 8 slots), one Promise, each equals DOCA's Cauchy formula; a bad pair throws naming it", { timeout: 60_000 }, async () => {
     await using s = setup();
     const n = 4, m = 2, block = 1024, count = 20;
@@ -244,8 +265,8 @@ describe("ffi: erasure coding", { skip }, () => {
     const data = pattern(4 * block, 11);
     s.memory.bytes.set(data);
     const coding = s.ec.matrix("cauchy", 4, 2);
-    // a first round leaves the context's kept tasks allocated (they are reused): count from there
-    await Promise.all(Array.from({ length: 8 }, (_, i) =>
+    // a first round of twice the 8 slots leaves every slot's kept task allocated (they are reused): count from there
+    await Promise.all(Array.from({ length: 16 }, (_, i) =>
       s.ec.create(coding, s.inv.bufByData(s.mmap, s.memory.address, 4 * block), s.inv.bufByAddr(s.mmap, s.memory.address + 32768 + i * 2 * block, 2 * block))));
     const srcs = Array.from({ length: 12 }, () => s.inv.bufByData(s.mmap, s.memory.address, 4 * block));
     const dsts = Array.from({ length: 12 }, (_, i) => s.inv.bufByAddr(s.mmap, s.memory.address + 65536 + i * 2 * block, 2 * block));

@@ -68,7 +68,8 @@ export interface TaskKind<A, B> {
   readonly againMeansRetry?: boolean;
   /**
    * Task reuse: re-arms the slot's kept task (the one its last allocInit made, already completed) for (a, b);
-   * returns the doca_error_t. Present only where DOCA lets a kind's task be re-armed (DMA memcpy: set_src/set_dst).
+   * returns the doca_error_t. Present only where DOCA lets a kind's task be re-armed through setters (DMA memcpy, SHA
+   * hash, EC create, AES-GCM encrypt/decrypt; AllocKind's Rearming).
    */
   rearm?(slot: number, a: A, b: B): number;
   /**
@@ -136,6 +137,8 @@ export class TaskPath<A, B> implements CountedTarget {
   readonly #owner: number;
   /** The ring counter of this path's counted group, or -1 (no ring, no counter free, or no batch kind). */
   #counter = -1;
+  /** Per slot: its task's own user data (the path's tag + slot) in native form, made once (a BigInt on Deno). */
+  readonly #slotUserData: Native[];
   /** Per slot: 1 while its task's user data is the counted one (COUNTED_TAG + counter, see completion-ring.ts). */
   readonly #countedTag: Uint8Array;
   /** The counted group in flight: its slots in submission order, its size (0: none), how many settled, its batch. */
@@ -179,6 +182,7 @@ export class TaskPath<A, B> implements CountedTarget {
     this.#order = new Int32Array(capacity);
     this.#owner = owner;
     this.#countedTag = new Uint8Array(capacity);
+    this.#slotUserData = Array.from({ length: capacity }, (_, slot) => this.#native(this.#tag + slot));
     this.#groupSlots = new Int32Array(kind.submitMany ? capacity : 0);
     for (let i = 0; i < capacity; i++) this.#free[i] = capacity - 1 - i;
     this.#freeTop = capacity;
@@ -364,15 +368,15 @@ export class TaskPath<A, B> implements CountedTarget {
    */
   #tagged(task: Native, slot: number): Native {
     if ((typeof task === "bigint") !== this.#nativeIsBigint) throw new TypeError(`${this.#kind.allocName}: the task is not in native form (${typeof task})`);
-    this.#raw.doca_task_set_user_data(task, this.#native(this.#tag + slot));
+    this.#raw.doca_task_set_user_data(task, this.#slotUserData[slot]);
     this.#countedTag[slot] = 0;
     return task;
   }
 
   /** Sets a kept task's user data to the counted one (this path's counter) or back to the per-slot one. */
   #retag(slot: number, counted: boolean): void {
-    const data = counted ? COUNTED_TAG + this.#counter * TASK_PATH_SPAN + slot : this.#tag + slot;
-    this.#raw.doca_task_set_user_data(this.#tasks[slot], this.#native(data));
+    const data = counted ? this.#native(COUNTED_TAG + this.#counter * TASK_PATH_SPAN + slot) : this.#slotUserData[slot];
+    this.#raw.doca_task_set_user_data(this.#tasks[slot], data);
     this.#countedTag[slot] = counted ? 1 : 0;
   }
 

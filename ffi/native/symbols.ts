@@ -719,6 +719,12 @@ export const ACCEL_EA_SYMBOLS = {
   doca_ec_task_create_allocate_init: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr<doca_ec_matrix>", "ptr<doca_buf>", "ptr<doca_buf>", "u64", "ptr"], result: "i32", optional: true },
   // struct doca_task *doca_ec_task_create_as_task(struct doca_ec_task_create *task);
   doca_ec_task_create_as_task: { lib: "erasure_coding", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+  // void doca_ec_task_create_set_coding_matrix(struct doca_ec_task_create *task, const struct doca_ec_matrix *coding_matrix);
+  doca_ec_task_create_set_coding_matrix: { lib: "erasure_coding", params: ["ptr", "ptr<doca_ec_matrix>"], result: "void", optional: true },
+  // void doca_ec_task_create_set_original_data_blocks(struct doca_ec_task_create *task, const struct doca_buf *original_data_blocks);
+  doca_ec_task_create_set_original_data_blocks: { lib: "erasure_coding", params: ["ptr", "ptr<doca_buf>"], result: "void", optional: true },
+  // void doca_ec_task_create_set_rdnc_blocks(struct doca_ec_task_create *task, struct doca_buf *rdnc_blocks);
+  doca_ec_task_create_set_rdnc_blocks: { lib: "erasure_coding", params: ["ptr", "ptr<doca_buf>"], result: "void", optional: true },
   // doca_error_t doca_ec_task_recover_set_conf(struct doca_ec *ec, doca_ec_task_recover_completion_cb_t successful_task_completion_cb, doca_ec_task_recover_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
   doca_ec_task_recover_set_conf: { lib: "erasure_coding", params: ["ptr<doca_ec>", "ptr", "ptr", "u32"], result: "i32", optional: true },
   // doca_error_t doca_ec_task_recover_allocate_init(struct doca_ec *ec, const struct doca_ec_matrix *recover_matrix, const struct doca_buf *available_blocks, struct doca_buf *recovered_data_blocks, union doca_data user_data, struct doca_ec_task_recover **task);
@@ -760,6 +766,18 @@ export const ACCEL_EA_SYMBOLS = {
   doca_aes_gcm_task_encrypt_alloc_init: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>", "ptr<doca_buf>", "ptr<doca_buf>", "ptr<doca_aes_gcm_key>", "ptr", "u32", "u32", "u32", "u64", "ptr"], result: "i32", optional: true },
   // struct doca_task *doca_aes_gcm_task_encrypt_as_task(struct doca_aes_gcm_task_encrypt *task);
   doca_aes_gcm_task_encrypt_as_task: { lib: "aes_gcm", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+  // void doca_aes_gcm_task_encrypt_set_src(struct doca_aes_gcm_task_encrypt *task, struct doca_buf const *src_buff);
+  doca_aes_gcm_task_encrypt_set_src: { lib: "aes_gcm", params: ["ptr", "ptr<doca_buf>"], result: "void", optional: true },
+  // void doca_aes_gcm_task_encrypt_set_dst(struct doca_aes_gcm_task_encrypt *task, struct doca_buf *dst_buff);
+  doca_aes_gcm_task_encrypt_set_dst: { lib: "aes_gcm", params: ["ptr", "ptr<doca_buf>"], result: "void", optional: true },
+  // void doca_aes_gcm_task_encrypt_set_key(struct doca_aes_gcm_task_encrypt *task, struct doca_aes_gcm_key *key);
+  doca_aes_gcm_task_encrypt_set_key: { lib: "aes_gcm", params: ["ptr", "ptr<doca_aes_gcm_key>"], result: "void", optional: true },
+  // void doca_aes_gcm_task_encrypt_set_iv(struct doca_aes_gcm_task_encrypt *task, const uint8_t *iv, uint32_t iv_length);
+  doca_aes_gcm_task_encrypt_set_iv: { lib: "aes_gcm", params: ["ptr", "ptr", "u32"], result: "void", optional: true },
+  // void doca_aes_gcm_task_encrypt_set_tag_size(struct doca_aes_gcm_task_encrypt *task, uint32_t tag_size);
+  doca_aes_gcm_task_encrypt_set_tag_size: { lib: "aes_gcm", params: ["ptr", "u32"], result: "void", optional: true },
+  // void doca_aes_gcm_task_encrypt_set_aad_size(struct doca_aes_gcm_task_encrypt *task, uint32_t aad_size);
+  doca_aes_gcm_task_encrypt_set_aad_size: { lib: "aes_gcm", params: ["ptr", "u32"], result: "void", optional: true },
   // doca_error_t doca_aes_gcm_cap_task_decrypt_is_supported(const struct doca_devinfo *devinfo);
   doca_aes_gcm_cap_task_decrypt_is_supported: { lib: "aes_gcm", params: ["ptr<doca_devinfo>"], result: "i32", optional: true },
   // doca_error_t doca_aes_gcm_cap_task_decrypt_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *max_buffer_size);
@@ -772,6 +790,18 @@ export const ACCEL_EA_SYMBOLS = {
   doca_aes_gcm_task_decrypt_alloc_init: { lib: "aes_gcm", params: ["ptr<doca_aes_gcm>", "ptr<doca_buf>", "ptr<doca_buf>", "ptr<doca_aes_gcm_key>", "ptr", "u32", "u32", "u32", "u64", "ptr"], result: "i32", optional: true },
   // struct doca_task *doca_aes_gcm_task_decrypt_as_task(struct doca_aes_gcm_task_decrypt *task);
   doca_aes_gcm_task_decrypt_as_task: { lib: "aes_gcm", params: ["ptr"], result: "ptr<doca_task>", optional: true },
+  // void doca_aes_gcm_task_decrypt_set_src(struct doca_aes_gcm_task_decrypt *task, struct doca_buf const *src_buff);
+  doca_aes_gcm_task_decrypt_set_src: { lib: "aes_gcm", params: ["ptr", "ptr<doca_buf>"], result: "void", optional: true },
+  // void doca_aes_gcm_task_decrypt_set_dst(struct doca_aes_gcm_task_decrypt *task, struct doca_buf *dst_buff);
+  doca_aes_gcm_task_decrypt_set_dst: { lib: "aes_gcm", params: ["ptr", "ptr<doca_buf>"], result: "void", optional: true },
+  // void doca_aes_gcm_task_decrypt_set_key(struct doca_aes_gcm_task_decrypt *task, struct doca_aes_gcm_key *key);
+  doca_aes_gcm_task_decrypt_set_key: { lib: "aes_gcm", params: ["ptr", "ptr<doca_aes_gcm_key>"], result: "void", optional: true },
+  // void doca_aes_gcm_task_decrypt_set_iv(struct doca_aes_gcm_task_decrypt *task, const uint8_t *iv, uint32_t iv_length);
+  doca_aes_gcm_task_decrypt_set_iv: { lib: "aes_gcm", params: ["ptr", "ptr", "u32"], result: "void", optional: true },
+  // void doca_aes_gcm_task_decrypt_set_tag_size(struct doca_aes_gcm_task_decrypt *task, uint32_t tag_size);
+  doca_aes_gcm_task_decrypt_set_tag_size: { lib: "aes_gcm", params: ["ptr", "u32"], result: "void", optional: true },
+  // void doca_aes_gcm_task_decrypt_set_aad_size(struct doca_aes_gcm_task_decrypt *task, uint32_t aad_size);
+  doca_aes_gcm_task_decrypt_set_aad_size: { lib: "aes_gcm", params: ["ptr", "u32"], result: "void", optional: true },
   // const char *doca_sim_aes_gcm_status(void);
   doca_sim_aes_gcm_status: { lib: "aes_gcm", params: [], result: "ptr", optional: true },
 } as const satisfies TypedSymbolTable;

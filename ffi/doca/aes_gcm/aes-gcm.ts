@@ -13,14 +13,14 @@ import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
 import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
-import type { TaskPath } from "../../engine/task-path.ts";
+import type { Native, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Handle } from "../../load/types.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { NativeMemory } from "../common/memory.ts";
-import { AllocKind } from "../common/alloc-kind.ts";
+import { AllocKind, type Rearming } from "../common/alloc-kind.ts";
 import { stagedTask } from "../common/staging.ts";
 import { HeldHandle, HeldHandles } from "../common/held-handle.ts";
 
@@ -61,14 +61,69 @@ export interface AesGcmBatchItem {
   iv: Uint8Array;
 }
 
-/** A task's parameters (the key's native handle taken at submit: valid until the task settles, even if it is closed). */
-type Request = { params: Required<AesGcmParams>; key: number | bigint; src: Buf };
+/**
+ * One task's request, flat (one object per task): the key's native handle taken at submit (valid until the task
+ * settles, even if the key is closed), the source and the parameters besides the destination.
+ */
+type Request = { key: Native; src: Buf; iv: Uint8Array; tagSize: number; aadSize: number };
+
+type Raw = ReturnType<typeof doca>["raw"];
+
+/**
+ * Task reuse for one direction: a kept task gets the request's IV every time (GCM never reuses one under a key) and
+ * the key, Bufs, tag and AAD sizes only when they differ from what it holds. `stageIv` writes the IV into the slot's
+ * native IV area and gives its address. Undefined when this DOCA lacks a setter (tasks are then allocated one by one).
+ */
+function aesRearming(raw: Raw, direction: "encrypt" | "decrypt", stageIv: (slot: number, iv: Uint8Array) => Native): Rearming<Request, Buf> | undefined {
+  const t = `doca_aes_gcm_task_${direction}` as const;
+  const setSrc = raw[`${t}_set_src`], setDst = raw[`${t}_set_dst`], setKey = raw[`${t}_set_key`], setIv = raw[`${t}_set_iv`];
+  const setTag = raw[`${t}_set_tag_size`], setAad = raw[`${t}_set_aad_size`];
+  if (!setSrc || !setDst || !setKey || !setIv || !setTag || !setAad) return undefined;
+  const key: Native[] = [], src: number[] = [], dst: number[] = [], tag: number[] = [], aad: number[] = [];
+  return {
+    allocated(slot, req, d) {
+      key[slot] = req.key;
+      src[slot] = req.src[HANDLE];
+      dst[slot] = d[HANDLE];
+      tag[slot] = req.tagSize;
+      aad[slot] = req.aadSize;
+    },
+    rearm(typed, slot, req, d) {
+      if (key[slot] !== req.key) {
+        setKey(typed, req.key);
+        key[slot] = req.key;
+      }
+      const s = req.src[HANDLE], o = d[HANDLE];
+      if (src[slot] !== s) {
+        setSrc(typed, req.src[NATIVE]);
+        src[slot] = s;
+      }
+      if (dst[slot] !== o) {
+        setDst(typed, d[NATIVE]);
+        dst[slot] = o;
+      }
+      setIv(typed, stageIv(slot, req.iv), req.iv.length);
+      if (tag[slot] !== req.tagSize) {
+        setTag(typed, req.tagSize);
+        tag[slot] = req.tagSize;
+      }
+      if (aad[slot] !== req.aadSize) {
+        setAad(typed, req.aadSize);
+        aad[slot] = req.aadSize;
+      }
+      return 0;
+    },
+  };
+}
+
+function assertBuf(method: string, buf: Buf, where: string, name: string): void {
+  if (!Buf.isBuf(buf)) throw new TypeError(`AesGcm.${method}: ${where}${name} must be a Buf from a BufInventory`);
+  buf.assertOpen();
+}
 
 function assertBufs(method: string, src: Buf, dst: Buf, where: string): void {
-  for (const [name, buf] of [["src", src], ["dst", dst]] as const) {
-    if (!Buf.isBuf(buf)) throw new TypeError(`AesGcm.${method}: ${where}${name} must be a Buf from a BufInventory`);
-    buf.assertOpen();
-  }
+  assertBuf(method, src, where, "src");
+  assertBuf(method, dst, where, "dst");
 }
 
 export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
@@ -105,22 +160,30 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     this.maxTasks = maxTasks;
     this.caps = caps;
     this.#ivs = NativeMemory.alloc(2 * maxTasks * 16);
-    const ivs = this.#ivs;
+    // Hot path: the IV area's view and each slot's IV address in native form (a plain number where Deno's raw
+    // functions take bigint costs a conversion per call), and each direction's functions, all taken once.
+    const ivBytes = this.#ivs.bytes;
+    const native = d.backend.native;
+    const ivAt: Native[] = Array.from({ length: 2 * maxTasks }, (_, i) => native(this.#ivs.address + i * 16));
+    const raw = d.raw;
     const kind = (direction: "encrypt" | "decrypt", base: number) => {
       const t = `doca_aes_gcm_task_${direction}` as const;
+      const allocInit = raw[`${t}_alloc_init`]!, asTask = raw[`${t}_as_task`]!;
       return new AllocKind<Request, Buf>(
         t,
         `${t}_alloc_init`,
         direction === "encrypt" ? "encryption" : "decryption",
-        (raw, aes, slot, req, dst, ud, out) => {
-          const at = (base + slot) * 16;
-          ivs.bytes.set(req.params.iv, at);
-          const p = req.params;
-          return raw[`${t}_alloc_init`]!(aes, req.src[NATIVE], dst[NATIVE], req.key, ivs.address + at, p.iv.length, p.tagSize, p.aadSize, ud, out);
+        (_raw, aes, slot, req, dst, ud, out) => {
+          ivBytes.set(req.iv, (base + slot) * 16);
+          return allocInit(aes, req.src[NATIVE], dst[NATIVE], req.key, ivAt[base + slot], req.iv.length, req.tagSize, req.aadSize, ud, out);
         },
-        (raw, typed) => raw[`${t}_as_task`]!(typed),
+        (_raw, typed) => asTask(typed),
         // a queued request keeps its own copy of the IV: the caller may reuse its array at once
-        (req, dst) => [{ ...req, params: { ...req.params, iv: req.params.iv.slice() } }, dst],
+        (req, dst) => [{ ...req, iv: req.iv.slice() }, dst],
+        aesRearming(raw, direction, (slot, iv) => {
+          ivBytes.set(iv, (base + slot) * 16);
+          return ivAt[base + slot];
+        }),
       );
     };
     let core: CtxCore | undefined;
@@ -228,7 +291,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     const aad = params.aad ?? new Uint8Array(0);
     const p = this.#params("seal", { ...params, aadSize: aad.length });
     const out = await stagedTask(this.device, [aad, plaintext], aad.length + plaintext.length + p.tagSize, (src, dst) =>
-      p.key.using((key) => this.#encrypt.submit({ params: p, key, src }, dst)));
+      p.key.using((key) => this.#encrypt.submit({ key, src, iv: p.iv, tagSize: p.tagSize, aadSize: p.aadSize }, dst)));
     return out.subarray(aad.length);
   }
 
@@ -238,7 +301,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     const p = this.#params("open", { ...params, aadSize: aad.length });
     if (sealed.length < p.tagSize) throw new RangeError(`AesGcm.open: ${sealed.length} bytes cannot hold a ${p.tagSize}-byte tag`);
     const out = await stagedTask(this.device, [aad, sealed], aad.length + sealed.length - p.tagSize, (src, dst) =>
-      p.key.using((key) => this.#decrypt.submit({ params: p, key, src }, dst)));
+      p.key.using((key) => this.#decrypt.submit({ key, src, iv: p.iv, tagSize: p.tagSize, aadSize: p.aadSize }, dst)));
     return out.subarray(aad.length);
   }
 
@@ -252,29 +315,29 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     const tagSize = params.tagSize ?? 16;
     if (tagSize !== 12 && tagSize !== 16) throw new RangeError(`AesGcm.${method}: tagSize must be 12 or 16, got ${String(tagSize)}`);
     const aadSize = params.aadSize ?? 0;
-    integerIn(`AesGcm.${method}`, "aadSize", aadSize, 0, 0xffff_ffff);
+    if (aadSize !== 0) integerIn(`AesGcm.${method}`, "aadSize", aadSize, 0, 0xffff_ffff); // no string per task
     return { key, iv, tagSize, aadSize };
   }
 
   #submit(path: TaskPath<Request, Buf>, method: string, src: Buf, dst: Buf, params: AesGcmParams): Promise<void> {
     const p = this.#params(method, params);
     assertBufs(method, src, dst, "");
-    return p.key.using((key) => path.submit({ params: p, key, src }, dst));
+    return p.key.using((key) => path.submit({ key, src, iv: p.iv, tagSize: p.tagSize, aadSize: p.aadSize }, dst));
   }
 
   #submitBatch(path: TaskPath<Request, Buf>, method: string, items: readonly AesGcmBatchItem[], params: Omit<AesGcmParams, "iv">): Promise<void> {
     if (!Array.isArray(items)) throw new TypeError(`AesGcm.${method}: items must be an array of { src, dst, iv }`);
     const shared = this.#params(method, { ...params, iv: new Uint8Array(0) });
-    const each: Required<AesGcmParams>[] = new Array(items.length), dsts: Buf[] = new Array(items.length);
+    const dsts: Buf[] = new Array(items.length);
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
       if (typeof item !== "object" || item === null) throw new TypeError(`AesGcm.${method}: items[${i}] must be { src, dst, iv }`);
       assertBufs(method, item.src, item.dst, `items[${i}].`);
       if (!(item.iv instanceof Uint8Array) || item.iv.length > MAX_IV) throw new RangeError(`AesGcm.${method}: items[${i}].iv must be a Uint8Array of 0 to 12 bytes`);
-      each[i] = { ...shared, iv: item.iv };
       dsts[i] = item.dst;
     }
-    return shared.key.using((key) => path.submitBatch(items.map((item, i) => ({ params: each[i], key, src: item.src })), dsts));
+    const { tagSize, aadSize } = shared;
+    return shared.key.using((key) => path.submitBatch(items.map((item) => ({ key, src: item.src, iv: item.iv, tagSize, aadSize })), dsts));
   }
 
   protected override afterStop(): void {

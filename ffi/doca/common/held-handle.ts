@@ -36,19 +36,21 @@ export abstract class HeldHandle<H extends number = number> extends Resource<H> 
   using(submit: (native: number | bigint) => Promise<void>): Promise<void> {
     this.assertOpen();
     this.#uses++;
-    const release = () => {
-      if (--this.#uses === 0 && this.#deferred !== undefined) this.destroyDeferred();
-    };
     let task: Promise<void>;
     try {
       task = submit(this[NATIVE]);
     } catch (err) {
-      release(); // refused before it was submitted: nothing native reads the handle for it
+      this.#release(); // refused before it was submitted: nothing native reads the handle for it
       throw err;
     }
-    task.then(release, release);
+    task.then(this.#release, this.#release);
     return task;
   }
+
+  /** One task that read the handle settled (one function per handle: nothing allocated per task but the then). */
+  readonly #release = (): void => {
+    if (--this.#uses === 0 && this.#deferred !== undefined) this.destroyDeferred();
+  };
 
   /** @internal */
   destroyDeferred(): void {

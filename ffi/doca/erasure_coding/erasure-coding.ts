@@ -19,7 +19,7 @@ import type { Handle } from "../../load/types.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
-import { AllocKind } from "../common/alloc-kind.ts";
+import { AllocKind, type Rearming } from "../common/alloc-kind.ts";
 import { stagedTask } from "../common/staging.ts";
 import { HeldHandle, HeldHandles } from "../common/held-handle.ts";
 
@@ -50,57 +50,100 @@ export const EC_BLOCK_ALIGN = 64;
 /** A task's matrix (its native handle taken at submit: valid until the task settles, even if the matrix is closed). */
 type Request = { matrix: CodingMatrix; native: number | bigint; src: Buf };
 
+function assertBuf(buf: Buf, where: string, name: string): void {
+  if (!Buf.isBuf(buf)) throw new TypeError(`ErasureCoding: ${where}${name} must be a Buf from a BufInventory`);
+  buf.assertOpen();
+}
+
 function assertBufs(src: Buf, dst: Buf, where: string): void {
-  for (const [name, buf] of [["src", src], ["dst", dst]] as const) {
-    if (!Buf.isBuf(buf)) throw new TypeError(`ErasureCoding: ${where}${name} must be a Buf from a BufInventory`);
-    buf.assertOpen();
-  }
+  assertBuf(src, where, "src");
+  assertBuf(dst, where, "dst");
 }
 
 type KindName = "create" | "recover" | "update" | "galois_mul";
 type Raw = ReturnType<typeof doca>["raw"];
 /** (ec, callbacks, callbacks, number of tasks) → doca_error_t: the *_set_conf of one task type. */
 type SetConf = (ec: number, ok: number, error: number, tasks: number) => number;
-/** (raw table, ec, matrix, src, dst, user data, out) → doca_error_t: one task type's allocate_init. */
-type EcAlloc = (raw: Raw, ec: Native, matrix: number | bigint, src: Native, dst: Native, ud: Native, out: Native) => number;
+/** (ec, matrix, src, dst, user data, out) → doca_error_t: one task type's allocate_init. */
+type EcAlloc = (ec: Native, matrix: number | bigint, src: Native, dst: Native, ud: Native, out: Native) => number;
 
 /** Each task type's DOCA functions, named in full (picked from the table by name, none assembled at run time). */
-const KIND_FUNCTIONS: Record<KindName, { noun: string; alloc: EcAlloc; asTask: (raw: Raw, typed: Native) => Native; setConf: () => SetConf }> = {
+/** alloc and asTask pick the raw function itself from the table, so a task calls it with no wrapper in between. */
+const KIND_FUNCTIONS: Record<KindName, { noun: string; alloc: (raw: Raw) => EcAlloc; asTask: (raw: Raw) => (typed: Native) => Native; setConf: () => SetConf }> = {
   create: {
     noun: "erasure-coding create",
-    alloc: (raw, ...a) => raw.doca_ec_task_create_allocate_init!(...a),
-    asTask: (raw, typed) => raw.doca_ec_task_create_as_task!(typed),
+    alloc: (raw) => raw.doca_ec_task_create_allocate_init!,
+    asTask: (raw) => raw.doca_ec_task_create_as_task!,
     setConf: () => requireFns("doca_ec_task_create_set_conf").doca_ec_task_create_set_conf,
   },
   recover: {
     noun: "erasure-coding recover",
-    alloc: (raw, ...a) => raw.doca_ec_task_recover_allocate_init!(...a),
-    asTask: (raw, typed) => raw.doca_ec_task_recover_as_task!(typed),
+    alloc: (raw) => raw.doca_ec_task_recover_allocate_init!,
+    asTask: (raw) => raw.doca_ec_task_recover_as_task!,
     setConf: () => requireFns("doca_ec_task_recover_set_conf").doca_ec_task_recover_set_conf,
   },
   update: {
     noun: "erasure-coding update",
-    alloc: (raw, ...a) => raw.doca_ec_task_update_allocate_init!(...a),
-    asTask: (raw, typed) => raw.doca_ec_task_update_as_task!(typed),
+    alloc: (raw) => raw.doca_ec_task_update_allocate_init!,
+    asTask: (raw) => raw.doca_ec_task_update_as_task!,
     setConf: () => requireFns("doca_ec_task_update_set_conf").doca_ec_task_update_set_conf,
   },
   galois_mul: {
     noun: "Galois multiplication",
-    alloc: (raw, ...a) => raw.doca_ec_task_galois_mul_allocate_init!(...a),
-    asTask: (raw, typed) => raw.doca_ec_task_galois_mul_as_task!(typed),
+    alloc: (raw) => raw.doca_ec_task_galois_mul_allocate_init!,
+    asTask: (raw) => raw.doca_ec_task_galois_mul_as_task!,
     setConf: () => requireFns("doca_ec_task_galois_mul_set_conf").doca_ec_task_galois_mul_set_conf,
   },
 };
 
+/**
+ * Task reuse for create tasks (the kind a throughput program runs): the matrix and both Bufs set on a kept task, each
+ * only when it differs from what the task holds. Undefined when this DOCA lacks a setter (tasks are then allocated and
+ * freed one by one).
+ */
+function createRearming(raw: Raw): Rearming<Request, Buf> | undefined {
+  const setMatrix = raw.doca_ec_task_create_set_coding_matrix, setSrc = raw.doca_ec_task_create_set_original_data_blocks;
+  const setDst = raw.doca_ec_task_create_set_rdnc_blocks;
+  if (!setMatrix || !setSrc || !setDst) return undefined;
+  const matrix: Native[] = [], src: number[] = [], dst: number[] = [];
+  return {
+    allocated(slot, req, d) {
+      matrix[slot] = req.native;
+      src[slot] = req.src[HANDLE];
+      dst[slot] = d[HANDLE];
+    },
+    rearm(typed, slot, req, d) {
+      if (matrix[slot] !== req.native) {
+        setMatrix(typed, req.native);
+        matrix[slot] = req.native;
+      }
+      const s = req.src[HANDLE], t = d[HANDLE];
+      if (src[slot] !== s) {
+        setSrc(typed, req.src[NATIVE]);
+        src[slot] = s;
+      }
+      if (dst[slot] !== t) {
+        setDst(typed, d[NATIVE]);
+        dst[slot] = t;
+      }
+      return 0;
+    },
+  };
+}
+
 function taskKind(name: KindName): AllocKind<Request, Buf> {
   const k = KIND_FUNCTIONS[name];
   const taskName = `doca_ec_task_${name}`;
+  const raw = doca().raw;
+  const alloc = k.alloc(raw), asTask = k.asTask(raw);
   return new AllocKind<Request, Buf>(
     taskName,
     `${taskName}_allocate_init`,
     k.noun,
-    (raw, ec, _slot, req, dst, ud, out) => k.alloc(raw, ec, req.native, req.src[NATIVE], dst[NATIVE], ud, out),
-    k.asTask,
+    (_raw, ec, _slot, req, dst, ud, out) => alloc(ec, req.native, req.src[NATIVE], dst[NATIVE], ud, out),
+    (_raw, typed) => asTask(typed),
+    undefined,
+    name === "create" ? createRearming(raw) : undefined,
   );
 }
 

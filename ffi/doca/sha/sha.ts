@@ -13,7 +13,7 @@ import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore, CtxResource } from "../../engine/ctx.ts";
 import { HANDLE, NATIVE } from "../../engine/resource.ts";
-import type { TaskKind, TaskPath } from "../../engine/task-path.ts";
+import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
@@ -84,16 +84,61 @@ interface HashJob {
   length: number;
 }
 
-/** doca_sha_task_hash: (src Buf, job) → one task; the digest length is read at completion. */
+/**
+ * doca_sha_task_hash: (src Buf, job) → one task; the digest length is read at completion. Tasks are reused (the task
+ * path keeps a completed one in its slot): a kept task gets the source, destination and algorithm set only when they
+ * differ from what it holds, where this DOCA has the setters.
+ */
 class HashKind extends NativeKind implements TaskKind<Buf, HashJob> {
   readonly taskName = "doca_sha_task_hash";
   readonly allocName = "doca_sha_task_hash_alloc_init";
   readonly noun = "hash";
+  /** Per slot: the doca_sha_task_hash and what it is armed with (Buf handles, algorithm). */
+  readonly #typed: Native[] = [];
+  readonly #src: number[] = [];
+  readonly #dst: number[] = [];
+  readonly #algorithm: number[] = [];
+  declare rearm?: (slot: number, src: Buf, job: HashJob) => number;
 
-  allocInit(_slot: number, src: Buf, job: HashJob): number {
+  constructor() {
+    super();
+    const raw = this.raw;
+    const setSrc = raw.doca_sha_task_hash_set_src, setDst = raw.doca_sha_task_hash_set_dst, setAlgorithm = raw.doca_sha_task_hash_set_algorithm;
+    if (!setSrc || !setDst || !setAlgorithm) return; // allocated and freed per task
+    this.rearm = (slot, src, job) => {
+      const typed = this.#typed[slot];
+      let rc = 0;
+      if (this.#algorithm[slot] !== job.algorithm) {
+        rc = setAlgorithm(typed, job.algorithm);
+        if (rc !== 0) return rc;
+        this.#algorithm[slot] = job.algorithm;
+      }
+      const s = src[HANDLE], d = job.dst[HANDLE];
+      if (this.#src[slot] !== s) {
+        rc = setSrc(typed, src[NATIVE]);
+        if (rc !== 0) return rc;
+        this.#src[slot] = s;
+      }
+      if (this.#dst[slot] !== d) {
+        rc = setDst(typed, job.dst[NATIVE]);
+        if (rc !== 0) return rc;
+        this.#dst[slot] = d;
+      }
+      return 0;
+    };
+  }
+
+  allocInit(slot: number, src: Buf, job: HashJob): number {
     const raw = this.raw;
     const rc = raw.doca_sha_task_hash_alloc_init!(this.ctx, job.algorithm, src[NATIVE], job.dst[NATIVE], this.noUserData, this.out);
-    if (rc === 0) this.task = raw.doca_sha_task_hash_as_task!(this.scratch.u64Native(0));
+    if (rc === 0) {
+      const typed = this.scratch.u64Native(0);
+      this.task = raw.doca_sha_task_hash_as_task!(typed);
+      this.#typed[slot] = typed;
+      this.#src[slot] = src[HANDLE];
+      this.#dst[slot] = job.dst[HANDLE];
+      this.#algorithm[slot] = job.algorithm;
+    }
     return rc;
   }
 

@@ -20,7 +20,7 @@
  * NOT_SUPPORTED and doca_sim_aes_gcm_status() says why) ---- */
 /* NULL when AES-GCM can run, else a one-line reason */
 const char *sim_crypto_unavailable(void);
-struct sim_crypto_ctx; /* OpenSSL's EVP_CIPHER_CTX */
+struct sim_crypto_ctx; /* OpenSSL's EVP_CIPHER_CTX and the key and direction it was last set up with */
 struct sim_crypto_ctx *sim_crypto_ctx_new(void);
 void sim_crypto_ctx_free(struct sim_crypto_ctx *ctx);
 /* AES-GCM of one message with a 12-byte IV: encrypt writes len bytes to out and tag_len bytes to tag; decrypt
