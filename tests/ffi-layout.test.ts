@@ -26,10 +26,15 @@ const layerOf = (file: string) => LAYERS.findIndex((prefix) => file.startsWith(p
 /** doca/<library>/ of a file, or undefined outside doca/. */
 const libraryOf = (file: string) => /^ffi\/doca\/([^/]+)\//.exec(file)?.[1];
 
+/**
+ * The .ts files below `dir`. Hidden entries are not part of the layout: a test's temporary folder (ffi-symbol-types
+ * type-checks a probe in tests/.typecheck-*) may come and go while another runtime's runner scans the tree.
+ */
 function files(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
+    if (name.startsWith(".")) return [];
     const path = join(dir, name);
-    if (statSync(join(root, path)).isDirectory()) return files(path);
+    if (statSync(join(root, path), { throwIfNoEntry: false })?.isDirectory()) return files(path);
     return /\.ts$/.test(name) ? [path] : [];
   });
 }
@@ -139,7 +144,7 @@ describe("library layout", () => {
     // C fixtures (tests/isal, tests/nvidia-samples) are sources for the compiler, not helpers.
     const loose = files("tests").filter((f) => !f.endsWith(".test.ts") && !f.startsWith("tests/helpers/"));
     assert.deepEqual(loose, []);
-    const folders = readdirSync(join(root, "tests")).filter((n) => statSync(join(root, "tests", n)).isDirectory());
+    const folders = readdirSync(join(root, "tests")).filter((n) => !n.startsWith(".") && statSync(join(root, "tests", n), { throwIfNoEntry: false })?.isDirectory());
     assert.deepEqual(folders.filter((n) => /help/i.test(n)), ["helpers"], "one folder of helpers");
   });
 
