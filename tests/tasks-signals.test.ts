@@ -299,3 +299,43 @@ describe("exchange-descriptor stops at once while it waits for its peer", () => 
     });
   }
 });
+
+describe("a stop that arrives as the work ends is reported (issue 32 item 1)", () => {
+  const lateStop = join(repoRoot, "tests", "helpers", "tasks", "late-stop.ts");
+  for (const [how, ends] of [["sync", "finished before the stop took effect"], ["fail", "the run failed as it stopped"], ["throw", "the run failed as it stopped: a child exited"]] as const) {
+    test(`a SIGINT during the last synchronous work (${how}): exit 130, one line`, { timeout: 90_000 }, async () => {
+      const r = await startChild(lateStop, ["SIGINT", how], {}, 60_000).done;
+      assert.equal(r.stdout, "work done\n", "the stop came while the work could not hear it");
+      assert.equal(r.code, 130, r.stderr);
+      assert.match(r.stderr, new RegExp(`^late-stop: interrupted \\(SIGINT\\): ${ends}`));
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+      noTrace(r.stderr);
+    });
+  }
+});
+
+describe("rdma-demo: a stop while it checks the copies", { skip: noRdma }, () => {
+  test("SIGINT once the read copy is committed: exit 130 and an interrupted line, not exit 0", { timeout: 180_000 }, async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "doca-ts-rdma-demo-tmp-"));
+    try {
+      const demo = startChild(task("rdma-demo"), ["--size", String(96 << 20)], { TMPDIR: tmp }, 150_000);
+      const work = () => readdirSync(tmp).find((n) => n.startsWith("doca-ts-rdma-demo-"));
+      // back.bin appears when the read copy's receiver commits it: the demo then checks it (and then cleans up)
+      let seen = false;
+      for (let i = 0; i < 12_000 && !seen; i++) {
+        const w = work();
+        seen = w !== undefined && existsSync(join(tmp, w, "back.bin"));
+        if (!seen) await sleep(10);
+      }
+      assert.ok(seen, "the read copy never committed back.bin");
+      demo.signal!("SIGINT");
+      const r = await demo.done;
+      assert.equal(r.code, 130, `${r.stdout}\n${r.stderr}`);
+      assert.match(r.stderr, /^rdma-demo: interrupted \(SIGINT\)/m);
+      noTrace(r.stderr);
+      assert.equal(work(), undefined, "the work folder is removed");
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
