@@ -314,25 +314,41 @@ describe("a stop that arrives as the work ends is reported (issue 32 item 1)", (
   }
 });
 
+/** The pids of `pid`'s children (empty once it has none), from /proc (the threads' children lists). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((t) => readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim().split(/\s+/)).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 describe("rdma-demo: a stop while it checks the copies", { skip: noRdma }, () => {
-  test("SIGINT once the read copy is committed: exit 130 and an interrupted line, not exit 0", { timeout: 180_000 }, async () => {
+  test("SIGINT once both sides of the read copy are gone: exit 130 and an interrupted line, not exit 0", { timeout: 180_000 }, async () => {
     const tmp = mkdtempSync(join(tmpdir(), "doca-ts-rdma-demo-tmp-"));
     try {
-      const demo = startChild(task("rdma-demo"), ["--size", String(96 << 20)], { TMPDIR: tmp }, 150_000);
+      const cmd = runtimeCommand(task("rdma-demo"), ["--size", String(192 << 20)]);
+      const child = spawn(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "", stderr = "";
+      child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+      child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+      const done = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      const killer = setTimeout(() => child.kill("SIGKILL"), 150_000);
       const work = () => readdirSync(tmp).find((n) => n.startsWith("doca-ts-rdma-demo-"));
-      // back.bin appears when the read copy's receiver commits it: the demo then checks it (and then cleans up)
-      let seen = false;
-      for (let i = 0; i < 12_000 && !seen; i++) {
+      // back.bin is committed by the read copy's receiver; once neither side runs any more, the demo checks the copies
+      let ready = false;
+      for (let i = 0; i < 12_000 && !ready; i++) {
         const w = work();
-        seen = w !== undefined && existsSync(join(tmp, w, "back.bin"));
-        if (!seen) await sleep(10);
+        ready = w !== undefined && existsSync(join(tmp, w, "back.bin")) && childrenOf(child.pid!).length === 0;
+        if (!ready) await sleep(5);
       }
-      assert.ok(seen, "the read copy never committed back.bin");
-      demo.signal!("SIGINT");
-      const r = await demo.done;
-      assert.equal(r.code, 130, `${r.stdout}\n${r.stderr}`);
-      assert.match(r.stderr, /^rdma-demo: interrupted \(SIGINT\)/m);
-      noTrace(r.stderr);
+      assert.ok(ready, `the read copy never ended: ${stdout}\n${stderr}`);
+      process.kill(child.pid!, "SIGINT");
+      const code = await done;
+      clearTimeout(killer);
+      assert.equal(code, 130, `${stdout}\n${stderr}`);
+      assert.match(stderr, /^rdma-demo: interrupted \(SIGINT\)/m);
+      noTrace(stderr);
       assert.equal(work(), undefined, "the work folder is removed");
     } finally {
       rmSync(tmp, { recursive: true, force: true });

@@ -65,7 +65,7 @@ export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: Di
     const stale = removeStaleTemporaries(dirname(options.file));
     for (const name of stale.removed) ctx.log.info(`removed ${name}, the temporary file of a dead run`);
     for (const name of stale.unknown) ctx.log.warn(`${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
-    checkTargetFolder(options.file, size);
+    checkTargetFolder(options.file, size, options.file, undefined, "-f/--file");
     out = AtomicFile.create(options.file);
   }
   try {

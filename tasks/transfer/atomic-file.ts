@@ -32,6 +32,7 @@ import { clearInterval, setInterval } from "node:timers";
 import { onForcedExit } from "../common/interrupt.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { printError } from "../common/output.ts";
+import { UsageError } from "../common/cli.ts";
 
 /** Longest file name (bytes) on Linux file systems. */
 const NAME_MAX = 255;
@@ -89,8 +90,8 @@ export function wordingFor(task: string): TargetWording {
  * probe file is created and removed) and, when `bytes` is known, has room for them; and that nothing has the target's
  * name yet: a copy never replaces anything, so a name that is taken fails now, not after the whole transfer.
  */
-export function checkTargetFolder(target: string, bytes?: number, shownAs = target, wording = COPY_WORDING): void {
-  checkNameFree(target, shownAs, wording);
+export function checkTargetFolder(target: string, bytes?: number, shownAs = target, wording = COPY_WORDING, flag?: string): void {
+  checkNameFree(target, shownAs, wording, flag);
   const dir = dirname(target);
   let stat;
   try {
@@ -111,11 +112,24 @@ export function checkTargetFolder(target: string, bytes?: number, shownAs = targ
   if (bytes !== undefined) checkFreeSpace(dir, bytes, shownAs);
 }
 
-/** Throws when anything (a file, a folder, a symbolic link even dangling) has the name `target`. */
-export function checkNameFree(target: string, shownAs = target, wording = COPY_WORDING): void {
+/**
+ * Throws when anything (a file, a folder, a symbolic link even dangling) has the name `target`; given the `flag` that
+ * named a file output, a folder or a special file there is a usage error naming it (no run can write its file there).
+ */
+export function checkNameFree(target: string, shownAs = target, wording = COPY_WORDING, flag?: string): void {
   const what = takenAs(target);
   if (what === undefined) return;
+  if (flag !== undefined) refuseNonFile(what, shownAs, flag);
   throw new Error(`cannot create ${shownAs}: ${what} of that name already exists (${wording.writer} never replaces anything: remove it or choose another name)`);
+}
+
+/**
+ * A folder or a special file (device, FIFO, socket) under an output's name is a usage error before any work: no run
+ * can write its output there, --force or not. `what`: takenAs()'s answer; `flag`: the flag that named the output.
+ */
+export function refuseNonFile(what: string | undefined, shownAs: string, flag?: string): void {
+  if (what !== "a folder" && what !== "a special file") return;
+  throw new UsageError(`${flag ? `${flag}: ` : ""}${shownAs} is ${what}, not a file: the output must be a file name (--force replaces only a regular file)`);
 }
 
 /** What has the name `target` ("a file", "a symbolic link" even dangling, "a folder" …), or undefined when free. */
