@@ -6,11 +6,12 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { LOCK_ABANDONED_MS, lockName, publishWithoutReplacing, TargetLock, temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { startChild } from "../tasks/common/run-pair.ts";
+import { runPlace } from "../tasks/transfer/run-place.ts";
 import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
@@ -40,7 +41,7 @@ describe("the target lock", () => {
     TargetLock.acquire(target, "x").release();
   });
 
-  test("a lock whose process is gone is taken over once nobody refreshed it for 3 s, not before; its temporary file goes", () => {
+  test("a lock from elsewhere (it does not say where) whose process looks gone is taken over once nobody refreshed it for 3 s, not before; its temporary file goes", () => {
     const w = space("lock-dead");
     const target = join(w.dpu, "f.bin");
     const lock = join(w.dpu, lockName(target));
@@ -57,6 +58,41 @@ describe("the target lock", () => {
     assert.equal(existsSync(partial), false, "the dead run's temporary file is removed with its lock");
     taken.release();
     assert.ok(LOCK_ABANDONED_MS <= 5_000, "recognised within seconds, not 30 s");
+  });
+
+  test("a lock written here (this boot and pid namespace) whose process is gone is taken over at once, saying so (issue 32 item 4)", () => {
+    const place = runPlace();
+    assert.ok(place, "this machine's boot and pid namespace can be read");
+    const w = space("lock-dead-here");
+    const target = join(w.dpu, "f.bin");
+    const lock = join(w.dpu, lockName(target));
+    const pid = deadPid();
+    const temporary = temporaryName(target, pid);
+    assert.ok(temporary.includes(`-${place}-`), temporary);
+    writeFileSync(join(w.dpu, temporary), "half of a copy");
+    writeFileSync(lock, `pid ${pid}\ntemporary ${temporary}\nsince ${new Date().toISOString()}\nplace ${place}\n`);
+    TargetLock.checkFree(target); // fresh mtime, yet free: the probe here is the last word
+    const taken = TargetLock.acquire(target, "y");
+    assert.match(readFileSync(lock, "utf8"), new RegExp(`^pid ${process.pid}\n(.*\n)*place ${place}\n`));
+    assert.equal(existsSync(join(w.dpu, temporary)), false, "the dead run's temporary file is removed with its lock");
+    taken.release();
+  });
+
+  test("a fresh lock of a dead-looking pid from another pid namespace, or of a live pid here, still counts", () => {
+    const w = space("lock-elsewhere");
+    const target = join(w.dpu, "f.bin");
+    const lock = join(w.dpu, lockName(target));
+    writeFileSync(lock, `pid ${deadPid()}\ntemporary x\nsince ${new Date().toISOString()}\nplace 00000000\n`);
+    assert.throws(() => TargetLock.acquire(target, "y"), /another copy is writing it/);
+    const live = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      writeFileSync(lock, `pid ${live.pid}\ntemporary x\nsince ${new Date().toISOString()}\nplace ${runPlace()}\n`);
+      const old = new Date(Date.now() - 3_600_000);
+      utimesSync(lock, old, old);
+      assert.throws(() => TargetLock.acquire(target, "y"), new RegExp(`another copy is writing it \\(process ${live.pid} `));
+    } finally {
+      live.kill("SIGKILL");
+    }
   });
 
   test("the rename never replaces a file that appeared under the target name", () => {
