@@ -136,6 +136,38 @@ test("two receivers, one target: the second fails at once naming the first; the 
   assert.deepEqual(a.list(a.dpu), ["f.bin"], "no lock or temporary file left");
 });
 
+test("a receiver killed with SIGKILL mid-copy and started again at once takes over its lock and removes its temporary file, saying so (issue 32 item 4)", { timeout: 300_000 }, async () => {
+  const w = space("killed-receiver");
+  const target = join(w.dpu, "f.bin");
+  const expect = writePatternFile(join(w.host, "f.bin"), 32 * 1024 * 1024, 6);
+  const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "60"];
+  const dpuArgs = ["--side", "dpu", "-f", target, "-p", DPU_PCI, "-r", HOST_PCI, ...paced];
+  const first = startChild(script, [...dpuArgs, "--quiet"], { ...w.env, DOCA_TS_ANNOUNCE_LISTEN: "1" }, 180_000);
+  await first.waitForStderr("waiting for the host", 90_000);
+  const host1 = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced, "--quiet"], w.env, 180_000);
+  const lock = join(w.dpu, lockName(target));
+  for (let i = 0; i < 6000 && !existsSync(lock); i++) await sleep(10);
+  assert.ok(existsSync(lock), "the first receiver holds the lock while it writes");
+  first.kill();
+  await first.done;
+  await sleep(300);
+  const left = w.list(w.dpu);
+  assert.equal(left.length, 2, `SIGKILL leaves the lock and the temporary file: ${left}`);
+  // Before: "another copy is writing it (process N …)", exit 1, naming the dead receiver.
+  const second = startChild(script, dpuArgs, { ...w.env, DOCA_TS_ANNOUNCE_LISTEN: "1" }, 180_000);
+  await second.waitForStderr("waiting for the host", 90_000);
+  await host1.done; // lost its receiver
+  const host2 = await startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced, "--quiet"], w.env, 180_000).done;
+  const d = await second.done;
+  assert.equal(d.code, 0, d.stderr);
+  assert.equal(host2.code, 0, host2.stderr);
+  const temporary = left.find((n) => n.endsWith(".part"))!;
+  assert.match(d.stderr, new RegExp(`removed ${temporary.replaceAll(".", "\\.")}, the temporary file of a dead run|took over the lock of .*f\\.bin from process \\d+, which is gone`));
+  assert.doesNotMatch(d.stderr, /another copy is writing it/);
+  assert.equal(sha256File(target), expect);
+  assert.deepEqual(w.list(w.dpu), ["f.bin"], "no lock or temporary file left");
+});
+
 test("a name that is taken (here a dangling symbolic link) is never replaced: the DPU refuses before the transfer and the host hears why", async () => {
   const w = space("taken");
   writePatternFile(join(w.host, "f.bin"), 100_000);
