@@ -314,10 +314,20 @@ describe("a stop that arrives as the work ends is reported (issue 32 item 1)", (
   }
 });
 
-/** The pids of `pid`'s children (empty once it has none), from /proc (the threads' children lists). */
-function childrenOf(pid: number): number[] {
+/**
+ * The pids of `pid`'s children running rdma-copy (empty once both sides are gone), from /proc: the threads' children
+ * lists and each child's command line (Node's tsx keeps a child of its own, esbuild, for the whole run).
+ */
+function copySidesOf(pid: number): number[] {
   try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((t) => readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim().split(/\s+/)).filter(Boolean).map(Number);
+    const children = readdirSync(`/proc/${pid}/task`).flatMap((t) => readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim().split(/\s+/)).filter(Boolean);
+    return children.filter((c) => {
+      try {
+        return readFileSync(`/proc/${c}/cmdline`, "utf8").includes("rdma-copy");
+      } catch {
+        return false; // gone meanwhile
+      }
+    }).map(Number);
   } catch {
     return [];
   }
@@ -339,7 +349,7 @@ describe("rdma-demo: a stop while it checks the copies", { skip: noRdma }, () =>
       let ready = false;
       for (let i = 0; i < 12_000 && !ready; i++) {
         const w = work();
-        ready = w !== undefined && existsSync(join(tmp, w, "back.bin")) && childrenOf(child.pid!).length === 0;
+        ready = w !== undefined && existsSync(join(tmp, w, "back.bin")) && copySidesOf(child.pid!).length === 0;
         if (!ready) await sleep(5);
       }
       assert.ok(ready, `the read copy never ended: ${stdout}\n${stderr}`);
