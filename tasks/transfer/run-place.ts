@@ -6,7 +6,6 @@
  * reboot since) or none (an older doca-ts), and a pid that looks dead may be alive elsewhere, so only age tells.
  */
 import { readFileSync, readlinkSync } from "node:fs";
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 
 const PROBE = "cat /proc/sys/kernel/random/boot_id && readlink /proc/self/ns/pid";
@@ -18,14 +17,25 @@ function facts(): string | undefined {
   try {
     return `${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}\n${readlinkSync("/proc/self/ns/pid")}`;
   } catch { /* Deno without --allow-all, or no /proc */ }
+  // Deno: a child reads them. --allow-run, which the tasks that write files have for the signal-0 probe, covers it;
+  // a script without it is not asked (no prompt in the middle of its work): the place is then unknown.
+  const deno = (globalThis as { Deno?: DenoRun }).Deno;
+  if (!deno?.Command || deno.permissions.querySync({ name: "run", command: "sh" }).state !== "granted") return undefined;
   try {
-    // --allow-run, which the tasks that write files have for the signal-0 probe, covers this child
-    const r = spawnSync("sh", ["-c", PROBE], { encoding: "utf8", timeout: 5_000 });
-    const lines = (r.stdout ?? "").trim().split("\n");
-    return r.status === 0 && lines.length === 2 && /^pid:\[\d+\]$/.test(lines[1]) ? lines.join("\n") : undefined;
+    const r = new deno.Command("sh", { args: ["-c", PROBE], clearEnv: true, env: { PATH: "/usr/bin:/bin" }, stdout: "piped", stderr: "null" }).outputSync();
+    const lines = new TextDecoder().decode(r.stdout).trim().split("\n");
+    return r.success && lines.length === 2 && /^pid:\[\d+\]$/.test(lines[1]) ? lines.join("\n") : undefined;
   } catch {
-    return undefined; // no permission to run it, no sh: unknown, and the age rules apply
+    return undefined; // no sh, no /proc: unknown, and the age rules apply
   }
+}
+
+/** The part of Deno's API this module uses (Deno.Command needs only --allow-run, node:child_process also --allow-env). */
+interface DenoRun {
+  permissions: { querySync(d: { name: "run"; command: string }): { state: string } };
+  Command: new (cmd: string, o: { args: string[]; clearEnv: boolean; env: Record<string, string>; stdout: "piped"; stderr: "null" }) => {
+    outputSync(): { success: boolean; stdout: Uint8Array };
+  };
 }
 
 /** 8 hex digits naming this boot and pid namespace, or undefined when they cannot be read. */
