@@ -8,11 +8,13 @@
  * way and removes its work folder.
  */
 import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statfsSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { setImmediate } from "node:timers";
 import { join } from "node:path";
 import process from "node:process";
-import { positiveInt, UsageError } from "./common/cli.ts";
+import { positiveInt } from "./common/cli.ts";
+import { checkWorkRoom } from "./common/work-room.ts";
 import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { runCopyPair } from "./common/run-pair.ts";
@@ -43,36 +45,26 @@ const SMALL = 64 * 1024;
 
 /** Refuses a work folder without room for the demo's files (three copies of `size` and two small files). */
 function checkRoom(folder: string, size: number): void {
-  const needed = 3 * size + 2 * SMALL;
-  let free: number;
-  try {
-    const s = statfsSync(folder);
-    free = Number(s.bavail) * Number(s.bsize);
-  } catch (e) {
-    const name = (e as Error)?.name;
-    if (name === "NotCapable" || name === "PermissionDenied") {
-      throw new Error(`cannot check the free space in ${folder}: Deno needs --allow-sys (deno task demo grants it)`);
-    }
-    throw new Error(`cannot check the free space in ${folder}: ${(e as Error).message}`);
-  }
-  if (needed > free) {
-    throw new UsageError(
-      `--size ${size}: the demo needs ${formatBytes(needed)} in ${folder} (three copies of the file) and it has ` +
-        `${formatBytes(free)} free; choose a smaller --size or set TMPDIR to a folder with room`,
-    );
-  }
+  checkWorkRoom(folder, size, 3 * size + 2 * SMALL, "three copies of the file", TASK);
 }
 
 export const HOST_PCI = "0000:b1:00.1";
 export const DPU_PCI = "0000:03:00.1";
 
-/** SHA-256 of a file read 4 MiB at a time (a 4 GiB file does not fit one read). */
-function sha256File(path: string): string {
+/**
+ * SHA-256 of a file read 4 MiB at a time (a 4 GiB file does not fit one read), with a loop turn between reads: a stop
+ * while a copy is checked is heard at once, not after the demo ended.
+ */
+async function sha256File(path: string, signal: AbortSignal): Promise<string> {
   const hash = createHash("sha256");
   const fd = openSync(path, "r");
   try {
     const block = new Uint8Array(4 << 20);
-    for (let n; (n = readSync(fd, block, 0, block.length, null)) > 0;) hash.update(block.subarray(0, n));
+    for (let n; (n = readSync(fd, block, 0, block.length, null)) > 0;) {
+      hash.update(block.subarray(0, n));
+      await new Promise((resolve) => setImmediate(resolve));
+      if (signal.aborted) throw interruption(signal, "checking the copies' SHA-256");
+    }
   } finally {
     closeSync(fd);
   }
@@ -124,7 +116,7 @@ async function runStep(step: Step, env: Record<string, string>, signal: AbortSig
   const h = JSON.parse(host.stdout.trim().split("\n").pop()!) as Summary;
   const d = JSON.parse(dpu.stdout.trim().split("\n").pop()!) as Summary;
   const receiver = h.role === "receive" ? step.hostFile : step.dpuFile;
-  const got = sha256File(receiver);
+  const got = await sha256File(receiver, signal);
   const ok = got === step.expect && (h.mode === "classic" || (h.sha256 === step.expect && d.sha256 === step.expect));
   const sender = h.role === "send" ? h : d;
   return {
@@ -156,14 +148,14 @@ async function main(argv: string[]): Promise<number> {
   try {
     const original = join(hostDir, "original.bin");
     await writeRandomFile(original, size, signal);
-    const expect = sha256File(original);
+    const expect = await sha256File(original, signal);
     print(`demo: ${formatBytes(size)} random file, sha256 ${expect}; host ${HOST_PCI}, DPU ${DPU_PCI} (separate processes)`);
     const small = join(hostDir, "small.bin");
     await writeRandomFile(small, SMALL, signal);
     const steps: Step[] = [
       { title: "host → DPU", hostFile: original, dpuFile: join(dpuDir, "from-host.bin"), extra: [], expect },
       { title: "DPU → host", hostFile: join(hostDir, "from-dpu.bin"), dpuFile: join(dpuDir, "from-host.bin"), extra: [], expect },
-      { title: "classic (NVIDIA sequence) host → DPU", hostFile: small, dpuFile: join(dpuDir, "small.bin"), extra: ["--classic"], expect: sha256File(small) },
+      { title: "classic (NVIDIA sequence) host → DPU", hostFile: small, dpuFile: join(dpuDir, "small.bin"), extra: ["--classic"], expect: await sha256File(small, signal) },
     ];
     for (const step of steps) {
       const r = await runStep(step, env, signal);

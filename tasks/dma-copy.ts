@@ -50,10 +50,10 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   // A side without the file will receive it: check the target folder before waiting for the peer. The host fails at
   // once. The DPU says so at once (it found a missing folder only once a host connected, up to --timeout later) and
   // still waits, so that the host is told why when it comes (the DPU refuses it then, checking again).
-  if (!local.have && options.side === "host") checkTargetFolder(options.file);
+  if (!local.have && options.side === "host") checkTargetFolder(options.file, undefined, options.file, undefined, "-f/--file");
   if (!local.have && options.side === "dpu") {
     try {
-      checkTargetFolder(options.file);
+      checkTargetFolder(options.file, undefined, options.file, undefined, "-f/--file");
     } catch (e) {
       log.warn(`${(e as Error).message}; the host that connects will be refused and told why (fix it now, or Ctrl-C)`);
     }

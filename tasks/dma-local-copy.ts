@@ -48,6 +48,12 @@ export class LocalCopySizeError extends RangeError {
   }
 }
 
+/** The device's largest DMA buffer, in bytes: the most one local copy can move. */
+export function maxLocalCopyBytes(pciAddr?: string): number {
+  using device = openDeviceOf(pciAddr);
+  return Dma.caps(device).maxBufSize;
+}
+
 /** Copies `data` through DMA into fresh memory and reports both buffers. */
 export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<LocalCopyResult & { copy: Uint8Array }> {
   using device = openDeviceOf(pciAddr);
@@ -88,20 +94,25 @@ export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<
 async function main(argv: string[]): Promise<number> {
   const values = parseTaskFlags(argv, FLAGS, HELP, TASK);
   if (values === undefined) return 0;
-  let data: Uint8Array;
   if (values.size !== undefined && values.text !== undefined) throw new UsageError("give -t/--text or --size, not both");
+  // Too large for the device is a bad flag (exit 2 naming it), not a failure of the copy.
+  const tooLarge = (e: unknown) =>
+    e instanceof LocalCopySizeError
+      ? new UsageError(`${values.size !== undefined ? "--size" : "-t/--text"}: ${e.bytes} bytes is more than the device's largest DMA buffer (${e.max} bytes)`)
+      : e;
+  let data: Uint8Array;
   if (values.size !== undefined) {
     const n = positiveInt(values.size, "--size");
+    // Checked against the device before anything is allocated: a size far over the limit must not end in the
+    // runtime's own allocation error.
+    const max = maxLocalCopyBytes(values["pci-addr"]);
+    if (n > max) throw tooLarge(new LocalCopySizeError(n, max));
     data = new Uint8Array(n).map((_, i) => (i * 31 + 7) & 0xff);
   } else {
     data = new TextEncoder().encode(values.text ?? "This is a sample piece of text");
   }
   const { copy, ...result } = await dmaLocalCopy(data, values["pci-addr"]).catch((e) => {
-    // Too large for the device is a bad flag (exit 2 naming it), not a failure of the copy.
-    if (e instanceof LocalCopySizeError) {
-      throw new UsageError(`${values.size !== undefined ? "--size" : "-t/--text"}: ${e.bytes} bytes is more than the device's largest DMA buffer (${e.max} bytes)`);
-    }
-    throw e;
+    throw tooLarge(e);
   });
   if (values.json) {
     printJson(result);

@@ -44,7 +44,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     size = stat.size;
   } else {
     // A receiver that could not create the file says so before it waits for a sender (again once the size is known)
-    checkTargetFolder(options.file);
+    checkTargetFolder(options.file, undefined, options.file, undefined, "--receive");
   }
   using device = openRdmaDevice(options.device);
   using pe = new ProgressEngine();

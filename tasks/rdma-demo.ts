@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run
+#!/usr/bin/env -S deno run --no-prompt --allow-ffi --allow-env --allow-read --allow-write --allow-run --allow-sys=statfs
 /**
  * RDMA demo on the software device: rdma-copy between two processes in two network namespaces joined by a veth
  * pair (when this runs as root and `ip netns` works), else over loopback; it says which. A random file goes across
@@ -6,13 +6,15 @@
  */
 import { createHash, randomFillSync } from "node:crypto";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { setImmediate } from "node:timers";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { parseFlags, positiveInt } from "./common/cli.ts";
-import { interruption, onForcedExit, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
+import { checkWorkRoom } from "./common/work-room.ts";
+import { interruption, isStopStatus, onForcedExit, stopOnSignals, STOPPED_STATUSES, stopsDelivered } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError } from "./common/output.ts";
 import { versionLine } from "./common/version.ts";
@@ -30,7 +32,9 @@ On the software DOCA device: copies a random file (default 8 MiB) with tasks/rdm
 another by RDMA write, then back by RDMA read, and checks both by SHA-256. As root with a working \`ip netns\` the two
 processes run in two fresh network namespaces joined by a veth pair (10.77.0.1 and 10.77.0.2; removed afterwards),
 so the RDMA traffic crosses a network link; otherwise (or with --loopback) both run here over 127.0.0.1. It prints
-which. --keep leaves the working folder in place. Waits: each copy gives up after 30 s without its peer.
+which. --size is at most 1 GiB (1073741824), and the work folder (under $TMPDIR, else /tmp) must have room for three
+copies of the file: both are checked before anything is written. --keep leaves the working folder in place. Waits:
+each copy gives up after 30 s without its peer.
 Ctrl-C, SIGTERM, SIGHUP or a closed output stop both copies, remove the namespaces and the working folder.
 Flags: --size BYTES, --loopback, --keep, --version (versions of doca-ts and DOCA), -h/--help.
 Exit status 0 when both copies were verified, 1 when one failed, 2 for bad flags, ${STOPPED_STATUSES}.`;
@@ -178,19 +182,41 @@ async function copyOnceQuietly(net: Net, from: string, to: string, mode: "write"
   }
   const sender = run([...net.senderPrefix, ...copyCommand(["--send", from, "--connect", `${net.receiverHost}:${PORT}`, "--mode", mode, "--json"])], env, signal);
   const [r, s] = await Promise.all([receiver.done, sender.done]);
+  // A side ended by a stop (the terminal's Ctrl-C reaches it too) is this demo's stop, once the loop delivered it.
+  if (isStopStatus(r.code) || isStopStatus(s.code)) await stopsDelivered();
   if (signal.aborted) throw interruption(signal, what);
   if (r.code !== 0 || s.code !== 0) throw new Error(`rdma-copy (${mode}) failed: receiver exit ${r.code}: ${r.stderr.trim()}; sender exit ${s.code}: ${s.stderr.trim()}`);
   const summary = JSON.parse(s.stdout.trim().split("\n").pop()!);
   return `${mode}: ${summary.bytes} bytes in ${summary.seconds.toFixed(2)} s`;
 }
 
-const sha = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+/**
+ * SHA-256 of a file read 4 MiB at a time, with a loop turn between reads: a stop while a large copy is checked is
+ * heard at once (one synchronous hash of the whole file kept the stop from being seen until the demo had ended).
+ */
+async function sha256Of(path: string, signal: AbortSignal): Promise<string> {
+  const hash = createHash("sha256");
+  const fd = openSync(path, "r");
+  try {
+    const block = new Uint8Array(4 << 20);
+    for (let n; (n = readSync(fd, block, 0, block.length, null)) > 0;) {
+      hash.update(block.subarray(0, n));
+      await new Promise((resolve) => setImmediate(resolve));
+      if (signal.aborted) throw interruption(signal, "checking the copies' SHA-256");
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest("hex");
+}
 
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return (print(HELP), 0);
   if (values.version) return (print(versionLine(TASK)), 0);
   const size = values.size === undefined ? 8 << 20 : positiveInt(values.size, "--size", 1 << 30);
+  // Three copies of the file (original, there, back) and the software device's files: refused now, not as ENOSPC.
+  checkWorkRoom(tmpdir(), size, 3 * size + (1 << 20), "three copies of the file", TASK);
   const signal = stopOnSignals();
   const dir = mkdtempSync(join(tmpdir(), "doca-ts-rdma-demo-"));
   const env = { DOCA_SIM_DIR: join(dir, "sim") };
@@ -219,10 +245,14 @@ async function main(argv: string[]): Promise<number> {
     }
     closeSync(fd);
     if (signal.aborted) throw interruption(signal, `writing the demo's file`);
-    const expect = sha(original);
-    print(`rdma-demo: ${await copyOnce(net, original, there, "write", env, signal)}, sha256 ${sha(there) === expect ? "matches" : "DIFFERS"}`);
-    print(`rdma-demo: ${await copyOnce(net, there, back, "read", env, signal)}, sha256 ${sha(back) === expect ? "matches" : "DIFFERS"}`);
-    return sha(there) === expect && sha(back) === expect ? 0 : 1;
+    const expect = await sha256Of(original, signal);
+    const wrote = await copyOnce(net, original, there, "write", env, signal);
+    const thereOk = (await sha256Of(there, signal)) === expect;
+    print(`rdma-demo: ${wrote}, sha256 ${thereOk ? "matches" : "DIFFERS"}`);
+    const read = await copyOnce(net, there, back, "read", env, signal);
+    const backOk = (await sha256Of(back, signal)) === expect;
+    print(`rdma-demo: ${read}, sha256 ${backOk ? "matches" : "DIFFERS"}`);
+    return thereOk && backOk ? 0 : 1;
   } finally {
     forget();
     leave();

@@ -137,7 +137,8 @@ const cliCases: CliCase[] = [
   },
   { name: "--chunk-size float", args: ["-f", src, "--chunk-size", "1.5"], error: /--chunk-size.*1\.5/, code: 2 },
   { name: "--log-level bogus", args: ["-f", src, "-l", "loud"], error: /loud/, code: 2 },
-  { name: "-f is a directory", args: ["-f", w.host, "-p", HOST_PCI, "--timeout", "2"], error: /is not a regular file/ },
+  // a usage error naming the flag, before any work (issue 32 item 3)
+  { name: "-f is a directory", args: ["-f", w.host, "-p", HOST_PCI, "--timeout", "2"], error: /-f\/--file: .* is a folder: a copy sends or receives a regular file/, code: 2 },
 ];
 
 describe("dma-copy command line: bad input gives a clear error and a non-zero exit", () => {

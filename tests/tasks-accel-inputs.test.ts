@@ -82,6 +82,36 @@ describe("accelerator tasks: a taken output name is said before any work", () =>
   }
 });
 
+describe("accelerator tasks: a folder as the output is a usage error before any work, --force or not", () => {
+  mkdirSync(at("adir"));
+  // The input is missing: a task that looked at its output only after its work would complain about the input.
+  const outputs: [string, string[]][] = [
+    ["compress", ["missing", "-o", "adir"]],
+    ["decompress", ["missing.gz", "-o", "adir"]],
+    ["sha", ["missing", "-o", "adir"]],
+    ["encrypt", ["-i", "missing", "-o", "adir", "-k", "key"]],
+    ["decrypt", ["-i", "missing", "-o", "adir", "-k", "key"]],
+    ["ec-recover", ["-i", "missing", "-o", "adir"]],
+  ];
+  for (const [name, args] of outputs) {
+    const forced = ["compress", "decompress", "sha"].includes(name) ? [[], ["-f"]] : [[]];
+    for (const force of forced) {
+      test(`${name} ${[...args, ...force].join(" ")}: exit 2 naming -o/--output`, { timeout: 90_000 }, async () => {
+        const r = await run(name, [...args, ...force]);
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, new RegExp(`^${name}: error: -o/--output: \\S*adir is a folder, not a file: the output must be a file name`));
+        assert.match(r.stderr, /\(see --help\)/);
+      });
+    }
+  }
+  test("compress -f onto a folder with a real input: nothing is written, the folder stays", { timeout: 90_000 }, async () => {
+    const r = await run("compress", ["plain", "-o", "adir", "-f"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.doesNotMatch(r.stderr, /EISDIR/);
+    assert.ok(existsSync(join(at("adir"), ".")));
+  });
+});
+
 describe("accelerator tasks: a killed run's leftovers", () => {
   // a pid that cannot be alive, files last written an hour ago (a fresh one may be a run in another pid namespace)
   const dead = (name: string, folder = false) => {

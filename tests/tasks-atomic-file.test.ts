@@ -5,9 +5,10 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { AtomicFile } from "../tasks/transfer/atomic-file.ts";
+import { AtomicFile, removeStaleTemporaries, temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
@@ -59,5 +60,22 @@ describe("AtomicFile background flush", { skip: !existsSync("/proc/self/fd") && 
     assert.equal(got.length, 8 * 1500);
     for (let i = 0; i < 8; i++) assert.ok(got.subarray(i * 1500, (i + 1) * 1500).every((b) => b === i + 1), `chunk ${i}`);
     assert.deepEqual(w.list(w.dpu), ["f.bin"]);
+  });
+});
+
+describe("a dead run's temporary file (issue 32 item 5)", () => {
+  test("written here (this boot and pid namespace) by a process that is gone: removed at once; from elsewhere: kept while fresh; a live owner's: kept", { timeout: 30_000 }, () => {
+    const w = space("stale-here");
+    const dead = Number(spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim());
+    const here = temporaryName(join(w.dpu, "a.bin"), dead);
+    const elsewhere = temporaryName(join(w.dpu, "b.bin"), dead, "r", "00000000");
+    const unsaid = temporaryName(join(w.dpu, "c.bin"), dead, "r", "");
+    const mine = temporaryName(join(w.dpu, "d.bin"));
+    for (const name of [here, elsewhere, unsaid, mine]) writeFileSync(join(w.dpu, name), "partial");
+    const r = removeStaleTemporaries(w.dpu);
+    assert.deepEqual(r.removed, [here]);
+    assert.deepEqual(r.unknown.sort(), [elsewhere, unsaid].sort());
+    assert.deepEqual(r.live, [mine]);
+    assert.equal(existsSync(join(w.dpu, here)), false);
   });
 });

@@ -97,6 +97,24 @@ describe("tasks: compress / decompress", () => {
     assert.deepEqual(readdirSync(dir), ["big"]);
   }));
 
+  test("SIGKILL while compressing, run again at once: the dead run's temporary file is removed, saying so (issue 32 item 5)", { timeout: 240_000 }, withDir(async (dir) => {
+    const input = join(dir, "big");
+    writeFileSync(input, text(48 << 20, 7));
+    const child = startChild(task("compress.ts"), [input, "--chunk-size", "4096"], {}, 170_000);
+    const deadline = Date.now() + 60_000;
+    let exited = false;
+    void child.done.then(() => (exited = true));
+    await untilItStays(() => readdirSync(dir).some((n) => n.endsWith(".part")), { timeoutMs: Math.max(0, deadline - Date.now()), stop: () => exited });
+    child.kill();
+    await child.done;
+    const left = readdirSync(dir).filter((n) => n.endsWith(".part"));
+    assert.equal(left.length, 1, "SIGKILL leaves the temporary file");
+    const r = await run("compress.ts", [input]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`^compress: removed ${left[0].replaceAll(".", "\\.")}, the temporary file of a dead run$`, "m"));
+    assert.deepEqual(readdirSync(dir).sort(), ["big", "big.gz"], "no temporary file stays");
+  }));
+
   test("an existing output is refused (exit 1) unless -f; bad flags exit 2 naming the flag", { timeout: 120_000 }, withDir(async (dir) => {
     writeFileSync(join(dir, "x"), text(1000));
     writeFileSync(join(dir, "x.gz"), "keep");

@@ -131,7 +131,8 @@ describe("any valid target name works", () => {
     const t = temporaryName(`/x/${long}`, 4194304, "abcdefgh");
     assert.ok(Buffer.byteLength(t) <= 255, `${t.length} bytes`);
     assert.notEqual(temporaryName(`/x/${long}a`, 1, "r"), temporaryName(`/x/${long}b`, 1, "r"));
-    assert.equal(temporaryName("/x/short.bin", 7, "r"), ".short.bin.doca-ts-7-r.part");
+    assert.equal(temporaryName("/x/short.bin", 7, "r", ""), ".short.bin.doca-ts-7-r.part");
+    assert.equal(temporaryName("/x/short.bin", 7, "r", "0a1b2c3d"), ".short.bin.doca-ts-7-0a1b2c3d-r.part");
     assert.ok(Buffer.byteLength(temporaryName(`/x/${"é".repeat(127)}`, 1, "r")) <= 255);
   });
   for (const direction of ["host→dpu", "dpu→host"] as const) {

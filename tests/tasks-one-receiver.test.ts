@@ -6,11 +6,12 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { LOCK_ABANDONED_MS, lockName, publishWithoutReplacing, TargetLock, temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { startChild } from "../tasks/common/run-pair.ts";
+import { runPlace } from "../tasks/transfer/run-place.ts";
 import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
@@ -40,7 +41,7 @@ describe("the target lock", () => {
     TargetLock.acquire(target, "x").release();
   });
 
-  test("a lock whose process is gone is taken over once nobody refreshed it for 3 s, not before; its temporary file goes", () => {
+  test("a lock from elsewhere (it does not say where) whose process looks gone is taken over once nobody refreshed it for 3 s, not before; its temporary file goes", () => {
     const w = space("lock-dead");
     const target = join(w.dpu, "f.bin");
     const lock = join(w.dpu, lockName(target));
@@ -57,6 +58,41 @@ describe("the target lock", () => {
     assert.equal(existsSync(partial), false, "the dead run's temporary file is removed with its lock");
     taken.release();
     assert.ok(LOCK_ABANDONED_MS <= 5_000, "recognised within seconds, not 30 s");
+  });
+
+  test("a lock written here (this boot and pid namespace) whose process is gone is taken over at once, saying so (issue 32 item 4)", () => {
+    const place = runPlace();
+    assert.ok(place, "this machine's boot and pid namespace can be read");
+    const w = space("lock-dead-here");
+    const target = join(w.dpu, "f.bin");
+    const lock = join(w.dpu, lockName(target));
+    const pid = deadPid();
+    const temporary = temporaryName(target, pid);
+    assert.ok(temporary.includes(`-${place}-`), temporary);
+    writeFileSync(join(w.dpu, temporary), "half of a copy");
+    writeFileSync(lock, `pid ${pid}\ntemporary ${temporary}\nsince ${new Date().toISOString()}\nplace ${place}\n`);
+    TargetLock.checkFree(target); // fresh mtime, yet free: the probe here is the last word
+    const taken = TargetLock.acquire(target, "y");
+    assert.match(readFileSync(lock, "utf8"), new RegExp(`^pid ${process.pid}\n(.*\n)*place ${place}\n`));
+    assert.equal(existsSync(join(w.dpu, temporary)), false, "the dead run's temporary file is removed with its lock");
+    taken.release();
+  });
+
+  test("a fresh lock of a dead-looking pid from another pid namespace, or of a live pid here, still counts", () => {
+    const w = space("lock-elsewhere");
+    const target = join(w.dpu, "f.bin");
+    const lock = join(w.dpu, lockName(target));
+    writeFileSync(lock, `pid ${deadPid()}\ntemporary x\nsince ${new Date().toISOString()}\nplace 00000000\n`);
+    assert.throws(() => TargetLock.acquire(target, "y"), /another copy is writing it/);
+    const live = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      writeFileSync(lock, `pid ${live.pid}\ntemporary x\nsince ${new Date().toISOString()}\nplace ${runPlace()}\n`);
+      const old = new Date(Date.now() - 3_600_000);
+      utimesSync(lock, old, old);
+      assert.throws(() => TargetLock.acquire(target, "y"), new RegExp(`another copy is writing it \\(process ${live.pid} `));
+    } finally {
+      live.kill("SIGKILL");
+    }
   });
 
   test("the rename never replaces a file that appeared under the target name", () => {
@@ -98,6 +134,38 @@ test("two receivers, one target: the second fails at once naming the first; the 
   assert.equal(h.code, 0, h.stderr);
   assert.equal(sha256File(target), expect);
   assert.deepEqual(a.list(a.dpu), ["f.bin"], "no lock or temporary file left");
+});
+
+test("a receiver killed with SIGKILL mid-copy and started again at once takes over its lock and removes its temporary file, saying so (issue 32 item 4)", { timeout: 300_000 }, async () => {
+  const w = space("killed-receiver");
+  const target = join(w.dpu, "f.bin");
+  const expect = writePatternFile(join(w.host, "f.bin"), 32 * 1024 * 1024, 6);
+  const paced = ["--chunk-size", "8192", "--slots", "1", "--timeout", "60"];
+  const dpuArgs = ["--side", "dpu", "-f", target, "-p", DPU_PCI, "-r", HOST_PCI, ...paced];
+  const first = startChild(script, [...dpuArgs, "--quiet"], { ...w.env, DOCA_TS_ANNOUNCE_LISTEN: "1" }, 180_000);
+  await first.waitForStderr("waiting for the host", 90_000);
+  const host1 = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced, "--quiet"], w.env, 180_000);
+  const lock = join(w.dpu, lockName(target));
+  for (let i = 0; i < 6000 && !existsSync(lock); i++) await sleep(10);
+  assert.ok(existsSync(lock), "the first receiver holds the lock while it writes");
+  first.kill();
+  await first.done;
+  await sleep(300);
+  const left = w.list(w.dpu);
+  assert.equal(left.length, 2, `SIGKILL leaves the lock and the temporary file: ${left}`);
+  // Before: "another copy is writing it (process N …)", exit 1, naming the dead receiver.
+  const second = startChild(script, dpuArgs, { ...w.env, DOCA_TS_ANNOUNCE_LISTEN: "1" }, 180_000);
+  await second.waitForStderr("waiting for the host", 90_000);
+  await host1.done; // lost its receiver
+  const host2 = await startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced, "--quiet"], w.env, 180_000).done;
+  const d = await second.done;
+  assert.equal(d.code, 0, d.stderr);
+  assert.equal(host2.code, 0, host2.stderr);
+  const temporary = left.find((n) => n.endsWith(".part"))!;
+  assert.match(d.stderr, new RegExp(`removed ${temporary.replaceAll(".", "\\.")}, the temporary file of a dead run|took over the lock of .*f\\.bin from process \\d+, which is gone`));
+  assert.doesNotMatch(d.stderr, /another copy is writing it/);
+  assert.equal(sha256File(target), expect);
+  assert.deepEqual(w.list(w.dpu), ["f.bin"], "no lock or temporary file left");
 });
 
 test("a name that is taken (here a dangling symbolic link) is never replaced: the DPU refuses before the transfer and the host hears why", async () => {

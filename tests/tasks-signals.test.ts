@@ -299,3 +299,69 @@ describe("exchange-descriptor stops at once while it waits for its peer", () => 
     });
   }
 });
+
+describe("a stop that arrives as the work ends is reported (issue 32 item 1)", () => {
+  const lateStop = join(repoRoot, "tests", "helpers", "tasks", "late-stop.ts");
+  for (const [how, ends] of [["sync", "finished before the stop took effect"], ["fail", "the run failed as it stopped"], ["throw", "the run failed as it stopped: a child exited"]] as const) {
+    test(`a SIGINT during the last synchronous work (${how}): exit 130, one line`, { timeout: 90_000 }, async () => {
+      const r = await startChild(lateStop, ["SIGINT", how], {}, 60_000).done;
+      assert.equal(r.stdout, "work done\n", "the stop came while the work could not hear it");
+      assert.equal(r.code, 130, r.stderr);
+      assert.match(r.stderr, new RegExp(`^late-stop: interrupted \\(SIGINT\\): ${ends}`));
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+      noTrace(r.stderr);
+    });
+  }
+});
+
+/**
+ * The pids of `pid`'s children running rdma-copy (empty once both sides are gone), from /proc: the threads' children
+ * lists and each child's command line (Node's tsx keeps a child of its own, esbuild, for the whole run).
+ */
+function copySidesOf(pid: number): number[] {
+  try {
+    const children = readdirSync(`/proc/${pid}/task`).flatMap((t) => readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim().split(/\s+/)).filter(Boolean);
+    return children.filter((c) => {
+      try {
+        return readFileSync(`/proc/${c}/cmdline`, "utf8").includes("rdma-copy");
+      } catch {
+        return false; // gone meanwhile
+      }
+    }).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+describe("rdma-demo: a stop while it checks the copies", { skip: noRdma }, () => {
+  test("SIGINT once both sides of the read copy are gone: exit 130 and an interrupted line, not exit 0", { timeout: 180_000 }, async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "doca-ts-rdma-demo-tmp-"));
+    try {
+      const cmd = runtimeCommand(task("rdma-demo"), ["--size", String(192 << 20)]);
+      const child = spawn(cmd.command, cmd.args, { cwd: repoRoot, env: { ...process.env, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "", stderr = "";
+      child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+      child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+      const done = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      const killer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+      const work = () => readdirSync(tmp).find((n) => n.startsWith("doca-ts-rdma-demo-"));
+      // back.bin is committed by the read copy's receiver; once neither side runs any more, the demo checks the copies
+      let ready = false;
+      for (let i = 0; i < 12_000 && !ready; i++) {
+        const w = work();
+        ready = w !== undefined && existsSync(join(tmp, w, "back.bin")) && copySidesOf(child.pid!).length === 0;
+        if (!ready) await sleep(5);
+      }
+      assert.ok(ready, `the read copy never ended: ${stdout}\n${stderr}`);
+      process.kill(child.pid!, "SIGINT");
+      const code = await done;
+      clearTimeout(killer);
+      assert.equal(code, 130, `${stdout}\n${stderr}`);
+      assert.match(stderr, /^rdma-demo: interrupted \(SIGINT\)/m);
+      noTrace(stderr);
+      assert.equal(work(), undefined, "the work folder is removed");
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});

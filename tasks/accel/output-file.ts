@@ -6,7 +6,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { onForcedExit } from "../common/interrupt.ts";
-import { publishWithoutReplacing, sweepStaleTemporaries, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
+import { publishWithoutReplacing, refuseNonFile, sweepStaleTemporaries, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
 
 export class OutputFile {
@@ -26,10 +26,14 @@ export class OutputFile {
     this.#unregister = onForcedExit(() => this.abort());
   }
 
-  /** Throws when `target` is taken (unless `replace`): the check a task makes before its work, create() makes again. */
-  static checkFree(target: string, shownAs = target, replace = false): void {
-    const taken = replace ? undefined : takenAs(target);
-    if (taken !== undefined) throw new Error(`${shownAs} exists (${taken}): refusing to replace it (use --force to replace it)`);
+  /**
+   * Throws when `target` is taken (unless `replace`): the check a task makes before its work, create() makes again. A
+   * folder or a special file is a usage error naming `flag` even with --force: only a regular file is replaced.
+   */
+  static checkFree(target: string, shownAs = target, replace = false, flag = "-o/--output"): void {
+    const taken = takenAs(target);
+    refuseNonFile(taken, shownAs, flag);
+    if (taken !== undefined && !replace) throw new Error(`${shownAs} exists (${taken}): refusing to replace it (use --force to replace it)`);
   }
 
   /**

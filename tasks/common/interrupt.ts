@@ -13,6 +13,7 @@
  * terminal's foreground group, and wrappers (npm run, deno task, node's bin shims) forward it to their child again.
  */
 import process from "node:process";
+import { setImmediate } from "node:timers";
 import { onOutputLost, printError, watchOutput } from "./output.ts";
 import { taskName } from "./task-name.ts";
 
@@ -139,14 +140,36 @@ function stop(name: StopSignal, graceMs: number): void {
 }
 
 /**
- * A stop that came while the work was finishing, after the last point the task looked at its signal: the line that
- * says so ("finished before the stop took effect") and the signal's status, or undefined when no stop came. A task
- * whose output is committed reports the stop all the same, so a script sees every stop it sent (issue 30).
+ * Lets the event loop deliver a stop that arrived while the task ran synchronous code (hashing a large file, removing
+ * a folder): its handler only runs once the loop turns, and a task that ends right after that code would otherwise
+ * look at its signal before the stop was heard. Two loop turns (immediates) and a short timer: Node and Bun deliver a
+ * signal in the loop's poll phase, Deno through a timer-driven op.
  */
-export function lateStop(): { line: string; code: number } | undefined {
+export async function stopsDelivered(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/** True when `code` is the status of a process ended by a stop (130/143/129/141), as a child that got the same Ctrl-C. */
+export function isStopStatus(code: number | null | undefined): boolean {
+  return code !== null && code !== undefined && Object.values(EXIT_CODES).includes(code);
+}
+
+/**
+ * A stop that came while the work was finishing, after the last point the task looked at its signal: the line that
+ * says so and the signal's status, or undefined when no stop came. A task whose output is committed reports the stop
+ * all the same ("finished before the stop took effect"), so a script sees every stop it sent (issue 30); a task that
+ * failed meanwhile (a child that got the same Ctrl-C) says it failed (`failure`: its message, or "" when the task
+ * printed it already). Call stopsDelivered() first.
+ */
+export function lateStop(failure?: string): { line: string; code: number } | undefined {
   if (!controller?.signal.aborted) return undefined;
   const name = stopName(controller.signal.reason);
-  return { line: `${named()}interrupted (${describe(name)}): finished before the stop took effect (its output is complete)`, code: EXIT_CODES[name] };
+  const what = failure === undefined
+    ? "finished before the stop took effect (its output is complete)"
+    : `the run failed as it stopped${failure ? `: ${failure}` : ""}`;
+  return { line: `${named()}interrupted (${describe(name)}): ${what}`, code: EXIT_CODES[name] };
 }
 
 /**

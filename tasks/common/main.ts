@@ -7,7 +7,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { EXIT_CODES, installStopHandlers, InterruptedError, lateStop } from "./interrupt.ts";
+import { EXIT_CODES, installStopHandlers, InterruptedError, lateStop, stopsDelivered } from "./interrupt.ts";
 import { UsageError } from "./cli.ts";
 import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 
@@ -51,11 +51,15 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
   try {
     resolvePathVariables();
     code = (await fn()) ?? 0;
-    // a stop that arrived as the work ended is reported, never swallowed (exit 0 would tell a script nothing happened)
-    const late = code === 0 ? lateStop() : undefined;
-    if (late) {
-      printError(late.line);
-      code = late.code;
+    // A stop that arrived as the work ended is reported, never swallowed (exit 0 would tell a script nothing
+    // happened): first the loop is let to deliver one that came during the task's last synchronous code.
+    if (code === 0 || code === 1) {
+      await stopsDelivered();
+      const late = lateStop(code === 0 ? undefined : "");
+      if (late) {
+        printError(late.line);
+        code = late.code;
+      }
     }
   } catch (e) {
     const err = e as Error & { exitCode?: number };
@@ -66,13 +70,19 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
     // sees which one spoke.
     const task = speaker();
     const named = (text: string) => task && !text.startsWith(`${task} `) && !text.startsWith(`${task}:`) ? `${task}: ${text}` : text;
+    if (!usage && !(e instanceof InterruptedError)) await stopsDelivered();
+    const raw = permission ? describeMissingPermission(permission) : err?.message ?? String(e);
+    // one prefix per line: a message that already names the task ("TASK: …") does not get it twice
+    const message = task && raw.startsWith(`${task}: `) ? raw.slice(task.length + 2) : raw;
+    // A failure after a stop (a child that got the same Ctrl-C and exited on its own) is that stop's end.
+    const late = usage || e instanceof InterruptedError ? undefined : lateStop(message);
     if (e instanceof InterruptedError) {
       printError(named(err.message));
       code = err.exitCode ?? 130;
+    } else if (late) {
+      printError(late.line);
+      code = late.code;
     } else {
-      const raw = permission ? describeMissingPermission(permission) : err?.message ?? String(e);
-      // one prefix per line: a message that already names the task ("TASK: …") does not get it twice
-      const message = task && raw.startsWith(`${task}: `) ? raw.slice(task.length + 2) : raw;
       printError(named(`error: ${message}${usage ? " (see --help)" : ""}${environmentNotes()}`));
       code = usage ? 2 : 1;
     }

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { currentRuntime } from "../../ffi/load/runtime.ts";
+import { isStopStatus, stopsDelivered } from "./interrupt.ts";
 
 export const repoRoot: string = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -146,6 +147,9 @@ export async function runCopyPair(opts: {
     const host = startChild(script, ["--side", "host", ...opts.hostArgs], { ...opts.env, DOCA_SIM_SIDE: "host" }, timeoutMs);
     children.push(host);
     const [h, d] = await Promise.all([host.done, dpu.done]);
+    // A side ended by a stop (a terminal's Ctrl-C reaches the whole group) is the caller's stop too: let the loop
+    // deliver it before the caller looks at its signal, or it would report a failed copy instead of the stop.
+    if (isStopStatus(h.code) || isStopStatus(d.code)) await stopsDelivered();
     return { host: h, dpu: d };
   } finally {
     opts.signal?.removeEventListener("abort", forward);

@@ -71,7 +71,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
   const t0 = performance.now();
   const keyBytes = options.key.length as 16 | 32;
   const header = makeHeader(keyBytes, options.chunkSize ?? 1024 * 1024);
-  checkTargetFolder(options.output, undefined, options.output, wordingFor("encrypt")); // before any work
+  checkTargetFolder(options.output, undefined, options.output, wordingFor("encrypt"), "-o/--output"); // before any work
   const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
@@ -108,7 +108,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
 
 export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
   const t0 = performance.now();
-  checkTargetFolder(options.output, undefined, options.output, wordingFor("decrypt")); // before any work
+  checkTargetFolder(options.output, undefined, options.output, wordingFor("decrypt"), "-o/--output"); // before any work
   const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;

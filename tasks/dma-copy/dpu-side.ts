@@ -16,7 +16,7 @@ import { InterruptedError, raceAbort } from "../common/interrupt.ts";
 import { PeerFailedError } from "../wire/messenger.ts";
 import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
-import { AtomicFile, checkTargetFolder, removeStaleTemporaries } from "../transfer/atomic-file.ts";
+import { AtomicFile, checkTargetFolder, removedNotice, removeStaleTemporaries, unjudgedNotice } from "../transfer/atomic-file.ts";
 import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
 import { dmaCopyWindow } from "./window-messages.ts";
 import { FileReader, type LocalFile } from "../transfer/local-file.ts";
@@ -63,9 +63,9 @@ export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: Di
   let out: AtomicFile | undefined;
   if (!local.have) {
     const stale = removeStaleTemporaries(dirname(options.file));
-    for (const name of stale.removed) ctx.log.info(`removed ${name}, the temporary file of a dead run`);
-    for (const name of stale.unknown) ctx.log.warn(`${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
-    checkTargetFolder(options.file, size);
+    for (const name of stale.removed) ctx.log.info(removedNotice(name));
+    for (const name of stale.unknown) ctx.log.warn(unjudgedNotice(name));
+    checkTargetFolder(options.file, size, options.file, undefined, "-f/--file");
     out = AtomicFile.create(options.file);
   }
   try {

@@ -10,7 +10,7 @@ import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { exportMmap } from "../steps/export-mmap.ts";
 import { sendDescriptor } from "../steps/exchange-descriptor.ts";
 import { type DirectionMsg, encodeChecksum, encodeStatus, encodeWindow, MsgType, ProtocolError } from "../wire/protocol.ts";
-import { AtomicFile, checkFreeSpace, removeStaleTemporaries } from "../transfer/atomic-file.ts";
+import { AtomicFile, checkFreeSpace, removedNotice, removeStaleTemporaries, unjudgedNotice } from "../transfer/atomic-file.ts";
 import { FileReader, type LocalFile } from "../transfer/local-file.ts";
 import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
 import { dmaCopyWindow } from "./window-messages.ts";
@@ -30,8 +30,8 @@ export async function hostTransfer(ctx: SessionContext, local: LocalFile, answer
   }
   if (!local.have) {
     const stale = removeStaleTemporaries(dirname(ctx.options.file));
-    for (const name of stale.removed) ctx.log.info(`removed ${name}, the temporary file of a dead run`);
-    for (const name of stale.unknown) ctx.log.warn(`${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
+    for (const name of stale.removed) ctx.log.info(removedNotice(name));
+    for (const name of stale.unknown) ctx.log.warn(unjudgedNotice(name));
     checkFreeSpace(dirname(ctx.options.file), size, ctx.options.file);
   }
   ctx.log.info(`${local.have ? "sending" : "receiving"} ${size} bytes, ${extended ? "doca-ts peer (chunked, verified)" : "classic single-buffer mode"}`);

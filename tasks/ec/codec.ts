@@ -189,7 +189,7 @@ function blockDigest(path: string, length: number): string | undefined {
 
 export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean; seconds: number }> {
   const t0 = performance.now();
-  checkTargetFolder(o.output, undefined, o.output, wordingFor("ec-recover")); // before the blocks are read
+  checkTargetFolder(o.output, undefined, o.output, wordingFor("ec-recover"), "-o/--output"); // before the blocks are read
   const man = readManifest(o.inputDir);
   const n = man.dataBlocks, m = man.redundancyBlocks, bs = man.blockSize;
   const length = man.stripes * bs;

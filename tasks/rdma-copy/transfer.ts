@@ -219,7 +219,7 @@ export async function receiveFile(
   const slots = intIn(offer, "slots", 1, MAX_SLOTS);
   const mode = offer.mode;
   if (mode !== "write" && mode !== "read") throw new ProtocolError(`the sender asked for mode ${JSON.stringify(mode)?.slice(0, 20)}`);
-  checkTargetFolder(target, size);
+  checkTargetFolder(target, size, target, undefined, "--receive");
   const local = new Window(link, slots, chunk, mode === "write" ? Access.RDMA_WRITE : 0);
   o.defer(() => local.close());
   let file: AtomicFile | undefined;

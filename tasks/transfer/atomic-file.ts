@@ -2,8 +2,8 @@
  * A file that appears under its final name only when complete: written to a temporary file in the same folder
  * (same file system, so rename is atomic), fsync'd, then renamed. abort() removes the temporary file, so a failed
  * or interrupted copy leaves nothing under the target name. A run killed outright (SIGKILL, power loss) leaves its
- * temporary file behind: its name carries the pid, and removeStaleTemporaries() lets a later run remove the ones
- * whose process is gone.
+ * temporary file behind: its name carries the pid and where that pid means something (run-place.ts), and
+ * removeStaleTemporaries() lets a later run remove the ones whose process is gone.
  */
 import {
   closeSync,
@@ -32,17 +32,22 @@ import { clearInterval, setInterval } from "node:timers";
 import { onForcedExit } from "../common/interrupt.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { printError } from "../common/output.ts";
+import { taskName } from "../common/task-name.ts";
+import { runPlace } from "./run-place.ts";
+import { UsageError } from "../common/cli.ts";
 
 /** Longest file name (bytes) on Linux file systems. */
 const NAME_MAX = 255;
-const SUFFIX = /^\..*\.doca-ts-(\d+)-[0-9a-z]+\.part$/;
+/** `.NAME.doca-ts-PID-PLACE-RANDOM.part` (PLACE: runPlace(), absent when unknown and in older doca-ts names). */
+const SUFFIX = /^\..*\.doca-ts-(\d+)-(?:([0-9a-f]{8})-)?[0-9a-z]+\.part$/;
 
 /**
- * `.NAME.doca-ts-PID-RANDOM.part`, within NAME_MAX bytes: a long NAME is cut (on a character boundary) and a short
- * hash of the whole name keeps different long names apart.
+ * `.NAME.doca-ts-PID-PLACE-RANDOM.part`, within NAME_MAX bytes: a long NAME is cut (on a character boundary) and a
+ * short hash of the whole name keeps different long names apart. PLACE (this boot and pid namespace) is left out when
+ * it cannot be read; tests pass `place` explicitly.
  */
-export function temporaryName(target: string, pid = process.pid, random = Math.random().toString(36).slice(2, 10)): string {
-  return hiddenName(target, `.doca-ts-${pid}-${random}.part`);
+export function temporaryName(target: string, pid = process.pid, random = Math.random().toString(36).slice(2, 10), place = runPlace()): string {
+  return hiddenName(target, `.doca-ts-${pid}-${place ? `${place}-` : ""}${random}.part`);
 }
 
 /** `.NAME.doca-ts.lock`: one per target name, held by the copy writing it (see TargetLock). */
@@ -89,8 +94,8 @@ export function wordingFor(task: string): TargetWording {
  * probe file is created and removed) and, when `bytes` is known, has room for them; and that nothing has the target's
  * name yet: a copy never replaces anything, so a name that is taken fails now, not after the whole transfer.
  */
-export function checkTargetFolder(target: string, bytes?: number, shownAs = target, wording = COPY_WORDING): void {
-  checkNameFree(target, shownAs, wording);
+export function checkTargetFolder(target: string, bytes?: number, shownAs = target, wording = COPY_WORDING, flag?: string): void {
+  checkNameFree(target, shownAs, wording, flag);
   const dir = dirname(target);
   let stat;
   try {
@@ -111,11 +116,24 @@ export function checkTargetFolder(target: string, bytes?: number, shownAs = targ
   if (bytes !== undefined) checkFreeSpace(dir, bytes, shownAs);
 }
 
-/** Throws when anything (a file, a folder, a symbolic link even dangling) has the name `target`. */
-export function checkNameFree(target: string, shownAs = target, wording = COPY_WORDING): void {
+/**
+ * Throws when anything (a file, a folder, a symbolic link even dangling) has the name `target`; given the `flag` that
+ * named a file output, a folder or a special file there is a usage error naming it (no run can write its file there).
+ */
+export function checkNameFree(target: string, shownAs = target, wording = COPY_WORDING, flag?: string): void {
   const what = takenAs(target);
   if (what === undefined) return;
+  if (flag !== undefined) refuseNonFile(what, shownAs, flag);
   throw new Error(`cannot create ${shownAs}: ${what} of that name already exists (${wording.writer} never replaces anything: remove it or choose another name)`);
+}
+
+/**
+ * A folder or a special file (device, FIFO, socket) under an output's name is a usage error before any work: no run
+ * can write its output there, --force or not. `what`: takenAs()'s answer; `flag`: the flag that named the output.
+ */
+export function refuseNonFile(what: string | undefined, shownAs: string, flag?: string): void {
+  if (what !== "a folder" && what !== "a special file") return;
+  throw new UsageError(`${flag ? `${flag}: ` : ""}${shownAs} is ${what}, not a file: the output must be a file name (--force replaces only a regular file)`);
 }
 
 /** What has the name `target` ("a file", "a symbolic link" even dangling, "a folder" …), or undefined when free. */
@@ -172,9 +190,17 @@ function processAlive(pid: number): boolean | undefined {
  */
 export function sweepStaleTemporaries(dir: string, task: string): void {
   const stale = removeStaleTemporaries(dir);
-  for (const name of stale.removed) printError(`${task}: removed ${name}, the temporary file of a dead run`);
-  for (const name of stale.unknown) printError(`${task}: ${name} looks like the temporary file of an earlier run; remove it if that run is gone`);
+  for (const name of stale.removed) printError(`${task}: ${removedNotice(name)}`);
+  for (const name of stale.unknown) printError(`${task}: ${unjudgedNotice(name)}`);
 }
+
+/** The line that says a dead run's temporary file was removed. */
+export const removedNotice = (name: string): string => `removed ${name}, the temporary file of a dead run`;
+
+/** The line for a temporary file whose owner could not be judged here (it stays). */
+export const unjudgedNotice = (name: string): string =>
+  `${name} looks like the temporary file of an earlier run; remove it if that run is gone (it was written on another ` +
+  `host, in another pid namespace or by an older doca-ts, so only its age tells: it goes once nobody wrote to it for two minutes)`;
 
 const RECENT_MS = 2 * 60_000;
 
@@ -187,9 +213,10 @@ function recentlyWritten(path: string): boolean {
 }
 
 /**
- * Removes the temporary files of dead doca-ts runs in `dir` (name pattern + the pid in it is not a live process +
- * not written to in the last two minutes);
- * returns what it removed, what belongs to live runs, and what it could not judge (left in place, to report).
+ * Removes the temporary files of dead doca-ts runs in `dir`: the pid in the name is not a live process (signal-0
+ * probe: ESRCH) and the name says it was written here (same boot and pid namespace: removed at once), or, for a name
+ * from elsewhere or without that tag, nobody wrote to it in the last two minutes (a pid from another pid namespace
+ * looks dead). Returns what it removed, what belongs to live runs, and what it could not judge (left, to report).
  */
 export function removeStaleTemporaries(dir: string): { removed: string[]; live: string[]; unknown: string[] } {
   const removed: string[] = [];
@@ -206,9 +233,10 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
     if (!m) continue;
     const pid = Number(m[1]);
     const alive = pid === process.pid ? true : processAlive(pid);
+    const here = m[2] !== undefined && m[2] === runPlace();
     // A pid from another pid namespace (a container sharing the folder) looks dead: a file written to in the last
     // minutes may still be someone's copy in progress, so it is only reported.
-    if (alive === false && recentlyWritten(join(dir, name))) {
+    if (alive === false && !here && recentlyWritten(join(dir, name))) {
       unknown.push(name);
       continue;
     }
@@ -227,9 +255,10 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
 }
 
 /** How often a lock's holder refreshes the lock file's mtime, and after how long without that a lock is abandoned. */
-// A lock whose process is gone is recognised within seconds (a receiver killed with SIGKILL and started again must
-// not be told for 30 s that "another copy" writes the file); a copy alive in another pid namespace, which looks
-// dead to kill -0, refreshes its lock every second, so three seconds without a refresh still tell the two apart.
+// A lock written here (same boot and pid namespace, run-place.ts) whose process is gone is taken over at once. One
+// from elsewhere (another host or container sharing the folder, or an older doca-ts that did not say) is judged by
+// its mtime: a copy alive in another pid namespace looks dead to kill -0 but refreshes its lock every second, so
+// three seconds without a refresh tell the two apart.
 const LOCK_REFRESH_MS = 1_000;
 export const LOCK_ABANDONED_MS = 3_000;
 
@@ -237,9 +266,10 @@ export const LOCK_ABANDONED_MS = 3_000;
  * One receiver per target name: `.NAME.doca-ts.lock` next to the temporary file, created with O_EXCL (open "wx"),
  * holding the owner's pid and temporary file name; its mtime is refreshed every few seconds while the copy runs. A
  * second receiver finds it and fails at once, naming the other copy. A lock whose process is gone (kill -0: ESRCH)
- * and that nobody refreshed for 3 s is abandoned (SIGKILL, power loss) and taken over, and the dead run's temporary
- * file it names is removed with it; a dead-looking pid with a fresh mtime is a copy in another pid namespace sharing
- * the folder, so it still counts.
+ * is abandoned (SIGKILL, power loss) and taken over, with one line saying so, and the dead run's temporary file it
+ * names is removed with it: at once when the lock says it was written on this boot in this pid namespace, else once
+ * nobody refreshed it for 3 s (a dead-looking pid with a fresh mtime is a copy in another pid namespace sharing the
+ * folder, so it still counts). A live pid always counts, even if reused by another program since.
  */
 export class TargetLock {
   readonly path: string;
@@ -264,7 +294,8 @@ export class TargetLock {
     for (let attempt = 0; ; attempt++) {
       try {
         const fd = openSync(path, "wx", 0o644);
-        writeSync(fd, `pid ${process.pid}\ntemporary ${tempName}\nsince ${new Date().toISOString()}\n`);
+        const place = runPlace();
+        writeSync(fd, `pid ${process.pid}\ntemporary ${tempName}\nsince ${new Date().toISOString()}\n${place ? `place ${place}\n` : ""}`);
         return new TargetLock(path, fd);
       } catch (e) {
         rethrowMissingPermission(e);
@@ -277,14 +308,22 @@ export class TargetLock {
       if (!abandoned(path)) throw new Error(busyMessage(shownAs, path));
       // Abandoned: its run's temporary file goes first (nobody will finish it; it may be hundreds of MiB), then the
       // lock is taken over (a racing taker loses at openSync "wx" above).
-      const dead = lockOwner(path).temporary;
+      const owner = lockOwner(path);
+      const dead = owner.temporary;
+      let removed = false;
       if (dead && SUFFIX.test(dead) && !dead.includes("/")) {
         try {
           unlinkSync(join(dirname(path), dead));
+          removed = true;
         } catch { /* already gone */ }
       }
       try {
         unlinkSync(path);
+        const task = taskName();
+        printError(
+          `${task ? `${task}: ` : ""}took over the lock of ${shownAs} from process ${owner.pid ?? "?"}, which is gone` +
+            (removed ? ` (its temporary file ${dead} was removed)` : ""),
+        );
       } catch { /* someone else removed it first */ }
     }
   }
@@ -308,20 +347,27 @@ export class TargetLock {
   }
 }
 
-function lockOwner(path: string): { pid?: number; temporary?: string; since?: string } {
+function lockOwner(path: string): { pid?: number; temporary?: string; since?: string; place?: string } {
   try {
     const text = readFileSync(path, "utf8");
     const pid = Number(/^pid (\d+)$/m.exec(text)?.[1]);
-    return { pid: pid > 0 ? pid : undefined, temporary: /^temporary (.+)$/m.exec(text)?.[1], since: /^since (.+)$/m.exec(text)?.[1] };
+    return {
+      pid: pid > 0 ? pid : undefined,
+      temporary: /^temporary (.+)$/m.exec(text)?.[1],
+      since: /^since (.+)$/m.exec(text)?.[1],
+      place: /^place ([0-9a-f]{8})$/m.exec(text)?.[1],
+    };
   } catch {
     return {};
   }
 }
 
 function abandoned(path: string): boolean {
-  const { pid } = lockOwner(path);
+  const { pid, place } = lockOwner(path);
   if (pid === process.pid) return false;
   if (pid !== undefined && processAlive(pid) !== false) return false;
+  // its owner said where its pid means something: here, so the probe's ESRCH is the last word
+  if (pid !== undefined && place !== undefined && place === runPlace()) return true;
   try {
     return Date.now() - statSync(path).mtimeMs > LOCK_ABANDONED_MS;
   } catch {
@@ -333,7 +379,8 @@ function busyMessage(shownAs: string, lockPath: string): string {
   const o = lockOwner(lockPath);
   const who = o.pid ? `process ${o.pid}${o.since ? ` since ${o.since}` : ""}${o.temporary ? `, writing ${o.temporary}` : ""}` : "another process";
   return `cannot create ${shownAs}: another copy is writing it (${who}; lock ${lockPath}). ` +
-    `Wait for it to finish or choose another name; if that copy is gone, the lock is taken over ${LOCK_ABANDONED_MS / 1000} s after it stopped`;
+    `Wait for it to finish or choose another name (a lock whose process is gone is taken over at once; one from ` +
+    `another host or pid namespace once nobody refreshed it for ${LOCK_ABANDONED_MS / 1000} s)`;
 }
 
 /**

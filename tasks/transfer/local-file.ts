@@ -4,10 +4,12 @@
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { rethrowMissingPermission } from "../common/permission.ts";
+import { UsageError } from "../common/cli.ts";
 
 export type LocalFile = { have: true; size: number } | { have: false };
 
-export function probeLocalFile(path: string): LocalFile {
+/** `flag`: the flag that named the file, for the usage error a folder or special file under its name is. */
+export function probeLocalFile(path: string, flag = "-f/--file"): LocalFile {
   let stat;
   try {
     stat = statSync(path);
@@ -15,7 +17,9 @@ export function probeLocalFile(path: string): LocalFile {
     rethrowMissingPermission(e); // Deno without --allow-read: not "the file is absent"
     return { have: false };
   }
-  if (!stat.isFile()) throw new Error(`${path} exists and is not a regular file`);
+  if (!stat.isFile()) {
+    throw new UsageError(`${flag}: ${path} is ${stat.isDirectory() ? "a folder" : "a special file"}: a copy sends or receives a regular file`);
+  }
   // Opening is the readability test (Deno's accessSync needs --allow-sys for the uid).
   try {
     closeSync(openSync(path, "r"));
