@@ -58,7 +58,8 @@ Runs tests/**/*.test.ts under each runtime's own test runner and prints "N passe
   --busy      run two CPU-bound loops beside the suite, as on a busy 2-core machine (they stop with the suite)
   --jobs      run up to N runtimes at once (default 1); each runner's output is printed whole when it ends, and
               lines say when each starts and ends (CI uses 2: the runners wait on child processes much of the time)
-  --timeout   minutes allowed per runtime before its runner is killed (default 20; 30 with --jobs above 1)
+  --timeout   minutes allowed per runtime before its runner is killed (default 45: a hung runner must not hang CI,
+              and a slow one on a busy machine must finish: Node took over 20 minutes beside --busy's loops)
   FILTER      only test files whose path contains one of these strings`,
   );
   process.exit(0);
@@ -81,7 +82,7 @@ if (values.timeout !== undefined && !(Number(values.timeout) > 0)) {
   console.error(`test: --timeout needs a positive number of minutes, got "${values.timeout}"`);
   process.exit(2);
 }
-const timeoutMinutes = Number(values.timeout ?? (jobs > 1 ? 30 : 20));
+const timeoutMinutes = Number(values.timeout ?? 45);
 
 if (values.shuffle !== undefined && !/^\d+$/.test(values.shuffle)) {
   console.error(`test: --shuffle needs a decimal seed, got "${values.shuffle}"`);
