@@ -146,8 +146,10 @@ test("a receiver killed with SIGKILL mid-copy and started again at once takes ov
   await first.waitForStderr("waiting for the host", 90_000);
   const host1 = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced, "--quiet"], w.env, 180_000);
   const lock = join(w.dpu, lockName(target));
-  for (let i = 0; i < 6000 && !existsSync(lock); i++) await sleep(10);
-  assert.ok(existsSync(lock), "the first receiver holds the lock while it writes");
+  // The lock comes first, the temporary file when the transfer starts: kill it once it holds both.
+  const writing = () => existsSync(lock) && w.list(w.dpu).some((n) => n.endsWith(".part"));
+  for (let i = 0; i < 6000 && !writing(); i++) await sleep(10);
+  assert.ok(writing(), `the first receiver holds the lock and writes its temporary file: ${w.list(w.dpu)}`);
   first.kill();
   await first.done;
   await sleep(300);
