@@ -7,10 +7,9 @@
  * folder) before writing anything, and any stop (Ctrl-C, SIGTERM, SIGHUP, closed output) stops both sides the same
  * way and removes its work folder.
  */
-import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { randomFillSync } from "node:crypto";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { setImmediate } from "node:timers";
 import { join } from "node:path";
 import process from "node:process";
 import { positiveInt } from "./common/cli.ts";
@@ -22,6 +21,7 @@ import type { Summary } from "./dma-copy/session.ts";
 import { formatBytes, formatRate, plural } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
+import { sha256OfFile } from "./common/file-sha256.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = taskFlags({ keep: { type: "boolean" } }, "size", "version", "help");
@@ -50,26 +50,6 @@ function checkRoom(folder: string, size: number): void {
 
 export const HOST_PCI = "0000:b1:00.1";
 export const DPU_PCI = "0000:03:00.1";
-
-/**
- * SHA-256 of a file read 4 MiB at a time (a 4 GiB file does not fit one read), with a loop turn between reads: a stop
- * while a copy is checked is heard at once, not after the demo ended.
- */
-async function sha256File(path: string, signal: AbortSignal): Promise<string> {
-  const hash = createHash("sha256");
-  const fd = openSync(path, "r");
-  try {
-    const block = new Uint8Array(4 << 20);
-    for (let n; (n = readSync(fd, block, 0, block.length, null)) > 0;) {
-      hash.update(block.subarray(0, n));
-      await new Promise((resolve) => setImmediate(resolve));
-      if (signal.aborted) throw interruption(signal, "checking the copies' SHA-256");
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return hash.digest("hex");
-}
 
 /** Writes `size` random bytes, giving the event loop a turn every 16 MiB so that a stop is heard at once. */
 async function writeRandomFile(path: string, size: number, signal: AbortSignal): Promise<void> {
@@ -116,7 +96,7 @@ async function runStep(step: Step, env: Record<string, string>, signal: AbortSig
   const h = JSON.parse(host.stdout.trim().split("\n").pop()!) as Summary;
   const d = JSON.parse(dpu.stdout.trim().split("\n").pop()!) as Summary;
   const receiver = h.role === "receive" ? step.hostFile : step.dpuFile;
-  const got = await sha256File(receiver, signal);
+  const got = await sha256OfFile(receiver, signal);
   const ok = got === step.expect && (h.mode === "classic" || (h.sha256 === step.expect && d.sha256 === step.expect));
   const sender = h.role === "send" ? h : d;
   return {
@@ -148,14 +128,14 @@ async function main(argv: string[]): Promise<number> {
   try {
     const original = join(hostDir, "original.bin");
     await writeRandomFile(original, size, signal);
-    const expect = await sha256File(original, signal);
+    const expect = await sha256OfFile(original, signal);
     print(`demo: ${formatBytes(size)} random file, sha256 ${expect}; host ${HOST_PCI}, DPU ${DPU_PCI} (separate processes)`);
     const small = join(hostDir, "small.bin");
     await writeRandomFile(small, SMALL, signal);
     const steps: Step[] = [
       { title: "host → DPU", hostFile: original, dpuFile: join(dpuDir, "from-host.bin"), extra: [], expect },
       { title: "DPU → host", hostFile: join(hostDir, "from-dpu.bin"), dpuFile: join(dpuDir, "from-host.bin"), extra: [], expect },
-      { title: "classic (NVIDIA sequence) host → DPU", hostFile: small, dpuFile: join(dpuDir, "small.bin"), extra: ["--classic"], expect: await sha256File(small, signal) },
+      { title: "classic (NVIDIA sequence) host → DPU", hostFile: small, dpuFile: join(dpuDir, "small.bin"), extra: ["--classic"], expect: await sha256OfFile(small, signal) },
     ];
     for (const step of steps) {
       const r = await runStep(step, env, signal);

@@ -4,10 +4,9 @@
  * pair (when this runs as root and `ip netns` works), else over loopback; it says which. A random file goes across
  * by RDMA write, and back by RDMA read, each checked by SHA-256.
  */
-import { createHash, randomFillSync } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
-import { setImmediate } from "node:timers";
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,6 +21,7 @@ import { currentRuntime } from "../ffi/load/runtime.ts";
 import { ownExtension } from "./common/run-pair.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 import { taskFlags } from "./common/task-flags.ts";
+import { sha256OfFile } from "./common/file-sha256.ts";
 
 export const FLAGS = taskFlags({ loopback: { type: "boolean" }, keep: { type: "boolean" } }, "size", "version", "help");
 const TASK = "rdma-demo";
@@ -190,26 +190,6 @@ async function copyOnceQuietly(net: Net, from: string, to: string, mode: "write"
   return `${mode}: ${summary.bytes} bytes in ${summary.seconds.toFixed(2)} s`;
 }
 
-/**
- * SHA-256 of a file read 4 MiB at a time, with a loop turn between reads: a stop while a large copy is checked is
- * heard at once (one synchronous hash of the whole file kept the stop from being seen until the demo had ended).
- */
-async function sha256Of(path: string, signal: AbortSignal): Promise<string> {
-  const hash = createHash("sha256");
-  const fd = openSync(path, "r");
-  try {
-    const block = new Uint8Array(4 << 20);
-    for (let n; (n = readSync(fd, block, 0, block.length, null)) > 0;) {
-      hash.update(block.subarray(0, n));
-      await new Promise((resolve) => setImmediate(resolve));
-      if (signal.aborted) throw interruption(signal, "checking the copies' SHA-256");
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return hash.digest("hex");
-}
-
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return (print(HELP), 0);
@@ -245,12 +225,12 @@ async function main(argv: string[]): Promise<number> {
     }
     closeSync(fd);
     if (signal.aborted) throw interruption(signal, `writing the demo's file`);
-    const expect = await sha256Of(original, signal);
+    const expect = await sha256OfFile(original, signal);
     const wrote = await copyOnce(net, original, there, "write", env, signal);
-    const thereOk = (await sha256Of(there, signal)) === expect;
+    const thereOk = (await sha256OfFile(there, signal)) === expect;
     print(`rdma-demo: ${wrote}, sha256 ${thereOk ? "matches" : "DIFFERS"}`);
     const read = await copyOnce(net, there, back, "read", env, signal);
-    const backOk = (await sha256Of(back, signal)) === expect;
+    const backOk = (await sha256OfFile(back, signal)) === expect;
     print(`rdma-demo: ${read}, sha256 ${backOk ? "matches" : "DIFFERS"}`);
     return thereOk && backOk ? 0 : 1;
   } finally {
