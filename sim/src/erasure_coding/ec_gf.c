@@ -57,20 +57,38 @@ uint8_t sim_gf_pow(uint8_t a, unsigned n)
 	return r;
 }
 
-void sim_gf_mul_add_region(uint8_t *dst, const uint8_t *src, uint8_t c, size_t len)
+/*
+ * The erasure-coding hot loop: dst ^= c * src, byte by byte through c's row of the product table. Eight bytes a turn,
+ * combined in a word: the lookups stay independent and the loop no longer depends on where the linker happens to
+ * place it (the byte-at-a-time form ran at half speed after an unrelated change elsewhere in the library moved it).
+ */
+__attribute__((aligned(64))) void sim_gf_mul_add_region(uint8_t *dst, const uint8_t *src, uint8_t c, size_t len)
 {
 	const uint8_t *row;
+	size_t i = 0;
 
 	if (c == 0)
 		return;
 	if (c == 1) {
-		for (size_t i = 0; i < len; i++)
+		for (; i < len; i++)
 			dst[i] ^= src[i];
 		return;
 	}
 	gf_ready();
 	row = gf_table[c];
-	for (size_t i = 0; i < len; i++)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ /* byte i of the word is dst[i] (x86-64, aarch64) */
+	for (; i + 8 <= len; i += 8) {
+		uint64_t word, product = (uint64_t)row[src[i]] | (uint64_t)row[src[i + 1]] << 8 |
+					 (uint64_t)row[src[i + 2]] << 16 | (uint64_t)row[src[i + 3]] << 24 |
+					 (uint64_t)row[src[i + 4]] << 32 | (uint64_t)row[src[i + 5]] << 40 |
+					 (uint64_t)row[src[i + 6]] << 48 | (uint64_t)row[src[i + 7]] << 56;
+
+		memcpy(&word, dst + i, sizeof(word));
+		word ^= product;
+		memcpy(dst + i, &word, sizeof(word));
+	}
+#endif
+	for (; i < len; i++)
 		dst[i] ^= row[src[i]];
 }
 
