@@ -54,8 +54,20 @@ export function softwareDeviceFolderNote(env: Record<string, string | undefined>
  * refusal and fails Comch with NOT_PERMITTED (a client even keeps retrying until its --timeout), so the tasks ask
  * first and name the variable.
  */
+/** Longest socket path (sun_path less its terminating NUL) and the device's socket name with its slash. */
+const UNIX_SOCKET_PATH_MAX = 107;
+const COMCH_SOCKET_NAME_BYTES = "/comch-0000_03_00.1-0123456789abcdef.sock".length;
+const utf8Length = (text: string) => new TextEncoder().encode(text).length;
+
 export function softwareDeviceFolderProblem(env: Record<string, string | undefined> = process.env): string | undefined {
   const dir = softwareDeviceFolder(env);
+  // The device's Comch sockets are FOLDER/comch-PCI-HASH.sock: a Unix socket path holds at most 107 bytes
+  // (sim/src/comch/comch_transport.c; the device would fail doca_ctx_start with INITIALIZATION, naming nothing).
+  const longest = utf8Length(dir) + COMCH_SOCKET_NAME_BYTES;
+  if (longest > UNIX_SOCKET_PATH_MAX) {
+    return `its path is ${utf8Length(dir)} bytes long: the Comch sockets inside it would need ${longest}, ` +
+      `more than the ${UNIX_SOCKET_PATH_MAX} a Unix socket path holds (choose a shorter folder)`;
+  }
   let st;
   try {
     st = lstatSync(dir);

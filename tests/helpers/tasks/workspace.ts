@@ -21,8 +21,17 @@ export interface Workspace {
   remove(): void;
 }
 
+/**
+ * A folder name for a test's tag, the tag cut to 16 characters: the software device's Comch sockets live below it
+ * (DOCA_SIM_DIR = FOLDER/sim), and a Unix socket path holds at most 107 bytes; the test runner's own TMPDIR
+ * (/tmp/dts-XXXXXX) already takes 15 of them.
+ */
+function tempFolder(tag: string): string {
+  return mkdtempSync(join(tmpdir(), `doca-ts-${tag.slice(0, 16)}-`));
+}
+
 export function workspace(tag: string): Workspace {
-  const root = mkdtempSync(join(tmpdir(), `doca-ts-${tag}-`));
+  const root = tempFolder(tag);
   const host = join(root, "host");
   const dpu = join(root, "dpu");
   const sim = join(root, "sim");
@@ -54,7 +63,7 @@ export function workspaces(after: (fn: () => void) => void): (tag: string) => Wo
 /** A test body that gets a fresh folder (doca-ts-TAG-…), removed when the body ends, however it ends. */
 export function withTempDir(tag: string, fn: (dir: string) => Promise<void>): () => Promise<void> {
   return async () => {
-    const dir = mkdtempSync(join(tmpdir(), `doca-ts-${tag}-`));
+    const dir = tempFolder(tag);
     try {
       await fn(dir);
     } finally {
