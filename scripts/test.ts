@@ -264,6 +264,7 @@ const selected = values.runtime.split(",").map((name) => name.trim()).filter(Boo
 const unknown = selected.filter((name) => !(name in runtimes));
 if (unknown.length > 0) {
   console.error(`test: unknown runtime(s) ${unknown.join(", ")}; choose from deno, bun, node`);
+  scope.sweep(); // its temporary folder, made above, is still empty
   process.exit(2);
 }
 
