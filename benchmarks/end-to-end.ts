@@ -16,12 +16,12 @@ import { randomFillSync } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { DPU_LISTENING, repoRoot } from "../tasks/common/run-pair.ts";
-import { npmPackInto } from "../scripts/npm-pack.ts";
+import { npmPackInto } from "../tools/npm-pack.ts";
 import { median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 import { measured } from "./measured.ts";
 import { copyReferences, REFERENCE_LABEL, type ReferenceName, type Role } from "./copy-references.ts";
-import { testPort } from "../tests/helpers/ports.ts";
+import { testPort } from "../tools/ports.ts";
 
 export interface EndToEndPlan {
   fileSize: number;

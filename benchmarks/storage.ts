@@ -7,14 +7,14 @@
  * which relay goes first; each ratio row is the median of the per-round ratios. Then the GGA-offload rows (where
  * liblz4's headers are): NVIDIA's comch_to_rdma_gga_offload reading NVIDIA's generated content (LZ4 and EC on the
  * device), plain and with every fourth read recovered; C only, no ratio. Needs a snapshot of NVIDIA's samples
- * (tests/helpers/nvidia-snapshot.ts).
+ * (tools/nvidia-snapshot.ts).
  *
  *   deno task bench:storage [--rounds N] [--ops N] [--json FILE]
  */
 import { writeFileSync } from "node:fs";
 import process from "node:process";
-import { findSnapshot, NO_SNAPSHOT } from "../tests/helpers/nvidia-snapshot.ts";
-import { buildFolder, buildPrograms, flow, generateGgaContent, ggaAvailable, ggaFlow, lz4Missing, removeBuild } from "../tests/helpers/nvidia-storage.ts";
+import { findSnapshot, NO_SNAPSHOT } from "../tools/nvidia-snapshot.ts";
+import { buildFolder, buildPrograms, flow, generateGgaContent, ggaAvailable, ggaFlow, lz4Missing, removeBuild } from "../tools/nvidia-storage.ts";
 import { join } from "node:path";
 import { formatTable, median, round3, type Row } from "./rows.ts";
 import { parseFlags, positiveInt, UsageError } from "../tasks/common/cli.ts";

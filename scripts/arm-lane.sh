@@ -48,7 +48,7 @@ rm -rf "$TREE"
 mkdir -p "$TREE/build"
 node node_modules/deno/bin.cjs run -A scripts/build-sim.ts --target aarch64 --out "$TREE/build/sim" | grep -c built |
   xargs -I{} echo "arm lane: {} artifacts built"
-cp -r mod.ts ffi tasks tests scripts deno.json "$TREE/"
+cp -r mod.ts ffi tasks tests tools scripts deno.json "$TREE/"
 echo '{ "name": "doca-ts-arm64-lane", "private": true, "type": "module" }' >"$TREE/package.json"
 
 # The newest version of an npm package not above the one we use (Deno's arm64 build is sometimes published later).

@@ -21,7 +21,7 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { buildSoftwareDevice, packageRoot, SimBuildError } from "../ffi/load/sim-build/builder.ts";
 import { compilerMissingHint } from "./cross-compiler.ts";
-import { npmPackInto, runCommand as run } from "./npm-pack.ts";
+import { npmPackInto, runCommand as run } from "../tools/npm-pack.ts";
 
 const HELP = `Usage: pack-offline.ts [--arch aarch64|x86_64] [--out FILE] [--no-prebuild]
 

@@ -97,6 +97,21 @@ describe("library layout", () => {
     assert.deepEqual(bad, []);
   });
 
+  test("tools/, benchmarks/ and scripts/ import no test file; tools/ holds what they and the tests share", () => {
+    // tools/ is the shared layer of the development side (npm pack, free ports, NVIDIA's samples snapshot and the
+    // storage application's harness): it uses the library and the tasks, never the commands or the tests built on it.
+    const rules: [string, RegExp][] = [
+      ["tools", /^(tools\/|ffi\/|tasks\/|mod\.ts$)/],
+      ["benchmarks", /^(benchmarks\/|tools\/|ffi\/|tasks\/|mod\.ts$)/],
+      ["scripts", /^(scripts\/|benchmarks\/|tools\/|ffi\/|tasks\/|mod\.ts$)/],
+    ];
+    const bad = rules.flatMap(([dir, allowed]) =>
+      files(dir).flatMap((from) => importsOf(from).filter((e) => !allowed.test(e.to)).map((e) => `${from} → ${e.to}`))
+    );
+    assert.deepEqual(bad, [], "move what these share with the tests into tools/");
+    assert.ok(files("tools").length >= 3 && files("benchmarks").length >= 10, "the folders were found");
+  });
+
   test("every native callback is made in ffi/engine/callbacks.ts, the one bridge (ffi/load makes the trampolines)", () => {
     const makers = ffiFiles.filter((f) => !f.startsWith("ffi/load/") && f !== "ffi/engine/callbacks.ts")
       .filter((f) => /\.callback\(/.test(readFileSync(join(root, f), "utf8")));

@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { noRdma, rdmaDevice, rdmaPair } from "./helpers/rdma-pair.ts";
-import { listenOnTestPort } from "./helpers/ports.ts";
+import { listenOnTestPort } from "../tools/ports.ts";
 import { DocaError, ProgressEngine, Rdma } from "../mod.ts";
 
 /** Resolves with what happened first: the promise's value, or "timeout" after ms. */

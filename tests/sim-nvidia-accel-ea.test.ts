@@ -5,7 +5,7 @@
  * what aes_gcm_encrypt wrote and encrypts what aes_gcm_decrypt must open; the file erasure_coding_recover rebuilds
  * equals the original. Also: everything NVIDIA's storage application (applications/storage) uses of
  * doca_erasure_coding.h is declared by ours. Nothing of NVIDIA's is in this repository: the samples come from a
- * local snapshot (tests/helpers/nvidia-snapshot.ts); without one every case is skipped with a line saying so.
+ * local snapshot (tools/nvidia-snapshot.ts); without one every case is skipped with a line saying so.
  * doca_argp and doca_log are the stand-ins of tests/nvidia-samples.
  */
 import { after, before, describe, test } from "node:test";
@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
+import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "../tools/nvidia-snapshot.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const libDir = join(root, "build", "sim", "lib");

@@ -4,7 +4,7 @@
  * file_compression and file_integrity, host and DPU builds) built unmodified against the software device and run;
  * every output is confirmed by an independent tool: node:zlib, the lz4 tool (or a frame made here), node:crypto and
  * the input file itself. Nothing of NVIDIA's is in this repository: the programs come from a local snapshot of their
- * repository (tests/helpers/nvidia-snapshot.ts); without one every case skips with a line saying so. doca_argp and
+ * repository (tools/nvidia-snapshot.ts); without one every case skips with a line saying so. doca_argp and
  * doca_log are the stand-ins in tests/nvidia-samples; the applications' zlib fallback needs zlib.h to build.
  */
 import { after, describe, test } from "node:test";
@@ -17,7 +17,7 @@ import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { deflateSync, inflateRawSync, inflateSync } from "node:zlib";
-import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
+import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "../tools/nvidia-snapshot.ts";
 import { adler32, crc32, xxh32 } from "./helpers/checksums.ts";
 import { textLike } from "./helpers/text-like.ts";
 

@@ -16,7 +16,7 @@ import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { repoRoot, runtimeCommand } from "./helpers/spawn-runtime.ts";
-import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
+import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "../tools/nvidia-snapshot.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const libDir = join(root, "build", "sim", "lib");

@@ -5,7 +5,7 @@
  * on. It ends well on both sides, and strict mode's summary names its one misuse with its true count: it frees each
  * of its posted receive tasks (after releasing the task's buffer) before stopping the consumer, one misuse per task,
  * counted once (not also as a buffer released while in use, nor as tasks left unfreed at the consumer's destroy).
- * Skipped, saying so, without a snapshot of the samples repository (tests/helpers/nvidia-snapshot.ts).
+ * Skipped, saying so, without a snapshot of the samples repository (tools/nvidia-snapshot.ts).
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "./helpers/spawn-runtime.ts";
-import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
+import { extractSnapshot, findSnapshot, NO_SNAPSHOT } from "../tools/nvidia-snapshot.ts";
 
 const snapshot = findSnapshot();
 const skip = snapshot ? false : NO_SNAPSHOT;

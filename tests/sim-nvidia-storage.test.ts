@@ -7,7 +7,7 @@
  * (read_write_data_validity_test), and a read-only run against content the target was started with
  * (read_only_data_validity_test), plus that run against the wrong content, which the initiator must reject.
  *
- * Nothing of NVIDIA's is in this repository: the programs come from a local snapshot (tests/helpers/nvidia-snapshot.ts);
+ * Nothing of NVIDIA's is in this repository: the programs come from a local snapshot (tools/nvidia-snapshot.ts);
  * without one every case is skipped with a line saying so. Harness pieces (tests/nvidia-samples): the doca_argp and
  * doca_log stand-ins; thread_start_delay.c, preloaded (see its header: a data race in NVIDIA's worker start that a
  * loaded two-core machine loses). The programs build against the device's own headers (sim/include).
@@ -24,7 +24,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findSnapshot, NO_SNAPSHOT } from "./helpers/nvidia-snapshot.ts";
+import { findSnapshot, NO_SNAPSHOT } from "../tools/nvidia-snapshot.ts";
 import {
   brief,
   buildFolder,
@@ -36,7 +36,7 @@ import {
   lz4Missing,
   type Proc,
   removeBuild,
-} from "./helpers/nvidia-storage.ts";
+} from "../tools/nvidia-storage.ts";
 
 const snapshot = findSnapshot();
 const skip = snapshot ? false : NO_SNAPSHOT;

@@ -18,7 +18,7 @@ import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { parseDmaCopyArgs } from "../tasks/dma-copy/options.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
-import { testPort } from "./helpers/ports.ts";
+import { testPort } from "../tools/ports.ts";
 
 const DOCS = [
   "README.md",

@@ -10,7 +10,7 @@ import process from "node:process";
 import { repoRoot, runtimeCommand } from "./helpers/spawn-runtime.ts";
 import { workspaces } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
-import { testPort } from "./helpers/ports.ts";
+import { testPort } from "../tools/ports.ts";
 import { formatElapsed } from "../tasks/common/live-line.ts";
 
 const hasScript = spawnSync("script", ["--version"]).status === 0;

@@ -13,7 +13,7 @@ import process from "node:process";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { sha256File, type Workspace, workspaces, writePatternFile } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
-import { testPort } from "./helpers/ports.ts";
+import { testPort } from "../tools/ports.ts";
 
 const COPY = fileURLToPath(new URL("../tasks/rdma-copy.ts", import.meta.url));
 const PING = fileURLToPath(new URL("../tasks/rdma-ping.ts", import.meta.url));

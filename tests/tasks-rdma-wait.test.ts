@@ -11,7 +11,7 @@ import { createConnection } from "node:net";
 import { type RuntimeChild, spawnRuntime } from "./helpers/spawn-runtime.ts";
 import { type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
-import { testPort } from "./helpers/ports.ts";
+import { testPort } from "../tools/ports.ts";
 
 const PING = fileURLToPath(new URL("../tasks/rdma-ping.ts", import.meta.url));
 const spaces: Workspace[] = [];

@@ -8,7 +8,7 @@
 import process from "node:process";
 import { liveObjects, ProgressEngine, Rdma } from "../../mod.ts";
 import { rdmaDevice } from "./rdma-pair.ts";
-import { listenOnTestPort } from "./ports.ts";
+import { listenOnTestPort } from "../../tools/ports.ts";
 
 const count = Number(process.argv[2] ?? 12);
 const dev = rdmaDevice();

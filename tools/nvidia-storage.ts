@@ -8,11 +8,13 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { extractSnapshot } from "./nvidia-snapshot.ts";
 import { testPort } from "./ports.ts";
-import { repoRoot, runtimeCommand } from "./spawn-runtime.ts";
+import { runtimeCommand } from "../tasks/common/run-pair.ts";
 
+const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const root = repoRoot;
 const libDir = join(root, "build", "sim", "lib");
 const standIns = join(root, "tests", "nvidia-samples");
@@ -97,7 +99,7 @@ export interface Proc {
 function start(name: string, side: "host" | "dpu", args: string[], simDir: string): Proc {
   const env: Record<string, string | undefined> = { ...process.env, DOCA_SIM_DIR: simDir, DOCA_SIM_SIDE: side };
   delete env.DOCA_SIM_CONFIG;
-  const cmd = name.endsWith(".ts") ? runtimeCommand(join(repoRoot, name), args) : { command: bin(name), args };
+  const cmd = name.endsWith(".ts") ? runtimeCommand(join(repoRoot, name), args, ["-A"]) : { command: bin(name), args };
   if (!name.endsWith(".ts")) env.LD_PRELOAD = join(work, "thread_start_delay.so");
   const child = spawn(cmd.command, cmd.args, { env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
   const p: Proc = { child, log: "", code: null, exited: Promise.resolve() };

@@ -4,7 +4,7 @@
  * port taken at any moment (DOCA_ERROR_IN_USE: seen once in CI at 47994); below it, only another listener can collide.
  */
 import { readFileSync } from "node:fs";
-import { DocaError } from "../../mod.ts";
+import { DocaError } from "../mod.ts";
 
 export function testPort(): number {
   let ephemeral = 32_768;
