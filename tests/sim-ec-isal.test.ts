@@ -2,8 +2,8 @@
  * The software device's erasure coding against Intel ISA-L, the reference implementation of the code DOCA's header
  * describes: tests/isal/ec_compare.c encodes the same data with a DOCA create task (Cauchy) and with ISA-L's portable
  * gf_gen_cauchy1_matrix + ec_encode_data_base, for several geometries, and requires byte-identical redundancy.
- * ISA-L is not in this repository: its sources come from a local snapshot of intel/isa-l (ISAL_REPO: a git directory
- * or a checkout; else the `fetch` tool's mirror); without one the test is skipped with a line saying so.
+ * ISA-L is not in this repository: its sources come from a local snapshot of intel/isa-l that ISAL_REPO names (a git
+ * directory or a checkout, as sim/README.md says); without one the test is skipped with a line saying so.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -16,10 +16,11 @@ import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const libDir = join(root, "build", "sim", "lib");
-const snapshot = [process.env.ISAL_REPO, join(root, "..", ".mirror", "intel+isa-l", "repo"), "/work/.mirror/intel+isa-l/repo"]
-  .filter((c): c is string => !!c)
-  .find((c) => existsSync(join(c, "erasure_code")) || existsSync(join(c, "HEAD")));
-const skip = snapshot ? false : "no snapshot of intel/isa-l (set ISAL_REPO to a git directory or checkout)";
+const named = process.env.ISAL_REPO;
+const snapshot = named && (existsSync(join(named, "erasure_code")) || existsSync(join(named, "HEAD"))) ? named : undefined;
+const skip = snapshot ? false : named
+  ? `ISAL_REPO=${named} is not a snapshot of intel/isa-l (a checkout with erasure_code/ or a git directory)`
+  : "no snapshot of intel/isa-l (set ISAL_REPO to a git directory or checkout)";
 if (!snapshot) console.log(`# ISA-L comparison skipped: ${skip}`);
 
 const PARTS = ["erasure_code/ec_base.c", "erasure_code/ec_base.h", "erasure_code/ec_base_aliases.c", "include"];
