@@ -232,8 +232,12 @@ export abstract class Resource<H extends number = number> {
     return [...this.#children.values()].reverse();
   }
 
+  /** Errors already told that their object stays open (a child's failure travels up through each parent's close). */
+  static #toldStillOpen = new WeakSet<Error>();
+
   #stillOpen(e: unknown): unknown {
-    if (e instanceof Error && !e.message.includes("still open")) {
+    if (e instanceof Error && !Resource.#toldStillOpen.has(e)) {
+      Resource.#toldStillOpen.add(e);
       e.message += ` (${this.kind} is still open; close() may be retried)`;
     }
     return e;
