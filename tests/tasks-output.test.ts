@@ -38,6 +38,14 @@ describe("numbers for people", () => {
     });
     assert.equal(JSON.stringify(saneNumbers({ s: 0.5800618760000001 })), '{"s":0.58}');
   });
+
+  test("JSON numbers: byte counts and rates (bytes, messages per second) are whole numbers in every task's JSON", () => {
+    assert.deepEqual(
+      saneNumbers({ bytesPerSecond: 104857600.12345679, messagesPerSecond: 1234.5678, inputBytes: 10.5, seconds: 1.23456, peakRssBytes: 5 }),
+      { bytesPerSecond: 104857600, messagesPerSecond: 1235, inputBytes: 11, seconds: 1.235, peakRssBytes: 5 },
+    );
+    assert.deepEqual(saneNumbers({ sides: [{ bytesPerSecond: 0.7 }] }), { sides: [{ bytesPerSecond: 1 }] }, "nested too");
+  });
 });
 
 describe("the software device's build", () => {
