@@ -22,6 +22,7 @@ import { ownExtension } from "./common/run-pair.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 import { taskFlags } from "./common/task-flags.ts";
 import { sha256OfFile } from "./common/file-sha256.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
 
 export const FLAGS = taskFlags({ loopback: { type: "boolean" }, keep: { type: "boolean" } }, "size", "version", "help");
 const TASK = "rdma-demo";
@@ -187,7 +188,8 @@ async function copyOnceQuietly(net: Net, from: string, to: string, mode: "write"
   if (signal.aborted) throw interruption(signal, what);
   if (r.code !== 0 || s.code !== 0) throw new Error(`rdma-copy (${mode}) failed: receiver exit ${r.code}: ${r.stderr.trim()}; sender exit ${s.code}: ${s.stderr.trim()}`);
   const summary = JSON.parse(s.stdout.trim().split("\n").pop()!);
-  return `${mode}: ${summary.bytes} bytes in ${summary.seconds.toFixed(2)} s`;
+  // sizes for people as every task prints them (KiB/MiB/GiB; rdma-copy's JSON keeps the bytes)
+  return `${mode}: ${formatBytes(summary.bytes)} in ${summary.seconds.toFixed(2)} s, ${formatRate(summary.bytes, summary.seconds)}`;
 }
 
 async function main(argv: string[]): Promise<number> {
