@@ -3,6 +3,7 @@
  * Comch control path, host side: connects to a Comch server, sends text messages and prints the answers (the flow
  * of NVIDIA's comch_ctrl_path client sample). Pairs with tasks/comch-server.ts.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { ProgressEngine, TimeoutError } from "../mod.ts";
 import { serverName } from "./common/cli.ts";

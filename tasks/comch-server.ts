@@ -3,6 +3,7 @@
  * Comch control path, DPU side: a Comch server that prints every text message a client sends and answers it
  * (the flow of NVIDIA's comch_ctrl_path server sample). Pairs with tasks/comch-client.ts.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";

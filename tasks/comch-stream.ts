@@ -6,6 +6,7 @@
  *   DPU:  DOCA_SIM_SIDE=dpu deno task comch-stream --side dpu -r 0000:b1:00.1
  *   host: deno task comch-stream --count 100000 --size 1024
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";

@@ -7,6 +7,7 @@
  * folder) before writing anything, and any stop (Ctrl-C, SIGTERM, SIGHUP, closed output) stops both sides the same
  * way and removes its work folder.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { randomFillSync } from "node:crypto";
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";

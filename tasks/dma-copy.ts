@@ -9,6 +9,7 @@
  *
  * Importable (tasks/mod.ts): `await dmaCopy(options)` runs one side in this process and resolves with its Summary.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import type { Device } from "../ffi/doca/common/device.ts";
 import { loadDoca } from "../ffi/native/library.ts";

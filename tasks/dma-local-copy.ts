@@ -3,6 +3,7 @@
  * DMA local copy: two buffers in this process, one device, one DMA memcpy task (the flow of NVIDIA's
  * dma_local_copy sample). Prints a check of both buffers and exits non-zero if they differ.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { createHash } from "node:crypto";
 import process from "node:process";
 import { Access, BufInventory, Dma, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";

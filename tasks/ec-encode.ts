@@ -3,6 +3,7 @@
  * ec-encode: a file into N data + M redundancy block files and a manifest, with DOCA erasure coding (create tasks);
  * ec-recover rebuilds it from any N of them. Layout and manifest: tasks/ec/codec.ts.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { positiveInt, UsageError } from "./common/cli.ts";
 import { withProgress } from "./accel/progress.ts";

@@ -3,6 +3,7 @@
  * ec-recover: the file an ec-encode folder holds, rebuilt from any N of its N + M block files (DOCA erasure coding
  * recover tasks), checked against the original's SHA-256 before it appears.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { withProgress } from "./accel/progress.ts";
 import { isMain, print, runMain } from "./common/main.ts";

@@ -4,6 +4,7 @@
  * pair (when this runs as root and `ip netns` works), else over loopback; it says which. A random file goes across
  * by RDMA write, and back by RDMA read, each checked by SHA-256.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { randomFillSync } from "node:crypto";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";

@@ -7,6 +7,7 @@
  *   machine A:  deno task rdma-ping --listen 7472
  *   machine B:  deno task rdma-ping --connect 192.0.2.10:7472 --count 1000 --size 64
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { Access } from "../ffi/native/constants.ts";
 import { BufInventory } from "../ffi/doca/common/buf.ts";

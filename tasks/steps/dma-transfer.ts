@@ -9,6 +9,7 @@
  *   DOCA_SIM_SIDE=dpu deno run -A tasks/steps/dma-transfer.ts --descriptor desc.json --read out.bin
  *   DOCA_SIM_SIDE=dpu deno run -A tasks/steps/dma-transfer.ts --descriptor desc.json --write in.bin
  */
+import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";

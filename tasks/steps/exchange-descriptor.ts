@@ -8,6 +8,7 @@
  *   host: deno run -A tasks/steps/exchange-descriptor.ts --send desc.json           (desc.json from export-mmap.ts)
  *   DPU:  DOCA_SIM_SIDE=dpu deno run -A tasks/steps/exchange-descriptor.ts --receive got.json -r 0000:b1:00.1
  */
+import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";

@@ -6,6 +6,7 @@
  *
  *   deno run -A tasks/steps/export-mmap.ts --in data.bin --out desc.json --writable
  */
+import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
