@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.json) printJson(result);
   else {
     print(
-      `encoded ${formatBytes(result.fileSize)} into ${n} data + ${m} redundancy blocks (${result.matrix}, ` +
+      `ec-encode: encoded ${formatBytes(result.fileSize)} into ${n} data + ${m} redundancy blocks (${result.matrix}, ` +
         `${result.stripes} stripe(s) of ${formatBytes(result.blockSize)} blocks) in ${userPath(output)}, ` +
         `${formatRate(result.fileSize, result.seconds)}; any ${n} of the ${n + m} block files rebuild it`,
     );

@@ -51,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.json) printJson({ output: userPath(output), fileSize: manifest.fileSize, sha256: manifest.sha256, lost, recovered, seconds });
   else {
     print(
-      `rebuilt ${userPath(output)} (${formatBytes(manifest.fileSize)}, sha256 ${manifest.sha256.slice(0, 16)}… matches)` +
+      `ec-recover: rebuilt ${userPath(output)} (${formatBytes(manifest.fileSize)}, sha256 ${manifest.sha256.slice(0, 16)}… matches)` +
         (lost.length ? `; lost blocks ${lost.join(", ")}${recovered ? " recomputed by DOCA erasure coding" : " were redundancy only"}` : "; no block lost"),
     );
   }

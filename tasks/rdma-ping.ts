@@ -15,6 +15,7 @@ import { Mmap } from "../ffi/doca/common/mmap.ts";
 import { NativeMemory } from "../ffi/doca/common/memory.ts";
 import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { peerSilent } from "./common/peer-words.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
@@ -210,7 +211,8 @@ async function queuedAbort(rdma: { recv(o: { timeoutMs?: number }): Promise<{ by
 async function raceTimeout<T>(p: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s while ${what}`)), ms);
+    // the same sentence as every task's for a peer gone silent (tasks/common/peer-words.ts)
+    timer = setTimeout(() => reject(new Error(peerSilent(what, ms, "the peer", what.startsWith("waiting for ") ? "send it" : "take it"))), ms);
   });
   try {
     return await raceAbort(Promise.race([p, timeout]), signal, what);

@@ -141,7 +141,7 @@ describe("comch-stream stops cleanly on either side and tells the other", () => 
       const dpu = startChild(task("comch-stream"), ["--side", "dpu", "-r", HOST_PCI, "--timeout", "30"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 90_000);
       await dpu.waitForStderr("waiting for the host", 60_000);
       const host = startChild(task("comch-stream"), ["--count", "100000000", "--size", "64", "--timeout", "30"], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
-      await host.waitForStderr("comch-stream host: sending", 60_000); // 10^8 messages: it runs until stopped
+      await host.waitForStderr("comch-stream: the host side is sending", 60_000); // 10^8 messages: it runs until stopped
       (side === "host" ? host : dpu).signal!(name);
       const [h, d] = await Promise.all([host.done, dpu.done]);
       const [stopped, other] = side === "host" ? [h, d] : [d, h];

@@ -145,11 +145,11 @@ async function main(argv: string[]): Promise<void> {
   const localEnd = { mmap: localMap, address: local.address };
   if (input) {
     await dmaTransfer({ dma, pe, inventory, from: localEnd, to: remoteEnd, length });
-    print(`wrote ${length} bytes to the peer at offset ${offset}`);
+    print(`dma-transfer: wrote ${length} bytes to the peer at offset ${offset}`);
   } else {
     await dmaTransfer({ dma, pe, inventory, from: remoteEnd, to: localEnd, length });
     writeFileSync(userPath(values.read!), local.bytes);
-    print(`read ${length} bytes from the peer at offset ${offset} into ${values.read}`);
+    print(`dma-transfer: read ${length} bytes from the peer at offset ${offset} into ${values.read}`);
   }
 }
 

@@ -117,7 +117,7 @@ async function main(argv: string[]): Promise<void> {
       // This runnable step adds one STATUS so the sender knows the receiver has the descriptor.
       const status = await messenger.recv(MsgType.STATUS, "the receiver's status after the descriptor");
       if (!status.isSuccess) throw messenger.peerFailure("the descriptor to be accepted");
-      print(`sent a descriptor for address 0x${exported.address.toString(16)}`);
+      print(`exchange-descriptor: sent a descriptor for address 0x${exported.address.toString(16)}`);
     } finally {
       await client.close();
     }
@@ -134,7 +134,7 @@ async function main(argv: string[]): Promise<void> {
     const out = userPath(values.receive!);
     writeFileSync(out, JSON.stringify({ descriptor: Buffer.from(got.descriptor).toString("base64"), address: got.address, length }));
     await messenger.send(encodeStatus(true));
-    print(`received a ${got.descriptor.length}-byte descriptor for address 0x${got.address.toString(16)} into ${values.receive}`);
+    print(`exchange-descriptor: received a ${got.descriptor.length}-byte descriptor for address 0x${got.address.toString(16)} into ${values.receive}`);
   } finally {
     await server.close();
   }
