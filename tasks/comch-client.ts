@@ -3,13 +3,14 @@
  * Comch control path, host side: connects to a Comch server, sends text messages and prints the answers (the flow
  * of NVIDIA's comch_ctrl_path client sample). Pairs with tasks/comch-server.ts.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { ProgressEngine, TimeoutError } from "../mod.ts";
 import { serverName } from "./common/cli.ts";
 import { connectClient, openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
-import { softwareDeviceFolderNote } from "./common/environment.ts";
+import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { DEFAULT_SERVICE, exchangeOptions, EXCHANGE_FLAGS } from "./comch-server.ts";
 import { parseTaskFlags } from "./common/task-flags.ts";
@@ -44,19 +45,14 @@ export async function runComchClient(opts: {
     .catch((e: Error) => {
       if (!(e instanceof TimeoutError)) throw e;
       // The same causes dma-copy lists, in the order to check them.
-      throw new Error(
-        `no Comch server "${name}" answered within ${timeoutMs / 1000} s (--timeout); likely causes: the DPU side ` +
-          `(comch-server -r REP_PCI …) is not started yet or has already exited; it serves another name (-s; this ` +
-          `side uses "${name}"); on the software device, the two sides must share DOCA_SIM_DIR (here ` +
-          `${softwareDeviceFolderNote()}) and run as the same user`,
-        { cause: e },
-      );
+      throw new Error(noPeerWithin(`no Comch server "${name}" answered`, timeoutMs, comchCauses("the DPU side (comch-server -r REP_PCI …)", "-s/--name", name)), { cause: e });
     });
   const answers: string[] = [];
   try {
     for (let i = 0; i < (opts.count ?? 1); i++) {
       await client.connection.send(new TextEncoder().encode(opts.text ?? "Message from the client"));
-      const answer = await raceAbort(client.connection.recv({ timeoutMs }), opts.signal, `waiting for answer ${i + 1} from the DPU side`);
+      const what = `waiting for answer ${i + 1} from the DPU side`;
+      const answer = await raceAbort(wordTimeout(client.connection.recv({ timeoutMs }), () => peerSilent(what, timeoutMs, "the DPU side")), opts.signal, what);
       answers.push(new TextDecoder().decode(answer));
     }
   } finally {

@@ -3,6 +3,7 @@
  * Comch control path, DPU side: a Comch server that prints every text message a client sends and answers it
  * (the flow of NVIDIA's comch_ctrl_path server sample). Pairs with tasks/comch-client.ts.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
@@ -11,6 +12,7 @@ import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
+import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { parseTaskFlags, SHARED_FLAGS, taskFlags } from "./common/task-flags.ts";
 
 export const DEFAULT_SERVICE = "comch_ctrl_path_sample";
@@ -76,12 +78,19 @@ export async function runComchServer(opts: {
   const received: string[] = [];
   try {
     opts.onListening?.();
-    const conn = await raceAbort(server.accept({ timeoutMs: opts.timeoutMs }), opts.signal, "waiting for a client");
+    const name = opts.name ?? DEFAULT_SERVICE;
+    const conn = await raceAbort(
+      wordTimeout(server.accept({ timeoutMs: opts.timeoutMs }), () =>
+        noPeerWithin(`no client connected to Comch server "${name}"`, opts.timeoutMs!, comchCauses("the host side (comch-client …)", "-s/--name", name))),
+      opts.signal,
+      "waiting for a client",
+    );
     const count = opts.count ?? 1;
     while (received.length < count) {
       let bytes: Uint8Array;
       try {
-        bytes = await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), opts.signal, `waiting for message ${received.length + 1} from the host side`);
+        const what = `waiting for message ${received.length + 1} from the host side`;
+        bytes = await raceAbort(wordTimeout(conn.recv({ timeoutMs: opts.timeoutMs }), () => peerSilent(what, opts.timeoutMs!, "the host side")), opts.signal, what);
       } catch (e) {
         if (!(e instanceof InterruptedError) && !conn.connected) break; // client left
         throw e;

@@ -6,6 +6,7 @@
  *   DPU:  DOCA_SIM_SIDE=dpu deno task comch-stream --side dpu -r 0000:b1:00.1
  *   host: deno task comch-stream --count 100000 --size 1024
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
@@ -15,6 +16,7 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { startLiveLine } from "./common/live-line.ts";
 import { printable } from "../ffi/engine/printable.ts";
+import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 
@@ -169,8 +171,14 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
   using rep = device.openRepresentor(opts.repPci);
   const server = startServer({ device, rep, name: opts.name ?? STREAM_SERVICE, pe });
   try {
-    printError(`comch-stream dpu: waiting for the host on "${opts.name ?? STREAM_SERVICE}"`);
-    const conn = await raceAbort(server.accept({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host side to connect");
+    printError(`comch-stream: the DPU side is waiting for the host on "${opts.name ?? STREAM_SERVICE}"`);
+    const served = opts.name ?? STREAM_SERVICE;
+    const conn = await raceAbort(
+      wordTimeout(server.accept({ timeoutMs: opts.timeoutMs }), () =>
+        noPeerWithin(`no host connected to Comch server "${served}"`, opts.timeoutMs, comchCauses("the host side (comch-stream …)", "-s/--name", served))),
+      signal,
+      "waiting for the host side to connect",
+    );
     return await tellingPeerWhy(conn, async () => {
       const plan = readPlan(await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host's announcement"));
       const consumer = await ComchConsumer.create({ connection: conn, device, pe, bufferSize: Math.max(plan.size, 8) });
@@ -182,7 +190,7 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
         // Whatever has arrived, in one batch per wake-up (recvBatch: one Promise for all, messages in shared slabs);
         // every message is still checked: its sequence number and its length. A live count on a terminal.
         let received = 0;
-        const live = startLiveLine(() => `comch-stream dpu: ${received} of ${plan.count} messages received`);
+        const live = startLiveLine(() => `comch-stream: ${received} of ${plan.count} messages received from the host`);
         try {
         for (let i = 0; i < plan.count; received = i) {
           const batch = await raceAbort(
@@ -233,7 +241,12 @@ export async function streamProducer(opts: {
   using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
   const name = opts.name ?? STREAM_SERVICE;
-  const client = await raceAbort(connectClient({ device, name, pe, timeoutMs: opts.timeoutMs }), signal, `connecting to the Comch server "${name}"`);
+  const client = await raceAbort(
+    wordTimeout(connectClient({ device, name, pe, timeoutMs: opts.timeoutMs }), () =>
+      noPeerWithin(`no Comch server "${name}" answered`, opts.timeoutMs, comchCauses("the DPU side (comch-stream --side dpu -r REP_PCI …)", "-s/--name", name))),
+    signal,
+    `connecting to the Comch server "${name}"`,
+  );
   try {
     const conn = client.connection;
     return await tellingPeerWhy(conn, async () => {
@@ -255,7 +268,7 @@ export async function streamProducer(opts: {
       try {
         // The DPU's next control message is its report, or a stop notice while we still send.
         const { next: fromDpu, stop: dpuStop } = nextControl(conn, "the DPU side");
-        printError(`comch-stream host: sending ${opts.count} messages of ${opts.size} bytes to "${name}"`);
+        printError(`comch-stream: the host side is sending ${opts.count} messages of ${opts.size} bytes to "${name}"`);
         const t0 = performance.now();
         // SEND_LANES lanes, each sending one batch at a time (sendBatch: one Promise per batch), K messages in flight in
         // all; sequence numbers are given in submission order, the order the messages arrive in.
@@ -278,14 +291,14 @@ export async function streamProducer(opts: {
           await Promise.all(lanes);
         };
         // A live count on a terminal (100,000 messages take seconds); nothing when stderr is piped.
-        const live = startLiveLine(() => `comch-stream host: ${next} of ${opts.count} messages sent`);
+        const live = startLiveLine(() => `comch-stream: ${next} of ${opts.count} messages sent to the DPU`);
         await sending().catch(async (e) => {
           throw await preferNotice(e, dpuStop);
         }).finally(() => live.stop());
         const host = report("host", opts.count, opts.size, (performance.now() - t0) / 1000);
         let timer: ReturnType<typeof setTimeout> | undefined;
         const late = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`the DPU side sent no report within ${opts.timeoutMs / 1000} s (--timeout)`)), opts.timeoutMs);
+          timer = setTimeout(() => reject(new Error(peerSilent("waiting for the DPU side's report", opts.timeoutMs, "the DPU side"))), opts.timeoutMs);
         });
         const answer = decodeControl(await raceAbort(Promise.race([fromDpu, late]), signal, "waiting for the DPU's report").finally(() => clearTimeout(timer)), "the DPU side");
         const stopped = peerStopped(answer, "the DPU side");
@@ -311,7 +324,8 @@ async function main(argv: string[]): Promise<number> {
   const inflight = values.inflight === undefined ? 16 : positiveInt(values.inflight, "--inflight", 1024);
   applySide(side);
   const line = (r: StreamReport) =>
-    `comch-stream ${r.side}: ${r.messages} messages, ${formatBytes(r.bytes)} in ${r.seconds.toFixed(3)} s: ` +
+    // one prefix for every line of the task (its name); the side is words of the message (issue 32)
+    `comch-stream: the ${r.side === "host" ? "host sent" : "DPU received"} ${r.messages} messages, ${formatBytes(r.bytes)} in ${r.seconds.toFixed(3)} s: ` +
     `${Math.round(r.messagesPerSecond)} msg/s, ${formatRate(r.bytes, r.seconds)}`;
   if (side === "dpu") {
     if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the DPU side serves the host function's representor");

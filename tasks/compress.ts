@@ -3,6 +3,7 @@
  * compress: a file into a gzip-compatible file, the deflate done by DOCA Compress (raw deflate from the device,
  * wrapped in gzip members by tasks/accel/gzip.ts). gunzip (and `decompress`) read the result.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { Compress, ProgressEngine } from "../mod.ts";
@@ -150,7 +151,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.json) printJson(result);
   else {
     const ratio = result.inputBytes ? ((100 * result.outputBytes) / result.inputBytes).toFixed(1) : "-";
-    print(`${positionals[0]}: ${formatBytes(result.inputBytes)} -> ${formatBytes(result.outputBytes)} (${ratio} %), ` +
+    print(`compress: ${positionals[0]}: ${formatBytes(result.inputBytes)} -> ${formatBytes(result.outputBytes)} (${ratio} %), ` +
       `${result.members} deflate task(s) on ${result.device}, ${formatRate(result.inputBytes, result.seconds)}`);
   }
   return 0;

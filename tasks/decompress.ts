@@ -4,6 +4,7 @@
  * back to its content, the inflating done by DOCA Compress. Every member's CRC-32 and length, every frame's content
  * checksum and size are checked; a corrupt input fails with exit 1 and leaves no output.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { Compress, DocaError, ProgressEngine } from "../mod.ts";
@@ -316,7 +317,7 @@ async function main(argv: string[]): Promise<number> {
   }).finally(() => progress.end());
   if (values.json) printJson(result);
   else {
-    print(`${positionals[0]}: ${result.format}, ${formatBytes(result.inputBytes)} -> ${formatBytes(result.outputBytes)}, ` +
+    print(`decompress: ${positionals[0]}: ${result.format}, ${formatBytes(result.inputBytes)} -> ${formatBytes(result.outputBytes)}, ` +
       `${result.tasks} task(s) on ${result.device}, ${formatRate(result.outputBytes, result.seconds)}`);
   }
   return 0;

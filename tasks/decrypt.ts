@@ -3,6 +3,7 @@
  * decrypt: a file made by encrypt back into its plaintext, on the DOCA device (AES-GCM tasks); every chunk must
  * authenticate, or nothing is written.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { isMain, runMain } from "./common/main.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";

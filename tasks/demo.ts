@@ -7,6 +7,7 @@
  * folder) before writing anything, and any stop (Ctrl-C, SIGTERM, SIGHUP, closed output) stops both sides the same
  * way and removes its work folder.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { randomFillSync } from "node:crypto";
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -91,7 +92,7 @@ async function runStep(step: Step, env: Record<string, string>, signal: AbortSig
   }).finally(() => live.stop());
   if (signal.aborted) throw interruption(signal, `copying ${step.title}; both sides were stopped`);
   if (host.code !== 0 || dpu.code !== 0) {
-    return { ok: false, line: `${step.title}: FAILED (host exit ${host.code}, DPU exit ${dpu.code})\n  host: ${host.stderr.trim()}\n  DPU: ${dpu.stderr.trim()}` };
+    return { ok: false, line: `${step.title}: FAILED (host exit ${host.code}, DPU exit ${dpu.code})\nthe host said: ${host.stderr.trim()}\nthe DPU said: ${dpu.stderr.trim()}` };
   }
   const h = JSON.parse(host.stdout.trim().split("\n").pop()!) as Summary;
   const d = JSON.parse(dpu.stdout.trim().split("\n").pop()!) as Summary;
@@ -139,7 +140,8 @@ async function main(argv: string[]): Promise<number> {
     ];
     for (const step of steps) {
       const r = await runStep(step, env, signal);
-      print(r.line);
+      // every line of the result starts with the task's name, as every task's lines do (tasks/README.md)
+      print(r.line.split("\n").map((line) => `demo: ${line}`).join("\n"));
       if (!r.ok) failures++;
     }
   } finally {

@@ -3,6 +3,7 @@
  * Lists the DOCA devices this process sees, their representors and capabilities: a table for people (on a TTY or
  * by default), one JSON document with --json for scripts.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { parseSide } from "./common/cli.ts";
 import { applySide } from "./common/device.ts";

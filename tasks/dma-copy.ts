@@ -9,6 +9,7 @@
  *
  * Importable (tasks/mod.ts): `await dmaCopy(options)` runs one side in this process and resolves with its Summary.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import type { Device } from "../ffi/doca/common/device.ts";
 import { loadDoca } from "../ffi/native/library.ts";
@@ -44,7 +45,7 @@ const VERSION = "0.1.0";
  */
 export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSignal } = {}): Promise<Summary> {
   const { signal } = run;
-  const log = createLogger(options.logLevel, `dma-copy ${options.side}`);
+  const log = createLogger(options.logLevel, speakerOf(options.side));
   const rss = options.stats ? new PeakRss().start() : undefined;
   const local = probeLocalFile(options.file);
   // A side without the file will receive it: check the target folder before waiting for the peer. The host fails at
@@ -89,7 +90,9 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       if (e instanceof InterruptedError) throw interrupted(e, doing("the DPU side"), local, options);
       throw new PeerLostError(
         `could not reach the DPU side: no Comch server "${options.serverName}" accepted within ` +
-          `${options.timeoutMs / 1000} s (--timeout); ${likelyCauses("dpu", options.serverName)} (${e.message})`,
+          `${options.timeoutMs / 1000} s (--timeout); ${likelyCauses("dpu", options.serverName)}` +
+          // the wait's end is the sentence itself; another failure's own words follow it
+          (e instanceof TimeoutError ? "" : ` (${e.message})`),
         { cause: e },
       );
     });
@@ -178,7 +181,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
 function interrupted(e: unknown, doing: string, local: LocalFile, options: DmaCopyOptions): unknown {
   if (!(e instanceof InterruptedError) || described.has(e)) return e;
   const left = local.have ? `${options.file} is unchanged` : `${options.file} was not created (the partial data is removed)`;
-  const error = new InterruptedError(e.signal, `dma-copy ${options.side}: ${e.message} (${doing}); ${left}`);
+  const error = new InterruptedError(e.signal, `${speakerOf(options.side)}: ${e.message} (${doing}); ${left}`);
   described.add(error);
   return error;
 }
@@ -215,11 +218,19 @@ export function formatSummary(s: Summary): string {
     ? "classic single buffer; NVIDIA's protocol has no receipt: the host writes its file after this"
     : "classic single buffer";
   const rss = s.peakRssBytes !== undefined ? `, peak RSS ${formatBytes(s.peakRssBytes)} (${s.peakRssSource})` : "";
-  return `dma-copy ${s.side}: ${verb} ${s.file} (${formatBytes(s.bytes)}) in ${s.seconds.toFixed(3)} s, ` +
+  return `${speakerOf(s.side)}: ${verb} ${s.file} (${formatBytes(s.bytes)}) in ${s.seconds.toFixed(3)} s, ` +
     `${formatRate(s.bytes, s.seconds)} [${how}]${rss}`;
 }
 
-/** Who speaks on stderr: "dma-copy" until the side is known, then "dma-copy host" / "dma-copy dpu" (every line). */
+/**
+ * How every line of one side begins: the task's name, then its side in words ("dma-copy: host side: …"): one prefix
+ * rule for all tasks ("TASK: "), and in a terminal or log where both sides write, each line still says whose it is.
+ */
+export function speakerOf(side: "host" | "dpu"): string {
+  return `dma-copy: ${side === "host" ? "host" : "DPU"} side`;
+}
+
+/** Who speaks on stderr: "dma-copy" until the side is known, then speakerOf(side) (every line). */
 let speaker = "";
 
 export async function main(argv: string[]): Promise<number> {
@@ -234,7 +245,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const options = command.options;
-  speaker = `dma-copy ${options.side}`;
+  speaker = speakerOf(options.side);
   applySide(options.side);
   const summary = await dmaCopy(options, { signal: stopOnSignals() });
   if (options.jsonOutput) printJson(summary);

@@ -3,6 +3,7 @@
  * DMA local copy: two buffers in this process, one device, one DMA memcpy task (the flow of NVIDIA's
  * dma_local_copy sample). Prints a check of both buffers and exits non-zero if they differ.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { createHash } from "node:crypto";
 import process from "node:process";
 import { Access, BufInventory, Dma, Mmap, NativeMemory, ProgressEngine } from "../mod.ts";
@@ -117,11 +118,11 @@ async function main(argv: string[]): Promise<number> {
   if (values.json) {
     printJson(result);
   } else {
-    print(`device ${result.device}: DMA memcpy of ${result.bytes} bytes in ${result.microseconds.toFixed(0)} µs`);
-    print(`  source      sha256 ${result.sourceSha256}`);
-    print(`  destination sha256 ${result.destinationSha256}`);
-    if (values.size === undefined) print(`  destination text: ${new TextDecoder().decode(copy)}`);
-    print(result.equal ? "  buffers are equal" : "  MISMATCH: the destination differs from the source");
+    print(`dma-local-copy: device ${result.device}: DMA memcpy of ${result.bytes} bytes in ${result.microseconds.toFixed(0)} µs`);
+    print(`dma-local-copy: source      sha256 ${result.sourceSha256}`);
+    print(`dma-local-copy: destination sha256 ${result.destinationSha256}`);
+    if (values.size === undefined) print(`dma-local-copy: destination text: ${new TextDecoder().decode(copy)}`);
+    print(result.equal ? "dma-local-copy: the buffers are equal" : "dma-local-copy: MISMATCH: the destination differs from the source");
   }
   return result.equal ? 0 : 1;
 }

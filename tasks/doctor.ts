@@ -3,6 +3,7 @@
  * `deno task doctor`: what doca-ts sees on this machine, for a user setting it up and for bug reports. Prints a
  * readable report (or one JSON document with --json) and exits 1 when it found a problem.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { positiveSecondsMs, UsageError } from "./common/cli.ts";
 import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 import process from "node:process";

@@ -3,6 +3,7 @@
  * ec-encode: a file into N data + M redundancy block files and a manifest, with DOCA erasure coding (create tasks);
  * ec-recover rebuilds it from any N of them. Layout and manifest: tasks/ec/codec.ts.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { positiveInt, UsageError } from "./common/cli.ts";
 import { withProgress } from "./accel/progress.ts";
@@ -74,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.json) printJson(result);
   else {
     print(
-      `encoded ${formatBytes(result.fileSize)} into ${n} data + ${m} redundancy blocks (${result.matrix}, ` +
+      `ec-encode: encoded ${formatBytes(result.fileSize)} into ${n} data + ${m} redundancy blocks (${result.matrix}, ` +
         `${result.stripes} stripe(s) of ${formatBytes(result.blockSize)} blocks) in ${userPath(output)}, ` +
         `${formatRate(result.fileSize, result.seconds)}; any ${n} of the ${n + m} block files rebuild it`,
     );

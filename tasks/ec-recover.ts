@@ -3,6 +3,7 @@
  * ec-recover: the file an ec-encode folder holds, rebuilt from any N of its N + M block files (DOCA erasure coding
  * recover tasks), checked against the original's SHA-256 before it appears.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { withProgress } from "./accel/progress.ts";
 import { isMain, print, runMain } from "./common/main.ts";
@@ -50,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.json) printJson({ output: userPath(output), fileSize: manifest.fileSize, sha256: manifest.sha256, lost, recovered, seconds });
   else {
     print(
-      `rebuilt ${userPath(output)} (${formatBytes(manifest.fileSize)}, sha256 ${manifest.sha256.slice(0, 16)}… matches)` +
+      `ec-recover: rebuilt ${userPath(output)} (${formatBytes(manifest.fileSize)}, sha256 ${manifest.sha256.slice(0, 16)}… matches)` +
         (lost.length ? `; lost blocks ${lost.join(", ")}${recovered ? " recomputed by DOCA erasure coding" : " were redundancy only"}` : "; no block lost"),
     );
   }

@@ -3,6 +3,7 @@
  * encrypt: a file into the chunked AES-GCM format of tasks/crypt/format.ts, on the DOCA device (AES-GCM tasks), or
  * --generate-key FILE: a new private key file (mode 0600).
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { isMain, runMain } from "./common/main.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";

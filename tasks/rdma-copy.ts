@@ -8,6 +8,7 @@
  *
  * Importable (tasks/mod.ts): `await rdmaCopy(options, { signal })` runs one side in this process.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { statSync } from "node:fs";
 import { Access } from "../ffi/native/constants.ts";

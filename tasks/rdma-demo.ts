@@ -4,6 +4,7 @@
  * pair (when this runs as root and `ip netns` works), else over loopback; it says which. A random file goes across
  * by RDMA write, and back by RDMA read, each checked by SHA-256.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { randomFillSync } from "node:crypto";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
@@ -22,6 +23,7 @@ import { ownExtension } from "./common/run-pair.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 import { taskFlags } from "./common/task-flags.ts";
 import { sha256OfFile } from "./common/file-sha256.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
 
 export const FLAGS = taskFlags({ loopback: { type: "boolean" }, keep: { type: "boolean" } }, "size", "version", "help");
 const TASK = "rdma-demo";
@@ -187,7 +189,8 @@ async function copyOnceQuietly(net: Net, from: string, to: string, mode: "write"
   if (signal.aborted) throw interruption(signal, what);
   if (r.code !== 0 || s.code !== 0) throw new Error(`rdma-copy (${mode}) failed: receiver exit ${r.code}: ${r.stderr.trim()}; sender exit ${s.code}: ${s.stderr.trim()}`);
   const summary = JSON.parse(s.stdout.trim().split("\n").pop()!);
-  return `${mode}: ${summary.bytes} bytes in ${summary.seconds.toFixed(2)} s`;
+  // sizes for people as every task prints them (KiB/MiB/GiB; rdma-copy's JSON keeps the bytes)
+  return `${mode}: ${formatBytes(summary.bytes)} in ${summary.seconds.toFixed(2)} s, ${formatRate(summary.bytes, summary.seconds)}`;
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -7,6 +7,7 @@
  *   machine A:  deno task rdma-ping --listen 7472
  *   machine B:  deno task rdma-ping --connect 192.0.2.10:7472 --count 1000 --size 64
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { Access } from "../ffi/native/constants.ts";
 import { BufInventory } from "../ffi/doca/common/buf.ts";
@@ -14,6 +15,7 @@ import { Mmap } from "../ffi/doca/common/mmap.ts";
 import { NativeMemory } from "../ffi/doca/common/memory.ts";
 import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { parseFlags, positiveInt, positiveSecondsMs, UsageError } from "./common/cli.ts";
+import { peerSilent } from "./common/peer-words.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
@@ -209,7 +211,8 @@ async function queuedAbort(rdma: { recv(o: { timeoutMs?: number }): Promise<{ by
 async function raceTimeout<T>(p: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s while ${what}`)), ms);
+    // the same sentence as every task's for a peer gone silent (tasks/common/peer-words.ts)
+    timer = setTimeout(() => reject(new Error(peerSilent(what, ms, "the peer", what.startsWith("waiting for ") ? "send it" : "take it"))), ms);
   });
   try {
     return await raceAbort(Promise.race([p, timeout]), signal, what);

@@ -4,6 +4,7 @@
  * `sha256sum -c` reads the output), and --check FILE to verify such a list. A file of more than one part is streamed
  * through a partial hash session (whole blocks per part, the last part final); a smaller one takes one hash task.
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { closeSync, fstatSync, readSync } from "node:fs";
 import process from "node:process";
 import { type Device, ProgressEngine, Sha, type ShaAlgorithmName } from "../mod.ts";

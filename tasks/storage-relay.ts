@@ -4,6 +4,7 @@
  * of their comch_to_rdma_zero_copy: NVIDIA's initiator_comch (host) and target_rdma (storage target) talk to it
  * unmodified, and the storage's data never passes through this process (tasks/storage/relay.ts).
  */
+import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
 import { parseSide, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";

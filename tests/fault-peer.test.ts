@@ -90,6 +90,32 @@ const hostCases: HostCase[] = [
   { name: "ext-kill-after-checksum", error: /error: /, timeoutSeconds: 2, mayComplete: true, size: 1024 * 1024 },
 ];
 
+/** A fake peer that failed on its own (exit 1/2: no listen, no connect, bad scenario) makes its test void, never passed. */
+function assertFakeTookPart(f: { code: number | null; stderr: string }): void {
+  assert.ok(f.code !== 1 && f.code !== 2, `the fake peer failed on its own (exit ${f.code}): ${f.stderr}`);
+}
+
+describe("the fake peer itself", () => {
+  test("a fake DPU that cannot listen (its server name taken) fails loudly: exit 1 and why", { timeout: 90_000 }, async () => {
+    const w = faultSpace("self-taken");
+    const env = { ...w.env, DOCA_SIM_SIDE: "dpu" };
+    const first = startHelper("fake-peer.ts", ["dpu", "dpu-truncated", "100", "taken-name"], env, 80_000);
+    await first.waitForStderr("fake DPU listening", 60_000);
+    const second = await startHelper("fake-peer.ts", ["dpu", "dpu-truncated", "100", "taken-name"], env, 80_000).done;
+    first.kill();
+    await first.done;
+    assert.equal(second.code, 1, `stdout:\n${second.stdout}\nstderr:\n${second.stderr}`);
+    assert.match(second.stderr, /fake-peer: dpu dpu-truncated: failed before the real side connected: .*IN_USE/);
+  });
+
+  test("bad arguments are a usage error (exit 2), not a scenario", { timeout: 60_000 }, async () => {
+    const w = faultSpace("self-usage");
+    const r = await startHelper("fake-peer.ts", ["nobody", "x", "1", "y"], w.env, 50_000).done;
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /fake-peer: usage: /);
+  });
+});
+
 describe("a hostile or broken host against a real DPU (dma-copy --side dpu)", () => {
   for (const c of hostCases) {
     test(`fake host: ${c.name}`, { timeout: 60_000 }, async () => {
@@ -115,6 +141,7 @@ describe("a hostile or broken host against a real DPU (dma-copy --side dpu)", ()
       const elapsed = Date.now() - t0;
       if (c.name.includes("silent")) fake.kill(); // it would sleep on; the DPU's behaviour is what counts
       const f = await fake.done;
+      assertFakeTookPart(f);
       counters.faults++;
       counters.inputs++;
       const events = jsonLines(f.stdout);
@@ -244,6 +271,7 @@ describe("a hostile or broken DPU against a real host (dma-copy --side host)", (
       const elapsed = Date.now() - t0;
       if (c.name.includes("silent")) fake.kill();
       const f = await fake.done;
+      assertFakeTookPart(f);
       counters.faults++;
       counters.inputs++;
       const events = jsonLines(f.stdout);

@@ -123,7 +123,7 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
   },
   "mkdir -p /tmp/doca-demo/host /tmp/doca-demo/dpu && head -c 5000000 /dev/urandom > /tmp/doca-demo/host/big.bin": async (block) => {
     const dir = folder("pair");
-    await runs(block.replaceAll("/tmp/doca-demo", dir), [/dma-copy host: sent .*big\.bin/]);
+    await runs(block.replaceAll("/tmp/doca-demo", dir), [/dma-copy: host side: sent .*big\.bin/]);
     assert.deepEqual(readFileSync(join(dir, "dpu", "big.bin")), readFileSync(join(dir, "host", "big.bin")));
   },
   // The two-machine RDMA example, run on one machine: machine A's address becomes 127.0.0.1 (and a free port),

@@ -76,7 +76,7 @@ describe("peer text is printed with control characters escaped", () => {
     for (const c of ["\x1b", "\r", "\u202e"]) assert.ok(!host.stderr.includes(c), `raw ${JSON.stringify(c)} reached stderr`);
     assert.match(host.stderr, /the DPU refused the copy: \\x1b\[2J\\x1b\[31mEVIL\\x0derror: the copy succeeded\\x0a\\u202eforged/);
     // One line for the error (the host's INFO line saying what it connects to comes before it).
-    assert.equal(host.stderr.trim().split("\n").filter((l) => !/^dma-copy host: (?!error: )/.test(l)).length, 1, host.stderr);
+    assert.equal(host.stderr.trim().split("\n").filter((l) => !/^dma-copy: host side: (?!error: )/.test(l)).length, 1, host.stderr);
   });
   test("printable() escapes C0, DEL, C1 and bidi controls, keeps other text", () => {
     assert.equal(printable("a\tb\x7f\x9bc\u2028d é ✓"), "a\\x09b\\x7f\\x9bc\\u2028d é ✓");

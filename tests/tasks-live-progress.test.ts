@@ -57,6 +57,9 @@ describe("live progress lines", { skip: !hasScript && "needs script (util-linux)
     const piped = await runTask("rdma-demo", ["--loopback", "--size", "2000000"], {}, false);
     assert.equal(piped.code, 0, piped.out);
     assert.doesNotMatch(piped.out, /copying by|\r/);
+    // sizes for people in the units every task uses, never "2000000 bytes" (issue 32)
+    assert.match(piped.out, /rdma-demo: write: 1\.91 MiB in \d+\.\d\d s, [\d.]+ [KMG]iB\/s, sha256 matches/);
+    assert.doesNotMatch(piped.out, /\d bytes/);
   });
 
   test("rdma-ping: the sender's count on a terminal, none when piped", { timeout: 300_000, skip: noRdma }, async () => {

@@ -20,8 +20,8 @@ test("pack-offline prints the hint when the builder found no compiler", () => {
   assert.match(src, /e\.noCompiler \? compilerMissingHint\(arch, hostArch, cc\)/);
 });
 
-// One run of dma-copy speaks with one prefix: its INFO line, its error line ("dma-copy host: …"), never
-// "[dma-copy host] INFO:" beside "dma-copy: error:".
+// One run of dma-copy speaks with one prefix: its INFO line, its error line ("dma-copy: host side: …"), never
+// "[dma-copy host] INFO:" beside "dma-copy: error:", nor "dma-copy host:" beside "dma-copy:" (one prefix rule, issue 32).
 test("every stderr line of a dma-copy side starts with that side's name", { timeout: 120_000 }, async () => {
   const { startChild } = await import("../tasks/common/run-pair.ts");
   const { workspace, HOST_PCI } = await import("./helpers/tasks/workspace.ts");
@@ -36,8 +36,8 @@ test("every stderr line of a dma-copy side starts with that side's name", { time
     assert.equal(r.code, 1, r.stderr);
     const lines = r.stderr.trim().split("\n");
     assert.ok(lines.length >= 2, `an INFO line and an error line:\n${r.stderr}`);
-    for (const line of lines) assert.match(line, /^dma-copy host: /);
-    assert.match(lines.at(-1)!, /^dma-copy host: error: /);
+    for (const line of lines) assert.match(line, /^dma-copy: host side: /);
+    assert.match(lines.at(-1)!, /^dma-copy: host side: error: /);
   } finally {
     w.remove();
   }

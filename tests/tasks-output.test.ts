@@ -2,15 +2,20 @@
  * Output made for people and for tools (issue 32 §3): numbers rounded for people with one unit per line, JSON
  * numbers without float noise, and a warm build of the software device that prints nothing.
  */
-import { describe, test } from "node:test";
+import "./helpers/sim-env.ts";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { join } from "node:path";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { formatBytes, formatMicrosAll, formatRate, plural } from "../tasks/common/units.ts";
 import { saneNumbers } from "../tasks/common/output.ts";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { runtimeCommand } from "./helpers/spawn-runtime.ts";
+import { startChild } from "../tasks/common/run-pair.ts";
+import { HOST_PCI, uniqueName } from "./helpers/sim-env.ts";
 
 describe("numbers for people", () => {
   test("a rate below 1 KiB/s is rounded like the others", () => {
@@ -37,6 +42,53 @@ describe("numbers for people", () => {
       nested: [1.235, "0.5800618760000001"],
     });
     assert.equal(JSON.stringify(saneNumbers({ s: 0.5800618760000001 })), '{"s":0.58}');
+  });
+
+  test("JSON numbers: byte counts and rates (bytes, messages per second) are whole numbers in every task's JSON", () => {
+    assert.deepEqual(
+      saneNumbers({ bytesPerSecond: 104857600.12345679, messagesPerSecond: 1234.5678, inputBytes: 10.5, seconds: 1.23456, peakRssBytes: 5 }),
+      { bytesPerSecond: 104857600, messagesPerSecond: 1235, inputBytes: 11, seconds: 1.235, peakRssBytes: 5 },
+    );
+    assert.deepEqual(saneNumbers({ sides: [{ bytesPerSecond: 0.7 }] }), { sides: [{ bytesPerSecond: 1 }] }, "nested too");
+  });
+});
+
+describe("every line a task prints for a person begins with the task's name (tasks/README.md)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "prefix-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const at = (name: string) => join(dir, name);
+  const taskPath = (name: string) => join(repoRoot, "tasks", `${name}.ts`);
+  /** Runs the task to a good end; every line of its stdout and stderr must begin with "NAME: ". */
+  async function named(name: string, args: string[], env: Record<string, string> = {}) {
+    const r = await startChild(taskPath(name), args, env, 100_000).done;
+    assert.equal(r.code, 0, `${name} ${args.join(" ")}: exit ${r.code ?? r.signal}\n${r.stderr}`);
+    const lines = (r.stdout + r.stderr).split("\n").filter((line) => line !== "");
+    assert.ok(lines.length > 0, `${name} printed something`);
+    for (const line of lines) assert.ok(line.startsWith(`${name}: `), `${name} ${args.join(" ")}: a line without the task's name: ${JSON.stringify(line)}`);
+  }
+
+  test("the accelerator tasks, the local copy and the steps", { timeout: 400_000 }, async () => {
+    writeFileSync(at("in.bin"), "some text to compress, encrypt and spread over blocks ".repeat(2000));
+    await named("compress", [at("in.bin"), "-o", at("in.bin.gz")]);
+    await named("decompress", [at("in.bin.gz"), "-o", at("back.bin")]);
+    await named("encrypt", ["--generate-key", at("key")]);
+    await named("encrypt", ["-i", at("in.bin"), "-o", at("in.enc"), "-k", at("key")]);
+    await named("decrypt", ["-i", at("in.enc"), "-o", at("dec.bin"), "-k", at("key")]);
+    await named("ec-encode", ["-i", at("in.bin"), "-o", at("blocks")]);
+    await named("ec-recover", ["-i", at("blocks"), "-o", at("rebuilt.bin")]);
+    await named("dma-local-copy", []);
+    await named("dma-local-copy", ["--size", "4096"]);
+  });
+
+  test("comch-stream: both sides' lines begin with comch-stream, the side in words", { timeout: 200_000 }, async () => {
+    const name = uniqueName("prefix-stream");
+    const dpu = startChild(taskPath("comch-stream"), ["--side", "dpu", "-r", HOST_PCI, "-s", name, "--timeout", "60"], { DOCA_SIM_SIDE: "dpu" }, 150_000);
+    await dpu.waitForStderr("waiting for the host", 100_000);
+    await named("comch-stream", ["-s", name, "--count", "200", "--size", "64", "--timeout", "60"], { DOCA_SIM_SIDE: "host" });
+    const d = await dpu.done;
+    assert.equal(d.code, 0, d.stderr);
+    for (const line of (d.stdout + d.stderr).split("\n").filter((l) => l !== "")) assert.match(line, /^comch-stream: /);
+    assert.match(d.stdout, /^comch-stream: the DPU received 200 messages/m);
   });
 });
 

@@ -3,12 +3,14 @@
  * likely causes, and a DPU busy with one host tells a second host so ("busy with another copy"), never a silent
  * wait ending in "disconnected".
  */
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startChild } from "../tasks/common/run-pair.ts";
 import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
+import { noRdma } from "./helpers/rdma-pair.ts";
+import { testPort } from "./helpers/ports.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));
@@ -53,4 +55,48 @@ test("a second host connecting to a busy DPU is told it is busy; the first copy 
   assert.equal(d.code, 0, d.stderr);
   assert.equal(sha256File(join(w.dpu, "f.bin")), expect);
   assert.ok(!existsSync(join(w.dpu, "g.bin")));
+});
+
+// One wording for one situation (issue 32): every task that waits for a peer says, when none came within --timeout,
+// "TASK: error: no … within N s (--timeout); likely causes: …", as dma-copy does; before, comch-server and
+// comch-stream printed the FFI's "timed out after 1000 ms waiting for …" and rdma's listening sides the same.
+describe("no peer within --timeout: one sentence shape in every task", () => {
+  const taskPath = (name: string) => new URL(`../tasks/${name}.ts`, import.meta.url).pathname;
+  const NO_PEER = /within 1 s \(--timeout\); likely causes: .*(is not started yet or has already exited)/;
+  const comch: [string, string[], string][] = [
+    ["comch-client", ["--timeout", "1"], "host"],
+    ["comch-server", ["-r", HOST_PCI, "--timeout", "1"], "dpu"],
+    ["comch-stream", ["--timeout", "1"], "host"],
+    ["comch-stream", ["--side", "dpu", "-r", HOST_PCI, "--timeout", "1"], "dpu"],
+  ];
+  for (const [name, args, side] of comch) {
+    test(`${name} ${args.join(" ")}`, { timeout: 120_000 }, async () => {
+      const w = space(`np-${name}-${side}`);
+      const r = await startChild(taskPath(name), args, { ...w.env, DOCA_SIM_SIDE: side }, 100_000).done;
+      assert.equal(r.code, 1, r.stderr);
+      const last = r.stderr.trim().split("\n").at(-1)!;
+      assert.match(last, new RegExp(`^${name}: error: no .* within 1 s \\(--timeout\\); likely causes: `), r.stderr);
+      assert.match(last, NO_PEER);
+      assert.match(last, /share DOCA_SIM_DIR/);
+      assert.doesNotMatch(r.stderr, /timed out after \d+ ms/);
+    });
+  }
+  for (const name of ["rdma-copy", "rdma-ping"]) {
+    for (const role of ["--listen", "--connect"]) {
+      test(`${name} ${role} with nobody at the other end`, { timeout: 120_000, skip: noRdma }, async () => {
+        const w = space(`np-${name}${role}`);
+        const port = testPort();
+        const mine = name === "rdma-copy"
+          ? (role === "--listen" ? ["--receive", join(w.dpu, "r.bin")] : ["--send", join(w.host, "f.bin")])
+          : [];
+        if (name === "rdma-copy" && role === "--connect") writePatternFile(join(w.host, "f.bin"), 4096, 1);
+        const r = await startChild(taskPath(name), [...mine, role, `127.0.0.1:${port}`, "--timeout", "1"], w.env, 100_000).done;
+        assert.equal(r.code, 1, r.stderr);
+        const last = r.stderr.trim().split("\n").at(-1)!;
+        assert.match(last, new RegExp(`^${name}: error: (no peer connected to port|nobody listened at) .* within 1 s \\(--timeout\\); likely causes: `), r.stderr);
+        assert.match(last, NO_PEER);
+        assert.doesNotMatch(r.stderr, /timed out after \d+ ms/);
+      });
+    }
+  }
 });

@@ -141,7 +141,7 @@ describe("comch-stream stops cleanly on either side and tells the other", () => 
       const dpu = startChild(task("comch-stream"), ["--side", "dpu", "-r", HOST_PCI, "--timeout", "30"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 90_000);
       await dpu.waitForStderr("waiting for the host", 60_000);
       const host = startChild(task("comch-stream"), ["--count", "100000000", "--size", "64", "--timeout", "30"], { ...w.env, DOCA_SIM_SIDE: "host" }, 90_000);
-      await host.waitForStderr("comch-stream host: sending", 60_000); // 10^8 messages: it runs until stopped
+      await host.waitForStderr("comch-stream: the host side is sending", 60_000); // 10^8 messages: it runs until stopped
       (side === "host" ? host : dpu).signal!(name);
       const [h, d] = await Promise.all([host.done, dpu.done]);
       const [stopped, other] = side === "host" ? [h, d] : [d, h];
@@ -152,6 +152,37 @@ describe("comch-stream stops cleanly on either side and tells the other", () => 
       assert.match(other.stderr, new RegExp(`the ${side === "host" ? "host" : "DPU"} side stopped: interrupted \\(${name}\\)`), other.stderr);
     });
   }
+});
+
+describe("a stop in a task's first moments (issue 32 item 7; the bound per runtime: docs/FAULTS.md)", () => {
+  /** comch-server waiting for a client (it would wait on): SIGINT `afterMs` after spawn, or once `marker` is seen. */
+  async function stopEarly(tag: string, when: { afterMs?: number; marker?: string }) {
+    const w = space(tag);
+    const env = { ...w.env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_STOP_HANDLERS: "1" };
+    const server = startChild(task("comch-server"), ["-r", HOST_PCI, "-s", `early-${tag}`, "--timeout", "60"], env, 90_000);
+    if (when.marker) await server.waitForStderr(when.marker, 60_000);
+    else await sleep(when.afterMs!);
+    server.signal!("SIGINT");
+    return await server.done;
+  }
+  const lines = (stderr: string) => stderr.split("\n").filter((l) => l.includes("interrupted")).length;
+
+  test("SIGINT as soon as the task's modules start (its first import): exit 130 and exactly one line", { timeout: 120_000 }, async () => {
+    // Before the fix the handlers came with runMain, after the FFI and the libraries loaded: such a stop ended the
+    // task by the signal's default action (no line) or was not reported at all.
+    const r = await stopEarly("marker", { marker: "comch-server: stop handlers installed" });
+    assert.equal(r.code, 130, `code ${r.code} signal ${r.signal}: ${r.stderr}`);
+    assert.equal(lines(r.stderr), 1, r.stderr);
+    assert.match(r.stderr, /^comch-server: interrupted \(SIGINT\)/m);
+    noTrace(r.stderr);
+  });
+
+  test("SIGINT 50 ms after spawn: the SIGINT status always (130, or killed by SIGINT before the runtime ran a module), the line once when printed", { timeout: 120_000 }, async () => {
+    const r = await stopEarly("50ms", { afterMs: 50 });
+    assert.ok(r.code === 130 || (r.code === null && r.signal === "SIGINT"), `code ${r.code} signal ${r.signal}: ${r.stderr}`);
+    assert.equal(lines(r.stderr), r.code === 130 ? 1 : 0, r.stderr);
+    noTrace(r.stderr);
+  });
 });
 
 describe("export-mmap (the step that keeps an export alive) stops cleanly", () => {

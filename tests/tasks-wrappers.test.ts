@@ -66,7 +66,7 @@ function ctrlCInTerminal(command: string, env: Record<string, string>, ready: (o
 }
 
 /** The terminal echoes ^C; the task's line may follow another log line the copy printed meanwhile. */
-const cleanLine = /\^C[^]*dma-copy dpu: interrupted \(SIGINT\) while .*was not created/;
+const cleanLine = /\^C[^]*dma-copy: DPU side: interrupted \(SIGINT\) while .*was not created/;
 
 describe("Ctrl-C in a terminal through every wrapper", { skip }, () => {
   for (const [name, wrap] of Object.entries(WRAPPERS)) {
@@ -137,7 +137,7 @@ describe("Ctrl-C in a terminal through every wrapper", { skip }, () => {
           (out) => out.includes("waiting for the host"),
         );
         const context = `${name} #${i + 1} (${r.status}):\n${r.output}`;
-        assert.match(r.output, /\^C[^]*dma-copy dpu: interrupted \(SIGINT\) while waiting for the host side to connect/, context);
+        assert.match(r.output, /\^C[^]*dma-copy: DPU side: interrupted \(SIGINT\) while waiting for the host side to connect/, context);
         assert.equal(r.status, 130, context);
         assert.deepEqual(w.list(w.dpu), [], context);
       }

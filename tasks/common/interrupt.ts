@@ -16,6 +16,7 @@ import process from "node:process";
 import { setImmediate } from "node:timers";
 import { onOutputLost, printError, watchOutput } from "./output.ts";
 import { taskName } from "./task-name.ts";
+import { takeEarlyStop } from "./early-stop.ts";
 
 /** "doctor: ", the prefix of this task's own lines ("" when the script's name is unknown). */
 const named = () => (taskName() ? `${taskName()}: ` : "");
@@ -185,6 +186,10 @@ export function installStopHandlers(graceMs = 10_000): AbortSignal {
     lostStream ??= stream;
     stop("SIGPIPE", graceMs);
   });
+  // A stop that came while the task's modules were loading (tasks/common/early-stop.ts recorded it) is this stop:
+  // reported and acted on now, as if it had come after this point.
+  const early = takeEarlyStop();
+  if (early) stop(early, graceMs);
   return controller.signal;
 }
 

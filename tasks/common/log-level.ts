@@ -40,7 +40,7 @@ export interface Logger {
 
 /**
  * Lines as every other line of the task reads: "TAG: text" (info), "TAG: warning: text", "TAG: error: text",
- * "TAG: debug: text" (TAG: "dma-copy host", as its error and interruption lines); `level` filters as DOCA's do.
+ * "TAG: debug: text" (TAG: "dma-copy: host side", as its error and interruption lines); `level` filters as DOCA's do.
  */
 export function createLogger(level: number, tag: string): Logger {
   const at = (threshold: number, label: string) => (msg: string) => {

@@ -43,7 +43,7 @@ function debugWanted(): boolean {
 /**
  * Runs `fn`; on error prints one line to stderr ("TASK: error: …", or "TASK: interrupted (SIGINT) while …") and exits 2 for
  * usage errors, the signal's status (130/143) for an interruption, 1 otherwise. `speaker` is the name lines start with
- * (default the task's; dma-copy's, once its side is known, "dma-copy host" as its log lines).
+ * (default the task's; dma-copy's, once its side is known, "dma-copy: host side" as its log lines).
  */
 export async function runMain(fn: () => Promise<number | void> | number | void, speaker: () => string = taskName): Promise<never> {
   installStopHandlers();

@@ -117,20 +117,32 @@ export function printError(text: string): void {
 }
 
 /**
- * `value` as JSON on stdout, with every control character \u-escaped (still valid JSON, same value). Fractional
- * numbers are rounded to three decimals (seconds to the millisecond, rates to a thousandth): a tool reading
- * `"seconds":0.58` gains nothing from `0.5800618760000001`, a person pasting it loses readability.
+ * `value` as JSON on stdout, with every control character \u-escaped (still valid JSON, same value), and its numbers
+ * made sane by saneNumbers(): every task's --json goes through here, so one rule holds for all of them.
  */
 export function printJson(value: unknown, space?: number): void {
   writeLines("stdout", printableJson(saneNumbers(value), space));
 }
 
-/** A copy of `value` with every non-integer finite number rounded to three decimals. */
-export function saneNumbers(value: unknown): unknown {
-  if (typeof value === "number") return Number.isFinite(value) && !Number.isInteger(value) ? roundTo(value, 3) : value;
-  if (Array.isArray(value)) return value.map(saneNumbers);
+/**
+ * Keys whose numbers are counts of bytes or rates (bytes, messages or operations per second): whole numbers in JSON.
+ * A tool reading `"bytesPerSecond":104857600` gains nothing from `104857600.12345679`.
+ */
+const WHOLE_NUMBER_KEY = /(bytes|PerSecond|Size|size)$/i;
+
+/**
+ * A copy of `value` with JSON's one rule for numbers: byte counts and rates (keys named like WHOLE_NUMBER_KEY) are
+ * integers; every other fraction (seconds, ratios) is rounded to three decimals (seconds to the millisecond): a tool
+ * reading `"seconds":0.58` gains nothing from `0.5800618760000001`, a person pasting it loses readability.
+ */
+export function saneNumbers(value: unknown, key = ""): unknown {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value) || Number.isInteger(value)) return value;
+    return WHOLE_NUMBER_KEY.test(key) ? Math.round(value) : roundTo(value, 3);
+  }
+  if (Array.isArray(value)) return value.map((v) => saneNumbers(v, key));
   if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, saneNumbers(v)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, saneNumbers(v, k)]));
   }
   return value;
 }

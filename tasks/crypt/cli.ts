@@ -44,7 +44,7 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
     const path = userPath(str("generate-key")!);
     generateKeyFile(path, bits);
     if (values.json) printJson({ keyFile: path, bits });
-    else print(`wrote a ${bits}-bit key to ${path} (mode 0600)`);
+    else print(`encrypt: wrote a ${bits}-bit key to ${path} (mode 0600)`);
     return 0;
   }
   if (str("key-bits") !== undefined) throw new UsageError("--key-bits goes with --generate-key");
@@ -65,7 +65,7 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
   if (values.json) printJson({ mode, ...result });
   else {
     print(
-      `${mode}ed ${result.input} → ${result.output}: ${formatBytes(result.inputBytes)} in ${result.chunks} chunk(s) ` +
+      `${mode}: ${mode}ed ${result.input} → ${result.output}: ${formatBytes(result.inputBytes)} in ${result.chunks} chunk(s) ` +
         `with AES-${result.keyBits}-GCM, ${formatRate(result.inputBytes, result.seconds)}`,
     );
   }

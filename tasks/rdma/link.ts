@@ -20,6 +20,7 @@ import { type Buf, BufInventory } from "../../ffi/doca/common/buf.ts";
 import { DocaError, TimeoutError } from "../../ffi/native/errors.ts";
 import { afterGrace, raceAbort } from "../common/interrupt.ts";
 import { UsageError } from "../common/cli.ts";
+import { noPeerWithin, peerSilent, wordTimeout } from "../common/peer-words.ts";
 
 export type Exchange = "cm" | "tcp";
 
@@ -105,15 +106,25 @@ async function connect(rdma: Rdma, opts: LinkOptions): Promise<RdmaConnection> {
     }
     opts.onListening?.(`listening for RDMA CM on ${listenWhere(endpoint)}`);
     rdma.listen(endpoint.port);
-    return await rdma.accept({ timeoutMs });
+    return await wordTimeout(rdma.accept({ timeoutMs }), () => nobodyConnected(endpoint, timeoutMs));
   }
   // Out of band: each side sends its exported details over one TCP socket (length-prefixed), then connects.
   const { connection, details } = rdma.exportConnection();
   const peer = endpoint.listen
-    ? await exchangeOverTcp(endpoint, details, timeoutMs, opts.onListening)
+    ? await wordTimeout(exchangeOverTcp(endpoint, details, timeoutMs, opts.onListening), () => nobodyConnected(endpoint, timeoutMs))
     : await untilListening((ms) => exchangeOverTcp(endpoint, details, ms), opts);
   connection.connect(peer);
   return connection;
+}
+
+/** A listening side that no peer reached: the same sentence as every task's (tasks/common/peer-words.ts). */
+function nobodyConnected(endpoint: Endpoint, timeoutMs: number): string {
+  return noPeerWithin(
+    `no peer connected to port ${endpoint.port}`,
+    timeoutMs,
+    `the connecting side (--connect HOST:${endpoint.port}) is not started yet or has already exited, or connects to ` +
+      `another address or port or with another --exchange`,
+  );
 }
 
 /**
@@ -158,9 +169,12 @@ async function untilListening<T>(attempt: (msLeft: number) => Promise<T>, opts: 
       // A last attempt at the deadline itself: giving up a retry early would wait less than --timeout promises
       if (Date.now() >= deadline) {
         throw new Error(
-          `nobody listened at ${endpoint.host}:${endpoint.port} within ${timeoutMs / 1000} s (--timeout); likely ` +
-            `causes: the receiving side (--listen ${endpoint.port}) is not started yet or has already exited, or ` +
-            `listens on another port or with another --exchange`,
+          noPeerWithin(
+            `nobody listened at ${endpoint.host}:${endpoint.port}`,
+            timeoutMs,
+            `the listening side (--listen ${endpoint.port}) is not started yet or has already exited, or listens on ` +
+              `another port or with another --exchange`,
+          ),
           { cause: e },
         );
       }
@@ -363,8 +377,7 @@ export class Channel {
       });
     }
     const raced = new Promise<T>((resolve, reject) => {
-      // TimeoutError says "waiting for …" itself
-      const timer = setTimeout(() => done(new TimeoutError(what.replace(/^waiting for /, ""), this.timeoutMs)), this.timeoutMs);
+      const timer = setTimeout(() => done(new Error(peerSilent(what, this.timeoutMs, "the peer"))), this.timeoutMs);
       // The peer's disconnection is delivered inside the progress call that may also have completed `p` (a send
       // acknowledged just before the peer closed): let `p` settle first, so what did complete counts.
       const onLost = (e: Error) => setTimeout(() => done(new Error(`${e.message} while ${what}`)), 0);

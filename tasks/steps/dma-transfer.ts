@@ -9,6 +9,7 @@
  *   DOCA_SIM_SIDE=dpu deno run -A tasks/steps/dma-transfer.ts --descriptor desc.json --read out.bin
  *   DOCA_SIM_SIDE=dpu deno run -A tasks/steps/dma-transfer.ts --descriptor desc.json --write in.bin
  */
+import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
@@ -20,6 +21,7 @@ import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { ProgressEngine } from "../../ffi/engine/pe.ts";
 import { parseFlags, parseSide, positiveInt, UsageError, wholeNumber } from "../common/cli.ts";
+import { requireFitsInMemory } from "../common/memory-limit.ts";
 import { applySide, openDeviceOf } from "../common/device.ts";
 import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
@@ -122,11 +124,14 @@ async function main(argv: string[]): Promise<void> {
   applySide(parseSide(values.side, process.env, "dpu"));
   const offset = values.offset === undefined ? 0 : wholeNumber(values.offset, "--offset");
   const wanted = values.length === undefined ? undefined : positiveInt(values.length, "--length");
+  if (wanted !== undefined) requireFitsInMemory(wanted, "--length"); // before the descriptor is read or memory allocated
   const exported = JSON.parse(readFileSync(userPath(values.descriptor), "utf8")) as { descriptor: string; address: number; length: number };
   const input = values.write !== undefined ? new Uint8Array(readFileSync(userPath(values.write))) : undefined;
   const length = input ? input.length : wanted ?? exported.length - offset;
   if (!(offset >= 0 && length > 0 && offset + length <= exported.length)) {
-    throw new Error(`range offset ${offset} length ${length} does not fit the export of ${exported.length} bytes`);
+    // the flags' range (or --write's file) against the descriptor's: a usage error naming them
+    const flags = input ? `--offset with --write ${values.write}` : "--offset/--length";
+    throw new UsageError(`${flags}: range offset ${offset} length ${length} does not fit the export of ${exported.length} bytes`);
   }
   using device = openDeviceOf(values["pci-addr"]);
   using pe = new ProgressEngine();
@@ -140,11 +145,11 @@ async function main(argv: string[]): Promise<void> {
   const localEnd = { mmap: localMap, address: local.address };
   if (input) {
     await dmaTransfer({ dma, pe, inventory, from: localEnd, to: remoteEnd, length });
-    print(`wrote ${length} bytes to the peer at offset ${offset}`);
+    print(`dma-transfer: wrote ${length} bytes to the peer at offset ${offset}`);
   } else {
     await dmaTransfer({ dma, pe, inventory, from: remoteEnd, to: localEnd, length });
     writeFileSync(userPath(values.read!), local.bytes);
-    print(`read ${length} bytes from the peer at offset ${offset} into ${values.read}`);
+    print(`dma-transfer: read ${length} bytes from the peer at offset ${offset} into ${values.read}`);
   }
 }
 

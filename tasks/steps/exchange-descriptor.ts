@@ -8,6 +8,7 @@
  *   host: deno run -A tasks/steps/exchange-descriptor.ts --send desc.json           (desc.json from export-mmap.ts)
  *   DPU:  DOCA_SIM_SIDE=dpu deno run -A tasks/steps/exchange-descriptor.ts --receive got.json -r 0000:b1:00.1
  */
+import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
@@ -116,7 +117,7 @@ async function main(argv: string[]): Promise<void> {
       // This runnable step adds one STATUS so the sender knows the receiver has the descriptor.
       const status = await messenger.recv(MsgType.STATUS, "the receiver's status after the descriptor");
       if (!status.isSuccess) throw messenger.peerFailure("the descriptor to be accepted");
-      print(`sent a descriptor for address 0x${exported.address.toString(16)}`);
+      print(`exchange-descriptor: sent a descriptor for address 0x${exported.address.toString(16)}`);
     } finally {
       await client.close();
     }
@@ -133,7 +134,7 @@ async function main(argv: string[]): Promise<void> {
     const out = userPath(values.receive!);
     writeFileSync(out, JSON.stringify({ descriptor: Buffer.from(got.descriptor).toString("base64"), address: got.address, length }));
     await messenger.send(encodeStatus(true));
-    print(`received a ${got.descriptor.length}-byte descriptor for address 0x${got.address.toString(16)} into ${values.receive}`);
+    print(`exchange-descriptor: received a ${got.descriptor.length}-byte descriptor for address 0x${got.address.toString(16)} into ${values.receive}`);
   } finally {
     await server.close();
   }

@@ -6,6 +6,7 @@
  *
  *   deno run -A tasks/steps/export-mmap.ts --in data.bin --out desc.json --writable
  */
+import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
@@ -19,6 +20,7 @@ import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.
 import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
 import { taskFlags } from "../common/task-flags.ts";
+import { allocateFor, requireFitsInMemory } from "../common/memory-limit.ts";
 
 export interface ExportedMmap extends Disposable {
   memory: NativeMemory;
@@ -81,12 +83,14 @@ async function main(argv: string[]): Promise<void> {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
   if ((values.in === undefined) === (values.length === undefined)) throw new UsageError("need exactly one of --in FILE / --length N");
+  // the limit is checked before anything is read or allocated
+  if (values.length !== undefined) requireFitsInMemory(positiveInt(values.length, "--length"), "--length");
   const input = values.in !== undefined ? new Uint8Array(readFileSync(userPath(values.in))) : undefined;
   const length = input ? input.length : positiveInt(values.length!, "--length");
   if (length === 0) throw new Error(`--in ${values.in}: the file is empty (a memory map cannot be)`);
   applySide(parseSide(values.side, process.env, "host"));
   using device = openDeviceOf(values["pci-addr"]);
-  using memory = NativeMemory.alloc(length);
+  using memory = input ? NativeMemory.alloc(length) : allocateFor(length, "--length");
   if (input) memory.bytes.set(input);
   else for (let i = 0; i < length; i++) memory.bytes[i] = i & 0xff;
   using exported = exportMmap({ device, memory, writable: values.writable });

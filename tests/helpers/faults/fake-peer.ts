@@ -9,6 +9,10 @@
  * DOCA_SIM_TRACE accesses against them), {event:"got", type, ...} for what it received, {event:"dma", ...} for DMA
  * attempts it made itself, {event:"done"} at a normal end. "kill-*" scenarios end with SIGKILL on itself (a crash,
  * no cleanup). The side process (DOCA_SIM_SIDE) comes from the environment.
+ *
+ * A failure of its own (bad arguments, no device, a server name it cannot listen on, no peer within its wait) is
+ * not a scenario's outcome: it says so on stderr and exits 1, so a test cannot pass on a peer that never took part.
+ * Once connected, what goes wrong is the scenario's doing (the real side hung up on it): an {event:"error"} line, exit 0.
  */
 import process from "node:process";
 import { createHash, randomBytes } from "node:crypto";
@@ -40,6 +44,12 @@ import {
 
 const [role, scenario, sizeText, serverName] = process.argv.slice(2);
 const size = Number(sizeText);
+if ((role !== "host" && role !== "dpu") || !scenario || !Number.isSafeInteger(size) || size < 0 || !serverName) {
+  process.stderr.write(`fake-peer: usage: fake-peer.ts <host|dpu> <scenario> <size> <server-name>, got ${process.argv.slice(2).join(" ")}\n`);
+  process.exit(2);
+}
+/** Set once the real side is connected: a failure before that is the helper's own. */
+let connected = false;
 const HOST_PCI = "0000:b1:00.1";
 const DPU_PCI = "0000:03:00.1";
 
@@ -115,6 +125,7 @@ function withDeclaredLength(msg: Uint8Array, declared: bigint): Uint8Array {
 async function fakeHost(): Promise<void> {
   const client = await ComchClient.connect({ device, name: serverName, pe, timeoutMs: 15_000 });
   conn = client.connection;
+  connected = true;
   emit({ event: "connected" });
   const dirClassic = (fileInHost: boolean, s = size) =>
     encodeDirection({ fileInHost, fileSize: fileInHost ? s : 0, docaTs: false });
@@ -311,6 +322,7 @@ async function fakeDpu(): Promise<void> {
   keep.push({ close: () => void server.close() });
   process.stderr.write("fake DPU listening\n");
   conn = await server.accept({ timeoutMs: 20_000 });
+  connected = true;
   emit({ event: "accepted" });
   switch (scenario) {
     case "dpu-kill-after-accept":
@@ -431,7 +443,13 @@ try {
   else await fakeDpu();
   emit({ event: "done" });
 } catch (e) {
-  emit({ event: "error", error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+  const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  if (!connected || /^unknown scenario/.test(error.replace(/^\w+: /, ""))) {
+    // cannot listen, cannot connect, unknown scenario: fail loudly, never as a scenario that ran
+    process.stderr.write(`fake-peer: ${role} ${scenario}: failed before the real side connected: ${error}\n`);
+    process.exit(1);
+  }
+  emit({ event: "error", error });
 }
 // Leave without tidying (a misbehaving peer does not say goodbye either), but let queued sends flush.
 await sleep(100);

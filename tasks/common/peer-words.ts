@@ -1,0 +1,45 @@
+/**
+ * One wording for one situation, in every task that waits for a peer (dma-copy, rdma-copy, rdma-ping, comch-client,
+ * comch-server, comch-stream):
+ *   - nobody came:    "no host connected within 5 s (--timeout); likely causes: …" (what was waited for, how long,
+ *                     then the causes in the order to check them, as dma-copy lists them);
+ *   - the peer went silent: "gave up waiting for X after 5 s (--timeout): the DPU side did not send it in time".
+ * The task's name comes in front from runMain, as on every line.
+ */
+import { TimeoutError } from "../../ffi/native/errors.ts";
+import { softwareDeviceFolderNote } from "./environment.ts";
+
+const seconds = (timeoutMs: number) => `${timeoutMs / 1000} s (--timeout)`;
+
+/** "`nobody` within 5 s (--timeout); likely causes: `causes`". */
+export function noPeerWithin(nobody: string, timeoutMs: number, causes: string): string {
+  return `${nobody} within ${seconds(timeoutMs)}; likely causes: ${causes}`;
+}
+
+/**
+ * "gave up `doing` after 5 s (--timeout): `peer` did not send it in time" (doing: "waiting for …"; for a send the peer
+ * never took, `didNot` "take it").
+ */
+export function peerSilent(doing: string, timeoutMs: number, peer: string, didNot = "send it"): string {
+  return `gave up ${doing} after ${seconds(timeoutMs)}: ${peer} did not ${didNot} in time`;
+}
+
+/**
+ * The causes of a Comch peer that never came, as dma-copy lists them: `other` (how the other side is started) not
+ * started yet or exited; another server name; on the software device, another DOCA_SIM_DIR or user.
+ */
+export function comchCauses(other: string, nameFlag: string, name: string): string {
+  return `${other} is not started yet or has already exited; it uses another ${nameFlag} (this side uses "${name}"); ` +
+    `on the software device, the two sides must share DOCA_SIM_DIR (here ${softwareDeviceFolderNote()}) and run as ` +
+    `the same user`;
+}
+
+/** `p`, with a TimeoutError (the FFI's "timed out after N ms waiting for …") replaced by `message()`. */
+export async function wordTimeout<T>(p: Promise<T>, message: () => string): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof TimeoutError) throw new Error(message(), { cause: e });
+    throw e;
+  }
+}
