@@ -124,6 +124,14 @@ describe("a hostile or broken host against a real DPU (dma-copy --side dpu)", ()
       const srcHash = c.dpuHasFile ? writePatternFile(target, c.size ?? SIZE, 3) : undefined;
       const server = `fault-${c.name}`;
       const timeout = String(c.timeoutSeconds ?? 3);
+      const size = c.size ?? SIZE;
+      // The fake host starts first and waits for the DPU's server: the DPU's short --timeout (1-3 s) then times the
+      // scenario, never the fake's start-up on a loaded machine (Node's start alone can take seconds there).
+      const fake = startHelper("fake-peer.ts", ["host", c.name, String(size), server], {
+        ...w.env,
+        DOCA_SIM_SIDE: "host",
+      }, T);
+      await fake.waitForStderr("fake host connecting", 60_000);
       const t0 = Date.now();
       const dpu = startDmaCopy(
         "dpu",
@@ -131,12 +139,6 @@ describe("a hostile or broken host against a real DPU (dma-copy --side dpu)", ()
         w.env,
         T,
       );
-      await dpu.waitForStderr("waiting for the host", 30_000);
-      const size = c.size ?? SIZE;
-      const fake = startHelper("fake-peer.ts", ["host", c.name, String(size), server], {
-        ...w.env,
-        DOCA_SIM_SIDE: "host",
-      }, T);
       const d = await dpu.done;
       const elapsed = Date.now() - t0;
       if (c.name.includes("silent")) fake.kill(); // it would sleep on; the DPU's behaviour is what counts

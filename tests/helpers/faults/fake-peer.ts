@@ -123,7 +123,10 @@ function withDeclaredLength(msg: Uint8Array, declared: bigint): Uint8Array {
 // ---------------------------------------------------------------- fake host (against a real DPU)
 
 async function fakeHost(): Promise<void> {
-  const client = await ComchClient.connect({ device, name: serverName, pe, timeoutMs: 15_000 });
+  // Loaded and about to connect: a test starts the real DPU only now, so that a short --timeout on the DPU measures
+  // the scenario, not how long this process took to start on a loaded machine (the client waits for the server).
+  process.stderr.write("fake host connecting\n");
+  const client = await ComchClient.connect({ device, name: serverName, pe, timeoutMs: 60_000 });
   conn = client.connection;
   connected = true;
   emit({ event: "connected" });
