@@ -34,6 +34,10 @@ struct sim_task_kind {
 
 /* The ops of a pool task kind named `name` (its diagnostics name: "dma_memcpy", ...) */
 #define SIM_POOL_TASK_OPS(name) { .kind = (name), .free = sim_pool_task_free, .bufs = sim_pool_task_bufs }
+/* The fields every pool kind fills the same way, inside its initializer: its ops under `name`, and the size and the
+ * source and destination members (`src`, `dst`) of its task struct `type`. The kind adds .validate, .execute, ... */
+#define SIM_POOL_KIND_FIELDS(name, type) \
+	.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(type), .src_at = offsetof(type, src), .dst_at = offsetof(type, dst)
 
 struct sim_task_pool {
 	unsigned char *tasks; /* num_tasks of kind->size bytes, allocated by sim_pool_conf */

@@ -21,8 +21,7 @@ static doca_error_t task_execute(struct doca_task *task)
 
 #define COMPRESS_KIND(name) \
 	{ \
-		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_compress_task), \
-		.src_at = offsetof(struct sim_compress_task, src), .dst_at = offsetof(struct sim_compress_task, dst), \
+		SIM_POOL_KIND_FIELDS(name, struct sim_compress_task), \
 		.validate = task_validate, .execute = task_execute, \
 	}
 

@@ -93,8 +93,7 @@ static doca_error_t task_execute(struct doca_task *task)
 
 #define EC_KIND(name) \
 	{ \
-		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_ec_task), \
-		.src_at = offsetof(struct sim_ec_task, src), .dst_at = offsetof(struct sim_ec_task, dst), \
+		SIM_POOL_KIND_FIELDS(name, struct sim_ec_task), \
 		.validate = task_validate, .execute = task_execute, \
 	}
 

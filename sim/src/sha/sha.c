@@ -43,8 +43,7 @@ static void task_release(struct doca_task *task)
 
 #define SHA_KIND(name) \
 	{ \
-		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_sha_task), \
-		.src_at = offsetof(struct sim_sha_task, src), .dst_at = offsetof(struct sim_sha_task, dst), \
+		SIM_POOL_KIND_FIELDS(name, struct sim_sha_task), \
 		.validate = task_validate, .execute = task_execute, .submitted = task_submitted, \
 		.not_run = task_not_run, .release = task_release, \
 	}
