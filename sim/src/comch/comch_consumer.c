@@ -373,20 +373,8 @@ SIM_EXPORT doca_error_t doca_comch_consumer_set_imm_data_len(struct doca_comch_c
 SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_consumer_as_ctx, struct doca_comch_consumer, consumer, NULL,
 	&consumer->ctx)
 
-SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_set_conf(
-	struct doca_comch_consumer *consumer, doca_comch_consumer_task_post_recv_completion_cb_t task_completion_cb,
-	doca_comch_consumer_task_post_recv_completion_cb_t task_error_cb, uint32_t num_post_recv_tasks)
-{
-	doca_error_t err = comch_fastpath_conf_check(consumer == NULL ? NULL : &consumer->ctx,
-						     task_completion_cb != NULL && task_error_cb != NULL, num_post_recv_tasks);
-
-	if (err != DOCA_SUCCESS)
-		return err;
-	consumer->done_cb = task_completion_cb;
-	consumer->err_cb = task_error_cb;
-	consumer->num_tasks = num_post_recv_tasks;
-	return DOCA_SUCCESS;
-}
+COMCH_FASTPATH_SET_CONF(doca_comch_consumer_task_post_recv_set_conf, doca_comch_consumer,
+			doca_comch_consumer_task_post_recv_completion_cb_t)
 
 SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_alloc_init(struct doca_comch_consumer *consumer,
 								      struct doca_buf *buf,

@@ -273,6 +273,22 @@ bool comch_ep_is_idle(const struct comch_endpoint *ep);
 /* The checks of a fast-path task configuration (consumer post_recv, producer send): both callbacks given, 1 to
  * COMCH_MAX_FASTPATH_TASKS tasks (else INVALID_VALUE), the context idle (else BAD_STATE) */
 doca_error_t comch_fastpath_conf_check(const struct doca_ctx *ctx, bool callbacks_given, uint32_t num_tasks);
+/* The producer's and consumer's task set_conf under DOCA's name `fn` for a handle of struct `type`: the shared checks,
+ * then the callbacks (of DOCA's type `cb_type`) and the task count kept in the handle until the context starts */
+#define COMCH_FASTPATH_SET_CONF(fn, type, cb_type) \
+	SIM_EXPORT doca_error_t fn(struct type *handle, cb_type task_completion_cb, cb_type task_error_cb, \
+				   uint32_t num_tasks) \
+	{ \
+		doca_error_t err = comch_fastpath_conf_check(handle == NULL ? NULL : &handle->ctx, \
+							     task_completion_cb != NULL && task_error_cb != NULL, \
+							     num_tasks); \
+		if (err != DOCA_SUCCESS) \
+			return err; \
+		handle->done_cb = task_completion_cb; \
+		handle->err_cb = task_error_cb; \
+		handle->num_tasks = num_tasks; \
+		return DOCA_SUCCESS; \
+	}
 /* Device limits: the core's per-device caps, with our defaults where a cap is left at 0 */
 uint32_t comch_cap_max_msg_size(const struct doca_devinfo *devinfo);
 uint32_t comch_cap_max_name_len(const struct doca_devinfo *devinfo);

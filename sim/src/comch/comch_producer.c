@@ -224,20 +224,8 @@ SIM_EXPORT SIM_GETTER(doca_comch_producer_get_id, const struct doca_comch_produc
 SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_producer_as_ctx, struct doca_comch_producer, producer, NULL,
 	&producer->ctx)
 
-SIM_EXPORT doca_error_t doca_comch_producer_task_send_set_conf(
-	struct doca_comch_producer *producer, doca_comch_producer_task_send_completion_cb_t task_completion_cb,
-	doca_comch_producer_task_send_completion_cb_t task_error_cb, uint32_t num_send_tasks)
-{
-	doca_error_t err = comch_fastpath_conf_check(producer == NULL ? NULL : &producer->ctx,
-						     task_completion_cb != NULL && task_error_cb != NULL, num_send_tasks);
-
-	if (err != DOCA_SUCCESS)
-		return err;
-	producer->done_cb = task_completion_cb;
-	producer->err_cb = task_error_cb;
-	producer->num_tasks = num_send_tasks;
-	return DOCA_SUCCESS;
-}
+COMCH_FASTPATH_SET_CONF(doca_comch_producer_task_send_set_conf, doca_comch_producer,
+			doca_comch_producer_task_send_completion_cb_t)
 
 SIM_EXPORT doca_error_t doca_comch_producer_task_send_alloc_init(struct doca_comch_producer *producer,
 								 const struct doca_buf *buf, uint8_t *imm_data,
