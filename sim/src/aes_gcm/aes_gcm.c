@@ -264,12 +264,11 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 
 	if (aes == NULL || task == NULL || (iv == NULL && iv_length > 0))
 		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(aes, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
 	if (iv_length > SIM_AES_GCM_MAX_IV_LEN || (tag_size != 12 && tag_size != 16))
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: IV of %u bytes (12 at most), tag of %u (12 or 16)", func,
 				iv_length, tag_size);
-	err = sim_pool_alloc(&aes->pools[which], &aes->ctx, kinds[which], src, dst, user_data,
-			     (struct doca_task **)&t, func);
+	err = sim_pool_alloc_live(&aes->pools[which], &aes->ctx, "aes_gcm", kinds[which], src, dst, user_data,
+				  (struct doca_task **)&t, func);
 	if (err != DOCA_SUCCESS)
 		return err;
 	t->decrypt = which == 1;

@@ -101,5 +101,12 @@ SIM_EXPORT doca_error_t sim_pool_alloc(struct sim_task_pool *pool, struct doca_c
 				       const struct sim_task_kind *kind, const struct doca_buf *src,
 				       struct doca_buf *dst, union doca_data user_data, struct doca_task **out,
 				       const char *func);
+/* sim_pool_alloc behind the checks every accelerator's _alloc_init starts with (its context not NULL, the caller's
+ * check): INVALID_VALUE for a NULL out-parameter, and for a destroyed context in strict mode (reported as `object`
+ * used by `func`) */
+SIM_EXPORT doca_error_t sim_pool_alloc_live(struct sim_task_pool *pool, struct doca_ctx *ctx, const char *object,
+					    const struct sim_task_kind *kind, const struct doca_buf *src,
+					    struct doca_buf *dst, union doca_data user_data, struct doca_task **out,
+					    const char *func);
 
 #endif /* SIM_TASK_POOL_H_ */

@@ -77,11 +77,10 @@ static doca_error_t alloc_init(struct doca_compress *c, enum sim_compress_kind k
 {
 	doca_error_t err;
 
-	if (c == NULL || out == NULL)
+	if (c == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(c, ctx.magic, "compress", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pool_alloc(&c->pools[kind], &c->ctx, kinds[kind], src, dst, user_data, (struct doca_task **)out,
-			     func);
+	err = sim_pool_alloc_live(&c->pools[kind], &c->ctx, "compress", kinds[kind], src, dst, user_data,
+				  (struct doca_task **)out, func);
 	if (err == DOCA_SUCCESS)
 		(*out)->kind = kind;
 	return err;

@@ -145,11 +145,10 @@ static doca_error_t alloc_init(struct doca_ec *ec, enum sim_ec_task_kind kind, c
 {
 	doca_error_t err;
 
-	if (ec == NULL || task == NULL)
+	if (ec == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pool_alloc(&ec->pools[kind], &ec->ctx, kinds[kind], src, dst, user_data, (struct doca_task **)task,
-			     func);
+	err = sim_pool_alloc_live(&ec->pools[kind], &ec->ctx, "ec", kinds[kind], src, dst, user_data,
+				  (struct doca_task **)task, func);
 	if (err != DOCA_SUCCESS)
 		return err;
 	(*task)->kind = kind;

@@ -152,11 +152,10 @@ static doca_error_t alloc_init(struct doca_sha *s, enum sim_sha_kind kind, enum 
 	uint32_t digest, block;
 	doca_error_t err;
 
-	if (s == NULL || out == NULL || !sim_sha_sizes(algorithm, &digest, &block))
+	if (s == NULL || !sim_sha_sizes(algorithm, &digest, &block))
 		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(s, ctx.magic, "sha", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pool_alloc(&s->pools[kind], &s->ctx, kinds[kind], src, dst, user_data, (struct doca_task **)out,
-			     func);
+	err = sim_pool_alloc_live(&s->pools[kind], &s->ctx, "sha", kinds[kind], src, dst, user_data,
+				  (struct doca_task **)out, func);
 	if (err != DOCA_SUCCESS)
 		return err;
 	(*out)->kind = kind;
