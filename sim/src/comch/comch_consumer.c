@@ -76,18 +76,7 @@ static doca_error_t consumer_start(struct doca_ctx *ctx)
 	struct doca_comch_consumer *c = as_consumer(ctx);
 	int sv[2];
 
-	if (c->conn->state != COMCH_CONN_ACTIVE)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "comch consumer: connection is not established");
-	if (c->num_tasks == 0 || c->done_cb == NULL)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "comch consumer: post_recv tasks not configured");
-	/* The pool is made once: tasks the user kept across a stop/start must stay valid */
-	if (c->tasks == NULL) {
-		c->tasks = calloc(c->num_tasks, sizeof(*c->tasks));
-		if (c->tasks == NULL)
-			return DOCA_ERROR_NO_MEMORY;
-		c->pool_len = c->num_tasks;
-		COMCH_FREE_LIST_FILL(c->free_tasks, c->tasks, c->num_tasks);
-	}
+	COMCH_FASTPATH_START_OR_RETURN(c, "consumer", "post_recv");
 	if (comch_data_socketpair(sv) != 0)
 		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "comch consumer: socketpair failed");
 	c->data_fd = sv[0];

@@ -100,16 +100,7 @@ static doca_error_t producer_start(struct doca_ctx *ctx)
 {
 	struct doca_comch_producer *p = &priv(ctx)->pub;
 
-	if (p->conn->state != COMCH_CONN_ACTIVE)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "comch producer: connection is not established");
-	if (p->num_tasks == 0 || p->done_cb == NULL)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "comch producer: send tasks not configured");
-	if (p->tasks == NULL) {
-		p->tasks = calloc(p->num_tasks, sizeof(*p->tasks));
-		if (p->tasks == NULL)
-			return DOCA_ERROR_NO_MEMORY;
-		COMCH_FREE_LIST_FILL(p->free_tasks, p->tasks, p->num_tasks);
-	}
+	COMCH_FASTPATH_START_OR_RETURN(p, "producer", "send");
 	return DOCA_SUCCESS;
 }
 
