@@ -326,12 +326,7 @@ static void release_unfreed_tasks(struct doca_comch_consumer *c)
 
 SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *consumer)
 {
-	doca_error_t err;
-
-	SIM_RETURN_IF_NULL_OR_DEAD(consumer, ctx.magic, "comch_consumer");
-	err = sim_ctx_fini(&consumer->ctx);
-	if (err != DOCA_SUCCESS)
-		return err;
+	SIM_CTX_FINI_OR_RETURN(consumer, ctx.magic, ctx, "comch_consumer");
 	comch_conn_remove_consumer_wake(consumer->conn, consumer->wake_fd);
 	if (consumer->wake_fd >= 0)
 		close(consumer->wake_fd);

@@ -196,12 +196,7 @@ SIM_EXPORT doca_error_t doca_comch_producer_create(struct doca_comch_connection 
 
 SIM_EXPORT doca_error_t doca_comch_producer_destroy(struct doca_comch_producer *producer)
 {
-	doca_error_t err;
-
-	SIM_RETURN_IF_NULL_OR_DEAD(producer, ctx.magic, "comch_producer");
-	err = sim_ctx_fini(&producer->ctx);
-	if (err != DOCA_SUCCESS)
-		return err;
+	SIM_CTX_FINI_OR_RETURN(producer, ctx.magic, ctx, "comch_producer");
 	cache_clear(priv(&producer->ctx));
 	comch_conn_detach_user(producer->conn);
 	free(producer->tasks);
