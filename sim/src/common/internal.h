@@ -285,6 +285,10 @@ SIM_EXPORT uint64_t sim_pe_random(struct doca_pe *pe);
 /* Initialise the embedded ctx of a new context object (state IDLE); counts a live SIM_KIND_CTX */
 SIM_EXPORT void sim_ctx_init(struct doca_ctx *ctx, const struct sim_ctx_ops *ops, struct doca_dev *dev);
 /* Checks before destroying a context object: DOCA_ERROR_BAD_STATE unless IDLE. Disconnects it from its pe. */
+/* The answer of a library's capability query for a device: INVALID_VALUE for a NULL devinfo or out-parameter,
+ * NOT_SUPPORTED when the library cannot run here (`available` false: its backend is missing), else `value` in *out */
+SIM_EXPORT doca_error_t sim_cap_u32(const struct doca_devinfo *devinfo, bool available, uint32_t value, uint32_t *out);
+SIM_EXPORT doca_error_t sim_cap_u64(const struct doca_devinfo *devinfo, bool available, uint64_t value, uint64_t *out);
 SIM_EXPORT doca_error_t sim_ctx_fini(struct doca_ctx *ctx);
 /* The start of a context's destroy: INVALID_VALUE for a NULL handle `obj` (or, in strict mode, one destroyed: its
  * magic word is obj->magic_field), then sim_ctx_fini of obj->ctx_field (BAD_STATE unless idle). Returns the failure

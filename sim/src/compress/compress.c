@@ -95,20 +95,12 @@ static doca_error_t cap_supported(const struct doca_devinfo *devinfo, enum sim_c
 
 static doca_error_t cap_max_buf_size(const struct doca_devinfo *devinfo, enum sim_compress_kind kind, uint64_t *size)
 {
-	if (devinfo == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_compress_kind_available(kind))
-		return DOCA_ERROR_NOT_SUPPORTED;
-	*size = SIM_COMPRESS_MAX_BUF_SIZE;
-	return DOCA_SUCCESS;
+	return sim_cap_u64(devinfo, sim_compress_kind_available(kind), SIM_COMPRESS_MAX_BUF_SIZE, size);
 }
 
 static doca_error_t cap_max_list_len(const struct doca_devinfo *devinfo, uint32_t *len)
 {
-	if (devinfo == NULL || len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*len = SIM_COMPRESS_MAX_BUF_LIST_LEN;
-	return DOCA_SUCCESS;
+	return sim_cap_u32(devinfo, true, SIM_COMPRESS_MAX_BUF_LIST_LEN, len);
 }
 
 /* The functions every kind has, under its DOCA names: capability queries, set_conf, alloc_init (but the LZ4 stream

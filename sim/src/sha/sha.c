@@ -91,22 +91,12 @@ doca_error_t doca_sha_cap_task_partial_hash_get_supported(struct doca_devinfo co
 
 doca_error_t doca_sha_cap_get_max_list_buf_num_elem(struct doca_devinfo const *devinfo, uint32_t *max_list_num_elem)
 {
-	if (devinfo == NULL || max_list_num_elem == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_sha_available())
-		return DOCA_ERROR_NOT_SUPPORTED;
-	*max_list_num_elem = SIM_SHA_MAX_LIST_LEN;
-	return DOCA_SUCCESS;
+	return sim_cap_u32(devinfo, sim_sha_available(), SIM_SHA_MAX_LIST_LEN, max_list_num_elem);
 }
 
 doca_error_t doca_sha_cap_get_max_src_buf_size(struct doca_devinfo const *devinfo, uint64_t *max_buf_size)
 {
-	if (devinfo == NULL || max_buf_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_sha_available())
-		return DOCA_ERROR_NOT_SUPPORTED;
-	*max_buf_size = SIM_SHA_MAX_SRC_BUF_SIZE;
-	return DOCA_SUCCESS;
+	return sim_cap_u64(devinfo, sim_sha_available(), SIM_SHA_MAX_SRC_BUF_SIZE, max_buf_size);
 }
 
 /* The digest size (block false) or the block size of an algorithm, as a capability */
