@@ -22,13 +22,8 @@ extern "C" {
 /* ---- The context ---- */
 struct doca_aes_gcm;
 
-DOCA_EXPERIMENTAL
-doca_error_t doca_aes_gcm_create(struct doca_dev *dev, struct doca_aes_gcm **aes_gcm);
-/* IN_USE while keys of it are alive; BAD_STATE unless idle */
-DOCA_EXPERIMENTAL
-doca_error_t doca_aes_gcm_destroy(struct doca_aes_gcm *aes_gcm);
-DOCA_EXPERIMENTAL
-struct doca_ctx *doca_aes_gcm_as_ctx(struct doca_aes_gcm *aes_gcm);
+/* create, destroy (IN_USE while keys of it are alive; BAD_STATE unless idle), as_ctx */
+DOCA_SIM_CTX_DECL(DOCA_EXPERIMENTAL, aes_gcm)
 /* The sum of the encrypt and decrypt task counts may not exceed this */
 DOCA_EXPERIMENTAL
 doca_error_t doca_aes_gcm_cap_get_max_num_tasks(struct doca_aes_gcm *aes_gcm, uint32_t *max_num_tasks);

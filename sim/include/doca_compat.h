@@ -20,4 +20,15 @@
 /* Part of the API that may still change between releases */
 #define DOCA_EXPERIMENTAL DOCA_EXPORTED
 
+/*
+ * A context library's create, destroy and as_ctx, which DOCA declares alike for each (compress, sha, ec, aes_gcm, dma,
+ * rdma): doca_<lib>_create(dev, &handle), doca_<lib>_destroy(handle), doca_<lib>_as_ctx(handle). One use expands to
+ * DOCA's three prototypes for `lib`, marked `stability` (DOCA_STABLE or DOCA_EXPERIMENTAL) as DOCA marks that library.
+ * The header using it declares struct doca_<lib> and includes doca_error.h and doca_types.h first.
+ */
+#define DOCA_SIM_CTX_DECL(stability, lib) \
+	stability doca_error_t doca_##lib##_create(struct doca_dev *dev, struct doca_##lib **lib); \
+	stability doca_error_t doca_##lib##_destroy(struct doca_##lib *lib); \
+	stability struct doca_ctx *doca_##lib##_as_ctx(struct doca_##lib *lib);
+
 #endif /* DOCA_COMPAT_H_ */

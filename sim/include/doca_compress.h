@@ -20,15 +20,8 @@ extern "C" {
 
 struct doca_compress;
 
-DOCA_EXPERIMENTAL
-doca_error_t doca_compress_create(struct doca_dev *dev, struct doca_compress **compress);
-
-/* DOCA_ERROR_IN_USE unless the context is idle */
-DOCA_EXPERIMENTAL
-doca_error_t doca_compress_destroy(struct doca_compress *compress);
-
-DOCA_EXPERIMENTAL
-struct doca_ctx *doca_compress_as_ctx(struct doca_compress *compress);
+/* create, destroy (DOCA_ERROR_IN_USE unless the context is idle), as_ctx */
+DOCA_SIM_CTX_DECL(DOCA_EXPERIMENTAL, compress)
 
 /* The sum of the num_tasks given to the four set_conf calls may not exceed this */
 DOCA_EXPERIMENTAL

@@ -23,19 +23,12 @@ typedef void (*doca_dma_task_memcpy_completion_cb_t)(struct doca_dma_task_memcpy
 						     union doca_data task_user_data,
 						     union doca_data ctx_user_data);
 
-DOCA_STABLE
-doca_error_t doca_dma_create(struct doca_dev *dev, struct doca_dma **dma);
-
-/* DOCA_ERROR_BAD_STATE unless the context is IDLE */
-DOCA_STABLE
-doca_error_t doca_dma_destroy(struct doca_dma *dma);
+/* create, destroy (DOCA_ERROR_BAD_STATE unless the context is IDLE), as_ctx */
+DOCA_SIM_CTX_DECL(DOCA_STABLE, dma)
 
 /* DOCA_SUCCESS if the device can run memcpy tasks, DOCA_ERROR_NOT_SUPPORTED otherwise */
 DOCA_STABLE
 doca_error_t doca_dma_cap_task_memcpy_is_supported(const struct doca_devinfo *devinfo);
-
-DOCA_STABLE
-struct doca_ctx *doca_dma_as_ctx(struct doca_dma *dma);
 
 DOCA_STABLE
 doca_error_t doca_dma_cap_get_max_num_tasks(struct doca_dma *dma, uint32_t *max_num_tasks);

@@ -78,13 +78,8 @@ DOCA_SIM_EC_TASK_DECL(update, update_matrix, original_updated_and_rdnc_blocks, u
  * blocks); the destination receives the missing blocks in the order of the recover matrix's missing indices ---- */
 DOCA_SIM_EC_TASK_DECL(recover, recover_matrix, available_blocks, recovered_data_blocks, recovered_data)
 
-/* ---- The context ---- */
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_create(struct doca_dev *dev, struct doca_ec **ec);
-DOCA_EXPERIMENTAL
-doca_error_t doca_ec_destroy(struct doca_ec *ec);
-DOCA_EXPERIMENTAL
-struct doca_ctx *doca_ec_as_ctx(struct doca_ec *ec);
+/* ---- The context: create, destroy, as_ctx ---- */
+DOCA_SIM_CTX_DECL(DOCA_EXPERIMENTAL, ec)
 /* Largest block (bytes) a task may use */
 DOCA_EXPERIMENTAL
 doca_error_t doca_ec_cap_get_max_block_size(const struct doca_devinfo *devinfo, uint64_t *max_block_size);

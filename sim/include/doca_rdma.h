@@ -47,13 +47,8 @@ enum doca_rdma_opcode {
 	DOCA_RDMA_OPCODE_RECV_WRITE_WITH_IMM,
 };
 
-/* ---------------------------------------------------------------- context */
-DOCA_EXPERIMENTAL
-doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma);
-DOCA_EXPERIMENTAL
-doca_error_t doca_rdma_destroy(struct doca_rdma *rdma);
-DOCA_EXPERIMENTAL
-struct doca_ctx *doca_rdma_as_ctx(struct doca_rdma *rdma);
+/* ---------------------------------------------------------------- context: create, destroy, as_ctx */
+DOCA_SIM_CTX_DECL(DOCA_EXPERIMENTAL, rdma)
 /* DOCA_ACCESS_FLAG_* the remote side gets on this side's memory (LOCAL_READ_WRITE, RDMA_READ, RDMA_WRITE, RDMA_ATOMIC) */
 DOCA_EXPERIMENTAL
 doca_error_t doca_rdma_set_permissions(struct doca_rdma *rdma, uint32_t permissions);

@@ -21,15 +21,8 @@ extern "C" {
 
 struct doca_sha;
 
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_create(struct doca_dev *dev, struct doca_sha **sha);
-
-/* DOCA_ERROR_IN_USE unless the context is idle */
-DOCA_EXPERIMENTAL
-doca_error_t doca_sha_destroy(struct doca_sha *sha);
-
-DOCA_EXPERIMENTAL
-struct doca_ctx *doca_sha_as_ctx(struct doca_sha *sha);
+/* create, destroy (DOCA_ERROR_IN_USE unless the context is idle), as_ctx */
+DOCA_SIM_CTX_DECL(DOCA_EXPERIMENTAL, sha)
 
 enum doca_sha_algorithm {
 	DOCA_SHA_ALGORITHM_SHA1,

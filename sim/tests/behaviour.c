@@ -113,6 +113,15 @@ static struct doca_dma_task_memcpy *copy_task(struct dma_fixture *f, int ctx, si
 	return t;
 }
 
+/* Submits t (doca_task_submit: no validation) and expects it to fail at completion with DOCA_ERROR_INVALID_VALUE,
+ * no byte copied */
+static void expect_fails_at_completion(struct dma_fixture *f, struct results *r, struct doca_dma_task_memcpy *t)
+{
+	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t)));
+	t_progress_until(f->pe, &r->failed);
+	T_TRUE(r->last_status == DOCA_ERROR_INVALID_VALUE && f->dst[0] == 0);
+}
+
 /* ---- checks ---- */
 
 static void check_progress_one_ctx(void)
@@ -148,9 +157,7 @@ static void check_submit_no_validate(void)
 	/* 128 bytes into a 64-byte destination: invalid */
 	t = copy_task(&f, 0, 0, 128, 7, &sb, &db);
 	T_EXPECT_ERR(doca_task_try_submit(doca_dma_task_memcpy_as_task(t)), DOCA_ERROR_INVALID_VALUE);
-	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t))); /* DOCA: submit does not validate */
-	t_progress_until(f.pe, &r.failed);
-	T_TRUE(r.last_status == DOCA_ERROR_INVALID_VALUE && f.dst[0] == 0);
+	expect_fails_at_completion(&f, &r, t); /* DOCA: submit does not validate */
 	dma_teardown_after_copy(&f, sb, db);
 	t_say("ok submit-no-validate: doca_task_submit accepts an invalid task, it fails at completion; "
 	      "doca_task_try_submit refuses it");
@@ -168,9 +175,7 @@ static void check_set_data_always_success(void)
 	/* out of range: DOCA_SUCCESS (undefined behaviour on DOCA); the task using it fails, no byte moves */
 	T_OK(doca_buf_set_data(sb, f.src + 32, 64));
 	T_OK(doca_buf_set_data_len(db, 100));
-	T_OK(doca_task_submit(doca_dma_task_memcpy_as_task(t)));
-	t_progress_until(f.pe, &r.failed);
-	T_TRUE(r.last_status == DOCA_ERROR_INVALID_VALUE && f.dst[0] == 0);
+	expect_fails_at_completion(&f, &r, t);
 	T_OK(doca_buf_inventory_buf_get_by_args(f.inv, f.src_mmap, f.src, 16, f.src + 8, 16, &b));
 	T_OK(doca_buf_dec_refcount(b, NULL));
 	/* a buffer outside the mmap is documented: INVALID_VALUE */

@@ -105,36 +105,60 @@ static void host_says(struct dpu *d, const char *cmd, uint64_t arg, const char *
 	}
 }
 
+/* An imported export and the two bufs of one copy over it: into the export from local memory (`len` bytes of local
+ * data), or out of the whole export into local memory */
+struct transfer {
+	struct doca_mmap *remote;
+	struct doca_buf *src, *dst;
+};
+
+static struct transfer into_export(struct dpu *d, size_t len)
+{
+	struct transfer t = {.remote = import(d)};
+
+	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, len, &t.src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, t.remote, remote_addr(d, 0), BUF_LEN, &t.dst));
+	return t;
+}
+
+static struct transfer out_of_export(struct dpu *d)
+{
+	struct transfer t = {.remote = import(d)};
+
+	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, t.remote, remote_addr(d, 0), BUF_LEN, &t.src));
+	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &t.dst));
+	return t;
+}
+
+static void transfer_release(struct transfer *t)
+{
+	T_OK(doca_buf_dec_refcount(t->src, NULL));
+	T_OK(doca_buf_dec_refcount(t->dst, NULL));
+	T_OK(doca_mmap_destroy(t->remote));
+}
+
 static void scenario_to_host(struct dpu *d)
 {
-	struct doca_mmap *remote = import(d);
-	struct doca_buf *src, *dst;
+	struct transfer t;
 
 	t_fill(d->local, BUF_LEN, DPU_SEED);
-	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, BUF_LEN, &src));
-	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, 0), BUF_LEN, &dst));
-	T_OK(dpu_copy(d, src, dst));
+	t = into_export(d, BUF_LEN);
+	T_OK(dpu_copy(d, t.src, t.dst));
 	host_says(d, "verify", DPU_SEED, "verified");
 	t_say("ok DPU wrote %d bytes into host memory, host verified them", BUF_LEN);
-	T_OK(doca_buf_dec_refcount(src, NULL));
-	T_OK(doca_buf_dec_refcount(dst, NULL));
-	T_OK(doca_mmap_destroy(remote));
+	transfer_release(&t);
 }
 
 /* Copy the whole export into local memory and check every byte */
 static void read_export(struct dpu *d)
 {
-	struct doca_mmap *remote = import(d);
-	struct doca_buf *src, *dst;
+	struct transfer t;
 
 	memset(d->local, 0, BUF_LEN);
-	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
-	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
-	T_OK(dpu_copy(d, src, dst));
+	t = out_of_export(d);
+	T_OK(dpu_copy(d, t.src, t.dst));
 	T_TRUE(t_check(d->local, BUF_LEN, HOST_SEED));
-	T_OK(doca_buf_dec_refcount(src, NULL));
-	T_OK(doca_buf_dec_refcount(dst, NULL));
-	T_OK(doca_mmap_destroy(remote));
+	transfer_release(&t);
 }
 
 static void scenario_from_host(struct dpu *d)
@@ -151,36 +175,29 @@ static void scenario_host_reads_dpu(struct dpu *d)
 
 static void scenario_ro_write(struct dpu *d)
 {
-	struct doca_mmap *remote = import(d);
-	struct doca_buf *src, *dst;
+	struct transfer t;
 
 	t_fill(d->local, BUF_LEN, DPU_SEED);
-	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, d->local_mmap, d->local, 4096, &src));
-	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, remote, remote_addr(d, 0), BUF_LEN, &dst));
-	T_EXPECT_ERR(dpu_copy(d, src, dst), DOCA_ERROR_NOT_PERMITTED);
+	t = into_export(d, 4096);
+	T_EXPECT_ERR(dpu_copy(d, t.src, t.dst), DOCA_ERROR_NOT_PERMITTED);
 	host_says(d, "verify", HOST_SEED, "verified");
 	t_say("ok write into a PCI_READ_ONLY export: DOCA_ERROR_NOT_PERMITTED, host bytes unchanged");
-	T_OK(doca_buf_dec_refcount(src, NULL));
-	T_OK(doca_buf_dec_refcount(dst, NULL));
-	T_OK(doca_mmap_destroy(remote));
+	transfer_release(&t);
 }
 
 static void scenario_revoked(struct dpu *d)
 {
-	struct doca_mmap *remote = import(d);
-	struct doca_buf *src, *dst;
+	struct doca_mmap *remote;
+	struct transfer t;
 
 	memset(d->local, 0, BUF_LEN);
-	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
-	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
+	t = out_of_export(d);
 	host_says(d, "stop", 0, "stopped");
-	T_EXPECT_ERR(dpu_copy(d, src, dst), DOCA_ERROR_NOT_PERMITTED);
+	T_EXPECT_ERR(dpu_copy(d, t.src, t.dst), DOCA_ERROR_NOT_PERMITTED);
 	for (size_t i = 0; i < BUF_LEN; i++)
 		T_TRUE(d->local[i] == 0);
 	t_say("ok copy from a revoked export: DOCA_ERROR_NOT_PERMITTED, nothing copied");
-	T_OK(doca_buf_dec_refcount(src, NULL));
-	T_OK(doca_buf_dec_refcount(dst, NULL));
-	T_OK(doca_mmap_destroy(remote));
+	transfer_release(&t);
 	/* A fresh import of the revoked descriptor is refused too */
 	T_EXPECT_ERR(doca_mmap_create_from_export(NULL, d->desc.desc, d->desc.desc_len, d->dev, &remote),
 		     DOCA_ERROR_NOT_PERMITTED);
@@ -273,21 +290,16 @@ static void export_something(struct dpu *d)
 
 static void scenario_vanished(struct dpu *d)
 {
-	struct doca_mmap *remote = import(d);
-	struct doca_buf *src, *dst;
+	struct transfer t = out_of_export(d);
 	pid_t host = host_pid;
 	int status;
 
-	T_OK(doca_buf_inventory_buf_get_by_data(d->inv, remote, remote_addr(d, 0), BUF_LEN, &src));
-	T_OK(doca_buf_inventory_buf_get_by_addr(d->inv, d->local_mmap, d->local, BUF_LEN, &dst));
 	host_says(d, "exit", 0, NULL);
 	T_TRUE(waitpid(host_pid, &status, 0) == host_pid);
 	host_pid = -1;
-	T_EXPECT_ERR(dpu_copy(d, src, dst), DOCA_ERROR_IO_FAILED);
+	T_EXPECT_ERR(dpu_copy(d, t.src, t.dst), DOCA_ERROR_IO_FAILED);
 	t_say("ok copy from a vanished host process: DOCA_ERROR_IO_FAILED");
-	T_OK(doca_buf_dec_refcount(src, NULL));
-	T_OK(doca_buf_dec_refcount(dst, NULL));
-	T_OK(doca_mmap_destroy(remote));
+	transfer_release(&t);
 	/* Registries are anonymous memory files: a dead exporter leaves nothing behind in DOCA_SIM_DIR */
 	export_something(d);
 	T_TRUE(registry_files_of(host) == 0);

@@ -20,7 +20,7 @@ import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { NativeMemory } from "../common/memory.ts";
-import { AllocKind, type Rearming } from "../common/alloc-kind.ts";
+import { AllocKind, changedFieldsRearming, type Rearming } from "../common/alloc-kind.ts";
 import { stagedTask } from "../common/staging.ts";
 import { HeldHandle, HeldHandles } from "../common/held-handle.ts";
 
@@ -79,41 +79,19 @@ function aesRearming(raw: Raw, direction: "encrypt" | "decrypt", stageIv: (slot:
   const setSrc = raw[`${t}_set_src`], setDst = raw[`${t}_set_dst`], setKey = raw[`${t}_set_key`], setIv = raw[`${t}_set_iv`];
   const setTag = raw[`${t}_set_tag_size`], setAad = raw[`${t}_set_aad_size`];
   if (!setSrc || !setDst || !setKey || !setIv || !setTag || !setAad) return undefined;
-  const key: Native[] = [], src: number[] = [], dst: number[] = [], tag: number[] = [], aad: number[] = [];
-  return {
-    allocated(slot, req, d) {
-      key[slot] = req.key;
-      src[slot] = req.src[HANDLE];
-      dst[slot] = d[HANDLE];
-      tag[slot] = req.tagSize;
-      aad[slot] = req.aadSize;
-    },
-    rearm(typed, slot, req, d) {
-      if (key[slot] !== req.key) {
-        setKey(typed, req.key);
-        key[slot] = req.key;
-      }
-      const s = req.src[HANDLE], o = d[HANDLE];
-      if (src[slot] !== s) {
-        setSrc(typed, req.src[NATIVE]);
-        src[slot] = s;
-      }
-      if (dst[slot] !== o) {
-        setDst(typed, d[NATIVE]);
-        dst[slot] = o;
-      }
+  return changedFieldsRearming<Request, Buf>(
+    [
+      { key: (req) => req.key, set: (typed, req) => setKey(typed, req.key) },
+      { key: (req) => req.src[HANDLE], set: (typed, req) => setSrc(typed, req.src[NATIVE]) },
+      { key: (_req, d) => d[HANDLE], set: (typed, _req, d) => setDst(typed, d[NATIVE]) },
+      { key: (req) => req.tagSize, set: (typed, req) => setTag(typed, req.tagSize) },
+      { key: (req) => req.aadSize, set: (typed, req) => setAad(typed, req.aadSize) },
+    ],
+    (typed, slot, req) => {
       setIv(typed, stageIv(slot, req.iv), req.iv.length);
-      if (tag[slot] !== req.tagSize) {
-        setTag(typed, req.tagSize);
-        tag[slot] = req.tagSize;
-      }
-      if (aad[slot] !== req.aadSize) {
-        setAad(typed, req.aadSize);
-        aad[slot] = req.aadSize;
-      }
       return 0;
     },
-  };
+  );
 }
 
 function assertBuf(method: string, buf: Buf, where: string, name: string): void {

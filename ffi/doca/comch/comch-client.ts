@@ -5,7 +5,7 @@ import { check } from "../../native/errors.ts";
 import { CtxState } from "../../native/constants.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
 import { connectionGone } from "./comch-connection-hooks.ts";
-import { checkName, checkSizes, ComchEndpoint, configureEndpoint, endpointSizes } from "./comch-endpoint.ts";
+import { checkName, checkSizes, ComchEndpoint, configureEndpoint, createEndpoint, endpointSizes } from "./comch-endpoint.ts";
 import { duration, integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
 import { DEVINFO } from "../common/device.ts";
@@ -48,13 +48,7 @@ export class ComchClient extends ComchEndpoint<Handle<"doca_comch_client">> {
     const f = d.fns;
     const { maxMsgSize, sendTasks, maxUnreadBytes } = endpointSizes("ComchClient.connect", opts);
     const timeoutMs = opts.timeoutMs ?? 10_000;
-    d.scratch.clear(0);
-    check(
-      f.doca_comch_client_create(opts.device[HANDLE], d.scratch.cstring(opts.name), d.scratch.slot(0)),
-      "doca_comch_client_create",
-      `name "${opts.name}" on ${opts.device.info.pciAddr}`,
-    );
-    const handle = d.scratch.u64(0);
+    const handle = createEndpoint("doca_comch_client_create", opts, (name, out) => f.doca_comch_client_create(opts.device[HANDLE], name, out));
     let client: ComchClient | undefined;
     try {
       client = new ComchClient(INTERNAL, handle, opts, maxMsgSize, sendTasks, maxUnreadBytes);

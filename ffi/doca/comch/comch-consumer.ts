@@ -15,7 +15,7 @@ import {
   BufferSet,
   checkFastPathOptions,
   configureImmLength,
-  connectionOf,
+  createOnConnection,
   type FastPathCreateOptions,
   type FastPathMessage,
   type FastPathOptions,
@@ -174,11 +174,7 @@ export class ComchConsumer extends CtxResource<Handle<"doca_comch_consumer">> {
 
   /** Same as `opts.connection.createConsumer(opts)`. */
   static create(opts: FastPathCreateOptions): Promise<ComchConsumer> {
-    try {
-      return connectionOf("ComchConsumer.create", opts).createConsumer(opts);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return createOnConnection("ComchConsumer.create", opts, (connection) => connection.createConsumer(opts));
   }
 
   /** ComchConnection.createConsumer (through consumerOnConnection). */

@@ -253,6 +253,21 @@ export function configureEndpoint(
   if (sizes.recvQueueSize !== undefined) check(f[queue](handle, sizes.recvQueueSize), queue);
 }
 
+/**
+ * Creates a server or client context named `opts.name` on `opts.device`: `create` is DOCA's create, given the name as a
+ * C string and the out-parameter. Its handle, or DocaError naming the function, the name and the device.
+ */
+export function createEndpoint(
+  createName: "doca_comch_server_create" | "doca_comch_client_create",
+  opts: { name: string; device: Device },
+  create: (name: number, out: number) => number,
+): number {
+  const d = doca();
+  d.scratch.clear(0);
+  check(create(d.scratch.cstring(opts.name), d.scratch.slot(0)), createName, `name "${opts.name}" on ${opts.device.info.pciAddr}`);
+  return d.scratch.u64(0);
+}
+
 export function checkName(name: string, devinfo: number): void {
   if (typeof name !== "string" || name.length === 0) throw new TypeError(`Comch: the server name must be a non-empty string`);
   const d = doca();

@@ -56,6 +56,18 @@ export function connectionOf(where: string, opts: FastPathCreateOptions): ComchC
   return conn;
 }
 
+/**
+ * A producer's or consumer's static create(): the options' connection creates it; a check that throws (options that
+ * do not fit the connection) comes back as a rejected promise like the connection's own failures.
+ */
+export function createOnConnection<T>(where: string, opts: FastPathCreateOptions, create: (connection: ComchConnection) => Promise<T>): Promise<T> {
+  try {
+    return create(connectionOf(where, opts));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
 /** Buffers over one NativeMemory: memory, map, inventory, one Buf per slot (closed together). */
 export class BufferSet {
   readonly memory: NativeMemory;

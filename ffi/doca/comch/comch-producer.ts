@@ -15,7 +15,7 @@ import { integerIn } from "../../engine/validate.ts";
 import {
   BufferSet,
   checkFastPathOptions,
-  connectionOf,
+  createOnConnection,
   type FastPathCreateOptions,
   type FastPathOptions,
 } from "./comch-fastpath-common.ts";
@@ -188,11 +188,7 @@ export class ComchProducer extends CtxResource<Handle<"doca_comch_producer">> {
 
   /** Same as `opts.connection.createProducer(opts)`. */
   static create(opts: FastPathCreateOptions): Promise<ComchProducer> {
-    try {
-      return connectionOf("ComchProducer.create", opts).createProducer(opts);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return createOnConnection("ComchProducer.create", opts, (connection) => connection.createProducer(opts));
   }
 
   /** ComchConnection.createProducer (through producerOnConnection). */

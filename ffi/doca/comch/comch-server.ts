@@ -7,7 +7,7 @@ import { DocaErrorCode } from "../../native/constants.ts";
 import { nativeCallbacks } from "../../engine/callbacks.ts";
 import { STOP_TIMEOUT_MS } from "../../engine/ctx.ts";
 import { type ComchConnection, newConnection } from "./comch-connection.ts";
-import { checkName, checkSizes, ComchEndpoint, configureEndpoint, endpointSizes } from "./comch-endpoint.ts";
+import { checkName, checkSizes, ComchEndpoint, configureEndpoint, createEndpoint, endpointSizes } from "./comch-endpoint.ts";
 import { Waiters } from "../../engine/waiters.ts";
 import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Device, DeviceRep } from "../common/device.ts";
@@ -58,13 +58,11 @@ export class ComchServer extends ComchEndpoint<Handle<"doca_comch_server">> {
     const d = doca();
     const f = d.fns;
     const { maxMsgSize, sendTasks, maxUnreadBytes } = endpointSizes("ComchServer.start", opts);
-    d.scratch.clear(0);
-    check(
-      f.doca_comch_server_create(opts.device[HANDLE], opts.rep[HANDLE], d.scratch.cstring(opts.name), d.scratch.slot(0)),
+    const handle = createEndpoint(
       "doca_comch_server_create",
-      `name "${opts.name}" on ${opts.device.info.pciAddr}`,
+      opts,
+      (name, out) => f.doca_comch_server_create(opts.device[HANDLE], opts.rep[HANDLE], name, out),
     );
-    const handle = d.scratch.u64(0);
     let server: ComchServer | undefined;
     try {
       server = new ComchServer(INTERNAL, handle, opts, maxMsgSize, sendTasks, maxUnreadBytes);

@@ -25,6 +25,43 @@ export interface Rearming<A, B> {
 }
 
 /**
+ * One value a kept task is armed with: `key` identifies it (what the slot remembers and compares: a Buf's handle, a
+ * size), `set` hands it to the task type's setter: its doca_error_t, or nothing for DOCA's void setters.
+ */
+export interface ArmedField<A, B> {
+  key(a: A, b: B): unknown;
+  set(typed: Native, a: A, b: B): number | void;
+}
+
+/**
+ * The one rearm step of every reusing kind: per slot, remember what each field is armed with and call a field's
+ * setter only when its value changed (a request like the last one in its slot costs no FFI call at all). `always`
+ * runs on every re-arm after the fields (a value that must never repeat, such as an IV). Stops at the first failing
+ * setter and returns its doca_error_t; the field keeps its old value then, so the next re-arm sets it again.
+ */
+export function changedFieldsRearming<A, B>(
+  fields: readonly ArmedField<A, B>[],
+  always?: (typed: Native, slot: number, a: A, b: B) => number,
+): Rearming<A, B> {
+  const held: unknown[][] = fields.map(() => []);
+  return {
+    allocated(slot, a, b) {
+      for (let i = 0; i < fields.length; i++) held[i][slot] = fields[i].key(a, b);
+    },
+    rearm(typed, slot, a, b) {
+      for (let i = 0; i < fields.length; i++) {
+        const field = fields[i], key = field.key(a, b);
+        if (held[i][slot] === key) continue;
+        const rc = field.set(typed, a, b);
+        if (rc) return rc;
+        held[i][slot] = key;
+      }
+      return always ? always(typed, slot, a, b) : 0;
+    },
+  };
+}
+
+/**
  * What every kind on the task path keeps to allocate its DOCA task: the bound context, the raw functions, scratch slot
  * 0 as alloc_init's out-parameter and the zero user data alloc_init takes (the path sets the real one right after).
  */

@@ -19,7 +19,7 @@ import type { Handle } from "../../load/types.ts";
 import type { Device } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
-import { AllocKind, type Rearming } from "../common/alloc-kind.ts";
+import { AllocKind, changedFieldsRearming, type Rearming } from "../common/alloc-kind.ts";
 import { stagedTask } from "../common/staging.ts";
 import { HeldHandle, HeldHandles } from "../common/held-handle.ts";
 
@@ -105,30 +105,11 @@ function createRearming(raw: Raw): Rearming<Request, Buf> | undefined {
   const setMatrix = raw.doca_ec_task_create_set_coding_matrix, setSrc = raw.doca_ec_task_create_set_original_data_blocks;
   const setDst = raw.doca_ec_task_create_set_rdnc_blocks;
   if (!setMatrix || !setSrc || !setDst) return undefined;
-  const matrix: Native[] = [], src: number[] = [], dst: number[] = [];
-  return {
-    allocated(slot, req, d) {
-      matrix[slot] = req.native;
-      src[slot] = req.src[HANDLE];
-      dst[slot] = d[HANDLE];
-    },
-    rearm(typed, slot, req, d) {
-      if (matrix[slot] !== req.native) {
-        setMatrix(typed, req.native);
-        matrix[slot] = req.native;
-      }
-      const s = req.src[HANDLE], t = d[HANDLE];
-      if (src[slot] !== s) {
-        setSrc(typed, req.src[NATIVE]);
-        src[slot] = s;
-      }
-      if (dst[slot] !== t) {
-        setDst(typed, d[NATIVE]);
-        dst[slot] = t;
-      }
-      return 0;
-    },
-  };
+  return changedFieldsRearming<Request, Buf>([
+    { key: (req) => req.native, set: (typed, req) => setMatrix(typed, req.native) },
+    { key: (req) => req.src[HANDLE], set: (typed, req) => setSrc(typed, req.src[NATIVE]) },
+    { key: (_req, d) => d[HANDLE], set: (typed, _req, d) => setDst(typed, d[NATIVE]) },
+  ]);
 }
 
 function taskKind(name: KindName): AllocKind<Request, Buf> {

@@ -21,7 +21,7 @@ import { Buf } from "../common/buf.ts";
 import { withStaging } from "../common/staging.ts";
 import type { Handle } from "../../load/types.ts";
 import { nativeCallbacks, TASK_PATH_SPAN } from "../../engine/callbacks.ts";
-import { NativeKind } from "../common/alloc-kind.ts";
+import { changedFieldsRearming, NativeKind, type Rearming } from "../common/alloc-kind.ts";
 
 /** DOCA's enum doca_sha_algorithm. */
 export const ShaAlgorithm = { SHA1: 0, SHA256: 1, SHA512: 2 } as const;
@@ -93,11 +93,9 @@ class HashKind extends NativeKind implements TaskKind<Buf, HashJob> {
   readonly taskName = "doca_sha_task_hash";
   readonly allocName = "doca_sha_task_hash_alloc_init";
   readonly noun = "hash";
-  /** Per slot: the doca_sha_task_hash and what it is armed with (Buf handles, algorithm). */
+  /** Per slot, the doca_sha_task_hash alloc_init gave (what the setters take). */
   readonly #typed: Native[] = [];
-  readonly #src: number[] = [];
-  readonly #dst: number[] = [];
-  readonly #algorithm: number[] = [];
+  readonly #rearming: Rearming<Buf, HashJob> | undefined;
   declare rearm?: (slot: number, src: Buf, job: HashJob) => number;
 
   constructor() {
@@ -105,27 +103,12 @@ class HashKind extends NativeKind implements TaskKind<Buf, HashJob> {
     const raw = this.raw;
     const setSrc = raw.doca_sha_task_hash_set_src, setDst = raw.doca_sha_task_hash_set_dst, setAlgorithm = raw.doca_sha_task_hash_set_algorithm;
     if (!setSrc || !setDst || !setAlgorithm) return; // allocated and freed per task
-    this.rearm = (slot, src, job) => {
-      const typed = this.#typed[slot];
-      let rc = 0;
-      if (this.#algorithm[slot] !== job.algorithm) {
-        rc = setAlgorithm(typed, job.algorithm);
-        if (rc !== 0) return rc;
-        this.#algorithm[slot] = job.algorithm;
-      }
-      const s = src[HANDLE], d = job.dst[HANDLE];
-      if (this.#src[slot] !== s) {
-        rc = setSrc(typed, src[NATIVE]);
-        if (rc !== 0) return rc;
-        this.#src[slot] = s;
-      }
-      if (this.#dst[slot] !== d) {
-        rc = setDst(typed, job.dst[NATIVE]);
-        if (rc !== 0) return rc;
-        this.#dst[slot] = d;
-      }
-      return 0;
-    };
+    const rearming = this.#rearming = changedFieldsRearming<Buf, HashJob>([
+      { key: (_src, job) => job.algorithm, set: (typed, _src, job) => setAlgorithm(typed, job.algorithm) },
+      { key: (src) => src[HANDLE], set: (typed, src) => setSrc(typed, src[NATIVE]) },
+      { key: (_src, job) => job.dst[HANDLE], set: (typed, _src, job) => setDst(typed, job.dst[NATIVE]) },
+    ]);
+    this.rearm = (slot, src, job) => rearming.rearm(this.#typed[slot], slot, src, job);
   }
 
   allocInit(slot: number, src: Buf, job: HashJob): number {
@@ -134,10 +117,10 @@ class HashKind extends NativeKind implements TaskKind<Buf, HashJob> {
     if (rc === 0) {
       const typed = this.scratch.u64Native(0);
       this.task = raw.doca_sha_task_hash_as_task!(typed);
-      this.#typed[slot] = typed;
-      this.#src[slot] = src[HANDLE];
-      this.#dst[slot] = job.dst[HANDLE];
-      this.#algorithm[slot] = job.algorithm;
+      if (this.#rearming) {
+        this.#typed[slot] = typed;
+        this.#rearming.allocated(slot, src, job);
+      }
     }
     return rc;
   }

@@ -125,8 +125,7 @@ static doca_error_t task_execute(struct doca_task *task)
 
 #define AES_KIND(name) \
 	{ \
-		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_aes_task), \
-		.src_at = offsetof(struct sim_aes_task, src), .dst_at = offsetof(struct sim_aes_task, dst), \
+		SIM_POOL_KIND_FIELDS(name, struct sim_aes_task), \
 		.validate = task_validate, .execute = task_execute, \
 	}
 
@@ -222,18 +221,6 @@ static doca_error_t cap_check(const struct doca_devinfo *devinfo)
 	return sim_crypto_unavailable() == NULL ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
 }
 
-/* A capability value: INVALID_VALUE for a NULL output, else cap_check's answer, *out = value when it is SUCCESS */
-static doca_error_t cap_value(const struct doca_devinfo *devinfo, uint64_t value, uint32_t *out32, uint64_t *out64)
-{
-	doca_error_t err = out32 == NULL && out64 == NULL ? DOCA_ERROR_INVALID_VALUE : cap_check(devinfo);
-
-	if (err == DOCA_SUCCESS && out32 != NULL)
-		*out32 = (uint32_t)value;
-	if (err == DOCA_SUCCESS && out64 != NULL)
-		*out64 = value;
-	return err;
-}
-
 static doca_error_t set_conf(struct doca_aes_gcm *aes, int which, sim_task_cb_t ok, sim_task_cb_t fail,
 			     uint32_t num_tasks, const char *func)
 {
@@ -265,12 +252,11 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 
 	if (aes == NULL || task == NULL || (iv == NULL && iv_length > 0))
 		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(aes, ctx.magic, "aes_gcm", DOCA_ERROR_INVALID_VALUE);
 	if (iv_length > SIM_AES_GCM_MAX_IV_LEN || (tag_size != 12 && tag_size != 16))
 		return sim_fail(DOCA_ERROR_INVALID_VALUE, "%s: IV of %u bytes (12 at most), tag of %u (12 or 16)", func,
 				iv_length, tag_size);
-	err = sim_pool_alloc(&aes->pools[which], &aes->ctx, kinds[which], src, dst, user_data,
-			     (struct doca_task **)&t, func);
+	err = sim_pool_alloc_live(&aes->pools[which], &aes->ctx, "aes_gcm", kinds[which], src, dst, user_data,
+				  (struct doca_task **)&t, func);
 	if (err != DOCA_SUCCESS)
 		return err;
 	t->decrypt = which == 1;
@@ -290,7 +276,8 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_iv_len(const struct doca_devinfo *devinfo, \
 								   uint32_t *max_iv_len) \
 	{ \
-		return cap_value(devinfo, SIM_AES_GCM_MAX_IV_LEN, max_iv_len, NULL); \
+		return sim_cap_u32(devinfo, sim_crypto_unavailable() == NULL, SIM_AES_GCM_MAX_IV_LEN, \
+				   max_iv_len); \
 	} \
 	doca_error_t doca_aes_gcm_cap_task_##name##_is_tag_96_supported(const struct doca_devinfo *devinfo) \
 	{ \
@@ -310,12 +297,14 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_buf_size(const struct doca_devinfo *devinfo, \
 								     uint64_t *max_buffer_size) \
 	{ \
-		return cap_value(devinfo, SIM_AES_GCM_MAX_BUF_SIZE, NULL, max_buffer_size); \
+		return sim_cap_u64(devinfo, sim_crypto_unavailable() == NULL, SIM_AES_GCM_MAX_BUF_SIZE, \
+				   max_buffer_size); \
 	} \
 	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_list_buf_num_elem(const struct doca_devinfo *devinfo, \
 									      uint32_t *max_list_num_elem) \
 	{ \
-		return cap_value(devinfo, SIM_AES_GCM_MAX_LIST_LEN, max_list_num_elem, NULL); \
+		return sim_cap_u32(devinfo, sim_crypto_unavailable() == NULL, SIM_AES_GCM_MAX_LIST_LEN, \
+				   max_list_num_elem); \
 	} \
 	doca_error_t doca_aes_gcm_task_##name##_set_conf(struct doca_aes_gcm *aes_gcm, \
 							 doca_aes_gcm_task_##name##_completion_cb_t ok, \

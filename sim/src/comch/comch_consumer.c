@@ -76,18 +76,7 @@ static doca_error_t consumer_start(struct doca_ctx *ctx)
 	struct doca_comch_consumer *c = as_consumer(ctx);
 	int sv[2];
 
-	if (c->conn->state != COMCH_CONN_ACTIVE)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "comch consumer: connection is not established");
-	if (c->num_tasks == 0 || c->done_cb == NULL)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "comch consumer: post_recv tasks not configured");
-	/* The pool is made once: tasks the user kept across a stop/start must stay valid */
-	if (c->tasks == NULL) {
-		c->tasks = calloc(c->num_tasks, sizeof(*c->tasks));
-		if (c->tasks == NULL)
-			return DOCA_ERROR_NO_MEMORY;
-		c->pool_len = c->num_tasks;
-		COMCH_FREE_LIST_FILL(c->free_tasks, c->tasks, c->num_tasks);
-	}
+	COMCH_FASTPATH_START_OR_RETURN(c, "consumer", "post_recv");
 	if (comch_data_socketpair(sv) != 0)
 		return sim_fail(DOCA_ERROR_OPERATING_SYSTEM, "comch consumer: socketpair failed");
 	c->data_fd = sv[0];
@@ -337,12 +326,7 @@ static void release_unfreed_tasks(struct doca_comch_consumer *c)
 
 SIM_EXPORT doca_error_t doca_comch_consumer_destroy(struct doca_comch_consumer *consumer)
 {
-	doca_error_t err;
-
-	SIM_RETURN_IF_NULL_OR_DEAD(consumer, ctx.magic, "comch_consumer");
-	err = sim_ctx_fini(&consumer->ctx);
-	if (err != DOCA_SUCCESS)
-		return err;
+	SIM_CTX_FINI_OR_RETURN(consumer, ctx.magic, ctx, "comch_consumer");
 	comch_conn_remove_consumer_wake(consumer->conn, consumer->wake_fd);
 	if (consumer->wake_fd >= 0)
 		close(consumer->wake_fd);
@@ -373,20 +357,8 @@ SIM_EXPORT doca_error_t doca_comch_consumer_set_imm_data_len(struct doca_comch_c
 SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_consumer_as_ctx, struct doca_comch_consumer, consumer, NULL,
 	&consumer->ctx)
 
-SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_set_conf(
-	struct doca_comch_consumer *consumer, doca_comch_consumer_task_post_recv_completion_cb_t task_completion_cb,
-	doca_comch_consumer_task_post_recv_completion_cb_t task_error_cb, uint32_t num_post_recv_tasks)
-{
-	doca_error_t err = comch_fastpath_conf_check(consumer == NULL ? NULL : &consumer->ctx,
-						     task_completion_cb != NULL && task_error_cb != NULL, num_post_recv_tasks);
-
-	if (err != DOCA_SUCCESS)
-		return err;
-	consumer->done_cb = task_completion_cb;
-	consumer->err_cb = task_error_cb;
-	consumer->num_tasks = num_post_recv_tasks;
-	return DOCA_SUCCESS;
-}
+COMCH_FASTPATH_SET_CONF(doca_comch_consumer_task_post_recv_set_conf, doca_comch_consumer,
+			doca_comch_consumer_task_post_recv_completion_cb_t)
 
 SIM_EXPORT doca_error_t doca_comch_consumer_task_post_recv_alloc_init(struct doca_comch_consumer *consumer,
 								      struct doca_buf *buf,

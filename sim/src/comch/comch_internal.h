@@ -218,6 +218,7 @@ struct doca_comch_producer {
 	doca_comch_producer_task_send_completion_cb_t done_cb;
 	doca_comch_producer_task_send_completion_cb_t err_cb;
 	uint32_t num_tasks;
+	uint32_t pool_len; /* tasks in the pool (num_tasks when it was made at the first start) */
 	struct doca_comch_producer_task_send *tasks, *free_tasks;
 };
 
@@ -273,6 +274,40 @@ bool comch_ep_is_idle(const struct comch_endpoint *ep);
 /* The checks of a fast-path task configuration (consumer post_recv, producer send): both callbacks given, 1 to
  * COMCH_MAX_FASTPATH_TASKS tasks (else INVALID_VALUE), the context idle (else BAD_STATE) */
 doca_error_t comch_fastpath_conf_check(const struct doca_ctx *ctx, bool callbacks_given, uint32_t num_tasks);
+/* The start of a fast-path context `h` (producer, consumer; `what` names it in messages, `task_kind` its tasks): its
+ * connection established and its tasks configured, else BAD_STATE; its task pool made at the first start only (tasks
+ * the user kept across a stop/start stay valid). Returns the failure from the caller */
+#define COMCH_FASTPATH_START_OR_RETURN(h, what, task_kind) \
+	do { \
+		if ((h)->conn->state != COMCH_CONN_ACTIVE) \
+			return sim_fail(DOCA_ERROR_BAD_STATE, "comch " what ": connection is not established"); \
+		if ((h)->num_tasks == 0 || (h)->done_cb == NULL) \
+			return sim_fail(DOCA_ERROR_BAD_STATE, "comch " what ": " task_kind " tasks not configured"); \
+		if ((h)->tasks == NULL) { \
+			(h)->tasks = calloc((h)->num_tasks, sizeof(*(h)->tasks)); \
+			if ((h)->tasks == NULL) \
+				return DOCA_ERROR_NO_MEMORY; \
+			(h)->pool_len = (h)->num_tasks; \
+			COMCH_FREE_LIST_FILL((h)->free_tasks, (h)->tasks, (h)->num_tasks); \
+		} \
+	} while (0)
+
+/* The producer's and consumer's task set_conf under DOCA's name `fn` for a handle of struct `type`: the shared checks,
+ * then the callbacks (of DOCA's type `cb_type`) and the task count kept in the handle until the context starts */
+#define COMCH_FASTPATH_SET_CONF(fn, type, cb_type) \
+	SIM_EXPORT doca_error_t fn(struct type *handle, cb_type task_completion_cb, cb_type task_error_cb, \
+				   uint32_t num_tasks) \
+	{ \
+		doca_error_t err = comch_fastpath_conf_check(handle == NULL ? NULL : &handle->ctx, \
+							     task_completion_cb != NULL && task_error_cb != NULL, \
+							     num_tasks); \
+		if (err != DOCA_SUCCESS) \
+			return err; \
+		handle->done_cb = task_completion_cb; \
+		handle->err_cb = task_error_cb; \
+		handle->num_tasks = num_tasks; \
+		return DOCA_SUCCESS; \
+	}
 /* Device limits: the core's per-device caps, with our defaults where a cap is left at 0 */
 uint32_t comch_cap_max_msg_size(const struct doca_devinfo *devinfo);
 uint32_t comch_cap_max_name_len(const struct doca_devinfo *devinfo);

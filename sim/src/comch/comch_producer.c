@@ -100,16 +100,7 @@ static doca_error_t producer_start(struct doca_ctx *ctx)
 {
 	struct doca_comch_producer *p = &priv(ctx)->pub;
 
-	if (p->conn->state != COMCH_CONN_ACTIVE)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "comch producer: connection is not established");
-	if (p->num_tasks == 0 || p->done_cb == NULL)
-		return sim_fail(DOCA_ERROR_BAD_STATE, "comch producer: send tasks not configured");
-	if (p->tasks == NULL) {
-		p->tasks = calloc(p->num_tasks, sizeof(*p->tasks));
-		if (p->tasks == NULL)
-			return DOCA_ERROR_NO_MEMORY;
-		COMCH_FREE_LIST_FILL(p->free_tasks, p->tasks, p->num_tasks);
-	}
+	COMCH_FASTPATH_START_OR_RETURN(p, "producer", "send");
 	return DOCA_SUCCESS;
 }
 
@@ -205,12 +196,7 @@ SIM_EXPORT doca_error_t doca_comch_producer_create(struct doca_comch_connection 
 
 SIM_EXPORT doca_error_t doca_comch_producer_destroy(struct doca_comch_producer *producer)
 {
-	doca_error_t err;
-
-	SIM_RETURN_IF_NULL_OR_DEAD(producer, ctx.magic, "comch_producer");
-	err = sim_ctx_fini(&producer->ctx);
-	if (err != DOCA_SUCCESS)
-		return err;
+	SIM_CTX_FINI_OR_RETURN(producer, ctx.magic, ctx, "comch_producer");
 	cache_clear(priv(&producer->ctx));
 	comch_conn_detach_user(producer->conn);
 	free(producer->tasks);
@@ -224,20 +210,8 @@ SIM_EXPORT SIM_GETTER(doca_comch_producer_get_id, const struct doca_comch_produc
 SIM_EXPORT SIM_VALUE_GETTER(struct doca_ctx *, doca_comch_producer_as_ctx, struct doca_comch_producer, producer, NULL,
 	&producer->ctx)
 
-SIM_EXPORT doca_error_t doca_comch_producer_task_send_set_conf(
-	struct doca_comch_producer *producer, doca_comch_producer_task_send_completion_cb_t task_completion_cb,
-	doca_comch_producer_task_send_completion_cb_t task_error_cb, uint32_t num_send_tasks)
-{
-	doca_error_t err = comch_fastpath_conf_check(producer == NULL ? NULL : &producer->ctx,
-						     task_completion_cb != NULL && task_error_cb != NULL, num_send_tasks);
-
-	if (err != DOCA_SUCCESS)
-		return err;
-	producer->done_cb = task_completion_cb;
-	producer->err_cb = task_error_cb;
-	producer->num_tasks = num_send_tasks;
-	return DOCA_SUCCESS;
-}
+COMCH_FASTPATH_SET_CONF(doca_comch_producer_task_send_set_conf, doca_comch_producer,
+			doca_comch_producer_task_send_completion_cb_t)
 
 SIM_EXPORT doca_error_t doca_comch_producer_task_send_alloc_init(struct doca_comch_producer *producer,
 								 const struct doca_buf *buf, uint8_t *imm_data,

@@ -329,3 +329,23 @@ doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *d
 {
 	return pci_addr_is_equal(devinfo_rep == NULL ? NULL : devinfo_rep->pci_addr, pci_addr_str, is_equal, __func__);
 }
+
+doca_error_t sim_cap_u64(const struct doca_devinfo *devinfo, bool available, uint64_t value, uint64_t *out)
+{
+	if (devinfo == NULL || out == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!available)
+		return DOCA_ERROR_NOT_SUPPORTED;
+	*out = value;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sim_cap_u32(const struct doca_devinfo *devinfo, bool available, uint32_t value, uint32_t *out)
+{
+	uint64_t wide;
+	doca_error_t err = sim_cap_u64(devinfo, available, value, out == NULL ? NULL : &wide);
+
+	if (err == DOCA_SUCCESS)
+		*out = (uint32_t)wide;
+	return err;
+}

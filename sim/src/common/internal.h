@@ -285,7 +285,22 @@ SIM_EXPORT uint64_t sim_pe_random(struct doca_pe *pe);
 /* Initialise the embedded ctx of a new context object (state IDLE); counts a live SIM_KIND_CTX */
 SIM_EXPORT void sim_ctx_init(struct doca_ctx *ctx, const struct sim_ctx_ops *ops, struct doca_dev *dev);
 /* Checks before destroying a context object: DOCA_ERROR_BAD_STATE unless IDLE. Disconnects it from its pe. */
+/* The answer of a library's capability query for a device: INVALID_VALUE for a NULL devinfo or out-parameter,
+ * NOT_SUPPORTED when the library cannot run here (`available` false: its backend is missing), else `value` in *out */
+SIM_EXPORT doca_error_t sim_cap_u32(const struct doca_devinfo *devinfo, bool available, uint32_t value, uint32_t *out);
+SIM_EXPORT doca_error_t sim_cap_u64(const struct doca_devinfo *devinfo, bool available, uint64_t value, uint64_t *out);
 SIM_EXPORT doca_error_t sim_ctx_fini(struct doca_ctx *ctx);
+/* The start of a context's destroy: INVALID_VALUE for a NULL handle `obj` (or, in strict mode, one destroyed: its
+ * magic word is obj->magic_field), then sim_ctx_fini of obj->ctx_field (BAD_STATE unless idle). Returns the failure
+ * from the caller; on success the caller releases what is its own */
+#define SIM_CTX_FINI_OR_RETURN(obj, magic_field, ctx_field, object) \
+	do { \
+		doca_error_t fini_err_; \
+		SIM_RETURN_IF_NULL_OR_DEAD(obj, magic_field, object); \
+		fini_err_ = sim_ctx_fini(&(obj)->ctx_field); \
+		if (fini_err_ != DOCA_SUCCESS) \
+			return fini_err_; \
+	} while (0)
 /* Change state and call the user's state-changed callback (if the state really changes) */
 SIM_EXPORT void sim_ctx_set_state(struct doca_ctx *ctx, enum doca_ctx_states next);
 /* The kind finished an asynchronous stop (see sim_ctx_ops.stop) */

@@ -219,3 +219,12 @@ doca_error_t sim_pool_alloc(struct sim_task_pool *pool, struct doca_ctx *ctx, co
 	*out = task;
 	return DOCA_SUCCESS;
 }
+
+doca_error_t sim_pool_alloc_live(struct sim_task_pool *pool, struct doca_ctx *ctx, const char *object,
+				 const struct sim_task_kind *kind, const struct doca_buf *src, struct doca_buf *dst,
+				 union doca_data user_data, struct doca_task **out, const char *func)
+{
+	if (out == NULL || sim_handle_dead(&ctx->magic, func, object, ctx))
+		return DOCA_ERROR_INVALID_VALUE;
+	return sim_pool_alloc(pool, ctx, kind, src, dst, user_data, out, func);
+}

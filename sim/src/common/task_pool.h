@@ -34,6 +34,10 @@ struct sim_task_kind {
 
 /* The ops of a pool task kind named `name` (its diagnostics name: "dma_memcpy", ...) */
 #define SIM_POOL_TASK_OPS(name) { .kind = (name), .free = sim_pool_task_free, .bufs = sim_pool_task_bufs }
+/* The fields every pool kind fills the same way, inside its initializer: its ops under `name`, and the size and the
+ * source and destination members (`src`, `dst`) of its task struct `type`. The kind adds .validate, .execute, ... */
+#define SIM_POOL_KIND_FIELDS(name, type) \
+	.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(type), .src_at = offsetof(type, src), .dst_at = offsetof(type, dst)
 
 struct sim_task_pool {
 	unsigned char *tasks; /* num_tasks of kind->size bytes, allocated by sim_pool_conf */
@@ -97,5 +101,12 @@ SIM_EXPORT doca_error_t sim_pool_alloc(struct sim_task_pool *pool, struct doca_c
 				       const struct sim_task_kind *kind, const struct doca_buf *src,
 				       struct doca_buf *dst, union doca_data user_data, struct doca_task **out,
 				       const char *func);
+/* sim_pool_alloc behind the checks every accelerator's _alloc_init starts with (its context not NULL, the caller's
+ * check): INVALID_VALUE for a NULL out-parameter, and for a destroyed context in strict mode (reported as `object`
+ * used by `func`) */
+SIM_EXPORT doca_error_t sim_pool_alloc_live(struct sim_task_pool *pool, struct doca_ctx *ctx, const char *object,
+					    const struct sim_task_kind *kind, const struct doca_buf *src,
+					    struct doca_buf *dst, union doca_data user_data, struct doca_task **out,
+					    const char *func);
 
 #endif /* SIM_TASK_POOL_H_ */

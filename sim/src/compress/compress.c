@@ -21,8 +21,7 @@ static doca_error_t task_execute(struct doca_task *task)
 
 #define COMPRESS_KIND(name) \
 	{ \
-		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_compress_task), \
-		.src_at = offsetof(struct sim_compress_task, src), .dst_at = offsetof(struct sim_compress_task, dst), \
+		SIM_POOL_KIND_FIELDS(name, struct sim_compress_task), \
 		.validate = task_validate, .execute = task_execute, \
 	}
 
@@ -78,11 +77,10 @@ static doca_error_t alloc_init(struct doca_compress *c, enum sim_compress_kind k
 {
 	doca_error_t err;
 
-	if (c == NULL || out == NULL)
+	if (c == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(c, ctx.magic, "compress", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pool_alloc(&c->pools[kind], &c->ctx, kinds[kind], src, dst, user_data, (struct doca_task **)out,
-			     func);
+	err = sim_pool_alloc_live(&c->pools[kind], &c->ctx, "compress", kinds[kind], src, dst, user_data,
+				  (struct doca_task **)out, func);
 	if (err == DOCA_SUCCESS)
 		(*out)->kind = kind;
 	return err;
@@ -97,20 +95,12 @@ static doca_error_t cap_supported(const struct doca_devinfo *devinfo, enum sim_c
 
 static doca_error_t cap_max_buf_size(const struct doca_devinfo *devinfo, enum sim_compress_kind kind, uint64_t *size)
 {
-	if (devinfo == NULL || size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_compress_kind_available(kind))
-		return DOCA_ERROR_NOT_SUPPORTED;
-	*size = SIM_COMPRESS_MAX_BUF_SIZE;
-	return DOCA_SUCCESS;
+	return sim_cap_u64(devinfo, sim_compress_kind_available(kind), SIM_COMPRESS_MAX_BUF_SIZE, size);
 }
 
 static doca_error_t cap_max_list_len(const struct doca_devinfo *devinfo, uint32_t *len)
 {
-	if (devinfo == NULL || len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*len = SIM_COMPRESS_MAX_BUF_LIST_LEN;
-	return DOCA_SUCCESS;
+	return sim_cap_u32(devinfo, true, SIM_COMPRESS_MAX_BUF_LIST_LEN, len);
 }
 
 /* The functions every kind has, under its DOCA names: capability queries, set_conf, alloc_init (but the LZ4 stream

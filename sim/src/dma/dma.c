@@ -24,10 +24,7 @@ static doca_error_t memcpy_execute(struct doca_task *task)
 }
 
 static const struct sim_task_kind memcpy_kind = {
-	.ops = SIM_POOL_TASK_OPS("dma_memcpy"),
-	.size = sizeof(struct doca_dma_task_memcpy),
-	.src_at = offsetof(struct doca_dma_task_memcpy, src),
-	.dst_at = offsetof(struct doca_dma_task_memcpy, dst),
+	SIM_POOL_KIND_FIELDS("dma_memcpy", struct doca_dma_task_memcpy),
 	.validate = memcpy_validate,
 	.execute = memcpy_execute,
 };

@@ -93,8 +93,7 @@ static doca_error_t task_execute(struct doca_task *task)
 
 #define EC_KIND(name) \
 	{ \
-		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_ec_task), \
-		.src_at = offsetof(struct sim_ec_task, src), .dst_at = offsetof(struct sim_ec_task, dst), \
+		SIM_POOL_KIND_FIELDS(name, struct sim_ec_task), \
 		.validate = task_validate, .execute = task_execute, \
 	}
 
@@ -146,11 +145,10 @@ static doca_error_t alloc_init(struct doca_ec *ec, enum sim_ec_task_kind kind, c
 {
 	doca_error_t err;
 
-	if (ec == NULL || task == NULL)
+	if (ec == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(ec, ctx.magic, "ec", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pool_alloc(&ec->pools[kind], &ec->ctx, kinds[kind], src, dst, user_data, (struct doca_task **)task,
-			     func);
+	err = sim_pool_alloc_live(&ec->pools[kind], &ec->ctx, "ec", kinds[kind], src, dst, user_data,
+				  (struct doca_task **)task, func);
 	if (err != DOCA_SUCCESS)
 		return err;
 	(*task)->kind = kind;

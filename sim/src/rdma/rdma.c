@@ -307,12 +307,7 @@ doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma)
 
 doca_error_t doca_rdma_destroy(struct doca_rdma *rdma)
 {
-	doca_error_t err;
-
-	SIM_RETURN_IF_NULL_OR_DEAD(rdma, magic, "rdma");
-	err = sim_ctx_fini(&rdma->ctx);
-	if (err != DOCA_SUCCESS)
-		return err;
+	SIM_CTX_FINI_OR_RETURN(rdma, magic, ctx, "rdma");
 	rdma_closing_finish(rdma); /* empty once stopped; a context never started has none */
 	while (rdma->conns != NULL) {
 		struct doca_rdma_connection *c = rdma->conns;

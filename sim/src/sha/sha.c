@@ -43,8 +43,7 @@ static void task_release(struct doca_task *task)
 
 #define SHA_KIND(name) \
 	{ \
-		.ops = SIM_POOL_TASK_OPS(name), .size = sizeof(struct sim_sha_task), \
-		.src_at = offsetof(struct sim_sha_task, src), .dst_at = offsetof(struct sim_sha_task, dst), \
+		SIM_POOL_KIND_FIELDS(name, struct sim_sha_task), \
 		.validate = task_validate, .execute = task_execute, .submitted = task_submitted, \
 		.not_run = task_not_run, .release = task_release, \
 	}
@@ -92,22 +91,12 @@ doca_error_t doca_sha_cap_task_partial_hash_get_supported(struct doca_devinfo co
 
 doca_error_t doca_sha_cap_get_max_list_buf_num_elem(struct doca_devinfo const *devinfo, uint32_t *max_list_num_elem)
 {
-	if (devinfo == NULL || max_list_num_elem == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_sha_available())
-		return DOCA_ERROR_NOT_SUPPORTED;
-	*max_list_num_elem = SIM_SHA_MAX_LIST_LEN;
-	return DOCA_SUCCESS;
+	return sim_cap_u32(devinfo, sim_sha_available(), SIM_SHA_MAX_LIST_LEN, max_list_num_elem);
 }
 
 doca_error_t doca_sha_cap_get_max_src_buf_size(struct doca_devinfo const *devinfo, uint64_t *max_buf_size)
 {
-	if (devinfo == NULL || max_buf_size == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!sim_sha_available())
-		return DOCA_ERROR_NOT_SUPPORTED;
-	*max_buf_size = SIM_SHA_MAX_SRC_BUF_SIZE;
-	return DOCA_SUCCESS;
+	return sim_cap_u64(devinfo, sim_sha_available(), SIM_SHA_MAX_SRC_BUF_SIZE, max_buf_size);
 }
 
 /* The digest size (block false) or the block size of an algorithm, as a capability */
@@ -153,11 +142,10 @@ static doca_error_t alloc_init(struct doca_sha *s, enum sim_sha_kind kind, enum 
 	uint32_t digest, block;
 	doca_error_t err;
 
-	if (s == NULL || out == NULL || !sim_sha_sizes(algorithm, &digest, &block))
+	if (s == NULL || !sim_sha_sizes(algorithm, &digest, &block))
 		return DOCA_ERROR_INVALID_VALUE;
-	SIM_RETURN_IF_DEAD(s, ctx.magic, "sha", DOCA_ERROR_INVALID_VALUE);
-	err = sim_pool_alloc(&s->pools[kind], &s->ctx, kinds[kind], src, dst, user_data, (struct doca_task **)out,
-			     func);
+	err = sim_pool_alloc_live(&s->pools[kind], &s->ctx, "sha", kinds[kind], src, dst, user_data,
+				  (struct doca_task **)out, func);
 	if (err != DOCA_SUCCESS)
 		return err;
 	(*out)->kind = kind;
