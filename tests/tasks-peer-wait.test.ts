@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startChild } from "../tasks/common/run-pair.ts";
 import { DPU_PCI, HOST_PCI, sha256File, type Workspace, workspace, writePatternFile } from "./helpers/tasks/workspace.ts";
 import { noRdma } from "./helpers/rdma-pair.ts";
-import { testPort } from "./helpers/ports.ts";
+import { testPort } from "../tools/ports.ts";
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));
