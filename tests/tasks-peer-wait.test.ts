@@ -19,7 +19,7 @@ const script = new URL("../tasks/dma-copy.ts", import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const count = (text: string, part: string) => text.split(part).length - 1;
 
-test("a host with no DPU says once what it waits for; the timeout names the likely causes", async () => {
+test("a host with no DPU says once what it waits for; the timeout names the likely causes", { timeout: 120_000 }, async () => {
   const w = space("wait-host");
   const r = await startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, "--timeout", "1", "--server-name", "nobody"], w.env, 90_000).done;
   assert.equal(r.code, 1, r.stderr);
@@ -28,7 +28,7 @@ test("a host with no DPU says once what it waits for; the timeout names the like
   assert.match(r.stderr, /likely causes: the DPU side .* is not started yet .*another --server-name \(this side uses "nobody"\).*share DOCA_SIM_DIR/);
 });
 
-test("a DPU with no host says once what it waits for; the timeout names the likely causes", async () => {
+test("a DPU with no host says once what it waits for; the timeout names the likely causes", { timeout: 120_000 }, async () => {
   const w = space("wait-dpu");
   const r = await startChild(script, ["-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "1"], w.env, 90_000).done;
   assert.equal(r.code, 1, r.stderr);
@@ -37,7 +37,7 @@ test("a DPU with no host says once what it waits for; the timeout names the like
   assert.deepEqual(w.list(w.dpu), []);
 });
 
-test("a second host connecting to a busy DPU is told it is busy; the first copy completes", async () => {
+test("a second host connecting to a busy DPU is told it is busy; the first copy completes", { timeout: 300_000 }, async () => {
   const w = space("busy");
   const expect = writePatternFile(join(w.host, "f.bin"), 8 * 1024 * 1024, 9);
   writePatternFile(join(w.host, "g.bin"), 4096, 3);
@@ -46,7 +46,15 @@ test("a second host connecting to a busy DPU is told it is busy; the first copy 
   await dpu.waitForStderr("waiting for the host", 90_000);
   const first = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced], w.env, 180_000);
   for (let i = 0; i < 6000 && w.list(w.dpu).length === 0; i++) await sleep(10); // the copy is under way
-  const second = await startChild(script, ["--side", "host", "-f", join(w.host, "g.bin"), "-p", HOST_PCI, "--timeout", "60"], w.env, 120_000).done;
+  // The first host is held (SIGSTOP) while the second asks: on a loaded machine the second one's start can outlast the
+  // whole first copy, and it would then find no DPU at all. The DPU's --timeout 60 covers the pause.
+  first.signal!("SIGSTOP");
+  let second;
+  try {
+    second = await startChild(script, ["--side", "host", "-f", join(w.host, "g.bin"), "-p", HOST_PCI, "--timeout", "60"], w.env, 120_000).done;
+  } finally {
+    first.signal!("SIGCONT");
+  }
   assert.equal(second.code, 1, second.stderr);
   assert.match(second.stderr, /the DPU refused the copy: the DPU side is busy with another copy \(receiving .*f\.bin\)/);
   assert.doesNotMatch(second.stderr, /disconnect/i);

@@ -187,8 +187,9 @@ export async function sendFile(
       onProgress: (done) => o.progress?.update(done),
     });
     const digest = hash.digest("hex");
-    await channel.send({ type: "DONE", sha256: digest }, "sending the file's checksum to the receiver");
-    // the receiver commits once it has our checksum: a stop now waits a moment for its receipt (see recvFinal)
+    // the receiver commits once it has our checksum: a stop from here on waits a moment for the checksum to leave
+    // and for the receipt (sendFinal, recvFinal)
+    await channel.sendFinal({ type: "DONE", sha256: digest }, "sending the file's checksum to the receiver");
     const m = await channel.recvFinal("waiting for the receiver's receipt (fsync + rename)", "RECEIPT");
     if (sha(m) !== digest) throw new ProtocolError(`the receiver committed a file with SHA-256 ${sha(m)}, not ${digest}`);
     return { bytes: size, sha256: digest, seconds: (performance.now() - started) / 1000, mode: o.mode };

@@ -302,6 +302,15 @@ export class Channel {
     await this.#bounded(sent, what, signal);
   }
 
+  /**
+   * Our last message of a copy (the checksum the receiver commits on): like send, but a stop takes effect only
+   * FINAL_MESSAGE_GRACE_MS after it came. The peer may hold the message before our send has completed here (on a
+   * loaded machine, long before): a stop then must not cut the exchange that finishes the copy (see recvFinal).
+   */
+  async sendFinal(message: Message, what: string): Promise<void> {
+    return await this.#send(message, afterGrace(this.signal), what);
+  }
+
   /** The next message; `expect` lists the types allowed here (anything else, or ABORT, is an error). */
   async recv(what: string, ...expect: string[]): Promise<Message> {
     return await this.#recv(what, expect, this.signal);
