@@ -43,7 +43,7 @@ async function withDevice<T>(options: CryptOptions, header: Header, run: (aes: A
   const caps = AesGcm.caps(device);
   if (!caps.encrypt || !caps.decrypt) throw new Error(`AES-GCM is not available: ${AesGcm.unavailableReason() ?? "the device lacks it"}`);
   if (header.chunkSize + AAD_SIZE + header.tagSize > caps.maxBufSize) {
-    throw new Error(`a chunk of ${header.chunkSize} bytes exceeds the device's AES-GCM buffer of ${caps.maxBufSize} bytes`);
+    throw new Error(`${options.input}: a chunk of ${header.chunkSize} bytes exceeds the device's AES-GCM buffer of ${caps.maxBufSize} bytes`);
   }
   using pe = new ProgressEngine();
   await using aes = new AesGcm(device, pe, { maxTasks: WINDOW });
@@ -113,7 +113,7 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
   try {
     const total = fstatSync(fd).size;
     const head = new Uint8Array(HEADER_SIZE);
-    const header = parseHeader(head.subarray(0, readFullyAt(fd, head, 0)));
+    const header = parseHeader(head.subarray(0, readFullyAt(fd, head, 0)), options.input);
     if (header.keyBytes !== options.key.length) {
       throw new Error(`${options.input} was encrypted with a ${header.keyBytes * 8}-bit key; the key given has ${options.key.length * 8} bits`);
     }
