@@ -22,6 +22,7 @@ import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
 import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
+import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
 
 export const FLAGS = taskFlags({}, "output", "force", "pci-addr", "json", "version", "help");
 
@@ -79,7 +80,18 @@ function readAt(fd: number, position: number, length: number, into?: Uint8Array)
   return done === buf.length ? buf : buf.subarray(0, done);
 }
 
+/** decompressFile's options, checked at run time (plain JavaScript callers). */
+const DECOMPRESS_OPTIONS: OptionRules = {
+  input: PATH(),
+  output: PATH("-o/--output"),
+  force: { type: "boolean", flag: "-f/--force" },
+  pciAddr: PCI_ADDR_OPTION,
+  signal: SIGNAL_OPTION,
+  onProgress: PROGRESS_OPTION,
+};
+
 export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {
+  checkOptions("decompressFile", options, DECOMPRESS_OPTIONS);
   const t0 = performance.now();
   OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
   const fd = openRegularFile(options.input);

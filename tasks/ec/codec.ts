@@ -22,6 +22,7 @@ import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
+import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
 
 export const MANIFEST = "manifest.json";
 const FORMAT = "doca-ts-ec";
@@ -67,7 +68,28 @@ function roundUp(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
 
+/** ecEncode's and ecRecover's options, checked at run time (plain JavaScript callers). */
+const ENCODE_OPTIONS: OptionRules = {
+  input: PATH("-i/--input"),
+  outputDir: PATH("-o/--output"),
+  dataBlocks: { type: "integer", required: true, flag: "-n/--data-blocks" },
+  redundancyBlocks: { type: "integer", required: true, flag: "-m/--redundancy-blocks" },
+  matrix: { type: ["cauchy", "vandermonde"], flag: "--matrix" },
+  blockSize: { type: "integer", flag: "--block-size" },
+  pciAddr: PCI_ADDR_OPTION,
+  signal: SIGNAL_OPTION,
+  onProgress: PROGRESS_OPTION,
+};
+const RECOVER_OPTIONS: OptionRules = {
+  inputDir: PATH("-i/--input"),
+  output: PATH("-o/--output"),
+  pciAddr: PCI_ADDR_OPTION,
+  signal: SIGNAL_OPTION,
+  onProgress: PROGRESS_OPTION,
+};
+
 export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: number }> {
+  checkOptions("ecEncode", o, ENCODE_OPTIONS);
   const t0 = performance.now();
   const n = o.dataBlocks, m = o.redundancyBlocks;
   // taken (a dangling symbolic link too), a missing or read-only folder: said before any work
@@ -225,6 +247,7 @@ function blockDigest(path: string, length: number): string | "missing" | number 
 }
 
 export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean; seconds: number }> {
+  checkOptions("ecRecover", o, RECOVER_OPTIONS);
   const t0 = performance.now();
   checkTargetFolder(o.output, undefined, o.output, wordingFor("ec-recover"), "-o/--output"); // before the blocks are read
   const man = readManifest(o.inputDir);
