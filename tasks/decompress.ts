@@ -274,12 +274,13 @@ async function inflatePlainMember(ctx: Ctx, dataAt: number, where: string): Prom
     }
   }
   if (firstError === undefined) throw new GzipFormatError(`${where}: truncated gzip member`);
-  // The file's last 8 bytes claim more than its deflate data could hold: they are not the member's trailer
+  // The file's last 8 bytes claim more than its deflate data could hold: they are not the member's trailer (bytes
+  // after the member, or a cut inside it: which one, only the inflate's end would tell, and the device does not say)
   const tail = readAt(ctx.fd, ctx.size - 8, 8);
   const isize = new DataView(tail.buffer, tail.byteOffset, 8).getUint32(4, true);
   if (isize > (ctx.size - 8 - dataAt) * DEFLATE_MAX_RATIO + DEFLATE_MAX_RATIO) {
-    throw new GzipFormatError(`${where}: trailing bytes after the last member (its last 8 bytes are not a gzip trailer; ` +
-      `only zero padding may follow the member, as gunzip accepts), or the file is corrupt`);
+    throw new GzipFormatError(`${where}: its last 8 bytes are no gzip trailer: trailing bytes after the last member ` +
+      `(only zero padding may follow it, as gunzip accepts), or the file is truncated or corrupt`);
   }
   throw firstError;
 }
