@@ -13,9 +13,11 @@ import {
   decompressFile,
   decryptFile,
   dmaCopy,
+  dmaTransfer,
   ecEncode,
   ecRecover,
   encryptFile,
+  exportMmap,
   OptionsError,
   rdmaCopy,
   runComchClient,
@@ -67,6 +69,9 @@ describe("the task functions check their options at run time", () => {
     await refused(runComchServer, { name: "x" }, /^runComchServer: option "repPci" is missing/);
     await refused(streamProducer, { count: 1, size: 8, inflight: 1, timeoutMs: 1000, pciAddr: 3 }, /^streamProducer: option "pciAddr" must be a string/);
     await refused(rdmaCopy, { role: "copy" }, /^rdmaCopy: option "role" must be one of "send", "receive"/);
+    // the steps too (synchronous ones throw at once)
+    await refused((o) => Promise.resolve(exportMmap(o)), { device: {}, mem: {} }, /^exportMmap: unknown option "mem" \(its options: device, memory, writable, length\)$/);
+    await refused(dmaTransfer, { dma: {}, pe: {}, inventory: {}, from: {}, to: {}, length: -1 }, /^dmaTransfer: option "length" must be a whole number/);
   });
 
   test("nothing was created by the refused calls", { timeout: 30_000 }, () => {
