@@ -14,6 +14,7 @@ import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/pee
 import { printable } from "../ffi/engine/printable.ts";
 import { DEFAULT_SERVICE, exchangeOptions, EXCHANGE_FLAGS } from "./comch-server.ts";
 import { parseTaskFlags } from "./common/task-flags.ts";
+import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = EXCHANGE_FLAGS;
@@ -28,6 +29,16 @@ Waits: connecting and each answer are limited to --timeout (default 10 s). --sid
 Flags: -p/--pci-addr PCI, -s/--name NAME, -t/--text TEXT, --count N, --timeout SECONDS, --side host|dpu,
 --version (versions of doca-ts and DOCA), -h/--help.`;
 
+/** runComchClient's options, checked at run time (plain JavaScript callers). */
+const CLIENT_OPTIONS: OptionRules = {
+  pciAddr: PCI_ADDR_OPTION,
+  name: { type: "string", flag: "-s/--name" },
+  text: { type: "string", flag: "-t/--text" },
+  count: { type: "integer", flag: "--count" },
+  timeoutMs: { type: "number", flag: "--timeout" },
+  signal: SIGNAL_OPTION,
+};
+
 export async function runComchClient(opts: {
   pciAddr?: string;
   name?: string;
@@ -37,6 +48,7 @@ export async function runComchClient(opts: {
   /** Aborting it (Ctrl-C) ends the current wait with an InterruptedError. */
   signal?: AbortSignal;
 }): Promise<string[]> {
+  checkOptions("runComchClient", opts, CLIENT_OPTIONS);
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const name = opts.name ?? DEFAULT_SERVICE;
   using device = openDeviceOf(opts.pciAddr);

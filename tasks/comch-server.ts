@@ -14,6 +14,7 @@ import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
 import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { parseTaskFlags, SHARED_FLAGS, taskFlags } from "./common/task-flags.ts";
+import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
 
 export const DEFAULT_SERVICE = "comch_ctrl_path_sample";
 
@@ -57,6 +58,19 @@ export interface ServerRun {
   received: string[];
 }
 
+/** runComchServer's options, checked at run time (plain JavaScript callers). */
+const SERVER_OPTIONS: OptionRules = {
+  pciAddr: PCI_ADDR_OPTION,
+  repPci: { type: "string", required: true, flag: "-r/--rep-pci" },
+  name: { type: "string", flag: "-s/--name" },
+  reply: { type: "string", flag: "-t/--text" },
+  count: { type: "integer", flag: "--count" },
+  timeoutMs: { type: "number", flag: "--timeout" },
+  onMessage: { type: "function" },
+  onListening: { type: "function" },
+  signal: SIGNAL_OPTION,
+};
+
 export async function runComchServer(opts: {
   pciAddr?: string;
   repPci: string;
@@ -70,6 +84,7 @@ export async function runComchServer(opts: {
   /** Aborting it (Ctrl-C) ends the current wait with an InterruptedError. */
   signal?: AbortSignal;
 }): Promise<ServerRun> {
+  checkOptions("runComchServer", opts, SERVER_OPTIONS);
   using device = openDeviceOf(opts.pciAddr);
   requireServerSide(device, "comch-server");
   using pe = new ProgressEngine();

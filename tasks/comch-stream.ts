@@ -19,6 +19,7 @@ import { printable } from "../ffi/engine/printable.ts";
 import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
+import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";
 const MAX_SIZE = 4096;
@@ -162,8 +163,27 @@ async function preferNotice(e: unknown, notice: Promise<never>): Promise<unknown
   }
 }
 
+/** streamConsumer's and streamProducer's options, checked at run time (plain JavaScript callers). */
+const CONSUMER_OPTIONS: OptionRules = {
+  pciAddr: PCI_ADDR_OPTION,
+  repPci: { type: "string", required: true, flag: "-r/--rep-pci" },
+  name: { type: "string", flag: "-s/--name" },
+  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  signal: SIGNAL_OPTION,
+};
+const PRODUCER_OPTIONS: OptionRules = {
+  pciAddr: PCI_ADDR_OPTION,
+  name: { type: "string", flag: "-s/--name" },
+  count: { type: "integer", required: true, flag: "--count" },
+  size: { type: "integer", required: true, flag: "--size" },
+  inflight: { type: "integer", required: true, flag: "--inflight" },
+  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  signal: SIGNAL_OPTION,
+};
+
 /** DPU: accept, create a consumer, receive the announced stream checking sequence numbers, answer the report. */
 export async function streamConsumer(opts: { pciAddr?: string; repPci: string; name?: string; timeoutMs: number; signal?: AbortSignal }): Promise<StreamReport> {
+  checkOptions("streamConsumer", opts, CONSUMER_OPTIONS);
   const { signal } = opts;
   using device = openDeviceOf(opts.pciAddr);
   requireServerSide(device, "comch-stream --side dpu");
@@ -237,6 +257,7 @@ export async function streamProducer(opts: {
   timeoutMs: number;
   signal?: AbortSignal;
 }): Promise<{ host: StreamReport; dpu: StreamReport }> {
+  checkOptions("streamProducer", opts, PRODUCER_OPTIONS);
   const { signal } = opts;
   using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();

@@ -22,6 +22,7 @@ import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
 import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
+import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
 
 export const FLAGS = taskFlags({}, "output", "force", "pci-addr", "json", "version", "help");
 
@@ -79,7 +80,18 @@ function readAt(fd: number, position: number, length: number, into?: Uint8Array)
   return done === buf.length ? buf : buf.subarray(0, done);
 }
 
+/** decompressFile's options, checked at run time (plain JavaScript callers). */
+const DECOMPRESS_OPTIONS: OptionRules = {
+  input: PATH(),
+  output: PATH("-o/--output"),
+  force: { type: "boolean", flag: "-f/--force" },
+  pciAddr: PCI_ADDR_OPTION,
+  signal: SIGNAL_OPTION,
+  onProgress: PROGRESS_OPTION,
+};
+
 export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {
+  checkOptions("decompressFile", options, DECOMPRESS_OPTIONS);
   const t0 = performance.now();
   OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
   const fd = openRegularFile(options.input);
@@ -165,7 +177,6 @@ const MULTI_MEMBER_NOTE = "multi-member gzip files other than compress's are not
 async function gunzip(ctx: Ctx): Promise<void> {
   let at = 0;
   let first = true;
-  let plain = false;
   let lastSeen: boolean | undefined; // compress's 5-byte "DC" members say which one is last; older ones do not
   while (at < ctx.size) {
     checkStop(ctx);
@@ -184,39 +195,17 @@ async function gunzip(ctx: Ctx): Promise<void> {
       continue;
     }
     const h = parseMemberHeader(head, where);
-    let clen = h.compressedLength;
-    if (clen === undefined) {
-      // Not one of compress's members: a plain gzip file is one member whose deflate data ends 8 bytes before the end
-      if (!first) throw new GzipFormatError(`${where}: a second gzip member without its compressed length (${MULTI_MEMBER_NOTE})`);
-      clen = ctx.size - at - h.headerLength - 8;
-      plain = true;
-    }
-    if (h.last !== undefined) lastSeen = h.last;
     const dataAt = at + h.headerLength;
-    if (clen < 0 || dataAt + clen + 8 > ctx.size) throw new GzipFormatError(`${where}: truncated gzip member`);
-    const trailer = readAt(ctx.fd, dataAt + clen, 8);
-    const tv = new DataView(trailer.buffer, trailer.byteOffset, 8);
-    const crc = tv.getUint32(0, true), isize = tv.getUint32(4, true);
-    const note = plain ? ` (if it holds several gzip members: ${MULTI_MEMBER_NOTE})` : "";
-    if (isize === 0) {
-      if (clen !== 2) throw new GzipFormatError(`${where}: a member of 0 bytes with ${clen} bytes of deflate data${note}`);
+    let clen: number;
+    if (h.compressedLength === undefined) {
+      // Not one of compress's members: a plain gzip file is one member, whose end only inflating finds
+      if (!first) throw new GzipFormatError(`${where}: a second gzip member without its compressed length (${MULTI_MEMBER_NOTE})`);
+      clen = await inflatePlainMember(ctx, dataAt, where);
     } else {
-      const max = ctx.compress.caps.maxBufSize;
-      if (isize > max || clen > max) {
-        throw new GzipFormatError(`${where}: the member is larger than one device task takes (${formatBytes(max)}): it claims ` +
-          `${formatBytes(isize)} (${formatBytes(clen)} compressed); if it is not that large, the file is truncated or corrupt`);
-      }
-      let inflated;
-      try {
-        inflated = await inflateRange(ctx, dataAt, clen, isize, "deflate");
-      } catch (e) {
-        if (plain && e instanceof DocaError) throw new GzipFormatError(`${where}: the device refused the data: ${e.message}${note}`);
-        throw e;
-      }
-      const { r, bytes } = inflated;
-      if (r.length !== isize) throw new GzipFormatError(`${where}: ${r.length} bytes inflated, the trailer says ${isize}${note}`);
-      if (r.crc32 !== crc) throw new GzipFormatError(`${where}: CRC-32 mismatch (data 0x${r.crc32.toString(16)}, trailer 0x${crc.toString(16)})${note}`);
-      ctx.out.write(bytes);
+      clen = h.compressedLength;
+      if (h.last !== undefined) lastSeen = h.last;
+      if (dataAt + clen + 8 > ctx.size) throw new GzipFormatError(`${where}: truncated gzip member`);
+      ctx.out.write(await inflateMember(ctx, dataAt, clen, where, ""));
     }
     at = dataAt + clen + 8;
     first = false;
@@ -225,6 +214,86 @@ async function gunzip(ctx: Ctx): Promise<void> {
   if (lastSeen === false) {
     throw new GzipFormatError(`${ctx.options.input}: truncated: it ends after a member that is not the last (the last member is missing)`);
   }
+}
+
+/**
+ * Inflates the member whose deflate data starts at `dataAt` and ends 8 bytes (CRC-32, ISIZE) before `dataAt + clen + 8`,
+ * checking length and CRC against its trailer; returns the bytes.
+ */
+async function inflateMember(ctx: Ctx, dataAt: number, clen: number, where: string, note: string): Promise<Uint8Array> {
+  const trailer = readAt(ctx.fd, dataAt + clen, 8);
+  const tv = new DataView(trailer.buffer, trailer.byteOffset, 8);
+  const crc = tv.getUint32(0, true), isize = tv.getUint32(4, true);
+  if (isize === 0) {
+    if (clen !== 2) throw new GzipFormatError(`${where}: a member of 0 bytes with ${clen} bytes of deflate data${note}`);
+    return new Uint8Array(0);
+  }
+  const max = ctx.compress.caps.maxBufSize;
+  if (isize > max || clen > max) {
+    throw new GzipFormatError(`${where}: the member is larger than one device task takes (${formatBytes(max)}): it claims ` +
+      `${formatBytes(isize)} (${formatBytes(clen)} compressed); if it is not that large, the file is truncated or corrupt`);
+  }
+  let inflated;
+  try {
+    inflated = await inflateRange(ctx, dataAt, clen, isize, "deflate");
+  } catch (e) {
+    if (note && e instanceof DocaError) throw new GzipFormatError(`${where}: the device refused the data: ${e.message}${note}`);
+    throw e;
+  }
+  const { r, bytes } = inflated;
+  if (r.length !== isize) throw new GzipFormatError(`${where}: ${r.length} bytes inflated, the trailer says ${isize}${note}`);
+  if (r.crc32 !== crc) throw new GzipFormatError(`${where}: CRC-32 mismatch (data 0x${r.crc32.toString(16)}, trailer 0x${crc.toString(16)})${note}`);
+  return bytes;
+}
+
+/** Deflate never expands data by more than 1032 to 1: a trailer claiming more is not the member's trailer. */
+const DEFLATE_MAX_RATIO = 1032;
+
+/**
+ * A plain gzip file's one member: its deflate data runs up to its 8-byte trailer, which ends the file or is followed
+ * by zero padding only (gunzip accepts that: tape blocks, dd). The trailer is not all zeros (ISIZE 0 is the empty
+ * member, 2 bytes of deflate), so it ends within 8 bytes after the file's last non-zero byte: at most 8 places to
+ * try, the file's end first. Writes the bytes; returns the member's deflate length.
+ */
+async function inflatePlainMember(ctx: Ctx, dataAt: number, where: string): Promise<number> {
+  const note = ` (if it holds several gzip members: ${MULTI_MEMBER_NOTE})`;
+  const lastNonZero = lastNonZeroByte(ctx, dataAt);
+  const ends = [ctx.size];
+  for (let end = lastNonZero + 1; end <= Math.min(lastNonZero + 8, ctx.size - 1); end++) ends.push(end);
+  if (dataAt + 10 > lastNonZero && dataAt + 10 < ctx.size) ends.push(dataAt + 10); // the empty member, then zeros
+  let firstError: unknown;
+  for (const end of ends) {
+    const clen = end - 8 - dataAt;
+    if (clen < 0) continue;
+    try {
+      ctx.out.write(await inflateMember(ctx, dataAt, clen, where, note));
+      return clen;
+    } catch (e) {
+      if (!(e instanceof GzipFormatError) && !(e instanceof DocaError)) throw e;
+      firstError ??= e;
+    }
+  }
+  if (firstError === undefined) throw new GzipFormatError(`${where}: truncated gzip member`);
+  // The file's last 8 bytes claim more than its deflate data could hold: they are not the member's trailer (bytes
+  // after the member, or a cut inside it: which one, only the inflate's end would tell, and the device does not say)
+  const tail = readAt(ctx.fd, ctx.size - 8, 8);
+  const isize = new DataView(tail.buffer, tail.byteOffset, 8).getUint32(4, true);
+  if (isize > (ctx.size - 8 - dataAt) * DEFLATE_MAX_RATIO + DEFLATE_MAX_RATIO) {
+    throw new GzipFormatError(`${where}: its last 8 bytes are no gzip trailer: trailing bytes after the last member ` +
+      `(only zero padding may follow it, as gunzip accepts), or the file is truncated or corrupt`);
+  }
+  throw firstError;
+}
+
+/** The offset of the file's last non-zero byte at or after `from`, or from - 1 when there is none. */
+function lastNonZeroByte(ctx: Ctx, from: number): number {
+  for (let end = ctx.size; end > from;) {
+    const start = Math.max(from, end - 65536);
+    const bytes = readAt(ctx.fd, start, end - start);
+    for (let i = bytes.length - 1; i >= 0; i--) if (bytes[i] !== 0) return start + i;
+    end = start;
+  }
+  return from - 1;
 }
 
 async function unlz4(ctx: Ctx): Promise<void> {

@@ -31,11 +31,30 @@ import { formatBytes, formatRate, PeakRss, ProgressBar } from "./transfer/progre
 import { clearStatusLine } from "./common/status-line.ts";
 import { likelyCauses, turnAwayOtherHosts, waitingLine } from "./dma-copy/peer-wait.ts";
 import type { SessionContext, Summary, TransferResult } from "./dma-copy/session.ts";
+import { checkOptions, checkRunOptions, type OptionRules, PATH } from "./common/options-check.ts";
 
 export type { DmaCopyOptions, Summary };
 export { parseDmaCopyArgs };
 
 const VERSION = "0.1.0";
+
+/** dmaCopy's options, checked at run time (plain JavaScript callers; parseDmaCopyArgs(argv) makes them from flags). */
+const DMA_COPY_OPTIONS: OptionRules = {
+  file: PATH("-f/--file"),
+  pciAddr: { type: "string", flag: "-p/--pci-addr/--dev-pci" },
+  repPci: { type: "string", flag: "-r/--rep-pci" },
+  side: { type: ["host", "dpu"], required: true, flag: "--side" },
+  logLevel: { type: "integer", required: true, flag: "-l/--log-level" },
+  sdkLogLevel: { type: "integer", flag: "--sdk-log-level" },
+  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  quiet: { type: "boolean", required: true, flag: "--quiet" },
+  jsonOutput: { type: "boolean", required: true, flag: "--json-output" },
+  stats: { type: "boolean", required: true, flag: "--stats" },
+  serverName: { type: "string", required: true, flag: "--server-name" },
+  slots: { type: "integer", required: true, flag: "--slots" },
+  chunkSize: { type: "integer", flag: "--chunk-size" },
+  classic: { type: "boolean", required: true, flag: "--classic" },
+};
 
 /**
  * Runs one side of the copy in this process. Resolves only when the copy is complete: when this side receives,
@@ -44,6 +63,8 @@ const VERSION = "0.1.0";
  * DOCA objects are closed, no temporary file stays, and the rejection is an InterruptedError.
  */
 export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSignal } = {}): Promise<Summary> {
+  checkOptions("dmaCopy", options, DMA_COPY_OPTIONS);
+  checkRunOptions("dmaCopy", run);
   const { signal } = run;
   const log = createLogger(options.logLevel, speakerOf(options.side));
   const rss = options.stats ? new PeakRss().start() : undefined;

@@ -29,4 +29,5 @@ export { Channel, Link, openRdmaDevice, parseEndpoint } from "./rdma/link.ts";
 export { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
 export { applySide, openDeviceOf } from "./common/device.ts";
 export { userPath } from "./common/user-path.ts";
+export { OptionsError } from "./common/options-check.ts";
 export { printable, printableJson } from "../ffi/engine/printable.ts";

@@ -26,12 +26,30 @@ import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
 import { checkTargetFolder } from "./transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "./common/permission.ts";
+import { checkOptions, checkRunOptions, type OptionRules, PATH } from "./common/options-check.ts";
 
 export type { RdmaCopyOptions, TransferResult };
 export { parseRdmaCopyArgs };
 
+/** rdmaCopy's options, checked at run time (plain JavaScript callers; parseRdmaCopyArgs(argv) makes them from flags). */
+const RDMA_COPY_OPTIONS: OptionRules = {
+  role: { type: ["send", "receive"], required: true, flag: "--send/--receive" },
+  file: PATH(),
+  endpoint: { type: "object", required: true, flag: "--listen/--connect", hint: "{ listen: true, port } or { listen: false, host, port }" },
+  exchange: { type: ["cm", "tcp"], required: true, flag: "--exchange" },
+  mode: { type: ["write", "read"], required: true, flag: "--mode" },
+  device: { type: "string", flag: "--device" },
+  chunk: { type: "integer", required: true, flag: "--chunk" },
+  slots: { type: "integer", required: true, flag: "--slots" },
+  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  quiet: { type: "boolean", required: true, flag: "--quiet" },
+  jsonOutput: { type: "boolean", required: true, flag: "--json" },
+};
+
 /** Runs one side; resolves once the copy is complete and verified (sender: the receiver's receipt arrived). */
 export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSignal } = {}): Promise<TransferResult> {
+  checkOptions("rdmaCopy", options, RDMA_COPY_OPTIONS);
+  checkRunOptions("rdmaCopy", run);
   let size = 0;
   if (options.role === "send") {
     let stat;

@@ -23,6 +23,7 @@ import { formatMicrosAll } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
 import { optionsToRun, type ParsedCommand, taskFlags } from "./common/task-flags.ts";
+import { checkOptions, checkRunOptions, type OptionRules } from "./common/options-check.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
 
@@ -98,8 +99,21 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** rdmaPing's options, checked at run time (plain JavaScript callers; parseRdmaPingArgs(argv) makes them from flags). */
+const RDMA_PING_OPTIONS: OptionRules = {
+  endpoint: { type: "object", required: true, flag: "--listen/--connect", hint: "{ listen: true, port } or { listen: false, host, port }" },
+  exchange: { type: ["cm", "tcp"], required: true, flag: "--exchange" },
+  count: { type: "integer", required: true, flag: "--count" },
+  size: { type: "integer", required: true, flag: "--size" },
+  device: { type: "string", flag: "--device" },
+  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  jsonOutput: { type: "boolean", required: true, flag: "--json" },
+};
+
 /** One side of a ping: the connecting side measures and returns the result; the listener echoes and returns undefined. */
 export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; progress?: boolean } = {}): Promise<PingResult | undefined> {
+  checkOptions("rdmaPing", o, RDMA_PING_OPTIONS);
+  checkRunOptions("rdmaPing", run, true);
   using device = openRdmaDevice(o.device);
   using pe = new ProgressEngine();
   const link = await Link.open({ device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0,

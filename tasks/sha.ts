@@ -39,9 +39,9 @@ them, so \`sha256sum -c\` verifies the list. A file larger than one part is stre
   -a, --algorithm NAME    sha1, sha256 (default) or sha512
   -c, --check LIST        read "DIGEST  FILE" lines from LIST (sha256sum's format: " *FILE", escaped names, tag
                           lines, CRLF) and verify each file: prints "FILE: OK", "FILE: FAILED" or "FILE: FAILED
-                          open or read" (names with control characters escaped, with a leading backslash) and goes
-                          on; exit 1 if any failed, could not be read, or a line is malformed. LIST must be a
-                          regular file
+                          open or read" (a name as sha256sum -c prints it; one holding a control character escaped
+                          with a leading backslash, \\\\ \\n \\r \\t \\xHH) and goes on; exit 1 if any failed, could not be
+                          read, or a line is malformed. LIST must be a regular file
   -o, --output LIST       write the list to LIST instead of stdout (appears only when complete); refused if it
                           exists, unless -f
   -f, --force             replace an existing LIST

@@ -1,7 +1,8 @@
 /**
  * compress's gzip members say which one is last (issue 30): a file cut at a member boundary fails to decompress and
  * leaves nothing, gunzip still reads the format; a header CRC (FHCRC) that does not match fails; zero padding after
- * the last member is accepted as gunzip does; a plain multi-member gzip is refused with the documented message; an
+ * the last member (compress's or a plain single-member gzip's) is accepted as gunzip does, other trailing bytes are
+ * named as such; a plain multi-member gzip is refused with the documented message; an
  * LZ4 skippable frame before a frame is skipped as the lz4 tool does.
  */
 import "./helpers/sim-env.ts";
@@ -59,6 +60,28 @@ describe("compress / decompress: the last member, padding, header CRC, skippable
     const p = await run("decompress", ["-o", "pad.out", "pad.gz"]);
     assert.equal(p.code, 0, p.stderr);
     assert.deepEqual(new Uint8Array(readFileSync(at("pad.out"))), new Uint8Array(input));
+  });
+
+  test("a plain single-member gzip followed by zero padding is read as gunzip does; trailing garbage is named as such", { timeout: 180_000 }, async () => {
+    // Sizes whose ISIZE ends in zero bytes too (under 16 MiB): the trailer's own zeros must not be taken for padding
+    const data = pattern(70_000, 5);
+    const gz = gzipSync(data);
+    for (const [name, padding] of [["pad10", 10], ["pad1", 1], ["pad5000", 5000]] as const) {
+      writeFileSync(at(`${name}.gz`), Buffer.concat([gz, new Uint8Array(padding)]));
+      const r = await run("decompress", ["-o", `${name}.out`, `${name}.gz`]);
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      assert.deepEqual(new Uint8Array(readFileSync(at(`${name}.out`))), new Uint8Array(data), name);
+    }
+    writeFileSync(at("emptypad.gz"), Buffer.concat([gzipSync(new Uint8Array(0)), new Uint8Array(20)]));
+    const e = await run("decompress", ["-o", "emptypad.out", "emptypad.gz"]);
+    assert.equal(e.code, 0, e.stderr);
+    assert.equal(readFileSync(at("emptypad.out")).length, 0);
+    writeFileSync(at("garbage.gz"), Buffer.concat([gz, Buffer.from("garbage!!!xyz")]));
+    const g = await run("decompress", ["-o", "garbage.out", "garbage.gz"]);
+    assert.equal(g.code, 1, g.stderr);
+    assert.match(g.stderr, /garbage\.gz at byte 0: its last 8 bytes are no gzip trailer: trailing bytes after the last member/);
+    assert.doesNotMatch(g.stderr, /claims/);
+    assert.deepEqual(readdirSync(dir).filter((n) => n.includes("garbage.out")), []);
   });
 
   test("FHCRC: a matching header CRC is accepted, a wrong one fails", { timeout: 180_000 }, async () => {

@@ -7,9 +7,9 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import process from "node:process";
 import { repoRoot, startChild } from "../tasks/common/run-pair.ts";
 import { DOCA_TS_VERSION } from "../tasks/common/version.ts";
@@ -142,5 +142,22 @@ describe("one convention for every task", () => {
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /likely causes: /);
     assert.ok(r.stderr.includes(`the software device's default folder ${xdg}/doca-sim`), r.stderr);
+  });
+
+  test("a relative XDG_RUNTIME_DIR is ignored (XDG spec) by the tasks and by the software device", { timeout: 60_000 }, async () => {
+    // The task runs in the repository: a relative value pointing at a scratch folder would make the device create
+    // <scratch>/doca-sim if it were taken as a path; as if unset, the default folder /tmp/doca-sim-<uid> is used.
+    const xdg = mkdtempSync(join(tmpdir(), "doca-ts-conv-relxdg-"));
+    scratch.push(xdg);
+    const rel = relative(repoRoot, xdg);
+    const r = await startChild(task("comch-client"), ["--timeout", "1", "-s", `nobody-rel-${process.pid}`], {
+      DOCA_SIM_DIR: "",
+      XDG_RUNTIME_DIR: rel,
+      DOCA_SIM_SIDE: "host",
+    }, 50_000).done;
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(!r.stderr.includes(`${rel}/doca-sim`), r.stderr);
+    assert.match(r.stderr, /the software device's default folder \/tmp\/doca-sim-\d+\b/);
+    assert.equal(existsSync(join(xdg, "doca-sim")), false, "the software device took the relative XDG_RUNTIME_DIR as a path");
   });
 });

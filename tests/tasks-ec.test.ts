@@ -1,7 +1,7 @@
 /**
  * ec-encode / ec-recover as child processes of this test's runtime on the software device: a file into 3 + 2
  * blocks, rebuilt from every choice of 3 blocks (deleted or damaged ones), byte for byte; more than 2 lost is exit 1
- * with no output file; several stripes; the manifest as documented.
+ * with no output file; several stripes; the manifest as documented; a bad manifest refused naming its field and why.
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -101,5 +101,41 @@ describe("ec-encode / ec-recover", () => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--block-size/);
     assert.equal(existsSync(join(w.root, "x")), false);
+  });
+
+  test("a bad manifest is refused naming the field and why; a geometry that does not fit the blocks blames the manifest", { timeout: TIMEOUT }, async () => {
+    const { w, input, dir } = randomInput(20_000);
+    await ok("ec-encode.ts", ["-i", input, "-o", dir, "-n", "3", "-m", "2", "--block-size", "4096"], w.env);
+    const good = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
+    const edited = (change: (m: typeof good) => void) => {
+      const m = structuredClone(good);
+      change(m);
+      return m;
+    };
+    const cases = [
+      ["duplicate file", edited((m) => (m.blocks[1].file = m.blocks[0].file)), /"blocks"\[1\] repeats the file "block-000" of "blocks"\[0\]/],
+      ["duplicate index", edited((m) => (m.blocks[1].index = 0)), /"blocks"\[1\] repeats the index 0 of "blocks"\[0\]/],
+      ["path outside", edited((m) => (m.blocks[0].file = "../other/block-000")), /"blocks"\[0\]'s file "\.\.\/other\/block-000" is a path/],
+      ["stripes", edited((m) => (m.stripes = 7)), /"stripes" 7 does not fit the geometry/],
+      ["matrix", edited((m) => (m.matrix = "identity")), /"matrix" "identity" is neither/],
+    ] as const;
+    for (const [what, manifest, why] of cases) {
+      writeFileSync(join(dir, "manifest.json"), JSON.stringify(manifest));
+      const out = join(w.root, `out-${what}`);
+      const r = await run("ec-recover.ts", ["-i", dir, "-o", out], w.env);
+      assert.equal(r.code, 1, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, /manifest\.json is not a valid doca-ts-ec manifest: /, what);
+      assert.match(r.stderr, why, what);
+      assert.equal(existsSync(out), false, what);
+    }
+    // stripes and fileSize changed together (still consistent): every block is far shorter than the manifest says
+    writeFileSync(join(dir, "manifest.json"), JSON.stringify(edited((m) => {
+      m.stripes = 1e9;
+      m.fileSize = 1e9 * 3 * 4096;
+    })));
+    const g = await run("ec-recover.ts", ["-i", dir, "-o", join(w.root, "out-geometry")], w.env);
+    assert.equal(g.code, 1, g.stderr);
+    assert.match(g.stderr, /manifest\.json does not fit its blocks: "stripes" 1000000000 × "blockSize" 4096/);
+    assert.doesNotMatch(g.stderr, /missing or damaged/);
   });
 });

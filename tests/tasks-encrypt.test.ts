@@ -80,7 +80,7 @@ describe("encrypt / decrypt", { timeout: TIMEOUT }, () => {
     }
   });
 
-  test("a flipped byte, swapped chunks, a cut file or the wrong key: exit 1, no output file", { timeout: TIMEOUT }, async () => {
+  test("a flipped byte, swapped chunks, a cut file, the wrong key, no magic, a short file: exit 1 naming the file, no output file", { timeout: TIMEOUT }, async () => {
     const w = space("crypt");
     const key = join(w.root, "k"), other = join(w.root, "other");
     await ok("encrypt.ts", ["--generate-key", key], w.env);
@@ -98,12 +98,24 @@ describe("encrypt / decrypt", { timeout: TIMEOUT }, () => {
     const cut = good.subarray(0, 28 + 2 * rec);
     const header = Buffer.from(good);
     header[15] ^= 0x10; // chunk size field changed: still a valid size, but authenticated
-    for (const [what, bytes, keyFile] of [["flipped", flipped, key], ["swapped", swapped, key], ["cut", cut, key], ["header", header, key], ["wrong key", good, other]] as const) {
+    const magic = Buffer.from(good);
+    magic[5] ^= 1;
+    const cases = [
+      ["flipped", flipped, key],
+      ["swapped", swapped, key],
+      ["cut", cut, key],
+      ["header", header, key],
+      ["wrong key", good, other],
+      ["magic", magic, key],
+      ["short", good.subarray(0, 10), key],
+    ] as const;
+    for (const [what, bytes, keyFile] of cases) {
       const file = join(w.root, `bad-${what}`), out = join(w.root, `out-${what}`);
       writeFileSync(file, bytes);
       const r = await run("decrypt.ts", ["-i", file, "-o", out, "-k", keyFile], w.env);
       assert.equal(r.code, 1, `${what}: exit ${r.code}\n${r.stderr}`);
       assert.match(r.stderr, /^decrypt: error: /m);
+      assert.ok(r.stderr.includes(file), `${what}: the error names the input file\n${r.stderr}`);
       assert.equal(existsSync(out), false, `${what}: no output file`);
       assert.deepEqual(w.list(w.root).filter((n) => n.startsWith(".")), [], `${what}: no temporary file left`);
     }

@@ -66,7 +66,17 @@ describe("tasks: sha", () => {
     writeFileSync(join(dir, "list"), lines.join("\r\n") + "\r\n");
     const check = await startChild(task, ["--check", "list"], { INIT_CWD: dir }, 120_000).done;
     assert.equal(check.code, 0, check.stdout + check.stderr);
-    assert.equal(check.stdout, "\\e\\x1bx: OK\n\\t\\tx: OK\n\\n\\nx: OK\n\\r\\rx: OK\n\\b\\\\x: OK\nplain: OK\n");
+    assert.equal(check.stdout, "\\e\\x1bx: OK\n\\t\\tx: OK\n\\n\\nx: OK\n\\r\\rx: OK\nb\\x: OK\nplain: OK\n");
+    // where sha256sum -c prints no raw control character (a backslash, a line feed with a backslash), the same bytes
+    const gnuNames = ["b\\x", "n\nx", "nb\\\n\\x", "plain"];
+    writeFileSync(join(dir, "nb\\\n\\x"), "both");
+    const gnuList = spawnSync("sha256sum", ["--", ...gnuNames], { cwd: dir, encoding: "utf8" }).stdout;
+    writeFileSync(join(dir, "gnu-list"), gnuList);
+    const gnuCheck = spawnSync("sha256sum", ["-c", "gnu-list"], { cwd: dir, encoding: "utf8" });
+    assert.equal(gnuCheck.status, 0, gnuCheck.stderr);
+    const ours = await startChild(task, ["--check", "gnu-list"], { INIT_CWD: dir }, 120_000).done;
+    assert.equal(ours.code, 0, ours.stderr);
+    assert.equal(ours.stdout, gnuCheck.stdout, "--check prints these names as sha256sum -c does");
     // no raw control character from a name reaches the output
     // deno-lint-ignore no-control-regex
     assert.doesNotMatch(check.stdout.replaceAll("\n", ""), /[\x00-\x1f]/);

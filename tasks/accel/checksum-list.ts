@@ -18,12 +18,14 @@ function escapeName(name: string): string {
 }
 
 /**
- * A name as `--check` prints it: escaped as sha256sum escapes it (leading backslash), and TAB and every other control
- * character escaped too, so no name can put a raw control character on the terminal or forge an "OK" line.
+ * A name as `--check` prints it, as GNU sha256sum -c (9.x) prints it: as it is, unless it holds a line feed, then with
+ * a leading backslash and \\, \n, \r escapes (a backslash alone does not escape a name: "back\slash: OK"). Beyond
+ * sha256sum, any other control character (TAB, CR, ESC...) escapes the name the same way, with \t or \xHH, so no name
+ * can put a raw control character on the terminal or forge an "OK" line (sha256sum prints a CR as it is).
  */
 export function checkedName(name: string): string {
   // deno-lint-ignore no-control-regex
-  if (!/[\\\x00-\x1f\x7f]/.test(name)) return name;
+  if (!/[\x00-\x1f\x7f]/.test(name)) return name;
   // deno-lint-ignore no-control-regex
   return "\\" + escapeName(name).replace(/[\x00-\x1f\x7f]/g, (c) => c === "\t" ? "\\t" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }

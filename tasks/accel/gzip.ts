@@ -5,7 +5,8 @@
  * boundary is known to be incomplete; gunzip ignores subfields it does not know, as BGZF's readers rely on), the raw
  * deflate from the device, then CRC-32 and ISIZE. gunzip reads the concatenated members as one stream. Members of
  * earlier versions carry a 4-byte "DC" (no flags): read as before, without the end check.
- * decompress reads those, and any single-member gzip file (its deflate data runs up to the 8-byte trailer).
+ * decompress reads those, and any single-member gzip file (its deflate data runs up to the 8-byte trailer, which
+ * ends the file or is followed by zero padding only).
  */
 const FTEXT = 1, FHCRC = 2, FEXTRA = 4, FNAME = 8, FCOMMENT = 16;
 

@@ -5,7 +5,7 @@
  * the notes to a failure's message; the software device's folder is named even when it is the default.
  */
 import { lstatSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, isAbsolute } from "node:path";
 import process from "node:process";
 import { effectiveUid } from "../../ffi/load/trusted-path.ts";
 import { rethrowMissingPermission } from "./permission.ts";
@@ -29,6 +29,15 @@ export function clearEnvironmentNotes(): void {
 }
 
 /**
+ * $XDG_RUNTIME_DIR when it is usable: the XDG spec says a relative value is ignored, as if unset (two sides started
+ * from different folders would otherwise pick different folders); the software device's C code applies the same rule.
+ */
+export function runtimeDirFromXdg(env: Record<string, string | undefined> = process.env): string | undefined {
+  const xdg = env.XDG_RUNTIME_DIR;
+  return xdg && isAbsolute(xdg) ? xdg : undefined;
+}
+
+/**
  * The software device's rendezvous folder, as its C code chooses it (sim/src/common/runtime_dir.c). The uid of the
  * /tmp fallback comes from effectiveUid, which uses only what the task was granted (process.geteuid() would need
  * Deno's --allow-sys, which dma-copy and comch-client do not declare: naming the folder made them fail before any
@@ -36,7 +45,8 @@ export function clearEnvironmentNotes(): void {
  */
 export function softwareDeviceFolder(env: Record<string, string | undefined> = process.env): string {
   if (env.DOCA_SIM_DIR) return env.DOCA_SIM_DIR;
-  if (env.XDG_RUNTIME_DIR) return `${env.XDG_RUNTIME_DIR}/doca-sim`;
+  const xdg = runtimeDirFromXdg(env);
+  if (xdg) return `${xdg}/doca-sim`;
   return `/tmp/doca-sim-${effectiveUid() ?? "<your uid>"}`;
 }
 
@@ -117,7 +127,11 @@ export function softwareDeviceFolderRefusal(env: Record<string, string | undefin
   const which = env.DOCA_SIM_DIR
     ? `DOCA_SIM_DIR=${env.DOCA_SIM_DIR}`
     : `the software device's default folder ${softwareDeviceFolder(env)} (DOCA_SIM_DIR unset${
-      env.XDG_RUNTIME_DIR ? `, from XDG_RUNTIME_DIR=${env.XDG_RUNTIME_DIR}` : ""
+      runtimeDirFromXdg(env)
+        ? `, from XDG_RUNTIME_DIR=${env.XDG_RUNTIME_DIR}`
+        : env.XDG_RUNTIME_DIR
+        ? `, XDG_RUNTIME_DIR=${env.XDG_RUNTIME_DIR} ignored: not an absolute path`
+        : ""
     })`;
   return `${which} cannot be used by the software device: ${why}`;
 }

@@ -50,16 +50,21 @@ export function makeHeader(keyBytes: 16 | 32, chunkSize: number, ivBase: Uint8Ar
   return { keyBytes, tagSize: TAG_SIZE, chunkSize, ivBase: bytes.slice(16, 28), bytes };
 }
 
-/** The header of an encrypted file, or an Error saying what is wrong (not an encrypted file, another version...). */
-export function parseHeader(bytes: Uint8Array): Header {
-  if (bytes.length < HEADER_SIZE) throw new Error(`not an encrypted file: ${bytes.length} bytes, shorter than the ${HEADER_SIZE}-byte header`);
-  if (Buffer.compare(bytes.subarray(0, 8), MAGIC) !== 0) throw new Error("not an encrypted file of doca-ts (no DOCATSGC magic)");
-  if (bytes[8] !== VERSION) throw new Error(`format version ${bytes[8]} is not supported (only ${VERSION})`);
+/**
+ * The header of encrypted file `file`, or an Error naming the file and what is wrong (not an encrypted file, another
+ * version...): every input error of an accelerator task names its file.
+ */
+export function parseHeader(bytes: Uint8Array, file: string): Header {
+  if (bytes.length < HEADER_SIZE) {
+    throw new Error(`${file} is not an encrypted file: ${bytes.length} bytes, shorter than the ${HEADER_SIZE}-byte header`);
+  }
+  if (Buffer.compare(bytes.subarray(0, 8), MAGIC) !== 0) throw new Error(`${file} is not an encrypted file of doca-ts (no DOCATSGC magic)`);
+  if (bytes[8] !== VERSION) throw new Error(`${file}: format version ${bytes[8]} is not supported (only ${VERSION})`);
   const keyBytes = bytes[9];
-  if (keyBytes !== 16 && keyBytes !== 32) throw new Error(`bad header: key size ${keyBytes} bytes`);
-  if (bytes[10] !== TAG_SIZE || bytes[11] !== 0) throw new Error(`bad header: tag length ${bytes[10]}`);
+  if (keyBytes !== 16 && keyBytes !== 32) throw new Error(`${file}: bad header: key size ${keyBytes} bytes`);
+  if (bytes[10] !== TAG_SIZE || bytes[11] !== 0) throw new Error(`${file}: bad header: tag length ${bytes[10]}`);
   const chunkSize = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12);
-  if (chunkSize < MIN_CHUNK || chunkSize > MAX_CHUNK) throw new Error(`bad header: chunk size ${chunkSize}`);
+  if (chunkSize < MIN_CHUNK || chunkSize > MAX_CHUNK) throw new Error(`${file}: bad header: chunk size ${chunkSize}`);
   return { keyBytes, tagSize: TAG_SIZE, chunkSize, ivBase: bytes.slice(16, 28), bytes: bytes.slice(0, HEADER_SIZE) };
 }
 

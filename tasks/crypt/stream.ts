@@ -11,6 +11,7 @@ import { interruption } from "../common/interrupt.ts";
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, wordingFor } from "../transfer/atomic-file.ts";
 import { dirname } from "node:path";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
+import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
 
 export interface CryptOptions {
   input: string;
@@ -43,7 +44,7 @@ async function withDevice<T>(options: CryptOptions, header: Header, run: (aes: A
   const caps = AesGcm.caps(device);
   if (!caps.encrypt || !caps.decrypt) throw new Error(`AES-GCM is not available: ${AesGcm.unavailableReason() ?? "the device lacks it"}`);
   if (header.chunkSize + AAD_SIZE + header.tagSize > caps.maxBufSize) {
-    throw new Error(`a chunk of ${header.chunkSize} bytes exceeds the device's AES-GCM buffer of ${caps.maxBufSize} bytes`);
+    throw new Error(`${options.input}: a chunk of ${header.chunkSize} bytes exceeds the device's AES-GCM buffer of ${caps.maxBufSize} bytes`);
   }
   using pe = new ProgressEngine();
   await using aes = new AesGcm(device, pe, { maxTasks: WINDOW });
@@ -67,7 +68,27 @@ async function pipeline(count: number, job: (i: number) => Promise<Uint8Array>, 
   }
 }
 
+/**
+ * encryptFile's and decryptFile's options, checked at run time (plain JavaScript callers). The key is its bytes: a
+ * string is refused, never read as key bytes nor as a key file's path.
+ */
+const CRYPT_OPTIONS: OptionRules = {
+  input: PATH("-i/--input"),
+  output: PATH("-o/--output"),
+  key: {
+    type: "bytes",
+    required: true,
+    hint: "the key itself, 16 or 32 bytes; a string (a key file's path, hex text) is not taken as a key: the CLI's " +
+      "-k/--key reads a key file, a script reads it itself",
+  },
+  pciAddr: PCI_ADDR_OPTION,
+  chunkSize: { type: "integer", flag: "--chunk-size" },
+  signal: SIGNAL_OPTION,
+  onProgress: PROGRESS_OPTION,
+};
+
 export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
+  checkOptions("encryptFile", options, CRYPT_OPTIONS);
   const t0 = performance.now();
   const keyBytes = options.key.length as 16 | 32;
   const header = makeHeader(keyBytes, options.chunkSize ?? 1024 * 1024);
@@ -107,13 +128,14 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
 }
 
 export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
+  checkOptions("decryptFile", options, CRYPT_OPTIONS);
   const t0 = performance.now();
   checkTargetFolder(options.output, undefined, options.output, wordingFor("decrypt"), "-o/--output"); // before any work
   const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
     const head = new Uint8Array(HEADER_SIZE);
-    const header = parseHeader(head.subarray(0, readFullyAt(fd, head, 0)));
+    const header = parseHeader(head.subarray(0, readFullyAt(fd, head, 0)), options.input);
     if (header.keyBytes !== options.key.length) {
       throw new Error(`${options.input} was encrypted with a ${header.keyBytes * 8}-bit key; the key given has ${options.key.length * 8} bits`);
     }

@@ -22,6 +22,7 @@ import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
+import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
 
 export const MANIFEST = "manifest.json";
 const FORMAT = "doca-ts-ec";
@@ -67,7 +68,28 @@ function roundUp(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
 
+/** ecEncode's and ecRecover's options, checked at run time (plain JavaScript callers). */
+const ENCODE_OPTIONS: OptionRules = {
+  input: PATH("-i/--input"),
+  outputDir: PATH("-o/--output"),
+  dataBlocks: { type: "integer", required: true, flag: "-n/--data-blocks" },
+  redundancyBlocks: { type: "integer", required: true, flag: "-m/--redundancy-blocks" },
+  matrix: { type: ["cauchy", "vandermonde"], flag: "--matrix" },
+  blockSize: { type: "integer", flag: "--block-size" },
+  pciAddr: PCI_ADDR_OPTION,
+  signal: SIGNAL_OPTION,
+  onProgress: PROGRESS_OPTION,
+};
+const RECOVER_OPTIONS: OptionRules = {
+  inputDir: PATH("-i/--input"),
+  output: PATH("-o/--output"),
+  pciAddr: PCI_ADDR_OPTION,
+  signal: SIGNAL_OPTION,
+  onProgress: PROGRESS_OPTION,
+};
+
 export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: number }> {
+  checkOptions("ecEncode", o, ENCODE_OPTIONS);
   const t0 = performance.now();
   const n = o.dataBlocks, m = o.redundancyBlocks;
   // taken (a dangling symbolic link too), a missing or read-only folder: said before any work
@@ -143,6 +165,49 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
 /** A manifest is a few KiB even for 256 blocks: a larger file (or /dev/zero behind a link) is refused unread. */
 export const MANIFEST_MAX_BYTES = 16 * 2 ** 20;
 
+/** What is wrong with a parsed manifest (the field and why), or undefined when every field holds. */
+function manifestProblem(m: Manifest): string | undefined {
+  if (m === null || typeof m !== "object" || Array.isArray(m)) return "it is not a JSON object";
+  const int = (v: unknown, min: number, max: number) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
+  const shown = (v: unknown) => JSON.stringify(v) ?? String(v);
+  if (m.format !== FORMAT) return `"format" is ${shown(m.format)}, not "${FORMAT}"`;
+  if (m.version !== 1) return `"version" ${shown(m.version)} is not supported (only 1)`;
+  if (m.matrix !== "cauchy" && m.matrix !== "vandermonde") return `"matrix" ${shown(m.matrix)} is neither "cauchy" nor "vandermonde"`;
+  if (!int(m.dataBlocks, 1, 255)) return `"dataBlocks" ${shown(m.dataBlocks)} is not a whole number from 1 to 255`;
+  if (!int(m.redundancyBlocks, 1, 255)) return `"redundancyBlocks" ${shown(m.redundancyBlocks)} is not a whole number from 1 to 255`;
+  if (m.dataBlocks + m.redundancyBlocks > 256) return `"dataBlocks" + "redundancyBlocks" is ${m.dataBlocks + m.redundancyBlocks}, more than 256`;
+  if (!int(m.blockSize, EC_BLOCK_ALIGN, 2 ** 30) || m.blockSize % EC_BLOCK_ALIGN !== 0) {
+    return `"blockSize" ${shown(m.blockSize)} is not a multiple of ${EC_BLOCK_ALIGN} up to 1 GiB`;
+  }
+  if (!int(m.fileSize, 0, Number.MAX_SAFE_INTEGER)) return `"fileSize" ${shown(m.fileSize)} is not a whole number of bytes`;
+  // ec-encode writes as many stripes as the file needs (one for an empty file): any other count is not its geometry
+  const stripes = Math.max(1, Math.ceil(m.fileSize / (m.dataBlocks * m.blockSize)));
+  if (m.stripes !== stripes) {
+    return `"stripes" ${shown(m.stripes)} does not fit the geometry: a file of ${m.fileSize} bytes in ${m.dataBlocks} data blocks ` +
+      `of ${m.blockSize} bytes takes ${stripes} stripe${stripes === 1 ? "" : "s"}`;
+  }
+  if (typeof m.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(m.sha256)) return `"sha256" is not 64 lowercase hex digits`;
+  if (!Array.isArray(m.blocks)) return `"blocks" is not a list`;
+  const count = m.dataBlocks + m.redundancyBlocks;
+  if (m.blocks.length !== count) return `"blocks" lists ${m.blocks.length} blocks, not dataBlocks + redundancyBlocks = ${count}`;
+  const files = new Map<unknown, number>(), indexes = new Map<unknown, number>();
+  for (const [k, b] of m.blocks.entries()) {
+    const entry = `"blocks"[${k}]`;
+    if (b === null || typeof b !== "object") return `${entry} is not an object`;
+    if (indexes.has(b.index)) return `${entry} repeats the index ${shown(b.index)} of "blocks"[${indexes.get(b.index)}]`;
+    indexes.set(b.index, k);
+    if (files.has(b.file)) return `${entry} repeats the file ${shown(b.file)} of "blocks"[${files.get(b.file)}]`;
+    files.set(b.file, k);
+    if (b.index !== k) return `${entry} has index ${shown(b.index)}: the blocks are listed in order, so it must be ${k}`;
+    if (typeof b.file === "string" && (b.file.includes("/") || b.file === ".." || b.file === ".")) {
+      return `${entry}'s file ${shown(b.file)} is a path, not a name inside the folder (a manifest never points outside it)`;
+    }
+    if (b.file !== blockName(k)) return `${entry}'s file ${shown(b.file)} is not ${shown(blockName(k))}, its name in ec-encode's layout`;
+    if (typeof b.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(b.sha256)) return `${entry}'s "sha256" is not 64 lowercase hex digits`;
+  }
+  return undefined;
+}
+
 /** The manifest of a folder, every field checked (an Error naming what is wrong). */
 export function readManifest(dir: string): Manifest {
   let m: Manifest;
@@ -152,32 +217,26 @@ export function readManifest(dir: string): Manifest {
     rethrowMissingPermission(e);
     throw new Error(`cannot read ${join(dir, MANIFEST)}: ${(e as Error).message}`);
   }
-  const int = (v: unknown, min: number, max: number) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
-  const ok = m && m.format === FORMAT && m.version === 1 && (m.matrix === "cauchy" || m.matrix === "vandermonde") &&
-    int(m.dataBlocks, 1, 255) && int(m.redundancyBlocks, 1, 255) && m.dataBlocks + m.redundancyBlocks <= 256 &&
-    int(m.blockSize, EC_BLOCK_ALIGN, 2 ** 30) && m.blockSize % EC_BLOCK_ALIGN === 0 && int(m.stripes, 1, 2 ** 40) &&
-    int(m.fileSize, 0, Number.MAX_SAFE_INTEGER) && m.fileSize <= m.stripes * m.dataBlocks * m.blockSize &&
-    typeof m.sha256 === "string" && /^[0-9a-f]{64}$/.test(m.sha256) && Array.isArray(m.blocks) &&
-    m.blocks.length === m.dataBlocks + m.redundancyBlocks &&
-    m.blocks.every((b, k) => b && b.index === k && b.file === blockName(k) && /^[0-9a-f]{64}$/.test(b.sha256));
-  if (!ok) throw new Error(`${join(dir, MANIFEST)} is not a valid ${FORMAT} manifest`);
+  const why = manifestProblem(m);
+  if (why !== undefined) throw new Error(`${join(dir, MANIFEST)} is not a valid ${FORMAT} manifest: ${why}`);
   return m;
 }
 
-/** SHA-256 of a block file, or undefined when it is missing or not its expected length. */
-function blockDigest(path: string, length: number): string | undefined {
+/** SHA-256 of a block file; "missing" when it cannot be opened; its size when that is not its expected length. */
+function blockDigest(path: string, length: number): string | "missing" | number {
   let fd: number;
   try {
     fd = openRegularFile(path);
   } catch {
-    return undefined;
+    return "missing";
   }
   try {
-    if (fstatSync(fd).size !== length) return undefined;
+    const size = fstatSync(fd).size;
+    if (size !== length) return size;
     const h = sha(), buf = new Uint8Array(1 << 20);
     for (let at = 0; at < length;) {
       const n = readSync(fd, buf, 0, Math.min(buf.length, length - at), at);
-      if (n === 0) return undefined;
+      if (n === 0) return at;
       h.update(buf.subarray(0, n));
       at += n;
     }
@@ -188,12 +247,21 @@ function blockDigest(path: string, length: number): string | undefined {
 }
 
 export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean; seconds: number }> {
+  checkOptions("ecRecover", o, RECOVER_OPTIONS);
   const t0 = performance.now();
   checkTargetFolder(o.output, undefined, o.output, wordingFor("ec-recover"), "-o/--output"); // before the blocks are read
   const man = readManifest(o.inputDir);
   const n = man.dataBlocks, m = man.redundancyBlocks, bs = man.blockSize;
   const length = man.stripes * bs;
-  const lost = man.blocks.filter((b) => blockDigest(join(o.inputDir, b.file), length) !== b.sha256).map((b) => b.index);
+  const found = man.blocks.map((b) => blockDigest(join(o.inputDir, b.file), length));
+  const lost = man.blocks.filter((b, k) => found[k] !== b.sha256).map((b) => b.index);
+  const sizes = [...new Set(found.filter((f) => typeof f === "number"))];
+  if (lost.length > m && sizes.length === 1 && found.every((f) => typeof f === "number" || f === "missing")) {
+    // Every block present has one same length, not the one the manifest gives: its geometry is what is wrong
+    throw new Error(`${join(o.inputDir, MANIFEST)} does not fit its blocks: "stripes" ${man.stripes} × "blockSize" ${bs} makes ` +
+      `every block ${length} bytes, but the blocks present hold ${sizes[0]} bytes each (the manifest was changed, or belongs ` +
+      `to other blocks)`);
+  }
   if (lost.length > m) {
     throw new Error(`${lost.length} of ${n + m} blocks are missing or damaged (${lost.map(blockName).join(", ")}); at most ${m} can be rebuilt`);
   }

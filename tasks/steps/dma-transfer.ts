@@ -27,6 +27,7 @@ import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
 import { taskFlags } from "../common/task-flags.ts";
+import { checkOptions, type OptionRules } from "../common/options-check.ts";
 
 export interface TransferEnd {
   mmap: Mmap;
@@ -36,11 +37,22 @@ export interface TransferEnd {
 /** A submitted DMA task: settles once its completion (or error) callback ran; its buffers are released then. */
 export type DmaCompletion = Promise<void>;
 
+/** submitDmaCopy's and dmaTransfer's options, checked at run time (plain JavaScript callers). */
+const SUBMIT_OPTIONS: OptionRules = {
+  dma: { type: "object", required: true, hint: "an open Dma context" },
+  inventory: { type: "object", required: true, hint: "a BufInventory" },
+  from: { type: "object", required: true, hint: "{ mmap, address }" },
+  to: { type: "object", required: true, hint: "{ mmap, address }" },
+  length: { type: "integer", required: true, flag: "--length" },
+};
+const TRANSFER_OPTIONS: OptionRules = { ...SUBMIT_OPTIONS, pe: { type: "object", required: true, hint: "a ProgressEngine" } };
+
 /**
  * Gets the two doca_bufs and submits one memcpy task of `length` bytes from `from` to `to`. The returned completion
  * settles through the progress engine (see pollUntilComplete); the buffers are released when it does.
  */
 export function submitDmaCopy(opts: { dma: Dma; inventory: BufInventory; from: TransferEnd; to: TransferEnd; length: number }): DmaCompletion {
+  checkOptions("submitDmaCopy", opts, SUBMIT_OPTIONS);
   const { dma, inventory, from, to, length } = opts;
   if (length === 0) return Promise.resolve(); // DOCA buffers cannot be empty; nothing to move
   const src = inventory.bufByData(from.mmap, from.address, length);
@@ -89,7 +101,9 @@ export async function dmaTransfer(opts: {
   to: TransferEnd;
   length: number;
 }): Promise<void> {
-  await pollUntilComplete(opts.pe, submitDmaCopy(opts));
+  checkOptions("dmaTransfer", opts, TRANSFER_OPTIONS);
+  const { pe, ...submit } = opts;
+  await pollUntilComplete(pe, submitDmaCopy(submit));
 }
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */

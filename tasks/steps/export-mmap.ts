@@ -21,6 +21,7 @@ import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
 import { taskFlags } from "../common/task-flags.ts";
 import { allocateFor, requireFitsInMemory } from "../common/memory-limit.ts";
+import { checkOptions, type OptionRules } from "../common/options-check.ts";
 
 export interface ExportedMmap extends Disposable {
   memory: NativeMemory;
@@ -32,8 +33,17 @@ export interface ExportedMmap extends Disposable {
   close(): void;
 }
 
+/** exportMmap's options, checked at run time (plain JavaScript callers). */
+const EXPORT_OPTIONS: OptionRules = {
+  device: { type: "object", required: true, hint: "an open Device (openDeviceOf)" },
+  memory: { type: "object", required: true, hint: "a NativeMemory" },
+  writable: { type: "boolean" },
+  length: { type: "integer", flag: "--length" },
+};
+
 /** Maps `memory` for `device` with PCI read (or read/write) access and exports it. */
 export function exportMmap(opts: { device: Device; memory: NativeMemory; writable?: boolean; length?: number }): ExportedMmap {
+  checkOptions("exportMmap", opts, EXPORT_OPTIONS);
   const length = opts.length ?? opts.memory.length;
   const mmap = Mmap.create({
     memory: opts.memory,

@@ -1,6 +1,7 @@
 /*
- * The runtime folder shared by host and DPU processes (Comch sockets): DOCA_SIM_DIR, else $XDG_RUNTIME_DIR/doca-sim,
- * else /tmp/doca-sim-<uid>. Whoever controls that folder can stand in for a Comch server and receive what a host sends
+ * The runtime folder shared by host and DPU processes (Comch sockets): DOCA_SIM_DIR, else $XDG_RUNTIME_DIR/doca-sim
+ * when $XDG_RUNTIME_DIR is absolute (the XDG spec says a relative value is ignored: two processes started from
+ * different folders would otherwise meet in different places), else /tmp/doca-sim-<uid>. Whoever controls that folder can stand in for a Comch server and receive what a host sends
  * (export descriptors among it), so it must be this user's alone: created with mode 0700, and an existing one refused
  * when it is a symbolic link, is owned by another uid or is writable by group or others. See docs/FAULTS.md.
  */
@@ -59,7 +60,7 @@ static void choose_and_check(void)
 
 	if (env != NULL && *env != '\0') {
 		n = snprintf(dir, sizeof(dir), "%s", env);
-	} else if (xdg != NULL && *xdg != '\0') {
+	} else if (xdg != NULL && xdg[0] == '/') {
 		n = snprintf(dir, sizeof(dir), "%s/doca-sim", xdg);
 		source = "the runtime folder ($XDG_RUNTIME_DIR/doca-sim)";
 	} else {
