@@ -64,7 +64,7 @@ export interface CompressFileResult {
 /** Compresses options.input into options.output (gzip members of device deflate). */
 export async function compressFile(options: CompressFileOptions): Promise<CompressFileResult> {
   const t0 = performance.now();
-  OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
+  OutputFile.checkFree(options.output, options.output, options.force, undefined, [options.input]); // a taken name (or the input) is said before any work
   using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   await using compress = await Compress.open(device, pe, { maxTasks: 2 });

@@ -81,7 +81,7 @@ function readAt(fd: number, position: number, length: number, into?: Uint8Array)
 
 export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {
   const t0 = performance.now();
-  OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
+  OutputFile.checkFree(options.output, options.output, options.force, undefined, [options.input]); // a taken name (or the input) is said before any work
   const fd = openRegularFile(options.input);
   let out: OutputFile | undefined;
   try {
