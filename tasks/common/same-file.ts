@@ -50,7 +50,7 @@ export function refuseOutputIsInput(output: string, inputs: (string | NamedInput
     if (!sameFile(output, input.path)) continue;
     const named = `${input.flag ? `${input.flag} ` : "the input "}${input.shownAs ?? input.path}`;
     throw new UsageError(
-      `${flag}: ${shownAs} is the same file as ${named}: writing it would destroy what is read (refused with --force too); choose another output`,
+      `${flag}: ${shownAs} is the same file as ${named}: writing it would destroy what is read, --force or not; choose another output`,
     );
   }
 }
