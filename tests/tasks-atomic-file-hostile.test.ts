@@ -135,6 +135,27 @@ describe("a FIFO at the lock's name never hangs a task", () => {
   });
 });
 
+describe("the steps' output files: a FIFO there is a usage error at once, never an open that waits for a reader", () => {
+  const cases: [string, string[], string][] = [
+    ["steps/export-mmap", ["--length", "4096", "--out", "out.fifo"], "--out"],
+    ["steps/dma-transfer", ["--descriptor", "missing.json", "--read", "out.fifo"], "--read"],
+    ["steps/exchange-descriptor", ["--receive", "out.fifo", "-r", HOST_PCI, "--length", "4096", "--timeout", "5"], "--receive"],
+  ];
+  for (const [name, args, flag] of cases) {
+    test(`${name} ${flag} FIFO: exit 2 naming the flag; the FIFO stays`, { timeout: 120_000 }, async () => {
+      const dir = folder();
+      spawnSync("mkfifo", [join(dir, "out.fifo")]);
+      const sim = mkdtempSync(join(root, "sim-"));
+      const r = await run(name, args, dir, { DOCA_SIM_DIR: sim });
+      assert.equal(r.signal, null, `${name} hung and was killed:\n${r.stderr}`);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`${flag}: \\S*out\\.fifo is a special file, not a file`));
+      assert.ok(isFifo(join(dir, "out.fifo")));
+      assert.deepEqual(extra(dir, "in.bin", "key"), ["out.fifo"]);
+    });
+  }
+});
+
 describe("what a dead run's temporary name holds, when doca-ts did not make it, is kept", () => {
   test("encrypt: a folder (with content) and a FIFO under such names stay, each with a line; a regular file goes", { timeout: 120_000 }, async () => {
     const dir = folder();

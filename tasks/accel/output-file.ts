@@ -64,6 +64,24 @@ export class OutputFile {
     return file;
   }
 
+  /**
+   * Writes `content` as the whole of `target`, replacing a regular file there (the steps' --out, --receive, --read,
+   * which always overwrote): through a temporary file renamed into place, so a folder, a FIFO or a device under the
+   * name is a usage error naming `flag` (writeFileSync opened a FIFO and waited for a reader beyond Ctrl-C), a
+   * failed write names the file, and nothing half-written is left under the name.
+   */
+  static writeWhole(target: string, shownAs: string, content: Uint8Array | string, task: string, flag: string): void {
+    OutputFile.checkFree(target, shownAs, true, flag);
+    const out = OutputFile.create(target, shownAs, true, task);
+    try {
+      out.write(typeof content === "string" ? new TextEncoder().encode(content) : content);
+      out.commit();
+    } catch (e) {
+      out.abort();
+      throw e;
+    }
+  }
+
   /** Bytes written so far. */
   get length(): number {
     return this.#length;
