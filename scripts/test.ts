@@ -20,7 +20,6 @@
  */
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -219,7 +218,8 @@ function slowestFiles(xml: string, count = 6): string[] {
 
 /** Runs one runtime's runner; with `logPath` its output goes there (printed by the caller) instead of to ours. */
 function run(runtime: RuntimeRun, timeoutMinutes: number, logPath?: string): Promise<RunResult> {
-  const scratch = mkdtempSync(join(tmpdir(), "doca-ts-test-"));
+  // Inside the run's folder, so a stop (whose handler exits without this promise settling) removes it with the rest.
+  const scratch = mkdtempSync(join(scope.env.TMPDIR, "doca-ts-test-"));
   const junit = join(scratch, "junit.xml");
   const started = performance.now();
   const log = logPath === undefined ? undefined : openSync(logPath, "w");
@@ -309,7 +309,7 @@ const lines: string[] = [];
 let failedRuntimes = 0;
 const device = Object.entries(deviceEnv).map(([key, value]) => `${key}=${value}`).join(" ");
 const heading = (runtime: RuntimeRun) => `=== ${runtime.name}: ${files.length} test files${device ? ` (${device})` : ""} ===`;
-const logs = jobs > 1 ? mkdtempSync(join(tmpdir(), "doca-ts-test-logs-")) : undefined;
+const logs = jobs > 1 ? mkdtempSync(join(scope.env.TMPDIR, "doca-ts-test-logs-")) : undefined;
 const results = new Map<string, RunResult>();
 
 /** Runs one runtime: in the foreground alone, or (with --jobs above 1) beside others with its output kept for later. */

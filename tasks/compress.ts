@@ -77,7 +77,7 @@ const COMPRESS_OPTIONS: OptionRules = {
 export async function compressFile(options: CompressFileOptions): Promise<CompressFileResult> {
   checkOptions("compressFile", options, COMPRESS_OPTIONS);
   const t0 = performance.now();
-  OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
+  OutputFile.checkFree(options.output, options.output, options.force, undefined, [options.input]); // a taken name (or the input) is said before any work
   using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   await using compress = await Compress.open(device, pe, { maxTasks: 2 });

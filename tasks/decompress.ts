@@ -93,7 +93,7 @@ const DECOMPRESS_OPTIONS: OptionRules = {
 export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {
   checkOptions("decompressFile", options, DECOMPRESS_OPTIONS);
   const t0 = performance.now();
-  OutputFile.checkFree(options.output, options.output, options.force); // a taken name is said before any work
+  OutputFile.checkFree(options.output, options.output, options.force, undefined, [options.input]); // a taken name (or the input) is said before any work
   const fd = openRegularFile(options.input);
   let out: OutputFile | undefined;
   try {

@@ -24,7 +24,7 @@ import { formatBytes, formatRate } from "./common/units.ts";
 import { optionsToRun } from "./common/task-flags.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
-import { checkTargetFolder } from "./transfer/atomic-file.ts";
+import { checkTargetFolder, TargetLock } from "./transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "./common/permission.ts";
 import { checkOptions, checkRunOptions, type OptionRules, PATH } from "./common/options-check.ts";
 
@@ -64,6 +64,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
   } else {
     // A receiver that could not create the file says so before it waits for a sender (again once the size is known)
     checkTargetFolder(options.file, undefined, options.file, undefined, "--receive");
+    TargetLock.checkFree(options.file); // another receiver, or a stranger's FIFO at the lock's name: said before listening
   }
   using device = openRdmaDevice(options.device);
   using pe = new ProgressEngine();

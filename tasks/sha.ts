@@ -185,7 +185,10 @@ async function main(argv: string[]): Promise<number> {
   if (values.check === undefined && positionals.length === 0) throw new UsageError("expected at least one FILE (or --check LIST)");
   if (values.force && values.output === undefined) throw new UsageError("--force replaces the --output file: give --output");
   // a taken --output name is said before any hashing, not after it
-  if (values.output !== undefined) OutputFile.checkFree(userPath(values.output), values.output, values.force);
+  if (values.output !== undefined) {
+    const inputs = positionals.map((name) => ({ path: userPath(name), shownAs: name }));
+    OutputFile.checkFree(userPath(values.output), values.output, values.force, undefined, inputs);
+  }
   const signal = stopOnSignals();
   const hasher = await FileHasher.open(values["pci-addr"], partSize);
   try {

@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -35,7 +35,8 @@ describe("npm test stopped with Ctrl-C", { skip }, () => {
     const said = () => (existsSync(report) ? readFileSync(report, "utf8") : "");
     const runner = spawn(deno, ["run", "--allow-all", join(repoRoot, "scripts", "test.ts"), "--runtime", "deno", "runner/leaves-a-child"], {
       cwd: repoRoot,
-      env: { ...process.env, DOCA_TS_RUNNER_FIXTURE: report },
+      // TMPDIR: every folder the runner makes (its run's folder, the runtime's report folder) must go with the stop
+      env: { ...process.env, DOCA_TS_RUNNER_FIXTURE: report, TMPDIR: scratch },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "", stderr = "";
@@ -55,6 +56,7 @@ describe("npm test stopped with Ctrl-C", { skip }, () => {
       for (let i = 0; i < 50 && running(child); i++) await new Promise((r) => setTimeout(r, 100));
       assert.equal(running(child), false, `the fixture's child ${child} (a session of its own) was stopped`);
       assert.equal(existsSync(folder), false, `the fixture's temporary folder ${folder} was removed`);
+      assert.deepEqual(readdirSync(scratch), ["fixture.txt"], "nothing the runner made is left in its TMPDIR");
     } finally {
       runner.kill("SIGKILL");
       rmSync(scratch, { recursive: true, force: true });

@@ -5,7 +5,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { AtomicFile, removeStaleTemporaries, temporaryName } from "../tasks/transfer/atomic-file.ts";
@@ -77,5 +77,35 @@ describe("a dead run's temporary file (issue 32 item 5)", () => {
     assert.deepEqual(r.unknown.sort(), [elsewhere, unsaid].sort());
     assert.deepEqual(r.live, [mine]);
     assert.equal(existsSync(join(w.dpu, here)), false);
+  });
+});
+
+describe("what a dead run's temporary name holds, when doca-ts did not make it (attack-s4)", () => {
+  test("a regular file and ec-encode's folder of blocks go; a folder with other content, a FIFO and a symbolic link stay, each reported with its kind", { timeout: 30_000 }, () => {
+    const w = space("stale-kinds");
+    const dead = Number(spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim());
+    const name = (tag: string) => temporaryName(join(w.dpu, "o.bin"), dead, tag);
+    writeFileSync(join(w.dpu, name("file")), "partial");
+    mkdirSync(join(w.dpu, name("ecfolder")));
+    writeFileSync(join(w.dpu, name("ecfolder"), "block-000"), "half");
+    writeFileSync(join(w.dpu, name("ecfolder"), "manifest.json"), "{}");
+    mkdirSync(join(w.dpu, name("folder")));
+    writeFileSync(join(w.dpu, name("folder"), "keep"), "precious");
+    spawnSync("mkfifo", [join(w.dpu, name("fifo"))]);
+    symlinkSync(join(w.dpu, "victim"), join(w.dpu, name("link")));
+    writeFileSync(join(w.dpu, "victim"), "someone's");
+    const r = removeStaleTemporaries(w.dpu);
+    assert.deepEqual(r.removed.sort(), [name("file"), name("ecfolder")].sort());
+    assert.deepEqual(
+      r.kept.sort((a, b) => a.name.localeCompare(b.name)),
+      [
+        { name: name("fifo"), kind: "a pipe or FIFO" },
+        { name: name("folder"), kind: "a folder holding keep" },
+        { name: name("link"), kind: "a symbolic link" },
+      ].sort((a, b) => a.name.localeCompare(b.name)),
+    );
+    assert.equal(readFileSync(join(w.dpu, name("folder"), "keep"), "utf8"), "precious");
+    assert.ok(lstatSync(join(w.dpu, name("fifo"))).isFIFO());
+    assert.equal(readFileSync(join(w.dpu, "victim"), "utf8"), "someone's");
   });
 });

@@ -7,6 +7,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
@@ -112,7 +113,10 @@ describe("rdma-copy between two processes", { skip: noRdma }, () => {
       [join(w.dpu, "link"), /a symbolic link of that name already exists/, 1],
       // a folder can never be the file a copy writes: a usage error naming the flag (issue 32 item 3)
       [join(w.dpu, "dir"), /--receive: .*dir is a folder, not a file/, 2],
+      // a FIFO at the lock's name is refused naming it, never opened (its open blocked beyond Ctrl-C: attack-s4)
+      [join(w.dpu, "locked.bin"), /its lock file .*\.locked\.bin\.doca-ts\.lock is a pipe or FIFO, not a lock doca-ts makes/, 1],
     ];
+    spawnSync("mkfifo", [join(w.dpu, ".locked.bin.doca-ts.lock")]);
     for (const [target, reason, code] of cases) {
       const r = await finished(spawnRuntime(COPY, { args: ["--receive", target, "--listen", `127.0.0.1:${port()}`, "--timeout", "60"], env: w.env }), "receiver");
       assert.equal(r.code, code, r.stderr);

@@ -8,18 +8,23 @@ import { dirname, join } from "node:path";
 import { onForcedExit } from "../common/interrupt.ts";
 import { publishWithoutReplacing, refuseNonFile, sweepStaleTemporaries, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
+import { type NamedInput, refuseOutputIsInput } from "../common/same-file.ts";
+import { writeFailure } from "../common/write-failure.ts";
 
 export class OutputFile {
   readonly target: string;
   readonly tempPath: string;
+  /** The target as the user wrote it, for messages. */
+  readonly shownAs: string;
   #fd: number | undefined;
   #length = 0;
   readonly #replace: boolean;
   #wording: TargetWording = wordingFor("this task");
   readonly #unregister: () => void;
 
-  private constructor(target: string, tempPath: string, fd: number, replace: boolean) {
+  private constructor(target: string, tempPath: string, fd: number, replace: boolean, shownAs = target) {
     this.target = target;
+    this.shownAs = shownAs;
     this.tempPath = tempPath;
     this.#fd = fd;
     this.#replace = replace;
@@ -28,9 +33,11 @@ export class OutputFile {
 
   /**
    * Throws when `target` is taken (unless `replace`): the check a task makes before its work, create() makes again. A
-   * folder or a special file is a usage error naming `flag` even with --force: only a regular file is replaced.
+   * folder or a special file is a usage error naming `flag` even with --force: only a regular file is replaced; so is
+   * a target that is one of the task's `inputs` (it would be destroyed as it is read).
    */
-  static checkFree(target: string, shownAs = target, replace = false, flag = "-o/--output"): void {
+  static checkFree(target: string, shownAs = target, replace = false, flag = "-o/--output", inputs: (string | NamedInput)[] = []): void {
+    refuseOutputIsInput(target, inputs, shownAs, flag);
     const taken = takenAs(target);
     refuseNonFile(taken, shownAs, flag);
     if (taken !== undefined && !replace) throw new Error(`${shownAs} exists (${taken}): refusing to replace it (use --force to replace it)`);
@@ -52,9 +59,27 @@ export class OutputFile {
       const code = (e as NodeJS.ErrnoException).code;
       throw new Error(`cannot create ${shownAs}${code ? ` (${code})` : ""}`);
     }
-    const file = new OutputFile(target, tempPath, fd, replace);
+    const file = new OutputFile(target, tempPath, fd, replace, shownAs);
     file.#wording = wordingFor(task);
     return file;
+  }
+
+  /**
+   * Writes `content` as the whole of `target`, replacing a regular file there (the steps' --out, --receive, --read,
+   * which always overwrote): through a temporary file renamed into place, so a folder, a FIFO or a device under the
+   * name is a usage error naming `flag` (writeFileSync opened a FIFO and waited for a reader beyond Ctrl-C), a
+   * failed write names the file, and nothing half-written is left under the name.
+   */
+  static writeWhole(target: string, shownAs: string, content: Uint8Array | string, task: string, flag: string): void {
+    OutputFile.checkFree(target, shownAs, true, flag);
+    const out = OutputFile.create(target, shownAs, true, task);
+    try {
+      out.write(typeof content === "string" ? new TextEncoder().encode(content) : content);
+      out.commit();
+    } catch (e) {
+      out.abort();
+      throw e;
+    }
   }
 
   /** Bytes written so far. */
@@ -65,10 +90,14 @@ export class OutputFile {
   /** Appends every byte of each part. */
   write(...parts: Uint8Array[]): void {
     if (this.#fd === undefined) throw new Error(`${this.target}: the output is closed`);
-    for (const bytes of parts) {
-      let done = 0;
-      while (done < bytes.length) done += writeSync(this.#fd, bytes, done, bytes.length - done, this.#length + done);
-      this.#length += bytes.length;
+    try {
+      for (const bytes of parts) {
+        let done = 0;
+        while (done < bytes.length) done += writeSync(this.#fd, bytes, done, bytes.length - done, this.#length + done);
+        this.#length += bytes.length;
+      }
+    } catch (e) {
+      throw this.#failure(e, "writing");
     }
   }
 
@@ -76,7 +105,12 @@ export class OutputFile {
   commit(): void {
     const fd = this.#fd;
     if (fd === undefined) throw new Error(`${this.target}: the output is closed`);
-    fsyncSync(fd);
+    try {
+      fsyncSync(fd);
+    } catch (e) {
+      this.abort();
+      throw this.#failure(e, "flushing to disk");
+    }
     closeSync(fd);
     this.#fd = undefined;
     try {
@@ -84,7 +118,7 @@ export class OutputFile {
       else publishWithoutReplacing(this.tempPath, this.target, this.#wording);
     } catch (e) {
       this.#remove();
-      throw e;
+      throw this.#failure(e, "giving it its name");
     } finally {
       this.#unregister();
     }
@@ -100,6 +134,11 @@ export class OutputFile {
     }
     this.#remove();
     this.#unregister();
+  }
+
+  /** An error of writing the output, naming it as the user wrote it (ENOSPC: "the file system is full"). */
+  #failure(error: unknown, doing: string): Error {
+    return writeFailure(error, this.shownAs, doing, "nothing was written under that name");
   }
 
   #remove(): void {

@@ -10,6 +10,7 @@ import { stopOnSignals } from "../common/interrupt.ts";
 import { userPath } from "../common/user-path.ts";
 import { formatBytes, formatRate } from "../common/units.ts";
 import { type CryptOptions, decryptFile, encryptFile } from "./stream.ts";
+import { refuseOutputIsInput } from "../common/same-file.ts";
 import { DEFAULT_CHUNK, generateKeyFile, MAX_CHUNK, MIN_CHUNK, readKeyFile } from "./format.ts";
 import { parseTaskFlags, requireFlags, taskFlags } from "../common/task-flags.ts";
 
@@ -55,7 +56,11 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
     if (chunkSize < MIN_CHUNK) throw new UsageError(`--chunk-size must be ${MIN_CHUNK} to ${MAX_CHUNK} bytes`);
   }
   const input = userPath(required.input), output = userPath(required.output);
-  if (input === output) throw new UsageError("--output must differ from --input");
+  refuseOutputIsInput(output, [{ path: input, shownAs: required.input, flag: "-i/--input" }, {
+    path: userPath(required.key),
+    shownAs: required.key,
+    flag: "-k/--key",
+  }], required.output);
   const key = readKeyFile(userPath(required.key), "--key");
   const signal = stopOnSignals();
   const result = await withProgress(values.json ? undefined : mode, (onProgress) => {

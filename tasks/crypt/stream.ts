@@ -8,6 +8,7 @@ import { openRegularFile, readFullyAt } from "../common/input-file.ts";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
+import { refuseOutputIsInput } from "../common/same-file.ts";
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, wordingFor } from "../transfer/atomic-file.ts";
 import { dirname } from "node:path";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
@@ -92,12 +93,13 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
   const t0 = performance.now();
   const keyBytes = options.key.length as 16 | 32;
   const header = makeHeader(keyBytes, options.chunkSize ?? 1024 * 1024);
+  refuseOutputIsInput(options.output, [options.input]);
   checkTargetFolder(options.output, undefined, options.output, wordingFor("encrypt"), "-o/--output"); // before any work
   const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
     const chunks = Math.floor(total / header.chunkSize) + 1; // the last one short (maybe empty)
-    sweepStaleTemporaries(dirname(options.output), "encrypt");
+    sweepStaleTemporaries(dirname(options.output), "encrypt", options.output);
     const out = AtomicFile.create(options.output, undefined, wordingFor("encrypt"));
     let written = 0;
     try {
@@ -130,6 +132,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
 export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
   checkOptions("decryptFile", options, CRYPT_OPTIONS);
   const t0 = performance.now();
+  refuseOutputIsInput(options.output, [options.input]);
   checkTargetFolder(options.output, undefined, options.output, wordingFor("decrypt"), "-o/--output"); // before any work
   const fd = openRegularFile(options.input);
   try {
@@ -145,7 +148,7 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
     const chunks = Math.floor(body / record) + 1;
     const lastLength = body - (chunks - 1) * record;
     if (lastLength < header.tagSize) throw new Error(`${options.input} is truncated or damaged: its last record is ${lastLength} bytes`);
-    sweepStaleTemporaries(dirname(options.output), "decrypt");
+    sweepStaleTemporaries(dirname(options.output), "decrypt", options.output);
     const out = AtomicFile.create(options.output, undefined, wordingFor("decrypt"));
     let written = 0;
     try {

@@ -16,7 +16,7 @@ import { InterruptedError, raceAbort } from "../common/interrupt.ts";
 import { PeerFailedError } from "../wire/messenger.ts";
 import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
-import { AtomicFile, checkTargetFolder, removedNotice, removeStaleTemporaries, unjudgedNotice } from "../transfer/atomic-file.ts";
+import { AtomicFile, keptNotice, checkTargetFolder, removedNotice, removeStaleTemporaries, unjudgedNotice } from "../transfer/atomic-file.ts";
 import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
 import { dmaCopyWindow } from "./window-messages.ts";
 import { FileReader, type LocalFile } from "../transfer/local-file.ts";
@@ -62,9 +62,10 @@ export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: Di
   // Create the target before agreeing to receive: a bad path or a full disk fails here, before the host exports.
   let out: AtomicFile | undefined;
   if (!local.have) {
-    const stale = removeStaleTemporaries(dirname(options.file));
+    const stale = removeStaleTemporaries(dirname(options.file), options.file);
     for (const name of stale.removed) ctx.log.info(removedNotice(name));
     for (const name of stale.unknown) ctx.log.warn(unjudgedNotice(name));
+    for (const { name, kind } of stale.kept) ctx.log.warn(keptNotice(name, kind));
     checkTargetFolder(options.file, size, options.file, undefined, "-f/--file");
     out = AtomicFile.create(options.file);
   }

@@ -10,7 +10,7 @@ import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { exportMmap } from "../steps/export-mmap.ts";
 import { sendDescriptor } from "../steps/exchange-descriptor.ts";
 import { type DirectionMsg, encodeChecksum, encodeStatus, encodeWindow, MsgType, ProtocolError } from "../wire/protocol.ts";
-import { AtomicFile, checkFreeSpace, removedNotice, removeStaleTemporaries, unjudgedNotice } from "../transfer/atomic-file.ts";
+import { AtomicFile, keptNotice, checkFreeSpace, removedNotice, removeStaleTemporaries, unjudgedNotice } from "../transfer/atomic-file.ts";
 import { FileReader, type LocalFile } from "../transfer/local-file.ts";
 import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
 import { dmaCopyWindow } from "./window-messages.ts";
@@ -29,9 +29,10 @@ export async function hostTransfer(ctx: SessionContext, local: LocalFile, answer
     throw new ProtocolError(`the DPU announces ${size} bytes in classic mode, more than one DMA buffer here (${maxBuf} bytes)`);
   }
   if (!local.have) {
-    const stale = removeStaleTemporaries(dirname(ctx.options.file));
+    const stale = removeStaleTemporaries(dirname(ctx.options.file), ctx.options.file);
     for (const name of stale.removed) ctx.log.info(removedNotice(name));
     for (const name of stale.unknown) ctx.log.warn(unjudgedNotice(name));
+    for (const { name, kind } of stale.kept) ctx.log.warn(keptNotice(name, kind));
     checkFreeSpace(dirname(ctx.options.file), size, ctx.options.file);
   }
   ctx.log.info(`${local.have ? "sending" : "receiving"} ${size} bytes, ${extended ? "doca-ts peer (chunked, verified)" : "classic single-buffer mode"}`);

@@ -12,7 +12,7 @@
  * appears (temporary file, then rename). The encode folder also appears only when complete.
  */
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
@@ -23,6 +23,8 @@ import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/in
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
+import { refuseOutputIsInput } from "../common/same-file.ts";
+import { writeFailure } from "../common/write-failure.ts";
 
 export const MANIFEST = "manifest.json";
 const FORMAT = "doca-ts-ec";
@@ -129,7 +131,11 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
         const parity = await ec.encode(coding, stripe);
         for (let k = 0; k < n + m; k++) {
           const block = k < n ? stripe.subarray(k * blockSize, (k + 1) * blockSize) : parity.subarray((k - n) * blockSize, (k - n + 1) * blockSize);
-          writeSync(fds[k], block);
+          try {
+            writeSync(fds[k], block);
+          } catch (e) {
+            throw writeFailure(e, o.outputDir, `writing ${blockName(k)}`, "nothing was left under that name");
+          }
           hashes[k].update(block);
         }
         o.onProgress?.(Math.min(fileSize, (s + 1) * n * blockSize), fileSize);
@@ -149,7 +155,11 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
       sha256: whole.digest("hex"),
       blocks: hashes.map((h, index) => ({ index, file: blockName(index), sha256: h.digest("hex") })),
     };
-    writeFileSync(join(temp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { flag: "wx" });
+    try {
+      writeFileSync(join(temp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { flag: "wx" });
+    } catch (e) {
+      throw writeFailure(e, o.outputDir, `writing ${MANIFEST}`, "nothing was left under that name");
+    }
     if (existsSync(o.outputDir)) throw new Error(`${o.outputDir} appeared meanwhile: not replacing it`);
     renameSync(temp, o.outputDir);
     return { ...manifest, seconds: (performance.now() - t0) / 1000 };
@@ -246,9 +256,22 @@ function blockDigest(path: string, length: number): string | "missing" | number 
   }
 }
 
+/** The files of an ec-encode folder ec-recover reads: manifest.json and block-NNN (none when it cannot be listed). */
+function ecInputs(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((name) => name === MANIFEST || /^block-\d{3,}$/.test(name)).map((name) => join(dir, name));
+}
+
 export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean; seconds: number }> {
   checkOptions("ecRecover", o, RECOVER_OPTIONS);
   const t0 = performance.now();
+  // the manifest and the block files are its inputs: an output among them is refused first (usage error)
+  refuseOutputIsInput(o.output, ecInputs(o.inputDir));
   checkTargetFolder(o.output, undefined, o.output, wordingFor("ec-recover"), "-o/--output"); // before the blocks are read
   const man = readManifest(o.inputDir);
   const n = man.dataBlocks, m = man.redundancyBlocks, bs = man.blockSize;
@@ -266,7 +289,7 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
     throw new Error(`${lost.length} of ${n + m} blocks are missing or damaged (${lost.map(blockName).join(", ")}); at most ${m} can be rebuilt`);
   }
   const lostData = lost.filter((k) => k < n);
-  sweepStaleTemporaries(dirname(o.output), "ec-recover");
+  sweepStaleTemporaries(dirname(o.output), "ec-recover", o.output);
   const out = AtomicFile.create(o.output, undefined, wordingFor("ec-recover"));
   const fds = new Map<number, number>();
   try {

@@ -10,7 +10,8 @@
  *   DOCA_SIM_SIDE=dpu deno run -A tasks/steps/dma-transfer.ts --descriptor desc.json --write in.bin
  */
 import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { OutputFile } from "../accel/output-file.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { setImmediate } from "node:timers";
@@ -136,6 +137,8 @@ async function main(argv: string[]): Promise<void> {
     throw new UsageError("need --descriptor FILE and exactly one of --read OUT / --write IN");
   }
   applySide(parseSide(values.side, process.env, "dpu"));
+  // a folder or FIFO at the output's name: said now, not after the transfer
+  if (values.read !== undefined) OutputFile.checkFree(userPath(values.read), values.read, true, "--read");
   const offset = values.offset === undefined ? 0 : wholeNumber(values.offset, "--offset");
   const wanted = values.length === undefined ? undefined : positiveInt(values.length, "--length");
   if (wanted !== undefined) requireFitsInMemory(wanted, "--length"); // before the descriptor is read or memory allocated
@@ -162,7 +165,7 @@ async function main(argv: string[]): Promise<void> {
     print(`dma-transfer: wrote ${length} bytes to the peer at offset ${offset}`);
   } else {
     await dmaTransfer({ dma, pe, inventory, from: remoteEnd, to: localEnd, length });
-    writeFileSync(userPath(values.read!), local.bytes);
+    OutputFile.writeWhole(userPath(values.read!), values.read!, local.bytes, "dma-transfer", "--read");
     print(`dma-transfer: read ${length} bytes from the peer at offset ${offset} into ${values.read}`);
   }
 }

@@ -9,7 +9,8 @@
  *   DPU:  DOCA_SIM_SIDE=dpu deno run -A tasks/steps/exchange-descriptor.ts --receive got.json -r 0000:b1:00.1
  */
 import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { OutputFile } from "../accel/output-file.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import type { Device } from "../../ffi/doca/common/device.ts";
@@ -103,6 +104,8 @@ async function main(argv: string[]): Promise<void> {
   const timeoutMs = values.timeout === undefined ? 30_000 : positiveSecondsMs(values.timeout, "--timeout");
   const length = values.length === undefined ? 0 : positiveInt(values.length, "--length");
   applySide(values.send !== undefined ? "host" : "dpu");
+  // a folder or FIFO at the output's name: said now, not after the peer sent its descriptor
+  if (values.receive !== undefined) OutputFile.checkFree(userPath(values.receive), values.receive, true, "--receive");
   const signal = stopOnSignals();
   using device = openDeviceOf(values["pci-addr"]);
   using pe = new ProgressEngine();
@@ -132,7 +135,8 @@ async function main(argv: string[]): Promise<void> {
     const messenger = new Messenger(conn as MessageChannel, { timeoutMs, peer: "the host side", signal });
     const got = await receiveDescriptor(messenger);
     const out = userPath(values.receive!);
-    writeFileSync(out, JSON.stringify({ descriptor: Buffer.from(got.descriptor).toString("base64"), address: got.address, length }));
+    const record = JSON.stringify({ descriptor: Buffer.from(got.descriptor).toString("base64"), address: got.address, length });
+    OutputFile.writeWhole(out, values.receive!, record, "exchange-descriptor", "--receive");
     await messenger.send(encodeStatus(true));
     print(`exchange-descriptor: received a ${got.descriptor.length}-byte descriptor for address 0x${got.address.toString(16)} into ${values.receive}`);
   } finally {

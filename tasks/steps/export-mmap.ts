@@ -7,7 +7,8 @@
  *   deno run -A tasks/steps/export-mmap.ts --in data.bin --out desc.json --writable
  */
 import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { OutputFile } from "../accel/output-file.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { Access } from "../../ffi/native/constants.ts";
@@ -99,13 +100,14 @@ async function main(argv: string[]): Promise<void> {
   const length = input ? input.length : positiveInt(values.length!, "--length");
   if (length === 0) throw new Error(`--in ${values.in}: the file is empty (a memory map cannot be)`);
   applySide(parseSide(values.side, process.env, "host"));
+  if (values.out) OutputFile.checkFree(userPath(values.out), values.out, true, "--out"); // a folder or FIFO there: said now
   using device = openDeviceOf(values["pci-addr"]);
   using memory = input ? NativeMemory.alloc(length) : allocateFor(length, "--length");
   if (input) memory.bytes.set(input);
   else for (let i = 0; i < length; i++) memory.bytes[i] = i & 0xff;
   using exported = exportMmap({ device, memory, writable: values.writable });
   const line = describeExport(exported);
-  if (values.out) writeFileSync(userPath(values.out), line);
+  if (values.out) OutputFile.writeWhole(userPath(values.out), values.out, line, "export-mmap", "--out");
   print(line);
   // Ctrl-C, SIGTERM, SIGHUP or a closed stdout end the wait like stdin's end would, but as an interruption: the map
   // is revoked and closed on the way out (`using`), and the exit status says which stop it was.

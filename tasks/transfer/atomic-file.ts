@@ -7,15 +7,17 @@
  */
 import {
   closeSync,
+  constants,
   existsSync,
   fdatasync,
+  fstatSync,
   fsyncSync,
   futimesSync,
   linkSync,
   lstatSync,
   openSync,
   readdirSync,
-  readFileSync,
+  readSync,
   renameSync,
   rmSync,
   statfsSync,
@@ -35,6 +37,8 @@ import { printError } from "../common/output.ts";
 import { taskName } from "../common/task-name.ts";
 import { runPlace } from "./run-place.ts";
 import { UsageError } from "../common/cli.ts";
+import { describeKind } from "../common/input-file.ts";
+import { writeFailure } from "../common/write-failure.ts";
 
 /** Longest file name (bytes) on Linux file systems. */
 const NAME_MAX = 255;
@@ -185,13 +189,16 @@ function processAlive(pid: number): boolean | undefined {
 }
 
 /**
- * Removes the dead runs' temporary files (and folders) beside a task's output and says so on stderr, as dma-copy
- * does: a run killed with SIGKILL leaves its `.NAME.doca-ts-PID-*.part`, the next run in that folder removes it.
+ * Removes the dead runs' temporary files (and ec-encode's folders) beside a task's output and says so on stderr, as
+ * dma-copy does: a run killed with SIGKILL leaves its `.NAME.doca-ts-PID-*.part`, the next run in that folder removes
+ * it. `target`: the output this run writes; the temporary file its lock names is left to TargetLock.acquire, which
+ * takes the lock over and removes that file in one line.
  */
-export function sweepStaleTemporaries(dir: string, task: string): void {
-  const stale = removeStaleTemporaries(dir);
+export function sweepStaleTemporaries(dir: string, task: string, target?: string): void {
+  const stale = removeStaleTemporaries(dir, target);
   for (const name of stale.removed) printError(`${task}: ${removedNotice(name)}`);
   for (const name of stale.unknown) printError(`${task}: ${unjudgedNotice(name)}`);
+  for (const { name, kind } of stale.kept) printError(`${task}: ${keptNotice(name, kind)}`);
 }
 
 /** The line that says a dead run's temporary file was removed. */
@@ -201,6 +208,11 @@ export const removedNotice = (name: string): string => `removed ${name}, the tem
 export const unjudgedNotice = (name: string): string =>
   `${name} looks like the temporary file of an earlier run; remove it if that run is gone (it was written on another ` +
   `host, in another pid namespace or by an older doca-ts, so only its age tells: it goes once nobody wrote to it for two minutes)`;
+
+/** The line for something under a temporary file's name that doca-ts did not make there (it stays). */
+export const keptNotice = (name: string, kind: string): string =>
+  `kept ${name}: it is named like a dead run's temporary file, but it is ${kind}, not what doca-ts leaves there (a ` +
+  `regular file, or ec-encode's folder of block-NNN and manifest.json); remove it yourself if nothing needs it`;
 
 const RECENT_MS = 2 * 60_000;
 
@@ -212,25 +224,61 @@ function recentlyWritten(path: string): boolean {
   }
 }
 
+/** What ec-encode writes in its temporary folder: block-000 … and manifest.json, regular files all. */
+const EC_ENCODE_ENTRY = /^(block-\d{3,}|manifest\.json)$/;
+
+/**
+ * What a temporary name holds, when it is not what doca-ts makes there: undefined for a regular file or a folder of
+ * ec-encode's blocks only (removable), else its kind for the message ("a FIFO", "a folder holding keep" …).
+ * lstat, never open: a FIFO or a device under the name is only looked at.
+ */
+function foreignKind(path: string): string | undefined {
+  const stat = lstatSync(path);
+  if (stat.isFile()) return undefined;
+  if (stat.isSymbolicLink()) return "a symbolic link";
+  if (!stat.isDirectory()) return describeKind(stat);
+  const strangers = readdirSync(path).filter((entry) => {
+    if (!EC_ENCODE_ENTRY.test(entry)) return true;
+    try {
+      return !lstatSync(join(path, entry)).isFile();
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+  if (strangers.length === 0) return undefined;
+  const shown = strangers.slice(0, 3).join(", ") + (strangers.length > 3 ? ` and ${strangers.length - 3} more` : "");
+  return `a folder holding ${shown}`;
+}
+
 /**
  * Removes the temporary files of dead doca-ts runs in `dir`: the pid in the name is not a live process (signal-0
  * probe: ESRCH) and the name says it was written here (same boot and pid namespace: removed at once), or, for a name
  * from elsewhere or without that tag, nobody wrote to it in the last two minutes (a pid from another pid namespace
- * looks dead). Returns what it removed, what belongs to live runs, and what it could not judge (left, to report).
+ * looks dead). Only what doca-ts makes under such a name goes (a regular file; a folder holding only ec-encode's
+ * files); anything else is kept and returned in `kept`. The temporary file named by `target`'s lock is skipped (its
+ * lock's takeover removes it). Returns what it removed, what belongs to live runs, what it could not judge (left, to
+ * report) and what it kept for its type.
  */
-export function removeStaleTemporaries(dir: string): { removed: string[]; live: string[]; unknown: string[] } {
+export function removeStaleTemporaries(dir: string, target?: string): {
+  removed: string[];
+  live: string[];
+  unknown: string[];
+  kept: { name: string; kind: string }[];
+} {
   const removed: string[] = [];
   const live: string[] = [];
   const unknown: string[] = [];
+  const kept: { name: string; kind: string }[] = [];
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return { removed, live, unknown };
+    return { removed, live, unknown, kept };
   }
+  const lockedTemporary = target === undefined ? undefined : readLock(join(dirname(target), lockName(target))).temporary;
   for (const name of names) {
     const m = SUFFIX.exec(name);
-    if (!m) continue;
+    if (!m || name === lockedTemporary) continue;
     const pid = Number(m[1]);
     const alive = pid === process.pid ? true : processAlive(pid);
     const here = m[2] !== undefined && m[2] === runPlace();
@@ -245,13 +293,19 @@ export function removeStaleTemporaries(dir: string): { removed: string[]; live: 
       continue;
     }
     try {
-      // a file, or a folder (ec-encode builds its output folder under a temporary name)
-      if (lstatSync(join(dir, name)).isDirectory()) rmSync(join(dir, name), { recursive: true });
-      else unlinkSync(join(dir, name));
+      const path = join(dir, name);
+      const kind = foreignKind(path);
+      if (kind !== undefined) {
+        kept.push({ name, kind });
+        continue;
+      }
+      // a file, or a folder of ec-encode's blocks (ec-encode builds its output folder under a temporary name)
+      if (lstatSync(path).isDirectory()) rmSync(path, { recursive: true });
+      else unlinkSync(path);
       removed.push(name);
     } catch { /* someone else removed it, or we may not: leave it */ }
   }
-  return { removed, live, unknown };
+  return { removed, live, unknown, kept };
 }
 
 /** How often a lock's holder refreshes the lock file's mtime, and after how long without that a lock is abandoned. */
@@ -270,6 +324,10 @@ export const LOCK_ABANDONED_MS = 3_000;
  * names is removed with it: at once when the lock says it was written on this boot in this pid namespace, else once
  * nobody refreshed it for 3 s (a dead-looking pid with a fresh mtime is a copy in another pid namespace sharing the
  * folder, so it still counts). A live pid always counts, even if reused by another program since.
+ *
+ * Anything but a regular file under the lock's name (a FIFO, a socket, a device, a folder, a symbolic link) is not a
+ * lock doca-ts made: it is refused, naming it, and never opened (open(2) of a FIFO blocks where no signal handler can
+ * run) nor removed. A regular one is read only through a non-blocking, no-follow open.
  */
 export class TargetLock {
   readonly path: string;
@@ -288,11 +346,15 @@ export class TargetLock {
     this.#timer.unref?.();
   }
 
-  /** Takes the lock of `target`, or throws naming the copy that holds it. `shownAs`: the target as the user wrote it. */
-  static acquire(target: string, tempName: string, shownAs = target): TargetLock {
+  /**
+   * Takes the lock of `target`, or throws naming the run that holds it. `shownAs`: the target as the user wrote it;
+   * `wording`: who writes it ("another copy", "another encrypt run").
+   */
+  static acquire(target: string, tempName: string, shownAs = target, wording = COPY_WORDING): TargetLock {
     const path = join(dirname(target), lockName(target));
     for (let attempt = 0; ; attempt++) {
       try {
+        // O_EXCL never follows a symbolic link nor opens what exists (a FIFO there is EEXIST, not a blocking open)
         const fd = openSync(path, "wx", 0o644);
         const place = runPlace();
         writeSync(fd, `pid ${process.pid}\ntemporary ${tempName}\nsince ${new Date().toISOString()}\n${place ? `place ${place}\n` : ""}`);
@@ -301,37 +363,42 @@ export class TargetLock {
         rethrowMissingPermission(e);
         if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) {
           const code = (e as NodeJS.ErrnoException).code;
-          if (code === "EEXIST") throw new Error(busyMessage(shownAs, path));
+          if (code === "EEXIST") throw new Error(busyMessage(shownAs, path, wording));
           throw new Error(`cannot create ${shownAs}: cannot create its lock file ${path} (${code ?? (e as Error).message})`);
         }
       }
-      if (!abandoned(path)) throw new Error(busyMessage(shownAs, path));
+      refuseForeignLock(path, shownAs);
+      const verdict = abandoned(path);
+      if (!verdict) throw new Error(busyMessage(shownAs, path, wording));
       // Abandoned: its run's temporary file goes first (nobody will finish it; it may be hundreds of MiB), then the
-      // lock is taken over (a racing taker loses at openSync "wx" above).
-      const owner = lockOwner(path);
+      // lock is taken over (a racing taker loses at openSync "wx" above). Only a regular file is removed: a folder or
+      // a FIFO under that name is not what a doca-ts run left.
+      const owner = readLock(path);
       const dead = owner.temporary;
-      let removed = false;
+      let fate = "";
       if (dead && SUFFIX.test(dead) && !dead.includes("/")) {
         try {
-          unlinkSync(join(dirname(path), dead));
-          removed = true;
+          const kind = foreignKind(join(dirname(path), dead));
+          if (kind === undefined && !lstatSync(join(dirname(path), dead)).isDirectory()) {
+            unlinkSync(join(dirname(path), dead));
+            fate = ` and removed its temporary file ${dead}`;
+          } else fate = `; kept ${dead}, which it names: it is ${kind ?? "a folder"}, not a temporary file doca-ts made`;
         } catch { /* already gone */ }
       }
       try {
         unlinkSync(path);
         const task = taskName();
-        printError(
-          `${task ? `${task}: ` : ""}took over the lock of ${shownAs} from process ${owner.pid ?? "?"}, which is gone` +
-            (removed ? ` (its temporary file ${dead} was removed)` : ""),
-        );
+        printError(`${task ? `${task}: ` : ""}${takeoverLine(shownAs, path, owner, verdict)}${fate}`);
       } catch { /* someone else removed it first */ }
     }
   }
 
-  /** Throws when another copy holds the lock of `target` (a check before connecting; acquire() is the real guard). */
-  static checkFree(target: string, shownAs = target): void {
+  /** Throws when another run holds the lock of `target` (a check before connecting; acquire() is the real guard). */
+  static checkFree(target: string, shownAs = target, wording = COPY_WORDING): void {
     const path = join(dirname(target), lockName(target));
-    if (existsSync(path) && !abandoned(path)) throw new Error(busyMessage(shownAs, path));
+    if (!lexists(path)) return;
+    refuseForeignLock(path, shownAs);
+    if (!abandoned(path)) throw new Error(busyMessage(shownAs, path, wording));
   }
 
   release(): void {
@@ -347,40 +414,98 @@ export class TargetLock {
   }
 }
 
-function lockOwner(path: string): { pid?: number; temporary?: string; since?: string; place?: string } {
+function lexists(path: string): boolean {
   try {
-    const text = readFileSync(path, "utf8");
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Throws when the lock's name holds anything but a regular file: never opened, never removed, named with its type. */
+function refuseForeignLock(path: string, shownAs: string): void {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return; // gone meanwhile: the next open decides
+  }
+  if (stat.isFile()) return;
+  const kind = stat.isSymbolicLink() ? "a symbolic link" : describeKind(stat);
+  throw new Error(
+    `cannot create ${shownAs}: its lock file ${path} is ${kind}, not a lock doca-ts makes (a regular file): ` +
+      `another process's or a stranger's lock, refused and left as it is; remove it if nothing uses it`,
+  );
+}
+
+/** Longest lock file read: a few short lines; more is not a doca-ts lock. */
+const LOCK_MAX_BYTES = 4096;
+const LOCK_READ = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY;
+
+/**
+ * The lock's fields; `readable` false when it is not a regular file or holds no pid (empty, garbage, cut short). Opened
+ * non-blocking and without following a symbolic link, then fstat'd: nothing under that name can make this wait.
+ */
+function readLock(path: string): { pid?: number; temporary?: string; since?: string; place?: string; readable: boolean } {
+  let fd: number;
+  try {
+    fd = openSync(path, LOCK_READ);
+  } catch {
+    return { readable: false };
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return { readable: false };
+    const bytes = new Uint8Array(LOCK_MAX_BYTES);
+    let got = 0;
+    for (let n; got < bytes.length && (n = readSync(fd, bytes, got, bytes.length - got, got)) > 0;) got += n;
+    const text = new TextDecoder().decode(bytes.subarray(0, got));
     const pid = Number(/^pid (\d+)$/m.exec(text)?.[1]);
     return {
       pid: pid > 0 ? pid : undefined,
       temporary: /^temporary (.+)$/m.exec(text)?.[1],
       since: /^since (.+)$/m.exec(text)?.[1],
       place: /^place ([0-9a-f]{8})$/m.exec(text)?.[1],
+      readable: pid > 0,
     };
   } catch {
-    return {};
+    return { readable: false };
+  } finally {
+    closeSync(fd);
   }
 }
 
-function abandoned(path: string): boolean {
-  const { pid, place } = lockOwner(path);
+/** Why a lock counts as abandoned ("gone": its pid is dead here; "stale": not refreshed for 3 s), or false. */
+type Abandoned = "gone" | "stale" | false;
+
+function abandoned(path: string): Abandoned {
+  const { pid, place } = readLock(path);
   if (pid === process.pid) return false;
   if (pid !== undefined && processAlive(pid) !== false) return false;
   // its owner said where its pid means something: here, so the probe's ESRCH is the last word
-  if (pid !== undefined && place !== undefined && place === runPlace()) return true;
+  if (pid !== undefined && place !== undefined && place === runPlace()) return "gone";
   try {
-    return Date.now() - statSync(path).mtimeMs > LOCK_ABANDONED_MS;
+    return Date.now() - lstatSync(path).mtimeMs > LOCK_ABANDONED_MS ? "stale" : false;
   } catch {
-    return true; // gone meanwhile
+    return "gone"; // gone meanwhile
   }
 }
 
-function busyMessage(shownAs: string, lockPath: string): string {
-  const o = lockOwner(lockPath);
-  const who = o.pid ? `process ${o.pid}${o.since ? ` since ${o.since}` : ""}${o.temporary ? `, writing ${o.temporary}` : ""}` : "another process";
-  return `cannot create ${shownAs}: another copy is writing it (${who}; lock ${lockPath}). ` +
+/** The one line of a takeover: whose lock, and by which rule it was judged abandoned. */
+function takeoverLine(shownAs: string, path: string, owner: ReturnType<typeof readLock>, verdict: "gone" | "stale"): string {
+  const stale = `not refreshed for ${LOCK_ABANDONED_MS / 1000} s`;
+  if (!owner.readable) return `took over an unreadable lock of ${shownAs} (${path}, ${stale})`;
+  if (verdict === "gone") return `took over the lock of ${shownAs} from process ${owner.pid}, which is gone`;
+  return `took over the lock of ${shownAs} from process ${owner.pid} (written on another host, in another pid namespace ` +
+    `or by an older doca-ts; ${stale})`;
+}
+
+function busyMessage(shownAs: string, lockPath: string, wording: TargetWording): string {
+  const o = readLock(lockPath);
+  const who = o.pid ? `process ${o.pid}${o.since ? ` since ${o.since}` : ""}${o.temporary ? `, writing ${o.temporary}` : ""}` : "an unreadable lock";
+  return `cannot create ${shownAs}: ${wording.during.replace(/^the /, "another ")} is writing it (${who}; lock ${lockPath}). ` +
     `Wait for it to finish or choose another name (a lock whose process is gone is taken over at once; one from ` +
-    `another host or pid namespace once nobody refreshed it for ${LOCK_ABANDONED_MS / 1000} s)`;
+    `another host or pid namespace, or an unreadable one, once nobody refreshed it for ${LOCK_ABANDONED_MS / 1000} s)`;
 }
 
 /**
@@ -402,9 +527,12 @@ export class AtomicFile {
   /** A background flush's error: the data may not be on disk, so commit() must fail with it. */
   #flushError: Error | undefined;
   #wording = COPY_WORDING;
+  /** The target as the user wrote it, for messages. */
+  #shownAs: string;
 
-  private constructor(target: string, tempPath: string, fd: number, lock: TargetLock, readonly flushEveryBytes: number) {
+  private constructor(target: string, tempPath: string, fd: number, lock: TargetLock, readonly flushEveryBytes: number, shownAs = target) {
     this.target = target;
+    this.#shownAs = shownAs;
     this.tempPath = tempPath;
     this.#fd = fd;
     this.#lock = lock;
@@ -420,7 +548,7 @@ export class AtomicFile {
     checkNameFree(target, shownAs, wording); // a name taken now is said now, not as "appeared during" at the end
     const tempName = temporaryName(target);
     const tempPath = join(dirname(target), tempName);
-    const lock = TargetLock.acquire(target, tempName);
+    const lock = TargetLock.acquire(target, tempName, shownAs, wording);
     let fd: number;
     try {
       fd = openSync(tempPath, "wx", 0o644);
@@ -430,7 +558,7 @@ export class AtomicFile {
       const code = (e as NodeJS.ErrnoException).code;
       throw new Error(`cannot create ${target}${code ? ` (${code})` : ""}: ${(e as Error).message.replace(tempPath, "its temporary file")}`);
     }
-    const file = new AtomicFile(target, tempPath, fd, lock, flushEveryBytes);
+    const file = new AtomicFile(target, tempPath, fd, lock, flushEveryBytes, shownAs);
     file.#wording = wording;
     return file;
   }
@@ -439,8 +567,12 @@ export class AtomicFile {
   writeAt(bytes: Uint8Array, position: number): void {
     const fd = this.#open();
     let done = 0;
-    while (done < bytes.length) {
-      done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+    try {
+      while (done < bytes.length) {
+        done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+      }
+    } catch (e) {
+      throw this.#failure(e, "writing");
     }
     this.#wrote(bytes.length);
   }
@@ -452,10 +584,14 @@ export class AtomicFile {
   async writeAtAsync(bytes: Uint8Array, position: number): Promise<void> {
     const fd = this.#open();
     let done = 0;
-    while (done < bytes.length) {
-      done += await new Promise<number>((resolve, reject) =>
-        write(fd, bytes, done, bytes.length - done, position + done, (err, n) => (err ? reject(err) : resolve(n)))
-      );
+    try {
+      while (done < bytes.length) {
+        done += await new Promise<number>((resolve, reject) =>
+          write(fd, bytes, done, bytes.length - done, position + done, (err, n) => (err ? reject(err) : resolve(n)))
+        );
+      }
+    } catch (e) {
+      throw this.#failure(e, "writing");
     }
     this.#wrote(bytes.length);
   }
@@ -486,9 +622,14 @@ export class AtomicFile {
     const fd = this.#open();
     if (this.#flushError) {
       this.abort();
-      throw new Error(`${this.target}: writing to disk failed (${this.#flushError.message}); ${this.#wording.product} was discarded`, { cause: this.#flushError });
+      throw this.#failure(this.#flushError, "flushing to disk");
     }
-    fsyncSync(fd);
+    try {
+      fsyncSync(fd);
+    } catch (e) {
+      this.abort();
+      throw this.#failure(e, "flushing to disk");
+    }
     closeSync(fd);
     this.#fd = undefined;
     try {
@@ -499,7 +640,7 @@ export class AtomicFile {
       } catch { /* already gone */ }
       this.#lock.release();
       this.#unregister();
-      throw e;
+      throw this.#failure(e, "giving it its name");
     }
     this.#lock.release();
     this.#unregister();
@@ -528,6 +669,11 @@ export class AtomicFile {
       this.#lock.release();
       this.#unregister();
     }
+  }
+
+  /** An error of writing the file, naming it as the user wrote it (ENOSPC: "the file system is full"). */
+  #failure(error: unknown, doing: string): Error {
+    return writeFailure(error, this.#shownAs, doing, `${this.#wording.product} was discarded`);
   }
 
   #open(): number {
