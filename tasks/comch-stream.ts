@@ -17,7 +17,7 @@ import { printError, printJson } from "./common/output.ts";
 import { startLiveLine } from "./common/live-line.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
-import { formatBytes, formatRate } from "./common/units.ts";
+import { formatBytes, formatDuration, formatRate } from "./common/units.ts";
 import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
 
@@ -54,10 +54,12 @@ export interface StreamReport {
   bytes: number;
   seconds: number;
   messagesPerSecond: number;
+  bytesPerSecond: number;
 }
 
 function report(side: "host" | "dpu", messages: number, size: number, seconds: number): StreamReport {
-  return { side, messages, bytes: messages * size, seconds, messagesPerSecond: seconds > 0 ? messages / seconds : 0 };
+  const bytes = messages * size;
+  return { side, messages, bytes, seconds, messagesPerSecond: seconds > 0 ? messages / seconds : 0, bytesPerSecond: seconds > 0 ? bytes / seconds : 0 };
 }
 
 const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
@@ -102,7 +104,9 @@ function readReport(message: Record<string, unknown>): StreamReport {
     if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Error(`the DPU side's report has no valid "${key}"`);
     return v;
   };
-  return { side: "dpu", messages: num("messages"), bytes: num("bytes"), seconds: num("seconds"), messagesPerSecond: num("messagesPerSecond") };
+  const [bytes, seconds] = [num("bytes"), num("seconds")];
+  // bytes/s from the DPU's own numbers (an older DPU side sends no bytesPerSecond)
+  return { side: "dpu", messages: num("messages"), bytes, seconds, messagesPerSecond: num("messagesPerSecond"), bytesPerSecond: seconds > 0 ? bytes / seconds : 0 };
 }
 
 /**
@@ -364,7 +368,7 @@ async function main(argv: string[]): Promise<number> {
   applySide(side);
   const line = (r: StreamReport) =>
     // one prefix for every line of the task (its name); the side is words of the message (issue 32)
-    `comch-stream: the ${r.side === "host" ? "host sent" : "DPU received"} ${r.messages} messages, ${formatBytes(r.bytes)} in ${r.seconds.toFixed(3)} s: ` +
+    `comch-stream: the ${r.side === "host" ? "host sent" : "DPU received"} ${r.messages} messages, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}: ` +
     `${Math.round(r.messagesPerSecond)} msg/s, ${formatRate(r.bytes, r.seconds)}`;
   if (side === "dpu") {
     if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the DPU side serves the host function's representor");
