@@ -68,13 +68,13 @@ export async function runComchClient(opts: {
   const count = opts.count ?? 1;
   try {
     for (let i = 0; i < count; i++) {
-      await conn.send(new TextEncoder().encode(opts.text ?? "Message from the client")).catch((e) => {
-        throw peerLeft(e, conn, "the DPU side", `before message ${i + 1} of ${count}`);
+      await conn.send(new TextEncoder().encode(opts.text ?? "Message from the client")).catch(async (e) => {
+        throw await peerLeft(e, conn, "the DPU side", `before message ${i + 1} of ${count}`);
       });
       const what = `waiting for answer ${i + 1} of ${count} from the DPU side`;
       const answer = await raceAbort(wordTimeout(conn.recv({ timeoutMs }), () => peerSilent(what, timeoutMs, "the DPU side")), opts.signal, what)
-        .catch((e) => {
-          throw peerLeft(e, conn, "the DPU side", `while this side was ${what}`);
+        .catch(async (e) => {
+          throw await peerLeft(e, conn, "the DPU side", `while this side was ${what}`);
         });
       answers.push(new TextDecoder().decode(unlessStopNotice(answer, "the DPU side")));
     }

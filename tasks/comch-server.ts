@@ -109,14 +109,14 @@ export async function runComchServer(opts: {
       while (received.length < count) {
         const what = `waiting for message ${received.length + 1} of ${count} from the host side`;
         const bytes = await raceAbort(wordTimeout(conn.recv({ timeoutMs: opts.timeoutMs }), () => peerSilent(what, opts.timeoutMs!, "the host side")), opts.signal, what)
-          .catch((e) => {
-            throw peerLeft(e, conn, "the host side", `after ${received.length} of ${count} messages`);
+          .catch(async (e) => {
+            throw await peerLeft(e, conn, "the host side", `after ${received.length} of ${count} messages`);
           });
         const text = new TextDecoder().decode(unlessStopNotice(bytes, "the host side"));
         received.push(text);
         opts.onMessage?.(text);
-        await conn.send(new TextEncoder().encode((opts.reply ?? "Message from the server").replaceAll("{}", text))).catch((e) => {
-          throw peerLeft(e, conn, "the host side", `before answer ${received.length} of ${count}`);
+        await conn.send(new TextEncoder().encode((opts.reply ?? "Message from the server").replaceAll("{}", text))).catch(async (e) => {
+          throw await peerLeft(e, conn, "the host side", `before answer ${received.length} of ${count}`);
         });
       }
     } catch (e) {

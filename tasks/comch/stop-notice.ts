@@ -39,10 +39,24 @@ export async function tellPeerWhy(conn: { connected: boolean; send(bytes: Uint8A
 }
 
 /**
- * The failure the peer's departure causes here ("connection is closed", a send refused) in words: "the DPU side
- * closed the connection while … (it stopped or failed; its own output says why)"; anything else unchanged.
+ * The failure the peer's departure causes here ("connection is closed", a send refused) in words: the peer's own
+ * reason when its stop notice is among the messages that arrived before it left (a send of ours can fail before we
+ * read them), else "the DPU side closed the connection … (it stopped or failed; its own output says why)";
+ * anything else unchanged.
  */
-export function peerLeft(e: unknown, conn: { connected: boolean }, peer: string, doing: string): unknown {
+export async function peerLeft(
+  e: unknown,
+  conn: { connected: boolean; recv(opts: { timeoutMs?: number }): Promise<Uint8Array> },
+  peer: string,
+  doing: string,
+): Promise<unknown> {
   if (e instanceof InterruptedError || e instanceof PeerStoppedError || conn.connected) return e;
+  // What is queued is handed out even after the disconnection; then recv rejects at once (nothing more can come)
+  for (let i = 0; i < 10_000; i++) {
+    const bytes = await conn.recv({ timeoutMs: 0 }).catch(() => undefined);
+    if (bytes === undefined) break;
+    const reason = stopReason(bytes);
+    if (reason !== undefined) return new PeerStoppedError(`${peer} stopped: ${printable(reason, 500)}`, { cause: e });
+  }
   return new Error(`${peer} closed the connection ${doing} (it stopped or failed; its own output says why)`, { cause: e });
 }
