@@ -9,6 +9,7 @@ import { ProgressEngine, TimeoutError } from "../mod.ts";
 import { serverName } from "./common/cli.ts";
 import { connectClient, openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
+import { peerLeft, tellPeerWhy, unlessStopNotice } from "./comch/stop-notice.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { printable } from "../ffi/engine/printable.ts";
@@ -25,7 +26,10 @@ const HELP = `Usage: comch-client [-p PCI] [-s NAME] [-t TEXT] [--count N] [--ti
 Runs on the host. Connects to the Comch server NAME (default "${DEFAULT_SERVICE}") through device PCI (default:
 the first device), sends TEXT (default "Message from the client") N times (default 1), printing each answer.
 Waits: connecting and each answer are limited to --timeout (default 10 s). --side: the software device's side
-(default host, else DOCA_SIM_SIDE). Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
+(default host, else DOCA_SIM_SIDE). A server that leaves first is an error: "the DPU side stopped: …" with the
+reason a comch-server sends, else "the DPU side closed the connection …". Stopped or giving up, this side tells a
+comch-server why (one message starting with a NUL byte, which NVIDIA's sample server prints as an empty text).
+Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: -p/--pci-addr PCI, -s/--name NAME, -t/--text TEXT, --count N, --timeout SECONDS, --side host|dpu,
 --version (versions of doca-ts and DOCA), -h/--help.`;
 
@@ -60,13 +64,23 @@ export async function runComchClient(opts: {
       throw new Error(noPeerWithin(`no Comch server "${name}" answered`, timeoutMs, comchCauses("the DPU side (comch-server -r REP_PCI …)", "-s/--name", name)), { cause: e });
     });
   const answers: string[] = [];
+  const conn = client.connection;
+  const count = opts.count ?? 1;
   try {
-    for (let i = 0; i < (opts.count ?? 1); i++) {
-      await client.connection.send(new TextEncoder().encode(opts.text ?? "Message from the client"));
-      const what = `waiting for answer ${i + 1} from the DPU side`;
-      const answer = await raceAbort(wordTimeout(client.connection.recv({ timeoutMs }), () => peerSilent(what, timeoutMs, "the DPU side")), opts.signal, what);
-      answers.push(new TextDecoder().decode(answer));
+    for (let i = 0; i < count; i++) {
+      await conn.send(new TextEncoder().encode(opts.text ?? "Message from the client")).catch(async (e) => {
+        throw await peerLeft(e, conn, "the DPU side", `before message ${i + 1} of ${count}`);
+      });
+      const what = `waiting for answer ${i + 1} of ${count} from the DPU side`;
+      const answer = await raceAbort(wordTimeout(conn.recv({ timeoutMs }), () => peerSilent(what, timeoutMs, "the DPU side")), opts.signal, what)
+        .catch(async (e) => {
+          throw await peerLeft(e, conn, "the DPU side", `while this side was ${what}`);
+        });
+      answers.push(new TextDecoder().decode(unlessStopNotice(answer, "the DPU side")));
     }
+  } catch (e) {
+    await tellPeerWhy(conn, e); // a doca-ts server hears why (stop-notice.ts); NVIDIA's sample prints an empty text
+    throw e;
   } finally {
     await client.close();
   }

@@ -8,7 +8,8 @@ import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
-import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
+import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
+import { peerLeft, tellPeerWhy, unlessStopNotice } from "./comch/stop-notice.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
@@ -48,9 +49,12 @@ const HELP = `Usage: comch-server -r REP_PCI [-p PCI] [-s NAME] [-t TEXT] [--cou
 Runs on the DPU (software device: --side dpu, the default here, else DOCA_SIM_SIDE). Starts a Comch server named
 NAME (default "${DEFAULT_SERVICE}") on device PCI for the host function represented by REP_PCI, waits for one
 client, then for each message it receives prints it and answers TEXT (default "Message from the server"; "{}" in
-TEXT is replaced by the received text). Exits after N messages (default 1) or when the client disconnects.
+TEXT is replaced by the received text). Exits 0 after N messages (default 1).
 Waits: without --timeout it waits for the client and for each message forever (Ctrl-C stops it); with --timeout
-SECONDS each of those waits is limited. Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
+SECONDS each of those waits is limited. A client that leaves before N messages is an error (exit 1): "the host
+side stopped: …" with the reason a comch-client sends, else "the host side closed the connection after M of N
+messages". Stopped or giving up, this side tells a comch-client why (one message starting with a NUL byte, which
+NVIDIA's sample client prints as an empty text). Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: -r/--rep-pci REP_PCI, -p/--pci-addr PCI (default: the first device), -s/--name NAME, -t/--text TEXT,
 --count N, --timeout SECONDS, --side host|dpu, --version (versions of doca-ts and DOCA), -h/--help.`;
 
@@ -101,19 +105,23 @@ export async function runComchServer(opts: {
       "waiting for a client",
     );
     const count = opts.count ?? 1;
-    while (received.length < count) {
-      let bytes: Uint8Array;
-      try {
-        const what = `waiting for message ${received.length + 1} from the host side`;
-        bytes = await raceAbort(wordTimeout(conn.recv({ timeoutMs: opts.timeoutMs }), () => peerSilent(what, opts.timeoutMs!, "the host side")), opts.signal, what);
-      } catch (e) {
-        if (!(e instanceof InterruptedError) && !conn.connected) break; // client left
-        throw e;
+    try {
+      while (received.length < count) {
+        const what = `waiting for message ${received.length + 1} of ${count} from the host side`;
+        const bytes = await raceAbort(wordTimeout(conn.recv({ timeoutMs: opts.timeoutMs }), () => peerSilent(what, opts.timeoutMs!, "the host side")), opts.signal, what)
+          .catch(async (e) => {
+            throw await peerLeft(e, conn, "the host side", `after ${received.length} of ${count} messages`);
+          });
+        const text = new TextDecoder().decode(unlessStopNotice(bytes, "the host side"));
+        received.push(text);
+        opts.onMessage?.(text);
+        await conn.send(new TextEncoder().encode((opts.reply ?? "Message from the server").replaceAll("{}", text))).catch(async (e) => {
+          throw await peerLeft(e, conn, "the host side", `before answer ${received.length} of ${count}`);
+        });
       }
-      const text = new TextDecoder().decode(bytes);
-      received.push(text);
-      opts.onMessage?.(text);
-      await conn.send(new TextEncoder().encode((opts.reply ?? "Message from the server").replaceAll("{}", text)));
+    } catch (e) {
+      await tellPeerWhy(conn, e); // a doca-ts client hears why (stop-notice.ts); NVIDIA's sample reads an empty text
+      throw e;
     }
   } finally {
     await server.close();

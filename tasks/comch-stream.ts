@@ -17,7 +17,7 @@ import { printError, printJson } from "./common/output.ts";
 import { startLiveLine } from "./common/live-line.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
-import { formatBytes, formatRate } from "./common/units.ts";
+import { formatBytes, formatDuration, formatRate } from "./common/units.ts";
 import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
 
@@ -54,10 +54,12 @@ export interface StreamReport {
   bytes: number;
   seconds: number;
   messagesPerSecond: number;
+  bytesPerSecond: number;
 }
 
 function report(side: "host" | "dpu", messages: number, size: number, seconds: number): StreamReport {
-  return { side, messages, bytes: messages * size, seconds, messagesPerSecond: seconds > 0 ? messages / seconds : 0 };
+  const bytes = messages * size;
+  return { side, messages, bytes, seconds, messagesPerSecond: seconds > 0 ? messages / seconds : 0, bytesPerSecond: seconds > 0 ? bytes / seconds : 0 };
 }
 
 const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
@@ -102,25 +104,38 @@ function readReport(message: Record<string, unknown>): StreamReport {
     if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Error(`the DPU side's report has no valid "${key}"`);
     return v;
   };
-  return { side: "dpu", messages: num("messages"), bytes: num("bytes"), seconds: num("seconds"), messagesPerSecond: num("messagesPerSecond") };
+  const [bytes, seconds] = [num("bytes"), num("seconds")];
+  // bytes/s from the DPU's own numbers (an older DPU side sends no bytesPerSecond)
+  return { side: "dpu", messages: num("messages"), bytes, seconds, messagesPerSecond: num("messagesPerSecond"), bytesPerSecond: seconds > 0 ? bytes / seconds : 0 };
 }
 
 /**
- * Tells the peer why this side stops (best effort: the connection may be gone) when `e` is an interruption, so the
- * peer's error says "the host side stopped: interrupted (SIGTERM) …" instead of a bare disconnection.
+ * Tells the peer why this side stops (best effort: the connection may be gone), whatever ended it here (a stop, a
+ * give-up on a silent peer, a failure), so the peer's error says "the host side stopped: interrupted (SIGTERM) …"
+ * instead of a bare disconnection. A peer that stopped first is not told back.
  */
 async function tellPeerWhy(conn: { send(bytes: Uint8Array): Promise<void> }, e: unknown): Promise<void> {
-  if (!(e instanceof InterruptedError)) return;
+  if (e instanceof PeerStoppedError) return;
   await conn.send(encode({ stop: (e as Error).message })).catch(() => {});
 }
 
+/**
+ * A failure caused by the peer's departure (the connection is gone, say a producer task's NOT_CONNECTED) in words:
+ * "the DPU side disconnected (it stopped or gave up; its own output says why)", never DOCA's raw error; its notice,
+ * when it came, was preferred before this (preferNotice).
+ */
+function peerGone(e: unknown, conn: { connected: boolean }, peer: string): unknown {
+  if (e instanceof InterruptedError || e instanceof PeerStoppedError || conn.connected) return e;
+  return new Error(`${peer} disconnected (it stopped or gave up; its own output says why)`, { cause: e });
+}
+
 /** Runs one side's exchange over `conn`; when it fails, the peer is told why first (tellPeerWhy). */
-async function tellingPeerWhy<T>(conn: { send(bytes: Uint8Array): Promise<void> }, exchange: () => Promise<T>): Promise<T> {
+async function tellingPeerWhy<T>(conn: { send(bytes: Uint8Array): Promise<void>; connected: boolean }, peer: string, exchange: () => Promise<T>): Promise<T> {
   try {
     return await exchange();
   } catch (e) {
     await tellPeerWhy(conn, e);
-    throw e;
+    throw peerGone(e, conn, peer);
   }
 }
 
@@ -199,8 +214,11 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
       signal,
       "waiting for the host side to connect",
     );
-    return await tellingPeerWhy(conn, async () => {
-      const plan = readPlan(await raceAbort(conn.recv({ timeoutMs: opts.timeoutMs }), signal, "waiting for the host's announcement"));
+    return await tellingPeerWhy(conn, "the host side", async () => {
+      const announcement = "waiting for the host's announcement";
+      const plan = readPlan(
+        await raceAbort(wordTimeout(conn.recv({ timeoutMs: opts.timeoutMs }), () => peerSilent(announcement, opts.timeoutMs, "the host side")), signal, announcement),
+      );
       const consumer = await ComchConsumer.create({ connection: conn, device, pe, bufferSize: Math.max(plan.size, 8) });
       try {
         await conn.send(encode({ ready: true }));
@@ -213,8 +231,12 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
         const live = startLiveLine(() => `comch-stream: ${received} of ${plan.count} messages received from the host`);
         try {
         for (let i = 0; i < plan.count; received = i) {
+          const waitingFor = `waiting for message ${i + 1} of ${plan.count} from the host`;
           const batch = await raceAbort(
-            Promise.race([consumer.recvBatch({ max: plan.count - i, timeoutMs: opts.timeoutMs }), hostStop]),
+            Promise.race([
+              wordTimeout(consumer.recvBatch({ max: plan.count - i, timeoutMs: opts.timeoutMs }), () => peerSilent(waitingFor, opts.timeoutMs, "the host side")),
+              hostStop,
+            ]),
             signal,
             `receiving message ${i + 1} of ${plan.count}`,
           ).catch(async (e) => {
@@ -270,7 +292,7 @@ export async function streamProducer(opts: {
   );
   try {
     const conn = client.connection;
-    return await tellingPeerWhy(conn, async () => {
+    return await tellingPeerWhy(conn, "the DPU side", async () => {
       await conn.send(encode({ count: opts.count, size: opts.size }));
       // The DPU's first control message is {ready} or a stop notice; a stop must not leave us waiting for a consumer.
       const first = conn.recv({ timeoutMs: opts.timeoutMs }).then((bytes) => decodeControl(bytes, "the DPU side"));
@@ -346,7 +368,7 @@ async function main(argv: string[]): Promise<number> {
   applySide(side);
   const line = (r: StreamReport) =>
     // one prefix for every line of the task (its name); the side is words of the message (issue 32)
-    `comch-stream: the ${r.side === "host" ? "host sent" : "DPU received"} ${r.messages} messages, ${formatBytes(r.bytes)} in ${r.seconds.toFixed(3)} s: ` +
+    `comch-stream: the ${r.side === "host" ? "host sent" : "DPU received"} ${r.messages} messages, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}: ` +
     `${Math.round(r.messagesPerSecond)} msg/s, ${formatRate(r.bytes, r.seconds)}`;
   if (side === "dpu") {
     if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the DPU side serves the host function's representor");

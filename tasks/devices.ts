@@ -71,7 +71,7 @@ export function formatListing(devices: DeviceListing[]): string {
       c.dmaMemcpy ? "memcpy" : "-",
       c.dmaMemcpy ? formatBytes(c.dmaMaxBufSize) : "-",
       comch,
-      c.comchMaxMsgSize ? String(c.comchMaxMsgSize) : "-",
+      c.comchMaxMsgSize ? formatBytes(c.comchMaxMsgSize) : "-", // as doctor and MAX BUF show a size
       rdmaColumn(c),
       reps,
     ]);

@@ -19,6 +19,7 @@ import { applySide, connectClient, openDeviceOf, requireServerSide, startServer 
 import { InterruptedError, raceAbort, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain, taskName } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
+import { formatDuration } from "./common/units.ts";
 import { createLogger, LogLevel } from "./common/log-level.ts";
 import { type MessageChannel, Messenger, PeerFailedError, PeerLostError } from "./wire/messenger.ts";
 import { encodeDirection, expectType, MsgType } from "./wire/protocol.ts";
@@ -239,7 +240,7 @@ export function formatSummary(s: Summary): string {
     ? "classic single buffer; NVIDIA's protocol has no receipt: the host writes its file after this"
     : "classic single buffer";
   const rss = s.peakRssBytes !== undefined ? `, peak RSS ${formatBytes(s.peakRssBytes)} (${s.peakRssSource})` : "";
-  return `${speakerOf(s.side)}: ${verb} ${s.file} (${formatBytes(s.bytes)}) in ${s.seconds.toFixed(3)} s, ` +
+  return `${speakerOf(s.side)}: ${verb} ${s.file} (${formatBytes(s.bytes)}) in ${formatDuration(s.seconds)}, ` +
     `${formatRate(s.bytes, s.seconds)} [${how}]${rss}`;
 }
 

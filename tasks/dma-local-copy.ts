@@ -14,6 +14,7 @@ import { printJson } from "./common/output.ts";
 import { dmaTransfer } from "./steps/dma-transfer.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
 import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
+import { formatDuration } from "./common/units.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = taskFlags({ text: { type: "string", short: "t" } }, "size", "pci-addr", "json", "version", "help");
@@ -38,7 +39,10 @@ export interface LocalCopyResult {
   sourceSha256: string;
   destinationSha256: string;
   equal: boolean;
-  microseconds: number;
+  /** The copy's duration (tasks/README.md: durations in seconds) */
+  seconds: number;
+  /** The same as a latency, in microseconds (the documented exception for one operation's latency) */
+  latencyUs: number;
 }
 
 /** The data does not fit one DMA buffer of the device (0 bytes, or above its maximum). */
@@ -77,7 +81,7 @@ export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<
     to: { mmap: dstMap, address: dst.address },
     length: data.length,
   });
-  const microseconds = (performance.now() - t0) * 1000;
+  const seconds = (performance.now() - t0) / 1000;
   const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
   const sourceSha256 = sha(src.bytes);
   const destinationSha256 = sha(dst.bytes);
@@ -87,7 +91,8 @@ export async function dmaLocalCopy(data: Uint8Array, pciAddr?: string): Promise<
     sourceSha256,
     destinationSha256,
     equal: sourceSha256 === destinationSha256,
-    microseconds,
+    seconds,
+    latencyUs: Math.round(seconds * 1e9) / 1000,
     copy: dst.bytes.slice(),
   };
 }
@@ -118,7 +123,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.json) {
     printJson(result);
   } else {
-    print(`dma-local-copy: device ${result.device}: DMA memcpy of ${result.bytes} bytes in ${result.microseconds.toFixed(0)} µs`);
+    print(`dma-local-copy: device ${result.device}: DMA memcpy of ${result.bytes} bytes in ${formatDuration(result.seconds)}`);
     print(`dma-local-copy: source      sha256 ${result.sourceSha256}`);
     print(`dma-local-copy: destination sha256 ${result.destinationSha256}`);
     if (values.size === undefined) print(`dma-local-copy: destination text: ${new TextDecoder().decode(copy)}`);

@@ -9,7 +9,7 @@ import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
 import process from "node:process";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
-import { formatBytes } from "./common/units.ts";
+import { formatBytes, formatDuration } from "./common/units.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { type DoctorReport, runDoctor } from "./doctor/report.ts";
 import { STOPPED_STATUSES } from "./common/interrupt.ts";
@@ -34,7 +34,6 @@ Exit status: 0 when no problem was found, 2 for bad flags, ${STOPPED_STATUSES}, 
 
 const PCI_ADDRESS = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 
-const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 /** The report's sections in the order they are checked (and printed: each as soon as its check is done). */
 export const SECTIONS = ["runtime", "libraries", "devices", "accelerators", "side", "remoteDma", "localDma", "comch", "problems"] as const;
@@ -49,7 +48,7 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
       break;
     }
     case "libraries": {
-      out.push(`libraries (${ms(r.libraries.ms)})`);
+      out.push(`libraries (${formatDuration(r.libraries.seconds)})`);
       for (const c of r.libraries.candidates) {
         out.push(`  ${c.rejected ? "rejected" : "used    "}  ${c.dir}  [${c.origin}]${c.rejected ? `: ${c.rejected}` : c.builtNow ? " (built now)" : ""}`);
         for (const t of c.trust ?? []) out.push(`    trust ${t.trusted ? "ok       " : "REFUSED  "} ${t.trusted ? t.path : t.reason}`);
@@ -69,7 +68,7 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
       break;
     }
     case "devices": {
-      out.push(`devices (${ms(r.devices.ms)})`);
+      out.push(`devices (${formatDuration(r.devices.seconds)})`);
       for (const d of r.devices.list) {
         const caps = [
           d.caps.dmaMemcpy ? `dma max ${formatBytes(d.caps.dmaMaxBufSize)}` : "",
@@ -119,14 +118,14 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
     case "localDma": {
       const t = r.selfTests;
       if (t.localDma) {
-        out.push(`self-test local DMA ${formatBytes(t.localDma.bytes)}: ${t.localDma.ok ? "ok" : `FAILED ${t.localDma.error}`} (${ms(t.localDma.ms)})`);
+        out.push(`self-test local DMA ${formatBytes(t.localDma.bytes)}: ${t.localDma.ok ? "ok" : `FAILED ${t.localDma.error}`} (${formatDuration(t.localDma.seconds)})`);
       }
       break;
     }
     case "comch": {
       const t = r.selfTests;
       if (t.comch) {
-        out.push(`self-test Comch with "${t.comch.peer}": ${t.comch.ok ? `ok, answered "${printable(t.comch.answer ?? "", 200)}"` : `FAILED ${t.comch.error}`} (${ms(t.comch.ms)})`);
+        out.push(`self-test Comch with "${t.comch.peer}": ${t.comch.ok ? `ok, answered "${printable(t.comch.answer ?? "", 200)}"` : `FAILED ${t.comch.error}`} (${formatDuration(t.comch.seconds)})`);
       }
       break;
     }

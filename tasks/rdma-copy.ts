@@ -20,7 +20,7 @@ import { printable } from "../ffi/engine/printable.ts";
 import { printError, printJson } from "./common/output.ts";
 import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
 import { ProgressBar } from "./transfer/progress.ts";
-import { formatBytes, formatRate } from "./common/units.ts";
+import { formatBytes, formatDuration, formatRate } from "./common/units.ts";
 import { optionsToRun } from "./common/task-flags.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
@@ -121,12 +121,12 @@ if (isMain(import.meta)) {
     const o = optionsToRun(parseRdmaCopyArgs(process.argv.slice(2)), RDMA_COPY_HELP, "rdma-copy");
     if (o === undefined) return;
     const result = await rdmaCopy(o, { signal: stopOnSignals() });
-    if (o.jsonOutput) return printJson({ role: o.role, file: o.file, ...result });
+    if (o.jsonOutput) return printJson({ role: o.role, file: o.file, ...result, bytesPerSecond: result.seconds > 0 ? result.bytes / result.seconds : 0 });
     if (!o.quiet) {
       const verb = o.role === "send" ? "sent" : "received";
       print(
         `rdma-copy: ${verb} ${printable(o.file)} (${formatBytes(result.bytes)}) by RDMA ${result.mode} in ` +
-          `${result.seconds.toFixed(2)} s (${formatRate(result.bytes, result.seconds)}), sha256 ${result.sha256}` +
+          `${formatDuration(result.seconds)} (${formatRate(result.bytes, result.seconds)}), sha256 ${result.sha256}` +
           (o.role === "send" ? ", committed by the receiver" : ", fsync'd and renamed"),
       );
     }

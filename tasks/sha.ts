@@ -18,6 +18,7 @@ import { isMissingPermission } from "./common/permission.ts";
 import { userPath } from "./common/user-path.ts";
 import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
+import { clearStatusLine } from "./common/status-line.ts";
 import { Staging } from "./accel/staging.ts";
 import { checkedName, listLine, parseListLine, readListLines } from "./accel/checksum-list.ts";
 import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
@@ -35,7 +36,9 @@ const HELP = `Usage: sha [-a sha1|sha256|sha512] FILE... [-o LIST] [-f] [--part-
        sha [-a ALGORITHM] --check LIST [-p PCI] [--json]
 
 Prints "DIGEST  FILE" per FILE, the digests computed by DOCA SHA, exactly as sha256sum (sha1sum, sha512sum) prints
-them, so \`sha256sum -c\` verifies the list. A file larger than one part is streamed through a DOCA partial hash.
+them, so \`sha256sum -c\` verifies the list. A FILE that cannot be read is named on stderr ("sha: FILE: No such
+file or directory") and the others are still hashed and listed, as sha256sum does (exit 1; with --output the
+incomplete list is not written). A file larger than one part is streamed through a DOCA partial hash.
   -a, --algorithm NAME    sha1, sha256 (default) or sha512
   -c, --check LIST        read "DIGEST  FILE" lines from LIST (sha256sum's format: " *FILE", escaped names, tag
                           lines, CRLF) and verify each file: prints "FILE: OK", "FILE: FAILED" or "FILE: FAILED
@@ -195,14 +198,31 @@ async function main(argv: string[]): Promise<number> {
     if (values.check !== undefined) return await check(hasher, algorithm, values.check, values.json === true, signal);
     const progress = new Progress(values.json ? undefined : "sha");
     const results: FileDigest[] = [];
+    // As sha256sum: a file that cannot be read is named on stderr and the others are still hashed (exit 1 at the end)
+    const unreadable: { file: string; reason: string }[] = [];
     try {
       for (const name of positionals) {
-        results.push({ ...(await hasher.digest(userPath(name), algorithm, signal, (d, t) => progress.update(d, t))), file: name });
+        try {
+          results.push({ ...(await hasher.digest(userPath(name), algorithm, signal, (d, t) => progress.update(d, t))), file: name });
+        } catch (e) {
+          if (e instanceof InterruptedError || isMissingPermission(e) || !isFileProblem(e)) throw e; // the device's failure ends the run
+          const reason = e instanceof NotRegularFileError ? e.message : whyUnreadable(e);
+          unreadable.push({ file: name, reason });
+          if (!values.json) {
+            clearStatusLine(); // the message starts on a clean line
+            printError(e instanceof NotRegularFileError ? `sha: ${reason}` : `sha: ${checkedName(name)}: ${reason}`);
+          }
+        }
       }
     } finally {
       progress.end();
     }
-    const text = results.map((r) => listLine(r.digest, r.file)).join("\n") + "\n";
+    if (unreadable.length > 0 && values.output !== undefined) {
+      // --output appears only when complete: an incomplete list is not written
+      printError(`sha: ${values.output} not written: ${unreadable.length} file${unreadable.length > 1 ? "s" : ""} could not be read`);
+      return 1;
+    }
+    const text = results.map((r) => listLine(r.digest, r.file) + "\n").join("");
     if (values.output !== undefined) {
       const out = OutputFile.create(userPath(values.output), values.output, values.force, "sha");
       try {
@@ -213,12 +233,18 @@ async function main(argv: string[]): Promise<number> {
         throw e;
       }
     }
-    if (values.json) printJson({ device: hasher.device, algorithm, files: results });
-    else if (values.output === undefined) writeData(text); // raw: sha256sum's own escaping, byte for byte
-    return 0;
+    if (values.json) printJson({ device: hasher.device, algorithm, files: results, unreadable });
+    else if (values.output === undefined && results.length > 0) writeData(text); // raw: sha256sum's own escaping, byte for byte
+    return unreadable.length > 0 ? 1 : 0;
   } finally {
     await hasher.close();
   }
+}
+
+/** An error of opening or reading the file itself (not of the device): the others are still hashed. */
+function isFileProblem(e: unknown): boolean {
+  if (e instanceof NotRegularFileError) return true;
+  return ((e as Error).cause as NodeJS.ErrnoException | undefined)?.code !== undefined || (e as NodeJS.ErrnoException).code !== undefined;
 }
 
 /** Why a listed file could not be hashed, without repeating its (possibly hostile) name. */

@@ -184,7 +184,7 @@ const plans: Record<string, (block: string, t?: TestContext) => Promise<void>> =
     return Promise.resolve();
   },
   // doctor on this machine (the software device); `--peer` is run against a live server by tests/tasks-doctor.test.ts.
-  "npm run deno -- task doctor               # or: npx bun tasks/doctor.ts, node --import tsx tasks/doctor.ts; --json for one document": async (block) => {
+  "npm run deno -- task doctor               # or: node_modules/.bin/bun tasks/doctor.ts, node --import tsx tasks/doctor.ts; --json for one document": async (block) => {
     const first = block.split("\n")[0].replace(/#.*/, "").trim();
     const r = await sh(first, { env: { DOCA_SIM_DIR: folder("doctor") } });
     assert.ok(r.code === 0 || r.code === 1, `doctor exits 0, or 1 with problems: ${r.code}\n${r.out}`);

@@ -192,6 +192,22 @@ describe("the scripts deno.json runs answer --help and do nothing else", () => {
     });
   }
 
+  test("sim:build speaks as sim:build: --version, a bad flag, and an --out it cannot create (one line, exit 1, no hang)", {
+    timeout: 200_000,
+  }, async () => {
+    const run = (args: string[]) => startChild(script("build-sim.ts"), args, {}, 100_000, declaredFlags("sim:build")).done;
+    const version = await run(["--version"]);
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^doca-ts sim:build \d+\.\d+\.\d+; /);
+    const bad = await run(["--bogus"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^sim:build: .*bogus/);
+    // Node's recursive mkdir loops forever under /proc; Deno's refusal was an uncaught stack trace
+    const out = await run(["--out", "/proc/doca-ts-no-such-folder"]);
+    assert.equal(out.code, 1, out.stderr);
+    assert.match(out.stderr, /^sim:build: error: cannot build into \/proc\/doca-ts-no-such-folder: .+\n$/);
+  });
+
   test("sim:build's help names the library of every sim/src folder it builds", { timeout: 120_000 }, async () => {
     const r = await startChild(script("build-sim.ts"), ["--help"], {}, 100_000, declaredFlags("sim:build")).done;
     const folders = readdirSync(join(repoRoot, "sim", "src"), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);

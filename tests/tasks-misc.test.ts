@@ -59,6 +59,9 @@ describe("dma-local-copy", () => {
     const expected = createHash("sha256").update(new Uint8Array(65536).map((_, i) => (i * 31 + 7) & 0xff)).digest("hex");
     assert.equal(r.sourceSha256, expected);
     assert.equal(r.destinationSha256, expected);
+    // durations in seconds, a latency in µs only as the documented exception (tasks/README.md, issue 32 #9)
+    assert.ok(r.seconds > 0 && r.latencyUs > 0 && !("microseconds" in r), JSON.stringify(r));
+    assert.match(text, /DMA memcpy of 10 bytes in \d+(\.\d+)? (µs|ms|s)$/m);
   });
 });
 
@@ -85,6 +88,8 @@ describe("comch control path and stream", () => {
     assert.equal(both.dpu.messages, 2000);
     assert.equal(both.dpu.bytes, 2000 * 256);
     assert.ok(both.dpu.messagesPerSecond > 0);
+    // bytes/s as --help promises, on both sides (issue 32 #9)
+    assert.ok(both.host.bytesPerSecond > 0 && both.dpu.bytesPerSecond > 0, JSON.stringify(both));
   });
 });
 

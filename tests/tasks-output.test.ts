@@ -10,7 +10,7 @@ import process from "node:process";
 import { join } from "node:path";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { formatBytes, formatMicrosAll, formatRate, plural } from "../tasks/common/units.ts";
+import { formatBytes, formatDuration, formatMicrosAll, formatRate, plural } from "../tasks/common/units.ts";
 import { saneNumbers } from "../tasks/common/output.ts";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { runtimeCommand } from "./helpers/spawn-runtime.ts";
@@ -32,7 +32,10 @@ describe("numbers for people", () => {
 
   test("latencies of one line share one unit and three significant digits", () => {
     assert.deepEqual(formatMicrosAll([816.2, 900, 25856]), ["0.82 ms", "0.90 ms", "25.9 ms"]);
-    assert.deepEqual(formatMicrosAll([12.34, 816.2, 9999]), ["12.3 µs", "816 µs", "9999 µs"]);
+    // one rule for every duration (issue 32 #9): ms from 1 ms, so rdma-ping's p99 is "4.03 ms", never "4032 µs"
+    assert.deepEqual(formatMicrosAll([428, 744, 1021, 4032]), ["0.43 ms", "0.74 ms", "1.02 ms", "4.03 ms"]);
+    assert.deepEqual(formatMicrosAll([12.34, 816.2, 999]), ["12.3 µs", "816 µs", "999 µs"]);
+    assert.deepEqual([0.0000123, 0.042, 0.0503, 1.2456, 250].map(formatDuration), ["12.3 µs", "42.0 ms", "50.3 ms", "1.25 s", "250 s"]);
   });
 
   test("JSON numbers: fractions rounded to three decimals, integers and strings untouched", () => {

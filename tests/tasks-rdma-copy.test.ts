@@ -72,6 +72,7 @@ async function copy(size: number, extra: string[], exchange = "cm") {
   assert.equal(sent.sha256, expect);
   assert.equal(got.sha256, expect);
   assert.equal(sent.bytes, size);
+  assert.ok(size === 0 || (sent.bytesPerSecond > 0 && got.bytesPerSecond > 0), "a rate in --json as dma-copy has (issue 32 #9)");
   assert.deepEqual(w.list(w.dpu), ["copy.bin"], "no temporary file left");
 }
 

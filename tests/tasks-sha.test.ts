@@ -115,11 +115,30 @@ describe("tasks: sha", () => {
     assert.match(r.stderr, /fifo is a pipe or FIFO: only a regular file is accepted/);
   }));
 
+  test("as sha256sum: a missing file is named and the readable ones before and after it are still listed, exit 1", {
+    timeout: 120_000,
+  }, withDir(async (dir) => {
+    writeFileSync(join(dir, "a"), pattern(100, 1));
+    writeFileSync(join(dir, "b"), pattern(200, 2));
+    const r = await startChild(task, ["a", "missing", "b"], { INIT_CWD: dir }, 120_000).done;
+    const reference = spawnSync("sha256sum", ["a", "missing", "b"], { cwd: dir, encoding: "utf8" });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(reference.status, 1);
+    assert.equal(r.stdout, reference.stdout);
+    assert.equal(r.stderr, "sha: missing: No such file or directory\n");
+    const json = await startChild(task, ["a", "missing", "--json"], { INIT_CWD: dir }, 120_000).done;
+    assert.equal(json.code, 1, json.stderr);
+    const out = JSON.parse(json.stdout);
+    assert.deepEqual(out.files.map((f: { file: string }) => f.file), ["a"]);
+    assert.deepEqual(out.unreadable, [{ file: "missing", reason: "No such file or directory" }]);
+  }));
+
   test("an unreadable file exits 1 and --output leaves nothing; bad flags exit 2", { timeout: 120_000 }, withDir(async (dir) => {
     writeFileSync(join(dir, "a"), pattern(100, 1));
     let r = await startChild(task, ["a", "missing", "-o", "list"], { INIT_CWD: dir }, 120_000).done;
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^sha: error: .*missing/m);
+    assert.match(r.stderr, /^sha: missing: No such file or directory$/m);
+    assert.match(r.stderr, /^sha: list not written: 1 file could not be read$/m);
     assert.deepEqual(readdirSync(dir), ["a"]);
     r = await startChild(task, ["-a", "md5", "a"], { INIT_CWD: dir }, 120_000).done;
     assert.equal(r.code, 2);

@@ -49,7 +49,13 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
   installStopHandlers();
   let code = 0;
   try {
-    resolvePathVariables();
+    // Deno without --allow-env: nothing could be rewritten, and --help or a bad flag must still answer (exit 0 / 2);
+    // a real run meets the same refusal at its first DOCA call (loading reads DOCA_*) and reports it there.
+    try {
+      resolvePathVariables();
+    } catch (e) {
+      if (!missingPermissionIn(e as Error)) throw e;
+    }
     code = (await fn()) ?? 0;
     // A stop that arrived as the work ended is reported, never swallowed (exit 0 would tell a script nothing
     // happened): first the loop is let to deliver one that came during the task's last synchronous code.

@@ -17,16 +17,37 @@ export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
+/** The unit a duration of `seconds` is shown in: µs below 1 ms, ms below 1 s, else s (the one rule, tasks/README.md). */
+function durationUnit(seconds: number): { scale: number; unit: string } {
+  return seconds < 0.001 ? { scale: 1e6, unit: "µs" } : seconds < 1 ? { scale: 1e3, unit: "ms" } : { scale: 1, unit: "s" };
+}
+
+/** `value` (already in its unit) with three significant digits at most: "816 µs", "25.9 ms", "1.25 s", "4032 s". */
+function threeDigits(value: number, unit: string): string {
+  return `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${unit}`;
+}
+
 /**
- * Durations in microseconds as one line shows them: every value in the same unit (µs, or ms when the largest is
- * 10 ms or more), three significant digits at most, so "816 µs" never stands beside "25856 µs" or "816.2 µs".
+ * One duration for people, in the unit its size calls for (µs below 1 ms, ms below 1 s, else s), three significant
+ * digits: "42.0 ms", "1.25 s", "816 µs". The one duration formatter of the tasks' human lines.
  */
+export function formatDuration(seconds: number): string {
+  const { scale, unit } = durationUnit(seconds);
+  return threeDigits(seconds * scale, unit);
+}
+
+/**
+ * Several durations of one report (a line of percentiles) in one unit, the one formatDuration picks for the largest:
+ * "0.82 ms" stands beside "4.03 ms", never "816 µs" beside "4.03 ms" nor "4032 µs".
+ */
+export function formatDurationsAll(seconds: number[]): string[] {
+  const { scale, unit } = durationUnit(Math.max(...seconds));
+  return seconds.map((s) => threeDigits(s * scale, unit));
+}
+
+/** formatDurationsAll for values in microseconds (rdma-ping's latencies). */
 export function formatMicrosAll(values: number[]): string[] {
-  const ms = Math.max(...values) >= 10_000;
-  return values.map((us) => {
-    const v = ms ? us / 1000 : us;
-    return `${v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)} ${ms ? "ms" : "µs"}`;
-  });
+  return formatDurationsAll(values.map((us) => us / 1e6));
 }
 
 /** A number for JSON output: `digits` decimals at most (no 0.5800618760000001), still a JSON number. */

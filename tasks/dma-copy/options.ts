@@ -59,8 +59,9 @@ One receiver per target: a second copy writing the same name fails at once, nami
 .NAME.doca-ts.lock), and a file that appears under the name meanwhile is never replaced. A DPU busy with one host
 answers any other host that it is busy.
 On failure or Ctrl-C the temporary file is removed and the target name is never created; a run killed outright
-(SIGKILL) leaves its temporary file, which a later run in that folder removes (or reports, if under 2 minutes
-old). Relative paths are relative to the folder you ran the command from (INIT_CWD under npm run / deno task).
+(SIGKILL) leaves its temporary file, which a later run in that folder removes at once (one from another machine
+or container sharing the folder: once nobody wrote to it for 2 minutes).
+Relative paths are relative to the folder you ran the command from (INIT_CWD under npm run / deno task).
 
   -f, --file PATH          file to send, or to create when the peer has it (mandatory)
   -p, --pci-addr PCI       DOCA device PCI address (alias --dev-pci); default: the first device found

@@ -45,14 +45,15 @@ export interface Problem {
 
 export interface TimedResult {
   ok: boolean;
-  ms: number;
+  /** How long it took, in seconds (tasks/README.md: every duration in --json is in seconds) */
+  seconds: number;
   error?: string;
 }
 
 export interface DoctorReport {
   runtime: { name: string; version: string; arch: string; platform: string };
   libraries: {
-    ms: number;
+    seconds: number;
     /** builtNow: the software device was built into this folder by this very run (it did not exist when probed). */
     candidates: (CandidateReport & { builtNow?: boolean })[];
     dir?: string;
@@ -69,7 +70,7 @@ export interface DoctorReport {
     aliasesUsed: Record<string, string>;
     optionalMissing: string[];
   };
-  devices: { ms: number; list: DeviceListing[]; error?: string };
+  devices: { seconds: number; list: DeviceListing[]; error?: string };
   /** Compress, SHA, AES-GCM and erasure coding on the first device (absent: no device); why kinds are missing, where
    * the device says. */
   accelerators?: {
@@ -185,7 +186,7 @@ function libraries(report: DoctorReport): void {
           "doca-ts build its software device (needs a C compiler: apt-get install gcc libc6-dev)",
     });
   }
-  lib.ms = performance.now() - started;
+  lib.seconds = (performance.now() - started) / 1000;
 }
 
 /** The folder the software device keeps Comch in, checked by the device's own rules (a task would fail on it). */
@@ -227,7 +228,7 @@ function devices(report: DoctorReport): void {
   } catch (e) {
     report.devices.error = message(e);
   }
-  report.devices.ms = performance.now() - started;
+  report.devices.seconds = (performance.now() - started) / 1000;
 }
 
 function side(report: DoctorReport): void {
@@ -309,9 +310,9 @@ async function localDma(report: DoctorReport, opts: DoctorOptions): Promise<void
     await Promise.race([dma.memcpy(inv.bufByData(from, src.address, bytes), inv.bufByAddr(to, dst.address, bytes)), late])
       .finally(() => clearTimeout(timer));
     const same = dst.bytes.every((b, i) => b === ((i * 31 + 7) & 255));
-    report.selfTests.localDma = { ok: same, ms: performance.now() - started, bytes, ...(same ? {} : { error: "bytes differ" }) };
+    report.selfTests.localDma = { ok: same, seconds: (performance.now() - started) / 1000, bytes, ...(same ? {} : { error: "bytes differ" }) };
   } catch (e) {
-    report.selfTests.localDma = { ok: false, ms: performance.now() - started, bytes, error: message(e) };
+    report.selfTests.localDma = { ok: false, seconds: (performance.now() - started) / 1000, bytes, error: message(e) };
   }
   if (!report.selfTests.localDma.ok) {
     report.problems.push({
@@ -332,9 +333,9 @@ async function comch(report: DoctorReport, opts: DoctorOptions): Promise<void> {
       text: "doca-ts doctor",
       timeoutMs: opts.timeoutMs ?? 10_000,
     });
-    report.selfTests.comch = { ok: true, ms: performance.now() - started, peer: opts.peer, answer };
+    report.selfTests.comch = { ok: true, seconds: (performance.now() - started) / 1000, peer: opts.peer, answer };
   } catch (e) {
-    report.selfTests.comch = { ok: false, ms: performance.now() - started, peer: opts.peer, error: message(e) };
+    report.selfTests.comch = { ok: false, seconds: (performance.now() - started) / 1000, peer: opts.peer, error: message(e) };
     report.problems.push({
       problem: `Comch round trip with "${opts.peer}" failed: ${message(e)}`,
       fix: `start the server on the DPU side first: deno task comch-server -s "${opts.peer}" -r <host function's ` +
@@ -386,8 +387,8 @@ export async function runDoctor(
 ): Promise<DoctorReport> {
   const report: DoctorReport = {
     runtime: runtimeInfo(),
-    libraries: { ms: 0, candidates: [] },
-    devices: { ms: 0, list: [] },
+    libraries: { seconds: 0, candidates: [] },
+    devices: { seconds: 0, list: [] },
     side: { side: "unknown", evidence: [] },
     remoteDma: { mechanism: "" },
     selfTests: {},

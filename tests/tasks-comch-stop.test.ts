@@ -1,0 +1,88 @@
+/**
+ * Comch's peers tell each other why they stop (issue 32 #4, #5): comch-server and comch-client hear the other's
+ * reason (a Ctrl-C, a SIGTERM) or, without one, "the … side closed the connection (it stopped or failed; …)", never
+ * the FFI's "connection is closed"; comch-stream's DPU gives up on a silent host in the one sentence of
+ * tasks/README.md and the host, resumed, hears it or "the DPU side disconnected (…)", never a raw DOCA error.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { type RunningChild, startChild } from "../tasks/common/run-pair.ts";
+import { HOST_PCI, workspaces } from "./helpers/tasks/workspace.ts";
+
+const space = workspaces(after);
+const task = (name: string) => new URL(`../tasks/${name}.ts`, import.meta.url).pathname;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once `child`'s stdout holds `text` (the server prints each message it receives there). */
+async function stdoutHas(child: RunningChild, text: string, waitMs: number): Promise<void> {
+  const end = Date.now() + waitMs;
+  while (!child.stdout!().includes(text)) {
+    if (Date.now() > end) throw new Error(`no "${text}" on stdout within ${waitMs} ms`);
+    await sleep(50);
+  }
+}
+
+const MANY = "1000000";
+
+describe("comch-server and comch-client: the peer is told why", () => {
+  /** A server and a client exchanging without end (until one is stopped), the server having answered once. */
+  async function pair(tag: string): Promise<{ server: RunningChild; client: RunningChild }> {
+    const w = space(tag);
+    const server = startChild(task("comch-server"), ["-r", HOST_PCI, "--count", MANY, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
+    await server.waitForStderr("waiting for a client", 100_000);
+    const client = startChild(task("comch-client"), ["--count", MANY, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000);
+    await stdoutHas(server, "received", 100_000);
+    return { server, client };
+  }
+
+  test("Ctrl-C on the client: the server says the host side stopped and why (exit 1)", { timeout: 240_000 }, async () => {
+    const { server, client } = await pair("cs-client-int");
+    client.signal!("SIGINT");
+    const [c, s] = await Promise.all([client.done, server.done]);
+    assert.equal(c.code, 130, c.stderr);
+    assert.equal(s.code, 1, s.stderr);
+    assert.match(s.stderr, /^comch-server: error: the host side stopped: interrupted \(SIGINT\) while waiting for answer \d+ of 1000000 from the DPU side$/m);
+    assert.doesNotMatch(s.stderr, /connection is closed/);
+  });
+
+  test("SIGTERM on the server: the client says the DPU side stopped and why (exit 1)", { timeout: 240_000 }, async () => {
+    const { server, client } = await pair("cs-server-term");
+    server.signal!("SIGTERM");
+    const [c, s] = await Promise.all([client.done, server.done]);
+    assert.equal(s.code, 143, s.stderr);
+    assert.equal(c.code, 1, c.stderr);
+    assert.match(c.stderr, /^comch-client: error: the DPU side stopped: interrupted \(SIGTERM\) while waiting for message \d+ of 1000000 from the host side$/m);
+    assert.doesNotMatch(c.stderr, /connection is closed/);
+  });
+
+  test("a client that ends before --count: the server says so in words, exit 1", { timeout: 240_000 }, async () => {
+    const w = space("cs-short");
+    const server = startChild(task("comch-server"), ["-r", HOST_PCI, "--count", "3", "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
+    await server.waitForStderr("waiting for a client", 100_000);
+    const c = await startChild(task("comch-client"), ["--count", "1", "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000).done;
+    assert.equal(c.code, 0, c.stderr);
+    const s = await server.done;
+    assert.equal(s.code, 1, s.stderr);
+    assert.match(s.stderr, /^comch-server: error: the host side closed the connection after 1 of 3 messages \(it stopped or failed; its own output says why\)$/m);
+  });
+});
+
+describe("comch-stream: a host gone silent", () => {
+  test("the DPU gives up in the documented sentence; the resumed host hears why, not a DOCA error", { timeout: 240_000 }, async () => {
+    const w = space("cs-stream-silent");
+    const dpu = startChild(task("comch-stream"), ["--side", "dpu", "-r", HOST_PCI, "--timeout", "3"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
+    await dpu.waitForStderr("waiting for the host", 100_000);
+    const host = startChild(task("comch-stream"), ["--count", "100000000", "--size", "64", "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000);
+    await host.waitForStderr("is sending", 100_000);
+    await sleep(300);
+    host.signal!("SIGSTOP");
+    const d = await dpu.done;
+    host.signal!("SIGCONT");
+    const h = await host.done;
+    assert.equal(d.code, 1, d.stderr);
+    assert.match(d.stderr, /^comch-stream: error: gave up waiting for message \d+ of 100000000 from the host after 3 s \(--timeout\): the host side did not send it in time$/m);
+    assert.equal(h.code, 1, h.stderr);
+    assert.match(h.stderr, /^comch-stream: error: the DPU side (stopped: gave up waiting for message \d+ .*did not send it in time|disconnected \(it stopped or gave up; its own output says why\))$/m);
+    assert.doesNotMatch(h.stderr + d.stderr, /DOCA_ERROR|timed out after \d+ ms/);
+  });
+});
