@@ -82,6 +82,9 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   }
   // One receiver per target: another copy writing this name makes this one fail now, not after connecting.
   if (!local.have) TargetLock.checkFree(options.file);
+  // The software device reads its side once, at its first listing: options.side decides it here as --side does in
+  // the CLI, so a program calling dmaCopy({ side: "dpu" }) needs no DOCA_SIM_SIDE (harmless with real DOCA)
+  applySide(options.side);
   using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   const showBar = !options.quiet && !options.jsonOutput && process.stderr.isTTY === true;
