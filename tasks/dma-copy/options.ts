@@ -6,6 +6,8 @@
 import process from "node:process";
 import { parseFlags, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
 import { readJsonConfig } from "../common/json-config.ts";
+import { isMissingPermission } from "../common/permission.ts";
+import { printable } from "../../ffi/engine/printable.ts";
 import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
@@ -102,6 +104,9 @@ export const FLAGS = taskFlags(
   "pci-addr", "rep-pci", "side", "timeout", "chunk-size", "help",
 );
 
+/** What a bare --json is told: every other task's --json is the JSON switch, here (as in NVIDIA's application) a file. */
+const JSON_HINT = "-j/--json FILE reads flags from a JSON file, as NVIDIA's doca_dma_copy; for the summary as JSON use --json-output";
+
 const PCI = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 
 function pci(value: string | undefined, flag: string): string | undefined {
@@ -111,22 +116,26 @@ function pci(value: string | undefined, flag: string): string | undefined {
 }
 
 export function parseDmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedDmaCopy {
-  const { values } = parseFlags(argv, FLAGS) as { values: Record<string, string | boolean | undefined> };
+  const { values } = parseFlags(argv, FLAGS, { valueHints: { json: JSON_HINT } }) as { values: Record<string, string | boolean | undefined> };
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
 
   let merged: Record<string, string | boolean | undefined> = values;
   if (typeof values.json === "string") {
+    // Relative to the folder the command ran from, as -f is (user-path.ts); messages name the path it resolved to
+    const jsonPath = userPath(values.json, env);
     let fromFile: Record<string, string | boolean>;
     try {
-      fromFile = readJsonConfig(values.json);
+      fromFile = readJsonConfig(jsonPath);
     } catch (e) {
-      throw new UsageError((e as Error).message);
+      if (isMissingPermission(e)) throw e;
+      const message = (e as Error).message;
+      throw new UsageError(message.startsWith("-j/--json ") ? message : `-j/--json: ${message}`);
     }
     for (const key of Object.keys(fromFile)) {
-      if (!(key in FLAGS) || key === "json") throw new UsageError(`--json ${values.json}: unknown flag "${key}"`);
+      if (!(key in FLAGS) || key === "json") throw new UsageError(`-j/--json ${jsonPath}: unknown flag "${printable(key, 100)}"`);
       const kind = FLAGS[key as keyof typeof FLAGS].type;
-      if (kind === "boolean" && typeof fromFile[key] !== "boolean") throw new UsageError(`--json: "${key}" must be true or false`);
+      if (kind === "boolean" && typeof fromFile[key] !== "boolean") throw new UsageError(`-j/--json ${jsonPath}: "${key}" must be true or false`);
     }
     merged = { ...fromFile, ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) };
   }
