@@ -25,6 +25,7 @@ import { optionsToRun } from "./common/task-flags.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
 import { checkTargetFolder } from "./transfer/atomic-file.ts";
+import { refuseNonFileOutput } from "./transfer/output-name.ts";
 import { rethrowMissingPermission } from "./common/permission.ts";
 import { checkOptions, checkRunOptions, type OptionRules, PATH } from "./common/options-check.ts";
 
@@ -63,6 +64,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     size = stat.size;
   } else {
     // A receiver that could not create the file says so before it waits for a sender (again once the size is known)
+    refuseNonFileOutput(options.file, options.file, "--receive", "rdma-copy");
     checkTargetFolder(options.file, undefined, options.file, undefined, "--receive");
   }
   using device = openRdmaDevice(options.device);
