@@ -96,11 +96,18 @@ export function serverName(value: string | undefined, flag: string): string | un
 /** "--side host|dpu", else DOCA_SIM_SIDE, else `fallback`. */
 export function parseSide(value: string | undefined, env: Record<string, string | undefined>, fallback: "host" | "dpu"): "host" | "dpu" {
   const side = value ?? env.DOCA_SIM_SIDE ?? fallback;
-  if (value === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== fallback) {
-    noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side ${fallback} overrides it)`);
+  if (side === "host" || side === "dpu") {
+    if (value === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== fallback) {
+      noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side ${fallback} overrides it)`);
+    }
+    return side;
   }
-  if (side !== "host" && side !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(side)}`);
-  return side;
+  // The bad value may not come from a flag at all: name where it came from
+  if (value !== undefined) throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(printable(side, 100))}`);
+  throw new UsageError(
+    `the environment variable DOCA_SIM_SIDE=${JSON.stringify(printable(side, 100))} is neither host nor dpu (lower case): ` +
+      `set it to host or dpu, unset it, or give --side`,
+  );
 }
 
 /** How the tasks name a flag in messages: "-j/--json", "--quiet". */

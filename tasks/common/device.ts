@@ -66,6 +66,13 @@ export function requireUsableSoftwareDeviceFolder(): void {
  */
 export function connectClient(opts: ComchClientOptions): Promise<ComchClient> {
   requireUsableSoftwareDeviceFolder();
+  // A DPU device answers doca_comch_client_create with a bare NOT_SUPPORTED: say which side this is and what sets it
+  if (!opts.device.info.caps.comchClient) {
+    throw new Error(
+      `a Comch client must run on the host side: device ${opts.device.info.pciAddr} cannot run a Comch client (it is ` +
+        `a DPU device). On the software device run it with --side host (or DOCA_SIM_SIDE=host, or DOCA_SIM_SIDE unset).`,
+    );
+  }
   return ComchClient.connect(opts);
 }
 

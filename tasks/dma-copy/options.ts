@@ -4,14 +4,14 @@
  * throws UsageError naming the bad input.
  */
 import process from "node:process";
-import { parseFlags, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
+import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
 import { readJsonConfig } from "../common/json-config.ts";
 import { isMissingPermission } from "../common/permission.ts";
 import { printable } from "../../ffi/engine/printable.ts";
 import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
-import { noteFromEnvironment } from "../common/environment.ts";
+import { SOFTWARE_DEVICE_FOLDER_HELP } from "../common/environment.ts";
 import { type ParsedCommand, taskFlags } from "../common/task-flags.ts";
 
 export const SERVER_NAME = "dma copy server";
@@ -61,8 +61,9 @@ One receiver per target: a second copy writing the same name fails at once, nami
 .NAME.doca-ts.lock), and a file that appears under the name meanwhile is never replaced. A DPU busy with one host
 answers any other host that it is busy.
 On failure or Ctrl-C the temporary file is removed and the target name is never created; a run killed outright
-(SIGKILL) leaves its temporary file, which a later run in that folder removes (or reports, if under 2 minutes
-old). Relative paths are relative to the folder you ran the command from (INIT_CWD under npm run / deno task).
+(SIGKILL) leaves its temporary file, which a later run in that folder removes (at once when the dead run was on
+this machine; one from elsewhere is reported and kept until nobody wrote to it for 2 minutes). Relative paths are relative to the folder you ran the command from (INIT_CWD under npm run / deno task).
+${SOFTWARE_DEVICE_FOLDER_HELP}
 
   -f, --file PATH          file to send, or to create when the peer has it (mandatory)
   -p, --pci-addr PCI       DOCA device PCI address (alias --dev-pci); default: the first device found
@@ -151,11 +152,7 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
   }
   const repPci = pci(str("rep-pci"), "-r/--rep-pci");
   // Only the DPU side takes -r (as with NVIDIA's application): it implies the side when nothing else says.
-  const sideText = str("side") ?? env.DOCA_SIM_SIDE ?? (repPci ? "dpu" : "host");
-  if (str("side") === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== (repPci ? "dpu" : "host")) {
-    noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side overrides it)`);
-  }
-  if (sideText !== "host" && sideText !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(sideText)}`);
+  const sideText = parseSide(str("side"), env, repPci ? "dpu" : "host");
   if (sideText === "dpu" && !repPci) throw new UsageError("missing -r/--rep-pci: the DPU side needs the representor of the host function");
 
   let logLevel: number = LogLevel.INFO;
