@@ -95,7 +95,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
     messenger,
     log,
     signal,
-    progress: (total) => new ProgressBar(total, showBar),
+    progress: (total) => new ProgressBar(speakerOf(options.side), total, { enabled: showBar }),
   });
   log.debug(`device ${device.info.pciAddr}; ${local.have ? `have ${options.file} (${local.size} bytes)` : `will create ${options.file}`}`);
 

@@ -87,7 +87,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
   const defer = (release: () => void) => releases.push(release);
   try {
     if (options.role === "send") {
-      const bar = new ProgressBar(size, showBar);
+      const bar = new ProgressBar("rdma-copy", size, { enabled: showBar });
       try {
         return await sendFile(link, options.file, size, { mode: options.mode, chunk: options.chunk, slots: options.slots, progress: bar, defer });
       } finally {
@@ -96,7 +96,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     }
     return await receiveFile(link, options.file, {
       maxChunk: device.info.caps.rdma?.maxMessageSize || undefined,
-      progress: (total) => new ProgressBar(total, showBar),
+      progress: (total) => new ProgressBar("rdma-copy", total, { enabled: showBar }),
       defer,
       warn: (message) => printError(`rdma-copy: warning: ${message}`),
     });
