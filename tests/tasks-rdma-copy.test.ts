@@ -161,8 +161,10 @@ describe("rdma-copy: a stop at any moment reaches the peer as its reason (issue 
       landed++;
       assert.equal(mine.code, signal === "SIGTERM" ? 143 : 130, `${what}\n${mine.stderr}`);
       assert.match(mine.stderr, new RegExp(`interrupted \\(${signal}\\)`), what);
+      // the stopped side names its file and its state, as dma-copy's does (issue 32 n1 item 5)
+      assert.match(mine.stderr, victimRole === "sender" ? /; \S*big\.bin is unchanged$/m : /; \S*copy\.bin was not created/m, `${what}\n${mine.stderr}`);
       assert.equal(theirs.code, 1, `${what}\n${theirs.stderr}`);
-      assert.match(theirs.stderr, new RegExp(`the peer gave up: interrupted \\(${signal}\\)`), `${what}\n${theirs.stderr}`);
+      assert.match(theirs.stderr, new RegExp(`the ${victimRole} stopped: interrupted \\(${signal}\\) while `), `${what}\n${theirs.stderr}`);
       assert.ok(!w.list(w.dpu).some((name) => name !== "copy.bin"), `${what}: a temporary file was left`);
       assert.ok(!w.list(w.dpu).includes("copy.bin"), `${what}: a file was committed`);
     }
@@ -200,7 +202,7 @@ describe("rdma-ping: a side that stops tells the other why", { skip: noRdma }, (
       assert.equal(mine.code, 143, mine.stderr);
       assert.match(mine.stderr, /interrupted \(SIGTERM\)/);
       assert.equal(theirs.code, 1, theirs.stderr);
-      assert.match(theirs.stderr, new RegExp(`the peer gave up: ${stopped} side: interrupted \\(SIGTERM\\)`), theirs.stderr);
+      assert.match(theirs.stderr, new RegExp(`the ${stopped} side stopped: interrupted \\(SIGTERM\\)`), theirs.stderr);
     });
   }
 });
@@ -283,8 +285,8 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
       });
       assert.equal(r.code, 1, r.stderr);
       assert.ok(!/^rdma-copy: sent/m.test(r.stderr), `a forged line reached the output:\n${r.stderr}`);
-      if (lie === "abort-text") assert.match(r.stderr, /error: the peer gave up: disk full\\x0ardma-copy: sent FILE/);
-      else assert.match(r.stderr, /error: the peer gave up: a reason that is not text/);
+      if (lie === "abort-text") assert.match(r.stderr, /error: the receiver failed: disk full\\x0ardma-copy: sent FILE/);
+      else assert.match(r.stderr, /error: the receiver failed: a reason that is not text/);
     }
   });
 
