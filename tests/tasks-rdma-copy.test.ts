@@ -172,6 +172,29 @@ describe("rdma-copy: a stop at any moment reaches the peer as its reason (issue 
   });
 });
 
+describe("rdma-copy: a peer killed outright (SIGKILL) mid-copy", { skip: noRdma }, () => {
+  // No ABORT can come from a killed process: the survivor says its peer vanished, by its role, in one sentence
+  // (it printed "doca_rdma_task_write failed: DOCA_ERROR_CONNECTION_RESET (Connection reset by peer)", issue 32 n1 item 5).
+  test("SIGKILL to the receiver: the sender says the receiver disconnected, not DOCA's raw error", { timeout: 300_000 }, async () => {
+    const w = space("rdma-kill");
+    const src = join(w.host, "big.bin"), dst = join(w.dpu, "copy.bin");
+    writePatternFile(src, 64 * 1024 * 1024, 7);
+    const p = port();
+    const recv = spawnRuntime(COPY, { args: ["--receive", dst, "--listen", `127.0.0.1:${p}`, "--timeout", "30"], env: w.env });
+    const deadline = Date.now() + 60_000;
+    while (!/listening/.test(recv.stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const send = spawnRuntime(COPY, { args: ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "16384", "--slots", "1", "--timeout", "30"], env: w.env });
+    while (w.list(w.dpu).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 200));
+    process.kill(recv.process.pid!, "SIGKILL");
+    const [sr] = await Promise.all([finished(send, "sender"), finished(recv, "receiver")]);
+    assert.equal(sr.code, 1, sr.stderr);
+    // (stderr comes prefixed with "sender: " by finished())
+    assert.match(sr.stderr, /rdma-copy: error: (the receiver disconnected (while .* )?\(|gave up .* the receiver did not)/, sr.stderr);
+    assert.doesNotMatch(sr.stderr, /error: doca_/, sr.stderr);
+  });
+});
+
 describe("rdma-ping between two processes", { skip: noRdma }, () => {
   test("round trips with latency percentiles", { timeout: 180_000 }, async () => {
     const w = space("rdma-ping");

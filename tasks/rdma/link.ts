@@ -267,6 +267,8 @@ export class Channel {
   #recvSeq = 0;
   readonly #held = new Map<number, Message>();
   #lost: Error | undefined;
+  /** What DOCA said when the connection ended (for "the receiver disconnected while … (detail)"). */
+  #lostDetail = "";
   /** The peer's ABORT once read, whoever read it (a wait abandoned after another part failed may have). */
   #peerAbort: PeerAbortError | undefined;
   readonly #lostWaiters = new Set<(e: Error) => void>();
@@ -279,7 +281,8 @@ export class Channel {
       this.#bufs.push(this.#inventory.bufByAddr(this.#mmap, this.#memory.address + i * Channel.MAX_MESSAGE, Channel.MAX_MESSAGE));
     }
     connection.onDisconnect((reason) => {
-      this.#lost = new Error(peerVanished(this.peer, reason instanceof Error ? reason.message : String(reason)));
+      this.#lostDetail = reason instanceof Error ? reason.message : String(reason);
+      this.#lost = new Error(peerVanished(this.peer, this.#lostDetail));
       for (const w of this.#lostWaiters) w(this.#lost);
     });
   }
@@ -389,10 +392,10 @@ export class Channel {
       });
     }
     const raced = new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(peerSilent(what, this.timeoutMs, "the peer"))), this.timeoutMs);
+      const timer = setTimeout(() => done(new Error(peerSilent(what, this.timeoutMs, this.peer))), this.timeoutMs);
       // The peer's disconnection is delivered inside the progress call that may also have completed `p` (a send
       // acknowledged just before the peer closed): let `p` settle first, so what did complete counts.
-      const onLost = (e: Error) => setTimeout(() => done(new Error(`${e.message} while ${what}`)), 0);
+      const onLost = () => setTimeout(() => done(new Error(peerVanished(this.peer, this.#lostDetail, what))), 0);
       const done = (e: Error | undefined, v?: T) => {
         clearTimeout(timer);
         this.#lostWaiters.delete(onLost);
