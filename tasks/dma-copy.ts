@@ -203,7 +203,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
 }
 
 /**
- * An interruption says what this side was doing (unless its own words already say it) and what it left behind: the
+ * An interruption says what this side was doing (`doing`, left out where its own words say it) and what it left behind: the
  * file unchanged, or not created, with "the partial data is removed" only once a peer may have sent some. Other
  * errors pass unchanged.
  */
@@ -212,7 +212,7 @@ function interrupted(e: unknown, doing: string | undefined, local: LocalFile, op
   const left = local.have
     ? `${options.file} is unchanged`
     : `${options.file} was not created${peerCame ? " (the partial data is removed)" : ""}`;
-  const context = doing && !e.message.includes(doing) ? ` (${doing})` : "";
+  const context = doing ? ` (${doing})` : "";
   const error = new InterruptedError(e.signal, `${speakerOf(options.side)}: ${e.message}${context}; ${left}`);
   described.add(error);
   return error;

@@ -5,6 +5,7 @@
  */
 import { printable } from "../../ffi/engine/printable.ts";
 import { readFlagFile, readSmallRegularFile } from "./input-file.ts";
+import { isMissingPermission } from "./permission.ts";
 
 /** Removes // and /* *\/ comments outside JSON strings. */
 export function stripJsonComments(text: string): string {
@@ -41,7 +42,13 @@ const MAX_CONFIG_BYTES = 1 << 20;
  * errors name the path as given (`shownAs`) and quote the JSON parser's text escaped, so it stays on one line.
  */
 export function readJsonConfig(path: string, shownAs = path): Record<string, string | boolean> {
-  const bytes = readSmallRegularFile(path, MAX_CONFIG_BYTES, shownAs);
+  let bytes: Uint8Array;
+  try {
+    bytes = readSmallRegularFile(path, MAX_CONFIG_BYTES, shownAs);
+  } catch (e) {
+    if (isMissingPermission(e)) throw e;
+    throw new Error(`-j/--json: ${(e as Error).message}`, { cause: e });
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(stripJsonComments(new TextDecoder().decode(bytes)));

@@ -130,8 +130,7 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
       fromFile = readJsonConfig(jsonPath);
     } catch (e) {
       if (isMissingPermission(e)) throw e;
-      const message = (e as Error).message;
-      throw new UsageError(message.startsWith("-j/--json ") ? message : `-j/--json: ${message}`);
+      throw new UsageError((e as Error).message);
     }
     for (const key of Object.keys(fromFile)) {
       if (!(key in FLAGS) || key === "json") throw new UsageError(`-j/--json ${jsonPath}: unknown flag "${printable(key, 100)}"`);
