@@ -9,7 +9,7 @@ import { ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
-import { peerLeft, tellPeerWhy, unlessStopNotice } from "./comch/stop-notice.ts";
+import { peerLeft, unlessStopNotice } from "./comch/stop-notice.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
@@ -120,7 +120,8 @@ export async function runComchServer(opts: {
         });
       }
     } catch (e) {
-      await tellPeerWhy(conn, e); // a doca-ts client hears why (stop-notice.ts); NVIDIA's sample reads an empty text
+      // The server tells its client nothing: NVIDIA's sample client, waiting for its answer, would take any message
+      // as that answer and end as if served. The client words the server's departure itself (stop-notice.ts).
       throw e;
     }
   } finally {

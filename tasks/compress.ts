@@ -164,7 +164,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.json) printJson(result);
   else {
     const ratio = result.inputBytes ? ((100 * result.outputBytes) / result.inputBytes).toFixed(1) : "-";
-    print(`compress: ${positionals[0]}: ${formatBytes(result.inputBytes)} -> ${formatBytes(result.outputBytes)} (${ratio} %), ` +
+    print(`compress: ${positionals[0]}: ${formatBytes(result.inputBytes)} → ${formatBytes(result.outputBytes)} (${ratio} %), ` +
       `${result.members} deflate task(s) on ${result.device}, ${formatRate(result.inputBytes, result.seconds)}`);
   }
   return 0;

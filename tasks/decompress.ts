@@ -386,7 +386,7 @@ async function main(argv: string[]): Promise<number> {
   }).finally(() => progress.end());
   if (values.json) printJson(result);
   else {
-    print(`decompress: ${positionals[0]}: ${result.format}, ${formatBytes(result.inputBytes)} -> ${formatBytes(result.outputBytes)}, ` +
+    print(`decompress: ${positionals[0]}: ${result.format}, ${formatBytes(result.inputBytes)} → ${formatBytes(result.outputBytes)}, ` +
       `${result.tasks} task(s) on ${result.device}, ${formatRate(result.outputBytes, result.seconds)}`);
   }
   return 0;

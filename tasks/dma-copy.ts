@@ -83,6 +83,9 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   }
   // One receiver per target: another copy writing this name makes this one fail now, not after connecting.
   if (!local.have) TargetLock.checkFree(options.file);
+  // The software device reads its side once, at its first listing: options.side decides it here as --side does in
+  // the CLI, so a program calling dmaCopy({ side: "dpu" }) needs no DOCA_SIM_SIDE (harmless with real DOCA)
+  applySide(options.side);
   using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   const showBar = !options.quiet && !options.jsonOutput && process.stderr.isTTY === true;
@@ -93,7 +96,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
     messenger,
     log,
     signal,
-    progress: (total) => new ProgressBar(total, showBar),
+    progress: (total) => new ProgressBar(speakerOf(options.side), total, { enabled: showBar }),
   });
   log.debug(`device ${device.info.pciAddr}; ${local.have ? `have ${options.file} (${local.size} bytes)` : `will create ${options.file}`}`);
 
@@ -109,7 +112,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       signal,
       `connecting to the DPU side's Comch server "${options.serverName}"`,
     ).catch((e: Error) => {
-      if (e instanceof InterruptedError) throw interrupted(e, doing("the DPU side"), local, options);
+      if (e instanceof InterruptedError) throw interrupted(e, doing("the DPU side"), local, options, { peerCame: false });
       throw new PeerLostError(
         `could not reach the DPU side: no Comch server "${options.serverName}" accepted within ` +
           `${options.timeoutMs / 1000} s (--timeout); ${likelyCauses("dpu", options.serverName)}` +
@@ -176,7 +179,8 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
         throw interrupted(e, doing("the host side"), local, options);
       }
     } catch (e) {
-      throw interrupted(e, "waiting for the host side", local, options);
+      // Reached only before a host connected (the inner catch describes the rest): nothing was received yet
+      throw interrupted(e, undefined, local, options, { peerCame: false });
     } finally {
       turnAway?.stop();
       // A close that fails after the copy failed must not replace the reason (the host's, or the stop's): a host
@@ -199,11 +203,18 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   };
 }
 
-/** An interruption says what this side was doing and what it left behind; other errors pass unchanged. */
-function interrupted(e: unknown, doing: string, local: LocalFile, options: DmaCopyOptions): unknown {
+/**
+ * An interruption says what this side was doing (`doing`, left out where its own words say it) and what it left behind: the
+ * file unchanged, or not created, with "the partial data is removed" only once a peer may have sent some. Other
+ * errors pass unchanged.
+ */
+function interrupted(e: unknown, doing: string | undefined, local: LocalFile, options: DmaCopyOptions, { peerCame = true } = {}): unknown {
   if (!(e instanceof InterruptedError) || described.has(e)) return e;
-  const left = local.have ? `${options.file} is unchanged` : `${options.file} was not created (the partial data is removed)`;
-  const error = new InterruptedError(e.signal, `${speakerOf(options.side)}: ${e.message} (${doing}); ${left}`);
+  const left = local.have
+    ? `${options.file} is unchanged`
+    : `${options.file} was not created${peerCame ? " (the partial data is removed)" : ""}`;
+  const context = doing ? ` (${doing})` : "";
+  const error = new InterruptedError(e.signal, `${speakerOf(options.side)}: ${e.message}${context}; ${left}`);
   described.add(error);
   return error;
 }

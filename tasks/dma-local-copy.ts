@@ -115,6 +115,8 @@ async function main(argv: string[]): Promise<number> {
     if (n > max) throw tooLarge(new LocalCopySizeError(n, max));
     data = new Uint8Array(n).map((_, i) => (i * 31 + 7) & 0xff);
   } else {
+    // An empty text is no copy at all (a DMA buffer holds at least one byte): said before the device is asked
+    if (values.text === "") throw new UsageError(`-t/--text: the text is empty; give at least one character to copy`);
     data = new TextEncoder().encode(values.text ?? "This is a sample piece of text");
   }
   const { copy, ...result } = await dmaLocalCopy(data, values["pci-addr"]).catch((e) => {

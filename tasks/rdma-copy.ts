@@ -19,12 +19,14 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError, printJson } from "./common/output.ts";
 import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
+import { meansPeerGone, peerVanished } from "./common/peer-words.ts";
 import { ProgressBar } from "./transfer/progress.ts";
 import { formatBytes, formatDuration, formatRate } from "./common/units.ts";
 import { optionsToRun } from "./common/task-flags.ts";
 import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-copy/options.ts";
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
 import { checkTargetFolder, TargetLock } from "./transfer/atomic-file.ts";
+import { refuseNonFileOutput } from "./transfer/output-name.ts";
 import { rethrowMissingPermission } from "./common/permission.ts";
 import { checkOptions, checkRunOptions, type OptionRules, PATH } from "./common/options-check.ts";
 
@@ -63,6 +65,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     size = stat.size;
   } else {
     // A receiver that could not create the file says so before it waits for a sender (again once the size is known)
+    refuseNonFileOutput(options.file, options.file, "--receive", "rdma-copy");
     checkTargetFolder(options.file, undefined, options.file, undefined, "--receive");
     TargetLock.checkFree(options.file); // another receiver, or a stranger's FIFO at the lock's name: said before listening
   }
@@ -71,7 +74,10 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
   const showBar = !options.quiet && !options.jsonOutput && process.stderr.isTTY === true;
   // The side whose window the peer reaches needs that access on its context and window.
   const exposes = options.role === "receive" ? Access.RDMA_WRITE : Access.RDMA_READ;
+  // The peer by its role, in every sentence about what it did ("the receiver stopped: …", peer-words.ts)
+  const peer = options.role === "send" ? "the receiver" : "the sender";
   const link = await Link.open({
+    peer,
     device,
     pe,
     endpoint: options.endpoint,
@@ -80,13 +86,15 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     signal: run.signal,
     permissions: exposes,
     onListening: options.quiet ? undefined : (what) => printError(`rdma-copy: ${what}`),
+  }).catch((e) => {
+    throw leftBehind(e, options, false); // stopped before any peer came: nothing was received
   });
   // Windows are released after the link closed (its context stopped): see sendFile.
   const releases: (() => void)[] = [];
   const defer = (release: () => void) => releases.push(release);
   try {
     if (options.role === "send") {
-      const bar = new ProgressBar(size, showBar);
+      const bar = new ProgressBar("rdma-copy", size, { enabled: showBar });
       try {
         return await sendFile(link, options.file, size, { mode: options.mode, chunk: options.chunk, slots: options.slots, progress: bar, defer });
       } finally {
@@ -95,7 +103,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
     }
     return await receiveFile(link, options.file, {
       maxChunk: device.info.caps.rdma?.maxMessageSize || undefined,
-      progress: (total) => new ProgressBar(total, showBar),
+      progress: (total) => new ProgressBar("rdma-copy", total, { enabled: showBar }),
       defer,
       warn: (message) => printError(`rdma-copy: warning: ${message}`),
     });
@@ -105,15 +113,24 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
       const why = await link.channel.lastWords();
       if (why) throw why;
     }
-    // Tell the peer (unless it told us, or it is gone); a Ctrl-C says so in its reason.
-    if (!(e instanceof PeerAbortError)) {
-      await link.channel.abort(e instanceof InterruptedError ? `interrupted (${e.signal})` : (e as Error).message ?? String(e));
-    }
-    throw e;
+    // Tell the peer (unless it told us, or it is gone); a Ctrl-C says so in its reason, with what this side was doing.
+    if (!(e instanceof PeerAbortError)) await link.channel.abort((e as Error).message ?? String(e));
+    // A peer gone without a word (its process killed): one sentence, not DOCA's CONNECTION_RESET of our last write
+    if (meansPeerGone(e)) throw new Error(peerVanished(peer, (e as Error).message), { cause: e });
+    throw leftBehind(e, options);
   } finally {
     await link.close().catch(() => {});
     for (const release of releases.reverse()) release();
   }
+}
+
+/** A stop names the file and its state, as dma-copy's does: the source unchanged, the target not created. */
+function leftBehind(e: unknown, options: RdmaCopyOptions, peerCame = true): unknown {
+  if (!(e instanceof InterruptedError)) return e;
+  const state = options.role === "send"
+    ? `${options.file} is unchanged`
+    : `${options.file} was not created${peerCame ? " (the partial data is removed)" : ""}`;
+  return new InterruptedError(e.signal, `${e.message}; ${state}`);
 }
 
 if (isMain(import.meta)) {

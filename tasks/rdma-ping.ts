@@ -21,6 +21,7 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { formatMicrosAll } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
+import { meansPeerGone, peerVanished } from "./common/peer-words.ts";
 import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
 import { optionsToRun, type ParsedCommand, taskFlags } from "./common/task-flags.ts";
 import { checkOptions, checkRunOptions, type OptionRules } from "./common/options-check.ts";
@@ -116,7 +117,9 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; 
   checkRunOptions("rdmaPing", run, true);
   using device = openRdmaDevice(o.device);
   using pe = new ProgressEngine();
-  const link = await Link.open({ device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0,
+  // The peer by its role, in every sentence about what it did ("the echoing side stopped: …", peer-words.ts)
+  const peer = o.endpoint.listen ? "the pinging side" : "the echoing side";
+  const link = await Link.open({ peer, device, pe, endpoint: o.endpoint, exchange: o.exchange, timeoutMs: o.timeoutMs, signal: run.signal, permissions: 0,
     onListening: (what) => printError(`rdma-ping: ${what}`),
   });
   const memory = NativeMemory.alloc(Channel.MAX_MESSAGE);
@@ -158,11 +161,11 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; 
         const echo = await bound(link.rdma.recv(), `waiting for echo ${i + 1}`);
         rtts.push((performance.now() - t0) * 1000);
         if (echo.bytes.length !== size || echo.bytes.some((b) => b !== (i & 0xff))) {
-          throw peerAbort(echo.bytes) ?? new ProtocolError(`echo ${i + 1} differs from what was sent`);
+          throw peerAbort(echo.bytes, peer) ?? new ProtocolError(`echo ${i + 1} differs from what was sent`);
         }
       } else {
         const m = await bound(link.rdma.recv(), `waiting for ping ${i + 1}`);
-        const aborted = peerAbort(m.bytes);
+        const aborted = peerAbort(m.bytes, peer);
         if (aborted) throw aborted;
         if (m.bytes.length > Channel.MAX_MESSAGE) throw new ProtocolError("ping larger than agreed");
         memory.bytes.set(m.bytes, 0);
@@ -181,11 +184,13 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; 
     if (e instanceof PeerAbortError) throw e;
     // A failure the peer's stopping caused (our send reset by its leaving): its reason, when already here, says more.
     if (!run.signal?.aborted) {
-      const theirs = await queuedAbort(link.rdma, 300);
+      const theirs = await queuedAbort(link.rdma, 300, peer);
       if (theirs) throw theirs;
     }
-    // Tell the peer why we stop (an interruption, a timeout, a bad echo), as rdma-copy does.
-    await channel.abort(`${o.endpoint.listen ? "echoing" : "pinging"} side: ${(e as Error).message}`);
+    // Tell the peer why we stop (an interruption, a timeout, a bad echo), as rdma-copy does: it names our role itself
+    await channel.abort((e as Error).message);
+    // A peer gone without a word (its process killed): one sentence, not DOCA's CONNECTION_RESET of our last send
+    if (meansPeerGone(e)) throw new Error(peerVanished(peer, (e as Error).message), { cause: e });
     throw e;
   } finally {
     await link.close().catch(() => {});
@@ -199,21 +204,21 @@ export async function rdmaPing(o: RdmaPingOptions, run: { signal?: AbortSignal; 
  * A message of the round-trip loop that is the peer's ABORT control message (JSON: it stopped and says why), as the
  * error to report; undefined for anything else (pings and echoes are one repeated byte, never a JSON object).
  */
-function peerAbort(bytes: Uint8Array): PeerAbortError | undefined {
+function peerAbort(bytes: Uint8Array, peer: string): PeerAbortError | undefined {
   if (bytes.length < 2 || bytes[0] !== 0x7b || bytes[1] !== 0x22) return undefined; // '{"'
   try {
     const m = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as { type?: unknown; reason?: unknown };
-    if (m?.type === "ABORT") return peerGaveUp(m.reason);
+    if (m?.type === "ABORT") return peerGaveUp(m.reason, peer);
   } catch { /* not a control message */ }
   return undefined;
 }
 
 /** The peer's ABORT among the messages already received (looked for during `ms` at most), if any. */
-async function queuedAbort(rdma: { recv(o: { timeoutMs?: number }): Promise<{ bytes: Uint8Array }> }, ms: number): Promise<PeerAbortError | undefined> {
+async function queuedAbort(rdma: { recv(o: { timeoutMs?: number }): Promise<{ bytes: Uint8Array }> }, ms: number, peer: string): Promise<PeerAbortError | undefined> {
   const deadline = Date.now() + ms;
   for (let left = ms; left > 0; left = deadline - Date.now()) {
     try {
-      const aborted = peerAbort((await rdma.recv({ timeoutMs: left })).bytes);
+      const aborted = peerAbort((await rdma.recv({ timeoutMs: left })).bytes, peer);
       if (aborted) return aborted;
     } catch {
       return undefined;

@@ -27,7 +27,7 @@ describe("accelerator tasks: flags", () => {
     test(`${name} --bogus: exit 2, one short line`, { timeout: 90_000 }, async () => {
       const r = await run(name, ["--bogus", "plain"]);
       assert.equal(r.code, 2, r.stderr);
-      assert.equal(r.stderr, `${name}: error: Unknown option '--bogus' (see --help)\n`);
+      assert.equal(r.stderr, `${name}: error: unknown flag "--bogus" (see --help)\n`);
     });
   }
 

@@ -101,6 +101,9 @@ describe("accelerator tasks: a folder as the output is a usage error before any 
         assert.equal(r.code, 2, r.stderr);
         assert.match(r.stderr, new RegExp(`^${name}: error: -o/--output: \\S*adir is a folder, not a file: the output must be a file name`));
         assert.match(r.stderr, /\(see --help\)/);
+        // the rule after it names only a flag the task has (issue 32 n1 item 3: rdma-copy spoke of --force)
+        if (forced.length === 1) assert.match(r.stderr, new RegExp(`\\(${name} never replaces anything\\)`));
+        if (forced.length === 1) assert.doesNotMatch(r.stderr, /--force/);
       });
     }
   }

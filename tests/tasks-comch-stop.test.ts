@@ -1,7 +1,7 @@
 /**
- * Comch's peers tell each other why they stop (issue 32 #4, #5): comch-server and comch-client hear the other's
- * reason (a Ctrl-C, a SIGTERM) or, without one, "the … side closed the connection (it stopped or failed; …)", never
- * the FFI's "connection is closed"; comch-stream's DPU gives up on a silent host in the one sentence of
+ * Comch's peers say why the other left (issue 32 #4, #5): comch-server hears its client's reason (a Ctrl-C, a
+ * SIGTERM), comch-client words its server's departure ("the … side closed the connection (it stopped or failed; …)":
+ * the server sends no notice, which NVIDIA's client would take for its answer), never the FFI's "connection is closed"; comch-stream's DPU gives up on a silent host in the one sentence of
  * tasks/README.md and the host, resumed, hears it or "the DPU side disconnected (…)", never a raw DOCA error.
  */
 import { after, describe, test } from "node:test";
@@ -45,13 +45,14 @@ describe("comch-server and comch-client: the peer is told why", () => {
     assert.doesNotMatch(s.stderr, /connection is closed/);
   });
 
-  test("SIGTERM on the server: the client says the DPU side stopped and why (exit 1)", { timeout: 240_000 }, async () => {
+  test("SIGTERM on the server: the client says the DPU side closed the connection, in words (exit 1)", { timeout: 240_000 }, async () => {
     const { server, client } = await pair("cs-server-term");
     server.signal!("SIGTERM");
     const [c, s] = await Promise.all([client.done, server.done]);
     assert.equal(s.code, 143, s.stderr);
     assert.equal(c.code, 1, c.stderr);
-    assert.match(c.stderr, /^comch-client: error: the DPU side stopped: interrupted \(SIGTERM\) while waiting for message \d+ of 1000000 from the host side$/m);
+    // no notice from the server (NVIDIA's client would take it as its answer): the client says the DPU side left
+    assert.match(c.stderr, /^comch-client: error: the DPU side closed the connection .*\(it stopped or failed; its own output says why\)$/m);
     assert.doesNotMatch(c.stderr, /connection is closed/);
   });
 

@@ -126,9 +126,24 @@ describe("one convention for every task", () => {
     const r = await startChild(task("comch-client"), ["--timeout", "2"], { DOCA_SIM_SIDE: "dpu", DOCA_SIM_DIR: sim }, 50_000).done;
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /^comch-client: error: .*DOCA_SIM_SIDE=dpu chose the side \(--side host overrides it\)/);
+    // not the device's bare DOCA_ERROR_NOT_SUPPORTED: which side, and what sets it (issue 32 n1 item 6)
+    assert.match(r.stderr, /a Comch client must run on the host side: .*--side host \(or DOCA_SIM_SIDE=host/);
+    assert.doesNotMatch(r.stderr, /NOT_SUPPORTED/);
     const d = await startChild(task("dma-copy"), ["-f", join(sim, "x.bin")], { DOCA_SIM_SIDE: "dpu", DOCA_SIM_DIR: sim }, 50_000).done;
     assert.notEqual(d.code, 0);
     assert.match(d.stderr, /missing -r\/--rep-pci.*DOCA_SIM_SIDE=dpu chose the side/);
+  });
+
+  test("a DOCA_SIM_SIDE that is neither host nor dpu is named as the variable, not as --side", { timeout: 60_000 }, async () => {
+    const sim = mkdtempSync(join(tmpdir(), "doca-ts-conv-"));
+    scratch.push(sim);
+    const r = await startChild(task("devices"), [], { DOCA_SIM_SIDE: "DPU", DOCA_SIM_DIR: sim }, 50_000).done;
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^devices: error: the environment variable DOCA_SIM_SIDE="DPU" is neither host nor dpu \(lower case\)/);
+    assert.doesNotMatch(r.stderr, /--side: expected/);
+    const d = await startChild(task("dma-copy"), ["-f", join(sim, "x.bin")], { DOCA_SIM_SIDE: "DPU", DOCA_SIM_DIR: sim }, 50_000).done;
+    assert.equal(d.code, 2, d.stderr);
+    assert.match(d.stderr, /DOCA_SIM_SIDE="DPU" is neither host nor dpu/);
   });
 
   test("a Comch timeout lists its likely causes and names the software device's default folder", { timeout: 60_000 }, async () => {

@@ -98,6 +98,8 @@ test("dma-copy's --help promises nothing it does not do (no 'nothing on failure'
   assert.doesNotMatch(r.stdout, /nothing on failure/);
   assert.match(r.stdout, /Ctrl-C/);
   assert.match(r.stdout, /the sender exits 0 only after that/);
+  // the one setting both sides must share, with its default (issue 32 n1 item 6: only doctor's help named it)
+  assert.match(r.stdout, /DOCA_SIM_DIR, by default \$XDG_RUNTIME_DIR\/doca-sim, else\s+\/tmp\/doca-sim-<your uid>/);
 });
 
 describe("usage errors exit 2 and name the flag", () => {
@@ -148,8 +150,10 @@ describe("usage errors exit 2 and name the flag", () => {
     ["rdma-demo.ts", ["--size", "0"], /--size/],
     // a folder as the file a copy writes: a usage error before any work (issue 32 item 3)
     ["dma-copy.ts", ["-f", "/tmp"], /-f\/--file: \/tmp is a folder: a copy sends or receives a regular file/],
-    ["rdma-copy.ts", ["--receive", "/tmp", "--listen", "127.0.0.1:7471"], /--receive: \/tmp is a folder, not a file: the output must be a file name/],
+    ["rdma-copy.ts", ["--receive", "/tmp", "--listen", "127.0.0.1:7471"], /--receive: \/tmp is a folder, not a file: the output must be a file name \(rdma-copy never replaces anything\)/],
     ["rdma-demo.ts", ["--size", "99999999999"], /--size: 99999999999 is too large \(at most 1073741824\)/],
+    // an empty text is said as such, not as "0 bytes is more than the device's largest DMA buffer" (issue 32 n1 item 6)
+    ["dma-local-copy.ts", ["-t", ""], /-t\/--text: the text is empty; give at least one character to copy/],
   ];
   for (const [name, args, pattern] of cases) {
     test(`${name} ${args.join(" ")}`, async () => {

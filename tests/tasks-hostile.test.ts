@@ -119,7 +119,7 @@ describe("a peer's reason beats the errors its stopping causes", () => {
     assert.equal(host.code, 0, host.stderr);
     const d = await dpu.done;
     assert.notEqual(d.code, 0, d.stderr);
-    assert.match(d.stderr, /peer failed: host: interrupted \(SIGINT\) while sending/, d.stderr);
+    assert.match(d.stderr, /the host side stopped: interrupted \(SIGINT\) while sending/, d.stderr);
     assert.doesNotMatch(d.stderr, /cannot be imported here/);
     assert.deepEqual(w.list(w.dpu), []);
   });

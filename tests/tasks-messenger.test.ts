@@ -50,7 +50,7 @@ test("two waiters: the one that gets the failure STATUS reports the reason anoth
   channel.deliver(encodeStatus(false));
   const error = await dmaFailed;
   assert.ok(error instanceof PeerFailedError, String(error));
-  assert.match(error.message, /^peer failed: host: interrupted \(SIGINT\) while sending$/);
+  assert.match(error.message, /^the host side stopped: interrupted \(SIGINT\) while sending$/);
   await chunkLoop;
 });
 
@@ -71,7 +71,7 @@ test("two waiters: the one that sees the disconnect reports the reason and STATU
     channel.disconnect();
     const chunkLoop = await (first ? a : b);
     assert.ok(chunkLoop instanceof PeerFailedError, `${order}: ${chunkLoop}`);
-    assert.match(chunkLoop.message, /peer failed: DPU: interrupted \(SIGPIPE: stderr closed\)/, order);
+    assert.match(chunkLoop.message, /the DPU side stopped: interrupted \(SIGPIPE: stderr closed\)/, order);
   }
 });
 
@@ -85,7 +85,8 @@ test("one waiter: the reason then the status, in one call or across calls", asyn
     channel.deliver(encodeStatus(false));
     const error = await waiting;
     assert.ok(error instanceof PeerFailedError, String(error));
-    assert.match(error.message, /DPU: disk full/);
+    // a failure that is not a stop: "failed", the peer named once by its role (issue 32 n1 item 5)
+    assert.equal(error.message, "the DPU side failed: disk full");
   }
 });
 

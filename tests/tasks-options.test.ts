@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseDmaCopyArgs, UsageError } from "../tasks/dma-copy/options.ts";
 import { parseLogLevel } from "../tasks/common/log-level.ts";
-import { stripJsonComments } from "../tasks/common/json-config.ts";
+import { readJsonFlagFile, stripJsonComments } from "../tasks/common/json-config.ts";
+import { readFlagFile } from "../tasks/common/input-file.ts";
 import { SHARED_FLAGS, taskFlags } from "../tasks/common/task-flags.ts";
 
 const noEnv = {};
@@ -114,6 +115,45 @@ describe("dma-copy --json", () => {
     usage(["-j", write("nofile.json", `{"pci-addr": "b1:00.1"}`)], /missing -f/);
     assert.throws(() => parseDmaCopyArgs(["-j", write("broken.json", "{")]), /broken\.json/);
     assert.throws(() => parseDmaCopyArgs(["-j", join(dir, "absent.json")]), /absent\.json/);
+  });
+
+  test("-j FILE: a relative path is relative to the folder the command ran from (INIT_CWD), as -f is", () => {
+    write("relative.json", JSON.stringify({ file: "in.bin" }));
+    const o = run(["-j", "relative.json"], { INIT_CWD: dir });
+    assert.equal(o.file, join(dir, "in.bin"));
+  });
+
+  test("-j FILE errors are the tasks' own words: no raw ENOENT/EISDIR, the parser's text on one line", () => {
+    const absent = join(dir, "absent.json");
+    usage(["-j", "absent.json"], new RegExp(`^-j/--json: cannot open ${absent.replaceAll(".", "\\.")}: no such file$`), { INIT_CWD: dir });
+    usage(["-j", dir], /^-j\/--json: .* is a folder: only a regular file is accepted/);
+    const bad = write("bad3.json", "x\u001b[31mRED\r\n");
+    usage(["-j", bad], /^-j\/--json .*bad3\.json: not valid JSON: /);
+    assert.throws(() => parseDmaCopyArgs(["-j", bad], noEnv), (e: Error) => {
+      // deno-lint-ignore no-control-regex -- no control character may reach the terminal
+      assert.doesNotMatch(e.message, /[\u0000-\u001f]/, e.message);
+      assert.doesNotMatch(e.message, /ENOENT|EISDIR/);
+      return true;
+    });
+  });
+
+  test("a bare --json names the flag and points to --json-output (not parseArgs' raw text)", () => {
+    usage(["--json"], /^-j\/--json needs a value \(.*--json-output\)$/);
+    usage(["-f", "x", "-j"], /^-j\/--json needs a value /);
+    usage(["--json", "--quiet"], /^-j\/--json needs a value, and the word after it starts with "-" .*--json-output/);
+    usage(["--quiet=yes"], /^--quiet takes no value$/);
+    usage(["--colour", "x"], /^unknown flag "--colour"$/);
+    for (const argv of [["--json"], ["--json", "--quiet"], ["--quiet=1"], ["--bogus"]]) {
+      assert.throws(() => parseDmaCopyArgs(argv, noEnv), (e: Error) => !/Option '|Unknown option|\n/.test(e.message));
+    }
+  });
+
+  test("the steps' file flags (--in, --write, --descriptor, --send) resolve and refuse a path in the same words", () => {
+    write("in.bin", "abc");
+    assert.deepEqual([...readFlagFile("--in", "in.bin", 10, { INIT_CWD: dir }).bytes], [97, 98, 99]);
+    assert.throws(() => readFlagFile("--in", "nosuch.bin", 10, { INIT_CWD: dir }), (e: Error) => e.message === `--in: cannot open ${join(dir, "nosuch.bin")}: no such file`);
+    assert.throws(() => readFlagFile("--write", dir, 10), (e: Error) => /^--write: .* is a folder: only a regular file is accepted/.test(e.message));
+    assert.throws(() => readJsonFlagFile("--descriptor", write("desc.json", "{\n\"a\":\n")), (e: Error) => /^--descriptor .*desc\.json: not valid JSON: /.test(e.message) && !e.message.includes("\n"));
   });
 
   test("comment stripping leaves strings alone", () => {

@@ -68,6 +68,8 @@ describe("every line a task prints for a person begins with the task's name (tas
     const lines = (r.stdout + r.stderr).split("\n").filter((line) => line !== "");
     assert.ok(lines.length > 0, `${name} printed something`);
     for (const line of lines) assert.ok(line.startsWith(`${name}: `), `${name} ${args.join(" ")}: a line without the task's name: ${JSON.stringify(line)}`);
+    // one arrow for "from → to" in every task (compress and decompress printed "->", issue 32 n1 item 6)
+    for (const line of lines) assert.ok(!line.includes("->"), `${name}: ASCII arrow: ${JSON.stringify(line)}`);
   }
 
   test("the accelerator tasks, the local copy and the steps", { timeout: 400_000 }, async () => {

@@ -166,12 +166,37 @@ describe("rdma-copy: a stop at any moment reaches the peer as its reason (issue 
       landed++;
       assert.equal(mine.code, signal === "SIGTERM" ? 143 : 130, `${what}\n${mine.stderr}`);
       assert.match(mine.stderr, new RegExp(`interrupted \\(${signal}\\)`), what);
+      // the stopped side names its file and its state, as dma-copy's does (issue 32 n1 item 5)
+      assert.match(mine.stderr, victimRole === "sender" ? /; \S*big\.bin is unchanged$/m : /; \S*copy\.bin was not created/m, `${what}\n${mine.stderr}`);
       assert.equal(theirs.code, 1, `${what}\n${theirs.stderr}`);
-      assert.match(theirs.stderr, new RegExp(`the peer gave up: interrupted \\(${signal}\\)`), `${what}\n${theirs.stderr}`);
+      assert.match(theirs.stderr, new RegExp(`the ${victimRole} stopped: interrupted \\(${signal}\\) while `), `${what}\n${theirs.stderr}`);
       assert.ok(!w.list(w.dpu).some((name) => name !== "copy.bin"), `${what}: a temporary file was left`);
       assert.ok(!w.list(w.dpu).includes("copy.bin"), `${what}: a file was committed`);
     }
     assert.ok(landed >= 4, `only ${landed} of 8 stops landed before the copy finished`);
+  });
+});
+
+describe("rdma-copy: a peer killed outright (SIGKILL) mid-copy", { skip: noRdma }, () => {
+  // No ABORT can come from a killed process: the survivor says its peer vanished, by its role, in one sentence
+  // (it printed "doca_rdma_task_write failed: DOCA_ERROR_CONNECTION_RESET (Connection reset by peer)", issue 32 n1 item 5).
+  test("SIGKILL to the receiver: the sender says the receiver disconnected, not DOCA's raw error", { timeout: 300_000 }, async () => {
+    const w = space("rdma-kill");
+    const src = join(w.host, "big.bin"), dst = join(w.dpu, "copy.bin");
+    writePatternFile(src, 64 * 1024 * 1024, 7);
+    const p = port();
+    const recv = spawnRuntime(COPY, { args: ["--receive", dst, "--listen", `127.0.0.1:${p}`, "--timeout", "30"], env: w.env });
+    const deadline = Date.now() + 60_000;
+    while (!/listening/.test(recv.stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const send = spawnRuntime(COPY, { args: ["--send", src, "--connect", `127.0.0.1:${p}`, "--chunk", "16384", "--slots", "1", "--timeout", "30"], env: w.env });
+    while (w.list(w.dpu).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 200));
+    process.kill(recv.process.pid!, "SIGKILL");
+    const [sr] = await Promise.all([finished(send, "sender"), finished(recv, "receiver")]);
+    assert.equal(sr.code, 1, sr.stderr);
+    // (stderr comes prefixed with "sender: " by finished())
+    assert.match(sr.stderr, /rdma-copy: error: (the receiver disconnected (while .* )?\(|gave up .* the receiver did not)/, sr.stderr);
+    assert.doesNotMatch(sr.stderr, /error: doca_/, sr.stderr);
   });
 });
 
@@ -205,7 +230,7 @@ describe("rdma-ping: a side that stops tells the other why", { skip: noRdma }, (
       assert.equal(mine.code, 143, mine.stderr);
       assert.match(mine.stderr, /interrupted \(SIGTERM\)/);
       assert.equal(theirs.code, 1, theirs.stderr);
-      assert.match(theirs.stderr, new RegExp(`the peer gave up: ${stopped} side: interrupted \\(SIGTERM\\)`), theirs.stderr);
+      assert.match(theirs.stderr, new RegExp(`the ${stopped} side stopped: interrupted \\(SIGTERM\\)`), theirs.stderr);
     });
   }
 });
@@ -288,8 +313,8 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
       });
       assert.equal(r.code, 1, r.stderr);
       assert.ok(!/^rdma-copy: sent/m.test(r.stderr), `a forged line reached the output:\n${r.stderr}`);
-      if (lie === "abort-text") assert.match(r.stderr, /error: the peer gave up: disk full\\x0ardma-copy: sent FILE/);
-      else assert.match(r.stderr, /error: the peer gave up: a reason that is not text/);
+      if (lie === "abort-text") assert.match(r.stderr, /error: the receiver failed: disk full\\x0ardma-copy: sent FILE/);
+      else assert.match(r.stderr, /error: the receiver failed: a reason that is not text/);
     }
   });
 

@@ -61,7 +61,7 @@ describe("dma-copy: SIGHUP, SIGTERM and a doubled Ctrl-C stop the receiver clean
       noTrace(dpu.stderr);
       assert.deepEqual(w.list(w.dpu), [], "no file and no temporary file");
       assert.notEqual(host.code, 0, host.stderr);
-      hostToldWhy(host.stderr, new RegExp(`peer failed: DPU: .*interrupted \\(${name}\\)`));
+      hostToldWhy(host.stderr, new RegExp(`the DPU side stopped: interrupted \\(${name}\\)`));
     });
   }
 
@@ -74,7 +74,7 @@ describe("dma-copy: SIGHUP, SIGTERM and a doubled Ctrl-C stop the receiver clean
     assert.equal(dpu.code, 130, dpu.stderr);
     assert.match(dpu.stderr, /interrupted \(SIGINT\) while .*was not created/);
     assert.deepEqual(w.list(w.dpu), []);
-    hostToldWhy(host.stderr, /peer failed: DPU: .*interrupted \(SIGINT\)/);
+    hostToldWhy(host.stderr, /the DPU side stopped: interrupted \(SIGINT\)/);
   });
 });
 
@@ -110,7 +110,7 @@ describe("dma-copy: a closed output pipe (2>&1 | head -1)", () => {
     assert.equal(d.code, 141, `${d.line}\nhost: ${host.stderr}`);
     assert.deepEqual(w.list(w.dpu), [], "no file and no temporary file");
     assert.notEqual(host.code, 0);
-    assert.match(host.stderr, /peer failed: DPU: .*interrupted \(SIGPIPE: std(err|out) closed\)/, host.stderr);
+    assert.match(host.stderr, /the DPU side stopped: interrupted \(SIGPIPE: std(err|out) closed\)/, host.stderr);
   });
 
   // The sender's first line (its "connecting" INFO) may be the one head takes: then its output closes before the copy
@@ -127,7 +127,7 @@ describe("dma-copy: a closed output pipe (2>&1 | head -1)", () => {
       assert.equal(sha256File(join(w.dpu, "f.bin")), expect);
       assert.ok(host.code === 141 || host.code === 0, `host exit ${host.code}`);
     } else {
-      assert.match(d.stderr, /peer failed: host: .*interrupted \(SIGPIPE: std(err|out) closed\)/, d.stderr);
+      assert.match(d.stderr, /the host side stopped: interrupted \(SIGPIPE: std(err|out) closed\)/, d.stderr);
       assert.equal(host.code, 141, `host exit ${host.code}`);
       assert.deepEqual(w.list(w.dpu), [], "no file and no temporary file");
     }

@@ -98,7 +98,7 @@ describe("Ctrl-C in a terminal through every wrapper", { skip }, () => {
         assert.doesNotMatch(d.output, /Uncaught|cleanup did not finish/, context);
         assert.deepEqual(w.list(w.dpu), [], `no file and no temporary file; ${context}`);
         assert.notEqual(h.code, 0, context);
-        assert.match(h.stderr, /peer failed: DPU: .*interrupted \(SIGINT\)/, context);
+        assert.match(h.stderr, /the DPU side stopped: interrupted \(SIGINT\)/, context);
       }
     });
   }
@@ -124,7 +124,7 @@ describe("Ctrl-C in a terminal through every wrapper", { skip }, () => {
     terminal.stdin!.destroy();
     assert.notEqual(h.code, 0, h.stderr);
     // The kernel hangs up the pty: SIGHUP, and writes to it fail; whichever the DPU notices first is the reason it gives
-    assert.match(h.stderr, /peer failed: DPU: .*interrupted \((SIGHUP|SIGPIPE: std(err|out) closed)\)/, h.stderr);
+    assert.match(h.stderr, /the DPU side stopped: interrupted \((SIGHUP|SIGPIPE: std(err|out) closed)\)/, h.stderr);
     for (let i = 0; i < 500 && w.list(w.dpu).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(w.list(w.dpu), [], "no file and no temporary file");
   });

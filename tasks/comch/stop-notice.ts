@@ -1,9 +1,10 @@
 /**
- * comch-server and comch-client tell each other why they stop, inside NVIDIA's comch_ctrl_path protocol (plain
- * text messages, one answer per message): the reason goes as one message that starts with a NUL byte. NVIDIA's
- * samples print a message with "%.*s", so to them it reads as an empty message (the server answers it, to a client
- * that is gone; its client, waiting for an answer, prints it and ends), and no text a sample sends starts with NUL,
- * so a doca-ts side never mistakes a real message for a notice.
+ * comch-client tells its server why it stops, inside NVIDIA's comch_ctrl_path protocol (plain text messages, one
+ * answer per message): the reason goes as one message that starts with a NUL byte. NVIDIA's sample server prints a
+ * message with "%.*s", so to it the notice reads as one more, empty, message it answers to a client that is gone; no
+ * text a sample sends starts with NUL, so a doca-ts side never mistakes a real message for a notice. The server
+ * sends no notice: NVIDIA's sample client, waiting for its answer, would take it as that answer and end as if
+ * served. A doca-ts client words the server's departure itself ("the DPU side closed the connection …").
  */
 import { InterruptedError } from "../common/interrupt.ts";
 import { printable } from "../../ffi/engine/printable.ts";

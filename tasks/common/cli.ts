@@ -4,6 +4,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { noteFromEnvironment } from "./environment.ts";
+import { printable } from "../../ffi/engine/printable.ts";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -41,14 +42,16 @@ export function positiveSecondsMs(value: string, flag: string): number {
  * node:util parseArgs, strict, with its errors as UsageError; operands (file names) only where `positionals` says so. A flag given twice is an error too (parseArgs would keep
  * the last one silently: `--send a --send b` sends b), unless its option says `multiple`.
  */
-export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T, opts: { positionals?: boolean } = {}) {
+export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(
+  argv: string[],
+  options: T,
+  opts: { positionals?: boolean; valueHints?: Record<string, string> } = {},
+) {
   let parsed;
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv, options), options, strict: true, allowPositionals: opts.positionals === true, tokens: true });
   } catch (e) {
-    // node's hint about "--" after an unknown option (given when operands are allowed) is cut: one short message for all
-    const message = e instanceof Error ? e.message : String(e);
-    throw new UsageError(message.replace(/\. To specify a positional argument starting with a '-'[\s\S]*$/, ""));
+    throw new UsageError(parseErrorInTaskWords(e instanceof Error ? e.message : String(e), options, opts.valueHints ?? {}));
   }
   const seen = new Set<string>();
   for (const token of parsed.tokens ?? []) {
@@ -93,9 +96,47 @@ export function serverName(value: string | undefined, flag: string): string | un
 /** "--side host|dpu", else DOCA_SIM_SIDE, else `fallback`. */
 export function parseSide(value: string | undefined, env: Record<string, string | undefined>, fallback: "host" | "dpu"): "host" | "dpu" {
   const side = value ?? env.DOCA_SIM_SIDE ?? fallback;
-  if (value === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== fallback) {
-    noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side ${fallback} overrides it)`);
+  if (side === "host" || side === "dpu") {
+    if (value === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== fallback) {
+      noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side ${fallback} overrides it)`);
+    }
+    return side;
   }
-  if (side !== "host" && side !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(side)}`);
-  return side;
+  // The bad value may not come from a flag at all: name where it came from
+  if (value !== undefined) throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(printable(side, 100))}`);
+  throw new UsageError(
+    `the environment variable DOCA_SIM_SIDE=${JSON.stringify(printable(side, 100))} is neither host nor dpu (lower case): ` +
+      `set it to host or dpu, unset it, or give --side`,
+  );
+}
+
+/** How the tasks name a flag in messages: "-j/--json", "--quiet". */
+function flagName(long: string, options: NonNullable<ParseArgsConfig["options"]>): string {
+  const short = options[long]?.short;
+  return short ? `-${short}/--${long}` : `--${long}`;
+}
+
+/**
+ * parseArgs's errors (Node's texts, also on Deno and Bun: "Option '-j, --json <value>' argument missing", a
+ * three-line "argument is ambiguous" text, "Unknown option '--x'", "Unexpected argument 'x'. This command ...") in
+ * the tasks' own wording: the flag as --help spells it, one line, and for a flag that takes a value, what the task
+ * says about it (`hints`, by long name: e.g. that -j/--json takes a file and --json-output prints JSON).
+ */
+export function parseErrorInTaskWords(message: string, options: NonNullable<ParseArgsConfig["options"]>, hints: Record<string, string>): string {
+  const flagOf = /^Option '(?:-[^,' ]+, )?--([^ ']+)(?: <value>)?'/.exec(message)?.[1];
+  const hint = (long: string) => (hints[long] ? ` (${hints[long]})` : "");
+  if (flagOf !== undefined && / argument missing/.test(message)) {
+    return `${flagName(flagOf, options)} needs a value${hint(flagOf)}`;
+  }
+  if (flagOf !== undefined && / argument is ambiguous/.test(message)) {
+    return `${flagName(flagOf, options)} needs a value, and the word after it starts with "-" (a value that starts ` +
+      `with "-" is written --${flagOf}=VALUE)${hint(flagOf)}`;
+  }
+  if (flagOf !== undefined && / does not take an argument/.test(message)) return `${flagName(flagOf, options)} takes no value`;
+  const unknown = /^Unknown option '(.*?)'/.exec(message)?.[1];
+  if (unknown !== undefined) return `unknown flag ${JSON.stringify(printable(unknown, 100))}`;
+  const operand = /^Unexpected argument '(.*?)'/.exec(message)?.[1];
+  if (operand !== undefined) return `unexpected operand ${JSON.stringify(printable(operand, 100))}: this task takes flags only`;
+  // Any other text: its first line, escaped (one line per message)
+  return printable(message.split("\n")[0]);
 }

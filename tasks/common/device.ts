@@ -35,6 +35,14 @@ export function openDeviceOf(pciAddr: string | undefined): Device {
 /** The device must be able to run a Comch server: only a DPU can. */
 export function requireServerSide(device: Device, task: string): void {
   if (!device.info.caps.comchServer) {
+    // The software device reads DOCA_SIM_SIDE once, at its first device listing: a side set after that is too late
+    if (loadDoca().isSoftwareDevice && process.env.DOCA_SIM_SIDE === "dpu") {
+      throw new Error(
+        `${task} must run on the DPU side: device ${device.info.pciAddr} cannot run a Comch server (it is a host ` +
+          `function). This process's software device chose the host side at its first DOCA call, before ` +
+          `DOCA_SIM_SIDE=dpu was set: set DOCA_SIM_SIDE=dpu (or applySide("dpu")) before any other DOCA call.`,
+      );
+    }
     throw new Error(
       `${task} must run on the DPU side: device ${device.info.pciAddr} cannot run a Comch server (it is a host ` +
         `function). On the software device run it with --side dpu (or DOCA_SIM_SIDE=dpu).`,
@@ -58,6 +66,13 @@ export function requireUsableSoftwareDeviceFolder(): void {
  */
 export function connectClient(opts: ComchClientOptions): Promise<ComchClient> {
   requireUsableSoftwareDeviceFolder();
+  // A DPU device answers doca_comch_client_create with a bare NOT_SUPPORTED: say which side this is and what sets it
+  if (!opts.device.info.caps.comchClient) {
+    throw new Error(
+      `a Comch client must run on the host side: device ${opts.device.info.pciAddr} cannot run a Comch client (it is ` +
+        `a DPU device). On the software device run it with --side host (or DOCA_SIM_SIDE=host, or DOCA_SIM_SIDE unset).`,
+    );
+  }
   return ComchClient.connect(opts);
 }
 

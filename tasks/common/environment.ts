@@ -143,3 +143,11 @@ export function softwareDeviceFolderError(env: Record<string, string | undefined
   return `${refusal}; it keeps its Comch sockets there and uses only a folder of yours that nobody else can write ` +
     `in: set DOCA_SIM_DIR to such a folder (a missing one is created with mode 0700), the same on both sides`;
 }
+
+/**
+ * The --help paragraph of every task whose two sides meet through the software device (dma-copy, comch-server,
+ * comch-client, comch-stream): the one setting both sides must share, and its default, as doctor reports it.
+ */
+export const SOFTWARE_DEVICE_FOLDER_HELP =
+  `On the software device both sides meet in one folder: DOCA_SIM_DIR, by default $XDG_RUNTIME_DIR/doca-sim, else
+/tmp/doca-sim-<your uid>. Both sides must use the same folder and run as the same user (doctor shows it).`;

@@ -5,7 +5,9 @@
  * name really is, and anything but a regular file is refused with a message that says so.
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
-import { rethrowMissingPermission } from "./permission.ts";
+import process from "node:process";
+import { isMissingPermission, rethrowMissingPermission } from "./permission.ts";
+import { userPath } from "./user-path.ts";
 
 const NONBLOCKING_READ = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 
@@ -77,4 +79,19 @@ export function readFullyAt(fd: number, buffer: Uint8Array, position: number): n
     got += n;
   }
   return got;
+}
+
+/**
+ * A file a flag names (`flag`, as --help spells it), read whole: `given` is resolved as every path the user gives
+ * (user-path.ts: relative to the folder the command ran from), and a file that cannot be read is one line in the
+ * tasks' words, "FLAG: cannot open PATH: no such file" (never the runtime's raw ENOENT/EISDIR text).
+ */
+export function readFlagFile(flag: string, given: string, maxBytes: number, env: Record<string, string | undefined> = process.env): { path: string; bytes: Uint8Array } {
+  const path = userPath(given, env);
+  try {
+    return { path, bytes: readSmallRegularFile(path, maxBytes) };
+  } catch (e) {
+    if (isMissingPermission(e)) throw e;
+    throw new Error(`${flag}: ${(e as Error).message}`, { cause: e });
+  }
 }

@@ -3,8 +3,9 @@
  * or DOCA's sections ("doca_general_flags", "doca_program_flags"), and C/C++ style comments as NVIDIA's sample
  * configurations contain.
  */
-import { readFileSync } from "node:fs";
-import { rethrowMissingPermission } from "./permission.ts";
+import { printable } from "../../ffi/engine/printable.ts";
+import { readFlagFile, readSmallRegularFile } from "./input-file.ts";
+import { isMissingPermission } from "./permission.ts";
 
 /** Removes // and /* *\/ comments outside JSON strings. */
 export function stripJsonComments(text: string): string {
@@ -32,33 +33,59 @@ export function stripJsonComments(text: string): string {
   return out;
 }
 
-/** Flag values from the file, keyed by long flag name, as strings/booleans like the command line gives them. */
-export function readJsonConfig(path: string): Record<string, string | boolean> {
+/** The largest flags file read: a few hundred bytes is typical; /dev/zero or a huge file must not fill the memory. */
+const MAX_CONFIG_BYTES = 1 << 20;
+
+/**
+ * Flag values from the file, keyed by long flag name, as strings/booleans like the command line gives them.
+ * `path` is resolved as every path the user gives (user-path.ts: relative to the folder the command ran from); the
+ * errors name the path as given (`shownAs`) and quote the JSON parser's text escaped, so it stays on one line.
+ */
+export function readJsonConfig(path: string, shownAs = path): Record<string, string | boolean> {
+  let bytes: Uint8Array;
+  try {
+    bytes = readSmallRegularFile(path, MAX_CONFIG_BYTES, shownAs);
+  } catch (e) {
+    if (isMissingPermission(e)) throw e;
+    throw new Error(`-j/--json: ${(e as Error).message}`, { cause: e });
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(stripJsonComments(readFileSync(path, "utf8")));
+    parsed = JSON.parse(stripJsonComments(new TextDecoder().decode(bytes)));
   } catch (e) {
-    rethrowMissingPermission(e);
-    throw new Error(`--json ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`-j/--json ${shownAs}: not valid JSON: ${printable(e instanceof Error ? e.message : String(e), 300)}`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new Error(`--json ${path}: expected a JSON object of flag names`);
+    throw new Error(`-j/--json ${shownAs}: expected a JSON object of flag names`);
   }
   const out: Record<string, string | boolean> = {};
   const take = (obj: Record<string, unknown>) => {
     for (const [key, value] of Object.entries(obj)) {
       if (key === "doca_general_flags" || key === "doca_program_flags") {
-        if (typeof value !== "object" || value === null) throw new Error(`--json ${path}: "${key}" must be an object`);
+        if (typeof value !== "object" || value === null) throw new Error(`-j/--json ${shownAs}: "${key}" must be an object`);
         take(value as Record<string, unknown>);
       } else if (typeof value === "string" || typeof value === "boolean") {
         out[key] = value;
       } else if (typeof value === "number") {
         out[key] = String(value);
       } else {
-        throw new Error(`--json ${path}: "${key}" must be a string, number or boolean`);
+        throw new Error(`-j/--json ${shownAs}: "${key}" must be a string, number or boolean`);
       }
     }
   };
   take(parsed as Record<string, unknown>);
   return out;
+}
+
+/**
+ * The JSON value of a small file a flag names (a step's descriptor file): resolved and read as readFlagFile does;
+ * a file that is no JSON is "FLAG PATH: not valid JSON: …", the parser's text escaped onto the same line.
+ */
+export function readJsonFlagFile(flag: string, given: string, maxBytes = MAX_CONFIG_BYTES): unknown {
+  const { path, bytes } = readFlagFile(flag, given, maxBytes);
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new Error(`${flag} ${path}: not valid JSON: ${printable(e instanceof Error ? e.message : String(e), 300)}`);
+  }
 }

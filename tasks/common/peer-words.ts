@@ -3,10 +3,15 @@
  * comch-server, comch-stream):
  *   - nobody came:    "no host connected within 5 s (--timeout); likely causes: …" (what was waited for, how long,
  *                     then the causes in the order to check them, as dma-copy lists them);
- *   - the peer went silent: "gave up waiting for X after 5 s (--timeout): the DPU side did not send it in time".
- * The task's name comes in front from runMain, as on every line.
+ *   - the peer went silent: "gave up waiting for X after 5 s (--timeout): the DPU side did not send it in time";
+ *   - the peer stopped and said so: "the receiver stopped: interrupted (SIGINT) while …" (peerEnded);
+ *   - the peer failed and said why: "the receiver failed: …" (peerEnded);
+ *   - the peer vanished without a word (connection reset, not connected, disconnected): "the receiver disconnected
+ *     while … (…)" (peerVanished, meansPeerGone).
+ * The peer is named by its role in words ("the host side", "the receiver", "the echoing side"). The task's name
+ * comes in front from runMain, as on every line.
  */
-import { TimeoutError } from "../../ffi/native/errors.ts";
+import { DocaError, TimeoutError } from "../../ffi/native/errors.ts";
 import { softwareDeviceFolderNote } from "./environment.ts";
 
 const seconds = (timeoutMs: number) => `${timeoutMs / 1000} s (--timeout)`;
@@ -42,4 +47,32 @@ export async function wordTimeout<T>(p: Promise<T>, message: () => string): Prom
     if (e instanceof TimeoutError) throw new Error(message(), { cause: e });
     throw e;
   }
+}
+
+/**
+ * A side label the peer's own reason may start with (older doca-ts sent "host: …", "DPU: …", "echoing side: …"): the
+ * peer is named here by its role, so it is not said twice.
+ */
+const SIDE_LABEL = /^(host|DPU|echoing side|pinging side): /;
+
+/**
+ * The peer ended the run and said why (`reason`, already escaped): "PEER stopped: interrupted (SIGINT) while …"
+ * when it was stopped (Ctrl-C, SIGTERM, SIGHUP, a closed output), "PEER failed: …" for anything else.
+ */
+export function peerEnded(peer: string, reason: string): string {
+  const text = reason.replace(SIDE_LABEL, "");
+  return `${peer} ${/^interrupted \(/.test(text) ? "stopped" : "failed"}: ${text}`;
+}
+
+/** The peer vanished without a word: "PEER disconnected while `what` (`detail`)". */
+export function peerVanished(peer: string, detail: string, what?: string): string {
+  return `${peer} disconnected${what ? ` while ${what}` : ""} (${detail})`;
+}
+
+/** DOCA's codes for a connection the peer is no longer at the other end of. */
+const PEER_GONE = new Set(["DOCA_ERROR_CONNECTION_RESET", "DOCA_ERROR_NOT_CONNECTED", "DOCA_ERROR_CONNECTION_ABORTED"]);
+
+/** Whether `e` is DOCA saying the peer is gone (connection reset, not connected, aborted). */
+export function meansPeerGone(e: unknown): boolean {
+  return e instanceof DocaError && PEER_GONE.has(e.docaName);
 }

@@ -10,6 +10,7 @@ import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
 import { refuseOutputIsInput } from "../common/same-file.ts";
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, wordingFor } from "../transfer/atomic-file.ts";
+import { refuseNonFileOutput } from "../transfer/output-name.ts";
 import { dirname } from "node:path";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
 import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
@@ -94,6 +95,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
   const keyBytes = options.key.length as 16 | 32;
   const header = makeHeader(keyBytes, options.chunkSize ?? 1024 * 1024);
   refuseOutputIsInput(options.output, [options.input]);
+  refuseNonFileOutput(options.output, options.output, "-o/--output", "encrypt");
   checkTargetFolder(options.output, undefined, options.output, wordingFor("encrypt"), "-o/--output"); // before any work
   const fd = openRegularFile(options.input);
   try {
@@ -133,6 +135,7 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
   checkOptions("decryptFile", options, CRYPT_OPTIONS);
   const t0 = performance.now();
   refuseOutputIsInput(options.output, [options.input]);
+  refuseNonFileOutput(options.output, options.output, "-o/--output", "decrypt");
   checkTargetFolder(options.output, undefined, options.output, wordingFor("decrypt"), "-o/--output"); // before any work
   const fd = openRegularFile(options.input);
   try {

@@ -17,6 +17,7 @@ import { PeerFailedError } from "../wire/messenger.ts";
 import { type DescriptorMsg, importDescriptor, receiveDescriptor } from "../steps/exchange-descriptor.ts";
 import { dmaTransfer, type TransferEnd } from "../steps/dma-transfer.ts";
 import { AtomicFile, keptNotice, checkTargetFolder, removedNotice, removeStaleTemporaries, unjudgedNotice } from "../transfer/atomic-file.ts";
+import { refuseNonFileOutput } from "../transfer/output-name.ts";
 import { receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
 import { dmaCopyWindow } from "./window-messages.ts";
 import { FileReader, type LocalFile } from "../transfer/local-file.ts";
@@ -66,6 +67,7 @@ export async function dpuTransfer(ctx: SessionContext, local: LocalFile, dir: Di
     for (const name of stale.removed) ctx.log.info(removedNotice(name));
     for (const name of stale.unknown) ctx.log.warn(unjudgedNotice(name));
     for (const { name, kind } of stale.kept) ctx.log.warn(keptNotice(name, kind));
+    refuseNonFileOutput(options.file, options.file, "-f/--file", "dma-copy");
     checkTargetFolder(options.file, size, options.file, undefined, "-f/--file");
     out = AtomicFile.create(options.file);
   }

@@ -4,12 +4,14 @@
  * throws UsageError naming the bad input.
  */
 import process from "node:process";
-import { parseFlags, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
+import { parseFlags, parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "../common/cli.ts";
 import { readJsonConfig } from "../common/json-config.ts";
+import { isMissingPermission } from "../common/permission.ts";
+import { printable } from "../../ffi/engine/printable.ts";
 import { userPath } from "../common/user-path.ts";
 import { LogLevel, parseLogLevel } from "../common/log-level.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
-import { noteFromEnvironment } from "../common/environment.ts";
+import { SOFTWARE_DEVICE_FOLDER_HELP } from "../common/environment.ts";
 import { type ParsedCommand, taskFlags } from "../common/task-flags.ts";
 
 export const SERVER_NAME = "dma copy server";
@@ -62,6 +64,7 @@ On failure or Ctrl-C the temporary file is removed and the target name is never 
 (SIGKILL) leaves its temporary file, which a later run in that folder removes at once (one from another machine
 or container sharing the folder: once nobody wrote to it for 2 minutes).
 Relative paths are relative to the folder you ran the command from (INIT_CWD under npm run / deno task).
+${SOFTWARE_DEVICE_FOLDER_HELP}
 
   -f, --file PATH          file to send, or to create when the peer has it (mandatory)
   -p, --pci-addr PCI       DOCA device PCI address (alias --dev-pci); default: the first device found
@@ -103,6 +106,9 @@ export const FLAGS = taskFlags(
   "pci-addr", "rep-pci", "side", "timeout", "chunk-size", "help",
 );
 
+/** What a bare --json is told: every other task's --json is the JSON switch, here (as in NVIDIA's application) a file. */
+const JSON_HINT = "-j/--json FILE reads flags from a JSON file, as NVIDIA's doca_dma_copy; for the summary as JSON use --json-output";
+
 const PCI = /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 
 function pci(value: string | undefined, flag: string): string | undefined {
@@ -112,22 +118,25 @@ function pci(value: string | undefined, flag: string): string | undefined {
 }
 
 export function parseDmaCopyArgs(argv: string[], env: Record<string, string | undefined> = process.env): ParsedDmaCopy {
-  const { values } = parseFlags(argv, FLAGS) as { values: Record<string, string | boolean | undefined> };
+  const { values } = parseFlags(argv, FLAGS, { valueHints: { json: JSON_HINT } }) as { values: Record<string, string | boolean | undefined> };
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
 
   let merged: Record<string, string | boolean | undefined> = values;
   if (typeof values.json === "string") {
+    // Relative to the folder the command ran from, as -f is (user-path.ts); messages name the path it resolved to
+    const jsonPath = userPath(values.json, env);
     let fromFile: Record<string, string | boolean>;
     try {
-      fromFile = readJsonConfig(values.json);
+      fromFile = readJsonConfig(jsonPath);
     } catch (e) {
+      if (isMissingPermission(e)) throw e;
       throw new UsageError((e as Error).message);
     }
     for (const key of Object.keys(fromFile)) {
-      if (!(key in FLAGS) || key === "json") throw new UsageError(`--json ${values.json}: unknown flag "${key}"`);
+      if (!(key in FLAGS) || key === "json") throw new UsageError(`-j/--json ${jsonPath}: unknown flag "${printable(key, 100)}"`);
       const kind = FLAGS[key as keyof typeof FLAGS].type;
-      if (kind === "boolean" && typeof fromFile[key] !== "boolean") throw new UsageError(`--json: "${key}" must be true or false`);
+      if (kind === "boolean" && typeof fromFile[key] !== "boolean") throw new UsageError(`-j/--json ${jsonPath}: "${key}" must be true or false`);
     }
     merged = { ...fromFile, ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) };
   }
@@ -143,11 +152,7 @@ export function parseDmaCopyArgs(argv: string[], env: Record<string, string | un
   }
   const repPci = pci(str("rep-pci"), "-r/--rep-pci");
   // Only the DPU side takes -r (as with NVIDIA's application): it implies the side when nothing else says.
-  const sideText = str("side") ?? env.DOCA_SIM_SIDE ?? (repPci ? "dpu" : "host");
-  if (str("side") === undefined && env.DOCA_SIM_SIDE !== undefined && env.DOCA_SIM_SIDE !== (repPci ? "dpu" : "host")) {
-    noteFromEnvironment("DOCA_SIM_SIDE", `DOCA_SIM_SIDE=${env.DOCA_SIM_SIDE} chose the side (--side overrides it)`);
-  }
-  if (sideText !== "host" && sideText !== "dpu") throw new UsageError(`--side: expected host or dpu, got ${JSON.stringify(sideText)}`);
+  const sideText = parseSide(str("side"), env, repPci ? "dpu" : "host");
   if (sideText === "dpu" && !repPci) throw new UsageError("missing -r/--rep-pci: the DPU side needs the representor of the host function");
 
   let logLevel: number = LogLevel.INFO;

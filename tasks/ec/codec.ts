@@ -21,6 +21,7 @@ import { setImmediate } from "node:timers";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
+import { refuseNonFileOutput } from "../transfer/output-name.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
 import { refuseOutputIsInput } from "../common/same-file.ts";
@@ -272,6 +273,7 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
   const t0 = performance.now();
   // the manifest and the block files are its inputs: an output among them is refused first (usage error)
   refuseOutputIsInput(o.output, ecInputs(o.inputDir));
+  refuseNonFileOutput(o.output, o.output, "-o/--output", "ec-recover");
   checkTargetFolder(o.output, undefined, o.output, wordingFor("ec-recover"), "-o/--output"); // before the blocks are read
   const man = readManifest(o.inputDir);
   const n = man.dataBlocks, m = man.redundancyBlocks, bs = man.blockSize;

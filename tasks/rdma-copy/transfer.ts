@@ -25,6 +25,7 @@ import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import type { Link, Message } from "../rdma/link.ts";
 import { ProtocolError } from "../rdma/link.ts";
 import { AtomicFile, checkTargetFolder } from "../transfer/atomic-file.ts";
+import { refuseNonFileOutput } from "../transfer/output-name.ts";
 import { FileReader } from "../transfer/local-file.ts";
 import type { ProgressBar } from "../transfer/progress.ts";
 import { type Chunk, receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
@@ -220,6 +221,7 @@ export async function receiveFile(
   const slots = intIn(offer, "slots", 1, MAX_SLOTS);
   const mode = offer.mode;
   if (mode !== "write" && mode !== "read") throw new ProtocolError(`the sender asked for mode ${JSON.stringify(mode)?.slice(0, 20)}`);
+  refuseNonFileOutput(target, target, "--receive", "rdma-copy");
   checkTargetFolder(target, size, target, undefined, "--receive");
   const local = new Window(link, slots, chunk, mode === "write" ? Access.RDMA_WRITE : 0);
   o.defer(() => local.close());

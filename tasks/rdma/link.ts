@@ -9,6 +9,7 @@ import { Buffer } from "node:buffer";
 import process from "node:process";
 import { setNativeEnv } from "../../ffi/diagnostics.ts";
 import { printable } from "../../ffi/engine/printable.ts";
+import { peerEnded, peerVanished } from "../common/peer-words.ts";
 import { Access, DocaErrorCode } from "../../ffi/native/constants.ts";
 import { Device, listDevices } from "../../ffi/doca/common/device.ts";
 import { loadDoca } from "../../ffi/native/library.ts";
@@ -57,6 +58,8 @@ export interface LinkOptions {
   maxTasks?: number;
   /** Told once this side waits for the peer (listening), e.g. to print "listening on port N". */
   onListening?: (what: string) => void;
+  /** The peer's role in words, for what it did ("the receiver", "the echoing side"; default "the peer"). */
+  peer?: string;
 }
 
 /** The RDMA context and its one connection, plus a control channel; close() releases all of it. */
@@ -73,7 +76,7 @@ export class Link implements AsyncDisposable {
     });
     try {
       const connection = await raceAbort(connect(rdma, opts), opts.signal, "connecting to the peer");
-      const channel = new Channel(rdma, connection, opts.timeoutMs, opts.signal);
+      const channel = new Channel(rdma, connection, opts.timeoutMs, opts.signal, opts.peer);
       return new Link(rdma, connection, channel);
     } catch (e) {
       await rdma.close().catch(() => {});
@@ -264,11 +267,13 @@ export class Channel {
   #recvSeq = 0;
   readonly #held = new Map<number, Message>();
   #lost: Error | undefined;
+  /** What DOCA said when the connection ended (for "the receiver disconnected while … (detail)"). */
+  #lostDetail = "";
   /** The peer's ABORT once read, whoever read it (a wait abandoned after another part failed may have). */
   #peerAbort: PeerAbortError | undefined;
   readonly #lostWaiters = new Set<(e: Error) => void>();
 
-  constructor(readonly rdma: Rdma, readonly connection: RdmaConnection, readonly timeoutMs: number, readonly signal?: AbortSignal) {
+  constructor(readonly rdma: Rdma, readonly connection: RdmaConnection, readonly timeoutMs: number, readonly signal?: AbortSignal, readonly peer = "the peer") {
     this.#memory = NativeMemory.alloc(Channel.SENDS * Channel.MAX_MESSAGE);
     this.#mmap = Mmap.create({ memory: this.#memory, permissions: Access.LOCAL_READ_WRITE, devices: [rdma.device] });
     this.#inventory = new BufInventory(Channel.SENDS);
@@ -276,7 +281,8 @@ export class Channel {
       this.#bufs.push(this.#inventory.bufByAddr(this.#mmap, this.#memory.address + i * Channel.MAX_MESSAGE, Channel.MAX_MESSAGE));
     }
     connection.onDisconnect((reason) => {
-      this.#lost = new Error(`the peer disconnected (${reason instanceof Error ? reason.message : String(reason)})`);
+      this.#lostDetail = reason instanceof Error ? reason.message : String(reason);
+      this.#lost = new Error(peerVanished(this.peer, this.#lostDetail));
       for (const w of this.#lostWaiters) w(this.#lost);
     });
   }
@@ -347,7 +353,7 @@ export class Channel {
         }
         throw e;
       })).bytes, what);
-      if (m.type === "ABORT") throw (this.#peerAbort = peerGaveUp(m.reason));
+      if (m.type === "ABORT") throw (this.#peerAbort = peerGaveUp(m.reason, this.peer));
       const seq = m.seq;
       // At most RECEIVES messages can be ahead of the one awaited (each took one of our posted receives)
       if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < this.#recvSeq || seq > this.#recvSeq + Channel.RECEIVES || this.#held.has(seq)) {
@@ -386,10 +392,10 @@ export class Channel {
       });
     }
     const raced = new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(peerSilent(what, this.timeoutMs, "the peer"))), this.timeoutMs);
+      const timer = setTimeout(() => done(new Error(peerSilent(what, this.timeoutMs, this.peer))), this.timeoutMs);
       // The peer's disconnection is delivered inside the progress call that may also have completed `p` (a send
       // acknowledged just before the peer closed): let `p` settle first, so what did complete counts.
-      const onLost = (e: Error) => setTimeout(() => done(new Error(`${e.message} while ${what}`)), 0);
+      const onLost = () => setTimeout(() => done(new Error(peerVanished(this.peer, this.#lostDetail, what))), 0);
       const done = (e: Error | undefined, v?: T) => {
         clearTimeout(timer);
         this.#lostWaiters.delete(onLost);
@@ -446,7 +452,7 @@ export class Channel {
       } catch {
         continue;
       }
-      if (m.type === "ABORT") return (this.#peerAbort = peerGaveUp(m.reason));
+      if (m.type === "ABORT") return (this.#peerAbort = peerGaveUp(m.reason, this.peer));
     }
   }
 
@@ -462,12 +468,14 @@ export class PeerAbortError extends Error {
 }
 
 /**
- * The error for a peer's ABORT: its reason escaped whole where it enters (its line breaks too, so it cannot add a
- * line of its own to our output) and cut to 500 characters; a reason that is not text is not shown.
+ * The error for a peer's ABORT, in the words every task uses (tasks/common/peer-words.ts): "the receiver stopped:
+ * interrupted (SIGINT) while …" or "the receiver failed: …", `peer` its role in words. Its reason is escaped whole
+ * where it enters (its line breaks too, so it cannot add a line of its own to our output) and cut to 500
+ * characters; a reason that is not text is not shown.
  */
-export function peerGaveUp(reason: unknown): PeerAbortError {
+export function peerGaveUp(reason: unknown, peer = "the peer"): PeerAbortError {
   const text = typeof reason === "string" ? printable(reason, 500) : reason === undefined ? "no reason" : "a reason that is not text";
-  return new PeerAbortError(`the peer gave up: ${text}`);
+  return new PeerAbortError(peerEnded(peer, text));
 }
 
 /**

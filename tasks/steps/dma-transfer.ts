@@ -10,7 +10,6 @@
  *   DOCA_SIM_SIDE=dpu deno run -A tasks/steps/dma-transfer.ts --descriptor desc.json --write in.bin
  */
 import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
-import { readFileSync } from "node:fs";
 import { OutputFile } from "../accel/output-file.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
@@ -28,6 +27,8 @@ import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
 import { STOPPED_STATUSES } from "../common/interrupt.ts";
 import { taskFlags } from "../common/task-flags.ts";
+import { readJsonFlagFile as readDescriptorFile } from "../common/json-config.ts";
+import { readFlagFile } from "../common/input-file.ts";
 import { checkOptions, type OptionRules } from "../common/options-check.ts";
 
 export interface TransferEnd {
@@ -130,6 +131,9 @@ Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --descriptor FILE, --read OUT, --write IN, --offset N, --length N, -p/--pci-addr PCI (default: the
 first device), --side host|dpu, -h/--help.`;
 
+/** The step holds the whole file in memory (one buffer): the most one JavaScript byte array holds everywhere. */
+const MAX_STEP_FILE_BYTES = 2 ** 31 - 1;
+
 async function main(argv: string[]): Promise<void> {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
@@ -142,8 +146,8 @@ async function main(argv: string[]): Promise<void> {
   const offset = values.offset === undefined ? 0 : wholeNumber(values.offset, "--offset");
   const wanted = values.length === undefined ? undefined : positiveInt(values.length, "--length");
   if (wanted !== undefined) requireFitsInMemory(wanted, "--length"); // before the descriptor is read or memory allocated
-  const exported = JSON.parse(readFileSync(userPath(values.descriptor), "utf8")) as { descriptor: string; address: number; length: number };
-  const input = values.write !== undefined ? new Uint8Array(readFileSync(userPath(values.write))) : undefined;
+  const exported = readDescriptorFile("--descriptor", values.descriptor) as { descriptor: string; address: number; length: number };
+  const input = values.write !== undefined ? readFlagFile("--write", values.write, MAX_STEP_FILE_BYTES).bytes : undefined;
   const length = input ? input.length : wanted ?? exported.length - offset;
   if (!(offset >= 0 && length > 0 && offset + length <= exported.length)) {
     // the flags' range (or --write's file) against the descriptor's: a usage error naming them

@@ -9,7 +9,6 @@
  *   DPU:  DOCA_SIM_SIDE=dpu deno run -A tasks/steps/exchange-descriptor.ts --receive got.json -r 0000:b1:00.1
  */
 import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
-import { readFileSync } from "node:fs";
 import { OutputFile } from "../accel/output-file.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
@@ -25,6 +24,7 @@ import { userPath } from "../common/user-path.ts";
 import { type MessageChannel, Messenger } from "../wire/messenger.ts";
 import { encodeExportDescriptor, encodeStatus, MsgType, ProtocolError, safeNumber } from "../wire/protocol.ts";
 import { taskFlags } from "../common/task-flags.ts";
+import { readJsonFlagFile as readDescriptorFile } from "../common/json-config.ts";
 
 /** A descriptor as it travels: the exporter's base address and doca_mmap_export_pci's bytes. */
 export interface DescriptorMsg {
@@ -110,8 +110,7 @@ async function main(argv: string[]): Promise<void> {
   using device = openDeviceOf(values["pci-addr"]);
   using pe = new ProgressEngine();
   if (values.send !== undefined) {
-    const path = userPath(values.send);
-    const exported = JSON.parse(readFileSync(path, "utf8")) as { descriptor: string; address: number };
+    const exported = readDescriptorFile("--send", values.send) as { descriptor: string; address: number };
     printError(`exchange-descriptor: connecting to "${name}" (up to ${timeoutMs / 1000} s)`);
     const client = await raceAbort(connectClient({ device, name, pe, timeoutMs }), signal, `connecting to the Comch server "${name}"`);
     try {

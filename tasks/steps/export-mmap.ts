@@ -7,7 +7,6 @@
  *   deno run -A tasks/steps/export-mmap.ts --in data.bin --out desc.json --writable
  */
 import "../common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
-import { readFileSync } from "node:fs";
 import { OutputFile } from "../accel/output-file.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
@@ -21,6 +20,7 @@ import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "../common/interrupt.
 import { isMain, print, runMain } from "../common/main.ts";
 import { userPath } from "../common/user-path.ts";
 import { taskFlags } from "../common/task-flags.ts";
+import { readFlagFile } from "../common/input-file.ts";
 import { allocateFor, requireFitsInMemory } from "../common/memory-limit.ts";
 import { checkOptions, type OptionRules } from "../common/options-check.ts";
 
@@ -90,13 +90,16 @@ Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
 Flags: --in FILE, --length N, --writable, --out FILE, -p/--pci-addr PCI (default: the first device),
 --side host|dpu, -h/--help.`;
 
+/** The step holds the whole file in memory (one buffer): the most one JavaScript byte array holds everywhere. */
+const MAX_EXPORT_FILE_BYTES = 2 ** 31 - 1;
+
 async function main(argv: string[]): Promise<void> {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return void print(HELP);
   if ((values.in === undefined) === (values.length === undefined)) throw new UsageError("need exactly one of --in FILE / --length N");
   // the limit is checked before anything is read or allocated
   if (values.length !== undefined) requireFitsInMemory(positiveInt(values.length, "--length"), "--length");
-  const input = values.in !== undefined ? new Uint8Array(readFileSync(userPath(values.in))) : undefined;
+  const input = values.in !== undefined ? readFlagFile("--in", values.in, MAX_EXPORT_FILE_BYTES).bytes : undefined;
   const length = input ? input.length : positiveInt(values.length!, "--length");
   if (length === 0) throw new Error(`--in ${values.in}: the file is empty (a memory map cannot be)`);
   applySide(parseSide(values.side, process.env, "host"));

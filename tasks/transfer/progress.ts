@@ -1,57 +1,38 @@
 /**
- * Progress reporting: a redrawn bar with throughput and ETA on stderr when stderr is a TTY, nothing while running
- * otherwise (the caller prints a one-line summary at the end). The rate counts from the first byte moved, not from
- * the start (waiting for the peer is not transfer time); any other message clears the bar first
- * (tasks/common/status-line.ts).
+ * Progress of the file copies (dma-copy, rdma-copy): the shared progress line (tasks/common/progress.ts) over one
+ * file's bytes, named by the side that draws it ("dma-copy: host side: 62.0 MiB of 191 MiB (32%), 112 MiB/s, ETA
+ * 1.2 s"); nothing while running when stderr is not a terminal (the caller prints a one-line summary at the end).
  */
 import { readFileSync } from "node:fs";
 import { clearInterval, setInterval } from "node:timers";
 import process from "node:process";
 import { formatBytes, formatRate } from "../common/units.ts";
-import { drawStatusLine, endStatusLine } from "../common/status-line.ts";
+import { Progress, type ProgressOptions } from "../common/progress.ts";
 
 export { formatBytes, formatRate };
 
 export class ProgressBar {
   readonly #total: number;
-  readonly #enabled: boolean;
-  readonly #write: ((text: string) => void) | undefined;
-  readonly #now: () => number;
-  /** When and at what count the first byte moved: the rate leaves out the time spent waiting for the peer. */
-  #first: { at: number; done: number } | undefined;
-  #lastDraw = -Infinity;
+  readonly #progress: Progress;
 
-  constructor(total: number, enabled = process.stderr.isTTY === true, write?: (text: string) => void, now = () => performance.now()) {
+  /** `label`: how the side's lines begin ("dma-copy: DPU side", "rdma-copy"). */
+  constructor(label: string, total: number, options: ProgressOptions = {}) {
     this.#total = total;
-    this.#enabled = enabled;
-    this.#write = write;
-    this.#now = now;
+    this.#progress = new Progress(label, options);
   }
 
   update(done: number): void {
-    if (!this.#enabled) return;
-    const now = this.#now();
-    if (done > 0 && this.#first === undefined) this.#first = { at: now, done };
-    if (now - this.#lastDraw < 100 && done < this.#total) return; // at most ten redraws a second
-    this.#lastDraw = now;
-    drawStatusLine(this.line(done, now), this.#write);
+    this.#progress.update(done, this.#total);
   }
 
-  /** The bar's text at `done` bytes and time `now` (no carriage return, no escape sequences). */
-  line(done: number, now = this.#now()): string {
-    const fraction = this.#total > 0 ? Math.min(1, done / this.#total) : 1;
-    const width = 30;
-    const filled = Math.round(fraction * width);
-    const seconds = this.#first ? (now - this.#first.at) / 1000 : 0;
-    const moved = done - (this.#first?.done ?? 0);
-    const rate = seconds > 0 ? moved / seconds : 0;
-    const eta = done >= this.#total ? "done" : rate > 0 ? `ETA ${((this.#total - done) / rate).toFixed(1)} s` : "ETA -";
-    return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${(fraction * 100).toFixed(1).padStart(5)}% ` +
-      `${formatBytes(done)}/${formatBytes(this.#total)} ${rate > 0 ? formatRate(moved, seconds) : "-"} ${eta}`;
+  /** The line's text at `done` bytes and time `now`. */
+  line(done: number, now?: number): string {
+    return this.#progress.line(done, this.#total, now);
   }
 
+  /** Erases the line (the summary or the error follows on a clean line). */
   finish(): void {
-    if (this.#enabled) endStatusLine();
+    this.#progress.end();
   }
 }
 

@@ -4,11 +4,13 @@
  * The peer is not trusted: every wait has one deadline, fixed when the wait starts, that nothing the peer sends
  * (FAILURE_REASON texts, repeated messages) moves; a peer's text is kept escaped whole, line breaks included (ffi/engine/printable.ts) and only
  * the first reason counts; an AbortSignal (Ctrl-C) ends any wait at once. Losing the peer reads the same in every
- * direction: "the DPU side disconnected while <what>: <DOCA detail>".
+ * direction: "the DPU side disconnected while <what> (<DOCA detail>)"; a peer that says why it ended is "the host side
+ * stopped: interrupted (SIGINT) while …" or "the host side failed: …" (tasks/common/peer-words.ts).
  */
 import { printable } from "../../ffi/engine/printable.ts";
 import { afterGrace, InterruptedError, interruption } from "../common/interrupt.ts";
 import { TimeoutError } from "../../ffi/native/errors.ts";
+import { peerEnded, peerSilent, peerVanished } from "../common/peer-words.ts";
 import {
   decodeMessage,
   encodeFailureReason,
@@ -99,9 +101,7 @@ export class Messenger {
     if (this.#peerSaidFailure) return this.peerFailure(what);
     const detail = cause instanceof Error ? cause.message : String(cause);
     const timedOut = cause instanceof TimeoutError;
-    const text = timedOut
-      ? `gave up ${what} after ${this.timeoutMs / 1000} s (--timeout): ${this.peer} did not send it in time`
-      : `${this.peer} disconnected while ${what}: ${detail}`;
+    const text = timedOut ? peerSilent(what, this.timeoutMs, this.peer) : peerVanished(this.peer, detail, what);
     return new PeerLostError(text, { cause });
   }
 
@@ -220,7 +220,7 @@ export class Messenger {
   /** The error for a peer's failure STATUS, carrying its (escaped) reason when it sent one. */
   peerFailure(what: string): PeerFailedError {
     return new PeerFailedError(
-      this.#reason ? `peer failed: ${this.#reason}` : `${this.peer} answered failure status while we waited for ${what}`,
+      this.#reason ? peerEnded(this.peer, this.#reason) : `${this.peer} answered failure status while we waited for ${what}`,
     );
   }
 
