@@ -22,6 +22,7 @@ import process from "node:process";
 import { repoRoot, runtimeCommand, startChild } from "../tasks/common/run-pair.ts";
 import { lockName, temporaryName } from "../tasks/transfer/atomic-file.ts";
 import { runPlace } from "../tasks/transfer/run-place.ts";
+import { testPort } from "../tools/ports.ts";
 import { DPU_PCI, HOST_PCI, pattern } from "./helpers/sim-env.ts";
 
 const task = (name: string) => join(repoRoot, "tasks", `${name}.ts`);
@@ -208,6 +209,28 @@ describe("a dead run's lock is taken over in one line, worded by its rule", () =
     assert.match(lines[0], new RegExp(`^encrypt: took over the lock of \\S*o\\.enc from process ${pid}, which is gone and removed its temporary file ${temporary.replaceAll(".", "\\.")}$`));
     assert.deepEqual(extra(dir, "in.bin", "key"), ["o.enc"]);
   });
+
+  // A receiver checks its target before it waits for a peer: a dead run's lock and temporary file go then, not only
+  // once a peer connects (a rerun that got no peer left both in place).
+  for (const [name, args] of [
+    ["dma-copy", ["--side", "dpu", "-f", "out.bin", "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "1"]],
+    ["rdma-copy", ["--receive", "out.bin", "--listen", `127.0.0.1:${testPort()}`, "--timeout", "1"]],
+  ] as const) {
+    test(`${name}, a receiver that gets no peer: the dead run's lock and temporary file are gone all the same`, { timeout: 120_000 }, async () => {
+      const dir = folder();
+      const pid = deadPid();
+      const temporary = temporaryName(join(dir, "out.bin"), pid);
+      writeFileSync(join(dir, temporary), "half of a copy");
+      writeFileSync(join(dir, lockName("out.bin")), lockFile(pid, temporary, runPlace()));
+      const sim = mkdtempSync(join(root, "sim-"));
+      const r = await run(name, [...args], dir, { DOCA_SIM_DIR: sim, DOCA_SIM_SIDE: name === "dma-copy" ? "dpu" : "host" });
+      assert.notEqual(r.code, 0, r.stderr); // nobody came
+      const lines = takeoverLines(r.stderr);
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(lines[0], new RegExp(`took over the lock of \\S*out\\.bin from process ${pid}, which is gone and removed its temporary file`));
+      assert.deepEqual(extra(dir, "in.bin", "key"), [], r.stderr);
+    });
+  }
 
   test("from another host or pid namespace, not refreshed for 3 s: said so, not \"which is gone\"", { timeout: 120_000 }, async () => {
     const dir = folder();

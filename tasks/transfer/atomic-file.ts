@@ -17,6 +17,7 @@ import {
   lstatSync,
   openSync,
   readdirSync,
+  readFileSync,
   readSync,
   renameSync,
   rmSync,
@@ -167,6 +168,16 @@ export function checkFreeSpace(dir: string, bytes: number, shownAs: string): voi
   }
 }
 
+/** True when /proc says `pid` has exited and waits to be reaped (state Z); false when it cannot tell. */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * true / false, or undefined when this process may not tell. Deno needs --allow-run for this signal-0 probe (the deno
  * task and the shebang of dma-copy grant it); without it the permission error propagates, naming the flag.
@@ -174,7 +185,8 @@ export function checkFreeSpace(dir: string, bytes: number, shownAs: string): voi
 function processAlive(pid: number): boolean | undefined {
   try {
     process.kill(pid, 0);
-    return true;
+    // a zombie (killed, not yet reaped: its parent, or a container's init that never reaps) answers signal 0 too
+    return !zombie(pid);
   } catch (e) {
     rethrowMissingPermission(e);
     const code = (e as NodeJS.ErrnoException).code ?? /\b(ESRCH|EPERM)\b/.exec(String(e))?.[1];
@@ -370,35 +382,22 @@ export class TargetLock {
       refuseForeignLock(path, shownAs);
       const verdict = abandoned(path);
       if (!verdict) throw new Error(busyMessage(shownAs, path, wording));
-      // Abandoned: its run's temporary file goes first (nobody will finish it; it may be hundreds of MiB), then the
-      // lock is taken over (a racing taker loses at openSync "wx" above). Only a regular file is removed: a folder or
-      // a FIFO under that name is not what a doca-ts run left.
-      const owner = readLock(path);
-      const dead = owner.temporary;
-      let fate = "";
-      if (dead && SUFFIX.test(dead) && !dead.includes("/")) {
-        try {
-          const kind = foreignKind(join(dirname(path), dead));
-          if (kind === undefined && !lstatSync(join(dirname(path), dead)).isDirectory()) {
-            unlinkSync(join(dirname(path), dead));
-            fate = ` and removed its temporary file ${dead}`;
-          } else fate = `; kept ${dead}, which it names: it is ${kind ?? "a folder"}, not a temporary file doca-ts made`;
-        } catch { /* already gone */ }
-      }
-      try {
-        unlinkSync(path);
-        const task = taskName();
-        printError(`${task ? `${task}: ` : ""}${takeoverLine(shownAs, path, owner, verdict)}${fate}`);
-      } catch { /* someone else removed it first */ }
+      takeOver(path, shownAs, verdict);
     }
   }
 
-  /** Throws when another run holds the lock of `target` (a check before connecting; acquire() is the real guard). */
+  /**
+   * Throws when another run holds the lock of `target` (a check before waiting for a peer; acquire() is the real
+   * guard). An abandoned lock is taken over here already, with its dead run's temporary file: a receiver that then
+   * gets no peer must not leave them in place (issue 32 item 5).
+   */
   static checkFree(target: string, shownAs = target, wording = COPY_WORDING): void {
     const path = join(dirname(target), lockName(target));
     if (!lexists(path)) return;
     refuseForeignLock(path, shownAs);
-    if (!abandoned(path)) throw new Error(busyMessage(shownAs, path, wording));
+    const verdict = abandoned(path);
+    if (!verdict) throw new Error(busyMessage(shownAs, path, wording));
+    takeOver(path, shownAs, verdict);
   }
 
   release(): void {
@@ -489,6 +488,31 @@ function abandoned(path: string): Abandoned {
   } catch {
     return "gone"; // gone meanwhile
   }
+}
+
+/**
+ * Takes over an abandoned lock (abandoned() said why): its run's temporary file goes first (nobody will finish it; it
+ * may be hundreds of MiB), then the lock, with one line saying so. A racing taker loses at acquire's openSync "wx".
+ */
+function takeOver(path: string, shownAs: string, verdict: "gone" | "stale"): void {
+  // Only a regular file is removed: a folder or a FIFO under that name is not what a doca-ts run left.
+  const owner = readLock(path);
+  const dead = owner.temporary;
+  let fate = "";
+  if (dead && SUFFIX.test(dead) && !dead.includes("/")) {
+    try {
+      const kind = foreignKind(join(dirname(path), dead));
+      if (kind === undefined && !lstatSync(join(dirname(path), dead)).isDirectory()) {
+        unlinkSync(join(dirname(path), dead));
+        fate = ` and removed its temporary file ${dead}`;
+      } else fate = `; kept ${dead}, which it names: it is ${kind ?? "a folder"}, not a temporary file doca-ts made`;
+    } catch { /* already gone */ }
+  }
+  try {
+    unlinkSync(path);
+    const task = taskName();
+    printError(`${task ? `${task}: ` : ""}${takeoverLine(shownAs, path, owner, verdict)}${fate}`);
+  } catch { /* someone else removed it first */ }
 }
 
 /** The one line of a takeover: whose lock, and by which rule it was judged abandoned. */
