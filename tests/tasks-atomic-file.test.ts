@@ -1,14 +1,16 @@
 /**
  * The receiver's file flushes to disk while the copy runs (so the final fsync does not write the whole file while
  * the transfer waits): a flush in flight keeps its fd open until it settles, whether the file is committed or
- * aborted meanwhile, and what lands under the name is every byte written.
+ * aborted meanwhile, and what lands under the name is every byte written. A lock whose owner was killed but not yet
+ * reaped (a zombie) is taken over like any lock of a process that is gone.
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { AtomicFile, removeStaleTemporaries, temporaryName } from "../tasks/transfer/atomic-file.ts";
+import { AtomicFile, lockName, removeStaleTemporaries, TargetLock, temporaryName } from "../tasks/transfer/atomic-file.ts";
+import { runPlace } from "../tasks/transfer/run-place.ts";
 import { type Workspace, workspace } from "./helpers/tasks/workspace.ts";
 
 const spaces: Workspace[] = [];
@@ -107,5 +109,24 @@ describe("what a dead run's temporary name holds, when doca-ts did not make it (
     assert.equal(readFileSync(join(w.dpu, name("folder"), "keep"), "utf8"), "precious");
     assert.ok(lstatSync(join(w.dpu, name("fifo"))).isFIFO());
     assert.equal(readFileSync(join(w.dpu, "victim"), "utf8"), "someone's");
+  });
+});
+
+describe("a lock's owner that was killed but not reaped", () => {
+  test("a zombie (it answers signal 0) counts as gone: its lock is taken over", { timeout: 60_000 }, async () => {
+    // `sleep 0 &` ends at once; its parent then becomes `sleep 20` (exec), which never reaps it: a zombie for 20 s
+    const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 20"], { stdio: ["ignore", "pipe", "ignore"] });
+    try {
+      const pid = Number(await new Promise<string>((resolve) => parent.stdout!.once("data", (d) => resolve(String(d).trim()))));
+      for (let i = 0; i < 200 && !/\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8")); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.match(readFileSync(`/proc/${pid}/stat`, "utf8"), /\) Z /, "the child became a zombie");
+      const w = space("zombie");
+      const target = join(w.dpu, "out.bin");
+      writeFileSync(join(w.dpu, lockName("out.bin")), `pid ${pid}\ntemporary x\nsince 2020-01-01T00:00:00Z\nplace ${runPlace()}\n`);
+      TargetLock.checkFree(target); // would throw "another copy is writing it" while the zombie counted as alive
+      assert.equal(existsSync(join(w.dpu, lockName("out.bin"))), false, "the lock was taken over");
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 });
