@@ -24,7 +24,7 @@ async function stdoutHas(child: RunningChild, text: string, waitMs: number): Pro
 
 const MANY = "1000000";
 
-describe("comch-server and comch-client: the peer is told why", () => {
+describe("comch-server and comch-client: the peer's departure in words (the client tells its reason; the server, speaking NVIDIA's protocol, cannot)", () => {
   /** A server and a client exchanging without end (until one is stopped), the server having answered once. */
   async function pair(tag: string): Promise<{ server: RunningChild; client: RunningChild }> {
     const w = space(tag);
