@@ -6,6 +6,11 @@
  * a direct run, and the calling shell goes on with that status ($? is 130). Not `npx bun`: npx (npm exec) dies of
  * the terminal's SIGINT itself whatever its child does, so the calling shell dies with it (issue 32 #11).
  *
+ * The calling shell is bash, named (script runs $SHELL, /bin/sh when unset). Bash goes on when its child ends with a
+ * status after a SIGINT and dies only when the child died of it; that difference is what "exit 130" buys. Debian's
+ * /bin/sh (dash) dies of any SIGINT typed while it waits, whatever the child does, so with it the line proves nothing
+ * (a fresh CI machine has no SHELL set: this file failed there before bash was named).
+ *
  * Normal group: per wrapper, 2 interruptions of a DPU receiving a copy (temporary file removed, the host told
  * "interrupted (SIGINT)"). Slow group (DOCA_TS_SLOW=1): per wrapper, 20 interruptions of a DPU waiting for its host.
  * The commands are the same whichever runtime runs this file, so only the Deno run executes them.
@@ -13,6 +18,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { currentRuntime } from "../ffi/load/runtime.ts";
@@ -21,11 +27,14 @@ import { DPU_PCI, HOST_PCI, type Workspace, workspace, writePatternFile } from "
 
 const spaces: Workspace[] = [];
 after(() => spaces.forEach((w) => w.remove()));
+const bash = ["/bin/bash", "/usr/bin/bash"].find((p) => existsSync(p));
 const hasScript = spawnSync("script", ["--version"]).status === 0;
 const skip = currentRuntime() !== "deno"
   ? "the wrappers run the same commands whichever runtime runs this file: the Deno run covers them"
   : !hasScript
   ? "no util-linux `script` for a pseudo-terminal"
+  : !bash
+  ? "no bash to be the calling shell"
   : false;
 const SLOW = process.env.DOCA_TS_SLOW === "1";
 const deno = join(repoRoot, "node_modules", "deno", "deno");
@@ -44,7 +53,7 @@ const WRAPPERS: Record<string, (args: string[]) => string> = {
  * "shell went on: STATUS": script -e says 130 also for a shell killed by SIGINT, which this line tells apart.
  */
 function ctrlCInTerminal(command: string, env: Record<string, string>, ready: (output: string) => boolean): Promise<{ status: number | null; output: string }> {
-  const child = spawn("script", ["-qec", `${command}; echo "shell went on: $?"`, "/dev/null"], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn("script", ["-qec", `${command}; echo "shell went on: $?"`, "/dev/null"], { cwd: repoRoot, env: { ...process.env, ...env, SHELL: bash! }, stdio: ["pipe", "pipe", "pipe"] });
   let output = "";
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
   child.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
