@@ -33,6 +33,7 @@ import { clearStatusLine } from "./common/status-line.ts";
 import { likelyCauses, turnAwayOtherHosts, waitingLine } from "./dma-copy/peer-wait.ts";
 import type { SessionContext, Summary, TransferResult } from "./dma-copy/session.ts";
 import { checkOptions, checkRunOptions, type OptionRules, PATH } from "./common/options-check.ts";
+import { setSpeakingSide } from "./common/task-name.ts";
 
 export type { DmaCopyOptions, Summary };
 export { parseDmaCopyArgs };
@@ -67,6 +68,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   checkOptions("dmaCopy", options, DMA_COPY_OPTIONS);
   checkRunOptions("dmaCopy", run);
   const { signal } = run;
+  setSpeakingSide(options.side === "host" ? "host side" : "DPU side"); // shared code's lines (a lock taken over) too
   const log = createLogger(options.logLevel, speakerOf(options.side));
   const rss = options.stats ? new PeakRss().start() : undefined;
   const local = probeLocalFile(options.file);
@@ -133,7 +135,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
       result = await hostTransfer(context(messenger), local, dir);
       copied = true;
     } catch (e) {
-      if (!(e instanceof PeerFailedError) && !(e instanceof PeerLostError)) {
+      if (!(e instanceof PeerFailedError) && !peerGone(e)) {
         // Stopped before the DPU's answer was read: it may be queued already (a doca-ts DPU then hears why)
         if (!peerIsDocaTs && !options.classic) peerIsDocaTs = await messenger.peerSpeaksDocaTs(200);
         await messenger.sendFailure(`host: ${(e as Error).message}`, peerIsDocaTs);
@@ -172,7 +174,7 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
         result = await dpuTransfer(context(messenger), local, dir);
         copied = true;
       } catch (e) {
-        if (!(e instanceof PeerFailedError) && !(e instanceof PeerLostError)) {
+        if (!(e instanceof PeerFailedError) && !peerGone(e)) {
           await messenger.sendFailure(`DPU: ${(e as Error).message}`, peerIsDocaTs);
         }
         if (e instanceof RefusedError) throw new Error(`refused: ${e.message}`);
@@ -202,6 +204,13 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
     peakRssSource: peak?.source,
   };
 }
+
+/**
+ * Whether the peer is past hearing why this side ends: it failed (and said so) or vanished. A peer that only stayed
+ * silent past --timeout (stopped, swapped out) may still be connected: it is told this side gave up, and says so
+ * when it goes on instead of "disconnected".
+ */
+const peerGone = (e: unknown) => e instanceof PeerLostError && !e.silent;
 
 /**
  * An interruption says what this side was doing (`doing`, left out where its own words say it) and what it left behind: the

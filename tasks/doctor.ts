@@ -61,8 +61,10 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
       const folder = r.libraries.softwareDeviceFolder;
       if (folder) out.push(`  Comch folder ${folder.problem ? "REFUSED" : "ok"}: ${folder.note}${folder.problem ? ` (${folder.problem})` : ""}`);
       if (r.symbols) {
-        // only the functions this DOCA spells differently (or lacks): "f -> f" says nothing
-        for (const s of r.symbols.renamed) if (s.resolvedAs !== s.name) out.push(`  ${s.name} -> ${s.resolvedAs ?? "MISSING"}`);
+        // only the functions this DOCA spells differently (or lacks): a function found under its own name says nothing
+        for (const s of r.symbols.renamed) {
+          if (s.resolvedAs !== s.name) out.push(`  ${s.name}: ${s.resolvedAs ? `called ${s.resolvedAs} in this DOCA` : "missing in this DOCA"}`);
+        }
         out.push(`  optional functions missing: ${r.symbols.optionalMissing.join(", ") || "none"}`);
       }
       break;

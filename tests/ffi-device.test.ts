@@ -57,6 +57,19 @@ describe("ffi: library and devices", () => {
     assert.equal(liveObjects(), before, "every device handle was released");
   });
 
+  test("Device.open() with no address opens the first device, as openDevice() does; a non-string says what it wants", () => {
+    const first = listDevices()[0];
+    const dev = Device.open();
+    try {
+      assert.equal(dev.info.pciAddr, first.pciAddr);
+    } finally {
+      dev.close();
+    }
+    for (const bad of [42, "", null]) {
+      assert.throws(() => Device.open(bad as unknown as string), (e: unknown) => e instanceof TypeError && /PCI address such as "03:00\.0"/.test((e as Error).message));
+    }
+  });
+
   test("a bad PCI address is a DocaError listing the available ones", () => {
     for (const bad of ["ff:1f.7", "0000:ff:1f.7", "nonsense"]) {
       assert.throws(() => Device.open(bad), (e: unknown) => {

@@ -165,7 +165,7 @@ test("a receiver killed with SIGKILL mid-copy and started again at once takes ov
   assert.equal(host2.code, 0, host2.stderr);
   const temporary = left.find((n) => n.endsWith(".part"))!;
   // one line, as tasks/README promises (it was two: the sweep's "removed …" and the lock's "took over …")
-  assert.match(d.stderr, new RegExp(`took over the lock of .*f\\.bin from process \\d+, which is gone and removed its temporary file ${temporary.replaceAll(".", "\\.")}`));
+  assert.match(d.stderr, new RegExp(`dma-copy: DPU side: took over the lock of .*f\\.bin from process \\d+, which is gone and removed its temporary file ${temporary.replaceAll(".", "\\.")}`));
   assert.doesNotMatch(d.stderr, /the temporary file of a dead run/);
   assert.doesNotMatch(d.stderr, /another copy is writing it/);
   assert.equal(sha256File(target), expect);

@@ -65,6 +65,35 @@ test("a second host connecting to a busy DPU is told it is busy; the first copy 
   assert.ok(!existsSync(join(w.dpu, "g.bin")));
 });
 
+// Both directions: the DPU gives up on a host that went silent mid-copy (held with SIGSTOP past the DPU's --timeout).
+// Once the host goes on it reads why, in the DPU's words, not a bare "disconnected" (it said only that before).
+for (const hostHasFile of [true, false]) {
+  test(`a DPU that gave up on a silent host (${hostHasFile ? "host→DPU" : "DPU→host"}) says so to the host, which goes on to report it`, { timeout: 300_000 }, async () => {
+    const w = space("gave-up");
+    const [from, to] = hostHasFile ? [w.host, w.dpu] : [w.dpu, w.host];
+    writePatternFile(join(from, "f.bin"), 8 * 1024 * 1024, 5);
+    const paced = ["--chunk-size", "8192", "--slots", "1"];
+    const dpu = startChild(script, ["--side", "dpu", "-f", join(w.dpu, "f.bin"), "-p", DPU_PCI, "-r", HOST_PCI, ...paced, "--timeout", "3", "--quiet"], { ...w.env, DOCA_TS_ANNOUNCE_LISTEN: "1" }, 180_000);
+    await dpu.waitForStderr("waiting for the host", 90_000);
+    const host = startChild(script, ["--side", "host", "-f", join(w.host, "f.bin"), "-p", HOST_PCI, ...paced, "--timeout", "60", "--quiet"], w.env, 180_000);
+    for (let i = 0; i < 6000 && w.list(to).length === 0; i++) await sleep(10); // the copy is under way
+    host.signal!("SIGSTOP");
+    let d;
+    try {
+      d = await dpu.done;
+    } finally {
+      host.signal!("SIGCONT");
+    }
+    const h = await host.done;
+    assert.equal(d.code, 1, d.stderr);
+    assert.match(d.stderr, /gave up waiting for .* after 3 s \(--timeout\): the host side did not send it in time/);
+    assert.notEqual(h.code, 0, h.stderr);
+    assert.match(h.stderr, /the DPU side gave up waiting for .* after 3 s \(--timeout\): the host side did not send it in time/);
+    assert.doesNotMatch(h.stderr, /disconnected/, h.stderr);
+    assert.deepEqual(w.list(to).filter((n) => n !== "f.bin" || !hostHasFile), [], "no temporary file stays");
+  });
+}
+
 // One wording for one situation (issue 32): every task that waits for a peer says, when none came within --timeout,
 // "TASK: error: no … within N s (--timeout); likely causes: …", as dma-copy does; before, comch-server and
 // comch-stream printed the FFI's "timed out after 1000 ms waiting for …" and rdma's listening sides the same.

@@ -6,6 +6,7 @@
  *   - the peer went silent: "gave up waiting for X after 5 s (--timeout): the DPU side did not send it in time";
  *   - the peer stopped and said so: "the receiver stopped: interrupted (SIGINT) while …" (peerEnded);
  *   - the peer failed and said why: "the receiver failed: …" (peerEnded);
+ *   - the peer gave up on us and said so: "the DPU side gave up waiting for X after 5 s (--timeout): …" (peerEnded);
  *   - the peer vanished without a word (connection reset, not connected, disconnected): "the receiver disconnected
  *     while … (…)" (peerVanished, meansPeerGone).
  * The peer is named by its role in words ("the host side", "the receiver", "the echoing side"). The task's name
@@ -61,6 +62,8 @@ const SIDE_LABEL = /^(host|DPU|echoing side|pinging side): /;
  */
 export function peerEnded(peer: string, reason: string): string {
   const text = reason.replace(SIDE_LABEL, "");
+  // a peer that gave up waiting for us says so in its own words: "the DPU side gave up waiting for … after 5 s …"
+  if (/^gave up /.test(text)) return `${peer} ${text}`;
   return `${peer} ${/^interrupted \(/.test(text) ? "stopped" : "failed"}: ${text}`;
 }
 

@@ -35,7 +35,7 @@ import { clearInterval, setInterval } from "node:timers";
 import { onForcedExit } from "../common/interrupt.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { printError } from "../common/output.ts";
-import { taskName } from "../common/task-name.ts";
+import { speaker } from "../common/task-name.ts";
 import { runPlace } from "./run-place.ts";
 import { UsageError } from "../common/cli.ts";
 import { describeKind } from "../common/input-file.ts";
@@ -510,8 +510,8 @@ function takeOver(path: string, shownAs: string, verdict: "gone" | "stale"): voi
   }
   try {
     unlinkSync(path);
-    const task = taskName();
-    printError(`${task ? `${task}: ` : ""}${takeoverLine(shownAs, path, owner, verdict)}${fate}`);
+    const who = speaker();
+    printError(`${who ? `${who}: ` : ""}${takeoverLine(shownAs, path, owner, verdict)}${fate}`);
   } catch { /* someone else removed it first */ }
 }
 

@@ -37,9 +37,17 @@ export class PeerFailedError extends Error {
   override name = "PeerFailedError";
 }
 
-/** The peer went away or stayed silent past the deadline. */
+/**
+ * The peer went away or stayed silent past the deadline. `silent`: it stayed silent, so it may still be connected
+ * (stopped, swapped out, stuck) and read why this side gave up, once it goes on.
+ */
 export class PeerLostError extends Error {
   override name = "PeerLostError";
+  constructor(message: string, options?: ErrorOptions & { silent?: boolean }) {
+    super(message, options);
+    this.silent = options?.silent ?? false;
+  }
+  readonly silent: boolean;
 }
 
 export interface MessengerOptions {
@@ -102,7 +110,7 @@ export class Messenger {
     const detail = cause instanceof Error ? cause.message : String(cause);
     const timedOut = cause instanceof TimeoutError;
     const text = timedOut ? peerSilent(what, this.timeoutMs, this.peer) : peerVanished(this.peer, detail, what);
-    return new PeerLostError(text, { cause });
+    return new PeerLostError(text, { cause, silent: timedOut });
   }
 
   /**
@@ -257,11 +265,16 @@ export class Messenger {
 
   /** Best effort: tells the peer why we stop (doca-ts peers only), then NVIDIA's failure status. Never throws. */
   async sendFailure(reason: string | undefined, peerIsDocaTs: boolean): Promise<void> {
-    try {
+    // Bounded: a peer that stopped reading (SIGSTOP, a full queue) must not keep this side from reporting its error
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const giveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_WORDS_GRACE_MS)));
+    const send = async () => {
       if (peerIsDocaTs && reason) await this.channel.send(encodeFailureReason(reason, this.channel.maxMsgSize));
       await this.channel.send(encodeStatus(false));
-    } catch {
-      // the connection may already be gone; the local error is what matters
-    }
+    };
+    // the connection may already be gone; the local error is what matters
+    const sent = send().catch(() => {});
+    await Promise.race([sent, giveUp]);
+    clearTimeout(timer);
   }
 }

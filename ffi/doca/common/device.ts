@@ -219,7 +219,12 @@ export class Device extends Resource<Handle<"doca_dev">> {
   }
 
   /** Opens the device at a PCI address, "03:00.1" or "0000:03:00.1". */
-  static open(pciAddr: string): Device {
+  /** Opens the device at `pciAddr` ("03:00.0"); without one, the first device listed (as openDevice does). */
+  static open(pciAddr?: string): Device {
+    if (pciAddr === undefined) return openDevice();
+    if (typeof pciAddr !== "string" || pciAddr === "") {
+      throw new TypeError(`Device.open: pciAddr must be a PCI address such as "03:00.0" (see listDevices()), got ${JSON.stringify(pciAddr) ?? String(pciAddr)}`);
+    }
     return withDeviceList((d, devinfos) => {
       const match = findByPci(d, devinfos, pciAddr, "doca_devinfo_is_equal_pci_addr", (info) => devinfoInfo(d, info).pciAddr, {
         missing: `no DOCA device at PCI address "${pciAddr}"`,
