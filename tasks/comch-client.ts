@@ -7,7 +7,7 @@ import "./common/early-stop.ts"; // first: a stop while the modules below load i
 import process from "node:process";
 import { ProgressEngine, TimeoutError } from "../mod.ts";
 import { serverName } from "./common/cli.ts";
-import { connectClient, openDeviceOf } from "./common/device.ts";
+import { applyRoleSide, connectClient, openDeviceOf } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { peerLeft, tellPeerWhy, unlessStopNotice } from "./comch/stop-notice.ts";
 import { isMain, print, runMain } from "./common/main.ts";
@@ -55,6 +55,7 @@ export async function runComchClient(opts: {
   checkOptions("runComchClient", opts, CLIENT_OPTIONS);
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const name = opts.name ?? DEFAULT_SERVICE;
+  applyRoleSide("host");
   using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
   const client = await raceAbort(connectClient({ device, name, pe, timeoutMs }), opts.signal, `connecting to the Comch server "${name}"`)

@@ -7,7 +7,7 @@ import "./common/early-stop.ts"; // first: a stop while the modules below load i
 import process from "node:process";
 import { ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
-import { applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { applyRoleSide, applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { peerLeft, unlessStopNotice } from "./comch/stop-notice.ts";
 import { isMain, print, runMain } from "./common/main.ts";
@@ -89,6 +89,7 @@ export async function runComchServer(opts: {
   signal?: AbortSignal;
 }): Promise<ServerRun> {
   checkOptions("runComchServer", opts, SERVER_OPTIONS);
+  applyRoleSide("dpu");
   using device = openDeviceOf(opts.pciAddr);
   requireServerSide(device, "comch-server");
   using pe = new ProgressEngine();

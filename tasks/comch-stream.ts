@@ -10,7 +10,7 @@ import "./common/early-stop.ts"; // first: a stop while the modules below load i
 import process from "node:process";
 import { ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
-import { applySide, connectClient, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { applyRoleSide, applySide, connectClient, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
@@ -200,6 +200,7 @@ const PRODUCER_OPTIONS: OptionRules = {
 export async function streamConsumer(opts: { pciAddr?: string; repPci: string; name?: string; timeoutMs: number; signal?: AbortSignal }): Promise<StreamReport> {
   checkOptions("streamConsumer", opts, CONSUMER_OPTIONS);
   const { signal } = opts;
+  applyRoleSide("dpu");
   using device = openDeviceOf(opts.pciAddr);
   requireServerSide(device, "comch-stream --side dpu");
   using pe = new ProgressEngine();
@@ -281,6 +282,7 @@ export async function streamProducer(opts: {
 }): Promise<{ host: StreamReport; dpu: StreamReport }> {
   checkOptions("streamProducer", opts, PRODUCER_OPTIONS);
   const { signal } = opts;
+  applyRoleSide("host");
   using device = openDeviceOf(opts.pciAddr);
   using pe = new ProgressEngine();
   const name = opts.name ?? STREAM_SERVICE;

@@ -22,6 +22,15 @@ export function applySide(side: "host" | "dpu"): void {
   setNativeEnv("DOCA_SIM_SIDE", side);
 }
 
+/**
+ * The side a role implies (a Comch server or consumer runs on the DPU, a client or producer on the host), applied
+ * when nothing chose one: a program calling runComchServer() needs no DOCA_SIM_SIDE, as one calling dmaCopy() needs
+ * none. An explicit DOCA_SIM_SIDE (or --side) wins, and a wrong one still fails with the words of requireServerSide.
+ */
+export function applyRoleSide(side: "host" | "dpu"): void {
+  if (process.env.DOCA_SIM_SIDE === undefined || process.env.DOCA_SIM_SIDE === "") applySide(side);
+}
+
 /** openDevice (-p/--pci-addr's device, or the first one listed), with the flag to use when there is none. */
 export function openDeviceOf(pciAddr: string | undefined): Device {
   try {
