@@ -218,8 +218,10 @@ export class Device extends Resource<Handle<"doca_dev">> {
     this.kind = `Device ${info.pciAddr}`;
   }
 
-  /** Opens the device at a PCI address, "03:00.1" or "0000:03:00.1". */
-  /** Opens the device at `pciAddr` ("03:00.0"); without one, the first device listed (as openDevice does). */
+  /**
+   * Opens the device at a PCI address, "03:00.1" or "0000:03:00.1"; without one, the first device listed (as
+   * openDevice does).
+   */
   static open(pciAddr?: string): Device {
     if (pciAddr === undefined) return openDevice();
     if (typeof pciAddr !== "string" || pciAddr === "") {
