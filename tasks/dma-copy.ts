@@ -17,7 +17,7 @@ import { TimeoutError } from "../ffi/native/errors.ts";
 import { ProgressEngine } from "../ffi/engine/pe.ts";
 import { applySide, connectClient, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
 import { InterruptedError, raceAbort, stopOnSignals } from "./common/interrupt.ts";
-import { isMain, print, runMain, taskName } from "./common/main.ts";
+import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { formatDuration } from "./common/units.ts";
 import { createLogger, LogLevel } from "./common/log-level.ts";
@@ -272,9 +272,6 @@ export function speakerOf(side: "host" | "dpu"): string {
   return `dma-copy: ${side === "host" ? "host" : "DPU"} side`;
 }
 
-/** Who speaks on stderr: "dma-copy" until the side is known, then speakerOf(side) (every line). */
-let speaker = "";
-
 export async function main(argv: string[]): Promise<number> {
   const command = parseDmaCopyArgs(argv);
   if (command.kind === "help") {
@@ -287,7 +284,6 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const options = command.options;
-  speaker = speakerOf(options.side);
   applySide(options.side);
   const summary = await dmaCopy(options, { signal: stopOnSignals() });
   if (options.jsonOutput) printJson(summary);
@@ -295,5 +291,6 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-// An error ends the copy with the bar possibly drawn: clear it so "error: …" starts on a clean line.
-if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)).finally(clearStatusLine), () => speaker || taskName());
+// An error ends the copy with the bar possibly drawn: clear it so "error: …" starts on a clean line. Every line runMain
+// prints names the side once dmaCopy has set it (task-name.ts's speaker).
+if (isMain(import.meta)) await runMain(() => main(process.argv.slice(2)).finally(clearStatusLine));

@@ -15,11 +15,11 @@
 import process from "node:process";
 import { setImmediate } from "node:timers";
 import { onOutputLost, printError, watchOutput } from "./output.ts";
-import { taskName } from "./task-name.ts";
+import { speaker } from "./task-name.ts";
 import { takeEarlyStop } from "./early-stop.ts";
 
 /** "doctor: ", the prefix of this task's own lines ("" when the script's name is unknown). */
-const named = () => (taskName() ? `${taskName()}: ` : "");
+const named = () => (speaker() ? `${speaker()}: ` : "");
 
 export type StopSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGPIPE";
 

@@ -14,7 +14,7 @@ import { flushOutput, outputLostOn, print, printError } from "./output.ts";
 export { print };
 import { describeMissingPermission, missingPermissionIn } from "./permission.ts";
 import { environmentNotes } from "./environment.ts";
-import { taskName } from "./task-name.ts";
+import { speaker as taskSpeaker, taskName } from "./task-name.ts";
 import { resolvePathVariables } from "./user-path.ts";
 
 export { taskName };
@@ -45,7 +45,7 @@ function debugWanted(): boolean {
  * usage errors, the signal's status (130/143) for an interruption, 1 otherwise. `speaker` is the name lines start with
  * (default the task's; dma-copy's, once its side is known, "dma-copy: host side" as its log lines).
  */
-export async function runMain(fn: () => Promise<number | void> | number | void, speaker: () => string = taskName): Promise<never> {
+export async function runMain(fn: () => Promise<number | void> | number | void, speaker: () => string = taskSpeaker): Promise<never> {
   installStopHandlers();
   let code = 0;
   try {

@@ -43,11 +43,11 @@ export class PeerFailedError extends Error {
  */
 export class PeerLostError extends Error {
   override name = "PeerLostError";
+  readonly silent: boolean;
   constructor(message: string, options?: ErrorOptions & { silent?: boolean }) {
     super(message, options);
     this.silent = options?.silent ?? false;
   }
-  readonly silent: boolean;
 }
 
 export interface MessengerOptions {
