@@ -311,10 +311,10 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
         cpus.push(r.cpu.host + r.cpu.DPU);
       }
       const wall = median(walls);
-      const targeted = runner.label !== "Node (tsx)";
+      const limit = coldCopyLimit(runner.label);
       rows.push({
         section, name: "dma-copy 1 MiB host → DPU, wall time (2 cold processes)", runtime: runner.label, size: MiB, value: round3(wall), unit: "s", ratio: null, against: null,
-        ...(targeted ? { target: "< 0.5 s", met: wall < 0.5 } : {}),
+        ...(limit ? { target: `< ${limit} s`, met: wall < limit } : {}),
       });
       // Mostly start-up: what the CPU per GiB rows above include once per copy.
       rows.push({ section, name: "dma-copy 1 MiB host → DPU, CPU (both sides)", runtime: runner.label, size: MiB, value: round3(median(cpus)), unit: "s", ratio: null, against: null });
@@ -323,6 +323,16 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
     rmSync(work, { recursive: true, force: true });
   }
   return rows;
+}
+
+/**
+ * Issue 29's limit on a cold 1 MiB copy: 0.3 s on Deno and Bun (they run the TypeScript as it is), 0.5 s on Node
+ * running the built JavaScript (the package). Node through tsx compiles the sources first: shown, not targeted.
+ */
+function coldCopyLimit(label: string): number | undefined {
+  if (label === RUNTIME_LABEL.deno || label === RUNTIME_LABEL.bun) return 0.3;
+  if (label === RUNTIME_LABEL.node) return 0.5;
+  return undefined;
 }
 
 /** Each C reference's row: what it does, in a few words (benchmarks/README.md says the rest). */

@@ -140,8 +140,9 @@ function bindAll(libDir?: string): Doca {
   for (const lib of ["common", "dma", "comch"] as const) {
     const b = backend.bind(found.files[lib], LOADER_SYMBOLS, lib);
     bound.push(b);
-    Object.assign(fns, b.fns);
-    Object.assign(raw, b.raw);
+    // Descriptors, not values: a loader may hand out accessors that bind a function at its first use (Deno).
+    Object.defineProperties(fns, Object.getOwnPropertyDescriptors(b.fns));
+    Object.defineProperties(raw, Object.getOwnPropertyDescriptors(b.raw));
     Object.assign(resolved, b.resolved);
     missing.push(...b.missing.map((name) => `${name} (${found.files[lib]})`));
   }
@@ -155,8 +156,8 @@ function bindAll(libDir?: string): Doca {
     optionalFiles[lib] = file;
     const b = backend.bind(file, LOADER_SYMBOLS, lib);
     bound.push(b);
-    Object.assign(fns, b.fns);
-    Object.assign(raw, b.raw);
+    Object.defineProperties(fns, Object.getOwnPropertyDescriptors(b.fns));
+    Object.defineProperties(raw, Object.getOwnPropertyDescriptors(b.raw));
     Object.assign(resolved, b.resolved);
     missing.push(...b.missing.map((name) => `${name} (${file})`));
   }
@@ -178,16 +179,16 @@ function bindAll(libDir?: string): Doca {
   );
   const typed = fns as unknown as DocaFns;
   const str = (address: number) => (address ? backend.cstring(address) : "");
-  const aliasesUsed = Object.fromEntries(Object.entries(resolved).filter(([k, v]) => k !== v));
-  const optionalMissing = Object.keys(DOCA_SYMBOLS).filter((k) => !fns[k]);
+  // Presence from `resolved`, never from reading fns: a loader may bind a function at its first read (Deno)
+  const present = (name: string) => Object.hasOwn(resolved, name);
   const info: DocaLibraryInfo = {
     dir: found.dir,
     files: { ...found.files, ...optionalFiles },
     version: str(typed.doca_version_runtime()),
-    isSoftwareDevice: !!fns.doca_sim_live_objects,
+    isSoftwareDevice: present("doca_sim_live_objects"),
     runtime: currentRuntime(),
-    aliasesUsed,
-    optionalMissing,
+    aliasesUsed: Object.fromEntries(Object.entries(resolved).filter(([k, v]) => k !== v)),
+    optionalMissing: Object.keys(DOCA_SYMBOLS).filter((k) => !present(k)),
   };
   setErrorDescriber((code) => ({
     name: str(typed.doca_error_get_name(code)) || fallbackErrorName(code),
@@ -196,7 +197,7 @@ function bindAll(libDir?: string): Doca {
   return {
     fns: typed,
     raw: raw as unknown as DocaRawFns,
-    has: (name) => !!fns[name],
+    has: present,
     libc,
     backend,
     scratch,

@@ -39,41 +39,81 @@ function num(v: unknown): number {
 }
 
 
+const RTLD_NOW = 2;
+type DlFns = {
+  dlopen(path: Uint8Array, flags: number): Deno.PointerValue;
+  dlsym(handle: Deno.PointerValue, name: Uint8Array): Deno.PointerValue;
+  dlclose(handle: Deno.PointerValue): number;
+};
+let dl: DlFns | undefined;
+
+/** libc's own dlopen/dlsym: which names a library exports, learnt without binding them. */
+function dlfns(): DlFns {
+  dl ??= Deno.dlopen("libc.so.6", {
+    dlopen: { parameters: ["buffer", "i32"], result: "pointer" },
+    dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
+    dlclose: { parameters: ["pointer"], result: "i32" },
+  }).symbols as unknown as DlFns;
+  return dl;
+}
+
+const cstr = (s: string) => new TextEncoder().encode(s + "\0");
+
+/**
+ * Binds a library's functions one by one at their first use. Deno.dlopen builds a fast-call trampoline per declared
+ * symbol (about 80 µs each): declaring all ~350 DOCA functions up front was most of a cold start's loading time,
+ * while a task calls a few dozen. Which names exist is learnt from dlsym at once (required ones are checked by the
+ * caller); each function is an accessor that binds it (with its nonblocking twin) on first read and then turns into
+ * a plain value in whichever table it was read from.
+ */
 function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLibrary {
-  // Every spelling is declared optional so that one dlopen tells us which exist; required ones are checked after.
-  const decl: Record<string, Deno.ForeignFunction> = {};
-  const spellings: Record<string, string[]> = {};
-  for (const [key, def] of Object.entries(table)) {
-    if (def.lib !== lib) continue;
-    spellings[key] = [key, ...(def.aliases ?? [])];
-    for (const name of spellings[key]) {
-      const base = { name, parameters: paramsToDeno(def.params), result: toDeno(def.result), optional: true } as const;
-      decl[`${key}@${name}`] = base;
-      if (def.blocking) decl[`${key}@${name}@async`] = { ...base, nonblocking: true };
-    }
-  }
-  const handle = Deno.dlopen(path, decl);
-  const symbols = handle.symbols as Record<string, NativeFn | null>;
+  const { dlopen, dlsym, dlclose } = dlfns();
+  const handle = dlopen(cstr(path), RTLD_NOW);
+  if (!handle) throw new Error(`dlopen failed for ${path}`);
   const fns: Record<string, NativeFn | undefined> = {};
   const raw: Record<string, NativeFn | undefined> = {};
   const resolved: Record<string, string> = {};
   const missing: string[] = [];
-  for (const [key, names] of Object.entries(spellings)) {
-    const found = names.find((name) => symbols[`${key}@${name}`]);
+  const opened: Deno.DynamicLibrary<Record<string, Deno.ForeignFunction>>[] = [];
+  for (const [key, def] of Object.entries(table)) {
+    if (def.lib !== lib) continue;
+    const found = [key, ...(def.aliases ?? [])].find((name) => dlsym(handle, cstr(name)) !== null);
     if (!found) {
-      if (!table[key].optional) missing.push(key);
+      if (!def.optional) missing.push(key);
       continue;
     }
     resolved[key] = found;
-    const def = table[key];
-    raw[key] = symbols[`${key}@${found}`]!;
-    fns[key] = numberFacade(raw[key]!, def.params, def.result);
-    if (def.blocking) {
-      const rawAsync = symbols[`${key}@${found}@async`]!;
-      fns[`${key}Async`] = numberFacade(rawAsync, def.params, "i32");
-    }
+    let bound: { fn: NativeFn; raw: NativeFn; async?: NativeFn } | undefined;
+    const bindOne = () => {
+      if (bound) return bound;
+      const base = { name: found, parameters: paramsToDeno(def.params), result: toDeno(def.result) } as const;
+      const decl: Record<string, Deno.ForeignFunction> = { sync: base };
+      if (def.blocking) decl.async = { ...base, nonblocking: true };
+      const library = Deno.dlopen(path, decl);
+      opened.push(library);
+      const symbols = library.symbols as unknown as Record<string, NativeFn>;
+      bound = { fn: numberFacade(symbols.sync, def.params, def.result), raw: symbols.sync };
+      if (def.blocking) bound.async = numberFacade(symbols.async, def.params, "i32");
+      return bound;
+    };
+    const settleOnRead = (name: string, pick: (b: NonNullable<typeof bound>) => NativeFn | undefined) => ({
+      configurable: true,
+      enumerable: true,
+      get(this: Record<string, unknown>) {
+        const value = pick(bindOne());
+        Object.defineProperty(this, name, { configurable: true, enumerable: true, writable: true, value });
+        return value;
+      },
+    });
+    Object.defineProperty(fns, key, settleOnRead(key, (b) => b.fn));
+    Object.defineProperty(raw, key, settleOnRead(key, (b) => b.raw));
+    if (def.blocking) Object.defineProperty(fns, `${key}Async`, settleOnRead(`${key}Async`, (b) => b.async));
   }
-  return { path, fns, raw, resolved, missing, close: () => handle.close() };
+  const close = () => {
+    opened.forEach((library) => library.close());
+    dlclose(handle);
+  };
+  return { path, fns, raw, resolved, missing, close };
 }
 
 function callback(def: CallbackDef, fn: (...args: number[]) => void): NativeCallback {
