@@ -1,0 +1,38 @@
+/// <reference lib="deno.ns" />
+/**
+ * Child of tests/ffi-lazy-binding.test.ts (Deno only): counts the symbols each Deno.dlopen declares while DOCA
+ * loads, while a device opens, and while one DMA copy runs; prints one JSON line.
+ */
+import process from "node:process";
+
+const declared = { total: 0, names: [] as string[] };
+const dlopen = Deno.dlopen;
+// deno-lint-ignore no-explicit-any
+(Deno as any).dlopen = (path: string | URL, symbols: Record<string, Deno.ForeignFunction>) => {
+  for (const [key, def] of Object.entries(symbols)) {
+    declared.total++;
+    declared.names.push(String(def.name ?? key));
+  }
+  return dlopen(path, symbols);
+};
+
+const { Access, BufInventory, Dma, loadDoca, Mmap, NativeMemory, openDevice, ProgressEngine } = await import("../../mod.ts");
+const info = loadDoca();
+const atLoad = declared.names.filter((n) => n.startsWith("doca_"));
+using dev = openDevice();
+using pe = new ProgressEngine();
+using mem = NativeMemory.alloc(8192);
+mem.bytes.fill(5, 0, 4096);
+using map = Mmap.create({ memory: mem, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
+using inv = new BufInventory(2);
+await using dma = new Dma(dev, pe);
+await dma.memcpy(inv.bufByData(map, mem.address, 4096), inv.bufByAddr(map, mem.address + 4096, 4096));
+const afterCopy = declared.names.filter((n) => n.startsWith("doca_"));
+process.stdout.write(JSON.stringify({
+  atLoad,
+  afterCopy: afterCopy.length,
+  rdmaDeclared: afterCopy.filter((n) => n.startsWith("doca_rdma_")).length,
+  copied: mem.bytes[8191] === 5,
+  optionalMissing: info.optionalMissing.length,
+  hasRdmaCreate: info.files.rdma ? true : null,
+}) + "\n");
