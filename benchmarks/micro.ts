@@ -14,6 +14,7 @@ import { buildCDriver, driverPath } from "./c-driver.ts";
 import { median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 import { runComchCells } from "./comch.ts";
+import { streamTaskRate } from "./comch-stream-task.ts";
 
 export interface MicroPlan {
   sizes: number[];
@@ -34,6 +35,12 @@ const RATE_SIZES = [64, 4096];
 /** Comch cells: control path (max message 4080 B on DOCA and the software device) and fast path, 16 in flight. */
 const COMCH_DEPTH = 16;
 const COMCH_CELLS: [op: "ctrl" | "fast", size: number][] = [["ctrl", 64], ["ctrl", 4080], ["fast", 64], ["fast", 4096]];
+/**
+ * The comch-stream task against the fast-path cells (issue 29 item 6: ≥ 0.8×): messages per timed second of a cell
+ * at about the fast path's rate here (64 B ~200k/s, 4 KiB ~100k/s), so a stream lasts about as long as a cell.
+ */
+const STREAM_SIZES: [size: number, perSecond: number][] = [[64, 200_000], [4096, 100_000]];
+const STREAM_TARGET = 0.8;
 /** Per-task cost variants (benchmarks/task-cost.ts), in the order shown. */
 const COST_VARIANTS: [string, string][] = [
   ["today", "alloc_init + submit + free, JS completion callback (the path before the ring)"],
@@ -126,6 +133,16 @@ export async function runMicro(plan: MicroPlan): Promise<Row[]> {
           const r = JSON.parse(line) as Result;
           const k = key(r.op, r.size, r.depth);
           values.set(k, Math.max(r.value, values.get(k) ?? 0));
+        }
+        // The task, twice per size like the cells above (the better pass counts), right after them.
+        if (who !== "c") {
+          for (const [size, perSecond] of STREAM_SIZES) {
+            const count = Math.max(1000, Math.round(seconds * perSecond));
+            for (let pass = 0; pass < 2; pass++) {
+              const rate = await streamTaskRate(who as RuntimeName, size, count, COMCH_DEPTH, simDir, 60_000);
+              values.set(key("stream", size, COMCH_DEPTH), Math.max(rate, values.get(key("stream", size, COMCH_DEPTH)) ?? 0));
+            }
+          }
         }
         results.set(who, [...(results.get(who) ?? []), values]);
       }
@@ -222,6 +239,14 @@ function toRows(plan: MicroPlan, results: Map<string, Map<string, number>[]>): R
       // issue 19: Comch control-path sends and fast-path messages ≥ 0.5× the C driver on Deno and Bun
       const target = rt === "node" ? {} : { target: "≥ 0.5×", met: s.ratio! >= 0.5 };
       rows.push({ section: TS, name: comchLabel(op, size), runtime: RUNTIME_LABEL[rt], size, value: round3(s.value / 1e6), unit: "M msgs/s", ratio: round3(s.ratio!), against: "C", ...target });
+    }
+    for (const [size] of STREAM_SIZES) {
+      // issue 29 item 6: the comch-stream task ≥ 0.8× the fast path called directly, same runtime, same round
+      const s = stat(rt, key("stream", size, COMCH_DEPTH), rt, key("fast", size, COMCH_DEPTH));
+      rows.push({
+        section: TS, name: `comch-stream task (fast path), ${rateLabel(size)} msgs, ${COMCH_DEPTH} in flight`, runtime: RUNTIME_LABEL[rt], size,
+        value: round3(s.value / 1e6), unit: "M msgs/s", ratio: round3(s.ratio!), against: "fast path, same runtime", target: `≥ ${STREAM_TARGET}×`, met: s.ratio! >= STREAM_TARGET,
+      });
     }
   }
 

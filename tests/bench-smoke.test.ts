@@ -61,6 +61,12 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
         assert.ok(has(section, name, runtime), `${name} on ${runtime}`);
       }
       assert.ok(has("4.", "doca_pe_progress", runtime), `call overhead on ${runtime}`);
+      // Issue 29 item 6: the comch-stream task beside the fast path called directly, same runtime and round.
+      if (runtime !== "C") {
+        for (const name of ["comch-stream task (fast path), 64 B", "comch-stream task (fast path), 4 KiB"]) {
+          assert.ok(rows.some((row) => row.section.startsWith("3.") && row.name.startsWith(name) && row.runtime === runtime && row.against === "fast path, same runtime"), `${name} on ${runtime}`);
+        }
+      }
       if (runtime !== "C") {
         for (const name of ["dma-copy host → DPU", "dma-copy DPU → host, DPU peak RSS", "dma-copy 1 MiB"]) assert.ok(has("5.", name, runtime), `${name} on ${runtime}`);
         // Issue 29's file-copy rows: each copy against dd, dma-copy also against the C floor, rdma-copy against TCP.
