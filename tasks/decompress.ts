@@ -22,7 +22,7 @@ import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
 import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
-import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
+import { checkOptions, DEVICE_FILE_OPTIONS, type OptionRules, PATH } from "./common/options-check.ts";
 
 export const FLAGS = taskFlags({}, "output", "force", "pci-addr", "json", "version", "help");
 
@@ -85,9 +85,7 @@ const DECOMPRESS_OPTIONS: OptionRules = {
   input: PATH(),
   output: PATH("-o/--output"),
   force: { type: "boolean", flag: "-f/--force" },
-  pciAddr: PCI_ADDR_OPTION,
-  signal: SIGNAL_OPTION,
-  onProgress: PROGRESS_OPTION,
+  ...DEVICE_FILE_OPTIONS,
 };
 
 export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {

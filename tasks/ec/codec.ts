@@ -23,7 +23,7 @@ import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/in
 import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
 import { refuseNonFileOutput } from "../transfer/output-name.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
-import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
+import { checkOptions, DEVICE_FILE_OPTIONS, type OptionRules, PATH } from "../common/options-check.ts";
 import { refuseOutputIsInput } from "../common/same-file.ts";
 import { writeFailure } from "../common/write-failure.ts";
 
@@ -79,16 +79,12 @@ const ENCODE_OPTIONS: OptionRules = {
   redundancyBlocks: { type: "integer", required: true, flag: "-m/--redundancy-blocks" },
   matrix: { type: ["cauchy", "vandermonde"], flag: "--matrix" },
   blockSize: { type: "integer", flag: "--block-size" },
-  pciAddr: PCI_ADDR_OPTION,
-  signal: SIGNAL_OPTION,
-  onProgress: PROGRESS_OPTION,
+  ...DEVICE_FILE_OPTIONS,
 };
 const RECOVER_OPTIONS: OptionRules = {
   inputDir: PATH("-i/--input"),
   output: PATH("-o/--output"),
-  pciAddr: PCI_ADDR_OPTION,
-  signal: SIGNAL_OPTION,
-  onProgress: PROGRESS_OPTION,
+  ...DEVICE_FILE_OPTIONS,
 };
 
 export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: number }> {
