@@ -3,9 +3,10 @@
  * gets the target's name only when complete (fsync, then link/rename without replacing anything). A failure, a stop or
  * a forced exit removes the temporary file: a failed run leaves nothing behind.
  */
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { onForcedExit } from "../common/interrupt.ts";
+import { flushAndClose } from "../transfer/flush-to-disk.ts";
 import { publishWithoutReplacing, refuseNonFile, sweepStaleTemporaries, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { type NamedInput, refuseOutputIsInput } from "../common/same-file.ts";
@@ -105,13 +106,7 @@ export class OutputFile {
   commit(): void {
     const fd = this.#fd;
     if (fd === undefined) throw new Error(`${this.target}: the output is closed`);
-    try {
-      fsyncSync(fd);
-    } catch (e) {
-      this.abort();
-      throw this.#failure(e, "flushing to disk");
-    }
-    closeSync(fd);
+    flushAndClose(fd, () => this.abort(), (e) => this.#failure(e, "flushing to disk"));
     this.#fd = undefined;
     try {
       if (this.#replace) renameSync(this.tempPath, this.target);
