@@ -11,6 +11,26 @@ import { publishWithoutReplacing, refuseNonFile, sweepStaleTemporaries, takenAs,
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { type NamedInput, refuseOutputIsInput } from "../common/same-file.ts";
 import { writeFailure } from "../common/write-failure.ts";
+import { checkOptions, type OptionRules, PATH } from "../common/options-check.ts";
+
+/**
+ * The options that start those of a task turning one input file into one output file it may replace (compressFile,
+ * decompressFile); each task adds its own after them.
+ */
+export const FILE_TO_FILE_OPTIONS: OptionRules = {
+  input: PATH(),
+  output: PATH("-o/--output"),
+  force: { type: "boolean", flag: "-f/--force" },
+};
+
+/**
+ * The start of such a task: its options checked (`fn` names it), then its output's name, taken or one of its inputs,
+ * said before any work.
+ */
+export function checkFileToFile(fn: string, options: { input: string; output: string; force?: boolean }, rules: OptionRules): void {
+  checkOptions(fn, options, rules);
+  OutputFile.checkFree(options.output, options.output, options.force, undefined, [options.input]);
+}
 
 export class OutputFile {
   readonly target: string;
