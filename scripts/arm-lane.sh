@@ -126,6 +126,16 @@ check() { # name, command...
   rm -f "$log"
 }
 
+# log, text, pid: waits (2 min at most) until the started side has written text to its log or has exited, so the
+# other side is started only once the first one listens (an emulated start takes seconds)
+wait_for_line() {
+  for _ in $(seq 1 240); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    kill -0 "$3" 2>/dev/null || return 0
+    sleep 0.5
+  done
+}
+
 comch_pair() { # runtime: a DPU-side server and a host-side client, two emulated processes
   local cmd sim server_pid code=0
   cmd=$(run_cmd "$1")
@@ -133,11 +143,7 @@ comch_pair() { # runtime: a DPU-side server and a host-side client, two emulated
   DOCA_SIM_DIR=$sim DOCA_SIM_SIDE=dpu emu $cmd tasks/comch-server.ts -r b1:00.1 -t "pong:{}" --timeout 120 \
     >"$sim/server.out" 2>"$sim/server.err" &
   server_pid=$!
-  for _ in $(seq 1 240); do
-    grep -q "waiting for a client" "$sim/server.err" 2>/dev/null && break
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.5
-  done
+  wait_for_line "$sim/server.err" "waiting for a client" "$server_pid"
   DOCA_SIM_DIR=$sim DOCA_SIM_SIDE=host emu $cmd tasks/comch-client.ts -t ping --timeout 120 >"$sim/client.out" ||
     code=$?
   wait "$server_pid" || code=$?
@@ -158,11 +164,7 @@ dma_pair() { # runtime, direction (to-dpu | to-host): dma-copy between a DPU-sid
   DOCA_SIM_DIR=$sim DOCA_SIM_SIDE=dpu emu $cmd tasks/dma-copy.ts -f "$dpu_file" -p 03:00.1 -r b1:00.1 --timeout 120 \
     >"$work/dpu.log" 2>&1 &
   dpu_pid=$!
-  for _ in $(seq 1 240); do
-    grep -q "waiting for the host" "$work/dpu.log" 2>/dev/null && break
-    kill -0 "$dpu_pid" 2>/dev/null || break
-    sleep 0.5
-  done
+  wait_for_line "$work/dpu.log" "waiting for the host" "$dpu_pid"
   DOCA_SIM_DIR=$sim DOCA_SIM_SIDE=host emu $cmd tasks/dma-copy.ts -f "$host_file" -p b1:00.1 --timeout 120 \
     >"$work/host.log" 2>&1 || code=$?
   wait "$dpu_pid" || code=$?

@@ -5,15 +5,15 @@
  */
 import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
-import { ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
-import { applyRoleSide, applySide, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { applySide } from "./common/device.ts";
+import { acceptHost, openServerSide } from "./comch/server-side.ts";
 import { raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { peerLeft, unlessStopNotice } from "./comch/stop-notice.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError } from "./common/output.ts";
-import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
+import { peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { parseTaskFlags, SHARED_FLAGS, taskFlags } from "./common/task-flags.ts";
 import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
 
@@ -89,22 +89,19 @@ export async function runComchServer(opts: {
   signal?: AbortSignal;
 }): Promise<ServerRun> {
   checkOptions("runComchServer", opts, SERVER_OPTIONS);
-  applyRoleSide("dpu");
-  using device = openDeviceOf(opts.pciAddr);
-  requireServerSide(device, "comch-server");
-  using pe = new ProgressEngine();
-  using rep = device.openRepresentor(opts.repPci);
-  const server = startServer({ device, rep, name: opts.name ?? DEFAULT_SERVICE, pe });
+  const name = opts.name ?? DEFAULT_SERVICE;
+  const side = openServerSide(opts, "comch-server", name);
   const received: string[] = [];
   try {
     opts.onListening?.();
-    const name = opts.name ?? DEFAULT_SERVICE;
-    const conn = await raceAbort(
-      wordTimeout(server.accept({ timeoutMs: opts.timeoutMs }), () =>
-        noPeerWithin(`no client connected to Comch server "${name}"`, opts.timeoutMs!, comchCauses("the host side (comch-client …)", "-s/--name", name))),
-      opts.signal,
-      "waiting for a client",
-    );
+    const conn = await acceptHost(side.server, {
+      name,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      who: "client",
+      starter: "the host side (comch-client …)",
+      waiting: "waiting for a client",
+    });
     const count = opts.count ?? 1;
     try {
       while (received.length < count) {
@@ -126,7 +123,7 @@ export async function runComchServer(opts: {
       throw e;
     }
   } finally {
-    await server.close();
+    await side[Symbol.asyncDispose]();
   }
   return { received };
 }

@@ -10,7 +10,8 @@ import "./common/early-stop.ts"; // first: a stop while the modules below load i
 import process from "node:process";
 import { ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
-import { applyRoleSide, applySide, connectClient, openDeviceOf, requireServerSide, startServer } from "./common/device.ts";
+import { applyRoleSide, applySide, connectClient, openDeviceOf } from "./common/device.ts";
+import { acceptHost, openServerSide } from "./comch/server-side.ts";
 import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
@@ -206,21 +207,19 @@ const PRODUCER_OPTIONS: OptionRules = {
 export async function streamConsumer(opts: { pciAddr?: string; repPci: string; name?: string; timeoutMs: number; signal?: AbortSignal }): Promise<StreamReport> {
   checkOptions("streamConsumer", opts, CONSUMER_OPTIONS);
   const { signal } = opts;
-  applyRoleSide("dpu");
-  using device = openDeviceOf(opts.pciAddr);
-  requireServerSide(device, "comch-stream --side dpu");
-  using pe = new ProgressEngine();
-  using rep = device.openRepresentor(opts.repPci);
-  const server = startServer({ device, rep, name: opts.name ?? STREAM_SERVICE, pe });
+  const served = opts.name ?? STREAM_SERVICE;
+  const side = openServerSide(opts, "comch-stream --side dpu", served);
+  const { device, pe } = side;
   try {
-    printError(`comch-stream: the DPU side is waiting for the host on "${opts.name ?? STREAM_SERVICE}"`);
-    const served = opts.name ?? STREAM_SERVICE;
-    const conn = await raceAbort(
-      wordTimeout(server.accept({ timeoutMs: opts.timeoutMs }), () =>
-        noPeerWithin(`no host connected to Comch server "${served}"`, opts.timeoutMs, comchCauses("the host side (comch-stream …)", "-s/--name", served))),
+    printError(`comch-stream: the DPU side is waiting for the host on "${served}"`);
+    const conn = await acceptHost(side.server, {
+      name: served,
+      timeoutMs: opts.timeoutMs,
       signal,
-      "waiting for the host side to connect",
-    );
+      who: "host",
+      starter: "the host side (comch-stream …)",
+      waiting: "waiting for the host side to connect",
+    });
     return await tellingPeerWhy(conn, "the host side", async () => {
       const announcement = "waiting for the host's announcement";
       const plan = readPlan(
@@ -269,7 +268,7 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
       }
     });
   } finally {
-    await server.close();
+    await side[Symbol.asyncDispose]();
   }
 }
 

@@ -16,11 +16,11 @@ import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { EMPTY_DEFLATE, memberHeader, memberTrailer } from "./accel/gzip.ts";
-import { OutputFile } from "./accel/output-file.ts";
+import { checkFileToFile, FILE_TO_FILE_OPTIONS, OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
 import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
-import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
+import { DEVICE_FILE_OPTIONS, type OptionRules } from "./common/options-check.ts";
 
 /** Every flag this task accepts (tests/tasks-help.test.ts checks --help documents exactly these). */
 export const FLAGS = taskFlags({}, "output", "force", "chunk-size", "pci-addr", "json", "version", "help");
@@ -62,22 +62,17 @@ export interface CompressFileResult {
   seconds: number;
 }
 
-/** Compresses options.input into options.output (gzip members of device deflate). */
 /** compressFile's options, checked at run time (plain JavaScript callers). */
 const COMPRESS_OPTIONS: OptionRules = {
-  input: PATH(),
-  output: PATH("-o/--output"),
-  force: { type: "boolean", flag: "-f/--force" },
+  ...FILE_TO_FILE_OPTIONS,
   chunkSize: { type: "integer", flag: "--chunk-size" },
-  pciAddr: PCI_ADDR_OPTION,
-  signal: SIGNAL_OPTION,
-  onProgress: PROGRESS_OPTION,
+  ...DEVICE_FILE_OPTIONS,
 };
 
+/** Compresses options.input into options.output (gzip members of device deflate). */
 export async function compressFile(options: CompressFileOptions): Promise<CompressFileResult> {
-  checkOptions("compressFile", options, COMPRESS_OPTIONS);
   const t0 = performance.now();
-  OutputFile.checkFree(options.output, options.output, options.force, undefined, [options.input]); // a taken name (or the input) is said before any work
+  checkFileToFile("compressFile", options, COMPRESS_OPTIONS);
   using device = openDeviceOf(options.pciAddr);
   using pe = new ProgressEngine();
   await using compress = await Compress.open(device, pe, { maxTasks: 2 });

@@ -18,11 +18,11 @@ import { userPath } from "./common/user-path.ts";
 import { formatBytes, formatRate } from "./common/units.ts";
 import { GzipFormatError, parseMemberHeader } from "./accel/gzip.ts";
 import { LZ4_MAGIC, Lz4FormatError, parseFrameHeader, Xxh32 } from "./accel/lz4-frame.ts";
-import { OutputFile } from "./accel/output-file.ts";
+import { checkFileToFile, FILE_TO_FILE_OPTIONS, OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { Staging } from "./accel/staging.ts";
 import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
-import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
+import { DEVICE_FILE_OPTIONS, type OptionRules } from "./common/options-check.ts";
 
 export const FLAGS = taskFlags({}, "output", "force", "pci-addr", "json", "version", "help");
 
@@ -82,18 +82,13 @@ function readAt(fd: number, position: number, length: number, into?: Uint8Array)
 
 /** decompressFile's options, checked at run time (plain JavaScript callers). */
 const DECOMPRESS_OPTIONS: OptionRules = {
-  input: PATH(),
-  output: PATH("-o/--output"),
-  force: { type: "boolean", flag: "-f/--force" },
-  pciAddr: PCI_ADDR_OPTION,
-  signal: SIGNAL_OPTION,
-  onProgress: PROGRESS_OPTION,
+  ...FILE_TO_FILE_OPTIONS,
+  ...DEVICE_FILE_OPTIONS,
 };
 
 export async function decompressFile(options: DecompressFileOptions): Promise<DecompressFileResult> {
-  checkOptions("decompressFile", options, DECOMPRESS_OPTIONS);
   const t0 = performance.now();
-  OutputFile.checkFree(options.output, options.output, options.force, undefined, [options.input]); // a taken name (or the input) is said before any work
+  checkFileToFile("decompressFile", options, DECOMPRESS_OPTIONS);
   const fd = openRegularFile(options.input);
   let out: OutputFile | undefined;
   try {

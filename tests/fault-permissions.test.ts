@@ -59,11 +59,34 @@ async function ask(peer: RuntimeChild, message: Record<string, unknown>): Promis
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 
+/** A fault the DPU side's reply must report: an error matching `error`, from DOCA_ERROR_NOT_PERMITTED. */
+function assertNotPermitted(reply: Record<string, unknown>, error: RegExp, message: string): void {
+  counters.faults++;
+  assert.match(String(reply.error), error, message);
+  assert.equal(reply.docaName, "DOCA_ERROR_NOT_PERMITTED");
+}
+
+/**
+ * The two ends of one test: a DPU process whose accesses are traced to `name`.trace, and this (host) side's device;
+ * closed at the test's end, the device first.
+ */
+function hostAndPeer(name: string) {
+  const trace = join(scratch, `${name}.trace`);
+  const peer = dpu(trace);
+  const dev = Device.open(HOST_PCI);
+  return {
+    trace, peer, dev,
+    async [Symbol.asyncDispose]() {
+      dev.close();
+      await peer.close();
+    },
+  };
+}
+
 describe("permissions of exported memory, enforced on every DMA task", () => {
   test("a PCI_READ_ONLY export can be read but not written", { timeout: 60_000 }, async () => {
-    const trace = join(scratch, "ro.trace");
-    await using peer = dpu(trace);
-    using dev = Device.open(HOST_PCI);
+    await using ends = hostAndPeer("ro");
+    const { trace, peer, dev } = ends;
     using mem = NativeMemory.alloc(8192);
     mem.bytes.fill(0x3c);
     using map = Mmap.create({ memory: mem, permissions: Access.PCI_READ_ONLY, devices: [dev] });
@@ -75,13 +98,7 @@ describe("permissions of exported memory, enforced on every DMA task", () => {
     counters.copies++;
     for (const [offset, length] of [[0, 16], [4096, 4096], [8191, 1]]) {
       const write = await ask(peer, { op: "write", offset, data: b64(new Uint8Array(length).fill(0xff)) });
-      counters.faults++;
-      assert.match(
-        String(write.error),
-        /DocaError/,
-        `a write into a read-only export must fail with a DocaError: ${JSON.stringify(write)}`,
-      );
-      assert.equal(write.docaName, "DOCA_ERROR_NOT_PERMITTED");
+      assertNotPermitted(write, /DocaError/, `a write into a read-only export must fail with a DocaError: ${JSON.stringify(write)}`);
     }
     assert.ok(mem.bytes.every((b) => b === 0x3c), "no byte of the read-only export changed");
     await ask(peer, { op: "dropImport" });
@@ -95,9 +112,8 @@ describe("permissions of exported memory, enforced on every DMA task", () => {
     "a revoked export (the exporter closed its map) fails the next task; a new export does not revive the old descriptor",
     { timeout: 60_000 },
     async () => {
-      const trace = join(scratch, "revoked.trace");
-      await using peer = dpu(trace);
-      using dev = Device.open(HOST_PCI);
+      await using ends = hostAndPeer("revoked");
+      const { trace, peer, dev } = ends;
       using mem = NativeMemory.alloc(4096);
       mem.bytes.fill(0x11);
       const map = Mmap.create({ memory: mem, permissions: Access.PCI_READ_WRITE, devices: [dev] });
@@ -114,9 +130,7 @@ describe("permissions of exported memory, enforced on every DMA task", () => {
           peer,
           op === "read" ? { op, offset: 0, length: 16 } : { op, offset: 0, data: b64(new Uint8Array(16).fill(0x33)) },
         );
-        counters.faults++;
-        assert.match(String(r.error), /DocaError/, `${op} after revocation: ${JSON.stringify(r)}`);
-        assert.equal(r.docaName, "DOCA_ERROR_NOT_PERMITTED");
+        assertNotPermitted(r, /DocaError/, `${op} after revocation: ${JSON.stringify(r)}`);
       }
       assert.equal(mem.bytes[0], 0x22, "nothing written after revocation");
       await ask(peer, { op: "dropImport" });
@@ -124,9 +138,7 @@ describe("permissions of exported memory, enforced on every DMA task", () => {
       using again = Mmap.create({ memory: mem, permissions: Access.PCI_READ_WRITE, devices: [dev] });
       again.exportPci(dev);
       const replay = await ask(peer, { op: "import", descriptor: b64(descriptor) });
-      counters.faults++;
-      assert.match(String(replay.error), /doca_mmap_create_from_export/, JSON.stringify(replay));
-      assert.equal(replay.docaName, "DOCA_ERROR_NOT_PERMITTED");
+      assertNotPermitted(replay, /doca_mmap_create_from_export/, JSON.stringify(replay));
       assertTraceInside(readTrace(trace), [{ address: mem.address, length: 4096 }]);
     },
   );
@@ -135,18 +147,15 @@ describe("permissions of exported memory, enforced on every DMA task", () => {
     "an export cannot be imported through a device without a representor of the exporter",
     { timeout: 60_000 },
     async () => {
-      const trace = join(scratch, "device.trace");
-      await using peer = dpu(trace);
-      using dev = Device.open(HOST_PCI);
+      await using ends = hostAndPeer("device");
+      const { trace, peer, dev } = ends;
       using mem = NativeMemory.alloc(4096);
       using map = Mmap.create({ memory: mem, permissions: Access.PCI_READ_WRITE, devices: [dev] });
       const descriptor = b64(map.exportPci(dev));
       const other = await ask(peer, { op: "open", pci: OTHER_DPU_PCI });
       assert.equal(other.error, undefined, `the config's second DPU device opens: ${JSON.stringify(other)}`);
       const refused = await ask(peer, { op: "import", descriptor });
-      counters.faults++;
-      assert.match(String(refused.error), /doca_mmap_create_from_export/, JSON.stringify(refused));
-      assert.equal(refused.docaName, "DOCA_ERROR_NOT_PERMITTED");
+      assertNotPermitted(refused, /doca_mmap_create_from_export/, JSON.stringify(refused));
       // Control: the device that owns the host's representor may import the same descriptor.
       assert.ok((await ask(peer, { op: "open", pci: DPU_PCI })).ok);
       const ok = await ask(peer, { op: "import", descriptor });

@@ -52,17 +52,10 @@ async function awaitEvent(dpu: RuntimeChild, event: string, timeoutMs = 10_000):
 
 describe("ffi: Comch control path (DPU server process, host client here)", { timeout: 120_000 }, () => {
   test("round trip: messages come back in order, byte for byte", { skip: noLiveCounter }, async () => {
-    const start = liveObjects();
-    const name = uniqueName("echo");
-    const dpu = await startServer(name);
-    try {
-      using dev = Device.open(HOST_PCI);
-      using pe = new ProgressEngine();
-      const client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
+    await withClient("echo", {}, async (_dpu, client) => {
       const conn = client.connection;
       assert.equal(conn.connected, true);
       assert.ok(conn.maxMsgSize >= 1024);
-      await awaitEvent(dpu, "accepted");
       for (let i = 0; i < 20; i++) await conn.send(text(`msg ${i}`));
       for (let i = 0; i < 20; i++) assert.equal(str(await conn.recv({ timeoutMs: 10_000 })), `echo:msg ${i}`);
       const big = "x".repeat(conn.maxMsgSize - 5);
@@ -73,10 +66,7 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       await client.close();
       await client.close();
       assert.throws(() => client.connection, /is closed/);
-    } finally {
-      await dpu.close();
-    }
-    assert.equal(liveObjects(), start, "no leaked handles");
+    });
   });
 
   test("recvBatch: every message once, in order, byte for byte; batches share slabs, recv() gets its own buffer", { skip: noLiveCounter }, async () => {
@@ -182,13 +172,7 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
   });
 
   test("the server disconnects a client while its sends are in flight (DOCA_ERROR_AGAIN is retried)", async () => {
-    const name = uniqueName("busy");
-    const dpu = await startServer(name);
-    try {
-      using dev = Device.open(HOST_PCI);
-      using pe = new ProgressEngine();
-      const client = await ComchClient.connect({ device: dev, name, pe, timeoutMs: 20_000 });
-      await awaitEvent(dpu, "accepted");
+    await withClient("busy", {}, async (dpu, client) => {
       const gone = new Promise<void>((resolve) => client.connection.onDisconnect(resolve));
       dpu.send({ op: "disconnectBusy", count: 32 });
       let r: { ok?: boolean; event?: string; error?: string; connected?: boolean };
@@ -199,9 +183,7 @@ describe("ffi: Comch control path (DPU server process, host client here)", { tim
       await gone;
       assert.equal(client.connection.connected, false, "the client saw the disconnect");
       await client.close();
-    } finally {
-      await dpu.close();
-    }
+    });
   });
 
   test("a message the server sends as soon as it accepts is not lost in the client's connect", async () => {

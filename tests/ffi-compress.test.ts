@@ -10,9 +10,10 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { HOST_PCI } from "./helpers/sim-env.ts";
 import { adler32, crc32, xxh32 } from "./helpers/checksums.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
-import { Access, BufInventory, Compress, Device, DocaError, DocaErrorCode, liveObjects, loadDoca, Mmap, NativeMemory } from "../mod.ts";
+import { Access, BufInventory, Compress, Device, DocaError, DocaErrorCode, liveObjects, Mmap, NativeMemory } from "../mod.ts";
 import { textLike } from "./helpers/text-like.ts";
-import { localRegions } from "./helpers/local-regions.ts";
+import { localRegions, withContext } from "./helpers/local-regions.ts";
+import { skipWithout } from "./helpers/skip-without.ts";
 
 const SIZE = 1 << 20;
 
@@ -30,17 +31,11 @@ async function setup() {
     return { s: inv.bufByData(srcMap, src.address, bytes.length), d: inv.bufByAddr(dstMap, dst.address, room) };
   };
   const out = (length: number) => dst.bytes.slice(0, length);
-  return {
-    dev, pe, c, bufs, out,
-    async [Symbol.asyncDispose]() {
-      await c.close();
-      r.close();
-    },
-  };
+  return withContext(r, c, { dev, pe, c, bufs, out });
 }
 
 /** A DOCA without libdoca_compress (real DOCA without it, or the 2.7 flavour) skips, saying so. */
-const skip: string | false = loadDoca().files.compress ? false : "this DOCA has no libdoca_compress";
+const skip = skipWithout("compress");
 
 describe("ffi: Compress", { skip }, () => {
   test("capabilities: every kind supported on the software device, with its max buffer size", () => {

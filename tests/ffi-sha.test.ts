@@ -11,8 +11,9 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { HOST_PCI, pattern } from "./helpers/sim-env.ts";
 import { noLiveCounter } from "./helpers/live-objects.ts";
-import { Device, DocaError, DocaErrorCode, liveObjects, loadDoca, Sha } from "../mod.ts";
-import { localRegions } from "./helpers/local-regions.ts";
+import { Device, DocaError, DocaErrorCode, liveObjects, Sha } from "../mod.ts";
+import { localRegions, withContext } from "./helpers/local-regions.ts";
+import { skipWithout } from "./helpers/skip-without.ts";
 
 const SIZE = 4 << 20;
 const DIGESTS = 64 * 64;
@@ -26,17 +27,11 @@ async function setup() {
   const digestBuf = (index: number, room = 64) => inv.bufByAddr(dstMap, dst.address + index * 64, room);
   const digest = (index: number, length: number) => Buffer.from(dst.bytes.slice(index * 64, index * 64 + length)).toString("hex");
   const expected = (algorithm: string, offset: number, length: number) => createHash(algorithm).update(src.bytes.subarray(offset, offset + length)).digest("hex");
-  return {
-    dev, pe, sha, part, digestBuf, digest, expected,
-    async [Symbol.asyncDispose]() {
-      await sha.close();
-      r.close();
-    },
-  };
+  return withContext(r, sha, { dev, pe, sha, part, digestBuf, digest, expected });
 }
 
 /** A DOCA without libdoca_sha (real DOCA without it, or the 2.7 flavour) skips, saying so. */
-const skip: string | false = loadDoca().files.sha ? false : "this DOCA has no libdoca_sha";
+const skip = skipWithout("sha");
 
 describe("ffi: Sha", { skip }, () => {
   test("capabilities: SHA-1/256/512, digest lengths and block sizes", () => {

@@ -100,7 +100,13 @@ class Proc {
 
 /** One private runtime directory and the processes of one test, all cleaned up afterwards */
 async function withSim(
-  body: (ctx: { server: (...a: string[]) => Proc; client: (...a: string[]) => Proc; raw: (...a: string[]) => Proc }) => Promise<void>,
+  body: (ctx: {
+    server: (...a: string[]) => Proc;
+    /** A server started and listening (its LISTENING line read): most tests start their clients after that. */
+    listening: (...a: string[]) => Promise<Proc>;
+    client: (...a: string[]) => Proc;
+    raw: (...a: string[]) => Proc;
+  }) => Promise<void>,
 ) {
   const dir = mkdtempSync(join(tmpdir(), "doca-sim-comch-"));
   const procs: Proc[] = [];
@@ -112,6 +118,11 @@ async function withSim(
   try {
     await body({
       server: (...args) => start("comch_server", "dpu", args),
+      listening: async (...args) => {
+        const s = start("comch_server", "dpu", args);
+        await s.waitFor("LISTENING");
+        return s;
+      },
       client: (...args) => start("comch_client", "host", args),
       raw: (...args) => start("comch_raw_peer", "host", args),
     });
@@ -124,9 +135,8 @@ async function withSim(
 
 describe("software device Comch (C programs)", () => {
   test("control path: 300 messages each way, byte-exact and in order; oversized send refused", async () => {
-    await withSim(async ({ server, client }) => {
-      const s = server("sim comch test", "echo-once");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, client }) => {
+      const s = await listening("sim comch test", "echo-once");
       const c = client("sim comch test", "echo", "300");
       // the first echo wakes the client asleep on the progress engine's notification handle
       await c.waitFor("NOTIFY OK");
@@ -159,9 +169,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("a client of another name does not reach the server", async () => {
-    await withSim(async ({ server, client }) => {
-      const s = server("name one", "echo");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, client }) => {
+      const s = await listening("name one", "echo");
       const c = client("name two", "echo", "1");
       await new Promise((r) => setTimeout(r, 500));
       assert.ok(!c.lines.includes("RUNNING"));
@@ -170,9 +179,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("a second server with the same name and representor is refused; the first keeps serving", async () => {
-    await withSim(async ({ server, client }) => {
-      const first = server("twice", "echo");
-      await first.waitFor("LISTENING");
+    await withSim(async ({ server, listening, client }) => {
+      const first = await listening("twice", "echo");
       const second = server("twice", "echo");
       assert.equal(await second.exitCode(), 1);
       assert.ok(second.lines.some((l) => l.startsWith("FAIL doca_ctx_start") && l.endsWith("DOCA_ERROR_IN_USE")));
@@ -184,9 +192,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("killed client: the server reports the disconnect within 2 s", async () => {
-    await withSim(async ({ server, client }) => {
-      const s = server("death", "echo");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, client }) => {
+      const s = await listening("death", "echo");
       const c = client("death", "hold");
       await c.waitFor("RUNNING");
       await s.waitFor("CONNECTED");
@@ -201,9 +208,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("killed server: the client goes STOPPING then IDLE within 2 s", async () => {
-    await withSim(async ({ server, client }) => {
-      const s = server("death2", "echo");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, client }) => {
+      const s = await listening("death2", "echo");
       const c = client("death2", "hold");
       await c.waitFor("RUNNING");
       s.kill();
@@ -213,9 +219,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("doca_comch_server_disconnect: the client is told and goes IDLE; no local disconnect callback", async () => {
-    await withSim(async ({ server, client }) => {
-      const s = server("kick", "kick");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, client }) => {
+      const s = await listening("kick", "kick");
       const c = client("kick", "hold");
       await s.waitFor("KICKED 1");
       await c.waitFor("IDLE", 2_000);
@@ -225,9 +230,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("fast path: 3000 producer datagrams arrive complete and in order; too big for the buffer fails", async () => {
-    await withSim(async ({ server, client }) => {
-      const s = server("fastpath", "consume", "3000");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, client }) => {
+      const s = await listening("fastpath", "consume", "3000");
       const c = client("fastpath", "produce", "3000");
       const consumerLine = await s.waitFor("CONSUMER RUNNING");
       const id = consumerLine.split(" ")[2];
@@ -244,9 +248,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("strict mode: a consumer destroyed with receives never freed is one report, counted once, nothing leaked", async () => {
-    await withSim(async ({ server, client }) => {
-      const s = server("keepflushed", "consume", "200", "keep");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, client }) => {
+      const s = await listening("keepflushed", "consume", "200", "keep");
       const c = client("keepflushed", "produce", "200");
       assert.equal(await s.waitFor("CONSUMED", 30_000), "CONSUMED 200");
       assert.equal(await c.exitCode(), 0);
@@ -277,9 +280,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("malformed frames from a raw socket peer drop that peer only; the server keeps serving", async () => {
-    await withSim(async ({ server, client, raw }) => {
-      const s = server("hostile", "echo");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, client, raw }) => {
+      const s = await listening("hostile", "echo");
       const r = raw();
       assert.equal(await r.exitCode(), 0, r.lines.join("\n"));
       assert.equal(r.lines.at(-1), "RAW OK 12");
@@ -292,9 +294,8 @@ describe("software device Comch (C programs)", () => {
   });
 
   test("messages sent just before a close are delivered, even when the closing side left messages unread", async () => {
-    await withSim(async ({ server, raw }) => {
-      const s = server("last words", "echo-once");
-      await s.waitFor("LISTENING");
+    await withSim(async ({ listening, raw }) => {
+      const s = await listening("last words", "echo-once");
       const r = raw("last-words");
       assert.equal(await r.exitCode(), 0, r.lines.join("\n"));
       // Without reading past the kernel's one-time reset report, the server loses what was still queued at the close

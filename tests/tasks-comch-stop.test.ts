@@ -25,12 +25,18 @@ async function stdoutHas(child: RunningChild, text: string, waitMs: number): Pro
 const MANY = "1000000";
 
 describe("comch-server and comch-client: the peer's departure in words (the client tells its reason; the server, speaking NVIDIA's protocol, cannot)", () => {
+  /** A comch-server for `serverCount` messages and, once it waits for a client, a comch-client sending `clientCount`. */
+  async function startPair(tag: string, serverCount: string, clientCount: string): Promise<{ server: RunningChild; client: RunningChild }> {
+    const w = space(tag);
+    const server = startChild(task("comch-server"), ["-r", HOST_PCI, "--count", serverCount, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
+    await server.waitForStderr("waiting for a client", 100_000);
+    const client = startChild(task("comch-client"), ["--count", clientCount, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000);
+    return { server, client };
+  }
+
   /** A server and a client exchanging without end (until one is stopped), the server having answered once. */
   async function pair(tag: string): Promise<{ server: RunningChild; client: RunningChild }> {
-    const w = space(tag);
-    const server = startChild(task("comch-server"), ["-r", HOST_PCI, "--count", MANY, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
-    await server.waitForStderr("waiting for a client", 100_000);
-    const client = startChild(task("comch-client"), ["--count", MANY, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000);
+    const { server, client } = await startPair(tag, MANY, MANY);
     await stdoutHas(server, "received", 100_000);
     return { server, client };
   }
@@ -57,10 +63,8 @@ describe("comch-server and comch-client: the peer's departure in words (the clie
   });
 
   test("a client that ends before --count: the server says so in words, exit 1", { timeout: 240_000 }, async () => {
-    const w = space("cs-short");
-    const server = startChild(task("comch-server"), ["-r", HOST_PCI, "--count", "3", "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
-    await server.waitForStderr("waiting for a client", 100_000);
-    const c = await startChild(task("comch-client"), ["--count", "1", "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000).done;
+    const { server, client } = await startPair("cs-short", "3", "1");
+    const c = await client.done;
     assert.equal(c.code, 0, c.stderr);
     const s = await server.done;
     assert.equal(s.code, 1, s.stderr);

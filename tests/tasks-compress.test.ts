@@ -24,6 +24,21 @@ const text = (length: number, seed = 1): Uint8Array => textLike(WORDS, length, s
 
 const withDir = (fn: (dir: string) => Promise<void>) => withTempDir("compress", fn);
 
+/**
+ * compress started on a 48 MiB file of `dir`, returned once its temporary file has appeared (within 60 s): a run
+ * caught mid-way, for the tests that stop it. 4 KiB per task: thousands of tasks, so the run is still going then.
+ */
+async function compressingBigFile(dir: string, seed: number) {
+  const input = join(dir, "big");
+  writeFileSync(input, text(48 << 20, seed));
+  const child = startChild(task("compress.ts"), [input, "--chunk-size", "4096"], {}, 170_000);
+  const deadline = Date.now() + 60_000;
+  let exited = false;
+  void child.done.then(() => (exited = true));
+  await untilItStays(() => readdirSync(dir).some((n) => n.endsWith(".part")), { timeoutMs: Math.max(0, deadline - Date.now()), stop: () => exited });
+  return { input, child };
+}
+
 const hasTool = (tool: string) => spawnSync(tool, ["--version"], { encoding: "utf8" }).status === 0;
 
 describe("tasks: compress / decompress", () => {
@@ -82,14 +97,7 @@ describe("tasks: compress / decompress", () => {
   }));
 
   test("SIGINT while compressing: exit 130, one line saying so, no output and no temporary file", { timeout: 180_000 }, withDir(async (dir) => {
-    const input = join(dir, "big");
-    writeFileSync(input, text(48 << 20, 6));
-    // 4 KiB per task: thousands of tasks, so the run is still going when its temporary file has appeared
-    const child = startChild(task("compress.ts"), [input, "--chunk-size", "4096"], {}, 170_000);
-    const deadline = Date.now() + 60_000;
-    let exited = false;
-    void child.done.then(() => (exited = true));
-    await untilItStays(() => readdirSync(dir).some((n) => n.endsWith(".part")), { timeoutMs: Math.max(0, deadline - Date.now()), stop: () => exited });
+    const { child } = await compressingBigFile(dir, 6);
     child.signal!("SIGINT");
     const r = await child.done;
     assert.equal(r.code, 130, r.stderr);
@@ -98,13 +106,7 @@ describe("tasks: compress / decompress", () => {
   }));
 
   test("SIGKILL while compressing, run again at once: the dead run's temporary file is removed, saying so (issue 32 item 5)", { timeout: 240_000 }, withDir(async (dir) => {
-    const input = join(dir, "big");
-    writeFileSync(input, text(48 << 20, 7));
-    const child = startChild(task("compress.ts"), [input, "--chunk-size", "4096"], {}, 170_000);
-    const deadline = Date.now() + 60_000;
-    let exited = false;
-    void child.done.then(() => (exited = true));
-    await untilItStays(() => readdirSync(dir).some((n) => n.endsWith(".part")), { timeoutMs: Math.max(0, deadline - Date.now()), stop: () => exited });
+    const { input, child } = await compressingBigFile(dir, 7);
     child.kill();
     await child.done;
     const left = readdirSync(dir).filter((n) => n.endsWith(".part"));

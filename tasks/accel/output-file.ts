@@ -3,13 +3,34 @@
  * gets the target's name only when complete (fsync, then link/rename without replacing anything). A failure, a stop or
  * a forced exit removes the temporary file: a failed run leaves nothing behind.
  */
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { onForcedExit } from "../common/interrupt.ts";
+import { flushAndClose } from "../transfer/flush-to-disk.ts";
 import { publishWithoutReplacing, refuseNonFile, sweepStaleTemporaries, takenAs, temporaryName, type TargetWording, wordingFor } from "../transfer/atomic-file.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { type NamedInput, refuseOutputIsInput } from "../common/same-file.ts";
 import { writeFailure } from "../common/write-failure.ts";
+import { checkOptions, type OptionRules, PATH } from "../common/options-check.ts";
+
+/**
+ * The options that start those of a task turning one input file into one output file it may replace (compressFile,
+ * decompressFile); each task adds its own after them.
+ */
+export const FILE_TO_FILE_OPTIONS: OptionRules = {
+  input: PATH(),
+  output: PATH("-o/--output"),
+  force: { type: "boolean", flag: "-f/--force" },
+};
+
+/**
+ * The start of such a task: its options checked (`fn` names it), then its output's name, taken or one of its inputs,
+ * said before any work.
+ */
+export function checkFileToFile(fn: string, options: { input: string; output: string; force?: boolean }, rules: OptionRules): void {
+  checkOptions(fn, options, rules);
+  OutputFile.checkFree(options.output, options.output, options.force, undefined, [options.input]);
+}
 
 export class OutputFile {
   readonly target: string;
@@ -105,13 +126,7 @@ export class OutputFile {
   commit(): void {
     const fd = this.#fd;
     if (fd === undefined) throw new Error(`${this.target}: the output is closed`);
-    try {
-      fsyncSync(fd);
-    } catch (e) {
-      this.abort();
-      throw this.#failure(e, "flushing to disk");
-    }
-    closeSync(fd);
+    flushAndClose(fd, () => this.abort(), (e) => this.#failure(e, "flushing to disk"));
     this.#fd = undefined;
     try {
       if (this.#replace) renameSync(this.tempPath, this.target);

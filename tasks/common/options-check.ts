@@ -121,6 +121,11 @@ function describe(value: unknown): string {
 export const PCI_ADDR_OPTION: OptionRule = { type: "string", flag: "-p/--pci-addr", hint: "a PCI address like 0000:03:00.1" };
 export const SIGNAL_OPTION: OptionRule = { type: "signal", hint: "aborting it stops the task: stopOnSignals() gives one for Ctrl-C" };
 export const PROGRESS_OPTION: OptionRule = { type: "function", hint: "called with (done, total) bytes" };
+/**
+ * The options a file task on a device ends with (compress, decompress, ec-encode, ec-recover): which device, the
+ * signal that stops it, the progress callback. Spread last, so "its options: …" lists them in this order.
+ */
+export const DEVICE_FILE_OPTIONS: OptionRules = { pciAddr: PCI_ADDR_OPTION, signal: SIGNAL_OPTION, onProgress: PROGRESS_OPTION };
 /** A file path: the caller resolves it (userPath) before, as the CLIs do. */
 export const PATH = (flag?: string): OptionRule => ({ type: "string", required: true, flag });
 

@@ -8,10 +8,8 @@ import { openRegularFile, readFullyAt } from "../common/input-file.ts";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
-import { refuseOutputIsInput } from "../common/same-file.ts";
-import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, wordingFor } from "../transfer/atomic-file.ts";
-import { refuseNonFileOutput } from "../transfer/output-name.ts";
-import { dirname } from "node:path";
+import { checkNewOutput } from "../transfer/output-name.ts";
+import { writeOutput } from "../transfer/write-output.ts";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
 import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
 
@@ -94,17 +92,13 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
   const t0 = performance.now();
   const keyBytes = options.key.length as 16 | 32;
   const header = makeHeader(keyBytes, options.chunkSize ?? 1024 * 1024);
-  refuseOutputIsInput(options.output, [options.input]);
-  refuseNonFileOutput(options.output, options.output, "-o/--output", "encrypt");
-  checkTargetFolder(options.output, undefined, options.output, wordingFor("encrypt"), "-o/--output"); // before any work
+  checkNewOutput(options.output, [options.input], "encrypt"); // before any work
   const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
     const chunks = Math.floor(total / header.chunkSize) + 1; // the last one short (maybe empty)
-    sweepStaleTemporaries(dirname(options.output), "encrypt", options.output);
-    const out = AtomicFile.create(options.output, undefined, wordingFor("encrypt"));
     let written = 0;
-    try {
+    await writeOutput(options.output, "encrypt", async (out) => {
       out.writeAt(header.bytes, 0);
       written = HEADER_SIZE;
       await withDevice(options, header, async (aes) => {
@@ -120,11 +114,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
           options.onProgress?.(Math.min(total, (i + 1) * header.chunkSize), total);
         }, options.signal, `encrypting ${options.input}`);
       });
-      await out.commit();
-    } catch (e) {
-      out.abort();
-      throw e;
-    }
+    });
     return result(options, total, written, chunks, keyBytes, header.chunkSize, t0);
   } finally {
     closeSync(fd);
@@ -134,9 +124,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
 export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
   checkOptions("decryptFile", options, CRYPT_OPTIONS);
   const t0 = performance.now();
-  refuseOutputIsInput(options.output, [options.input]);
-  refuseNonFileOutput(options.output, options.output, "-o/--output", "decrypt");
-  checkTargetFolder(options.output, undefined, options.output, wordingFor("decrypt"), "-o/--output"); // before any work
+  checkNewOutput(options.output, [options.input], "decrypt"); // before any work
   const fd = openRegularFile(options.input);
   try {
     const total = fstatSync(fd).size;
@@ -151,10 +139,8 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
     const chunks = Math.floor(body / record) + 1;
     const lastLength = body - (chunks - 1) * record;
     if (lastLength < header.tagSize) throw new Error(`${options.input} is truncated or damaged: its last record is ${lastLength} bytes`);
-    sweepStaleTemporaries(dirname(options.output), "decrypt", options.output);
-    const out = AtomicFile.create(options.output, undefined, wordingFor("decrypt"));
     let written = 0;
-    try {
+    await writeOutput(options.output, "decrypt", async (out) => {
       await withDevice(options, header, async (aes) => {
         using key = aes.key(options.key);
         await pipeline(chunks, (i) => {
@@ -169,11 +155,7 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
           options.onProgress?.(HEADER_SIZE + Math.min(body, (i + 1) * record), total);
         }, options.signal, `decrypting ${options.input}`);
       });
-      await out.commit();
-    } catch (e) {
-      out.abort();
-      throw e;
-    }
+    });
     return result(options, total, written, chunks, header.keyBytes, header.chunkSize, t0);
   } finally {
     closeSync(fd);

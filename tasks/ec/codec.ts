@@ -20,11 +20,11 @@ import { UsageError } from "../common/cli.ts";
 import { setImmediate } from "node:timers";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
-import { AtomicFile, checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
-import { refuseNonFileOutput } from "../transfer/output-name.ts";
+import { checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
+import { checkNewOutput } from "../transfer/output-name.ts";
+import { writeOutput } from "../transfer/write-output.ts";
 import { rethrowMissingPermission } from "../common/permission.ts";
-import { checkOptions, type OptionRules, PATH, PCI_ADDR_OPTION, PROGRESS_OPTION, SIGNAL_OPTION } from "../common/options-check.ts";
-import { refuseOutputIsInput } from "../common/same-file.ts";
+import { checkOptions, DEVICE_FILE_OPTIONS, type OptionRules, PATH } from "../common/options-check.ts";
 import { writeFailure } from "../common/write-failure.ts";
 
 export const MANIFEST = "manifest.json";
@@ -79,16 +79,12 @@ const ENCODE_OPTIONS: OptionRules = {
   redundancyBlocks: { type: "integer", required: true, flag: "-m/--redundancy-blocks" },
   matrix: { type: ["cauchy", "vandermonde"], flag: "--matrix" },
   blockSize: { type: "integer", flag: "--block-size" },
-  pciAddr: PCI_ADDR_OPTION,
-  signal: SIGNAL_OPTION,
-  onProgress: PROGRESS_OPTION,
+  ...DEVICE_FILE_OPTIONS,
 };
 const RECOVER_OPTIONS: OptionRules = {
   inputDir: PATH("-i/--input"),
   output: PATH("-o/--output"),
-  pciAddr: PCI_ADDR_OPTION,
-  signal: SIGNAL_OPTION,
-  onProgress: PROGRESS_OPTION,
+  ...DEVICE_FILE_OPTIONS,
 };
 
 export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: number }> {
@@ -272,9 +268,7 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
   checkOptions("ecRecover", o, RECOVER_OPTIONS);
   const t0 = performance.now();
   // the manifest and the block files are its inputs: an output among them is refused first (usage error)
-  refuseOutputIsInput(o.output, ecInputs(o.inputDir));
-  refuseNonFileOutput(o.output, o.output, "-o/--output", "ec-recover");
-  checkTargetFolder(o.output, undefined, o.output, wordingFor("ec-recover"), "-o/--output"); // before the blocks are read
+  checkNewOutput(o.output, ecInputs(o.inputDir), "ec-recover"); // before the blocks are read
   const man = readManifest(o.inputDir);
   const n = man.dataBlocks, m = man.redundancyBlocks, bs = man.blockSize;
   const length = man.stripes * bs;
@@ -291,53 +285,49 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
     throw new Error(`${lost.length} of ${n + m} blocks are missing or damaged (${lost.map(blockName).join(", ")}); at most ${m} can be rebuilt`);
   }
   const lostData = lost.filter((k) => k < n);
-  sweepStaleTemporaries(dirname(o.output), "ec-recover", o.output);
-  const out = AtomicFile.create(o.output, undefined, wordingFor("ec-recover"));
   const fds = new Map<number, number>();
   try {
-    const whole = sha();
-    const wanted = [...Array(n + m).keys()].filter((k) => !lost.includes(k)).slice(0, n);
-    for (const k of wanted) fds.set(k, openRegularFile(join(o.inputDir, blockName(k))));
-    const run = async (recover: (available: Uint8Array) => Promise<Uint8Array>) => {
-      const available = new Uint8Array(n * bs);
-      const stripe = new Uint8Array(n * bs);
-      for (let s = 0; s < man.stripes; s++) {
-        if (s % 64 === 63) await new Promise((resolve) => setImmediate(resolve)); // as in the encode: signals get a turn
-        if (o.signal?.aborted) throw interruption(o.signal, `rebuilding ${o.output}`);
-        wanted.forEach((k, i) => {
-          if (readFullyAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
-        });
-        if (lostData.length === 0) stripe.set(available);
-        else {
-          const rebuilt = await recover(available);
-          // the available data blocks in place, the rebuilt ones where they were lost
-          wanted.forEach((k, i) => k < n && stripe.set(available.subarray(i * bs, (i + 1) * bs), k * bs));
-          lost.forEach((k, i) => k < n && stripe.set(rebuilt.subarray(i * bs, (i + 1) * bs), k * bs));
+    await writeOutput(o.output, "ec-recover", async (out) => {
+      const whole = sha();
+      const wanted = [...Array(n + m).keys()].filter((k) => !lost.includes(k)).slice(0, n);
+      for (const k of wanted) fds.set(k, openRegularFile(join(o.inputDir, blockName(k))));
+      const run = async (recover: (available: Uint8Array) => Promise<Uint8Array>) => {
+        const available = new Uint8Array(n * bs);
+        const stripe = new Uint8Array(n * bs);
+        for (let s = 0; s < man.stripes; s++) {
+          if (s % 64 === 63) await new Promise((resolve) => setImmediate(resolve)); // as in the encode: signals get a turn
+          if (o.signal?.aborted) throw interruption(o.signal, `rebuilding ${o.output}`);
+          wanted.forEach((k, i) => {
+            if (readFullyAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
+          });
+          if (lostData.length === 0) stripe.set(available);
+          else {
+            const rebuilt = await recover(available);
+            // the available data blocks in place, the rebuilt ones where they were lost
+            wanted.forEach((k, i) => k < n && stripe.set(available.subarray(i * bs, (i + 1) * bs), k * bs));
+            lost.forEach((k, i) => k < n && stripe.set(rebuilt.subarray(i * bs, (i + 1) * bs), k * bs));
+          }
+          const keep = Math.min(n * bs, man.fileSize - s * n * bs);
+          const part = stripe.subarray(0, Math.max(0, keep));
+          out.writeAt(part, s * n * bs);
+          whole.update(part);
+          o.onProgress?.(Math.min(man.fileSize, (s + 1) * n * bs), man.fileSize);
         }
-        const keep = Math.min(n * bs, man.fileSize - s * n * bs);
-        const part = stripe.subarray(0, Math.max(0, keep));
-        out.writeAt(part, s * n * bs);
-        whole.update(part);
-        o.onProgress?.(Math.min(man.fileSize, (s + 1) * n * bs), man.fileSize);
+      };
+      if (lostData.length === 0) {
+        await run(() => Promise.reject(new Error("unreachable")));
+      } else {
+        using device = openDeviceOf(o.pciAddr);
+        if (!ErasureCoding.caps(device).recover) throw new Error("this DOCA or device has no erasure coding (libdoca_erasure_coding)");
+        using pe = new ProgressEngine();
+        await using ec = new ErasureCoding(device, pe, { maxTasks: 4 });
+        using coding = ec.matrix(man.matrix, n, m);
+        using rec = coding.recoverMatrix(lost);
+        await run((available) => ec.recoverBlocks(rec, available));
       }
-    };
-    if (lostData.length === 0) {
-      await run(() => Promise.reject(new Error("unreachable")));
-    } else {
-      using device = openDeviceOf(o.pciAddr);
-      if (!ErasureCoding.caps(device).recover) throw new Error("this DOCA or device has no erasure coding (libdoca_erasure_coding)");
-      using pe = new ProgressEngine();
-      await using ec = new ErasureCoding(device, pe, { maxTasks: 4 });
-      using coding = ec.matrix(man.matrix, n, m);
-      using rec = coding.recoverMatrix(lost);
-      await run((available) => ec.recoverBlocks(rec, available));
-    }
-    const digest = whole.digest("hex");
-    if (digest !== man.sha256) throw new Error(`the rebuilt file's SHA-256 ${digest} is not the original's ${man.sha256}`);
-    await out.commit();
-  } catch (e) {
-    out.abort();
-    throw e;
+      const digest = whole.digest("hex");
+      if (digest !== man.sha256) throw new Error(`the rebuilt file's SHA-256 ${digest} is not the original's ${man.sha256}`);
+    });
   } finally {
     for (const f of fds.values()) closeSync(f);
   }

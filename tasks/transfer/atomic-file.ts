@@ -37,6 +37,7 @@ import { rethrowMissingPermission } from "../common/permission.ts";
 import { printError } from "../common/output.ts";
 import { speaker } from "../common/task-name.ts";
 import { runPlace } from "./run-place.ts";
+import { flushAndClose } from "./flush-to-disk.ts";
 import { UsageError } from "../common/cli.ts";
 import { describeKind } from "../common/input-file.ts";
 import { writeFailure } from "../common/write-failure.ts";
@@ -648,13 +649,7 @@ export class AtomicFile {
       this.abort();
       throw this.#failure(this.#flushError, "flushing to disk");
     }
-    try {
-      fsyncSync(fd);
-    } catch (e) {
-      this.abort();
-      throw this.#failure(e, "flushing to disk");
-    }
-    closeSync(fd);
+    flushAndClose(fd, () => this.abort(), (e) => this.#failure(e, "flushing to disk"));
     this.#fd = undefined;
     try {
       publishWithoutReplacing(this.tempPath, this.target, this.#wording);

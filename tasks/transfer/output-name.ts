@@ -6,11 +6,22 @@
  * does not have. Called before checkTargetFolder, whose own refusal speaks of --force.
  */
 import { UsageError } from "../common/cli.ts";
-import { takenAs } from "./atomic-file.ts";
+import { type NamedInput, refuseOutputIsInput } from "../common/same-file.ts";
+import { checkTargetFolder, takenAs, wordingFor } from "./atomic-file.ts";
 
 /** Throws a UsageError naming `flag` when `target` is a folder or a special file; `task` says what it never replaces. */
 export function refuseNonFileOutput(target: string, shownAs: string, flag: string, task: string): void {
   const what = takenAs(target);
   if (what !== "a folder" && what !== "a special file") return;
   throw new UsageError(`${flag}: ${shownAs} is ${what}, not a file: the output must be a file name (${task} never replaces anything)`);
+}
+
+/**
+ * Every check a task that writes one new -o/--output file makes before any work (encrypt, decrypt, ec-recover): the
+ * output is none of `inputs`, not a folder or a special file, and its folder is writable with the name still free.
+ */
+export function checkNewOutput(output: string, inputs: (string | NamedInput)[], task: string): void {
+  refuseOutputIsInput(output, inputs);
+  refuseNonFileOutput(output, output, "-o/--output", task);
+  checkTargetFolder(output, undefined, output, wordingFor(task), "-o/--output");
 }

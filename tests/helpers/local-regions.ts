@@ -1,6 +1,7 @@
 /**
  * What the local accelerator tests (DMA, compress, SHA) open before their context: a device, a progress engine, a
- * source and a destination region mapped for the device, and a buf inventory; closed in the reverse order.
+ * source and a destination region mapped for the device, and a buf inventory; closed in the reverse order, after
+ * the context (withContext).
  */
 import { HOST_PCI } from "./sim-env.ts";
 import { Access, BufInventory, Device, Mmap, NativeMemory, ProgressEngine } from "../../mod.ts";
@@ -24,6 +25,20 @@ export function localRegions(opts: { srcSize: number; dstSize: number; bufs: num
       dst.close();
       pe.close();
       dev.close();
+    },
+  };
+}
+
+/**
+ * A test's setup: `fields` (its context and the helpers it reads through), disposed with `await using` by closing
+ * `ctx` first (its tasks settle) and then `regions`, which the context used.
+ */
+export function withContext<T extends object>(regions: { close(): void }, ctx: { close(): Promise<void> }, fields: T): T & AsyncDisposable {
+  return {
+    ...fields,
+    async [Symbol.asyncDispose]() {
+      await ctx.close();
+      regions.close();
     },
   };
 }
