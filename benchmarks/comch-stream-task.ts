@@ -5,11 +5,11 @@
  * bench sets it beside the Comch fast-path row of the same runtime and round (benchmarks/comch-workload.ts, the API
  * called directly).
  */
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { type RuntimeName, runtimeArgv } from "./runtimes.ts";
+import { type Side, startSide } from "./comch.ts";
 
 const SCRIPT = join(repoRoot, "tasks", "comch-stream.ts");
 /** The host function's representor the DPU side serves (the software device's default pair). */
@@ -19,25 +19,7 @@ const LISTENING = "is waiting for the host";
 /** The task's own permissions, as `deno task comch-stream` grants them (deno.json). */
 const DENO_ALLOW = ["ffi", "env", "read"];
 
-interface Side {
-  out: string;
-  err: string;
-  exit: Promise<number | string>;
-  kill(): void;
-}
-
-function start(rt: RuntimeName, args: string[], env: Record<string, string>): Side {
-  const argv = runtimeArgv(rt, SCRIPT, args, DENO_ALLOW);
-  const child = spawn(argv[0], argv.slice(1), { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  const side: Side = { out: "", err: "", exit: Promise.resolve(0), kill: () => child.kill("SIGKILL") };
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (side.out += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (side.err += d));
-  side.exit = new Promise((resolve) => {
-    child.on("error", (e) => (side.err += String(e), resolve("spawn error")));
-    child.on("close", (code, signal) => resolve(code ?? signal ?? "?"));
-  });
-  return side;
-}
+const start = (rt: RuntimeName, args: string[], env: Record<string, string>): Side => startSide(runtimeArgv(rt, SCRIPT, args, DENO_ALLOW), env);
 
 /**
  * Streams `count` messages of `size` bytes, `inflight` in flight, host → DPU through tasks/comch-stream.ts under
@@ -48,7 +30,8 @@ export async function streamTaskRate(rt: RuntimeName, size: number, count: numbe
   const timeout = String(Math.ceil(timeoutMs / 1000));
   const dpu = start(rt, ["--side", "dpu", "-r", HOST_REP, "-s", name, "--json", "--timeout", timeout], { DOCA_SIM_SIDE: "dpu", DOCA_SIM_DIR: simDir });
   let host: Side | undefined;
-  const timer = setTimeout(() => (dpu.kill(), host?.kill()), timeoutMs);
+  const kill = () => [dpu, host].forEach((side) => side?.child.kill("SIGKILL"));
+  const timer = setTimeout(kill, timeoutMs);
   try {
     const listening = await new Promise<boolean>((resolve) => {
       const poll = setInterval(() => dpu.err.includes(LISTENING) && (clearInterval(poll), resolve(true)), 5);
@@ -66,7 +49,6 @@ export async function streamTaskRate(rt: RuntimeName, size: number, count: numbe
     return both.dpu.messagesPerSecond;
   } finally {
     clearTimeout(timer);
-    dpu.kill();
-    host?.kill();
+    kill();
   }
 }

@@ -22,14 +22,15 @@ function sideArgv(who: "c" | RuntimeName, args: string[]): string[] {
   return who === "c" ? [COMCH_DRIVER, ...args] : runtimeArgv(who, COMCH_WORKLOAD, args, ["ffi", "env", "read"]);
 }
 
-interface Side {
+export interface Side {
   child: ChildProcess;
   out: string;
   err: string;
   exit: Promise<number | string>;
 }
 
-function startSide(argv: string[], env: Record<string, string>): Side {
+/** Starts one side (argv, extra environment), collecting its output; `exit` resolves with its code or signal. */
+export function startSide(argv: string[], env: Record<string, string>): Side {
   const child = spawn(argv[0], argv.slice(1), { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   const side: Side = { child, out: "", err: "", exit: Promise.resolve(0) };
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (side.out += d));

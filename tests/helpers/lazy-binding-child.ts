@@ -16,23 +16,19 @@ const dlopen = Deno.dlopen;
   return dlopen(path, symbols);
 };
 
-const { Access, BufInventory, Dma, loadDoca, Mmap, NativeMemory, openDevice, ProgressEngine } = await import("../../mod.ts");
+const { loadDoca, openDevice, ProgressEngine } = await import("../../mod.ts");
+const { localDmaCopy } = await import("./local-dma-copy.ts");
 const info = loadDoca();
 const atLoad = declared.names.filter((n) => n.startsWith("doca_"));
 using dev = openDevice();
 using pe = new ProgressEngine();
-using mem = NativeMemory.alloc(8192);
-mem.bytes.fill(5, 0, 4096);
-using map = Mmap.create({ memory: mem, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-using inv = new BufInventory(2);
-await using dma = new Dma(dev, pe);
-await dma.memcpy(inv.bufByData(map, mem.address, 4096), inv.bufByAddr(map, mem.address + 4096, 4096));
+const copied = await localDmaCopy(dev, pe);
 const afterCopy = declared.names.filter((n) => n.startsWith("doca_"));
 process.stdout.write(JSON.stringify({
   atLoad,
   afterCopy: afterCopy.length,
   rdmaDeclared: afterCopy.filter((n) => n.startsWith("doca_rdma_")).length,
-  copied: mem.bytes[8191] === 5,
+  copied,
   optionalMissing: info.optionalMissing.length,
   hasRdmaCreate: info.files.rdma ? true : null,
 }) + "\n");

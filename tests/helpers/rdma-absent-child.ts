@@ -3,18 +3,13 @@
  * then tries RDMA, Compress and Sha; prints one JSON line with what happened.
  */
 import process from "node:process";
-import { Access, BufInventory, Compress, Dma, DocaError, loadDoca, Mmap, NativeMemory, openDevice, ProgressEngine, Rdma, Sha } from "../../mod.ts";
+import { Compress, DocaError, loadDoca, openDevice, ProgressEngine, Rdma, Sha } from "../../mod.ts";
+import { localDmaCopy } from "./local-dma-copy.ts";
 
 const info = loadDoca();
 using dev = openDevice();
 using pe = new ProgressEngine();
-using mem = NativeMemory.alloc(8192);
-mem.bytes.fill(9, 0, 4096);
-using map = Mmap.create({ memory: mem, permissions: Access.LOCAL_READ_WRITE, devices: [dev] });
-using inv = new BufInventory(2);
-await using dma = new Dma(dev, pe);
-await dma.memcpy(inv.bufByData(map, mem.address, 4096), inv.bufByAddr(map, mem.address + 4096, 4096));
-const copied = mem.bytes[8191] === 9;
+const copied = await localDmaCopy(dev, pe);
 let rdmaError = "";
 try {
   await Rdma.create(dev, pe);
