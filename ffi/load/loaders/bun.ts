@@ -8,6 +8,7 @@
  */
 import { createRequire } from "node:module";
 import type { Backend, BoundLibrary, CallbackDef, NativeCallback, NativeFn, NativeType, SymbolDef, SymbolTable } from "../types.ts";
+import { exportedSymbols } from "./exported.ts";
 
 interface BunFfiSym {
   args: string[];
@@ -44,7 +45,6 @@ function resultType(t: NativeType): string {
   return t === "u64" || t === "usize" ? "u64_fast" : t;
 }
 
-const RTLD_NOW = 2;
 interface DlFns {
   dlopen: NativeFn;
   dlsym: NativeFn;
@@ -52,7 +52,7 @@ interface DlFns {
 }
 let dl: DlFns | undefined;
 
-/** libc's own dlopen/dlsym, used only to learn which names a library exports. */
+/** libc's own dlopen/dlsym, used only to learn which names a library exports (exported.ts). */
 function dlfns() {
   if (!dl) {
     const lib = ffi.dlopen("libc.so.6", {
@@ -65,33 +65,11 @@ function dlfns() {
   return dl;
 }
 
-const cstr = (s: string) => new TextEncoder().encode(s + "\0");
-
 function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLibrary {
   const { dlopen, dlsym, dlclose } = dlfns();
-  const handle = dlopen(cstr(path), RTLD_NOW);
-  if (!handle) throw new Error(`dlopen failed for ${path}`);
+  const { handle, present, resolved, missing } = exportedSymbols<number, number>({ open: dlopen, sym: dlsym }, path, table, lib);
   const link: Record<string, BunFfiSym> = {};
-  const resolved: Record<string, string> = {};
-  const missing: string[] = [];
-  for (const [key, def] of Object.entries(table)) {
-    if (def.lib !== lib) continue;
-    let found: string | undefined;
-    let address = 0;
-    for (const name of [key, ...(def.aliases ?? [])]) {
-      address = dlsym(handle, cstr(name)) ?? 0;
-      if (address) {
-        found = name;
-        break;
-      }
-    }
-    if (!found) {
-      if (!def.optional) missing.push(key);
-      continue;
-    }
-    resolved[key] = found;
-    link[key] = { args: def.params.map(argType), returns: resultType(def.result), ptr: address };
-  }
+  for (const { key, def, address } of present) link[key] = { args: def.params.map(argType), returns: resultType(def.result), ptr: address };
   const linked = ffi.linkSymbols(link);
   const fns: Record<string, NativeFn | undefined> = {};
   for (const key of Object.keys(link)) {

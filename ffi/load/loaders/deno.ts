@@ -3,6 +3,7 @@
  * allocate); blocking symbols get a `nonblocking: true` twin.
  */
 import type { Backend, BoundLibrary, CallbackDef, NativeCallback, NativeFn, NativeType, SymbolDef, SymbolTable } from "../types.ts";
+import { exportedSymbols } from "./exported.ts";
 
 // Local structural types so this file needs no Deno type package beyond what `deno check` already knows.
 type DenoNative = "void" | "u8" | "u16" | "u32" | "i32" | "u64" | "usize";
@@ -39,7 +40,6 @@ function num(v: unknown): number {
 }
 
 
-const RTLD_NOW = 2;
 type DlFns = {
   dlopen(path: Uint8Array, flags: number): Deno.PointerValue;
   dlsym(handle: Deno.PointerValue, name: Uint8Array): Deno.PointerValue;
@@ -47,7 +47,7 @@ type DlFns = {
 };
 let dl: DlFns | undefined;
 
-/** libc's own dlopen/dlsym: which names a library exports, learnt without binding them. */
+/** libc's own dlopen/dlsym: which names a library exports, learnt without binding them (exported.ts). */
 function dlfns(): DlFns {
   dl ??= Deno.dlopen("libc.so.6", {
     dlopen: { parameters: ["buffer", "i32"], result: "pointer" },
@@ -56,8 +56,6 @@ function dlfns(): DlFns {
   }).symbols as unknown as DlFns;
   return dl;
 }
-
-const cstr = (s: string) => new TextEncoder().encode(s + "\0");
 
 /**
  * Binds a library's functions one by one at their first use. Deno.dlopen builds a fast-call trampoline per declared
@@ -68,21 +66,11 @@ const cstr = (s: string) => new TextEncoder().encode(s + "\0");
  */
 function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLibrary {
   const { dlopen, dlsym, dlclose } = dlfns();
-  const handle = dlopen(cstr(path), RTLD_NOW);
-  if (!handle) throw new Error(`dlopen failed for ${path}`);
+  const { handle, present, resolved, missing } = exportedSymbols<NonNullable<Deno.PointerValue>, NonNullable<Deno.PointerValue>>({ open: dlopen, sym: dlsym }, path, table, lib);
   const fns: Record<string, NativeFn | undefined> = {};
   const raw: Record<string, NativeFn | undefined> = {};
-  const resolved: Record<string, string> = {};
-  const missing: string[] = [];
   const opened: Deno.DynamicLibrary<Record<string, Deno.ForeignFunction>>[] = [];
-  for (const [key, def] of Object.entries(table)) {
-    if (def.lib !== lib) continue;
-    const found = [key, ...(def.aliases ?? [])].find((name) => dlsym(handle, cstr(name)) !== null);
-    if (!found) {
-      if (!def.optional) missing.push(key);
-      continue;
-    }
-    resolved[key] = found;
+  for (const { key, def, name: found } of present) {
     let bound: { fn: NativeFn; raw: NativeFn; async?: NativeFn } | undefined;
     const bindOne = () => {
       if (bound) return bound;
