@@ -121,14 +121,14 @@ static bool idle_wait(int extra_fd, int timeout_ms)
 }
 
 /* The running cell: each completion resubmits its task until the cell's end time (as a careful C program does). */
-static double cell_end;
+static double cell_deadline;
 static int cell_inflight;
 
 /* One completion: resubmit `task` (destination `dst` emptied first, or NULL) until the cell's end time. */
 static void completed_one(struct doca_task *task, struct doca_buf *dst)
 {
 	completed++;
-	if (now() >= cell_end) {
+	if (now() >= cell_deadline) {
 		cell_inflight--;
 		return;
 	}
@@ -306,7 +306,7 @@ static void run_cell(enum op op, size_t size, double seconds, int depth, struct 
 	}
 	completed = 0;
 	double start = now();
-	cell_end = start + seconds;
+	cell_deadline = start + seconds;
 	cell_inflight = depth;
 	for (int i = 0; i < depth; i++)
 		ok(doca_task_submit(tasks[i]), "doca_task_submit");
