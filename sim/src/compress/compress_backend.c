@@ -21,17 +21,20 @@ static bool zlib_ok, lz4_ok;
 static char missing[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* struct sim_zlib's pointers bear the names of zlib's functions */
+#define ZLIB_SYMBOL(fn) {&zlib_fns.fn, #fn}
 static const struct sim_backend_symbol zlib_symbols[] = {
-	{&zlib_fns.zlibVersion, "zlibVersion"},
-	{&zlib_fns.deflateInit2_, "deflateInit2_"},
-	{&zlib_fns.deflate, "deflate"},
-	{&zlib_fns.deflateEnd, "deflateEnd"},
-	{&zlib_fns.inflateInit2_, "inflateInit2_"},
-	{&zlib_fns.inflate, "inflate"},
-	{&zlib_fns.inflateEnd, "inflateEnd"},
-	{&zlib_fns.crc32, "crc32"},
-	{&zlib_fns.adler32, "adler32"},
+	ZLIB_SYMBOL(zlibVersion),
+	ZLIB_SYMBOL(deflateInit2_),
+	ZLIB_SYMBOL(deflate),
+	ZLIB_SYMBOL(deflateEnd),
+	ZLIB_SYMBOL(inflateInit2_),
+	ZLIB_SYMBOL(inflate),
+	ZLIB_SYMBOL(inflateEnd),
+	ZLIB_SYMBOL(crc32),
+	ZLIB_SYMBOL(adler32),
 };
+#undef ZLIB_SYMBOL
 
 static const struct sim_backend_symbol lz4_symbols[] = {
 	{&lz4_fns.decompress_safe, "LZ4_decompress_safe"},
