@@ -97,6 +97,15 @@ static inline void t_progress_until(struct doca_pe *pe, volatile int *flag)
 	}
 }
 
+/* Defines `name`, a callback of DOCA's (object, task user data, ctx user data) form for an `object_type` (a task, an
+ * RDMA connection) that only counts its calls in `counter` (an int lvalue); a task is not freed */
+#define T_COUNTING_CB(name, object_type, counter) \
+	static void name(object_type *object, union doca_data user_data, union doca_data ctx_user_data) \
+	{ \
+		(void)object, (void)user_data, (void)ctx_user_data; \
+		counter++; \
+	}
+
 /* Defines the context state callback `name` whose body is `on_next` (statements on the new state `next`) */
 #define T_STATE_CB(name, on_next) \
 	static void name(const union doca_data user_data, struct doca_ctx *ctx, enum doca_ctx_states prev, \
