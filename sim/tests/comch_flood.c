@@ -75,13 +75,6 @@ static void s_disc(struct doca_comch_event_connection_status_changed *e, struct 
 	S.disconnects++;
 }
 
-static void s_send_cb(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	doca_task_free(doca_comch_task_send_as_task(task));
-}
-
 /* Runs until stdin closes, then prints its counters */
 static int server_main(uint32_t max_msg)
 {
@@ -96,7 +89,7 @@ static int server_main(uint32_t max_msg)
 	CHECK(doca_pe_create(&pe));
 	CHECK(doca_comch_server_create(dev, rep, NAME, &server));
 	CHECK(doca_comch_server_set_max_msg_size(server, max_msg));
-	CHECK(doca_comch_server_task_send_set_conf(server, s_send_cb, s_send_cb, TASKS));
+	CHECK(doca_comch_server_task_send_set_conf(server, send_free, send_free, TASKS));
 	CHECK(doca_comch_server_event_msg_recv_register(server, s_msg));
 	CHECK(doca_comch_server_event_connection_status_changed_register(server, s_conn, s_disc));
 	ctx = doca_comch_server_as_ctx(server);

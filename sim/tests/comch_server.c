@@ -51,13 +51,6 @@ static struct {
 
 T_STATE_FLAGS_CB(server_state_cb, S.running, S.idle)
 
-static void send_done_cb(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	doca_task_free(doca_comch_task_send_as_task(task));
-}
-
 static void msg_recv_cb(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32_t len,
 			struct doca_comch_connection *conn)
 {
@@ -277,7 +270,7 @@ int main(int argc, char **argv)
 	EXPECT(doca_comch_server_set_max_msg_size(S.server, cap + 1) == DOCA_ERROR_INVALID_VALUE);
 	CHECK(doca_comch_server_set_max_msg_size(S.server, cap));
 	CHECK(doca_comch_server_set_recv_queue_size(S.server, 16));
-	CHECK(doca_comch_server_task_send_set_conf(S.server, send_done_cb, send_err_say_free, 512));
+	CHECK(doca_comch_server_task_send_set_conf(S.server, send_free, send_err_say_free, 512));
 	CHECK(doca_comch_server_event_msg_recv_register(S.server, msg_recv_cb));
 	CHECK(doca_comch_server_event_connection_status_changed_register(S.server, connect_cb, disconnect_cb));
 	CHECK(doca_comch_server_event_consumer_register(S.server, consumer_event_cb, consumer_event_cb));

@@ -91,19 +91,20 @@ static struct run run_task(struct env *e, enum kind k, size_t src_len, size_t ds
 	memset(d + dst_room, 0xa5, GUARD);
 	T_OK(doca_buf_inventory_buf_get_by_data(e->inv, e->mmap, src_at(e), src_len, &src));
 	T_OK(doca_buf_inventory_buf_get_by_addr(e->inv, e->mmap, d, dst_room, &dst));
+/* The kinds whose alloc_init takes only (context, source, destination, user data): one allocated as a doca_task */
+#define SIMPLE_TASK(name) \
+	do { \
+		struct doca_compress_task_##name *t; \
+		T_OK(doca_compress_task_##name##_alloc_init(e->c, src, dst, ud, &t)); \
+		task = doca_compress_task_##name##_as_task(t); \
+	} while (0)
 	switch (k) {
-	case K_DEFLATE: {
-		struct doca_compress_task_compress_deflate *t;
-		T_OK(doca_compress_task_compress_deflate_alloc_init(e->c, src, dst, ud, &t));
-		task = doca_compress_task_compress_deflate_as_task(t);
+	case K_DEFLATE:
+		SIMPLE_TASK(compress_deflate);
 		break;
-	}
-	case K_INFLATE: {
-		struct doca_compress_task_decompress_deflate *t;
-		T_OK(doca_compress_task_decompress_deflate_alloc_init(e->c, src, dst, ud, &t));
-		task = doca_compress_task_decompress_deflate_as_task(t);
+	case K_INFLATE:
+		SIMPLE_TASK(decompress_deflate);
 		break;
-	}
 	case K_LZ4S: {
 		struct doca_compress_task_decompress_lz4_stream *t;
 		T_OK(doca_compress_task_decompress_lz4_stream_alloc_init(e->c, flags & 1, (flags >> 1) & 1, src, dst, ud,
@@ -112,13 +113,11 @@ static struct run run_task(struct env *e, enum kind k, size_t src_len, size_t ds
 		task = doca_compress_task_decompress_lz4_stream_as_task(t);
 		break;
 	}
-	case K_LZ4B: {
-		struct doca_compress_task_decompress_lz4_block *t;
-		T_OK(doca_compress_task_decompress_lz4_block_alloc_init(e->c, src, dst, ud, &t));
-		task = doca_compress_task_decompress_lz4_block_as_task(t);
+	case K_LZ4B:
+		SIMPLE_TASK(decompress_lz4_block);
 		break;
 	}
-	}
+#undef SIMPLE_TASK
 	T_OK(doca_task_submit(task));
 	t_progress_until(e->pe, &r.done);
 	T_TRUE(r.done == 1);

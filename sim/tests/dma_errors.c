@@ -261,11 +261,7 @@ int main(void)
 	}
 
 	/* Same-process export and import through the same device, then revocation */
-	T_OK(doca_mmap_create(&exported));
-	T_OK(doca_mmap_set_memrange(exported, ro, LEN));
-	T_OK(doca_mmap_set_permissions(exported, DOCA_ACCESS_FLAG_PCI_READ_ONLY));
-	T_OK(doca_mmap_add_dev(exported, dev));
-	T_OK(doca_mmap_start(exported));
+	exported = t_mmap(dev, ro, LEN, DOCA_ACCESS_FLAG_PCI_READ_ONLY);
 	T_OK(doca_mmap_export_pci(exported, dev, &desc, &desc_len));
 	T_OK(doca_mmap_create_from_export(NULL, desc, desc_len, dev, &imported));
 	T_OK(doca_buf_inventory_buf_get_by_data(inv, imported, ro, LEN, &ib));

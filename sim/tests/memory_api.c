@@ -33,16 +33,8 @@
 
 static volatile int done, failed;
 
-static void ok_cb(struct doca_dma_task_memcpy *t, union doca_data u, union doca_data c)
-{
-	(void)t, (void)u, (void)c;
-	done++;
-}
-static void err_cb(struct doca_dma_task_memcpy *t, union doca_data u, union doca_data c)
-{
-	(void)t, (void)u, (void)c;
-	failed++;
-}
+T_COUNTING_CB(ok_cb, struct doca_dma_task_memcpy, done)
+T_COUNTING_CB(err_cb, struct doca_dma_task_memcpy, failed)
 
 struct bench {
 	struct doca_dev *dev;

@@ -48,11 +48,7 @@ static volatile int done_count, fail_count;
 static doca_error_t last_error;
 static struct doca_rdma_task_receive *last_receive;
 
-static void ok_cb(struct doca_task *t, union doca_data u, union doca_data c)
-{
-	(void)t, (void)u, (void)c;
-	done_count++;
-}
+T_COUNTING_CB(ok_cb, struct doca_task, done_count)
 static void err_cb(struct doca_task *t, union doca_data u, union doca_data c)
 {
 	(void)u, (void)c;

@@ -27,16 +27,8 @@ static void t_cm_on_established(struct doca_rdma_connection *conn, union doca_da
 	t_cm_established++;
 	t_cm_last = conn;
 }
-static void t_cm_on_failure(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
-{
-	(void)conn, (void)u, (void)c;
-	t_cm_failed++;
-}
-static void t_cm_on_disconnect(struct doca_rdma_connection *conn, union doca_data u, union doca_data c)
-{
-	(void)conn, (void)u, (void)c;
-	t_cm_disconnected++;
-}
+T_COUNTING_CB(t_cm_on_failure, struct doca_rdma_connection, t_cm_failed)
+T_COUNTING_CB(t_cm_on_disconnect, struct doca_rdma_connection, t_cm_disconnected)
 
 /* The callbacks above on a context (before it starts); the counts start again from zero */
 static inline void t_cm_callbacks(struct doca_rdma *rdma)

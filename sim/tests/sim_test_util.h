@@ -63,7 +63,6 @@ static inline double t_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Progress until *flag is non-zero (fails after 10 s) */
 /*
  * A port for a test listener, random from 20000 up to the kernel's ephemeral range: outgoing connections take their
  * local ports from that range, so a listener inside it can find its port taken at any moment (tests/helpers/ports.ts
@@ -84,6 +83,7 @@ static inline uint16_t t_listen_port(unsigned salt)
 	return (uint16_t)(20000 + ((unsigned)ts.tv_nsec / 1000 + salt * 7919u) % (top - 20000));
 }
 
+/* Progress until *flag is non-zero (fails after 10 s) */
 static inline void t_progress_until(struct doca_pe *pe, volatile int *flag)
 {
 	double deadline = t_now() + 10.0;
@@ -96,6 +96,15 @@ static inline void t_progress_until(struct doca_pe *pe, volatile int *flag)
 		}
 	}
 }
+
+/* Defines `name`, a callback of DOCA's (object, task user data, ctx user data) form for an `object_type` (a task, an
+ * RDMA connection) that only counts its calls in `counter` (an int lvalue); a task is not freed */
+#define T_COUNTING_CB(name, object_type, counter) \
+	static void name(object_type *object, union doca_data user_data, union doca_data ctx_user_data) \
+	{ \
+		(void)object, (void)user_data, (void)ctx_user_data; \
+		counter++; \
+	}
 
 /* Defines the context state callback `name` whose body is `on_next` (statements on the new state `next`) */
 #define T_STATE_CB(name, on_next) \

@@ -306,13 +306,7 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 		return sim_cap_u32(devinfo, sim_crypto_unavailable() == NULL, SIM_AES_GCM_MAX_LIST_LEN, \
 				   max_list_num_elem); \
 	} \
-	doca_error_t doca_aes_gcm_task_##name##_set_conf(struct doca_aes_gcm *aes_gcm, \
-							 doca_aes_gcm_task_##name##_completion_cb_t ok, \
-							 doca_aes_gcm_task_##name##_completion_cb_t fail, \
-							 uint32_t num_tasks) \
-	{ \
-		return set_conf(aes_gcm, WHICH, sim_task_cb_cast(ok), sim_task_cb_cast(fail), num_tasks, __func__); \
-	} \
+	SIM_POOLED_SET_CONF(aes_gcm, name, WHICH, uint32_t, num_tasks) \
 	doca_error_t doca_aes_gcm_task_##name##_alloc_init( \
 		struct doca_aes_gcm *aes_gcm, struct doca_buf const *src_buff, struct doca_buf *dst_buff, \
 		struct doca_aes_gcm_key *key, const uint8_t *iv, uint32_t iv_length, uint32_t tag_size, \

@@ -98,22 +98,19 @@ static doca_error_t set_consumer_cbs(struct comch_endpoint *ep, doca_comch_event
 
 /* ---- public API: the same functions under the server's and the client's names (the handle's ep is its endpoint) */
 
+/* A size both roles set before start through the endpoint's checked setter comch_ep_set_<field> and read back from
+ * ep.<field> (max_msg_size, recv_queue_size) */
+#define COMCH_EP_SIZE_API(role, field) \
+	SIM_EXPORT doca_error_t doca_comch_##role##_set_##field(struct doca_comch_##role *comch_##role, uint32_t size) \
+	{ \
+		return comch_##role == NULL ? DOCA_ERROR_INVALID_VALUE : comch_ep_set_##field(&comch_##role->ep, size); \
+	} \
+	SIM_EXPORT SIM_GETTER(doca_comch_##role##_get_##field, const struct doca_comch_##role, comch_##role, uint32_t, \
+			      size, comch_##role->ep.field)
+
 #define COMCH_EP_API(role) \
-	SIM_EXPORT doca_error_t doca_comch_##role##_set_max_msg_size(struct doca_comch_##role *comch_##role, uint32_t size) \
-	{ \
-		return comch_##role == NULL ? DOCA_ERROR_INVALID_VALUE : \
-					      comch_ep_set_max_msg_size(&comch_##role->ep, size); \
-	} \
-	SIM_EXPORT SIM_GETTER(doca_comch_##role##_get_max_msg_size, const struct doca_comch_##role, comch_##role, \
-			      uint32_t, size, comch_##role->ep.max_msg_size) \
-	SIM_EXPORT doca_error_t doca_comch_##role##_set_recv_queue_size(struct doca_comch_##role *comch_##role, \
-									uint32_t size) \
-	{ \
-		return comch_##role == NULL ? DOCA_ERROR_INVALID_VALUE : \
-					      comch_ep_set_recv_queue_size(&comch_##role->ep, size); \
-	} \
-	SIM_EXPORT SIM_GETTER(doca_comch_##role##_get_recv_queue_size, const struct doca_comch_##role, comch_##role, \
-			      uint32_t, size, comch_##role->ep.recv_queue_size) \
+	COMCH_EP_SIZE_API(role, max_msg_size) \
+	COMCH_EP_SIZE_API(role, recv_queue_size) \
 	SIM_EXPORT SIM_GETTER(doca_comch_##role##_get_device, const struct doca_comch_##role, comch_##role, \
 			      struct doca_dev *, dev, comch_##role->ep.dev) \
 	SIM_EXPORT doca_error_t doca_comch_##role##_task_send_set_conf( \

@@ -71,6 +71,8 @@ SIM_EXPORT void sim_live_inc(enum sim_kind kind);
 SIM_EXPORT void sim_live_dec(enum sim_kind kind);
 SIM_EXPORT uint64_t sim_live_count(enum sim_kind kind);
 SIM_EXPORT const char *sim_live_kind_name(enum sim_kind kind);
+/* What a leak of the kind is called in strict-mode reports ("dev", "ec matrix or aes_gcm key", ...) */
+const char *sim_live_kind_object(enum sim_kind kind);
 
 /* Log levels of DOCA_SIM_LOG (0 silent, 1 errors = default, 2 debug). Config problems are always printed. */
 enum sim_log_level { SIM_LOG_ALWAYS = 0, SIM_LOG_ERROR = 1, SIM_LOG_DEBUG = 2 };

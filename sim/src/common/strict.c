@@ -213,21 +213,6 @@ bool sim_shuffle_seed(uint64_t *seed)
 	return parsed == 1;
 }
 
-static const char *const leak_names[SIM_KIND_COUNT_] = {
-	[SIM_KIND_DEVINFO_LIST] = "devinfo list",
-	[SIM_KIND_DEVINFO_REP_LIST] = "devinfo_rep list",
-	[SIM_KIND_DEV] = "dev",
-	[SIM_KIND_DEV_REP] = "dev_rep",
-	[SIM_KIND_MMAP] = "mmap",
-	[SIM_KIND_BUF_INVENTORY] = "buf_inventory",
-	[SIM_KIND_BUF] = "buf",
-	[SIM_KIND_PE] = "pe",
-	[SIM_KIND_CTX] = "ctx",
-	[SIM_KIND_TASK] = "task",
-	[SIM_KIND_CONNECTION] = "connection (Comch or RDMA, freed with its context)",
-	[SIM_KIND_ACCEL_HANDLE] = "ec matrix or aes_gcm key",
-};
-
 /* At exit (or when libdoca_common is unloaded): leaks, tasks never freed, then the summary of every kind */
 __attribute__((destructor)) static void strict_summary(void)
 {
@@ -244,7 +229,7 @@ __attribute__((destructor)) static void strict_summary(void)
 		uint64_t n = sim_live_count((enum sim_kind)kind);
 
 		if (n > 0)
-			count(SIM_RULE_LEAK, "exit", leak_names[kind], NULL, n);
+			count(SIM_RULE_LEAK, "exit", sim_live_kind_object((enum sim_kind)kind), NULL, n);
 	}
 	if (num_kinds == 0)
 		return;

@@ -88,6 +88,20 @@ SIM_EXPORT doca_error_t sim_pooled_destroy(struct doca_ctx *ctx, const char *nam
 		return lib == NULL ? NULL : &lib->ctx; \
 	}
 
+/* doca_<lib>_task_<name>_set_conf under DOCA's name and types (the task count is `count_type count`: DOCA's headers
+ * differ per library), the same wrapper in every pooled library: the kind's typed callbacks become sim_task_cb_t and
+ * go, with the count and the caller's name, to the library's own `set_conf(handle, KIND, ok, fail, count, func)`,
+ * which checks its limits and calls sim_pool_conf */
+#define SIM_POOLED_SET_CONF(lib, name, KIND, count_type, count) \
+	doca_error_t doca_##lib##_task_##name##_set_conf(struct doca_##lib *lib, \
+							 doca_##lib##_task_##name##_completion_cb_t task_completion_cb, \
+							 doca_##lib##_task_##name##_completion_cb_t task_error_cb, \
+							 count_type count) \
+	{ \
+		return set_conf(lib, (KIND), sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb), \
+				count, __func__); \
+	}
+
 /* True when at least one of the pools was configured (the start hooks refuse a context with none) */
 SIM_EXPORT bool sim_pools_configured(const struct sim_task_pool *pools, size_t num_pools);
 

@@ -120,14 +120,7 @@ static doca_error_t cap_max_list_len(const struct doca_devinfo *devinfo, uint32_
 	{ \
 		return cap_max_list_len(devinfo, max_buf_list_len); \
 	} \
-	doca_error_t doca_compress_task_##name##_set_conf(struct doca_compress *compress, \
-							  doca_compress_task_##name##_completion_cb_t task_completion_cb, \
-							  doca_compress_task_##name##_completion_cb_t task_error_cb, \
-							  uint32_t num_tasks) \
-	{ \
-		return set_conf(compress, KIND, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb), \
-				num_tasks, __func__); \
-	} \
+	SIM_POOLED_SET_CONF(compress, name, KIND, uint32_t, num_tasks) \
 	SIM_VALUE_GETTER(struct doca_task *, doca_compress_task_##name##_as_task, struct doca_compress_task_##name, \
 		task, NULL, &((struct sim_compress_task *)task)->task) \
 	SIM_VALUE_SETTER(doca_compress_task_##name##_set_src, struct doca_compress_task_##name, task, \

@@ -4,7 +4,6 @@
  * it to see the NOT_SUPPORTED answers) leaves its tasks unsupported, and the reason is kept for doctor.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 
 #include <doca_sim.h>
 
+#include "backend_lib.h"
 #include "compress_backend.h"
 #include "internal.h"
 
@@ -21,22 +21,25 @@ static bool zlib_ok, lz4_ok;
 static char missing[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* True when DOCA_SIM_ACCEL_OFF names `name` among its comma-separated words */
-static bool switched_off(const char *name)
-{
-	const char *list = getenv("DOCA_SIM_ACCEL_OFF");
-	size_t n = strlen(name);
+/* struct sim_zlib's pointers bear the names of zlib's functions */
+#define ZLIB_SYMBOL(fn) {&zlib_fns.fn, #fn}
+static const struct sim_backend_symbol zlib_symbols[] = {
+	ZLIB_SYMBOL(zlibVersion),
+	ZLIB_SYMBOL(deflateInit2_),
+	ZLIB_SYMBOL(deflate),
+	ZLIB_SYMBOL(deflateEnd),
+	ZLIB_SYMBOL(inflateInit2_),
+	ZLIB_SYMBOL(inflate),
+	ZLIB_SYMBOL(inflateEnd),
+	ZLIB_SYMBOL(crc32),
+	ZLIB_SYMBOL(adler32),
+};
+#undef ZLIB_SYMBOL
 
-	for (const char *p = list; p != NULL && *p != '\0';) {
-		const char *end = strchr(p, ',');
-		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-
-		if (len == n && strncmp(p, name, n) == 0)
-			return true;
-		p = end != NULL ? end + 1 : NULL;
-	}
-	return false;
-}
+static const struct sim_backend_symbol lz4_symbols[] = {
+	{&lz4_fns.decompress_safe, "LZ4_decompress_safe"},
+	{&lz4_fns.decompress_safe_using_dict, "LZ4_decompress_safe_usingDict"},
+};
 
 static void note_missing(const char *what)
 {
@@ -46,48 +49,32 @@ static void note_missing(const char *what)
 	sim_log(SIM_LOG_DEBUG, "compress: %s", what);
 }
 
-/* dlsym into a function pointer field (POSIX guarantees the conversion) */
-#define RESOLVE(handle, field, symbol, ok) \
-	do { \
-		void *sym_ = dlsym((handle), (symbol)); \
-		if (sym_ == NULL) \
-			(ok) = false; \
-		memcpy(&(field), &sym_, sizeof(sym_)); \
-	} while (0)
+/* One backing library (DOCA_SIM_ACCEL_OFF calls it off_name): true when it loaded with every symbol; otherwise why
+ * (not_loaded or lacks) is noted for doctor */
+static bool load_library(const char *soname, const char *off_name, const struct sim_backend_symbol *symbols,
+			 size_t count, const char *not_loaded, const char *lacks)
+{
+	void *handle = sim_backend_open(soname, off_name);
+
+	if (handle == NULL) {
+		note_missing(not_loaded);
+		return false;
+	}
+	if (!sim_backend_resolve(handle, symbols, count)) {
+		note_missing(lacks);
+		return false;
+	}
+	return true;
+}
 
 static void load(void)
 {
-	/* RTLD_DEEPBIND: the library's own calls stay inside it. A host program may export functions of the same
-	 * names (Node links its own zlib and OpenSSL and exports them): without it, libz's deflateInit2_ called Node's
-	 * deflateReset, whose state layout differs, and crashed. */
-	void *z = switched_off("zlib") ? NULL : dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-	void *l = switched_off("lz4") ? NULL : dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-
-	if (z != NULL) {
-		zlib_ok = true;
-		RESOLVE(z, zlib_fns.zlibVersion, "zlibVersion", zlib_ok);
-		RESOLVE(z, zlib_fns.deflateInit2_, "deflateInit2_", zlib_ok);
-		RESOLVE(z, zlib_fns.deflate, "deflate", zlib_ok);
-		RESOLVE(z, zlib_fns.deflateEnd, "deflateEnd", zlib_ok);
-		RESOLVE(z, zlib_fns.inflateInit2_, "inflateInit2_", zlib_ok);
-		RESOLVE(z, zlib_fns.inflate, "inflate", zlib_ok);
-		RESOLVE(z, zlib_fns.inflateEnd, "inflateEnd", zlib_ok);
-		RESOLVE(z, zlib_fns.crc32, "crc32", zlib_ok);
-		RESOLVE(z, zlib_fns.adler32, "adler32", zlib_ok);
-		if (!zlib_ok)
-			note_missing("libz.so.1 lacks a zlib function (Debian package zlib1g): deflate not supported");
-	} else {
-		note_missing("libz.so.1 not loaded (Debian package zlib1g): deflate not supported");
-	}
-	if (l != NULL) {
-		lz4_ok = true;
-		RESOLVE(l, lz4_fns.decompress_safe, "LZ4_decompress_safe", lz4_ok);
-		RESOLVE(l, lz4_fns.decompress_safe_using_dict, "LZ4_decompress_safe_usingDict", lz4_ok);
-		if (!lz4_ok)
-			note_missing("liblz4.so.1 lacks LZ4_decompress_safe (Debian package liblz4-1): LZ4 not supported");
-	} else {
-		note_missing("liblz4.so.1 not loaded (Debian package liblz4-1): LZ4 not supported");
-	}
+	zlib_ok = load_library("libz.so.1", "zlib", zlib_symbols, sizeof(zlib_symbols) / sizeof(zlib_symbols[0]),
+			       "libz.so.1 not loaded (Debian package zlib1g): deflate not supported",
+			       "libz.so.1 lacks a zlib function (Debian package zlib1g): deflate not supported");
+	lz4_ok = load_library("liblz4.so.1", "lz4", lz4_symbols, sizeof(lz4_symbols) / sizeof(lz4_symbols[0]),
+			      "liblz4.so.1 not loaded (Debian package liblz4-1): LZ4 not supported",
+			      "liblz4.so.1 lacks LZ4_decompress_safe (Debian package liblz4-1): LZ4 not supported");
 }
 
 const struct sim_zlib *sim_zlib(void)

@@ -162,11 +162,7 @@ static doca_error_t alloc_init(struct doca_ec *ec, enum sim_ec_task_kind kind, c
 	{ \
 		return cap_supported(devinfo); \
 	} \
-	doca_error_t doca_ec_task_##name##_set_conf(struct doca_ec *ec, doca_ec_task_##name##_completion_cb_t ok, \
-						    doca_ec_task_##name##_completion_cb_t fail, uint32_t num_tasks) \
-	{ \
-		return set_conf(ec, KIND, sim_task_cb_cast(ok), sim_task_cb_cast(fail), num_tasks, __func__); \
-	} \
+	SIM_POOLED_SET_CONF(ec, name, KIND, uint32_t, num_tasks) \
 	doca_error_t doca_ec_task_##name##_allocate_init(struct doca_ec *ec, const struct doca_ec_matrix *matrix, \
 							 const struct doca_buf *src, struct doca_buf *dst, \
 							 union doca_data user_data, \

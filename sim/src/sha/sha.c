@@ -159,14 +159,7 @@ static doca_error_t alloc_init(struct doca_sha *s, enum sim_sha_kind kind, enum 
 /* What hash and partial hash tasks share, under each kind's names: configuration, allocation, the source setter and
  * the getters (the partial hash's other setters also refuse a hash in progress: written out below) */
 #define SHA_TASK_API(name, KIND) \
-	doca_error_t doca_sha_task_##name##_set_conf(struct doca_sha *sha, \
-						     doca_sha_task_##name##_completion_cb_t task_completion_cb, \
-						     doca_sha_task_##name##_completion_cb_t task_error_cb, \
-						     uint8_t log_num_tasks) \
-	{ \
-		return set_conf(sha, KIND, sim_task_cb_cast(task_completion_cb), sim_task_cb_cast(task_error_cb), \
-				log_num_tasks, __func__); \
-	} \
+	SIM_POOLED_SET_CONF(sha, name, KIND, uint8_t, log_num_tasks) \
 	doca_error_t doca_sha_task_##name##_alloc_init(struct doca_sha *sha, enum doca_sha_algorithm algorithm, \
 						       struct doca_buf const *src_buf, struct doca_buf *dst_buf, \
 						       union doca_data user_data, struct doca_sha_task_##name **task) \

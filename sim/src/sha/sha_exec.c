@@ -4,12 +4,12 @@
  * final part appends the digest. Non-final parts must be whole blocks (DOCA leaves others undefined: here they fail).
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_lib.h"
 #include "sha_internal.h"
 
 struct crypto_fns {
@@ -28,48 +28,27 @@ static bool crypto_ok;
 static char missing[160];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static bool switched_off(void)
-{
-	const char *list = getenv("DOCA_SIM_ACCEL_OFF");
-
-	for (const char *p = list; p != NULL && *p != '\0';) {
-		const char *end = strchr(p, ',');
-		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-
-		if (len == 6 && strncmp(p, "crypto", 6) == 0)
-			return true;
-		p = end != NULL ? end + 1 : NULL;
-	}
-	return false;
-}
-
-#define RESOLVE(handle, field, symbol) \
-	do { \
-		void *sym_ = dlsym((handle), (symbol)); \
-		if (sym_ == NULL) \
-			crypto_ok = false; \
-		memcpy(&(field), &sym_, sizeof(sym_)); \
-	} while (0)
+static const struct sim_backend_symbol crypto_symbols[] = {
+	{&crypto.md_ctx_new, "EVP_MD_CTX_new"},
+	{&crypto.md_ctx_free, "EVP_MD_CTX_free"},
+	{&crypto.sha1, "EVP_sha1"},
+	{&crypto.sha256, "EVP_sha256"},
+	{&crypto.sha512, "EVP_sha512"},
+	{&crypto.init, "EVP_DigestInit_ex"},
+	{&crypto.update, "EVP_DigestUpdate"},
+	{&crypto.final, "EVP_DigestFinal_ex"},
+};
 
 static void load(void)
 {
-	/* RTLD_DEEPBIND: libcrypto's own calls stay inside it, even in a host that exports OpenSSL's names (Node) */
-	void *h = switched_off() ? NULL : dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	void *h = sim_backend_open("libcrypto.so.3", "crypto");
 
 	if (h == NULL) {
 		snprintf(missing, sizeof(missing), "libcrypto.so.3 not loaded (Debian package libssl3): SHA not supported");
 		sim_log(SIM_LOG_DEBUG, "sha: %s", missing);
 		return;
 	}
-	crypto_ok = true;
-	RESOLVE(h, crypto.md_ctx_new, "EVP_MD_CTX_new");
-	RESOLVE(h, crypto.md_ctx_free, "EVP_MD_CTX_free");
-	RESOLVE(h, crypto.sha1, "EVP_sha1");
-	RESOLVE(h, crypto.sha256, "EVP_sha256");
-	RESOLVE(h, crypto.sha512, "EVP_sha512");
-	RESOLVE(h, crypto.init, "EVP_DigestInit_ex");
-	RESOLVE(h, crypto.update, "EVP_DigestUpdate");
-	RESOLVE(h, crypto.final, "EVP_DigestFinal_ex");
+	crypto_ok = sim_backend_resolve(h, crypto_symbols, sizeof(crypto_symbols) / sizeof(crypto_symbols[0]));
 	if (!crypto_ok)
 		snprintf(missing, sizeof(missing), "libcrypto.so.3 lacks an EVP digest function (Debian package libssl3)");
 }
