@@ -8,7 +8,7 @@
  */
 import "./common/early-stop.ts"; // first: a stop while the modules below load is reported like any other (early-stop.ts)
 import process from "node:process";
-import { ComchConsumer, ComchProducer, ProgressEngine } from "../mod.ts";
+import { ComchConsumer, ComchProducer, ProgressEngine, TimeoutError } from "../mod.ts";
 import { parseSide, positiveInt, positiveSecondsMs, serverName, UsageError } from "./common/cli.ts";
 import { applyRoleSide, applySide, connectClient, openDeviceOf } from "./common/device.ts";
 import { acceptHost, openServerSide } from "./comch/server-side.ts";
@@ -16,6 +16,7 @@ import { InterruptedError, raceAbort, stopOnSignals, STOPPED_STATUSES } from "./
 import { isMain, print, runMain } from "./common/main.ts";
 import { printError, printJson } from "./common/output.ts";
 import { startLiveLine } from "./common/live-line.ts";
+import { StopWatch } from "./common/stop-watch.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { comchCauses, noPeerWithin, peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { formatBytes, formatDuration, formatRate } from "./common/units.ts";
@@ -233,21 +234,21 @@ export async function streamConsumer(opts: { pciAddr?: string; repPci: string; n
         let t0 = 0;
         // Whatever has arrived, in one batch per wake-up (recvBatch: one Promise for all, messages in shared slabs);
         // every message is still checked: its sequence number and its length. A live count on a terminal.
-        let received = 0;
+        let received = 0, i = 0;
         const live = startLiveLine(() => `comch-stream: ${received} of ${plan.count} messages received from the host`);
+        // A stop (here, or the host's notice) is watched once for the whole stream, not raced per batch
+        using stop = new StopWatch(signal, () => `receiving message ${i + 1} of ${plan.count}`, [hostStop]);
         try {
-        for (let i = 0; i < plan.count; received = i) {
-          const waitingFor = `waiting for message ${i + 1} of ${plan.count} from the host`;
-          const batch = await raceAbort(
-            Promise.race([
-              wordTimeout(consumer.recvBatch({ max: plan.count - i, timeoutMs: opts.timeoutMs }), () => peerSilent(waitingFor, opts.timeoutMs, "the host side")),
-              hostStop,
-            ]),
-            signal,
-            `receiving message ${i + 1} of ${plan.count}`,
-          ).catch(async (e) => {
-            throw await preferNotice(e, hostStop);
-          });
+        for (; i < plan.count; received = i) {
+          let batch;
+          try {
+            batch = await stop.wait(consumer.recvBatch({ max: plan.count - i, timeoutMs: opts.timeoutMs }));
+          } catch (e) {
+            const worded = e instanceof TimeoutError
+              ? new Error(peerSilent(`waiting for message ${i + 1} of ${plan.count} from the host`, opts.timeoutMs, "the host side"), { cause: e })
+              : e;
+            throw await preferNotice(worded, hostStop);
+          }
           if (i === 0) t0 = performance.now();
           for (const { bytes } of batch) {
             const seq = bytes.length >= 4 ? (bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (bytes[3] << 24)) >>> 0 : -1;
@@ -324,15 +325,15 @@ export async function streamProducer(opts: {
         // all; sequence numbers are given in submission order, the order the messages arrive in.
         const laneCount = Math.min(SEND_LANES, opts.inflight);
         let next = 0;
+        // A stop (here, or the DPU's notice) is watched once for all lanes, not raced per batch
+        using stop = new StopWatch(signal, () => `sending message ${next} of ${opts.count}`, [dpuStop]);
         const lane = async (k: number) => {
           const per = Math.floor(opts.inflight / laneCount) + (k < opts.inflight % laneCount ? 1 : 0);
           const messages = Array.from({ length: per }, () => new Uint8Array(opts.size)); // copied at each call
           while (next < opts.count) {
             const batch = messages.slice(0, Math.min(per, opts.count - next));
             for (const m of batch) new DataView(m.buffer).setUint32(0, next++, true);
-            const sent = producer.sendBatch(batch, consumerId);
-            sent.catch(() => {});
-            await raceAbort(Promise.race([sent, dpuStop]), signal, `sending message ${next} of ${opts.count}`);
+            await stop.wait(producer.sendBatch(batch, consumerId));
           }
         };
         const sending = async () => {
