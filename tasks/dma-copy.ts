@@ -24,6 +24,7 @@ import { createLogger, LogLevel } from "./common/log-level.ts";
 import { type MessageChannel, Messenger, PeerFailedError, PeerLostError } from "./wire/messenger.ts";
 import { encodeDirection, expectType, MsgType } from "./wire/protocol.ts";
 import { checkTargetFolder, TargetLock } from "./transfer/atomic-file.ts";
+import { runPlace } from "./transfer/run-place.ts";
 import { dpuTransfer, RefusedError } from "./dma-copy/dpu-side.ts";
 import { hostTransfer } from "./dma-copy/host-side.ts";
 import { type LocalFile, probeLocalFile } from "./transfer/local-file.ts";
@@ -85,6 +86,9 @@ export async function dmaCopy(options: DmaCopyOptions, run: { signal?: AbortSign
   }
   // One receiver per target: another copy writing this name makes this one fail now, not after connecting.
   if (!local.have) TargetLock.checkFree(options.file);
+  // The receiver names its temporary file after this run's place, which Deno learns from a child process (5-10 ms):
+  // learnt now, while the DPU waits for its host, not after the host said what to copy.
+  if (!local.have) runPlace();
   // The software device reads its side once, at its first listing: options.side decides it here as --side does in
   // the CLI, so a program calling dmaCopy({ side: "dpu" }) needs no DOCA_SIM_SIDE (harmless with real DOCA)
   applySide(options.side);
