@@ -289,6 +289,15 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     assert.doesNotMatch(r.stderr, /error:/);
   });
 
+  test("a sender's ABORT that overtakes its DONE: the receiver takes the DONE first (its place in the peer's order) and commits", { timeout: 180_000 }, async () => {
+    // Before: the ABORT ended the wait for DONE at once ("the sender stopped: interrupted (SIGINT)", exit 1), as the
+    // completion-order seed 318 of CI showed for abort-after-done
+    const { r, w } = await againstLiar("abort-ahead", (p, w) => ["--receive", join(w.dpu, "f.bin"), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /error:/);
+    assert.deepEqual(new Uint8Array(readFileSync(join(w.dpu, "f.bin"))), Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff));
+  });
+
   test("a sender that stops while the receiver commits: the receiver keeps the whole file and exits 0, warning that the receipt did not arrive", { timeout: 180_000 }, async () => {
     for (let round = 0; round < 3; round++) {
       const { r, w } = await againstLiar("abort-after-done", (p, w) => ["--receive", join(w.dpu, "f.bin"), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);

@@ -19,7 +19,7 @@ import { NativeMemory } from "../../ffi/doca/common/memory.ts";
 import { Mmap } from "../../ffi/doca/common/mmap.ts";
 import { type Buf, BufInventory } from "../../ffi/doca/common/buf.ts";
 import { DocaError, TimeoutError } from "../../ffi/native/errors.ts";
-import { afterGrace, raceAbort } from "../common/interrupt.ts";
+import { afterGrace, InterruptedError, raceAbort } from "../common/interrupt.ts";
 import { UsageError } from "../common/cli.ts";
 import { noPeerWithin, peerSilent, wordTimeout } from "../common/peer-words.ts";
 
@@ -271,6 +271,8 @@ export class Channel {
   #lostDetail = "";
   /** The peer's ABORT once read, whoever read it (a wait abandoned after another part failed may have). */
   #peerAbort: PeerAbortError | undefined;
+  /** The peer's ABORT when it came ahead of messages it sent before it: those are delivered first, then it. */
+  #abortAhead: { seq: number; error: PeerAbortError } | undefined;
   readonly #lostWaiters = new Set<(e: Error) => void>();
 
   constructor(readonly rdma: Rdma, readonly connection: RdmaConnection, readonly timeoutMs: number, readonly signal?: AbortSignal, readonly peer = "the peer") {
@@ -338,7 +340,11 @@ export class Channel {
     return msg;
   }
 
-  /** Messages in the peer's order (its `seq`), whatever order their receives completed in; an ABORT at once. */
+  /**
+   * Messages in the peer's order (its `seq`), whatever order their receives completed in. An ABORT ends the wait at
+   * its turn: at once when nothing the peer sent before it is missing; else after those messages (a DONE the peer
+   * sent just before it stopped still counts), or as soon as a wait for them fails (its reason is then the answer).
+   */
   async #nextInOrder(what: string, signal: AbortSignal | undefined): Promise<Message> {
     for (;;) {
       const held = this.#held.get(this.#recvSeq);
@@ -346,14 +352,22 @@ export class Channel {
         this.#held.delete(this.#recvSeq++);
         return held;
       }
+      if (this.#abortAhead?.seq === this.#recvSeq) throw this.#abortAhead.error;
       const m = this.#parse((await this.#bounded(this.rdma.recv(), what, signal).catch((e) => {
+        if (this.#abortAhead && !(e instanceof InterruptedError)) throw this.#abortAhead.error;
         // A receive that failed took a message our posted buffers could not hold: say so, not only DOCA's code
         if (e instanceof DocaError && e.fn === "doca_rdma_task_receive") {
           throw new ProtocolError(`the peer sent a control message this side could not receive while ${what} (at most ${Channel.MAX_MESSAGE} bytes; ${e.message})`);
         }
         throw e;
       })).bytes, what);
-      if (m.type === "ABORT") throw (this.#peerAbort = peerGaveUp(m.reason, this.peer));
+      if (m.type === "ABORT") {
+        const error = this.#peerAbort = peerGaveUp(m.reason, this.peer);
+        const ahead = typeof m.seq === "number" && Number.isSafeInteger(m.seq) && m.seq > this.#recvSeq && m.seq <= this.#recvSeq + Channel.RECEIVES;
+        if (!ahead || this.#abortAhead) throw error;
+        this.#abortAhead = { seq: m.seq as number, error };
+        continue;
+      }
       const seq = m.seq;
       // At most RECEIVES messages can be ahead of the one awaited (each took one of our posted receives)
       if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < this.#recvSeq || seq > this.#recvSeq + Channel.RECEIVES || this.#held.has(seq)) {

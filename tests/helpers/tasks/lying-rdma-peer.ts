@@ -12,6 +12,9 @@
  *   lying-rdma-peer.ts abort-after-done PORT  sender, read mode: an honest 3000-byte copy (byte i = i & 0xff), then
  *                                          right after DONE an ABORT and the connection closed (a sender stopped
  *                                          while the receiver commits)
+ *   lying-rdma-peer.ts abort-ahead PORT    as abort-after-done, but the ABORT (its sequence number after DONE's)
+ *                                          leaves first and DONE 200 ms later: the receiver's receives complete
+ *                                          in the other order (DOCA promises none among them)
  *   lying-rdma-peer.ts rewrite PORT        sender, write mode: writes each chunk honestly, announces it, then keeps
  *                                          overwriting the receiver's slot with other bytes until the slot is freed;
  *                                          DONE carries the honest file's SHA-256; prints {rewrites, sha256, verdict}
@@ -83,6 +86,23 @@ try {
     await channel.recv("accept", "ACCEPT");
     await channel.send({ type: "CHUNK", slot: 0, offset: 0, length: 1000 });
     await channel.recv("the receiver's verdict").catch(() => {});
+  } else if (lie === "abort-ahead") {
+    memory.bytes.set(Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff));
+    await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
+    await channel.recv("accept", "ACCEPT");
+    for (let slot = 0; slot < 3; slot++) await channel.send({ type: "CHUNK", slot, offset: slot * 1000, length: 1000 });
+    for (let k = 0; k < 3; k++) await channel.recv("a freed slot", "FREE");
+    // The channel numbered OFFER 0 and the CHUNKs 1-3: DONE is 4, the ABORT after it 5, sent here in the other order
+    const raw = async (message: Record<string, unknown>, at: number) => {
+      const bytes = new TextEncoder().encode(JSON.stringify(message));
+      memory.bytes.set(bytes, at);
+      await link.connection.send(_inv.bufByData(mmap, memory.address + at, bytes.length));
+    };
+    const sha256 = createHash("sha256").update(memory.bytes.subarray(0, 3000)).digest("hex");
+    await raw({ type: "ABORT", reason: "interrupted (SIGINT)", seq: 5 }, 8192);
+    await new Promise((r) => setTimeout(r, 200));
+    await raw({ type: "DONE", sha256, seq: 4 }, 12288);
+    await new Promise((r) => setTimeout(r, 1000)); // let it arrive before the connection goes
   } else if (lie === "abort-after-done") {
     memory.bytes.set(Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff));
     await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
