@@ -1,7 +1,7 @@
 /**
  * The comch-stream task as a user runs it (issue 29 item 6: "Comch from the tasks at the speed of the API"): its
  * DPU side, then its host side streaming N fast-path messages, two fresh processes under one runtime, with the task's
- * own permissions. Its rate is the DPU's messages per second (from the first message received to the last); the
+ * own permissions. Its rate is the DPU's messages per second (from its "ready" to the last message received); the
  * bench sets it beside the Comch fast-path row of the same runtime and round (benchmarks/comch-workload.ts, the API
  * called directly).
  */

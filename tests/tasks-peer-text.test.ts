@@ -62,7 +62,7 @@ describe("peer text is escaped on its way to the terminal", () => {
         await dpu.done;
         clean(`comch-stream ${mode}`, host.stdout + host.stderr);
         assert.notEqual(host.code, 0, `${mode}: a hostile report or stop is an error\n${host.stdout}${host.stderr}`);
-        if (mode === "stop") assert.match(host.stderr, /error: the DPU side stopped: \\x1b\]0;owned/);
+        if (mode === "stop") assert.match(host.stderr, /error: the DPU side failed: \\x1b\]0;owned/);
         else assert.match(host.stderr, /error: the DPU side's report has no valid "bytes"/);
       }
     });

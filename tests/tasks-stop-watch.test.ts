@@ -63,3 +63,19 @@ test("no signal: only the peer's notice and the promises themselves end waits", 
   using stop = new StopWatch(undefined, () => "step");
   assert.equal(await stop.wait(Promise.resolve("x")), "x");
 });
+
+test("an idle limit ends waits that go on with none settling, and only then", { timeout: 60_000 }, async () => {
+  let n = 0;
+  // sized for a loaded machine: a 200 ms timer may fire late, not seven times late
+  using stop = new StopWatch(undefined, () => "step", [], { ms: 1_500, error: () => new Error(`gave up after 1.5 s (${++n})`) });
+  // waits that settle keep the loop alive past the limit
+  for (let i = 0; i < 12; i++) await stop.wait(new Promise((r) => setTimeout(r, 200)));
+  // idle time with nothing under way does not count against the next wait
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal(await stop.wait(Promise.resolve("fresh")), "fresh");
+  const stuck = stop.wait(new Promise(() => {}));
+  const started = performance.now();
+  await assert.rejects(stuck, /gave up after 1.5 s \(1\)/);
+  assert.ok(performance.now() - started < 15_000, "ended within a few checks");
+  await assert.rejects(stop.wait(Promise.resolve(1)), /\(1\)/); // the same stop for every later wait
+});
