@@ -11,7 +11,9 @@
  *
  *   deno task bench:churn [--cycles N] [--step N] [--runtime deno|bun|node] [--no-task-flags] [--json FILE]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { benchTempDir } from "./command.ts";
+import { installStopHandlers } from "../tasks/common/interrupt.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -59,7 +61,7 @@ export interface ChurnPoint {
 
 export async function churn(runtime: RuntimeName, cycles: number, step: number, taskFlags = true): Promise<ChurnPoint[]> {
   buildCDriver("comch-churn", ["doca_comch", "doca_common"]);
-  const dir = mkdtempSync(join(tmpdir(), "doca-ts-bench-churn-"));
+  const dir = benchTempDir(tmpdir(), "doca-ts-bench-churn-");
   const file = join(dir, "file");
   writeFileSync(file, "the file the DPU would send\n");
   const env = { DOCA_SIM_DIR: dir };
@@ -124,6 +126,7 @@ export async function main(argv: string[]): Promise<ChurnPoint[]> {
 }
 
 if (import.meta.main ?? process.argv[1]?.endsWith("comch-churn.ts")) {
+  installStopHandlers(); // a stop removes the run's folder (benchTempDir) and says so
   try {
     await main(process.argv.slice(2));
   } catch (e) {

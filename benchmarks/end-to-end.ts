@@ -13,7 +13,8 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomFillSync } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { benchTempDir } from "./command.ts";
 import { join } from "node:path";
 import { DPU_LISTENING, repoRoot } from "../tasks/common/run-pair.ts";
 import { npmPackInto } from "../tools/npm-pack.ts";
@@ -151,6 +152,10 @@ async function rdmaPairOnce(plan: EndToEndPlan, runner: Runner, work: string, so
   };
 }
 
+/**
+ * The source file, on disk before any copy is timed: left dirty, the kernel writes its pages back (30 s later or
+ * past a threshold) while copies run, and a timed copy would share the disk with 256 MiB that is none of its own.
+ */
 function writeRandomFile(path: string, size: number): void {
   const fd = openSync(path, "w");
   const chunk = new Uint8Array(Math.min(size, 4 * MiB));
@@ -159,6 +164,7 @@ function writeRandomFile(path: string, size: number): void {
     randomFillSync(part);
     writeSync(fd, part);
   }
+  fsyncSync(fd);
   closeSync(fd);
 }
 
@@ -180,7 +186,7 @@ interface CopyKind {
 export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
   const rows: Row[] = [];
   mkdirSync(join(repoRoot, "build", "bench"), { recursive: true });
-  const work = mkdtempSync(join(repoRoot, "build", "bench", "e2e-"));
+  const work = benchTempDir(join(repoRoot, "build", "bench"), "e2e-");
   const section = "5. end to end (file copies)";
   try {
     const runners = plan.runtimes.map((rt) => (rt === "node" ? packageRunner(work) : sourceRunner(rt)));

@@ -4,7 +4,8 @@
  * every ratio is taken inside one round and the row shows the median over rounds.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { benchTempDir } from "./command.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -110,7 +111,7 @@ export async function runMicro(plan: MicroPlan): Promise<Row[]> {
   const rateCells = RATE_SIZES.flatMap((s) => RATE_DEPTHS.map((d) => `rate:${s}:${d}`));
   const tsOnlyCells = [...RATE_SIZES.map((s) => `batch:${s}:128`), "cost:64:128"];
   const limitCells = sizes.flatMap((s) => ["memcpy", "pvm-read", "pvm-write"].map((op) => `${op}:${s}`));
-  const simDir = mkdtempSync(join(tmpdir(), "doca-bench-"));
+  const simDir = benchTempDir(tmpdir(), "doca-bench-");
   const exporter = await startExporter(Math.max(...sizes), simDir);
   const env = { DOCA_SIM_SIDE: "dpu", DOCA_SIM_DIR: simDir, BENCH_EXPORT: exporter.file };
   // results[participant][round] = values

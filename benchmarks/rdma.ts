@@ -7,7 +7,8 @@
  *
  *   deno task bench:rdma [--rounds N] [--seconds S] [--sizes 64,4096,...] [--runtimes deno,bun,node] [--json FILE]
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { benchTempDir, checkOutputFile, runBenchCommand } from "./command.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -107,6 +108,7 @@ export async function main(argv: string[]): Promise<Row[]> {
     console.log(HELP);
     return [];
   }
+  checkOutputFile(values.json, "--json");
   const { rounds, seconds, sizes, runtimes } = roundSettings(values, {
     maxRounds: 50,
     sizes: [64, 4096, 65536, MiB, 4 * MiB],
@@ -114,7 +116,7 @@ export async function main(argv: string[]): Promise<Row[]> {
     runtimes: RUNTIMES,
   });
   buildCDriver("rdma-driver", ["doca_rdma", "doca_common"]);
-  const simDir = mkdtempSync(join(tmpdir(), "doca-ts-bench-rdma-"));
+  const simDir = benchTempDir(tmpdir(), "doca-ts-bench-rdma-");
   // ratios[key][round]: runtime / C, and C write / TCP; rates[key]: per-round values for the value column.
   const ratios = new Map<string, number[]>();
   const rates = new Map<string, number[]>();
@@ -192,4 +194,4 @@ export async function main(argv: string[]): Promise<Row[]> {
   return rows;
 }
 
-if (import.meta.main ?? process.argv[1]?.endsWith("rdma.ts")) await main(process.argv.slice(2));
+if (import.meta.main ?? process.argv[1]?.endsWith("rdma.ts")) await runBenchCommand("bench:rdma", () => main(process.argv.slice(2)));

@@ -8,7 +8,9 @@
  */
 import { writeFileSync } from "node:fs";
 import process from "node:process";
-import { parseArgs } from "node:util";
+import { parseFlags, UsageError } from "../tasks/common/cli.ts";
+import { installStopHandlers } from "../tasks/common/interrupt.ts";
+import { checkOutputFile } from "../benchmarks/command.ts";
 import { runEndToEnd } from "../benchmarks/end-to-end.ts";
 import { deflateShaRows, ecAesRows } from "../benchmarks/accel-rows.ts";
 import { buildDriver, runMicro } from "../benchmarks/micro.ts";
@@ -48,19 +50,31 @@ medians of per-round ratios):
   --no-e2e     skip row 5 (the file copies)
   --no-accel   skip row 8 (the accelerators)`;
 
-const { values } = parseArgs({
-  options: {
-    full: { type: "boolean" },
-    smoke: { type: "boolean" },
-    runtimes: { type: "string", default: RUNTIMES.join(",") },
-    json: { type: "string" },
-    markdown: { type: "boolean" },
-    svg: { type: "string" },
-    "no-e2e": { type: "boolean" },
-    "no-accel": { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  },
-});
+const OPTIONS = {
+  full: { type: "boolean" },
+  smoke: { type: "boolean" },
+  runtimes: { type: "string", default: RUNTIMES.join(",") },
+  json: { type: "string" },
+  markdown: { type: "boolean" },
+  svg: { type: "string" },
+  "no-e2e": { type: "boolean" },
+  "no-accel": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+// A stop removes the run's temporary folders and says so (benchmarks/command.ts); a bad flag is one line, exit 2
+installStopHandlers();
+const values = (() => {
+  try {
+    const { values } = parseFlags(process.argv.slice(2), OPTIONS);
+    checkOutputFile(values.json, "--json");
+    checkOutputFile(values.svg, "--svg");
+    return values;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`bench: ${e.message}`);
+    process.exit(2);
+  }
+})();
 if (values.help) {
   console.log(HELP);
   process.exit(0);

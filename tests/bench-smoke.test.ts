@@ -5,8 +5,8 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -162,6 +162,47 @@ describe("deno task bench:rdma", { skip: !onDeno && "runs once, under Deno" }, (
       for (const row of rows) assert.ok(Number.isFinite(row.value) && row.value > 0, `value of ${JSON.stringify(row)}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a bench command stopped or given a bad flag", { skip: !onDeno && "runs once, under Deno" }, () => {
+  const run = (script: string, args: string[], env: Record<string, string> = {}) =>
+    spawn(process.execPath, ["run", "--allow-all", join(repoRoot, ...script.split("/")), ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+
+  test("bad flags: one line naming the command, exit 2, no stack (bench, bench:rdma)", { timeout: 120_000 }, () => {
+    for (const [script, args, words] of [
+      ["scripts/benchmark.ts", ["--bogus"], /^bench: unknown flag "--bogus"$/m],
+      ["scripts/benchmark.ts", ["--json", "/nonexistent-dir/x.json"], /^bench: --json: cannot write/m],
+      ["benchmarks/rdma.ts", ["--sizes", "abc"], /^bench:rdma: --sizes: expected a whole number/m],
+    ] as const) {
+      const r = spawnSync(process.execPath, ["run", "--allow-all", join(repoRoot, script), ...args], { cwd: repoRoot, encoding: "utf8", timeout: 60_000 });
+      assert.equal(r.status, 2, `${script} ${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, words);
+      assert.doesNotMatch(r.stderr, /Uncaught|    at /);
+    }
+  });
+
+  test("Ctrl-C in the middle: exit 130, one line, and its temporary folder is gone", { timeout: 200_000 }, async () => {
+    // Before: the folder stayed (/tmp/doca-ts-bench-rdma-*) and nothing said what was interrupted
+    const tmp = mkdtempSync(join(tmpdir(), "doca-bench-stop-test-"));
+    try {
+      const child = run("benchmarks/rdma.ts", ["--rounds", "3", "--seconds", "2", "--sizes", "64", "--runtimes", "deno"], { TMPDIR: tmp });
+      let stderr = "";
+      child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      const deadline = Date.now() + 150_000;
+      while (!readdirSync(tmp).some((n) => n.startsWith("doca-ts-bench-rdma-"))) {
+        if (Date.now() > deadline) throw new Error(`no temporary folder appeared: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
+      process.kill(child.pid!, "SIGINT"); // not child.kill(): after it Deno reports the signal, not the exit status
+      assert.equal(await exited, 130, stderr);
+      assert.equal(stderr.split("\n").filter((l) => l.includes("interrupted (SIGINT)")).length, 1, stderr);
+      assert.deepEqual(readdirSync(tmp).filter((n) => n.startsWith("doca-ts-bench-rdma-")), []);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
     }
   });
 });
