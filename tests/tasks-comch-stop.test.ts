@@ -73,18 +73,29 @@ describe("comch-server and comch-client: the peer's departure in words (the clie
   });
 });
 
+/**
+ * A comch-stream of 10^8 messages whose `silent` side is held (SIGSTOP) 300 ms into the stream until the other side
+ * has ended (its --timeout 3), then resumed; both sides' results. The silent side's --timeout is 60 s.
+ */
+async function silentSide(tag: string, silent: "host" | "dpu") {
+  const w = space(tag);
+  const timeout = (side: "host" | "dpu") => ["--timeout", side === silent ? "60" : "3"];
+  const dpu = startChild(task("comch-stream"), ["--side", "dpu", "-r", HOST_PCI, ...timeout("dpu")], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
+  await dpu.waitForStderr("waiting for the host", 100_000);
+  const host = startChild(task("comch-stream"), ["--count", "100000000", "--size", "64", ...timeout("host")], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000);
+  await host.waitForStderr("is sending", 100_000);
+  await sleep(300);
+  const [held, other] = silent === "host" ? [host, dpu] : [dpu, host];
+  held.signal!("SIGSTOP");
+  const o = await other.done;
+  held.signal!("SIGCONT");
+  const s = await held.done;
+  return silent === "host" ? { h: s, d: o } : { h: o, d: s };
+}
+
 describe("comch-stream: a host gone silent", () => {
   test("the DPU gives up in the documented sentence; the resumed host hears why, not a DOCA error", { timeout: 240_000 }, async () => {
-    const w = space("cs-stream-silent");
-    const dpu = startChild(task("comch-stream"), ["--side", "dpu", "-r", HOST_PCI, "--timeout", "3"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
-    await dpu.waitForStderr("waiting for the host", 100_000);
-    const host = startChild(task("comch-stream"), ["--count", "100000000", "--size", "64", "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000);
-    await host.waitForStderr("is sending", 100_000);
-    await sleep(300);
-    host.signal!("SIGSTOP");
-    const d = await dpu.done;
-    host.signal!("SIGCONT");
-    const h = await host.done;
+    const { h, d } = await silentSide("cs-stream-silent", "host");
     assert.equal(d.code, 1, d.stderr);
     assert.match(d.stderr, /^comch-stream: error: gave up waiting for message \d+ of 100000000 from the host after 3 s \(--timeout\): the host side did not send it in time$/m);
     assert.equal(h.code, 1, h.stderr);
@@ -95,16 +106,7 @@ describe("comch-stream: a host gone silent", () => {
 
 describe("comch-stream: a DPU gone silent", () => {
   test("the host gives up after --timeout in the documented sentence (it waited forever before); the resumed DPU hears why", { timeout: 240_000 }, async () => {
-    const w = space("cs-stream-dpu-silent");
-    const dpu = startChild(task("comch-stream"), ["--side", "dpu", "-r", HOST_PCI, "--timeout", "60"], { ...w.env, DOCA_SIM_SIDE: "dpu" }, 150_000);
-    await dpu.waitForStderr("waiting for the host", 100_000);
-    const host = startChild(task("comch-stream"), ["--count", "100000000", "--size", "64", "--timeout", "3"], { ...w.env, DOCA_SIM_SIDE: "host" }, 150_000);
-    await host.waitForStderr("is sending", 100_000);
-    await sleep(300);
-    dpu.signal!("SIGSTOP");
-    const h = await host.done;
-    dpu.signal!("SIGCONT");
-    const d = await dpu.done;
+    const { h, d } = await silentSide("cs-stream-dpu-silent", "dpu");
     assert.equal(h.code, 1, h.stderr);
     assert.match(h.stderr, /^comch-stream: error: gave up waiting for the DPU side to take message \d+ of 100000000 after 3 s \(--timeout\): the DPU side did not take it in time$/m);
     assert.equal(d.code, 1, d.stderr);

@@ -56,6 +56,15 @@ const describe = (length: number) => ({
   address: mmap.range.address,
   length,
 });
+/** An honest 3000-byte copy in read mode (byte i = i & 0xff, three 1000-byte chunks), up to the last FREE. */
+async function honestReadCopy(): Promise<void> {
+  memory.bytes.set(Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff));
+  await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
+  await channel.recv("accept", "ACCEPT");
+  for (let slot = 0; slot < 3; slot++) await channel.send({ type: "CHUNK", slot, offset: slot * 1000, length: 1000 });
+  for (let k = 0; k < 3; k++) await channel.recv("a freed slot", "FREE");
+}
+
 try {
   if (lie === "receipt" || lie === "window" || lie === "slow-receipt") {
     const offer = await channel.recv("offer", "OFFER");
@@ -87,11 +96,7 @@ try {
     await channel.send({ type: "CHUNK", slot: 0, offset: 0, length: 1000 });
     await channel.recv("the receiver's verdict").catch(() => {});
   } else if (lie === "abort-ahead") {
-    memory.bytes.set(Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff));
-    await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
-    await channel.recv("accept", "ACCEPT");
-    for (let slot = 0; slot < 3; slot++) await channel.send({ type: "CHUNK", slot, offset: slot * 1000, length: 1000 });
-    for (let k = 0; k < 3; k++) await channel.recv("a freed slot", "FREE");
+    await honestReadCopy();
     // The channel numbered OFFER 0 and the CHUNKs 1-3: DONE is 4, the ABORT after it 5, sent here in the other order
     const raw = async (message: Record<string, unknown>, at: number) => {
       const bytes = new TextEncoder().encode(JSON.stringify(message));
@@ -104,11 +109,7 @@ try {
     await raw({ type: "DONE", sha256, seq: 4 }, 12288);
     await new Promise((r) => setTimeout(r, 1000)); // let it arrive before the connection goes
   } else if (lie === "abort-after-done") {
-    memory.bytes.set(Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff));
-    await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
-    await channel.recv("accept", "ACCEPT");
-    for (let slot = 0; slot < 3; slot++) await channel.send({ type: "CHUNK", slot, offset: slot * 1000, length: 1000 });
-    for (let k = 0; k < 3; k++) await channel.recv("a freed slot", "FREE");
+    await honestReadCopy();
     await channel.send({ type: "DONE", sha256: createHash("sha256").update(memory.bytes.subarray(0, 3000)).digest("hex") });
     await channel.abort("interrupted (SIGINT)");
   } else if (lie === "rewrite") {
