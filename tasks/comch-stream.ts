@@ -84,17 +84,17 @@ function decodeControl(bytes: Uint8Array, from: string): Record<string, unknown>
   return value as Record<string, unknown>;
 }
 
-/** The peer's "I stopped" notice ({stop: reason}) as an error, its reason escaped whole (line breaks included). */
-/** The peer's own notice that it stopped, and why: preferred over the failure its departure causes here. */
 /** What this side found wrong in what the peer sent (a message out of sequence, a bad announcement or report). */
 class StreamCheckError extends Error {
   override name = "StreamCheckError";
 }
 
+/** The peer's own notice that it stopped, and why: preferred over the failure its departure causes here. */
 class PeerStoppedError extends Error {
   override name = "PeerStoppedError";
 }
 
+/** The peer's "I stopped" notice ({stop: reason}) as an error, its reason escaped whole (line breaks included). */
 function peerStopped(message: Record<string, unknown>, from: string): Error | undefined {
   if (!("stop" in message)) return undefined;
   // In every task's words (peer-words.ts): "stopped: interrupted (…) while …", "gave up waiting for …", "failed: …"
