@@ -25,6 +25,9 @@ import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION } from "
 
 export const STREAM_SERVICE = "doca-ts comch stream";
 const MAX_SIZE = 4096;
+/** Sequence numbers are 32 bits (0 .. 2^32 - 1): a longer stream would wrap and fail as out of order. */
+const MAX_COUNT = 2 ** 32;
+const messagesWord = (n: number) => `${n} message${n === 1 ? "" : "s"}`;
 /**
  * Receives the DPU keeps posted: more than the host has in flight (16 by default), so a message never waits for a
  * repost (the consumer's default of 16 made the producer meet DOCA_ERROR_AGAIN; 128, as benchmarks/comch-workload.ts
@@ -49,7 +52,8 @@ Streams N fast-path messages (Comch producer on the host → consumer on the DPU
 bytes/s on both sides. The DPU side (--side dpu, or DOCA_SIM_SIDE=dpu; needs -r) is the Comch server "${STREAM_SERVICE}"
 and must start first. The host announces N and the size on the control path, sends the messages with up to K
 (default 16) in flight, and prints the DPU's report next to its own. Every message carries its sequence number;
-the DPU fails on loss, duplication or reordering. Defaults: N = 10000, size = 1024 bytes (4..4096).
+the DPU fails on loss, duplication or reordering. Defaults: N = 10000 (at most 2^32: the sequence number has 32
+bits), size = 1024 bytes (4..4096).
 Waits: every wait on the peer (the DPU for the host, each message) is limited to --timeout (default 30 s).
 Interrupted (Ctrl-C, SIGTERM, SIGHUP, closed output), a side tells the other why before it leaves.
 Exit status 0, 2 for bad flags, ${STOPPED_STATUSES}, 1 otherwise.
@@ -310,6 +314,7 @@ export async function streamProducer(opts: {
   signal?: AbortSignal;
 }): Promise<{ host: StreamReport; dpu: StreamReport }> {
   checkOptions("streamProducer", opts, PRODUCER_OPTIONS);
+  if (opts.count < 1 || opts.count > MAX_COUNT) throw new RangeError(`streamProducer: option "count" must be 1..${MAX_COUNT} (32-bit sequence numbers), got ${opts.count}`);
   const { signal } = opts;
   applyRoleSide("host");
   using device = openDeviceOf(opts.pciAddr);
@@ -343,7 +348,7 @@ export async function streamProducer(opts: {
       try {
         // The DPU's next control message is its report, or a stop notice while we still send.
         const { next: fromDpu, stop: dpuStop } = nextControl(conn, "the DPU side");
-        printError(`comch-stream: the host side is sending ${opts.count} messages of ${opts.size} bytes to "${name}"`);
+        printError(`comch-stream: the host side is sending ${messagesWord(opts.count)} of ${opts.size} bytes to "${name}"`);
         const t0 = performance.now();
         // SEND_LANES lanes, each sending one batch at a time (sendBatch: one Promise per batch), K messages in flight in
         // all; sequence numbers are given in submission order, the order the messages arrive in.
@@ -399,14 +404,14 @@ async function main(argv: string[]): Promise<number> {
   if (values === undefined) return 0;
   const side = parseSide(values.side, process.env, "host");
   const timeoutMs = values.timeout === undefined ? 30_000 : positiveSecondsMs(values.timeout, "--timeout");
-  const count = values.count === undefined ? 10_000 : positiveInt(values.count, "--count");
+  const count = values.count === undefined ? 10_000 : positiveInt(values.count, "--count", MAX_COUNT);
   const size = values.size === undefined ? 1024 : positiveInt(values.size, "--size", MAX_SIZE);
   if (size < 4) throw new UsageError(`--size: at least 4 bytes (room for the sequence number), got ${size}`);
   const inflight = values.inflight === undefined ? 16 : positiveInt(values.inflight, "--inflight", 1024);
   applySide(side);
   const line = (r: StreamReport) =>
     // one prefix for every line of the task (its name); the side is words of the message (issue 32)
-    `comch-stream: the ${r.side === "host" ? "host sent" : "DPU received"} ${r.messages} messages, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}: ` +
+    `comch-stream: the ${r.side === "host" ? "host sent" : "DPU received"} ${messagesWord(r.messages)}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}: ` +
     `${Math.round(r.messagesPerSecond)} msg/s, ${formatRate(r.bytes, r.seconds)}`;
   if (side === "dpu") {
     if (!values["rep-pci"]) throw new UsageError("missing -r/--rep-pci: the DPU side serves the host function's representor");
