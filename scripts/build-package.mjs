@@ -11,7 +11,7 @@
  * would point a user's type checker at our sources; they are rewritten to ".js" here.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,6 +47,7 @@ function build() {
   const result = spawnSync(process.execPath, [tsc, "-p", join(root, "tsconfig.package.json")], { cwd: root, stdio: "inherit" });
   if (result.status !== 0) {
     console.error("build-package: tsc failed; nothing packed");
+    giveLockBack(); // npm runs no postpack after a failed prepack
     process.exit(result.status ?? 1);
   }
   let files = 0;
@@ -62,10 +63,64 @@ function build() {
   const missing = entries.map((ts) => ts.slice(0, -3) + ".js").filter((js) => !existsSync(join(root, js)));
   if (missing.length > 0) {
     console.error(`build-package: ${missing.join(", ")} missing after tsc`);
+    giveLockBack();
     process.exit(1);
   }
   console.error(`build-package: ${files} files of JavaScript and declarations written next to the sources`);
 }
 
-if (process.argv.includes("--clean")) clean();
-else build();
+/**
+ * One `npm pack` at a time per checkout: the build writes next to the sources, so a second pack's postpack clean
+ * deleted the first one's JavaScript before npm packed it ("mod.js, tasks/dma-copy.js … missing after tsc": the
+ * test suite's package test and the bench's Node rows packed at once). prepack takes this lock and postpack gives it
+ * back; a lock older than STALE_MS is a pack that died between the two and is taken over.
+ */
+const LOCK = join(root, "build", ".pack-lock");
+const STALE_MS = 15 * 60_000;
+const WAIT_MS = 20 * 60_000;
+
+function takeLock() {
+  mkdirSync(dirname(LOCK), { recursive: true });
+  const until = Date.now() + WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      return;
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e;
+    }
+    let age = 0;
+    try {
+      age = Date.now() - statSync(LOCK).mtimeMs;
+    } catch {
+      continue; // given back meanwhile
+    }
+    if (age > STALE_MS) {
+      console.error(`build-package: taking over a pack lock ${Math.round(age / 1000)} s old (a pack that died)`);
+      rmSync(LOCK, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() > until) {
+      console.error(`build-package: another npm pack of this checkout held ${LOCK} for ${WAIT_MS / 60_000} min; nothing packed`);
+      process.exit(1);
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100); // sleep 100 ms
+  }
+}
+
+function giveLockBack() {
+  rmSync(LOCK, { recursive: true, force: true });
+}
+
+if (process.argv.includes("--clean")) {
+  clean();
+  giveLockBack();
+} else {
+  takeLock();
+  try {
+    build();
+  } catch (e) {
+    giveLockBack(); // npm runs no postpack after a failed prepack
+    throw e;
+  }
+}
