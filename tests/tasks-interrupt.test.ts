@@ -101,13 +101,18 @@ describe("signals and leftovers", () => {
       // As the copy starts: the receiver's temporary file exists. Mid-copy: it holds data (chunks are flowing). The
       // copy (16 MiB in 8 KiB steps, one in flight) takes seconds; if it ever finished first, the checks below fail
       // loudly.
+      // A name must be there on two polls in a row: checkTargetFolder's writability probe has the temporary file's
+      // form for a moment (created and removed at once), and one poll that met it made a seeded CI run fail here
+      let seen = new Set<string>();
       const started = () => {
-        const names = w.list(receiverDir);
-        if (names.length === 0) return false;
-        return moment === "as the copy starts" || names.some((n) => fileSize(join(receiverDir, n)) > 0);
+        const names = w.list(receiverDir).filter((n) => moment === "as the copy starts" || fileSize(join(receiverDir, n)) > 0);
+        const stable = names.some((n) => seen.has(n));
+        seen = new Set(names);
+        return stable;
       };
-      for (let i = 0; i < 3000 && !started(); i++) await sleep(10);
-      assert.ok(started(), `the copy started (${moment})`);
+      let ok = false;
+      for (let i = 0; i < 3000 && !(ok = started()); i++) await sleep(10);
+      assert.ok(ok, `the copy started (${moment})`);
       (direction === "host→dpu" ? host : dpu).signal!("SIGINT");
       const [h, d] = await Promise.all([host.done, dpu.done]);
       const [sender, receiver] = direction === "host→dpu" ? [h, d] : [d, h];
