@@ -24,6 +24,8 @@ test("ffi: Deno declares no DOCA function at load, and only those a DMA copy cal
   assert.ok(r.afterCopy > r.atLoad.length && r.afterCopy < 100, `declared after one copy: ${r.afterCopy}`);
   // Opening a device asks libdoca_rdma for its capabilities (a few cap functions), never for the whole library.
   assert.ok(r.rdmaDeclared < 15, `RDMA functions declared: ${r.rdmaDeclared}`);
-  // The optional functions this DOCA lacks are known without binding: the software device exports all of them.
-  assert.equal(r.optionalMissing, 0);
+  // The optional functions this DOCA lacks are known without binding: the software device of DOCA 3.x exports all
+  // of them; its DOCA 2.7 build (CI's 2.7 lane) lacks the newer ones
+  if (r.version.startsWith("2.7")) assert.ok(r.optionalMissing > 0, `DOCA ${r.version}: ${r.optionalMissing} missing`);
+  else assert.equal(r.optionalMissing, 0, `DOCA ${r.version}`);
 });

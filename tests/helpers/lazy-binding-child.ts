@@ -30,5 +30,6 @@ process.stdout.write(JSON.stringify({
   rdmaDeclared: afterCopy.filter((n) => n.startsWith("doca_rdma_")).length,
   copied,
   optionalMissing: info.optionalMissing.length,
+  version: info.version,
   hasRdmaCreate: info.files.rdma ? true : null,
 }) + "\n");
