@@ -10,9 +10,13 @@
  *   rdma-driver requester OPS SIZES SECONDS DEPTH
  *                                    stdin: "details HEX", "mmap HEX"; stdout: "details HEX", then after stdin
  *                                    "go": one line per cell "cell OP SIZE OPS SECONDS" (OP write|read|send), "done".
- *   rdma-driver tcp-sink             listens on 127.0.0.1 (ephemeral port), prints "port N", drains one connection.
- *   rdma-driver tcp-source PORT SIZES SECONDS
- *                                    streams write() calls of each size for SECONDS: "cell tcp SIZE OPS SECONDS".
+ *   rdma-driver tcp-sink [SIZES]     listens on 127.0.0.1 (ephemeral port), prints "port N", drains one connection;
+ *                                    with SIZES (the source's, in order), answers every message with 8 bytes
+ *   rdma-driver tcp-source PORT SIZES SECONDS [DEPTH]
+ *                                    streams write() calls of each size for SECONDS: "cell tcp SIZE OPS SECONDS";
+ *                                    with DEPTH, at most DEPTH messages unanswered (a request and its answer, as an
+ *                                    RDMA write and its acknowledgement, with the requester's depth), both sides
+ *                                    with TCP_NODELAY as the device's sockets: "cell tcp-depth SIZE OPS SECONDS"
  */
 #define DRIVER_NAME "rdma-driver"
 #include "driver-common.h"
@@ -358,7 +362,80 @@ static void requester(const char *ops_arg, const char *sizes_arg, double seconds
 	exit(0);
 }
 
-static void tcp_sink(void)
+static void no_delay(int s)
+{
+	int one = 1;
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* The sizes of a cell list ("64,4096"), each checked; returns how many */
+static int parse_sizes(const char *arg, size_t out[], int max)
+{
+	char sizes[1024];
+	int n = 0;
+	snprintf(sizes, sizeof(sizes), "%s", arg);
+	for (char *p = strtok(sizes, ","); p && n < max; p = strtok(NULL, ",")) {
+		out[n] = strtoull(p, NULL, 10);
+		if (out[n] == 0 || out[n] > REGION)
+			die("size out of range", p);
+		n++;
+	}
+	return n;
+}
+
+static void write_all(int s, const char *buf, size_t len, const char *what)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(s, buf + done, len - done);
+		if (n <= 0)
+			die(what, NULL);
+		done += (size_t)n;
+	}
+}
+
+/*
+ * Answering sink: reads what arrived, and answers each message completed by it with 8 bytes, all in one write (as
+ * the device's responder gathers its acknowledgements). A cell's end is a 1-byte message of value 0xff; a cell's
+ * messages are its size, so the sink follows the source's sizes in order.
+ */
+static void tcp_answer(int c, const char *sizes_arg)
+{
+	size_t sizes[32];
+	int cells = parse_sizes(sizes_arg, sizes, 32);
+	static char buf[REGION], acks[REGION / 8 * 8];
+	size_t have = 0; /* bytes of the current message read so far */
+	for (int cell = 0; cell < cells; cell++) {
+		size_t size = sizes[cell];
+		bool ended = false;
+		while (!ended) {
+			ssize_t n = read(c, buf, sizeof(buf));
+			size_t answers = 0;
+			if (n <= 0)
+				exit(0);
+			for (ssize_t at = 0; at < n;) {
+				/* the marker that ends a cell stands where a message would start */
+				if (have == 0 && (unsigned char)buf[at] == 0xff) {
+					ended = true;
+					at++;
+					break;
+				}
+				size_t take = size - have < (size_t)(n - at) ? size - have : (size_t)(n - at);
+				have += take;
+				at += (ssize_t)take;
+				if (have == size) {
+					have = 0;
+					answers++;
+				}
+			}
+			if (answers > 0)
+				write_all(c, acks, answers * 8, "tcp-sink: write");
+		}
+		write_all(c, "\xff", 1, "tcp-sink: write"); /* the cell's end, answered */
+	}
+	exit(0);
+}
+
+static void tcp_sink(const char *answer_sizes)
 {
 	int s = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -370,13 +447,51 @@ static void tcp_sink(void)
 	int c = accept(s, NULL, NULL);
 	if (c < 0)
 		die("tcp-sink: accept", NULL);
+	if (answer_sizes != NULL) {
+		no_delay(c);
+		tcp_answer(c, answer_sizes);
+	}
 	static char buf[REGION];
 	while (read(c, buf, sizeof(buf)) > 0)
 		;
 	exit(0);
 }
 
-static void tcp_source(int port, const char *sizes_arg, double seconds)
+/* DEPTH messages in flight, each answered by the sink: the TCP counterpart of the RDMA requester's cells (the
+ * messages the window has room for leave from `buf` in one call, as many as it holds) */
+static long tcp_depth_cell(int s, const char *buf, size_t size, double seconds, int depth)
+{
+	static char answers[MAX_DEPTH * 8];
+	size_t pending = 0; /* answer bytes owed */
+	long ops = 0;
+	double end = now() + seconds;
+	bool stop = false;
+	while (!stop || pending > 0) {
+		if (!stop && now() >= end) {
+			stop = true;
+			write_all(s, "\xff", 1, "tcp-source: write");
+			pending += 1;
+		}
+		/* every message the window has room for, in one call (as the device gathers its frames) */
+		if (!stop && pending / 8 < (size_t)depth) {
+			size_t room = (size_t)depth - pending / 8;
+			if (room * size > REGION)
+				room = REGION / size;
+			write_all(s, buf, room * size, "tcp-source: write");
+			pending += room * 8;
+		}
+		ssize_t n = read(s, answers, pending < sizeof(answers) ? pending : sizeof(answers));
+		if (n <= 0)
+			die("tcp-source: read", NULL);
+		/* the end marker's answer is the last byte owed; each full 8 bytes before it is one message done */
+		size_t before = pending / 8;
+		pending -= (size_t)n;
+		ops += (long)(before - pending / 8);
+	}
+	return ops;
+}
+
+static void tcp_source(int port, const char *sizes_arg, double seconds, int depth)
 {
 	int s = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -384,24 +499,23 @@ static void tcp_source(int port, const char *sizes_arg, double seconds)
 		die("tcp-source: connect", NULL);
 	static char buf[REGION];
 	memset(buf, 0x5a, sizeof(buf));
-	char sizes[1024];
-	snprintf(sizes, sizeof(sizes), "%s", sizes_arg);
-	for (char *p = strtok(sizes, ","); p; p = strtok(NULL, ",")) {
-		size_t size = strtoull(p, NULL, 10);
-		if (size == 0 || size > REGION)
-			die("size out of range", p);
+	size_t sizes[32];
+	int cells = parse_sizes(sizes_arg, sizes, 32);
+	if (depth > 0)
+		no_delay(s);
+	for (int cell = 0; cell < cells; cell++) {
+		size_t size = sizes[cell];
 		long ops = 0;
 		double start = now(), end = start + seconds;
-		while (now() < end) {
-			for (size_t done = 0; done < size;) {
-				ssize_t n = write(s, buf + done, size - done);
-				if (n <= 0)
-					die("tcp-source: write", NULL);
-				done += (size_t)n;
+		if (depth > 0) {
+			ops = tcp_depth_cell(s, buf, size, seconds, depth);
+		} else {
+			while (now() < end) {
+				write_all(s, buf, size, "tcp-source: write");
+				ops++;
 			}
-			ops++;
 		}
-		printf("cell tcp %zu %ld %.6f\n", size, ops, now() - start);
+		printf("cell %s %zu %ld %.6f\n", depth > 0 ? "tcp-depth" : "tcp", size, ops, now() - start);
 		fflush(stdout);
 	}
 	close(s);
@@ -414,10 +528,10 @@ int main(int argc, char **argv)
 		responder();
 	if (argc == 6 && strcmp(argv[1], "requester") == 0)
 		requester(argv[2], argv[3], atof(argv[4]), atoi(argv[5]) < 1 ? 1 : atoi(argv[5]) > MAX_DEPTH ? MAX_DEPTH : atoi(argv[5]));
-	if (argc >= 2 && strcmp(argv[1], "tcp-sink") == 0)
-		tcp_sink();
-	if (argc == 5 && strcmp(argv[1], "tcp-source") == 0)
-		tcp_source(atoi(argv[2]), argv[3], atof(argv[4]));
-	fprintf(stderr, "usage: rdma-driver responder | requester OPS SIZES SECONDS DEPTH | tcp-sink | tcp-source PORT SIZES SECONDS\n");
+	if ((argc == 2 || argc == 3) && strcmp(argv[1], "tcp-sink") == 0)
+		tcp_sink(argc == 3 ? argv[2] : NULL);
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "tcp-source") == 0)
+		tcp_source(atoi(argv[2]), argv[3], atof(argv[4]), argc == 6 ? (atoi(argv[5]) < 1 ? 1 : atoi(argv[5]) > MAX_DEPTH ? MAX_DEPTH : atoi(argv[5])) : 0);
+	fprintf(stderr, "usage: rdma-driver responder | requester OPS SIZES SECONDS DEPTH | tcp-sink [SIZES] | tcp-source PORT SIZES SECONDS [DEPTH]\n");
 	return 2;
 }

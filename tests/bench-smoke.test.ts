@@ -149,7 +149,13 @@ describe("deno task bench:rdma", { skip: !onDeno && "runs once, under Deno" }, (
   test("a short run builds its drivers and gives every row on C and a runtime", { timeout: 200_000 }, () => {
     const { rows } = benchRows("benchmarks/rdma.ts", ["--rounds", "1", "--seconds", "0.05", "--sizes", "64", "--runtimes", "deno"], 180_000);
     const names = (runtime: string) => rows.filter((row) => row.runtime === runtime).map((row) => row.name).sort();
-    assert.deepEqual(names("C"), ["RDMA read", "RDMA send", "RDMA write", "TCP write()"]);
+    assert.deepEqual(names("C"), ["RDMA read", "RDMA send", "RDMA write", "TCP write()", "TCP, 16 in flight"]);
+    // issue 29: the device's 64 B write and send are judged against TCP with the requester's depth
+    for (const name of ["RDMA write", "RDMA send"]) {
+      const row = rows.find((r) => r.runtime === "C" && r.name === name && r.size === 64);
+      assert.equal(row?.against, "TCP (16 in flight)", `${name}: ${JSON.stringify(row)}`);
+      assert.ok(row?.target?.endsWith("× TCP (16 in flight)") && Number.isFinite(row.ratio), `${name}: ${JSON.stringify(row)}`);
+    }
     assert.deepEqual(names("Deno"), ["RDMA read", "RDMA read (batches)", "RDMA send", "RDMA send (batches)", "RDMA write", "RDMA write (batches)"]);
     for (const row of rows) assert.ok(Number.isFinite(row.value) && row.value > 0, `value of ${JSON.stringify(row)}`);
   });
