@@ -6,8 +6,9 @@
  * away as busy. Prints the DPU's resident set (VmRSS) before and after every STEP cycles, and the growth. Issue 29
  * item 7's target: under +32 MiB over 90,000 cycles.
  *
- * On Deno the DPU runs with the V8 flags of `deno task dma-copy` (deno.json), as a user's does; --no-task-flags runs it
- * without them (the figure before they were added).
+ * On Deno and Node the DPU runs with the V8 flags of `deno task dma-copy` (deno.json), as a user's does (Node: as
+ * `npx doca-ts dma-copy` passes them); --no-task-flags runs it without them (the figure before they were added). Bun
+ * (JavaScriptCore) takes no V8 flags.
  *
  *   deno task bench:churn [--cycles N] [--step N] [--runtime deno|bun|node] [--no-task-flags] [--json FILE]
  */
@@ -35,7 +36,8 @@ const HELP = `Usage: deno task bench:churn [--cycles N] [--step N] [--runtime de
 A dma-copy DPU side serving one host (connected, silent) while another host connects and disconnects N times
 (default 90000), each one turned away as busy; prints the DPU's VmRSS every STEP cycles (default 15000) and the
 growth since the start. Two C clients (benchmarks/comch-churn.c) on the software device, the DPU on --runtime
-(default deno), on Deno with the V8 flags \`deno task dma-copy\` uses (deno.json; --no-task-flags: without them).
+(default deno), on Deno and Node with the V8 flags \`deno task dma-copy\` uses (deno.json; Node: as \`npx doca-ts
+dma-copy\` passes them; --no-task-flags: without them).
 Every wait has a deadline; every process is killed and reaped at the end.`;
 
 /** The --v8-flags of deno.json's dma-copy task (what `deno task dma-copy` runs with). */
@@ -59,6 +61,16 @@ export interface ChurnPoint {
   growthMiB: number;
 }
 
+/**
+ * What the DPU's runtime is started with: dma-copy's V8 flags as `deno task dma-copy` passes them on Deno, and as
+ * `npx doca-ts dma-copy` does on Node (bin/task-flags.mjs: the same flags in Node's form); Bun takes no V8 flags.
+ */
+export function dpuRuntimeFlags(runtime: RuntimeName, taskFlags = true): string[] {
+  if (!taskFlags || runtime === "bun") return [];
+  const v8 = taskV8Flags();
+  return runtime === "deno" ? v8 : v8.flatMap((f) => f.slice("--v8-flags=".length).split(","));
+}
+
 export async function churn(runtime: RuntimeName, cycles: number, step: number, taskFlags = true): Promise<ChurnPoint[]> {
   buildCDriver("comch-churn", ["doca_comch", "doca_common"]);
   const dir = benchTempDir(tmpdir(), "doca-ts-bench-churn-");
@@ -70,7 +82,7 @@ export async function churn(runtime: RuntimeName, cycles: number, step: number, 
     // The DPU side as a user starts it, with a timeout long enough for the whole run (the held host never speaks)
     const argv = runtimeArgv(runtime, join(repoRoot, "tasks", "dma-copy.ts"),
       ["--side", "dpu", "-f", file, "-p", DPU_PCI, "-r", HOST_PCI, "--timeout", "86400", "-l", "30"], ["all"]);
-    if (runtime === "deno" && taskFlags) argv.splice(2, 0, ...taskV8Flags());
+    argv.splice(runtime === "deno" ? 2 : 1, 0, ...dpuRuntimeFlags(runtime, taskFlags));
     dpu = startLineProcess(argv, { ...env, DOCA_SIM_SIDE: "dpu", DOCA_TS_ANNOUNCE_LISTEN: "1" });
     await dpu.stderr("waiting for the host", 60_000);
     hold = startLineProcess([DRIVER, "hold", SERVER], { ...env, DOCA_SIM_SIDE: "host" });
@@ -117,7 +129,7 @@ export async function main(argv: string[]): Promise<ChurnPoint[]> {
   const points = await churn(runtime, cycles, step, taskFlags);
   const signed = (mib: number) => `${mib >= 0 ? "+" : ""}${mib.toFixed(1)}`;
   const last = points[points.length - 1];
-  const flags = runtime === "deno" && taskFlags ? ` (${taskV8Flags().join(" ") || "no V8 flags"})` : runtime === "deno" ? " (no V8 flags)" : "";
+  const flags = runtime === "bun" ? "" : ` (${dpuRuntimeFlags(runtime, taskFlags).join(" ") || "no V8 flags"})`;
   console.log(`Comch churn, ${RUNTIME_LABEL[runtime]} dma-copy DPU side${flags}, VmRSS per ${step} cycles of a host it turns away:`);
   for (const p of points) console.log(`  ${String(p.cycles).padStart(8)} cycles  ${p.rssMiB.toFixed(1).padStart(7)} MiB  ${signed(p.growthMiB)}`);
   console.log(`growth over ${last.cycles} cycles: ${signed(last.growthMiB)} MiB (target < +32 MiB: ${last.growthMiB < 32 ? "met" : "missed"})`);

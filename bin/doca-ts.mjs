@@ -3,7 +3,8 @@
  * `npx doca-ts TASK [flags]`: runs one of the package's tasks with this Node, from the package's built JavaScript
  * (tasks/TASK.js, written by `npm pack`'s prepack); in a repository checkout, where nothing is built, from the
  * TypeScript through tsx. The task sees its own file as the script being run, so it behaves (and names itself in
- * its messages) as `node tasks/TASK.js` would.
+ * its messages) as `node tasks/TASK.js` would. A task that deno.json gives V8 flags (dma-copy) runs in a child Node
+ * started with them (bin/task-flags.mjs); the others in this process.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TASKS } from "./task-list.mjs";
+import { nodeFlagsFor } from "./task-flags.mjs";
 
 
 const USAGE = `Usage: doca-ts TASK [flags]   (npx doca-ts TASK ...; TASK --help for its flags)
@@ -38,12 +40,16 @@ if (!TASKS.includes(name)) {
 
 const tasks = join(dirname(fileURLToPath(import.meta.url)), "..", "tasks");
 const built = join(tasks, `${name}.js`);
-if (existsSync(built)) {
+// The V8 flags deno.json gives the task (dma-copy: --max-semi-space-size=2), which Node takes only at start-up
+const flags = nodeFlagsFor(name).filter((f) => !process.execArgv.includes(f));
+if (existsSync(built) && flags.length === 0) {
   // The task decides "am I the program?" from process.argv[1] (Node 20 has no import.meta.main).
   process.argv.splice(1, 2, built);
   await import(pathToFileURL(built).href);
 } else {
-  const child = spawn(process.execPath, ["--import", "tsx", join(tasks, `${name}.ts`), ...args], { stdio: "inherit" });
+  // tsx resolved from here, not from the working folder (which need not have it)
+  const script = existsSync(built) ? [built] : ["--import", import.meta.resolve("tsx"), join(tasks, `${name}.ts`)];
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, ...script, ...args], { stdio: "inherit" });
   // A stop aimed at this process reaches the task too (it handles SIGINT, SIGTERM and SIGHUP itself).
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
   child.on("close", (code, signal) => process.exit(code ?? (signal === "SIGINT" ? 130 : signal === "SIGTERM" ? 143 : 129)));

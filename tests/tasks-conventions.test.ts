@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -84,6 +84,42 @@ describe("one convention for every task", () => {
     assert.match(r.stdout, new RegExp(`^doca-ts ${DOCA_TS_VERSION.replaceAll(".", "\\.")} `));
     const help = spawnSync("node", [join(repoRoot, "bin", "doca-ts.mjs"), "--help"], { encoding: "utf8", timeout: 50_000 });
     assert.match(help.stdout, /doca-ts --version/, "its usage names it");
+  });
+
+  test("npx doca-ts dma-copy runs in a Node given deno.json's V8 flags for it, from any folder (bin/task-flags.mjs)", { timeout: 90_000 }, async () => {
+    // Node takes V8 flags only at start-up: without --max-semi-space-size=2 a DPU side serving for days grows V8's
+    // young generation under hosts that come and go (benchmarks/README.md, "Comch churn")
+    const { nodeFlagsFor } = await import("../bin/task-flags.mjs");
+    assert.deepEqual(nodeFlagsFor("dma-copy"), ["--max-semi-space-size=2"]);
+    assert.deepEqual(nodeFlagsFor("sha"), []);
+    const dir = mkdtempSync(join(tmpdir(), "doca-bin-flags-"));
+    try {
+      // started from a folder without node_modules: the repository's tsx must still be found
+      const child = spawn("node", [join(repoRoot, "bin", "doca-ts.mjs"), "dma-copy", "--side", "dpu", "-f", join(dir, "none"), "-p", "0000:03:00.1", "-r", "0000:b1:00.1", "--timeout", "3"], {
+        cwd: dir,
+        env: { ...process.env, DOCA_SIM_DIR: dir, DOCA_SIM_SIDE: "dpu" },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      const killer = setTimeout(() => child.kill("SIGKILL"), 80_000);
+      let stderr = "";
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      await new Promise<void>((resolve, reject) => {
+        child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+          stderr += d;
+          if (stderr.includes("waiting for the host")) resolve();
+        });
+        void exited.then(() => reject(new Error(`exited before waiting for the host:\n${stderr}`)));
+      });
+      const task = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0];
+      const argv = readFileSync(`/proc/${task}/cmdline`, "utf8").split("\0");
+      assert.ok(argv.includes("--max-semi-space-size=2"), argv.join(" "));
+      const code = await exited;
+      clearTimeout(killer);
+      assert.equal(code, 1, stderr); // no host within --timeout: the task's own failure, relayed
+      assert.match(stderr, /no host connected within 3 s/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("one JSON flag: --json; --json-output only on dma-copy (NVIDIA's -j/--json FILE takes the name)", () => {
