@@ -1,0 +1,29 @@
+/**
+ * What every task context of one device on one progress engine holds (Dma, Rdma, Compress, Sha, AesGcm,
+ * ErasureCoding): its device, its progress engine (both its parents: they outlive it), the tasks it may have
+ * allocated, and how it prints.
+ */
+import { CtxResource } from "../../engine/ctx.ts";
+import type { ProgressEngine } from "../../engine/pe.ts";
+import type { Device } from "./device.ts";
+
+export abstract class TaskContext<H extends number = number> extends CtxResource<H> {
+  readonly device: Device;
+  readonly pe: ProgressEngine;
+  readonly maxTasks: number;
+
+  protected constructor(handle: number, device: Device, pe: ProgressEngine, maxTasks: number) {
+    super(handle, [device, pe]);
+    this.device = device;
+    this.pe = pe;
+    this.maxTasks = maxTasks;
+  }
+
+  /** Tasks submitted and not completed yet. */
+  abstract get inflight(): number;
+
+  /** Its device, its state, the tasks in flight and its handle. */
+  protected summary(): string {
+    return this.taskSummary(this.device, this.inflight);
+  }
+}
