@@ -3,9 +3,23 @@
  * ErasureCoding): its device, its progress engine (both its parents: they outlive it), the tasks it may have
  * allocated, and how it prints.
  */
+import { doca } from "../../native/library.ts";
+import { check } from "../../native/errors.ts";
 import { CtxResource } from "../../engine/ctx.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
+import { HANDLE } from "../../engine/resource.ts";
 import type { Device } from "./device.ts";
+
+/**
+ * A new native context on `device` from its library's doca_<library>_create, `create` named `name`: its handle, or
+ * the DocaError (with `detail`) that create returned.
+ */
+export function createContext(device: Device, create: (dev: number, out: number) => number, name: string, detail?: string): number {
+  const d = doca();
+  d.scratch.clear(0);
+  check(create(device[HANDLE], d.scratch.slot(0)), name, detail);
+  return d.scratch.u64(0);
+}
 
 export abstract class TaskContext<H extends number = number> extends CtxResource<H> {
   readonly device: Device;

@@ -8,8 +8,8 @@ import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore } from "../../engine/ctx.ts";
-import { TaskContext } from "../common/task-context.ts";
-import { HANDLE, NATIVE } from "../../engine/resource.ts";
+import { createContext, TaskContext } from "../common/task-context.ts";
+import { NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
@@ -270,10 +270,7 @@ export class Compress extends TaskContext<Handle<"doca_compress">> {
       throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_compress_cap_task_compress_deflate_is_supported", caps.missingReason ?? device.info.pciAddr);
     }
     const f = compressFns();
-    const d = doca();
-    d.scratch.clear(0);
-    check(f.doca_compress_create(device[HANDLE], d.scratch.slot(0)), "doca_compress_create", device.info.pciAddr);
-    const handle = d.scratch.u64(0);
+    const handle = createContext(device, f.doca_compress_create, "doca_compress_create", device.info.pciAddr);
     let c: Compress;
     try {
       c = new Compress(handle, device, pe, opts.maxTasks ?? 16, caps);

@@ -6,7 +6,7 @@ import { doca } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore } from "../../engine/ctx.ts";
-import { TaskContext } from "../common/task-context.ts";
+import { createContext, TaskContext } from "../common/task-context.ts";
 import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { BatchHandles, Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS, nonNegative } from "../../engine/validate.ts";
@@ -209,9 +209,7 @@ export class Dma extends TaskContext<Handle<"doca_dma">> {
     }
     const d = doca();
     const f = d.fns;
-    d.scratch.clear(0);
-    check(f.doca_dma_create(device[HANDLE], d.scratch.slot(0)), "doca_dma_create");
-    const handle = d.scratch.u64(0);
+    const handle = createContext(device, f.doca_dma_create, "doca_dma_create");
     super(handle, device, pe, maxTasks);
     // 0 means the device did not say: no limit of ours (the device still refuses what it cannot do).
     this.maxBufSize = device.info.caps.dmaMaxBufSize || Number.MAX_SAFE_INTEGER;

@@ -12,7 +12,7 @@ import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError, TimeoutError } from "../../native/errors.ts";
 import { Access, DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore } from "../../engine/ctx.ts";
-import { TaskContext } from "../common/task-context.ts";
+import { createContext, TaskContext } from "../common/task-context.ts";
 import { HANDLE, hex, NATIVE } from "../../engine/resource.ts";
 import type { TaskPath } from "../../engine/task-path.ts";
 import { Waiters } from "../../engine/waiters.ts";
@@ -194,16 +194,13 @@ export class Rdma extends TaskContext<Handle<"doca_rdma">> {
     device.assertOpen();
     pe.assertOpen();
     const f = rdmaFns();
-    const d = doca();
     // Receive buffers first: the device closes its newest children first, so the context (newer) stops before
     // the memory its posted receives point at is released.
     const buffers = opts.receives ? makeReceiveBuffers(device, opts.receives, opts.receiveSize ?? 4096) : undefined;
-    d.scratch.clear(0);
     let handle = 0;
     let rdma: Rdma | undefined;
     try {
-      check(f.doca_rdma_create(device[HANDLE], d.scratch.slot(0)), "doca_rdma_create", device.info.pciAddr);
-      handle = d.scratch.u64(0);
+      handle = createContext(device, f.doca_rdma_create, "doca_rdma_create", device.info.pciAddr);
       rdma = new Rdma(handle, device, pe, permissions, opts, buffers);
     } catch (e) {
       if (handle) f.doca_rdma_destroy(handle);

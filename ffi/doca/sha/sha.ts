@@ -12,7 +12,7 @@ import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore } from "../../engine/ctx.ts";
-import { TaskContext } from "../common/task-context.ts";
+import { createContext, TaskContext } from "../common/task-context.ts";
 import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
@@ -315,10 +315,7 @@ export class Sha extends TaskContext<Handle<"doca_sha">> {
       throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_sha_cap_task_hash_get_supported", caps.missingReason ?? device.info.pciAddr);
     }
     const f = shaFns();
-    const d = doca();
-    d.scratch.clear(0);
-    check(f.doca_sha_create(device[HANDLE], d.scratch.slot(0)), "doca_sha_create", device.info.pciAddr);
-    const handle = d.scratch.u64(0);
+    const handle = createContext(device, f.doca_sha_create, "doca_sha_create", device.info.pciAddr);
     const log2 = (n: number) => Math.ceil(Math.log2(n));
     let sha: Sha;
     try {
