@@ -21,6 +21,17 @@ export function createContext(device: Device, create: (dev: number, out: number)
   return d.scratch.u64(0);
 }
 
+/**
+ * Why this DOCA cannot run a library's tasks, for its caps: the reason the software device gives for a missing
+ * backend (`backendMissing`, doca_sim_<library>_backend_missing, absent on a real DOCA), or no `library` at all
+ * (`create` absent); undefined when neither.
+ */
+export function missingReason(backendMissing: (() => number) | undefined, create: unknown, library: string): string | undefined {
+  const why = backendMissing?.();
+  if (why) return doca().backend.cstring(why);
+  return create ? undefined : `this DOCA has no ${library}`;
+}
+
 export abstract class TaskContext<H extends number = number> extends CtxResource<H> {
   readonly device: Device;
   readonly pe: ProgressEngine;

@@ -8,7 +8,7 @@ import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore } from "../../engine/ctx.ts";
-import { createContext, TaskContext } from "../common/task-context.ts";
+import { createContext, missingReason, TaskContext } from "../common/task-context.ts";
 import { NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
@@ -250,9 +250,8 @@ export class Compress extends TaskContext<Handle<"doca_compress">> {
       if (get && get(devinfo, d.scratch.slot(0)) === 0) max = Math.min(max, d.scratch.u64(0));
     }
     caps.maxBufSize = max === Number.MAX_SAFE_INTEGER ? 0 : max;
-    const why = f.doca_sim_compress_backend_missing?.();
-    if (why) caps.missingReason = d.backend.cstring(why);
-    else if (!f.doca_compress_create) caps.missingReason = "this DOCA has no libdoca_compress";
+    const missing = missingReason(f.doca_sim_compress_backend_missing, f.doca_compress_create, "libdoca_compress");
+    if (missing) caps.missingReason = missing;
     return caps;
   }
 

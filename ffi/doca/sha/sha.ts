@@ -12,7 +12,7 @@ import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore } from "../../engine/ctx.ts";
-import { createContext, TaskContext } from "../common/task-context.ts";
+import { createContext, missingReason, TaskContext } from "../common/task-context.ts";
 import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
@@ -297,9 +297,8 @@ export class Sha extends TaskContext<Handle<"doca_sha">> {
     }
     d.scratch.clear(0);
     if (f.doca_sha_cap_get_max_src_buf_size?.(devinfo, d.scratch.slot(0)) === 0) caps.maxSrcBufSize = d.scratch.u64(0);
-    const why = f.doca_sim_sha_backend_missing?.();
-    if (why) caps.missingReason = d.backend.cstring(why);
-    else if (!f.doca_sha_create) caps.missingReason = "this DOCA has no libdoca_sha";
+    const missing = missingReason(f.doca_sim_sha_backend_missing, f.doca_sha_create, "libdoca_sha");
+    if (missing) caps.missingReason = missing;
     return caps;
   }
 
