@@ -13,8 +13,7 @@
  *   deno task bench:churn [--cycles N] [--step N] [--runtime deno|bun|node] [--no-task-flags] [--json FILE]
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { benchTempDir } from "./command.ts";
-import { installStopHandlers } from "../tasks/common/interrupt.ts";
+import { benchTempDir, runBenchCommand } from "./command.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -137,15 +136,5 @@ export async function main(argv: string[]): Promise<ChurnPoint[]> {
   return points;
 }
 
-if (import.meta.main ?? process.argv[1]?.endsWith("comch-churn.ts")) {
-  installStopHandlers(); // a stop removes the run's folder (benchTempDir) and says so
-  try {
-    await main(process.argv.slice(2));
-  } catch (e) {
-    if (e instanceof UsageError) {
-      console.error(`bench:churn: ${e.message}\n\n${HELP}`);
-      process.exit(2);
-    }
-    throw e;
-  }
-}
+// A stop removes the run's folder (benchTempDir) and says so; a bad flag is its line and the help, exit 2
+if (import.meta.main ?? process.argv[1]?.endsWith("comch-churn.ts")) await runBenchCommand("bench:churn", () => main(process.argv.slice(2)), HELP);

@@ -12,15 +12,16 @@ import { installStopHandlers, onForcedExit } from "../tasks/common/interrupt.ts"
 
 /**
  * Runs `main` as the command `name` ("bench:rdma"): stops handled as above from the start, a UsageError printed
- * as `name: message` with exit 2. Other errors propagate (a failed run says what failed).
+ * as `name: message` (and `usage` after a blank line, when given) with exit 2. Other errors propagate (a failed run
+ * says what failed).
  */
-export async function runBenchCommand(name: string, main: () => Promise<unknown>): Promise<void> {
+export async function runBenchCommand(name: string, main: () => Promise<unknown>, usage?: string): Promise<void> {
   installStopHandlers();
   try {
     await main();
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    console.error(`${name}: ${e.message}`);
+    console.error(usage === undefined ? `${name}: ${e.message}` : `${name}: ${e.message}\n\n${usage}`);
     process.exit(2);
   }
 }

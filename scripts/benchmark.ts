@@ -9,8 +9,7 @@
 import { writeFileSync } from "node:fs";
 import process from "node:process";
 import { parseFlags, UsageError } from "../tasks/common/cli.ts";
-import { installStopHandlers } from "../tasks/common/interrupt.ts";
-import { checkOutputFile } from "../benchmarks/command.ts";
+import { checkOutputFile, runBenchCommand } from "../benchmarks/command.ts";
 import { runEndToEnd } from "../benchmarks/end-to-end.ts";
 import { deflateShaRows, ecAesRows } from "../benchmarks/accel-rows.ts";
 import { buildDriver, runMicro } from "../benchmarks/micro.ts";
@@ -61,65 +60,56 @@ const OPTIONS = {
   "no-accel": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
-// A stop removes the run's temporary folders and says so (benchmarks/command.ts); a bad flag is one line, exit 2
-installStopHandlers();
-const values = (() => {
-  try {
-    const { values } = parseFlags(process.argv.slice(2), OPTIONS);
-    checkOutputFile(values.json, "--json");
-    checkOutputFile(values.svg, "--svg");
-    return values;
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    console.error(`bench: ${e.message}`);
-    process.exit(2);
-  }
-})();
-if (values.help) {
-  console.log(HELP);
-  process.exit(0);
-}
-if (values.full && values.smoke) {
-  console.error("bench: --full and --smoke exclude each other");
-  process.exit(2);
-}
-const runtimes = values.runtimes!.split(",").map((r) => r.trim()).filter(Boolean) as RuntimeName[];
-const unknown = runtimes.filter((r) => !RUNTIMES.includes(r));
-if (unknown.length || runtimes.length === 0) {
-  console.error(`bench: unknown runtime(s) "${unknown.join(", ")}"; choose from ${RUNTIMES.join(", ")}`);
-  process.exit(2);
-}
-
 const KiB = 1024, MiB = 1024 * KiB;
-const mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
-const settings = {
-  smoke: { sizes: [4 * KiB, MiB], seconds: 0.02, rounds: 1, fileSize: 4 * MiB, wallRuns: 1, accelSeconds: 0.02, accelRounds: 1 },
-  // row 8: 5 rounds (3 gave a different verdict from run to run for ratios near 0.9×), each cell warmed up first
-  quick: { sizes: [4 * KiB, MiB, 64 * MiB], seconds: 0.15, rounds: 3, fileSize: 256 * MiB, wallRuns: 3, accelSeconds: 0.25, accelRounds: 5 },
-  full: { sizes: [4 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB], seconds: 0.4, rounds: 5, fileSize: 1024 * MiB, wallRuns: 5, accelSeconds: 1, accelRounds: 5 },
-}[mode];
-const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
-const started = performance.now();
-const driver = buildDriver();
-buildComchDriver();
-const rows: Row[] = await runMicro({ ...settings, depth: 16, runtimes, log });
-if (!values["no-e2e"]) rows.push(...(await runEndToEnd({ ...settings, runtimes, driver, log })));
-if (!values["no-accel"]) {
-  const accel = { rounds: settings.accelRounds, seconds: settings.accelSeconds, sizes: [64 * KiB, 4 * KiB], runtimes, depth: 16, batch: 32, log };
-  rows.push(...deflateShaRows(accel), ...ecAesRows(accel));
+async function main(args: string[]): Promise<void> {
+  const { values } = parseFlags(args, OPTIONS);
+  checkOutputFile(values.json, "--json");
+  checkOutputFile(values.svg, "--svg");
+  if (values.help) {
+    console.log(HELP);
+    return;
+  }
+  if (values.full && values.smoke) throw new UsageError("--full and --smoke exclude each other");
+  const runtimes = values.runtimes!.split(",").map((r) => r.trim()).filter(Boolean) as RuntimeName[];
+  const unknown = runtimes.filter((r) => !RUNTIMES.includes(r));
+  if (unknown.length || runtimes.length === 0) {
+    throw new UsageError(`unknown runtime(s) "${unknown.join(", ")}"; choose from ${RUNTIMES.join(", ")}`);
+  }
+
+  const mode = values.smoke ? "smoke" : values.full ? "full" : "quick";
+  const settings = {
+    smoke: { sizes: [4 * KiB, MiB], seconds: 0.02, rounds: 1, fileSize: 4 * MiB, wallRuns: 1, accelSeconds: 0.02, accelRounds: 1 },
+    // row 8: 5 rounds (3 gave a different verdict from run to run for ratios near 0.9×), each cell warmed up first
+    quick: { sizes: [4 * KiB, MiB, 64 * MiB], seconds: 0.15, rounds: 3, fileSize: 256 * MiB, wallRuns: 3, accelSeconds: 0.25, accelRounds: 5 },
+    full: { sizes: [4 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB], seconds: 0.4, rounds: 5, fileSize: 1024 * MiB, wallRuns: 5, accelSeconds: 1, accelRounds: 5 },
+  }[mode];
+  const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+  const started = performance.now();
+  const driver = buildDriver();
+  buildComchDriver();
+  const rows: Row[] = await runMicro({ ...settings, depth: 16, runtimes, log });
+  if (!values["no-e2e"]) rows.push(...(await runEndToEnd({ ...settings, runtimes, driver, log })));
+  if (!values["no-accel"]) {
+    const accel = { rounds: settings.accelRounds, seconds: settings.accelSeconds, sizes: [64 * KiB, 4 * KiB], runtimes, depth: 16, batch: 32, log };
+    rows.push(...deflateShaRows(accel), ...ecAesRows(accel));
+  }
+
+  const seconds = ((performance.now() - started) / 1000).toFixed(0);
+  console.log(values.markdown ? formatMarkdown(rows) : formatTable(rows));
+  console.log(`\n${mode} run, ${seconds} s; ratios are medians of per-round ratios (${settings.rounds} rounds).`);
+  const svg = values.svg ?? (mode === "smoke" ? undefined : new URL("../benchmarks/headline.svg", import.meta.url).pathname);
+  if (svg) {
+    const day = new Date().toISOString().slice(0, 10);
+    writeFileSync(svg, headlineChart(rows, `deno task bench (${mode}), software device, ${day}`));
+    log(`wrote ${svg}`);
+  }
+  if (values.json) {
+    writeFileSync(values.json, JSON.stringify(rows, null, 2) + "\n");
+    log(`wrote ${values.json}`);
+  }
 }
 
-const seconds = ((performance.now() - started) / 1000).toFixed(0);
-console.log(values.markdown ? formatMarkdown(rows) : formatTable(rows));
-console.log(`\n${mode} run, ${seconds} s; ratios are medians of per-round ratios (${settings.rounds} rounds).`);
-const svg = values.svg ?? (mode === "smoke" ? undefined : new URL("../benchmarks/headline.svg", import.meta.url).pathname);
-if (svg) {
-  const day = new Date().toISOString().slice(0, 10);
-  writeFileSync(svg, headlineChart(rows, `deno task bench (${mode}), software device, ${day}`));
-  log(`wrote ${svg}`);
-}
-if (values.json) {
-  writeFileSync(values.json, JSON.stringify(rows, null, 2) + "\n");
-  log(`wrote ${values.json}`);
-}
+// A stop removes the run's temporary folders and says so; a bad flag is one line, exit 2 (benchmarks/command.ts)
+await runBenchCommand("bench", () => main(process.argv.slice(2)));

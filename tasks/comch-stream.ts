@@ -21,7 +21,7 @@ import { printable } from "../ffi/engine/printable.ts";
 import { comchCauses, noPeerWithin, peerEnded, peerSilent, wordTimeout } from "./common/peer-words.ts";
 import { formatBytes, formatDuration, formatRate } from "./common/units.ts";
 import { parseTaskFlags, taskFlags } from "./common/task-flags.ts";
-import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION } from "./common/options-check.ts";
+import { checkOptions, type OptionRules, PCI_ADDR_OPTION, SIGNAL_OPTION, TIMEOUT_OPTION } from "./common/options-check.ts";
 
 export const STREAM_SERVICE = "doca-ts comch stream";
 const MAX_SIZE = 4096;
@@ -215,7 +215,7 @@ const CONSUMER_OPTIONS: OptionRules = {
   pciAddr: PCI_ADDR_OPTION,
   repPci: { type: "string", required: true, flag: "-r/--rep-pci" },
   name: { type: "string", flag: "-s/--name" },
-  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  timeoutMs: TIMEOUT_OPTION,
   signal: SIGNAL_OPTION,
 };
 const PRODUCER_OPTIONS: OptionRules = {
@@ -224,7 +224,7 @@ const PRODUCER_OPTIONS: OptionRules = {
   count: { type: "integer", required: true, flag: "--count" },
   size: { type: "integer", required: true, flag: "--size" },
   inflight: { type: "integer", required: true, flag: "--inflight" },
-  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  timeoutMs: TIMEOUT_OPTION,
   signal: SIGNAL_OPTION,
 };
 

@@ -33,7 +33,7 @@ import { formatBytes, formatRate, PeakRss, ProgressBar } from "./transfer/progre
 import { clearStatusLine } from "./common/status-line.ts";
 import { likelyCauses, turnAwayOtherHosts, waitingLine } from "./dma-copy/peer-wait.ts";
 import type { SessionContext, Summary, TransferResult } from "./dma-copy/session.ts";
-import { checkOptions, checkRunOptions, type OptionRules, PATH } from "./common/options-check.ts";
+import { checkOptions, checkRunOptions, type OptionRules, PATH, TIMEOUT_OPTION } from "./common/options-check.ts";
 import { setSpeakingSide } from "./common/task-name.ts";
 
 export type { DmaCopyOptions, Summary };
@@ -49,7 +49,7 @@ const DMA_COPY_OPTIONS: OptionRules = {
   side: { type: ["host", "dpu"], required: true, flag: "--side" },
   logLevel: { type: "integer", required: true, flag: "-l/--log-level" },
   sdkLogLevel: { type: "integer", flag: "--sdk-log-level" },
-  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  timeoutMs: TIMEOUT_OPTION,
   quiet: { type: "boolean", required: true, flag: "--quiet" },
   jsonOutput: { type: "boolean", required: true, flag: "--json-output" },
   stats: { type: "boolean", required: true, flag: "--stats" },

@@ -18,7 +18,7 @@ import { InterruptedError, stopOnSignals } from "./common/interrupt.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printable } from "../ffi/engine/printable.ts";
 import { printError, printJson } from "./common/output.ts";
-import { Link, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
+import { Link, LINK_OPTIONS, openRdmaDevice, PeerAbortError } from "./rdma/link.ts";
 import { meansPeerGone, peerVanished } from "./common/peer-words.ts";
 import { ProgressBar } from "./transfer/progress.ts";
 import { formatBytes, formatDuration, formatRate } from "./common/units.ts";
@@ -28,7 +28,7 @@ import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer
 import { checkTargetFolder, TargetLock } from "./transfer/atomic-file.ts";
 import { refuseNonFileOutput } from "./transfer/output-name.ts";
 import { rethrowMissingPermission } from "./common/permission.ts";
-import { checkOptions, checkRunOptions, type OptionRules, PATH } from "./common/options-check.ts";
+import { checkOptions, checkRunOptions, type OptionRules, PATH, TIMEOUT_OPTION } from "./common/options-check.ts";
 
 export type { RdmaCopyOptions, TransferResult };
 export { parseRdmaCopyArgs };
@@ -37,13 +37,12 @@ export { parseRdmaCopyArgs };
 const RDMA_COPY_OPTIONS: OptionRules = {
   role: { type: ["send", "receive"], required: true, flag: "--send/--receive" },
   file: PATH(),
-  endpoint: { type: "object", required: true, flag: "--listen/--connect", hint: "{ listen: true, port } or { listen: false, host, port }" },
-  exchange: { type: ["cm", "tcp"], required: true, flag: "--exchange" },
+  ...LINK_OPTIONS,
   mode: { type: ["write", "read"], required: true, flag: "--mode" },
   device: { type: "string", flag: "--device" },
   chunk: { type: "integer", required: true, flag: "--chunk" },
   slots: { type: "integer", required: true, flag: "--slots" },
-  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  timeoutMs: TIMEOUT_OPTION,
   quiet: { type: "boolean", required: true, flag: "--quiet" },
   jsonOutput: { type: "boolean", required: true, flag: "--json" },
 };

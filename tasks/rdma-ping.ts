@@ -22,9 +22,9 @@ import { printError, printJson } from "./common/output.ts";
 import { formatMicrosAll } from "./common/units.ts";
 import { formatElapsed, startLiveLine } from "./common/live-line.ts";
 import { meansPeerGone, peerVanished } from "./common/peer-words.ts";
-import { Channel, type Endpoint, type Exchange, Link, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
+import { Channel, type Endpoint, type Exchange, Link, LINK_OPTIONS, openRdmaDevice, parseEndpoint, PeerAbortError, peerGaveUp, ProtocolError } from "./rdma/link.ts";
 import { optionsToRun, type ParsedCommand, taskFlags } from "./common/task-flags.ts";
-import { checkOptions, checkRunOptions, type OptionRules } from "./common/options-check.ts";
+import { checkOptions, checkRunOptions, type OptionRules, TIMEOUT_OPTION } from "./common/options-check.ts";
 
 export const RDMA_PING_HELP = `Usage: rdma-ping (--listen [ADDR:]PORT | --connect HOST:PORT) [options]
 
@@ -102,12 +102,11 @@ function percentile(sorted: number[], p: number): number {
 
 /** rdmaPing's options, checked at run time (plain JavaScript callers; parseRdmaPingArgs(argv) makes them from flags). */
 const RDMA_PING_OPTIONS: OptionRules = {
-  endpoint: { type: "object", required: true, flag: "--listen/--connect", hint: "{ listen: true, port } or { listen: false, host, port }" },
-  exchange: { type: ["cm", "tcp"], required: true, flag: "--exchange" },
+  ...LINK_OPTIONS,
   count: { type: "integer", required: true, flag: "--count" },
   size: { type: "integer", required: true, flag: "--size" },
   device: { type: "string", flag: "--device" },
-  timeoutMs: { type: "number", required: true, flag: "--timeout" },
+  timeoutMs: TIMEOUT_OPTION,
   jsonOutput: { type: "boolean", required: true, flag: "--json" },
 };
 

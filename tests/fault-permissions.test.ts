@@ -83,10 +83,16 @@ function hostAndPeer(name: string) {
   };
 }
 
+/** A test (60 s at most) of `title` whose body runs between the two ends of hostAndPeer(`name`). */
+function testEnds(title: string, name: string, body: (ends: ReturnType<typeof hostAndPeer>) => Promise<void>): void {
+  test(title, { timeout: 60_000 }, async () => {
+    await using ends = hostAndPeer(name);
+    await body(ends);
+  });
+}
+
 describe("permissions of exported memory, enforced on every DMA task", () => {
-  test("a PCI_READ_ONLY export can be read but not written", { timeout: 60_000 }, async () => {
-    await using ends = hostAndPeer("ro");
-    const { trace, peer, dev } = ends;
+  testEnds("a PCI_READ_ONLY export can be read but not written", "ro", async ({ trace, peer, dev }) => {
     using mem = NativeMemory.alloc(8192);
     mem.bytes.fill(0x3c);
     using map = Mmap.create({ memory: mem, permissions: Access.PCI_READ_ONLY, devices: [dev] });
@@ -108,12 +114,10 @@ describe("permissions of exported memory, enforced on every DMA task", () => {
     assert.ok(!lines.some((l) => l.op === "w" && l.verdict === "allowed"), "no write was allowed");
   });
 
-  test(
+  testEnds(
     "a revoked export (the exporter closed its map) fails the next task; a new export does not revive the old descriptor",
-    { timeout: 60_000 },
-    async () => {
-      await using ends = hostAndPeer("revoked");
-      const { trace, peer, dev } = ends;
+    "revoked",
+    async ({ trace, peer, dev }) => {
       using mem = NativeMemory.alloc(4096);
       mem.bytes.fill(0x11);
       const map = Mmap.create({ memory: mem, permissions: Access.PCI_READ_WRITE, devices: [dev] });
@@ -143,12 +147,10 @@ describe("permissions of exported memory, enforced on every DMA task", () => {
     },
   );
 
-  test(
+  testEnds(
     "an export cannot be imported through a device without a representor of the exporter",
-    { timeout: 60_000 },
-    async () => {
-      await using ends = hostAndPeer("device");
-      const { trace, peer, dev } = ends;
+    "device",
+    async ({ trace, peer, dev }) => {
       using mem = NativeMemory.alloc(4096);
       using map = Mmap.create({ memory: mem, permissions: Access.PCI_READ_WRITE, devices: [dev] });
       const descriptor = b64(map.exportPci(dev));

@@ -42,25 +42,30 @@ describe("comch-server and comch-client: the peer's departure in words (the clie
     return { server, client };
   }
 
-  test("Ctrl-C on the client: the server says the host side stopped and why (exit 1)", { timeout: 240_000 }, async () => {
-    const { server, client } = await pair("cs-client-int");
-    client.signal!("SIGINT");
+  /**
+   * Stops `who` of an endless pair with `signal`: it exits with the signal's status, the other side with 1 and never
+   * with the FFI's "connection is closed". The other side's stderr, for what it says.
+   */
+  async function stopOneSide(tag: string, who: "client" | "server", signal: "SIGINT" | "SIGTERM", status: number): Promise<string> {
+    const { server, client } = await pair(tag);
+    (who === "client" ? client : server).signal!(signal);
     const [c, s] = await Promise.all([client.done, server.done]);
-    assert.equal(c.code, 130, c.stderr);
-    assert.equal(s.code, 1, s.stderr);
-    assert.match(s.stderr, /^comch-server: error: the host side stopped: interrupted \(SIGINT\) while waiting for answer \d+ of 1000000 from the DPU side$/m);
-    assert.doesNotMatch(s.stderr, /connection is closed/);
+    const [stopped, other] = who === "client" ? [c, s] : [s, c];
+    assert.equal(stopped.code, status, stopped.stderr);
+    assert.equal(other.code, 1, other.stderr);
+    assert.doesNotMatch(other.stderr, /connection is closed/);
+    return other.stderr;
+  }
+
+  test("Ctrl-C on the client: the server says the host side stopped and why (exit 1)", { timeout: 240_000 }, async () => {
+    const said = await stopOneSide("cs-client-int", "client", "SIGINT", 130);
+    assert.match(said, /^comch-server: error: the host side stopped: interrupted \(SIGINT\) while waiting for answer \d+ of 1000000 from the DPU side$/m);
   });
 
   test("SIGTERM on the server: the client says the DPU side closed the connection, in words (exit 1)", { timeout: 240_000 }, async () => {
-    const { server, client } = await pair("cs-server-term");
-    server.signal!("SIGTERM");
-    const [c, s] = await Promise.all([client.done, server.done]);
-    assert.equal(s.code, 143, s.stderr);
-    assert.equal(c.code, 1, c.stderr);
+    const said = await stopOneSide("cs-server-term", "server", "SIGTERM", 143);
     // no notice from the server (NVIDIA's client would take it as its answer): the client says the DPU side left
-    assert.match(c.stderr, /^comch-client: error: the DPU side closed the connection .*\(it stopped or failed; its own output says why\)$/m);
-    assert.doesNotMatch(c.stderr, /connection is closed/);
+    assert.match(said, /^comch-client: error: the DPU side closed the connection .*\(it stopped or failed; its own output says why\)$/m);
   });
 
   test("a client that ends before --count: the server says so in words, exit 1", { timeout: 240_000 }, async () => {

@@ -131,6 +131,23 @@ static void wait_tasks(struct side *s, int want_done, int want_fail)
 		wait_tasks(s, want_done, want_fail); \
 	} while (0)
 
+/* The same for a task that must fail: once the completions counted reach want_done and want_fail, the last failure
+ * was want_error */
+#define SUBMIT_AND_FAIL(s, task, want_done, want_fail, want_error) \
+	do { \
+		SUBMIT_AND_WAIT(s, task, want_done, want_fail); \
+		T_TRUE(last_error == (want_error)); \
+	} while (0)
+
+/* The 64-bit word at p (a result an atomic or a sync-event get wrote into local memory, on any alignment) */
+static uint64_t u64_at(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 /* As an event-driven program waits: arm the notification, sleep on the handle, clear, progress. `quiet_ms` > 0 first
  * checks that nothing wakes the sleeper for that long (posted receives alone are no reason to wake). */
 static void wait_tasks_sleeping(struct side *s, int want_done, int want_fail, int quiet_ms)
@@ -386,17 +403,14 @@ static int requester(int from_child, int to_child, pid_t child)
 		struct doca_rdma_task_atomic_cmp_swp *cas;
 		struct doca_rdma_task_atomic_fetch_add *fa;
 		struct doca_buf *res;
-		uint64_t old;
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ra, (uint8_t *)ra_base + BIG + 64, 8, &dst));
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ml, local + 512, 16, &res));
 		T_OK(doca_rdma_task_atomic_cmp_swp_allocate_init(s.rdma, s.conn, dst, res, 0, 42, none, &cas));
 		SUBMIT_AND_WAIT(&s, doca_rdma_task_atomic_cmp_swp_as_task(cas), ++d, f);
-		memcpy(&old, local + 512, 8);
-		T_TRUE(old == 0);
+		T_TRUE(u64_at(local + 512) == 0);
 		T_OK(doca_rdma_task_atomic_fetch_add_allocate_init(s.rdma, s.conn, dst, res, 5, none, &fa));
 		SUBMIT_AND_WAIT(&s, doca_rdma_task_atomic_fetch_add_as_task(fa), ++d, f);
-		memcpy(&old, local + 520, 8);
-		T_TRUE(old == 42);
+		T_TRUE(u64_at(local + 520) == 42);
 		doca_task_free(doca_rdma_task_atomic_cmp_swp_as_task(cas));
 		doca_task_free(doca_rdma_task_atomic_fetch_add_as_task(fa));
 		doca_buf_dec_refcount(res, NULL);
@@ -410,7 +424,7 @@ static int requester(int from_child, int to_child, pid_t child)
 		struct doca_rdma_task_remote_net_sync_event_get *get;
 		struct doca_rdma_task_remote_net_sync_event_notify_add *add;
 		struct doca_buf *res;
-		uint64_t seven = 7, got;
+		uint64_t seven = 7;
 		T_OK(doca_sync_event_remote_net_create_from_export(s.dev, se_blob, ls, &rse));
 		memcpy(local + 1024, &seven, 8);
 		src = buf_at(&s, ml, local + 1024, 8, 8);
@@ -419,22 +433,19 @@ static int requester(int from_child, int to_child, pid_t child)
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, ml, local + 1100, 8, &res));
 		T_OK(doca_rdma_task_remote_net_sync_event_get_allocate_init(s.rdma, s.conn, rse, res, none, &get));
 		SUBMIT_AND_WAIT(&s, doca_rdma_task_remote_net_sync_event_get_as_task(get), ++d, f);
-		memcpy(&got, local + 1100, 8);
-		T_TRUE(got == 7 && doca_rdma_task_remote_net_sync_event_get_get_result_len(get) == 8);
+		T_TRUE(u64_at(local + 1100) == 7 && doca_rdma_task_remote_net_sync_event_get_get_result_len(get) == 8);
 		T_OK(doca_buf_reset_data_len(res));
 		T_OK(doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(s.rdma, s.conn, rse, res, 3, none, &add));
 		SUBMIT_AND_WAIT(&s, doca_rdma_task_remote_net_sync_event_notify_add_as_task(add), ++d, f);
-		memcpy(&got, local + 1100, 8);
-		T_TRUE(got == 7);
+		T_TRUE(u64_at(local + 1100) == 7);
 		doca_task_free(doca_rdma_task_remote_net_sync_event_notify_add_as_task(add));
 		doca_task_free(doca_rdma_task_remote_net_sync_event_get_as_task(get));
 
 		se_blob[8] ^= 1; /* the key: a peer that guesses wrong reaches nothing */
 		T_OK(doca_sync_event_remote_net_create_from_export(s.dev, se_blob, ls, &forged_se));
 		doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(set, forged_se);
-		T_OK(doca_task_submit(doca_rdma_task_remote_net_sync_event_notify_set_as_task(set)));
-		wait_tasks(&s, d, ++f);
-		T_TRUE(last_error == DOCA_ERROR_NOT_PERMITTED);
+		SUBMIT_AND_FAIL(&s, doca_rdma_task_remote_net_sync_event_notify_set_as_task(set), d, ++f,
+				DOCA_ERROR_NOT_PERMITTED);
 		doca_task_free(doca_rdma_task_remote_net_sync_event_notify_set_as_task(set));
 		T_OK(doca_sync_event_remote_net_destroy(forged_se));
 		T_OK(doca_sync_event_remote_net_destroy(rse));
@@ -467,9 +478,7 @@ static int requester(int from_child, int to_child, pid_t child)
 		/* five bytes into a receive without a buffer: fails here and there, nobody crashes */
 		src = buf_at(&s, ml, local, 5, 5);
 		T_OK(doca_rdma_task_send_allocate_init(s.rdma, s.conn, src, none, &sn));
-		T_OK(doca_task_submit(doca_rdma_task_send_as_task(sn)));
-		wait_tasks(&s, d, ++f);
-		T_TRUE(last_error == DOCA_ERROR_INVALID_VALUE);
+		SUBMIT_AND_FAIL(&s, doca_rdma_task_send_as_task(sn), d, ++f, DOCA_ERROR_INVALID_VALUE);
 		doca_task_free(doca_rdma_task_send_as_task(sn));
 		doca_buf_dec_refcount(src, NULL);
 
@@ -503,9 +512,7 @@ static int requester(int from_child, int to_child, pid_t child)
 		/* a list longer than the context's max_send_buf_list_len (4) is refused */
 		dst = list_at(&s, ml, local, five, 5, false);
 		T_OK(doca_rdma_task_read_allocate_init(s.rdma, s.conn, src, dst, none, &over));
-		T_OK(doca_task_submit(doca_rdma_task_read_as_task(over)));
-		wait_tasks(&s, d, ++f);
-		T_TRUE(last_error == DOCA_ERROR_INVALID_VALUE);
+		SUBMIT_AND_FAIL(&s, doca_rdma_task_read_as_task(over), d, ++f, DOCA_ERROR_INVALID_VALUE);
 		doca_task_free(doca_rdma_task_read_as_task(over));
 		doca_buf_dec_refcount(dst, NULL);
 		doca_buf_dec_refcount(src, NULL);
@@ -517,9 +524,7 @@ static int requester(int from_child, int to_child, pid_t child)
 		src = buf_at(&s, ml, local, 16, 16);
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, rb, rb_base, 16, &dst));
 		T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &bad));
-		T_OK(doca_task_submit(doca_rdma_task_write_as_task(bad)));
-		wait_tasks(&s, d, ++f);
-		T_TRUE(last_error == DOCA_ERROR_NOT_PERMITTED);
+		SUBMIT_AND_FAIL(&s, doca_rdma_task_write_as_task(bad), d, ++f, DOCA_ERROR_NOT_PERMITTED);
 		doca_task_free(doca_rdma_task_write_as_task(bad));
 		doca_buf_dec_refcount(dst, NULL);
 
@@ -528,9 +533,7 @@ static int requester(int from_child, int to_child, pid_t child)
 		T_OK(doca_mmap_create_from_export(NULL, desc_a, la, s.dev, &forged));
 		T_OK(doca_buf_inventory_buf_get_by_addr(s.inv, forged, (uint8_t *)ra_base + ra_len + 4096, 16, &dst));
 		T_OK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, src, dst, none, &bad));
-		T_OK(doca_task_submit(doca_rdma_task_write_as_task(bad)));
-		wait_tasks(&s, d, ++f);
-		T_TRUE(last_error == DOCA_ERROR_NOT_PERMITTED);
+		SUBMIT_AND_FAIL(&s, doca_rdma_task_write_as_task(bad), d, ++f, DOCA_ERROR_NOT_PERMITTED);
 		doca_task_free(doca_rdma_task_write_as_task(bad));
 		doca_buf_dec_refcount(dst, NULL);
 
@@ -680,6 +683,22 @@ static void churn_client(uint16_t port)
 	t_say("rdma_pair: rdma cm churn ok");
 }
 
+/* server in a child process (it writes its port to ready_fd once it listens), client here on that port; the server
+ * must exit 0 */
+static void server_and_client(int (*server)(int ready_fd), void (*client)(uint16_t port))
+{
+	int up[2], status;
+	pid_t child;
+
+	T_TRUE(pipe(up) == 0);
+	child = fork();
+	if (child == 0)
+		_exit(server(up[1]));
+	close(up[1]);
+	client(wait_listening(up[0]));
+	T_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	int up[2], down[2];
@@ -695,23 +714,9 @@ int main(void)
 	close(down[0]);
 	requester(up[0], down[1], child);
 
-	T_TRUE(pipe(up) == 0);
-	child = fork();
-	if (child == 0)
-		_exit(cm_server(up[1]));
-	close(up[1]);
-	cm_client(wait_listening(up[0]));
-	int status;
-	T_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-
+	server_and_client(cm_server, cm_client);
 	setenv("DOCA_SIM_RDMA_CONN_OBJECTS", "8", 1);
-	T_TRUE(pipe(up) == 0);
-	child = fork();
-	if (child == 0)
-		_exit(churn_server(up[1]));
-	close(up[1]);
-	churn_client(wait_listening(up[0]));
-	T_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	server_and_client(churn_server, churn_client);
 	t_say("rdma_pair: ok");
 	return 0;
 }

@@ -121,6 +121,8 @@ function describe(value: unknown): string {
 export const PCI_ADDR_OPTION: OptionRule = { type: "string", flag: "-p/--pci-addr", hint: "a PCI address like 0000:03:00.1" };
 export const SIGNAL_OPTION: OptionRule = { type: "signal", hint: "aborting it stops the task: stopOnSignals() gives one for Ctrl-C" };
 export const PROGRESS_OPTION: OptionRule = { type: "function", hint: "called with (done, total) bytes" };
+/** timeoutMs of the tasks that wait on a peer, in milliseconds (their --timeout takes seconds). */
+export const TIMEOUT_OPTION: OptionRule = { type: "number", required: true, flag: "--timeout" };
 /**
  * The options a file task on a device ends with (compress, decompress, ec-encode, ec-recover): which device, the
  * signal that stops it, the progress callback. Spread last, so "its options: …" lists them in this order.

@@ -21,6 +21,7 @@ import { type Buf, BufInventory } from "../../ffi/doca/common/buf.ts";
 import { DocaError, TimeoutError } from "../../ffi/native/errors.ts";
 import { afterGrace, InterruptedError, raceAbort } from "../common/interrupt.ts";
 import { UsageError } from "../common/cli.ts";
+import type { OptionRules } from "../common/options-check.ts";
 import { noPeerWithin, peerSilent, wordTimeout } from "../common/peer-words.ts";
 
 export type Exchange = "cm" | "tcp";
@@ -45,6 +46,12 @@ export function parseEndpoint(listen: string | undefined, connect: string | unde
   }
   return listen !== undefined ? { listen: true, host, port } : { listen: false, host: host!, port };
 }
+
+/** rdmaCopy's and rdmaPing's rules (options-check.ts) for the options that say how their link is made. */
+export const LINK_OPTIONS: OptionRules = {
+  endpoint: { type: "object", required: true, flag: "--listen/--connect", hint: "{ listen: true, port } or { listen: false, host, port }" },
+  exchange: { type: ["cm", "tcp"], required: true, flag: "--exchange" },
+};
 
 export interface LinkOptions {
   device: Device;

@@ -11,12 +11,14 @@
 import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
-import { CtxCore, CtxResource } from "../../engine/ctx.ts";
+import { CtxCore } from "../../engine/ctx.ts";
+import { TaskContext } from "../common/task-context.ts";
 import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Handle } from "../../load/types.ts";
 import type { Device } from "../common/device.ts";
+import { DEVINFO } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { NativeMemory } from "../common/memory.ts";
@@ -104,11 +106,8 @@ function assertBufs(method: string, src: Buf, dst: Buf, where: string): void {
   assertBuf(method, dst, where, "dst");
 }
 
-export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
+export class AesGcm extends TaskContext<Handle<"doca_aes_gcm">> {
   protected readonly kind = "AesGcm";
-  readonly device: Device;
-  readonly pe: ProgressEngine;
-  readonly maxTasks: number;
   readonly caps: AesGcmCaps;
   protected readonly core: CtxCore;
   readonly #encrypt: TaskPath<Request, Buf>;
@@ -132,10 +131,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     d.scratch.clear(0);
     check(f.doca_aes_gcm_create(device[HANDLE], d.scratch.slot(0)), "doca_aes_gcm_create", AesGcm.unavailableReason());
     const handle = d.scratch.u64(0) as Handle<"doca_aes_gcm">;
-    super(handle, [device, pe]);
-    this.device = device;
-    this.pe = pe;
-    this.maxTasks = maxTasks;
+    super(handle, device, pe, maxTasks);
     this.caps = caps;
     this.#ivs = NativeMemory.alloc(2 * maxTasks * 16);
     // Hot path: the IV area's view and each slot's IV address in native form (a plain number where Deno's raw
@@ -201,7 +197,7 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
     if (!f.doca_aes_gcm_cap_task_encrypt_is_supported || !f.doca_aes_gcm_cap_task_decrypt_is_supported) {
       return { encrypt: false, decrypt: false, maxBufSize: 0, maxBufListLen: 0 };
     }
-    const devinfo = f.doca_dev_as_devinfo(device[HANDLE]);
+    const devinfo = device[DEVINFO];
     d.scratch.clear(0);
     const size = f.doca_aes_gcm_cap_task_encrypt_get_max_buf_size?.(devinfo, d.scratch.slot(0)) === 0 ? d.scratch.u64(0) : 0;
     d.scratch.clear(1);
@@ -327,10 +323,6 @@ export class AesGcm extends CtxResource<Handle<"doca_aes_gcm">> {
 
   protected destroyNative(handle: number): void {
     check(doca().fns.doca_aes_gcm_destroy!(handle), "doca_aes_gcm_destroy");
-  }
-
-  protected summary(): string {
-    return this.taskSummary(this.device, this.inflight);
   }
 }
 

@@ -7,11 +7,13 @@
 import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
-import { CtxCore, CtxResource } from "../../engine/ctx.ts";
-import { HANDLE, NATIVE } from "../../engine/resource.ts";
+import { CtxCore } from "../../engine/ctx.ts";
+import { createContext, missingReason, TaskContext } from "../common/task-context.ts";
+import { NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
+import { DEVINFO } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { withStaging } from "../common/staging.ts";
@@ -211,21 +213,15 @@ function assertBuf(value: unknown, method: string, name: string): asserts value 
   value.assertOpen();
 }
 
-export class Compress extends CtxResource<Handle<"doca_compress">> {
+export class Compress extends TaskContext<Handle<"doca_compress">> {
   protected readonly kind = "Compress";
-  readonly device: Device;
-  readonly pe: ProgressEngine;
-  readonly maxTasks: number;
   /** The capabilities found at open. */
   readonly caps: CompressCaps;
   protected readonly core: CtxCore;
   readonly #paths = new Map<Name, TaskPath<Buf, Job>>();
 
   private constructor(handle: number, device: Device, pe: ProgressEngine, maxTasks: number, caps: CompressCaps) {
-    super(handle, [device, pe]);
-    this.device = device;
-    this.pe = pe;
-    this.maxTasks = maxTasks;
+    super(handle, device, pe, maxTasks);
     this.caps = caps;
     this.core = new CtxCore(compressFns().doca_compress_as_ctx(handle), pe, this.callbackOwner());
   }
@@ -235,7 +231,7 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
     device.assertOpen();
     const d = doca();
     const f = d.fns;
-    const devinfo = f.doca_dev_as_devinfo(device[HANDLE]);
+    const devinfo = device[DEVINFO];
     const supported = (name: Name) => {
       const cap = kindFunctions(name, f, d.raw).isSupported;
       return cap !== undefined && cap(devinfo) === 0;
@@ -254,9 +250,8 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
       if (get && get(devinfo, d.scratch.slot(0)) === 0) max = Math.min(max, d.scratch.u64(0));
     }
     caps.maxBufSize = max === Number.MAX_SAFE_INTEGER ? 0 : max;
-    const why = f.doca_sim_compress_backend_missing?.();
-    if (why) caps.missingReason = d.backend.cstring(why);
-    else if (!f.doca_compress_create) caps.missingReason = "this DOCA has no libdoca_compress";
+    const missing = missingReason(f.doca_sim_compress_backend_missing, f.doca_compress_create, "libdoca_compress");
+    if (missing) caps.missingReason = missing;
     return caps;
   }
 
@@ -274,10 +269,7 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
       throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_compress_cap_task_compress_deflate_is_supported", caps.missingReason ?? device.info.pciAddr);
     }
     const f = compressFns();
-    const d = doca();
-    d.scratch.clear(0);
-    check(f.doca_compress_create(device[HANDLE], d.scratch.slot(0)), "doca_compress_create", device.info.pciAddr);
-    const handle = d.scratch.u64(0);
+    const handle = createContext(device, f.doca_compress_create, "doca_compress_create", device.info.pciAddr);
     let c: Compress;
     try {
       c = new Compress(handle, device, pe, opts.maxTasks ?? 16, caps);
@@ -411,9 +403,5 @@ export class Compress extends CtxResource<Handle<"doca_compress">> {
 
   protected destroyNative(handle: number): void {
     check(compressFns().doca_compress_destroy(handle), "doca_compress_destroy");
-  }
-
-  protected summary(): string {
-    return this.taskSummary(this.device, this.inflight);
   }
 }

@@ -5,7 +5,8 @@
 import { doca } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
-import { CtxCore, CtxResource } from "../../engine/ctx.ts";
+import { CtxCore } from "../../engine/ctx.ts";
+import { createContext, TaskContext } from "../common/task-context.ts";
 import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { BatchHandles, Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS, nonNegative } from "../../engine/validate.ts";
@@ -182,11 +183,8 @@ class MemcpyKind extends NativeKind implements TaskKind<Buf, Buf> {
 
 }
 
-export class Dma extends CtxResource<Handle<"doca_dma">> {
+export class Dma extends TaskContext<Handle<"doca_dma">> {
   protected readonly kind = "Dma";
-  readonly device: Device;
-  readonly pe: ProgressEngine;
-  readonly maxTasks: number;
   /** The largest copy one task may do (doca_dma_cap_task_memcpy_get_max_buf_size). */
   readonly maxBufSize: number;
   protected readonly core: CtxCore;
@@ -211,13 +209,8 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
     }
     const d = doca();
     const f = d.fns;
-    d.scratch.clear(0);
-    check(f.doca_dma_create(device[HANDLE], d.scratch.slot(0)), "doca_dma_create");
-    const handle = d.scratch.u64(0);
-    super(handle, [device, pe]);
-    this.device = device;
-    this.pe = pe;
-    this.maxTasks = maxTasks;
+    const handle = createContext(device, f.doca_dma_create, "doca_dma_create");
+    super(handle, device, pe, maxTasks);
     // 0 means the device did not say: no limit of ours (the device still refuses what it cannot do).
     this.maxBufSize = device.info.caps.dmaMaxBufSize || Number.MAX_SAFE_INTEGER;
     const kind = new MemcpyKind(maxTasks);
@@ -415,9 +408,5 @@ export class Dma extends CtxResource<Handle<"doca_dma">> {
 
   protected destroyNative(handle: number): void {
     check(doca().fns.doca_dma_destroy(handle), "doca_dma_destroy");
-  }
-
-  protected summary(): string {
-    return this.taskSummary(this.device, this.#path.inflight);
   }
 }

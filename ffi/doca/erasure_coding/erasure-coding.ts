@@ -11,12 +11,14 @@
 import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
-import { CtxCore, CtxResource } from "../../engine/ctx.ts";
+import { CtxCore } from "../../engine/ctx.ts";
+import { createContext, TaskContext } from "../common/task-context.ts";
 import { hex, HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskPath } from "../../engine/task-path.ts";
 import { integerIn, MAX_TASKS } from "../../engine/validate.ts";
 import type { Handle } from "../../load/types.ts";
 import type { Device } from "../common/device.ts";
+import { DEVINFO } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { AllocKind, changedFieldsRearming, type Rearming } from "../common/alloc-kind.ts";
@@ -128,11 +130,8 @@ function taskKind(name: KindName): AllocKind<Request, Buf> {
   );
 }
 
-export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
+export class ErasureCoding extends TaskContext<Handle<"doca_ec">> {
   protected readonly kind = "ErasureCoding";
-  readonly device: Device;
-  readonly pe: ProgressEngine;
-  readonly maxTasks: number;
   readonly caps: ErasureCodingCaps;
   protected readonly core: CtxCore;
   readonly #paths: Record<"create" | "recover" | "update" | "galois_mul", TaskPath<Request, Buf>>;
@@ -147,14 +146,8 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
     const f = requireFns("doca_ec_create", "doca_ec_destroy", "doca_ec_as_ctx", "doca_ec_task_create_set_conf");
     const caps = ErasureCoding.caps(device);
     if (!caps.create) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_ec_cap_task_create_is_supported", device.info.pciAddr);
-    const d = doca();
-    d.scratch.clear(0);
-    check(f.doca_ec_create(device[HANDLE], d.scratch.slot(0)), "doca_ec_create");
-    const handle = d.scratch.u64(0) as Handle<"doca_ec">;
-    super(handle, [device, pe]);
-    this.device = device;
-    this.pe = pe;
-    this.maxTasks = maxTasks;
+    const handle = createContext(device, f.doca_ec_create, "doca_ec_create") as Handle<"doca_ec">;
+    super(handle, device, pe, maxTasks);
     this.caps = caps;
     const kinds = { create: taskKind("create"), recover: taskKind("recover"), update: taskKind("update"), galois_mul: taskKind("galois_mul") };
     let core: CtxCore | undefined;
@@ -187,7 +180,7 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
     if (!f.doca_ec_cap_get_max_block_size || !f.doca_ec_cap_get_max_buf_list_len) {
       return { maxBlockSize: 0, maxBufListLen: 0, create: false, recover: false };
     }
-    const devinfo = f.doca_dev_as_devinfo(device[HANDLE]);
+    const devinfo = device[DEVINFO];
     d.scratch.clear(0);
     const block = f.doca_ec_cap_get_max_block_size(devinfo, d.scratch.slot(0)) === 0 ? d.scratch.u64(0) : 0;
     d.scratch.clear(1);
@@ -336,10 +329,6 @@ export class ErasureCoding extends CtxResource<Handle<"doca_ec">> {
 
   protected destroyNative(handle: number): void {
     check(doca().fns.doca_ec_destroy!(handle), "doca_ec_destroy");
-  }
-
-  protected summary(): string {
-    return this.taskSummary(this.device, this.inflight);
   }
 }
 

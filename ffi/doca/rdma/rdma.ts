@@ -11,7 +11,8 @@
 import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError, TimeoutError } from "../../native/errors.ts";
 import { Access, DocaErrorCode } from "../../native/constants.ts";
-import { CtxCore, CtxResource } from "../../engine/ctx.ts";
+import { CtxCore } from "../../engine/ctx.ts";
+import { createContext, TaskContext } from "../common/task-context.ts";
 import { HANDLE, hex, NATIVE } from "../../engine/resource.ts";
 import type { TaskPath } from "../../engine/task-path.ts";
 import { Waiters } from "../../engine/waiters.ts";
@@ -23,6 +24,7 @@ import { Buf, BufInventory } from "../common/buf.ts";
 import { Mmap } from "../common/mmap.ts";
 import { NativeMemory } from "../common/memory.ts";
 import type { Device } from "../common/device.ts";
+import { DEVINFO } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { type RdmaKind, type RdmaKinds, rdmaKinds, type RdmaOp, type ReceiveRequest } from "./rdma-kinds.ts";
 
@@ -131,13 +133,10 @@ function checkU64(where: string, name: string, value: unknown): bigint {
   return v;
 }
 
-export class Rdma extends CtxResource<Handle<"doca_rdma">> {
+export class Rdma extends TaskContext<Handle<"doca_rdma">> {
   protected readonly kind = "Rdma";
-  readonly device: Device;
-  readonly pe: ProgressEngine;
   readonly permissions: number;
   readonly maxConnections: number;
-  readonly maxTasks: number;
   protected readonly core: CtxCore;
   readonly #kinds: RdmaKinds;
   /** One task path per kind, indexed like the kinds (the task user data's high bits). */
@@ -163,12 +162,9 @@ export class Rdma extends CtxResource<Handle<"doca_rdma">> {
   }
 
   private constructor(handle: number, device: Device, pe: ProgressEngine, permissions: number, opts: RdmaOptions, buffers: ReceiveBuffers | undefined) {
-    super(handle, [device, pe]);
-    this.device = device;
-    this.pe = pe;
+    super(handle, device, pe, opts.maxTasks ?? 64);
     this.permissions = permissions;
     this.maxConnections = opts.maxConnections ?? 1;
-    this.maxTasks = opts.maxTasks ?? 64;
     this.#requestWaiters = new Waiters(pe);
     this.#receiveBuffers = buffers;
     this.#kinds = rdmaKinds((slot, typed, ok, req) => this.#onReceive(slot, typed, ok, req));
@@ -198,16 +194,13 @@ export class Rdma extends CtxResource<Handle<"doca_rdma">> {
     device.assertOpen();
     pe.assertOpen();
     const f = rdmaFns();
-    const d = doca();
     // Receive buffers first: the device closes its newest children first, so the context (newer) stops before
     // the memory its posted receives point at is released.
     const buffers = opts.receives ? makeReceiveBuffers(device, opts.receives, opts.receiveSize ?? 4096) : undefined;
-    d.scratch.clear(0);
     let handle = 0;
     let rdma: Rdma | undefined;
     try {
-      check(f.doca_rdma_create(device[HANDLE], d.scratch.slot(0)), "doca_rdma_create", device.info.pciAddr);
-      handle = d.scratch.u64(0);
+      handle = createContext(device, f.doca_rdma_create, "doca_rdma_create", device.info.pciAddr);
       rdma = new Rdma(handle, device, pe, permissions, opts, buffers);
     } catch (e) {
       if (handle) f.doca_rdma_destroy(handle);
@@ -257,7 +250,7 @@ export class Rdma extends CtxResource<Handle<"doca_rdma">> {
         "doca_rdma_set_connection_state_callbacks",
       );
     }
-    const devinfo = f.doca_dev_as_devinfo(this.device[HANDLE]);
+    const devinfo = this.device[DEVINFO];
     const native = this[NATIVE];
     for (const kind of Object.values(this.#kinds) as RdmaKind<unknown, unknown>[]) {
       const setConf = kind.setConf(f);
@@ -505,7 +498,7 @@ export class Rdma extends CtxResource<Handle<"doca_rdma">> {
     this.#receiveBuffers?.free();
   }
 
-  protected summary(): string {
+  protected override summary(): string {
     const listen = this.#listening ? ` listening=:${this.#listening}` : "";
     return `${this.device.info.pciAddr} ${this.core.stateName} connections=${this.connections.length}${listen} inflight=${this.inflight}`;
   }

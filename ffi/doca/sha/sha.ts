@@ -11,11 +11,13 @@
 import { doca, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
-import { CtxCore, CtxResource } from "../../engine/ctx.ts";
+import { CtxCore } from "../../engine/ctx.ts";
+import { createContext, missingReason, TaskContext } from "../common/task-context.ts";
 import { HANDLE, NATIVE } from "../../engine/resource.ts";
 import type { Native, TaskKind, TaskPath } from "../../engine/task-path.ts";
 import { integerIn } from "../../engine/validate.ts";
 import type { Device } from "../common/device.ts";
+import { DEVINFO } from "../common/device.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
 import { Buf } from "../common/buf.ts";
 import { withStaging } from "../common/staging.ts";
@@ -254,11 +256,8 @@ export class ShaPartial {
   }
 }
 
-export class Sha extends CtxResource<Handle<"doca_sha">> {
+export class Sha extends TaskContext<Handle<"doca_sha">> {
   protected readonly kind = "Sha";
-  readonly device: Device;
-  readonly pe: ProgressEngine;
-  readonly maxTasks: number;
   readonly maxSessions: number;
   readonly caps: ShaCaps;
   protected readonly core: CtxCore;
@@ -269,10 +268,7 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
   #partialTarget = -1;
 
   private constructor(handle: number, device: Device, pe: ProgressEngine, maxTasks: number, maxSessions: number, caps: ShaCaps) {
-    super(handle, [device, pe]);
-    this.device = device;
-    this.pe = pe;
-    this.maxTasks = maxTasks;
+    super(handle, device, pe, maxTasks);
     this.maxSessions = maxSessions;
     this.caps = caps;
     this.core = new CtxCore(shaFns().doca_sha_as_ctx(handle), pe, this.callbackOwner());
@@ -283,7 +279,7 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
     device.assertOpen();
     const d = doca();
     const f = d.fns;
-    const devinfo = f.doca_dev_as_devinfo(device[HANDLE]);
+    const devinfo = device[DEVINFO];
     const caps: ShaCaps = {
       hash: [],
       partial: [],
@@ -301,9 +297,8 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
     }
     d.scratch.clear(0);
     if (f.doca_sha_cap_get_max_src_buf_size?.(devinfo, d.scratch.slot(0)) === 0) caps.maxSrcBufSize = d.scratch.u64(0);
-    const why = f.doca_sim_sha_backend_missing?.();
-    if (why) caps.missingReason = d.backend.cstring(why);
-    else if (!f.doca_sha_create) caps.missingReason = "this DOCA has no libdoca_sha";
+    const missing = missingReason(f.doca_sim_sha_backend_missing, f.doca_sha_create, "libdoca_sha");
+    if (missing) caps.missingReason = missing;
     return caps;
   }
 
@@ -319,10 +314,7 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
       throw new DocaError(DocaErrorCode.NOT_SUPPORTED, "doca_sha_cap_task_hash_get_supported", caps.missingReason ?? device.info.pciAddr);
     }
     const f = shaFns();
-    const d = doca();
-    d.scratch.clear(0);
-    check(f.doca_sha_create(device[HANDLE], d.scratch.slot(0)), "doca_sha_create", device.info.pciAddr);
-    const handle = d.scratch.u64(0);
+    const handle = createContext(device, f.doca_sha_create, "doca_sha_create", device.info.pciAddr);
     const log2 = (n: number) => Math.ceil(Math.log2(n));
     let sha: Sha;
     try {
@@ -439,9 +431,5 @@ export class Sha extends CtxResource<Handle<"doca_sha">> {
 
   protected destroyNative(handle: number): void {
     check(shaFns().doca_sha_destroy(handle), "doca_sha_destroy");
-  }
-
-  protected summary(): string {
-    return this.taskSummary(this.device, this.inflight);
   }
 }

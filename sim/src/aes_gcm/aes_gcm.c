@@ -268,25 +268,25 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 	return DOCA_SUCCESS;
 }
 
+/* A capability that holds while the crypto library is loaded (cap_check) */
+#define AES_CAP_CHECK(fn) \
+	doca_error_t fn(const struct doca_devinfo *devinfo) \
+	{ \
+		return cap_check(devinfo); \
+	}
+
+/* A capability's value, reported while the crypto library is loaded: sim_cap_u32 or sim_cap_u64 (`cap`) of `value` */
+#define AES_CAP_VALUE(fn, type, cap, value) \
+	doca_error_t fn(const struct doca_devinfo *devinfo, type *out) \
+	{ \
+		return cap(devinfo, sim_crypto_unavailable() == NULL, value, out); \
+	}
+
 #define AES_TASK_API(name, WHICH) \
-	doca_error_t doca_aes_gcm_cap_task_##name##_is_supported(const struct doca_devinfo *devinfo) \
-	{ \
-		return cap_check(devinfo); \
-	} \
-	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_iv_len(const struct doca_devinfo *devinfo, \
-								   uint32_t *max_iv_len) \
-	{ \
-		return sim_cap_u32(devinfo, sim_crypto_unavailable() == NULL, SIM_AES_GCM_MAX_IV_LEN, \
-				   max_iv_len); \
-	} \
-	doca_error_t doca_aes_gcm_cap_task_##name##_is_tag_96_supported(const struct doca_devinfo *devinfo) \
-	{ \
-		return cap_check(devinfo); \
-	} \
-	doca_error_t doca_aes_gcm_cap_task_##name##_is_tag_128_supported(const struct doca_devinfo *devinfo) \
-	{ \
-		return cap_check(devinfo); \
-	} \
+	AES_CAP_CHECK(doca_aes_gcm_cap_task_##name##_is_supported) \
+	AES_CAP_VALUE(doca_aes_gcm_cap_task_##name##_get_max_iv_len, uint32_t, sim_cap_u32, SIM_AES_GCM_MAX_IV_LEN) \
+	AES_CAP_CHECK(doca_aes_gcm_cap_task_##name##_is_tag_96_supported) \
+	AES_CAP_CHECK(doca_aes_gcm_cap_task_##name##_is_tag_128_supported) \
 	doca_error_t doca_aes_gcm_cap_task_##name##_is_key_type_supported(const struct doca_devinfo *devinfo, \
 									  enum doca_aes_gcm_key_type key_type) \
 	{ \
@@ -294,18 +294,10 @@ static doca_error_t alloc_init(struct doca_aes_gcm *aes, int which, const struct
 			return DOCA_ERROR_INVALID_VALUE; \
 		return cap_check(devinfo); \
 	} \
-	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_buf_size(const struct doca_devinfo *devinfo, \
-								     uint64_t *max_buffer_size) \
-	{ \
-		return sim_cap_u64(devinfo, sim_crypto_unavailable() == NULL, SIM_AES_GCM_MAX_BUF_SIZE, \
-				   max_buffer_size); \
-	} \
-	doca_error_t doca_aes_gcm_cap_task_##name##_get_max_list_buf_num_elem(const struct doca_devinfo *devinfo, \
-									      uint32_t *max_list_num_elem) \
-	{ \
-		return sim_cap_u32(devinfo, sim_crypto_unavailable() == NULL, SIM_AES_GCM_MAX_LIST_LEN, \
-				   max_list_num_elem); \
-	} \
+	AES_CAP_VALUE(doca_aes_gcm_cap_task_##name##_get_max_buf_size, uint64_t, sim_cap_u64, \
+		      SIM_AES_GCM_MAX_BUF_SIZE) \
+	AES_CAP_VALUE(doca_aes_gcm_cap_task_##name##_get_max_list_buf_num_elem, uint32_t, sim_cap_u32, \
+		      SIM_AES_GCM_MAX_LIST_LEN) \
 	SIM_POOLED_SET_CONF(aes_gcm, name, WHICH, uint32_t, num_tasks) \
 	doca_error_t doca_aes_gcm_task_##name##_alloc_init( \
 		struct doca_aes_gcm *aes_gcm, struct doca_buf const *src_buff, struct doca_buf *dst_buff, \

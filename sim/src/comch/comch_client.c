@@ -21,15 +21,8 @@ static doca_error_t client_stop(struct doca_ctx *ctx);
 static int client_progress(struct doca_ctx *ctx);
 static bool client_waits_on_fd(const struct doca_ctx *ctx);
 
-static const struct sim_ctx_ops client_ops = {
-	.ordered_completions = true,
-	.kind = "comch_client",
-	.start = client_start,
-	.stop = client_stop,
-	.progress = client_progress,
-	.submit = comch_send_submit,
-	.waits_on_fd = client_waits_on_fd,
-};
+static const struct sim_ctx_ops client_ops =
+	COMCH_ENDPOINT_CTX_OPS("comch_client", client_start, client_stop, client_progress, client_waits_on_fd);
 
 static struct doca_comch_client *as_client(struct doca_ctx *ctx)
 {

@@ -260,6 +260,13 @@ doca_error_t comch_send_alloc_init(struct comch_endpoint *ep, struct doca_comch_
 /* Send tasks on conn submitted and not yet completed (queued to write, or completion not delivered) */
 bool comch_send_inflight_on(const struct doca_comch_connection *conn);
 doca_error_t comch_send_submit(struct doca_ctx *ctx, struct doca_task *task);
+/* The ctx ops of a Comch endpoint (server or client) named `name`: its messages complete in submission order and
+ * go out through comch_send_submit; start, stop, progress and waits_on_fd are the endpoint's own */
+#define COMCH_ENDPOINT_CTX_OPS(name, start_fn, stop_fn, progress_fn, waits_on_fd_fn) \
+	{ \
+		.ordered_completions = true, .kind = (name), .start = (start_fn), .stop = (stop_fn), \
+		.progress = (progress_fn), .submit = comch_send_submit, .waits_on_fd = (waits_on_fd_fn), \
+	}
 
 /* ---- shared endpoint helpers (comch_endpoint.c) ---- */
 

@@ -30,15 +30,8 @@ static bool server_waits_on_fd(const struct doca_ctx *ctx)
 	return true;
 }
 
-static const struct sim_ctx_ops server_ops = {
-	.ordered_completions = true,
-	.kind = "comch_server",
-	.start = server_start,
-	.stop = server_stop,
-	.progress = server_progress,
-	.submit = comch_send_submit,
-	.waits_on_fd = server_waits_on_fd,
-};
+static const struct sim_ctx_ops server_ops =
+	COMCH_ENDPOINT_CTX_OPS("comch_server", server_start, server_stop, server_progress, server_waits_on_fd);
 
 static struct doca_comch_server *as_server(struct doca_ctx *ctx)
 {

@@ -63,6 +63,15 @@ doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory)
 	return DOCA_SUCCESS;
 }
 
+/* Where a buffer points: [addr, addr+len) and its data [data, data+data_len) (a taken one, a repointed one) */
+static void point(struct doca_buf *buf, void *addr, size_t len, void *data, size_t data_len)
+{
+	buf->head = addr;
+	buf->len = len;
+	buf->data = data;
+	buf->data_len = data_len;
+}
+
 static doca_error_t take(struct doca_buf_inventory *inv, struct doca_mmap *mmap, void *addr, size_t len, void *data,
 			 size_t data_len, struct doca_buf **out)
 {
@@ -72,10 +81,7 @@ static doca_error_t take(struct doca_buf_inventory *inv, struct doca_mmap *mmap,
 	inv->free_list = buf->next;
 	inv->num_free--;
 	buf->mmap = mmap;
-	buf->head = addr;
-	buf->len = len;
-	buf->data = data;
-	buf->data_len = data_len;
+	point(buf, addr, len, data, data_len);
 	buf->claimed = 0;
 	buf->refcount = 1;
 	buf->next = NULL;
@@ -171,10 +177,7 @@ doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *ad
 	err = check_buf_range(__func__, mmap, buf, addr, len, data, data_len);
 	if (err != DOCA_SUCCESS)
 		return err;
-	buf->head = addr;
-	buf->len = len;
-	buf->data = data;
-	buf->data_len = data_len;
+	point(buf, addr, len, data, data_len);
 	return DOCA_SUCCESS;
 }
 
