@@ -345,6 +345,17 @@ describe("a stop that arrives as the work ends is reported (issue 32 item 1)", (
   }
 });
 
+describe("work a task awaits only later fails meanwhile", () => {
+  test("the task fails with that error in one line, at once (no Uncaught trace, no crash)", { timeout: 90_000 }, async () => {
+    const t0 = Date.now();
+    const r = await startChild(join(repoRoot, "tests", "helpers", "tasks", "stray-rejection.ts"), [], {}, 60_000).done;
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stderr, "stray-rejection: error: the peer went away while a message was on its way\n");
+    assert.ok(Date.now() - t0 < 15_000, "it did not wait for the rest of the work (20 s)");
+    noTrace(r.stderr);
+  });
+});
+
 /**
  * The pids of `pid`'s children running rdma-copy (empty once both sides are gone), from /proc: the threads' children
  * lists and each child's command line (Node's tsx keeps a child of its own, esbuild, for the whole run).

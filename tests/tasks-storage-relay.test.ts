@@ -20,13 +20,28 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A storage target that answers a query (1 MiB of 4 KiB blocks) and every other request with an empty answer,
  * or (close) hangs up 300 ms after the relay connected; `types` are the message types it received. */
-async function fakeTarget(mode: "answer" | "close"): Promise<{ server: Server; port: number; types: number[] }> {
+async function fakeTarget(mode: "answer" | "close" | "flood"): Promise<{ server: Server; port: number; types: number[] }> {
   const types: number[] = [];
   const sockets: Socket[] = [];
   const server = createServer((socket) => {
     sockets.push(socket);
+    socket.on("error", () => {});
     if (mode === "close") {
       setTimeout(() => socket.destroy(), 300);
+      return;
+    }
+    if (mode === "flood") {
+      // error_response answers to no request (id 999999, 60 KB of text each), as fast as the relay reads them
+      const text = new TextEncoder().encode("x".repeat(60_000));
+      const m = new Uint8Array(24 + text.length);
+      const v = new DataView(m.buffer);
+      [20 + text.length, 0, 999_999, 0, 1, text.length].forEach((x, i) => v.setUint32(i * 4, x));
+      m.set(text, 24);
+      const flood = () => {
+        while (!socket.destroyed && socket.write(m)) { /* until the socket pushes back */ }
+      };
+      socket.on("drain", flood);
+      flood();
       return;
     }
     let pending = new Uint8Array(0);
@@ -111,6 +126,19 @@ describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
       const r = await ended(relay, 60_000);
       assert.equal(r.code, 1, r.stderr);
       oneErrorLine(r.stderr, /^storage-relay: error: the storage target 127\.0\.0\.1:\d+ closed the connection while the relay waited for the host$/m);
+    } finally {
+      target.server.close();
+    }
+  });
+
+  test("a target that sends what nothing asked for, endlessly: exit 1 at once, memory bounded", { timeout: 120_000 }, async () => {
+    const w = space("relay-target-flood");
+    const target = await fakeTarget("flood");
+    try {
+      const relay = startRelay(w, target.port, uniqueName("relay"));
+      const r = await ended(relay, 60_000);
+      assert.equal(r.code, 1, r.stderr);
+      oneErrorLine(r.stderr, /^storage-relay: error: the storage target 127\.0\.0\.1:\d+ sent more than 64 control messages nothing asked for \(the last a error_response\) while the relay waited for the host$/m);
     } finally {
       target.server.close();
     }

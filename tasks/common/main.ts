@@ -45,6 +45,17 @@ function debugWanted(): boolean {
  * usage errors, the signal's status (130/143) for an interruption, 1 otherwise. `speaker` is the name lines start with
  * (default the task's; dma-copy's, once its side is known, "dma-copy: host side" as its log lines).
  */
+/**
+ * A Promise that rejects with the first rejection no code handled while the task runs (a Promise started and only
+ * awaited later, which failed meanwhile): the task fails with it like with any error, in one line, instead of
+ * Deno's "Uncaught (in promise)" trace or Node's crash with a stack.
+ */
+function strayRejection(): Promise<never> {
+  const stray = new Promise<never>((_, reject) => process.once("unhandledRejection", (reason) => reject(reason)));
+  stray.catch(() => {}); // the race reports it; this Promise itself is never a stray one
+  return stray;
+}
+
 export async function runMain(fn: () => Promise<number | void> | number | void, speaker: () => string = taskSpeaker): Promise<never> {
   installStopHandlers();
   let code = 0;
@@ -56,7 +67,7 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
     } catch (e) {
       if (!missingPermissionIn(e as Error)) throw e;
     }
-    code = (await fn()) ?? 0;
+    code = (await Promise.race([fn(), strayRejection()])) ?? 0;
     // A stop that arrived as the work ended is reported, never swallowed (exit 0 would tell a script nothing
     // happened): first the loop is let to deliver one that came during the task's last synchronous code.
     if (code === 0 || code === 1) {

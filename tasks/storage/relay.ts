@@ -33,6 +33,16 @@ export const DEFAULT_CHANNEL = "doca_storage_comch";
 export const MAX_TRANSACTIONS = 4096;
 const RDMA_ACCESS = Access.LOCAL_READ_WRITE | Access.RDMA_READ | Access.RDMA_WRITE;
 
+/**
+ * Messages no reader has asked for yet, at most, per link. The session asks one question at a time, so a peer
+ * following the protocol leaves at most a few unread; one that sends what nobody asked for (answers to no request,
+ * as fast as it can) would otherwise grow this side's memory without bound.
+ */
+export const MAX_UNREAD_MESSAGES = 64;
+
+/** A peer sent more than MAX_UNREAD_MESSAGES messages nobody asked for (wireError names the peer). */
+class UnaskedError extends Error {}
+
 /** Messages arriving on one link, in order; a reader waits for the next, or for the one answering an id. */
 class Inbox {
   #queue: ControlMessage[] = [];
@@ -44,7 +54,8 @@ class Inbox {
   deliver(m: ControlMessage): void {
     const i = this.#waiters.findIndex((w) => w.want(m));
     if (i >= 0) this.#waiters.splice(i, 1)[0].resolve(m);
-    else this.#queue.push(m);
+    else if (this.#queue.length < MAX_UNREAD_MESSAGES) this.#queue.push(m);
+    else throw new UnaskedError(`sent more than ${MAX_UNREAD_MESSAGES} control messages nothing asked for (the last a ${m.type})`);
   }
 
   fail(e: Error): void {
@@ -309,14 +320,20 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
     const free = bufs.map((_, i) => i);
     const freed: (() => void)[] = [];
     const inFlight = new Set<Promise<void>>();
-    while (running) {
+    // A send that fails (the target gone mid-run) ends the pump with its error at the next turn; each send's own
+    // Promise is handled here, never left to reject with nobody listening
+    let sendError: unknown;
+    while (running && sendError === undefined) {
       const message = await receiveUntilStopped(() => from.recv());
       if (message === undefined) break;
-      while (free.length === 0) await new Promise<void>((r) => freed.push(r));
+      while (free.length === 0 && sendError === undefined) await new Promise<void>((r) => freed.push(r));
+      if (sendError !== undefined) break;
       const slot = free.pop()!;
       memory.bytes.set(message.bytes.subarray(0, IO_MESSAGE_SIZE), slot * IO_MESSAGE_SIZE);
       stats.requests++;
-      const sent: Promise<void> = to.send(bufs[slot]).finally(() => {
+      const sent: Promise<void> = to.send(bufs[slot]).catch((e) => {
+        sendError ??= e;
+      }).finally(() => {
         inFlight.delete(sent);
         free.push(slot);
         freed.shift()?.();
@@ -324,6 +341,7 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
       inFlight.add(sent);
     }
     await Promise.allSettled([...inFlight]);
+    if (sendError !== undefined) throw sendError;
   }
 
   /** Target → host: each answer marked a result and produced to the host's consumer. */
@@ -341,6 +359,7 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
 /** A peer's undecodable bytes as an error naming that peer (other errors pass as they are). */
 function wireError(e: unknown, peer: string): Error {
   if (e instanceof WireError) return new WireError(`${peer} sent bytes that are not a storage control message: ${e.message}`, { cause: e });
+  if (e instanceof UnaskedError) return new Error(`${peer} ${e.message}`, { cause: e });
   return e as Error;
 }
 
