@@ -10,6 +10,10 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { type Chunk, receiveThroughWindow, sendThroughWindow } from "../tasks/transfer/window.ts";
+import { FileReader, SourceChangedError } from "../tasks/transfer/local-file.ts";
+import { appendFileSync, closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const SLOT = 4096;
 const SLOTS = 3;
@@ -208,4 +212,65 @@ describe("the window's sender", () => {
       await assert.rejects(bad, new RegExp(`release of slot ${SLOTS + 5}`));
     },
   );
+});
+
+describe("a source file that changes while it is sent (an outside attack: exit 0 and 'verified' for a mix)", () => {
+  const withFile = async (fn: (path: string) => Promise<void> | void) => {
+    const dir = mkdtempSync(join(tmpdir(), "doca-source-change-"));
+    try {
+      const path = join(dir, "source");
+      writeFileSync(path, honest);
+      await fn(path);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  // a change is told apart by size, modification and change time: wait out the file system's clock granularity
+  const later = () => new Promise<void>((r) => setTimeout(r, 30));
+
+  test("the window's sender fails before its checksum leaves when the file was written during the copy", async () => {
+    await withFile(async (path) => {
+      using reader = new FileReader(path, SIZE);
+      const queue: Chunk[] = [];
+      let checksumSent = false;
+      const memory = new Uint8Array(SLOTS * SLOT);
+      const sent = sendThroughWindow({
+        size: SIZE,
+        slotCount: SLOTS,
+        slotSize: SLOT,
+        view: (slot, length) => memory.subarray(slot * SLOT, slot * SLOT + length),
+        reader,
+        hash: { update() {} },
+        announce: async (c) => {
+          queue.push(c);
+          if (c.offset === SLOT) {
+            // someone rewrites the file's beginning in place, after it was read and sent
+            await later();
+            const fd = openSync(path, "r+");
+            writeSync(fd, new Uint8Array(100).fill(1), 0, 100, 0);
+            closeSync(fd);
+          }
+        },
+        nextRelease: async () => {
+          while (queue.length === 0) await tick();
+          const c = queue.shift()!;
+          return { slot: c.slot };
+        },
+        badRelease: (r) => new Error(`release of slot ${r.slot}`),
+      }).then(() => (checksumSent = true));
+      await assert.rejects(sent, (e: Error) => e instanceof SourceChangedError && /changed while it was copied \(it was written to\)/.test(e.message));
+      assert.equal(checksumSent, false);
+    });
+  });
+
+  test("a file that grew, or whose size is not the one offered, is refused", async () => {
+    await withFile(async (path) => {
+      using reader = new FileReader(path, SIZE);
+      reader.assertUnchanged(); // untouched: fine
+      await later();
+      appendFileSync(path, "more");
+      assert.throws(() => reader.assertUnchanged(), new RegExp(`its size went from ${SIZE} to ${SIZE + 4} bytes`));
+      assert.throws(() => new FileReader(path, SIZE), (e: Error) => e instanceof SourceChangedError && /changed before it was read: \d+ bytes, not the \d+ offered/.test(e.message));
+    });
+  });
 });

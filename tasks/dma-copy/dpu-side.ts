@@ -112,8 +112,9 @@ async function classicDpu(ctx: SessionContext, out: AtomicFile | undefined, size
     const copy = (from: TransferEnd, to: TransferEnd) =>
       raceAbort(guardDma(ctx, dmaTransfer({ dma, pe, inventory, from, to, length: size }), 0), ctx.signal, "the DMA copy ran");
     if (have) {
-      using reader = new FileReader(options.file);
+      using reader = new FileReader(options.file, size);
       reader.readExactly(memory.bytes, 0);
+      reader.assertUnchanged();
       await copy(localEnd, remoteEnd);
     } else {
       await copy(remoteEnd, localEnd);
@@ -164,7 +165,7 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
   // slot of the same number. Its local slots are not exported: only its own DMA fills them.
   const window = dmaCopyWindow(messenger, { peer: "host", slots: memory, slotCount, slotSize, size, onProgress: bar.update.bind(bar) });
   if (out === undefined) {
-    using reader = new FileReader(options.file);
+    using reader = new FileReader(options.file, size);
     await sendThroughWindow({
       ...window,
       reader,

@@ -45,8 +45,9 @@ async function classicHost(ctx: SessionContext, have: boolean, size: number): Pr
   // DOCA memory ranges cannot be empty: a 0-byte file still exports one byte nobody copies.
   using memory = NativeMemory.alloc(Math.max(size, 1));
   if (have && size > 0) {
-    using reader = new FileReader(options.file);
+    using reader = new FileReader(options.file, size);
     reader.readExactly(memory.bytes.subarray(0, size), 0);
+    reader.assertUnchanged();
   }
   const out = have ? undefined : AtomicFile.create(options.file);
   try {
@@ -89,7 +90,7 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
   let out: AtomicFile | undefined;
   try {
     if (have) {
-      using reader = new FileReader(options.file);
+      using reader = new FileReader(options.file, size);
       await sendThroughWindow({ ...window, reader });
     } else {
       out = AtomicFile.create(options.file);

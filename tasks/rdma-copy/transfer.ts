@@ -168,7 +168,7 @@ export async function sendFile(
   const slots = Math.max(1, Math.min(o.slots, Math.ceil(size / chunk) || 1));
   const local = new Window(link, slots, chunk, o.mode === "read" ? Access.RDMA_READ : 0);
   o.defer(() => local.close());
-  using reader = new FileReader(path);
+  using reader = new FileReader(path, size);
   {
     await channel.send({ type: "OFFER", v: 1, size, chunk, slots, mode: o.mode, ...(o.mode === "read" ? { window: local.describe(link) } : {}) }, "offering the file to the receiver");
     const accept = await channel.recv("waiting for the receiver to accept", "ACCEPT");

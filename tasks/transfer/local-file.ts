@@ -2,7 +2,7 @@
  * The local end of a copy: does this side have the file (then it sends), and sequential reads straight into
  * native memory views. Like NVIDIA's application, "has the file" means it exists and is readable here.
  */
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { UsageError } from "../common/cli.ts";
 
@@ -30,12 +30,36 @@ export function probeLocalFile(path: string, flag = "-f/--file"): LocalFile {
   return { have: true, size: stat.size };
 }
 
+/**
+ * The file a copy sends changed while it was read (written in place, grown, or its size no longer the one offered):
+ * the bytes sent are of no version of it, so the sender fails before its checksum leaves and the receiver commits
+ * nothing. A verified checksum alone would not tell: it covers exactly the mix that was sent.
+ */
+export class SourceChangedError extends Error {}
+
 export class FileReader implements Disposable {
   readonly #fd: number;
+  readonly #opened: Stats;
   readonly path: string;
-  constructor(path: string) {
+  /** `expectedSize`: the size offered to the peer (a file already different from it is refused at once). */
+  constructor(path: string, expectedSize?: number) {
     this.path = path;
     this.#fd = openSync(path, "r");
+    this.#opened = fstatSync(this.#fd);
+    if (expectedSize !== undefined && this.#opened.size !== expectedSize) {
+      closeSync(this.#fd);
+      throw new SourceChangedError(`${path} changed before it was read: ${this.#opened.size} bytes, not the ${expectedSize} offered; nothing was sent`);
+    }
+  }
+
+  /**
+   * After the last read, before the checksum leaves: the file's size, modification and change times are the ones it
+   * had when it was opened, or SourceChangedError.
+   */
+  assertUnchanged(): void {
+    const now = fstatSync(this.#fd), then = this.#opened;
+    const how = now.size !== then.size ? `its size went from ${then.size} to ${now.size} bytes` : now.mtimeMs !== then.mtimeMs || now.ctimeMs !== then.ctimeMs ? "it was written to" : undefined;
+    if (how) throw new SourceChangedError(`${this.path} changed while it was copied (${how}): the copy would match no version of it, so nothing is committed; copy it again once it is no longer written`);
   }
 
   /** Fills `into` from `position`; a file that shrank underneath us is an error, never silent zeros. */

@@ -29,6 +29,8 @@ export interface Hasher {
 /** Where a sender's chunks come from (a FileReader). */
 export interface ChunkSource {
   readExactly(into: Uint8Array, position: number): void;
+  /** After the last read: throws when the file changed while it was read (FileReader.assertUnchanged). */
+  assertUnchanged?(): void;
 }
 
 /** Where a receiver's chunks go (an AtomicFile, committed or aborted by the caller). */
@@ -115,6 +117,7 @@ export async function sendThroughWindow(o: SenderEnds): Promise<void> {
     o.onProgress?.(released);
   }
   await failure.race(announced);
+  o.reader.assertUnchanged?.(); // before the checksum leaves: a file written meanwhile is no file the peer may keep
 }
 
 export interface ReceiverEnds extends WindowGeometry {
