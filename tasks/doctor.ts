@@ -65,6 +65,7 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
         for (const s of r.symbols.renamed) {
           if (s.resolvedAs !== s.name) out.push(`  ${s.name}: ${s.resolvedAs ? `called ${s.resolvedAs} in this DOCA` : "missing in this DOCA"}`);
         }
+        for (const u of r.symbols.optionalUnloadable ?? []) out.push(`  ${u.library}  ${u.path}  NOT LOADED: ${u.reason}`);
         out.push(`  optional functions missing: ${r.symbols.optionalMissing.join(", ") || "none"}`);
       }
       break;
