@@ -11,7 +11,7 @@
 import { after, describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -248,6 +248,15 @@ describe("README.md's bare deno and bun commands work after the quick start", ()
     });
     assert.equal(r.status, 0, `${pathLine[1]}: ${r.stderr}`);
     assert.deepEqual(r.stdout.trim().split("\n"), [join(repoRoot, "node_modules", "deno", "deno"), join(repoRoot, "node_modules", ".bin", "bun")]);
+  });
+});
+
+describe("what the docs' commands leave in the repository is not shown as new work", () => {
+  // docs/USAGE.md has you run `npm pack` here; its tarball showed up in `git status`, one `git add -A` from a commit
+  test("git ignores npm pack's tarball", { skip: !existsSync(join(repoRoot, ".git")) && "not a git checkout", timeout: 30_000 }, () => {
+    const version = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
+    const r = spawnSync("git", ["check-ignore", "-q", `doca-ts-${version}.tgz`], { cwd: repoRoot, timeout: 20_000 });
+    assert.equal(r.status, 0, `git does not ignore doca-ts-${version}.tgz (${r.error?.message ?? r.stderr})`);
   });
 });
 
