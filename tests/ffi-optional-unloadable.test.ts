@@ -123,6 +123,9 @@ test("ffi: broken optional libraries count as absent; the load, DMA and doctor g
     assert.equal(r.rdmaCreateMissing, true);
     assert.match(r.errors[0], /^DOCA_ERROR_NOT_SUPPORTED doca_rdma_\w+ failed: .*libdoca_rdma \(.*\) could not be loaded: truncated/);
     assert.match(r.errors[1], /^DOCA_ERROR_NOT_SUPPORTED /);
+    assert.match(r.missingReasons[0], /^libdoca_compress \(.*libdoca_compress\.so\) could not be loaded: not an ELF file/);
+    assert.match(r.missingReasons[1], /^libdoca_sha \(.*\) could not be loaded: built for aarch64/);
+    assert.match(r.missingReasons[2], /^libdoca_aes_gcm \(.*\) could not be loaded: .*libdocats_gone\.so/);
 
     const { code: doctorCode, report } = await runDoctor(dir);
     assert.equal(doctorCode, 1); // problems found

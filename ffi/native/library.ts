@@ -291,6 +291,17 @@ export function requireFns<K extends keyof DocaFns>(...names: K[]): DocaFns & Pr
   return fns as DocaFns & PresentFns<K>;
 }
 
+/**
+ * Why an optional library's functions are missing, in words: "this DOCA has no libdoca_sha", or, when the file is
+ * there but could not be loaded, which file and why.
+ */
+export function missingLibraryReason(library: OptionalDocaLibrary): string {
+  const unloadable = doca().info.optionalUnloadable.find((u) => u.library === library);
+  return unloadable
+    ? `libdoca_${library} (${unloadable.path}) could not be loaded: ${unloadable.reason}`
+    : `this DOCA has no libdoca_${library}`;
+}
+
 /** Live DOCA objects per the software device (doca_sim_live_objects), or undefined on real DOCA. */
 export function liveObjects(): number | undefined {
   const live = doca().fns.doca_sim_live_objects;

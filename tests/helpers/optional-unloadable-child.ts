@@ -4,7 +4,7 @@
  * happened, or the load error.
  */
 import process from "node:process";
-import { DocaError, loadDoca, openDevice, ProgressEngine, Rdma, Sha } from "../../mod.ts";
+import { AesGcm, Compress, DocaError, loadDoca, openDevice, ProgressEngine, Rdma, Sha } from "../../mod.ts";
 import { doca } from "../../ffi/native/library.ts";
 import { localDmaCopy } from "./local-dma-copy.ts";
 
@@ -35,4 +35,6 @@ process.stdout.write(JSON.stringify({
   hasShaCreate: doca().has("doca_sha_create"),
   rdmaCreateMissing: info.optionalMissing.includes("doca_rdma_create"),
   errors,
+  // the reasons the capability reports give: the file that could not be loaded, not "this DOCA has no …"
+  missingReasons: [Compress.caps(dev).missingReason, Sha.caps(dev).missingReason, AesGcm.unavailableReason()],
 }) + "\n");
