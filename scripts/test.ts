@@ -30,20 +30,31 @@ import { dotRows } from "./dot-rows.ts";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
 
-const { values, positionals } = parseArgs({
-  args: process.argv.slice(2),
-  allowPositionals: true,
-  options: {
-    runtime: { type: "string", default: "deno,bun,node" },
-    slow: { type: "boolean", default: false },
-    shuffle: { type: "string" },
-    "no-strict": { type: "boolean", default: false },
-    busy: { type: "boolean", default: false },
-    jobs: { type: "string", default: "1" },
-    timeout: { type: "string" },
-    help: { type: "boolean", short: "h", default: false },
-  },
-});
+/** The flags; a bad one ends the run the way the tasks end one: a line naming it and exit 2, not a stack trace. */
+function flags() {
+  try {
+    return parseArgs({
+      args: process.argv.slice(2),
+      allowPositionals: true,
+      options: {
+        runtime: { type: "string", default: "deno,bun,node" },
+        slow: { type: "boolean", default: false },
+        shuffle: { type: "string" },
+        "no-strict": { type: "boolean", default: false },
+        busy: { type: "boolean", default: false },
+        jobs: { type: "string", default: "1" },
+        timeout: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    // "Unknown option '--bogus'. To specify a positional argument …": its first sentence says it all
+    const message = (error as Error).message.split(/(?<=\.)\s|\n/)[0].replace(/\.$/, "");
+    console.error(`test: ${message} (see --help)`);
+    process.exit(2);
+  }
+}
+const { values, positionals } = flags();
 
 if (values.help) {
   console.log(
