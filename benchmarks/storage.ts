@@ -18,6 +18,7 @@ import { buildFolder, buildPrograms, flow, generateGgaContent, ggaAvailable, gga
 import { join } from "node:path";
 import { atLeast, formatTable, median, round3, type Row } from "./rows.ts";
 import { parseFlags, positiveInt, UsageError } from "../tasks/common/cli.ts";
+import { runBenchCommand } from "./command.ts";
 
 const FLAGS = { rounds: { type: "string" }, ops: { type: "string" }, json: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
 const BLOCK = 4096;
@@ -107,4 +108,4 @@ async function main(): Promise<void> {
   if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2) + "\n");
 }
 
-await main();
+await runBenchCommand("bench:storage", main);
