@@ -55,6 +55,16 @@ interface DoctorJson {
   selfTests: { localDma: { ok: boolean } };
 }
 
+/** A task under this runtime against `dir`: its exit status and stderr. */
+function runTask(dir: string, name: string, args: string[]): Promise<{ code: number; stderr: string }> {
+  const { command, args: argv } = runtimeCommand(join(repoRoot, "tasks", `${name}.ts`), args);
+  return new Promise((resolve) => {
+    execFile(command, argv, { cwd: repoRoot, env: { ...process.env, DOCA_LIB_DIR: dir, DOCA_SIM_DIR: simDir, NO_COLOR: "1" }, timeout: 90_000 }, (error, _stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stderr });
+    });
+  });
+}
+
 /** `doctor --json` under this runtime against `dir`: its exit status and report (it exits 1 when it found problems). */
 function runDoctor(dir: string): Promise<{ code: number; report: DoctorJson }> {
   const { command, args } = runtimeCommand(join(repoRoot, "tasks/doctor.ts"), ["--json"]);
@@ -140,6 +150,12 @@ test("ffi: broken optional libraries count as absent; the load, DMA and doctor g
     assert.match(problem.problem, /is present but cannot be loaded: truncated: 1000 bytes/);
     assert.match(problem.fix, /libdoca_rdma\.so with a working copy/);
     assert.equal(report.selfTests.localDma.ok, true);
+
+    // the RDMA tasks name the file and the reason too, not "this DOCA has no libdoca_rdma"
+    writeFileSync(join(dir, "send.bin"), "x");
+    const rdmaCopy = await runTask(dir, "rdma-copy", ["--send", join(dir, "send.bin"), "--connect", "127.0.0.1:9", "--timeout", "1"]);
+    assert.equal(rdmaCopy.code, 1, rdmaCopy.stderr);
+    assert.match(rdmaCopy.stderr, /^rdma-copy: error: .*libdoca_rdma\.so could not be loaded \(truncated: 1000 bytes.*\): RDMA tasks need it/m);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
