@@ -15,6 +15,8 @@ export interface DotRows {
   push(chunk: string): void;
   /** The end of the output: the last partial line and the row in progress are written. */
   end(): void;
+  /** Ends the row in progress (before the other stream writes to the same screen), so a line never starts mid-row. */
+  breakRow(): void;
 }
 
 export function dotRows(write: (text: string) => void, width = 50): DotRows {
@@ -34,6 +36,10 @@ export function dotRows(write: (text: string) => void, width = 50): DotRows {
     write(`${text}\n`);
   };
   return {
+    breakRow() {
+      if (inRow > 0) write("\n");
+      inRow = 0;
+    },
     push(chunk) {
       pending += chunk;
       let at: number;

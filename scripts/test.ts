@@ -241,7 +241,7 @@ function run(runtime: RuntimeRun, timeoutMinutes: number, logPath?: string): Pro
   return new Promise((done) => {
     const child = spawn(runtime.command, runtime.args(junit), {
       cwd: root,
-      stdio: ["ignore", runtime.dotPerLine ? "pipe" : log ?? "inherit", log ?? "inherit"],
+      stdio: ["ignore", runtime.dotPerLine ? "pipe" : log ?? "inherit", runtime.dotPerLine ? "pipe" : log ?? "inherit"],
       env: { ...process.env, ...deviceEnv, ...runtime.env, ...scope.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
       detached: true,
     });
@@ -251,6 +251,12 @@ function run(runtime: RuntimeRun, timeoutMinutes: number, logPath?: string): Pro
     if (rows) {
       child.stdout!.setEncoding("utf8");
       child.stdout!.on("data", (chunk: string) => rows.push(chunk));
+      // its stderr (the software device's strict reports, say) starts on a line of its own, never after a row's dots
+      child.stderr!.on("data", (chunk: Uint8Array) => {
+        rows.breakRow();
+        if (log === undefined) process.stderr.write(chunk);
+        else writeSync(log, chunk);
+      });
     }
     if (child.pid !== undefined) runnerGroups.add(child.pid);
     // A hung runner must not hang CI: kill its whole process group when the budget runs out.

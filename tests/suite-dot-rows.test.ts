@@ -31,3 +31,16 @@ test("suite: plain lines, a last line without newline, and a pipe's \\r\\n", { t
   assert.equal(run(["..\n"]), "..\n"); // two dots on one line are a line, not marks
   assert.equal(run([".\n".repeat(50)]), ".".repeat(50) + "\n"); // a full row ends once
 });
+
+test("suite: another stream's line never starts after a row's dots", { timeout: 10_000 }, () => {
+  let out = "";
+  const rows = dotRows((text) => (out += text));
+  rows.push(".\n.\n");
+  rows.breakRow();
+  out += "[doca-sim 1] strict: a report\n"; // the runner's stderr, on the same screen
+  rows.breakRow(); // nothing in progress: no empty line
+  rows.push(".\n");
+  rows.end();
+  assert.equal(out, "..\n[doca-sim 1] strict: a report\n.\n");
+});
+
