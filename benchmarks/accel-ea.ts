@@ -16,10 +16,19 @@ import { buildCDriver } from "./c-driver.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
 import { CellClock } from "./accel-cell.ts";
 
-const { values } = parseArgs({
-  args: process.argv.slice(2),
-  options: { seconds: { type: "string" }, batch: { type: "string" }, json: { type: "boolean" }, driver: { type: "string" }, "no-direct": { type: "boolean" }, help: { type: "boolean", short: "h" } },
-});
+/** The flags; a bad one is one line naming it and exit 2 (it was Deno's uncaught TypeError with a stack trace). */
+function flags() {
+  try {
+    return parseArgs({
+      args: process.argv.slice(2),
+      options: { seconds: { type: "string" }, batch: { type: "string" }, json: { type: "boolean" }, driver: { type: "string" }, "no-direct": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    });
+  } catch (error) {
+    console.error(`bench:accel-ea: ${(error as Error).message.split(/(?<=\.)\s|\n/)[0].replace(/\.$/, "")} (see --help)`);
+    process.exit(2);
+  }
+}
+const { values } = flags();
 if (values.help) {
   console.log(`Usage: accel-ea.ts [--seconds S (default 1)] [--batch N (default 32)] [--json] [--driver PATH] [--no-direct]
   --driver PATH  a built accel-ea-driver (default: build it)

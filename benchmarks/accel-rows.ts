@@ -11,7 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { buildCDriver } from "./c-driver.ts";
-import { median, round3, type Row } from "./rows.ts";
+import { atLeast, median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 
 export interface AccelSettings {
@@ -75,7 +75,7 @@ const modeName = (name: string, batched: boolean) => (batched ? `${name} (batche
 const DEVICE_TARGET = 0.9;
 
 function targeted(row: Omit<Row, "target" | "met">, goal: number | undefined): Row {
-  return goal === undefined ? row : { ...row, target: `≥ ${goal}×`, met: row.ratio !== null && row.ratio >= goal };
+  return goal === undefined ? row : { ...row, target: `≥ ${goal}×`, met: row.ratio !== null && atLeast(row.ratio, goal) };
 }
 
 /** Deflate and SHA-256 rows: doca-ts per runtime, C on the device, the library from C. */

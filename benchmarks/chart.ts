@@ -4,7 +4,7 @@
  * is green when the run met the target, red when it missed. Plain SVG text (no dependency), so benchmarks/README.md
  * shows it on any viewer and a diff shows what moved.
  */
-import { formatSize, type Row } from "./rows.ts";
+import { formatRatio, formatSize, type Row } from "./rows.ts";
 
 /** The number a target like "≥ 0.8×" names, or undefined when it names none. */
 export function targetRatio(target: string | undefined): number | undefined {
@@ -48,7 +48,7 @@ export function headlineChart(rows: Row[], title: string): string {
       `<rect x="${LABEL_WIDTH}" y="${y + 3}" width="${x(r.ratio!) - LABEL_WIDTH}" height="${ROW_HEIGHT - 8}" ` +
         `fill="${r.met ? "#3a8f3a" : "#c0392b"}"/>`,
       `<line x1="${x(target)}" y1="${y}" x2="${x(target)}" y2="${y + ROW_HEIGHT - 2}" stroke="black" stroke-width="2"/>`,
-      `<text x="${LABEL_WIDTH + BAR_WIDTH + 8}" y="${y + 14}">${r.ratio!.toFixed(2)}× ${escapeXml(r.against ?? "")}</text>`,
+      `<text x="${LABEL_WIDTH + BAR_WIDTH + 8}" y="${y + 14}">${formatRatio(r.ratio!)}× ${escapeXml(r.against ?? "")}</text>`,
     );
   });
   out.push("</svg>");

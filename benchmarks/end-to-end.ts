@@ -18,7 +18,7 @@ import { benchTempDir } from "./command.ts";
 import { join } from "node:path";
 import { DPU_LISTENING, repoRoot } from "../tasks/common/run-pair.ts";
 import { npmPackInto } from "../tools/npm-pack.ts";
-import { median, round3, type Row } from "./rows.ts";
+import { atLeast, atMost, below, median, round3, type Row } from "./rows.ts";
 import { RUNTIME_LABEL, type RuntimeName, runtimeArgv } from "./runtimes.ts";
 import { measured } from "./measured.ts";
 import { copyReferences, REFERENCE_LABEL, type ReferenceName, type Role } from "./copy-references.ts";
@@ -286,7 +286,7 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
           const ratio = median(ratios);
           rows.push({
             section, name: kind.name, runtime: runner.label, size: plan.fileSize, value, unit: "MiB/s", ratio: round3(ratio), against: REFERENCE_LABEL[ref],
-            ...(targeted ? { target: `≥ ${TARGET}×`, met: ratio >= TARGET } : {}),
+            ...(targeted ? { target: `≥ ${TARGET}×`, met: atLeast(ratio, TARGET) } : {}),
           });
         }
         for (const [side, seconds] of cell.cpuPerGiB) {
@@ -298,7 +298,7 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
         }
         for (const [side, kib] of Object.entries(cell.rssKiB)) {
           const mib = kib / 1024;
-          rows.push({ section, name: `${kind.name}, ${side} peak RSS`, runtime: runner.label, size: plan.fileSize, value: round3(mib), unit: "MiB", ratio: null, against: null, target: "≤ 128 MiB", met: mib <= 128 });
+          rows.push({ section, name: `${kind.name}, ${side} peak RSS`, runtime: runner.label, size: plan.fileSize, value: round3(mib), unit: "MiB", ratio: null, against: null, target: "≤ 128 MiB", met: atMost(mib, 128) });
         }
       }
     }
@@ -320,7 +320,7 @@ export async function runEndToEnd(plan: EndToEndPlan): Promise<Row[]> {
       const limit = coldCopyLimit(runner.label);
       rows.push({
         section, name: "dma-copy 1 MiB host → DPU, wall time (2 cold processes)", runtime: runner.label, size: MiB, value: round3(wall), unit: "s", ratio: null, against: null,
-        ...(limit ? { target: `< ${limit} s`, met: wall < limit } : {}),
+        ...(limit ? { target: `< ${limit} s`, met: below(wall, limit) } : {}),
       });
       // Mostly start-up: what the CPU per GiB rows above include once per copy.
       rows.push({ section, name: "dma-copy 1 MiB host → DPU, CPU (both sides)", runtime: runner.label, size: MiB, value: round3(median(cpus)), unit: "s", ratio: null, against: null });

@@ -30,6 +30,26 @@ export function round3(x: number): number {
   return Number.isFinite(x) ? Number(x.toPrecision(3)) : x;
 }
 
+/**
+ * A ratio as the table, the Markdown and the chart show it: its three significant digits, trailing zeros kept
+ * ("0.795", "1.00", "12.3"), the digits round3 stores in the JSON. (Two decimals showed 0.795 as "0.80", beside a
+ * verdict of ✗ against ≥ 0.8.)
+ */
+export function formatRatio(x: number): string {
+  if (!Number.isFinite(x)) return String(x);
+  const s = x.toPrecision(3);
+  return s.includes("e") ? String(Number(s)) : s;
+}
+
+// A target's verdict is taken on the figure as shown (round3), never on the unrounded one, so a row can never read
+// "0.800× ≥ 0.8× ✗" or "128 MiB ≤ 128 MiB ✗": the digits on the screen decide.
+/** `x` as shown is at least `bound`. */
+export const atLeast = (x: number, bound: number): boolean => round3(x) >= bound;
+/** `x` as shown is at most `bound`. */
+export const atMost = (x: number, bound: number): boolean => round3(x) <= bound;
+/** `x` as shown is below `bound`. */
+export const below = (x: number, bound: number): boolean => round3(x) < bound;
+
 export function formatSize(bytes: number | null): string {
   if (bytes === null) return "";
   for (const [unit, n] of [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]] as const) {
@@ -39,7 +59,7 @@ export function formatSize(bytes: number | null): string {
 }
 
 function cells(r: Row): string[] {
-  const ratio = r.ratio === null ? "" : `${r.ratio.toFixed(2)}× ${r.against}`;
+  const ratio = r.ratio === null ? "" : `${formatRatio(r.ratio)}× ${r.against}`;
   const target = r.target ? `${r.target} ${r.met ? "✓" : "✗"}` : "";
   return [r.name, r.runtime, formatSize(r.size), `${r.value} ${r.unit}`, ratio, target];
 }

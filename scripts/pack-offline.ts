@@ -34,15 +34,24 @@ machine's architecture, aarch64-linux-gnu-gcc for aarch64) and a launcher. On th
   --out          archive path
   --no-prebuild  ship only the device's sources (built on first use on the target, which then needs cc)`;
 
-const { values } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    arch: { type: "string", default: "aarch64" },
-    out: { type: "string" },
-    "no-prebuild": { type: "boolean", default: false },
-    help: { type: "boolean", short: "h", default: false },
-  },
-});
+/** The flags; one it does not know is one line and exit 2 (it was Deno's uncaught TypeError with a stack trace). */
+function flags() {
+  try {
+    return parseArgs({
+      args: process.argv.slice(2),
+      options: {
+        arch: { type: "string", default: "aarch64" },
+        out: { type: "string" },
+        "no-prebuild": { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    console.error(`pack-offline: ${(error as Error).message.split(/(?<=\.)\s|\n/)[0].replace(/\.$/, "")} (see --help)`);
+    process.exit(2);
+  }
+}
+const { values } = flags();
 if (values.help) {
   console.log(HELP);
   process.exit(0);

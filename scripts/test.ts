@@ -25,24 +25,36 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { currentRuntime } from "../ffi/load/runtime.ts";
 import { openRunScope } from "./test-run-scope.ts";
+import { dotRows } from "./dot-rows.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
 
-const { values, positionals } = parseArgs({
-  args: process.argv.slice(2),
-  allowPositionals: true,
-  options: {
-    runtime: { type: "string", default: "deno,bun,node" },
-    slow: { type: "boolean", default: false },
-    shuffle: { type: "string" },
-    "no-strict": { type: "boolean", default: false },
-    busy: { type: "boolean", default: false },
-    jobs: { type: "string", default: "1" },
-    timeout: { type: "string" },
-    help: { type: "boolean", short: "h", default: false },
-  },
-});
+/** The flags; a bad one ends the run the way the tasks end one: a line naming it and exit 2, not a stack trace. */
+function flags() {
+  try {
+    return parseArgs({
+      args: process.argv.slice(2),
+      allowPositionals: true,
+      options: {
+        runtime: { type: "string", default: "deno,bun,node" },
+        slow: { type: "boolean", default: false },
+        shuffle: { type: "string" },
+        "no-strict": { type: "boolean", default: false },
+        busy: { type: "boolean", default: false },
+        jobs: { type: "string", default: "1" },
+        timeout: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    // "Unknown option '--bogus'. To specify a positional argument …": its first sentence says it all
+    const message = (error as Error).message.split(/(?<=\.)\s|\n/)[0].replace(/\.$/, "");
+    console.error(`test: ${message} (see --help)`);
+    process.exit(2);
+  }
+}
+const { values, positionals } = flags();
 
 if (values.help) {
   console.log(
@@ -135,6 +147,8 @@ interface RuntimeRun {
   command: string;
   args: (junitPath: string) => string[];
   env?: Record<string, string>;
+  /** Its reporter writes one line per dot: join them into rows (scripts/dot-rows.ts). */
+  dotPerLine?: true;
 }
 
 /** Bun's per-test and per-hook budget where a test names none (Bun's own default of 5 s fails on a loaded machine). */
@@ -147,6 +161,7 @@ const runtimes: Record<string, RuntimeRun> = {
     command: currentRuntime() === "deno" ? process.execPath : join(root, "node_modules", "deno", "deno"),
     args: (junit) => ["test", "--allow-all", "--reporter=dot", `--junit-path=${junit}`, ...files],
     env: values.slow ? { DOCA_TS_SLOW: "1" } : {},
+    dotPerLine: true,
   },
   bun: {
     name: "Bun",
@@ -226,10 +241,23 @@ function run(runtime: RuntimeRun, timeoutMinutes: number, logPath?: string): Pro
   return new Promise((done) => {
     const child = spawn(runtime.command, runtime.args(junit), {
       cwd: root,
-      stdio: ["ignore", log ?? "inherit", log ?? "inherit"],
+      stdio: ["ignore", runtime.dotPerLine ? "pipe" : log ?? "inherit", runtime.dotPerLine ? "pipe" : log ?? "inherit"],
       env: { ...process.env, ...deviceEnv, ...runtime.env, ...scope.env, DOCA_TS_TEST_RUNTIME: runtime.name.toLowerCase() },
       detached: true,
     });
+    const rows = runtime.dotPerLine
+      ? dotRows((text) => (log === undefined ? process.stdout.write(text) : writeSync(log, text)))
+      : undefined;
+    if (rows) {
+      child.stdout!.setEncoding("utf8");
+      child.stdout!.on("data", (chunk: string) => rows.push(chunk));
+      // its stderr (the software device's strict reports, say) starts on a line of its own, never after a row's dots
+      child.stderr!.on("data", (chunk: Uint8Array) => {
+        rows.breakRow();
+        if (log === undefined) process.stderr.write(chunk);
+        else writeSync(log, chunk);
+      });
+    }
     if (child.pid !== undefined) runnerGroups.add(child.pid);
     // A hung runner must not hang CI: kill its whole process group when the budget runs out.
     const timer = setTimeout(() => {
@@ -245,6 +273,7 @@ function run(runtime: RuntimeRun, timeoutMinutes: number, logPath?: string): Pro
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
+      rows?.end();
       if (child.pid !== undefined) runnerGroups.delete(child.pid);
       if (log !== undefined) closeSync(log);
       const xml = existsSync(junit) ? readFileSync(junit, "utf8") : "";

@@ -18,7 +18,8 @@ const HELP = `Usage: doctor [--json] [--peer NAME] [-p PCI] [--timeout SECONDS]
 
 Reports which DOCA libraries were found where (every candidate folder and why it was rejected, and the trust check
 of each folder and library file: owned by you or root, writable by nobody else), their version and sonames, which
-renamed functions resolved to which spelling and which optional ones are missing, the software device's Comch
+renamed functions resolved to which spelling and which optional ones are missing (and any optional library
+that is present but cannot be loaded, with why), the software device's Comch
 folder (DOCA_SIM_DIR or its default: whether the device will use it), the devices and representors with their
 capabilities, the side (host or DPU) as detected, how cross-process DMA works here (hardware DMA, or the software
 device's process_vm_* / /proc/<pid>/mem and the Yama ptrace_scope), then runs a local DMA self-test and, with
@@ -65,6 +66,7 @@ export function formatSection(r: DoctorReport, section: Section): string[] {
         for (const s of r.symbols.renamed) {
           if (s.resolvedAs !== s.name) out.push(`  ${s.name}: ${s.resolvedAs ? `called ${s.resolvedAs} in this DOCA` : "missing in this DOCA"}`);
         }
+        for (const u of r.symbols.optionalUnloadable ?? []) out.push(`  ${u.library}  ${u.path}  NOT LOADED: ${u.reason}`);
         out.push(`  optional functions missing: ${r.symbols.optionalMissing.join(", ") || "none"}`);
       }
       break;

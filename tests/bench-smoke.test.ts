@@ -12,7 +12,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 import { currentRuntime } from "../ffi/load/runtime.ts";
-import type { Row } from "../benchmarks/rows.ts";
+import { formatRatio, type Row } from "../benchmarks/rows.ts";
 import { benchRows } from "./helpers/bench-rows.ts";
 
 const onDeno = currentRuntime() === "deno";
@@ -105,7 +105,7 @@ describe("deno task bench", { skip: !onDeno && "runs once, under Deno" }, () => 
     const targeted = rows.filter((row) => row.target && row.ratio !== null);
     assert.ok(targeted.length > 0, "some smoke rows carry a target");
     assert.equal(chart.match(/<rect x=/g)?.length, targeted.length, "one bar per row with a target");
-    assert.ok(chart.includes(`${targeted[0].ratio!.toFixed(2)}× ${targeted[0].against}`));
+    assert.ok(chart.includes(`${formatRatio(targeted[0].ratio!)}× ${targeted[0].against}`));
   });
 });
 

@@ -38,6 +38,19 @@ console.log(dst.bytes.every((x) => x === 42) ? "user script: copy verified" : "u
 `;
 
 describe("offline archive", () => {
+  // It printed Deno's uncaught TypeError with a stack trace and exited 1
+  test("npm run pack:offline -- --bogus: one line naming the flag, exit 2", { timeout: 60_000 }, () => {
+    const deno = join(repoRoot, "node_modules", "deno", "deno");
+    const r = spawnSync(deno, ["run", "-A", "scripts/pack-offline.ts", "--bogus"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+      timeout: 50_000,
+    });
+    assert.equal(r.status, 2, r.stderr);
+    assert.equal(r.stderr, "pack-offline: Unknown option '--bogus' (see --help)\n");
+  });
+
   test("x86-64 archive: unpacked in an empty folder, runs devices, a local copy and a user script offline", {
     skip: currentRuntime() !== "deno" && "the archive runs Deno; built and tested once, under the Deno runner",
     timeout: 600_000,

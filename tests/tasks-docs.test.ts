@@ -10,8 +10,8 @@
  */
 import { after, describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -224,6 +224,39 @@ describe("docs/USAGE.md names every library the software device builds", () => {
     const lists = [...usage.matchAll(/libdoca_\{([^}]*)\}\.so/g)].map((m) => m[1].split(",").sort());
     assert.ok(lists.length > 0, "docs/USAGE.md names the built libraries");
     for (const list of lists) assert.deepEqual(list, simLibraries());
+  });
+});
+
+describe("README.md's bare deno and bun commands work after the quick start", () => {
+  // The quick start installs Deno and Bun into node_modules only: README's `deno task NAME` and `bun my-copy.ts`
+  // were "command not found" in a newcomer's shell (and `npx deno` too), with no word on what to type instead.
+  test("it says where they are before its first bare use, and its PATH line finds both", { timeout: 30_000 }, () => {
+    const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+    const says = readme.indexOf("npm run deno -- task");
+    const pathLine = /`(export PATH=\$PWD\/node_modules\/deno:[^`]*)`/.exec(readme);
+    assert.ok(says > 0 && pathLine, "README.md names `npm run deno -- task` and an `export PATH=…` line");
+    for (const first of ["`deno task dma-copy", "`deno run -A my-copy.ts`", "`bun my-copy.ts`"]) {
+      const at = readme.indexOf(first);
+      assert.ok(at > 0, `README.md still shows ${first}`);
+      assert.ok(says < at && pathLine.index < at, `README.md says how to run ${first} without deno or bun on PATH before it shows it`);
+    }
+    const r = spawnSync("bash", ["-c", `${pathLine[1]} && command -v deno && command -v bun`], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: process.env.HOME ?? "/" },
+      timeout: 20_000,
+    });
+    assert.equal(r.status, 0, `${pathLine[1]}: ${r.stderr}`);
+    assert.deepEqual(r.stdout.trim().split("\n"), [join(repoRoot, "node_modules", "deno", "deno"), join(repoRoot, "node_modules", ".bin", "bun")]);
+  });
+});
+
+describe("what the docs' commands leave in the repository is not shown as new work", () => {
+  // docs/USAGE.md has you run `npm pack` here; its tarball showed up in `git status`, one `git add -A` from a commit
+  test("git ignores npm pack's tarball", { skip: !existsSync(join(repoRoot, ".git")) && "not a git checkout", timeout: 30_000 }, () => {
+    const version = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
+    const r = spawnSync("git", ["check-ignore", "-q", `doca-ts-${version}.tgz`], { cwd: repoRoot, timeout: 20_000 });
+    assert.equal(r.status, 0, `git does not ignore doca-ts-${version}.tgz (${r.error?.message ?? r.stderr})`);
   });
 });
 

@@ -74,3 +74,31 @@ test("a message after the line clears it first (nothing glued to it)", () => {
   clearStatusLine(); // once only
   assert.deepEqual(out, ["\rcompress: 1 B of 2 B (50%)\x1b[K", "\r\x1b[K"]);
 });
+
+test("after the last byte the copies say what they wait for (checksums, the receiver's fsync) instead of a still or blank line", { timeout: 10_000 }, async () => {
+  // a copy of 763 MiB sat 1.5 s at 100% and then on a blank line while the receiver verified and fsync'd
+  const { b, out, at } = bar(MiB);
+  at(0), b.update(MiB);
+  const before = out.length;
+  b.settle("every byte sent; waiting for the DPU side to verify and commit the file", 30);
+  assert.equal(out.at(-1), "\r\x1b[K", "the bar is erased at once");
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const lines = out.slice(before + 1);
+  assert.ok(lines.length >= 1, "drawn once it lasted 30 ms, then redrawn");
+  for (const line of lines) assert.equal(line, "\rdma-copy: host side: every byte sent; waiting for the DPU side to verify and commit the file… 0 s\x1b[K");
+  b.finish();
+  assert.equal(out.at(-1), "\r\x1b[K", "finish() erases it");
+  const after = out.length;
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(out.length, after, "and it is not drawn again");
+
+  // a quick end draws nothing
+  const quick = bar(MiB);
+  quick.at(0), quick.b.update(MiB);
+  const drawn = quick.out.length;
+  quick.b.settle("every byte received; verifying it and writing it to disk");
+  quick.b.finish();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(quick.out.slice(drawn).filter((o) => o !== "\r\x1b[K"), []);
+  clearStatusLine();
+});

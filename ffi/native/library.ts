@@ -6,6 +6,7 @@ import process from "node:process";
 import { backend as selectBackend } from "../load/loaders/select.ts";
 import { currentRuntime, type RuntimeName } from "../load/runtime.ts";
 import { discoverLibraries, type DocaLibraryName, findOptionalLibrary } from "../load/discover.ts";
+import { unloadableReason } from "../load/elf-check.ts";
 import { ACCEL_EA_SYMBOLS, COMPRESS_SYMBOLS, DOCA_SYMBOLS as CORE_SYMBOLS, LIBC_SYMBOLS, RDMA_SYMBOLS, SHA_SYMBOLS } from "./symbols.ts";
 import { type AsyncTwins, type Backend, type BoundFns, type BoundLibrary, eraseTypedPointers, type NativeFn, type RawFns } from "../load/types.ts";
 import { OPTIONAL_DOCA_LIBRARIES, type OptionalDocaLibrary } from "../load/types.ts";
@@ -33,8 +34,13 @@ export interface DocaLibraryInfo {
   runtime: RuntimeName;
   /** Which spelling each renamed function resolved to, when it is not the DOCA 3.x name. */
   aliasesUsed: Record<string, string>;
-  /** Optional functions this DOCA does not export. */
+  /** Optional functions this DOCA does not export (those of an optional library that failed to load included). */
   optionalMissing: string[];
+  /**
+   * Optional libraries present in the folder that could not be loaded (truncated, another architecture, dlopen's
+   * refusal): treated as absent, so the others still load; `reason` says what is wrong with `path`.
+   */
+  optionalUnloadable: { library: OptionalDocaLibrary; path: string; reason: string }[];
 }
 
 export interface Doca {
@@ -124,21 +130,52 @@ function globalDlopen(path: string): void {
 
 let state: Doca | undefined;
 
+/** Why a library could not be loaded, from its ELF header (before dlopen, which a truncated file crashes) or from dlopen. */
+class UnloadableLibrary extends Error {}
+
+/** Binds one library file, or throws UnloadableLibrary saying why it cannot be loaded. */
+function bindFile(backend: Backend, file: string, lib: DocaLibraryName | OptionalDocaLibrary): BoundLibrary {
+  const reason = unloadableReason(file);
+  if (reason) throw new UnloadableLibrary(reason);
+  try {
+    return backend.bind(file, LOADER_SYMBOLS, lib);
+  } catch (error) {
+    throw new UnloadableLibrary((error as Error)?.message ?? String(error));
+  }
+}
+
 function bindAll(libDir?: string): Doca {
   syncNativeEnvironment();
   const found = discoverLibraries(libDir);
   const { libc, backend } = loadLibc();
+  const bound: BoundLibrary[] = [];
+  // A required library that cannot be loaded stays an error, naming the file and what is wrong with it
+  const unloadable = (lib: DocaLibraryName, reason: string) =>
+    new Error(
+      `cannot load libdoca_${lib} from ${found.files[lib]}: ${reason}. doca-ts needs libdoca_common, libdoca_dma and ` +
+        "libdoca_comch: reinstall DOCA for this machine, or set DOCA_LIB_DIR to a folder holding them.",
+    );
+  const required = (lib: DocaLibraryName): BoundLibrary => {
+    try {
+      return bindFile(backend, found.files[lib], lib);
+    } catch (error) {
+      for (const b of bound) b.close();
+      throw error instanceof UnloadableLibrary ? unloadable(lib, error.message) : error;
+    }
+  };
+  // Checked before anything is opened: the RTLD_GLOBAL open below would crash on a truncated libdoca_common too
+  const commonProblem = unloadableReason(found.files.common);
+  if (commonProblem) throw unloadable("common", commonProblem);
   // Runtimes dlopen with RTLD_LOCAL; a libdoca_dma/comch that relies on libdoca_common's symbols without linking to
   // it would then fail to load. Opening libdoca_common RTLD_GLOBAL first makes its symbols visible to the others
   // (harmless for NVIDIA's libraries, which link properly). The handle stays open for the process.
   globalDlopen(found.files.common);
-  const bound: BoundLibrary[] = [];
   const fns: Record<string, NativeFn | undefined> = {};
   const raw: Record<string, NativeFn | undefined> = {};
   const resolved: Record<string, string> = {};
   const missing: string[] = [];
   for (const lib of ["common", "dma", "comch"] as const) {
-    const b = backend.bind(found.files[lib], LOADER_SYMBOLS, lib);
+    const b = required(lib);
     bound.push(b);
     // Descriptors, not values: a loader may hand out accessors that bind a function at its first use (Deno).
     Object.defineProperties(fns, Object.getOwnPropertyDescriptors(b.fns));
@@ -147,14 +184,22 @@ function bindAll(libDir?: string): Doca {
     missing.push(...b.missing.map((name) => `${name} (${found.files[lib]})`));
   }
   // libdoca_rdma and the accelerators (_compress, _sha, _erasure_coding, _aes_gcm) are optional (a DOCA without them,
-  // or a 2.7 build, still runs DMA and Comch): their symbols stay undefined when the library is absent, and the
-  // wrappers say so (requireFns).
+  // or a 2.7 build, still runs DMA and Comch): their symbols stay undefined when the library is absent, or present
+  // but not loadable (recorded in optionalUnloadable), and the wrappers say so (requireFns).
   const optionalFiles: Partial<Record<OptionalDocaLibrary, string>> = {};
+  const optionalUnloadable: DocaLibraryInfo["optionalUnloadable"] = [];
   for (const lib of OPTIONAL_DOCA_LIBRARIES) {
     const file = findOptionalLibrary(found.dir, lib);
     if (!file) continue;
+    let b: BoundLibrary;
+    try {
+      b = bindFile(backend, file, lib);
+    } catch (error) {
+      if (!(error instanceof UnloadableLibrary)) throw error;
+      optionalUnloadable.push({ library: lib, path: file, reason: error.message });
+      continue;
+    }
     optionalFiles[lib] = file;
-    const b = backend.bind(file, LOADER_SYMBOLS, lib);
     bound.push(b);
     Object.defineProperties(fns, Object.getOwnPropertyDescriptors(b.fns));
     Object.defineProperties(raw, Object.getOwnPropertyDescriptors(b.raw));
@@ -189,6 +234,7 @@ function bindAll(libDir?: string): Doca {
     runtime: currentRuntime(),
     aliasesUsed: Object.fromEntries(Object.entries(resolved).filter(([k, v]) => k !== v)),
     optionalMissing: Object.keys(DOCA_SYMBOLS).filter((k) => !present(k)),
+    optionalUnloadable,
   };
   setErrorDescriber((code) => ({
     name: str(typed.doca_error_get_name(code)) || fallbackErrorName(code),
@@ -230,11 +276,30 @@ export type PresentFns<K extends keyof DocaFns> = { [P in K]: NonNullable<DocaFn
  * throws DocaError NOT_SUPPORTED naming the first one this DOCA lacks.
  */
 export function requireFns<K extends keyof DocaFns>(...names: K[]): DocaFns & PresentFns<K> {
-  const fns = doca().fns;
+  const { fns, info } = doca();
   for (const name of names) {
-    if (!fns[name]) throw new DocaError(DocaErrorCode.NOT_SUPPORTED, name, "this DOCA does not export it");
+    if (fns[name]) continue;
+    // A function of an optional library that is present but could not be loaded: say which file and why
+    const lib = (DOCA_SYMBOLS as Record<string, { lib: string }>)[name as string]?.lib;
+    const unloadable = info.optionalUnloadable.find((u) => u.library === lib);
+    throw new DocaError(
+      DocaErrorCode.NOT_SUPPORTED,
+      name,
+      unloadable ? `libdoca_${lib} (${unloadable.path}) could not be loaded: ${unloadable.reason}` : "this DOCA does not export it",
+    );
   }
   return fns as DocaFns & PresentFns<K>;
+}
+
+/**
+ * Why an optional library's functions are missing, in words: "this DOCA has no libdoca_sha", or, when the file is
+ * there but could not be loaded, which file and why.
+ */
+export function missingLibraryReason(library: OptionalDocaLibrary): string {
+  const unloadable = doca().info.optionalUnloadable.find((u) => u.library === library);
+  return unloadable
+    ? `libdoca_${library} (${unloadable.path}) could not be loaded: ${unloadable.reason}`
+    : `this DOCA has no libdoca_${library}`;
 }
 
 /** Live DOCA objects per the software device (doca_sim_live_objects), or undefined on real DOCA. */

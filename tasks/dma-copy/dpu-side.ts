@@ -179,8 +179,25 @@ async function extendedDpu(ctx: SessionContext, out: AtomicFile | undefined, siz
       fetch: (c) => guardDma(ctx, move(remoteBufs[c.slot], localBufs[c.slot], c.length), c.offset),
     });
   }
-  bar.finish();
-  const digest = new Uint8Array(window.hash.digest());
+  bar.settle(out ? "every byte received; verifying it and writing it to disk" : "every byte sent; waiting for the host side to verify and commit the file");
+  try {
+    return await finishExtended(ctx, out, have, size, slotSize, slotCount, new Uint8Array(window.hash.digest()));
+  } finally {
+    bar.finish();
+  }
+}
+
+/** The extended copy's end, once every byte moved: both checksums, then the receiver's commit and its final status. */
+async function finishExtended(
+  ctx: SessionContext,
+  out: AtomicFile | undefined,
+  have: boolean,
+  size: number,
+  slotSize: number,
+  slotCount: number,
+  digest: Uint8Array,
+): Promise<TransferResult> {
+  const { messenger } = ctx;
   const theirs = await messenger.recv(MsgType.CHECKSUM, "the host's checksum");
   await messenger.send(encodeChecksum(size, digest));
   if (theirs.totalBytes !== BigInt(size) || !sameBytes(theirs.digest, digest)) {

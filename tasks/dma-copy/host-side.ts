@@ -96,7 +96,7 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
       out = AtomicFile.create(options.file);
       await receiveThroughWindow({ ...window, file: out, peerWritable: true });
     }
-    bar.finish();
+    bar.settle(have ? "every byte sent; waiting for the DPU side to verify and commit the file" : "every byte received; verifying it and writing it to disk");
     const digest = new Uint8Array(window.hash.digest());
     await messenger.send(encodeChecksum(size, digest));
     // Sending, the DPU commits once it has both checksums: a stop from here on waits a moment for its final status
@@ -115,5 +115,7 @@ async function extendedHost(ctx: SessionContext, have: boolean, size: number): P
   } catch (e) {
     out?.abort();
     throw e;
+  } finally {
+    bar.finish();
   }
 }

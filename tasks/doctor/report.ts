@@ -69,6 +69,8 @@ export interface DoctorReport {
     renamed: { name: string; resolvedAs?: string }[];
     aliasesUsed: Record<string, string>;
     optionalMissing: string[];
+    /** Optional libraries present but not loadable (treated as absent), with what is wrong with each. */
+    optionalUnloadable: { library: string; path: string; reason: string }[];
   };
   devices: { seconds: number; list: DeviceListing[]; error?: string };
   /** Compress, SHA, AES-GCM and erasure coding on the first device (absent: no device); why kinds are missing, where
@@ -172,7 +174,16 @@ function libraries(report: DoctorReport): void {
       })),
       aliasesUsed: info.aliasesUsed,
       optionalMissing: info.optionalMissing,
+      optionalUnloadable: info.optionalUnloadable.map((u) => ({ ...u, library: `libdoca_${u.library}` })),
     };
+    for (const u of report.symbols.optionalUnloadable) {
+      report.problems.push({
+        problem: `${u.library} (${u.path}) is present but cannot be loaded: ${u.reason}; its functions are unavailable ` +
+          "(DMA, Comch and the other libraries work)",
+        fix: `replace ${u.path} with a working copy from the same DOCA (for the software device: deno task sim:build), ` +
+          "or remove it",
+      });
+    }
   } catch (e) {
     lib.error = message(e);
     const installed = existsSync("/opt/mellanox/doca");

@@ -187,6 +187,7 @@ export async function sendFile(
       badRelease: (r) => new ProtocolError(`the peer freed slot ${r.slot}, which it does not hold`),
       onProgress: (done) => o.progress?.update(done),
     });
+    o.progress?.settle("every byte sent; waiting for the receiver to verify and commit the file");
     const digest = hash.digest("hex");
     // the receiver commits once it has our checksum: a stop from here on waits a moment for the checksum to leave
     // and for the receipt (sendFinal, recvFinal)
@@ -253,6 +254,7 @@ export async function receiveFile(
       release: (c) => channel.send({ type: "FREE", slot: c.slot }, "handing a chunk back to the sender"),
       onProgress: (done) => progress?.update(done),
     });
+    progress?.settle("every byte received; verifying it and writing it to disk");
     const done = await channel.recv("waiting for the sender's checksum", "DONE");
     const digest = hash.digest("hex");
     if (sha(done) !== digest) throw new ProtocolError(`SHA-256 mismatch: the sender hashed ${sha(done)}, the bytes that arrived hash to ${digest}`);

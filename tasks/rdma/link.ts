@@ -507,7 +507,12 @@ export function openRdmaDevice(name: string | undefined): Device {
   const devices = listDevices();
   const rdmaCapable = devices.filter((d) => (d.caps.rdma?.tasks.length ?? 0) > 0);
   if (!devices.some((d) => d.caps.rdma)) {
-    throw new Error(`this DOCA (${loadDoca().dir}) has no libdoca_rdma: RDMA tasks need it (the software device builds it with \`deno task sim:build\`)`);
+    const info = loadDoca();
+    const broken = info.optionalUnloadable.find((u) => u.library === "rdma");
+    throw new Error(
+      (broken ? `${broken.path} could not be loaded (${broken.reason})` : `this DOCA (${info.dir}) has no libdoca_rdma`) +
+        ": RDMA tasks need it (the software device builds it with `deno task sim:build`)",
+    );
   }
   if (name === undefined) {
     if (!rdmaCapable[0]) throw new Error("no DOCA device with RDMA found (see the devices task)");

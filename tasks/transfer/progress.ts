@@ -4,21 +4,58 @@
  * 1.2 s"); nothing while running when stderr is not a terminal (the caller prints a one-line summary at the end).
  */
 import { readFileSync } from "node:fs";
-import { clearInterval, setInterval } from "node:timers";
+import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
 import process from "node:process";
 import { formatBytes, formatRate } from "../common/units.ts";
 import { Progress, type ProgressOptions } from "../common/progress.ts";
+import { drawStatusLine } from "../common/status-line.ts";
+import { formatElapsed } from "../common/live-line.ts";
+
+/** A timer that never keeps a finished program running. */
+const unref = (timer: unknown) => (timer as { unref?: () => void }).unref?.();
 
 export { formatBytes, formatRate };
 
 export class ProgressBar {
   readonly #total: number;
   readonly #progress: Progress;
+  readonly #label: string;
+  readonly #enabled: boolean;
+  readonly #write: ((text: string) => void) | undefined;
+  readonly #now: () => number;
+  /** settle()'s pending or running redraw of the line that follows the bar. */
+  #settling: { timer: ReturnType<typeof setTimeout> } | undefined;
 
   /** `label`: how the side's lines begin ("dma-copy: DPU side", "rdma-copy"). */
   constructor(label: string, total: number, options: ProgressOptions = {}) {
     this.#total = total;
     this.#progress = new Progress(label, options);
+    this.#label = label;
+    this.#enabled = options.enabled ?? process.stderr.isTTY === true;
+    this.#write = options.write;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /**
+   * Every byte has moved; what is left has no byte count (the checksums, the receiver's fsync and rename, its
+   * receipt), and on a large file it takes seconds in which the bar sat at 100% and then vanished, as if the copy
+   * hung. The bar gives way to "LABEL: WHAT… N s" once that lasts `afterMs` (a quick end draws nothing), redrawn
+   * until finish() erases it.
+   */
+  settle(what: string, afterMs = 1000): void {
+    this.#progress.end();
+    if (!this.#enabled || this.#settling) return;
+    const since = this.#now();
+    const draw = () => drawStatusLine(`${this.#label}: ${what}… ${formatElapsed(this.#now() - since)}`, this.#write);
+    const settling = {
+      timer: setTimeout(() => {
+        draw();
+        settling.timer = setInterval(draw, 250);
+        unref(settling.timer);
+      }, afterMs),
+    };
+    unref(settling.timer);
+    this.#settling = settling;
   }
 
   update(done: number): void {
@@ -30,8 +67,13 @@ export class ProgressBar {
     return this.#progress.line(done, this.#total, now);
   }
 
-  /** Erases the line (the summary or the error follows on a clean line). */
+  /** Erases the line, the bar or settle()'s (the summary or the error follows on a clean line). */
   finish(): void {
+    if (this.#settling) {
+      clearTimeout(this.#settling.timer);
+      clearInterval(this.#settling.timer);
+      this.#settling = undefined;
+    }
     this.#progress.end();
   }
 }

@@ -8,7 +8,7 @@
  * libdoca_aes_gcm is optional, and needs OpenSSL's libcrypto.so.3 on the software device: without either the
  * constructor throws DocaError NOT_SUPPORTED saying why (AesGcm.unavailableReason()).
  */
-import { doca, requireFns } from "../../native/library.ts";
+import { doca, missingLibraryReason, requireFns } from "../../native/library.ts";
 import { check, DocaError } from "../../native/errors.ts";
 import { DocaErrorCode } from "../../native/constants.ts";
 import { CtxCore } from "../../engine/ctx.ts";
@@ -185,7 +185,7 @@ export class AesGcm extends TaskContext<Handle<"doca_aes_gcm">> {
   /** Why AES-GCM cannot run on the software device (libcrypto.so.3 missing), or undefined. */
   static unavailableReason(): string | undefined {
     const d = doca();
-    if (!d.fns.doca_aes_gcm_create) return "this DOCA has no libdoca_aes_gcm";
+    if (!d.fns.doca_aes_gcm_create) return missingLibraryReason("aes_gcm");
     const status = d.fns.doca_sim_aes_gcm_status?.();
     return status ? d.backend.cstring(status) : undefined;
   }

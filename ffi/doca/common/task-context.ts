@@ -3,7 +3,8 @@
  * ErasureCoding): its device, its progress engine (both its parents: they outlive it), the tasks it may have
  * allocated, and how it prints.
  */
-import { doca } from "../../native/library.ts";
+import { doca, missingLibraryReason } from "../../native/library.ts";
+import type { OptionalDocaLibrary } from "../../load/types.ts";
 import { check } from "../../native/errors.ts";
 import { CtxResource } from "../../engine/ctx.ts";
 import type { ProgressEngine } from "../../engine/pe.ts";
@@ -24,12 +25,13 @@ export function createContext(device: Device, create: (dev: number, out: number)
 /**
  * Why this DOCA cannot run a library's tasks, for its caps: the reason the software device gives for a missing
  * backend (`backendMissing`, doca_sim_<library>_backend_missing, absent on a real DOCA), or no `library` at all
- * (`create` absent); undefined when neither.
+ * (`create` absent: its file missing, or present but not loadable); undefined when neither.
  */
-export function missingReason(backendMissing: (() => number) | undefined, create: unknown, library: string): string | undefined {
+export function missingReason(backendMissing: (() => number) | undefined, create: unknown, library: OptionalDocaLibrary): string | undefined {
   const why = backendMissing?.();
   if (why) return doca().backend.cstring(why);
-  return create ? undefined : `this DOCA has no ${library}`;
+  // "this DOCA has no libdoca_sha", or the file that is there but could not be loaded, and why
+  return create ? undefined : missingLibraryReason(library);
 }
 
 export abstract class TaskContext<H extends number = number> extends CtxResource<H> {

@@ -250,7 +250,7 @@ export class Compress extends TaskContext<Handle<"doca_compress">> {
       if (get && get(devinfo, d.scratch.slot(0)) === 0) max = Math.min(max, d.scratch.u64(0));
     }
     caps.maxBufSize = max === Number.MAX_SAFE_INTEGER ? 0 : max;
-    const missing = missingReason(f.doca_sim_compress_backend_missing, f.doca_compress_create, "libdoca_compress");
+    const missing = missingReason(f.doca_sim_compress_backend_missing, f.doca_compress_create, "compress");
     if (missing) caps.missingReason = missing;
     return caps;
   }

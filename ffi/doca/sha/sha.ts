@@ -297,7 +297,7 @@ export class Sha extends TaskContext<Handle<"doca_sha">> {
     }
     d.scratch.clear(0);
     if (f.doca_sha_cap_get_max_src_buf_size?.(devinfo, d.scratch.slot(0)) === 0) caps.maxSrcBufSize = d.scratch.u64(0);
-    const missing = missingReason(f.doca_sim_sha_backend_missing, f.doca_sha_create, "libdoca_sha");
+    const missing = missingReason(f.doca_sim_sha_backend_missing, f.doca_sha_create, "sha");
     if (missing) caps.missingReason = missing;
     return caps;
   }

@@ -49,6 +49,7 @@ interface DlFns {
   dlopen: NativeFn;
   dlsym: NativeFn;
   dlclose: NativeFn;
+  dlerror: NativeFn;
 }
 let dl: DlFns | undefined;
 
@@ -59,6 +60,7 @@ function dlfns() {
       dlopen: { args: ["ptr", "i32"], returns: "ptr" },
       dlsym: { args: ["ptr", "ptr"], returns: "ptr" },
       dlclose: { args: ["ptr"], returns: "i32" },
+      dlerror: { args: [], returns: "ptr" },
     });
     dl = lib.symbols as unknown as DlFns;
   }
@@ -66,8 +68,12 @@ function dlfns() {
 }
 
 function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLibrary {
-  const { dlopen, dlsym, dlclose } = dlfns();
-  const { handle, present, resolved, missing } = exportedSymbols<number, number>({ open: dlopen, sym: dlsym }, path, table, lib);
+  const { dlopen, dlsym, dlclose, dlerror } = dlfns();
+  const error = () => {
+    const reason = dlerror() as number | null;
+    return reason ? String(new ffi.CString(reason)) : undefined;
+  };
+  const { handle, present, resolved, missing } = exportedSymbols<number, number>({ open: dlopen, sym: dlsym, error }, path, table, lib);
   const link: Record<string, BunFfiSym> = {};
   for (const { key, def, address } of present) link[key] = { args: def.params.map(argType), returns: resultType(def.result), ptr: address };
   const linked = ffi.linkSymbols(link);

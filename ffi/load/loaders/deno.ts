@@ -44,6 +44,7 @@ type DlFns = {
   dlopen(path: Uint8Array, flags: number): Deno.PointerValue;
   dlsym(handle: Deno.PointerValue, name: Uint8Array): Deno.PointerValue;
   dlclose(handle: Deno.PointerValue): number;
+  dlerror(): Deno.PointerValue;
 };
 let dl: DlFns | undefined;
 
@@ -53,6 +54,7 @@ function dlfns(): DlFns {
     dlopen: { parameters: ["buffer", "i32"], result: "pointer" },
     dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
     dlclose: { parameters: ["pointer"], result: "i32" },
+    dlerror: { parameters: [], result: "pointer" },
   }).symbols as unknown as DlFns;
   return dl;
 }
@@ -65,8 +67,12 @@ function dlfns(): DlFns {
  * a plain value in whichever table it was read from.
  */
 function bind(path: string, table: SymbolTable, lib: SymbolDef["lib"]): BoundLibrary {
-  const { dlopen, dlsym, dlclose } = dlfns();
-  const { handle, present, resolved, missing } = exportedSymbols<NonNullable<Deno.PointerValue>, NonNullable<Deno.PointerValue>>({ open: dlopen, sym: dlsym }, path, table, lib);
+  const { dlopen, dlsym, dlclose, dlerror } = dlfns();
+  const error = () => {
+    const reason = dlerror();
+    return reason ? Deno.UnsafePointerView.getCString(reason) : undefined;
+  };
+  const { handle, present, resolved, missing } = exportedSymbols<NonNullable<Deno.PointerValue>, NonNullable<Deno.PointerValue>>({ open: dlopen, sym: dlsym, error }, path, table, lib);
   const fns: Record<string, NativeFn | undefined> = {};
   const raw: Record<string, NativeFn | undefined> = {};
   const opened: Deno.DynamicLibrary<Record<string, Deno.ForeignFunction>>[] = [];

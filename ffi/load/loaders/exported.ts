@@ -9,6 +9,8 @@ import type { SymbolDef, SymbolTable } from "../types.ts";
 export interface Dl<H, A> {
   open(path: Uint8Array, flags: number): H | null;
   sym(handle: H, name: Uint8Array): A | null;
+  /** dlerror(): why the last dlopen failed, when the loader can read it. */
+  error?(): string | undefined;
 }
 
 export interface Exported<H, A> {
@@ -27,7 +29,10 @@ const cstr = (s: string) => new TextEncoder().encode(s + "\0");
 /** Opens `path` (RTLD_NOW) and looks up every entry of `table` that belongs to `lib`, under each of its spellings. */
 export function exportedSymbols<H, A>(dl: Dl<H, A>, path: string, table: SymbolTable, lib: SymbolDef["lib"]): Exported<H, A> {
   const handle = dl.open(cstr(path), RTLD_NOW);
-  if (!handle) throw new Error(`dlopen failed for ${path}`);
+  if (!handle) {
+    const reason = dl.error?.();
+    throw new Error(`dlopen failed for ${path}${reason ? `: ${reason}` : ""}`);
+  }
   const out: Exported<H, A> = { handle, present: [], resolved: {}, missing: [] };
   for (const [key, def] of Object.entries(table)) {
     if (def.lib !== lib) continue;
