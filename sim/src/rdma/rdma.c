@@ -158,6 +158,8 @@ static doca_error_t rdma_stop(struct doca_ctx *ctx)
 	rdma_io_stop(rdma); /* joins the I/O thread: nothing touches memory after this */
 	pthread_mutex_lock(&rdma->lock);
 	flush_all(rdma, &done);
+	free(rdma->app_stage); /* no socket is read by progress any more: every connection is closed */
+	rdma->app_stage = NULL;
 	if (rdma->cm_listen_fd >= 0)
 		close(rdma->cm_listen_fd);
 	rdma->cm_listen_fd = -1;
@@ -187,6 +189,7 @@ static int rdma_progress(struct doca_ctx *ctx)
 	struct rdma_event *events;
 	uint64_t count;
 	int did = 0;
+	bool wake;
 
 	if (rdma->stop_pending) {
 		rdma->stop_pending = false;
@@ -194,6 +197,7 @@ static int rdma_progress(struct doca_ctx *ctx)
 		return 1;
 	}
 	pthread_mutex_lock(&rdma->lock);
+	wake = rdma_io_app_read(rdma); /* the responses on the sockets this thread reads (rdma_io.c) */
 	if (rdma->notify_pending && read(rdma->notify_fd, &count, sizeof(count)) < 0) {
 		/* not readable after all: nothing to clear */
 	}
@@ -203,6 +207,8 @@ static int rdma_progress(struct doca_ctx *ctx)
 	events = rdma->events_head;
 	rdma->events_head = rdma->events_tail = NULL;
 	pthread_mutex_unlock(&rdma->lock);
+	if (wake)
+		rdma_io_wake(rdma);
 	if (done != NULL || events != NULL)
 		did = 1;
 	complete_list(done);
@@ -514,6 +520,7 @@ doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_detail
 		return sim_fail(DOCA_ERROR_CONNECTION_ABORTED, "%s: the connection closed while connecting", __func__);
 	}
 	rdma_sock_init(&conn->socks[0], fd);
+	conn->socks[0].app_eligible = true; /* only our requests' responses come back on it: progress reads them */
 	if (conn->num_socks < 1)
 		conn->num_socks = 1;
 	/* The peer's secret goes first on the socket; the frames we queue after it are ours */

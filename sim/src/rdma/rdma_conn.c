@@ -64,8 +64,8 @@ static bool retire_oldest_closed(struct doca_rdma *rdma)
 static void notify(struct doca_rdma *rdma)
 {
 	uint64_t one = 1;
-	if (rdma->notify_pending || rdma->notify_fd < 0)
-		return;
+	if (rdma->notify_pending || rdma->notify_fd < 0 || rdma->app_reading)
+		return; /* progress reading responses takes the queues right after */
 	rdma->notify_pending = true;
 	if (write(rdma->notify_fd, &one, sizeof(one)) < 0) {
 		/* the counter is saturated: the pe is awake anyway */

@@ -125,6 +125,10 @@ struct rdma_sock {
 	uint8_t *held;             /* bytes read ahead behind a stalled SEND's header, used once it goes on */
 	size_t held_len;
 	bool eof;                  /* the peer closed this socket (read returned 0) */
+	/* Responses read by doca_pe_progress (rdma_io_app_read): a connection made by exchanged details has a socket of
+	 * its own for our requests, whose frames are only responses; the progress engine watches it */
+	bool app_eligible;         /* such a socket */
+	bool app_read;             /* read by progress now, not by the I/O thread (which only sends what is left) */
 };
 
 enum rdma_conn_state {
@@ -193,6 +197,8 @@ struct doca_rdma {
 	bool io_asleep;      /* the I/O thread is in poll with the set it built under the lock (rdma_io.c) */
 	int cm_listen_fd;
 	uint8_t *io_stage; /* the I/O thread's read-ahead buffer (RDMA_STAGE_BYTES) */
+	uint8_t *app_stage; /* the same for progress reading responses (rdma_io_app_read) */
+	bool app_reading;   /* progress is reading: completions go straight to its queue, no eventfd write */
 	struct doca_rdma_connection *conns;
 	uint32_t num_conns, next_conn_id;
 	uint64_t next_request_id;
@@ -209,6 +215,9 @@ void rdma_io_wake(struct doca_rdma *rdma);
 /* Lock held: whether the caller must wake the I/O thread for what it just queued (only a sleeping thread needs it,
  * and only once: the first caller takes the duty) */
 bool rdma_io_claim_wake(struct doca_rdma *rdma);
+/* Lock held, from doca_pe_progress: read the responses waiting on the sockets progress reads (and take back those
+ * the I/O thread holds for a large payload, once it is in); true when the I/O thread must be woken */
+bool rdma_io_app_read(struct doca_rdma *rdma);
 /* Queue a frame on a socket (lock held); a payload over RDMA_SECRET_LEN bytes is not copied: it must stay valid
  * until sent (a submitted task's buffer, or exported memory named by key) */
 void rdma_queue_frame(struct doca_rdma *rdma, struct rdma_sock *sock, const struct rdma_frame *hdr,
@@ -261,6 +270,8 @@ struct rdma_closing {
  * memory get a copy of what they still owe (256 KiB at most, past which they are cut); the socket is left without fd
  * and queue */
 void rdma_sock_retire(struct doca_rdma *rdma, struct rdma_sock *s);
+/* Lock held: a socket progress reads (rdma_io_app_read) goes back to the I/O thread; the engine stops watching it */
+void rdma_sock_app_release(struct doca_rdma *rdma, struct rdma_sock *s);
 /* One non-blocking step for every closing socket; the ones done are closed and freed (lock held) */
 void rdma_closing_step_all(struct doca_rdma *rdma);
 /* What poll should watch on a closing socket */

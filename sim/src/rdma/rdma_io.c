@@ -555,6 +555,12 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 			buf += take;
 			len -= take;
 		}
+		if (s->in_left > RDMA_STAGE_BYTES && s->app_read) {
+			/* A large payload (a read's data) streams in while the application does other work: the I/O thread
+			 * reads it, as a NIC places it, and progress takes the socket back once the frame is in */
+			s->app_read = false;
+			return true;
+		}
 		if (s->in_left > 0) {
 			size_t chunk = s->in_left > RDMA_IO_CHUNK ? RDMA_IO_CHUNK : (size_t)s->in_left;
 			void *to = NULL;
@@ -700,6 +706,57 @@ static bool half_close(struct doca_rdma_connection *c, struct rdma_sock *s)
 	return true;
 }
 
+/* ---------------------------------------------------------------- responses read by progress */
+
+/*
+ * A small operation's response used to reach the application through the I/O thread: it woke on the socket, read the
+ * response, queued the completion and woke the application through an eventfd, which then took the lock again.
+ * Two thread hand-offs per burst, on two cores, bounded the rate of small operations (a C requester's 64 B write
+ * ran at 0.17x a TCP stream). A connection made by exchanged details sends our requests on a socket of its own,
+ * whose frames are only responses, so the progress engine watches that socket (sim_pe_watch_fd) and progress reads
+ * it: one wake-up, on the application's thread. The I/O thread keeps what needs a thread of its own: the rest of a
+ * large payload (read_sock hands the socket back at its header), what a socket did not take at once, and a socket
+ * that failed, which it closes as before.
+ *
+ * app_take: a socket becomes progress's when nothing of a frame is half read (the I/O thread then skips it).
+ */
+static bool app_take(struct doca_rdma *rdma, struct rdma_sock *s)
+{
+	if (s->app_read || !s->app_eligible || s->fd < 0 || s->eof || s->in_got != 0 || s->in_left != 0 ||
+	    s->stalled || s->held != NULL || rdma->ctx.pe == NULL || rdma->app_stage == NULL)
+		return s->app_read;
+	if (sim_pe_watch_fd(rdma->ctx.pe, s->fd, &rdma->ctx) != DOCA_SUCCESS)
+		return false;
+	s->app_read = true;
+	return true;
+}
+
+bool rdma_io_app_read(struct doca_rdma *rdma)
+{
+	bool wake = false;
+	rdma->app_reading = true;
+	for (struct doca_rdma_connection *c = rdma->conns; c != NULL; c = c->next) {
+		struct rdma_sock *s = &c->socks[0];
+		if (c->state != CONN_CONNECTED || !app_take(rdma, s))
+			continue;
+		if (!read_sock(rdma, c, s, rdma->app_stage)) {
+			/* the peer closed it or it broke: closed here as the I/O thread closes one (the closing list and a
+			 * half-closed connection's deadline are the I/O thread's) */
+			rdma_sock_app_release(rdma, s);
+			if (!(s->eof && c->state != CONN_CLOSED && half_close(c, s)))
+				rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
+			wake = true;
+		} else if (!s->app_read && s->fd >= 0) {
+			/* handed back at a large payload's header: the engine stops watching, the I/O thread reads on */
+			if (rdma->ctx.pe != NULL)
+				sim_pe_unwatch_fd(rdma->ctx.pe, s->fd);
+			wake = true;
+		}
+	}
+	rdma->app_reading = false;
+	return wake && rdma_io_claim_wake(rdma);
+}
+
 /* ---------------------------------------------------------------- the thread */
 static void accept_on(int listen_fd, bool cm, struct doca_rdma_connection *exported, struct pending *pend,
 		      size_t *num_pend)
@@ -718,6 +775,15 @@ static void accept_on(int listen_fd, bool cm, struct doca_rdma_connection *expor
 		if (exported != NULL)
 			exported->pending_sockets++; /* not retired while this socket may still name it */
 	}
+}
+
+/* Whether poll reported an error or a hang-up on `fd` in the set it returned */
+static bool rdma_io_polled_trouble(const struct pollfd *fds, size_t n, int fd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i].fd == fd)
+			return (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0;
+	return false;
 }
 
 static void *io_main(void *arg)
@@ -769,7 +835,7 @@ static void *io_main(void *arg)
 				/* a stalled send whose receive was posted since (its submit did not wake us: we were awake) */
 				ready |= s->stalled && rdma->receives_head != NULL;
 				fds[n++] = (struct pollfd){ .fd = s->fd,
-							    .events = (short)((s->stalled ? POLLRDHUP : POLLIN) |
+							    .events = (short)((s->app_read ? 0 : s->stalled ? POLLRDHUP : POLLIN) |
 									      (s->out_head ? POLLOUT : 0)) };
 			}
 		}
@@ -807,7 +873,12 @@ static void *io_main(void *arg)
 						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 					continue;
 				}
-				if (!read_sock(rdma, c, s, stage) || (c->state != CONN_CLOSED && s->fd >= 0 && !rdma_sock_flush(s))) {
+				/* a socket progress reads is only flushed here; one that reports an error or a hang-up (poll
+				 * tells it whatever the events asked) comes back to this thread, which closes it as always */
+				if (s->app_read && rdma_io_polled_trouble(fds, n, s->fd))
+					rdma_sock_app_release(rdma, s);
+				if ((!s->app_read && !read_sock(rdma, c, s, stage)) ||
+				    (c->state != CONN_CLOSED && s->fd >= 0 && !rdma_sock_flush(s))) {
 					if (!(s->eof && c->state != CONN_CLOSED && half_close(c, s)))
 						rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 				}
@@ -838,11 +909,17 @@ static void *io_main(void *arg)
 doca_error_t rdma_io_start(struct doca_rdma *rdma)
 {
 	rdma->io_stage = malloc(RDMA_STAGE_BYTES);
-	if (rdma->io_stage == NULL)
+	rdma->app_stage = malloc(RDMA_STAGE_BYTES);
+	if (rdma->io_stage == NULL || rdma->app_stage == NULL) {
+		free(rdma->io_stage);
+		free(rdma->app_stage);
+		rdma->io_stage = rdma->app_stage = NULL;
 		return DOCA_ERROR_NO_MEMORY;
+	}
 	if (pthread_create(&rdma->io_thread, NULL, io_main, rdma) != 0) {
 		free(rdma->io_stage);
-		rdma->io_stage = NULL;
+		free(rdma->app_stage);
+		rdma->io_stage = rdma->app_stage = NULL;
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	rdma->io_running = true;
@@ -861,4 +938,5 @@ void rdma_io_stop(struct doca_rdma *rdma)
 	rdma->io_running = false;
 	free(rdma->io_stage);
 	rdma->io_stage = NULL;
+	/* app_stage stays until the connections are closed (rdma_stop), then goes with the context */
 }

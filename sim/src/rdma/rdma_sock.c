@@ -92,12 +92,22 @@ static bool own_payload(struct rdma_out *o, size_t *budget)
 	return true;
 }
 
+void rdma_sock_app_release(struct doca_rdma *rdma, struct rdma_sock *s)
+{
+	if (!s->app_read)
+		return;
+	s->app_read = false;
+	if (rdma->ctx.pe != NULL)
+		sim_pe_unwatch_fd(rdma->ctx.pe, s->fd);
+}
+
 void rdma_sock_retire(struct doca_rdma *rdma, struct rdma_sock *s)
 {
 	struct rdma_closing *c;
 	struct rdma_out **link;
 	size_t budget = RDMA_CLOSING_COPY_MAX;
 
+	rdma_sock_app_release(rdma, s); /* the closing list is the I/O thread's */
 	free(s->held); /* read ahead for a request that will not be served any more */
 	s->held = NULL;
 	s->held_len = 0;
