@@ -11,6 +11,7 @@ import { positiveInt, UsageError } from "./common/cli.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { openRegularFile } from "./common/input-file.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
+import { LoopTurns } from "./common/loop-turns.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
@@ -93,7 +94,9 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
     // Deflate output can exceed its input a little (stored blocks): room for that, as zlib's deflateBound says.
     const room = chunk + (chunk >> 10) + 1024;
     staging.dst.ensure(room);
+    const turns = new LoopTurns();
     while (true) {
+      await turns.turn(); // the stop's turn of the event loop (common/loop-turns.ts)
       if (options.signal?.aborted) throw interruption(options.signal, `compressing ${options.input}`);
       const n = readSync(fd, staging.src.bytes, 0, chunk, done);
       if (n === 0 && done > 0) break;

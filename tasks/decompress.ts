@@ -12,6 +12,7 @@ import { UsageError } from "./common/cli.ts";
 import { openRegularFile } from "./common/input-file.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
+import { LoopTurns } from "./common/loop-turns.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
@@ -104,7 +105,7 @@ export async function decompressFile(options: DecompressFileOptions): Promise<De
     await using compress = await Compress.open(device, pe, { maxTasks: 2 });
     using staging = new Staging(device);
     out = OutputFile.create(options.output, options.output, options.force, "decompress");
-    const ctx: Ctx = { fd, size, compress, staging, out, options, tasks: 0 };
+    const ctx: Ctx = { fd, size, compress, staging, out, options, tasks: 0, turns: new LoopTurns() };
     if (isGzip) await gunzip(ctx);
     else await unlz4(ctx);
     out.commit();
@@ -136,9 +137,11 @@ interface Ctx {
   out: OutputFile;
   options: DecompressFileOptions;
   tasks: number;
+  turns: LoopTurns;
 }
 
-function checkStop(ctx: Ctx): void {
+async function checkStop(ctx: Ctx): Promise<void> {
+  await ctx.turns.turn(); // the stop's turn of the event loop (common/loop-turns.ts)
   const signal = ctx.options.signal;
   if (signal?.aborted) throw interruption(signal, `decompressing ${ctx.options.input}`);
 }
@@ -174,7 +177,7 @@ async function gunzip(ctx: Ctx): Promise<void> {
   let first = true;
   let lastSeen: boolean | undefined; // compress's 5-byte "DC" members say which one is last; older ones do not
   while (at < ctx.size) {
-    checkStop(ctx);
+    await checkStop(ctx);
     if (lastSeen) {
       // after the last member only zero padding may follow (gunzip accepts it: tape blocks, dd)
       if (readAt(ctx.fd, at, ctx.size - at > 65536 ? 65536 : ctx.size - at).every((b) => b === 0)) {
@@ -294,7 +297,7 @@ function lastNonZeroByte(ctx: Ctx, from: number): number {
 async function unlz4(ctx: Ctx): Promise<void> {
   let at = 0;
   while (at < ctx.size) {
-    checkStop(ctx);
+    await checkStop(ctx);
     const where = `${ctx.options.input} at byte ${at}`;
     const magicBytes = readAt(ctx.fd, at, 8);
     if (magicBytes.length < 4) throw new Lz4FormatError(`${where}: trailing garbage after the last frame`);
@@ -328,7 +331,7 @@ async function unlz4(ctx: Ctx): Promise<void> {
       ctx.options.onProgress?.(end, ctx.size);
     };
     while (true) {
-      checkStop(ctx);
+      await checkStop(ctx);
       const word = readAt(ctx.fd, at, 4);
       if (word.length < 4) throw new Lz4FormatError(`${ctx.options.input}: truncated LZ4 frame (no end mark)`);
       const value = new DataView(word.buffer, word.byteOffset, 4).getUint32(0, true);

@@ -8,6 +8,7 @@ import { openRegularFile, readFullyAt } from "../common/input-file.ts";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
+import { LoopTurns } from "../common/loop-turns.ts";
 import { checkNewOutput } from "../transfer/output-name.ts";
 import { writeOutput } from "../transfer/write-output.ts";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
@@ -55,10 +56,18 @@ async function withDevice<T>(options: CryptOptions, header: Header, run: (aes: A
 async function pipeline(count: number, job: (i: number) => Promise<Uint8Array>, write: (i: number, out: Uint8Array) => void, signal: AbortSignal | undefined, what: string): Promise<void> {
   const pending: Promise<Uint8Array>[] = [];
   let next = 0;
+  const turns = new LoopTurns();
   try {
     for (let i = 0; i < count; i++) {
-      while (next < count && pending.length < WINDOW) pending.push(job(next++));
+      while (next < count && pending.length < WINDOW) {
+        const p = job(next++);
+        // handled now: a chunk that fails while the loop gives the event loop its turn (below) is no unhandled
+        // rejection (Deno ends the process on one); its error still comes from the await that reaches it
+        p.catch(() => {});
+        pending.push(p);
+      }
       const out = await pending.shift()!;
+      await turns.turn(); // the stop's turn of the event loop (common/loop-turns.ts)
       if (signal?.aborted) throw interruption(signal, what);
       write(i, out);
     }

@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { UsageError } from "../common/cli.ts";
-import { setImmediate } from "node:timers";
+import { LoopTurns } from "../common/loop-turns.ts";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
 import { checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
@@ -117,10 +117,11 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
       await using ec = new ErasureCoding(device, pe, { maxTasks: 4 });
       using coding = ec.matrix(o.matrix ?? "cauchy", n, m);
       const stripe = new Uint8Array(n * blockSize);
+      const turns = new LoopTurns();
       for (let s = 0; s < stripes; s++) {
-        // A task's completion can resolve within the same turn: give the event loop a turn now and then, so a signal
-        // (delivered as an event, on Bun only between turns) stops the encode instead of waiting for its end.
-        if (s % 64 === 63) await new Promise((resolve) => setImmediate(resolve));
+        // A task's completion can resolve within the same turn: give the event loop a turn every few ms, so a
+        // signal stops the encode instead of waiting for its end (common/loop-turns.ts)
+        await turns.turn();
         if (o.signal?.aborted) throw interruption(o.signal, `encoding ${o.input}`);
         stripe.fill(0);
         const got = readFullyAt(fd, stripe, s * n * blockSize);
@@ -294,8 +295,9 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
       const run = async (recover: (available: Uint8Array) => Promise<Uint8Array>) => {
         const available = new Uint8Array(n * bs);
         const stripe = new Uint8Array(n * bs);
+        const turns = new LoopTurns();
         for (let s = 0; s < man.stripes; s++) {
-          if (s % 64 === 63) await new Promise((resolve) => setImmediate(resolve)); // as in the encode: signals get a turn
+          await turns.turn(); // as in the encode: signals get a turn
           if (o.signal?.aborted) throw interruption(o.signal, `rebuilding ${o.output}`);
           wanted.forEach((k, i) => {
             if (readFullyAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
