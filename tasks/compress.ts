@@ -15,7 +15,7 @@ import { LoopTurns } from "./common/loop-turns.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
-import { formatBytes, formatRate } from "./common/units.ts";
+import { bytesPerSecond, formatBytes, formatRate } from "./common/units.ts";
 import { EMPTY_DEFLATE, memberHeader, memberTrailer } from "./accel/gzip.ts";
 import { checkFileToFile, FILE_TO_FILE_OPTIONS, OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
@@ -61,6 +61,8 @@ export interface CompressFileResult {
   outputBytes: number;
   members: number;
   seconds: number;
+  /** inputBytes (the uncompressed data) over seconds: the rate the summary line prints */
+  bytesPerSecond: number;
 }
 
 /** compressFile's options, checked at run time (plain JavaScript callers). */
@@ -123,6 +125,7 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
       if (last) break;
     }
     out.commit();
+    const seconds = (performance.now() - t0) / 1000;
     return {
       device: device.info.pciAddr,
       input: options.input,
@@ -130,7 +133,8 @@ export async function compressFile(options: CompressFileOptions): Promise<Compre
       inputBytes: done,
       outputBytes: out.length,
       members,
-      seconds: (performance.now() - t0) / 1000,
+      seconds,
+      bytesPerSecond: bytesPerSecond(done, seconds),
     };
   } catch (e) {
     out?.abort();

@@ -16,7 +16,7 @@ import { LoopTurns } from "./common/loop-turns.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
-import { formatBytes, formatRate } from "./common/units.ts";
+import { bytesPerSecond, formatBytes, formatRate } from "./common/units.ts";
 import { GzipFormatError, parseMemberHeader } from "./accel/gzip.ts";
 import { LZ4_MAGIC, Lz4FormatError, parseFrameHeader, Xxh32 } from "./accel/lz4-frame.ts";
 import { checkFileToFile, FILE_TO_FILE_OPTIONS, OutputFile } from "./accel/output-file.ts";
@@ -62,6 +62,8 @@ export interface DecompressFileResult {
   outputBytes: number;
   tasks: number;
   seconds: number;
+  /** outputBytes (the uncompressed data) over seconds: the rate the summary line prints */
+  bytesPerSecond: number;
 }
 
 /** Corrupt, truncated or unsupported input: the message names the file and what is wrong. */
@@ -109,6 +111,7 @@ export async function decompressFile(options: DecompressFileOptions): Promise<De
     if (isGzip) await gunzip(ctx);
     else await unlz4(ctx);
     out.commit();
+    const seconds = (performance.now() - t0) / 1000;
     return {
       device: device.info.pciAddr,
       format: isGzip ? "gzip" : "lz4",
@@ -117,7 +120,8 @@ export async function decompressFile(options: DecompressFileOptions): Promise<De
       inputBytes: size,
       outputBytes: out.length,
       tasks: ctx.tasks,
-      seconds: (performance.now() - t0) / 1000,
+      seconds,
+      bytesPerSecond: bytesPerSecond(out.length, seconds),
     };
   } catch (e) {
     out?.abort();

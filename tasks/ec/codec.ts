@@ -18,6 +18,7 @@ import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "
 import { openDeviceOf } from "../common/device.ts";
 import { UsageError } from "../common/cli.ts";
 import { LoopTurns } from "../common/loop-turns.ts";
+import { bytesPerSecond } from "../common/units.ts";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
 import { checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
@@ -87,7 +88,18 @@ const RECOVER_OPTIONS: OptionRules = {
   ...DEVICE_FILE_OPTIONS,
 };
 
-export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: number }> {
+/** The time a run took, and the file's bytes over it (`bytesPerSecond`, the rate ec-encode's and ec-recover's lines print). */
+export interface EcTiming {
+  seconds: number;
+  bytesPerSecond: number;
+}
+
+function timing(fileSize: number, t0: number): EcTiming {
+  const seconds = (performance.now() - t0) / 1000;
+  return { seconds, bytesPerSecond: bytesPerSecond(fileSize, seconds) };
+}
+
+export async function ecEncode(o: EncodeOptions): Promise<Manifest & EcTiming> {
   checkOptions("ecEncode", o, ENCODE_OPTIONS);
   const t0 = performance.now();
   const n = o.dataBlocks, m = o.redundancyBlocks;
@@ -160,7 +172,7 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
     }
     if (existsSync(o.outputDir)) throw new Error(`${o.outputDir} appeared meanwhile: not replacing it`);
     renameSync(temp, o.outputDir);
-    return { ...manifest, seconds: (performance.now() - t0) / 1000 };
+    return { ...manifest, ...timing(manifest.fileSize, t0) };
   } catch (e) {
     rmSync(temp, { recursive: true, force: true });
     throw e;
@@ -265,7 +277,7 @@ function ecInputs(dir: string): string[] {
   return names.filter((name) => name === MANIFEST || /^block-\d{3,}$/.test(name)).map((name) => join(dir, name));
 }
 
-export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean; seconds: number }> {
+export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean } & EcTiming> {
   checkOptions("ecRecover", o, RECOVER_OPTIONS);
   const t0 = performance.now();
   // the manifest and the block files are its inputs: an output among them is refused first (usage error)
@@ -333,5 +345,5 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
   } finally {
     for (const f of fds.values()) closeSync(f);
   }
-  return { manifest: man, lost, recovered: lostData.length > 0, seconds: (performance.now() - t0) / 1000 };
+  return { manifest: man, lost, recovered: lostData.length > 0, ...timing(man.fileSize, t0) };
 }
