@@ -279,10 +279,20 @@ async function inflatePlainMember(ctx: Ctx, dataAt: number, where: string): Prom
   // The file's last 8 bytes claim more than its deflate data could hold: they are not the member's trailer (bytes
   // after the member, or a cut inside it: which one, only the inflate's end would tell, and the device does not say)
   const tail = readAt(ctx.fd, ctx.size - 8, 8);
-  const isize = new DataView(tail.buffer, tail.byteOffset, 8).getUint32(4, true);
-  if (isize > (ctx.size - 8 - dataAt) * DEFLATE_MAX_RATIO + DEFLATE_MAX_RATIO) {
-    throw new GzipFormatError(`${where}: its last 8 bytes are no gzip trailer: trailing bytes after the last member ` +
-      `(only zero padding may follow it, as gunzip accepts), or the file is truncated or corrupt`);
+  const tv = new DataView(tail.buffer, tail.byteOffset, 8);
+  const crc = tv.getUint32(0, true), isize = tv.getUint32(4, true);
+  const clen = ctx.size - 8 - dataAt;
+  const bound = clen * DEFLATE_MAX_RATIO + DEFLATE_MAX_RATIO;
+  if (isize > bound) {
+    // The data may still be the whole member under a trailer whose size field alone was changed: the CRC-32 tells
+    const whole = await inflateRange(ctx, dataAt, clen, Math.min(bound, ctx.compress.caps.maxBufSize), "deflate").catch(() => undefined);
+    if (whole && whole.r.crc32 === crc) {
+      throw new GzipFormatError(`${where}: the trailer's size field does not match the data: it says ${isize} bytes, the data ` +
+        `inflates to ${whole.r.length} (its CRC-32 matches the trailer's)`);
+    }
+    throw new GzipFormatError(`${where}: its last 8 bytes are no gzip trailer (their size field says ${isize} bytes, more than ` +
+      `${clen} bytes of deflate data can hold): trailing bytes after the last member (only zero padding may follow it, as ` +
+      `gunzip accepts), or the file is truncated or corrupt`);
   }
   throw firstError;
 }
