@@ -12,10 +12,11 @@ import { UsageError } from "./common/cli.ts";
 import { openRegularFile } from "./common/input-file.ts";
 import { openDeviceOf } from "./common/device.ts";
 import { interruption, STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
+import { LoopTurns } from "./common/loop-turns.ts";
 import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { userPath } from "./common/user-path.ts";
-import { formatBytes, formatRate } from "./common/units.ts";
+import { bytesPerSecond, formatBytes, formatRate } from "./common/units.ts";
 import { GzipFormatError, parseMemberHeader } from "./accel/gzip.ts";
 import { LZ4_MAGIC, Lz4FormatError, parseFrameHeader, Xxh32 } from "./accel/lz4-frame.ts";
 import { checkFileToFile, FILE_TO_FILE_OPTIONS, OutputFile } from "./accel/output-file.ts";
@@ -61,6 +62,8 @@ export interface DecompressFileResult {
   outputBytes: number;
   tasks: number;
   seconds: number;
+  /** outputBytes (the uncompressed data) over seconds: the rate the summary line prints */
+  bytesPerSecond: number;
 }
 
 /** Corrupt, truncated or unsupported input: the message names the file and what is wrong. */
@@ -104,10 +107,11 @@ export async function decompressFile(options: DecompressFileOptions): Promise<De
     await using compress = await Compress.open(device, pe, { maxTasks: 2 });
     using staging = new Staging(device);
     out = OutputFile.create(options.output, options.output, options.force, "decompress");
-    const ctx: Ctx = { fd, size, compress, staging, out, options, tasks: 0 };
+    const ctx: Ctx = { fd, size, compress, staging, out, options, tasks: 0, turns: new LoopTurns() };
     if (isGzip) await gunzip(ctx);
     else await unlz4(ctx);
     out.commit();
+    const seconds = (performance.now() - t0) / 1000;
     return {
       device: device.info.pciAddr,
       format: isGzip ? "gzip" : "lz4",
@@ -116,7 +120,8 @@ export async function decompressFile(options: DecompressFileOptions): Promise<De
       inputBytes: size,
       outputBytes: out.length,
       tasks: ctx.tasks,
-      seconds: (performance.now() - t0) / 1000,
+      seconds,
+      bytesPerSecond: bytesPerSecond(out.length, seconds),
     };
   } catch (e) {
     out?.abort();
@@ -136,9 +141,11 @@ interface Ctx {
   out: OutputFile;
   options: DecompressFileOptions;
   tasks: number;
+  turns: LoopTurns;
 }
 
-function checkStop(ctx: Ctx): void {
+async function checkStop(ctx: Ctx): Promise<void> {
+  await ctx.turns.turn(); // the stop's turn of the event loop (common/loop-turns.ts)
   const signal = ctx.options.signal;
   if (signal?.aborted) throw interruption(signal, `decompressing ${ctx.options.input}`);
 }
@@ -174,7 +181,7 @@ async function gunzip(ctx: Ctx): Promise<void> {
   let first = true;
   let lastSeen: boolean | undefined; // compress's 5-byte "DC" members say which one is last; older ones do not
   while (at < ctx.size) {
-    checkStop(ctx);
+    await checkStop(ctx);
     if (lastSeen) {
       // after the last member only zero padding may follow (gunzip accepts it: tape blocks, dd)
       if (readAt(ctx.fd, at, ctx.size - at > 65536 ? 65536 : ctx.size - at).every((b) => b === 0)) {
@@ -272,10 +279,20 @@ async function inflatePlainMember(ctx: Ctx, dataAt: number, where: string): Prom
   // The file's last 8 bytes claim more than its deflate data could hold: they are not the member's trailer (bytes
   // after the member, or a cut inside it: which one, only the inflate's end would tell, and the device does not say)
   const tail = readAt(ctx.fd, ctx.size - 8, 8);
-  const isize = new DataView(tail.buffer, tail.byteOffset, 8).getUint32(4, true);
-  if (isize > (ctx.size - 8 - dataAt) * DEFLATE_MAX_RATIO + DEFLATE_MAX_RATIO) {
-    throw new GzipFormatError(`${where}: its last 8 bytes are no gzip trailer: trailing bytes after the last member ` +
-      `(only zero padding may follow it, as gunzip accepts), or the file is truncated or corrupt`);
+  const tv = new DataView(tail.buffer, tail.byteOffset, 8);
+  const crc = tv.getUint32(0, true), isize = tv.getUint32(4, true);
+  const clen = ctx.size - 8 - dataAt;
+  const bound = clen * DEFLATE_MAX_RATIO + DEFLATE_MAX_RATIO;
+  if (isize > bound) {
+    // The data may still be the whole member under a trailer whose size field alone was changed: the CRC-32 tells
+    const whole = await inflateRange(ctx, dataAt, clen, Math.min(bound, ctx.compress.caps.maxBufSize), "deflate").catch(() => undefined);
+    if (whole && whole.r.crc32 === crc) {
+      throw new GzipFormatError(`${where}: the trailer's size field does not match the data: it says ${isize} bytes, the data ` +
+        `inflates to ${whole.r.length} (its CRC-32 matches the trailer's)`);
+    }
+    throw new GzipFormatError(`${where}: its last 8 bytes are no gzip trailer (their size field says ${isize} bytes, more than ` +
+      `${clen} bytes of deflate data can hold): trailing bytes after the last member (only zero padding may follow it, as ` +
+      `gunzip accepts), or the file is truncated or corrupt`);
   }
   throw firstError;
 }
@@ -294,7 +311,7 @@ function lastNonZeroByte(ctx: Ctx, from: number): number {
 async function unlz4(ctx: Ctx): Promise<void> {
   let at = 0;
   while (at < ctx.size) {
-    checkStop(ctx);
+    await checkStop(ctx);
     const where = `${ctx.options.input} at byte ${at}`;
     const magicBytes = readAt(ctx.fd, at, 8);
     if (magicBytes.length < 4) throw new Lz4FormatError(`${where}: trailing garbage after the last frame`);
@@ -328,7 +345,7 @@ async function unlz4(ctx: Ctx): Promise<void> {
       ctx.options.onProgress?.(end, ctx.size);
     };
     while (true) {
-      checkStop(ctx);
+      await checkStop(ctx);
       const word = readAt(ctx.fd, at, 4);
       if (word.length < 4) throw new Lz4FormatError(`${ctx.options.input}: truncated LZ4 frame (no end mark)`);
       const value = new DataView(word.buffer, word.byteOffset, 4).getUint32(0, true);

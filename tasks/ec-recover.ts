@@ -10,7 +10,7 @@ import { isMain, print, runMain } from "./common/main.ts";
 import { printJson } from "./common/output.ts";
 import { STOPPED_STATUSES, stopOnSignals } from "./common/interrupt.ts";
 import { userPath } from "./common/user-path.ts";
-import { formatBytes } from "./common/units.ts";
+import { formatBytes, formatRate } from "./common/units.ts";
 import { ecRecover } from "./ec/codec.ts";
 import { parseTaskFlags, requireFlags, taskFlags } from "./common/task-flags.ts";
 
@@ -48,11 +48,14 @@ async function main(argv: string[]): Promise<number> {
       onProgress,
     }));
   const { manifest, lost, recovered, seconds } = result;
-  if (values.json) printJson({ output: userPath(output), fileSize: manifest.fileSize, sha256: manifest.sha256, lost, recovered, seconds });
+  if (values.json) {
+    printJson({ output: userPath(output), fileSize: manifest.fileSize, sha256: manifest.sha256, lost, recovered, seconds, bytesPerSecond: result.bytesPerSecond });
+  }
   else {
     print(
       `ec-recover: rebuilt ${userPath(output)} (${formatBytes(manifest.fileSize)}, sha256 ${manifest.sha256.slice(0, 16)}… matches)` +
-        (lost.length ? `; lost blocks ${lost.join(", ")}${recovered ? " recomputed by DOCA erasure coding" : " were redundancy only"}` : "; no block lost"),
+        (lost.length ? `; lost blocks ${lost.join(", ")}${recovered ? " recomputed by DOCA erasure coding" : " were redundancy only"}` : "; no block lost") +
+        `, ${formatRate(manifest.fileSize, seconds)}`,
     );
   }
   return 0;

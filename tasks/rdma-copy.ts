@@ -27,6 +27,7 @@ import { parseRdmaCopyArgs, RDMA_COPY_HELP, type RdmaCopyOptions } from "./rdma-
 import { receiveFile, sendFile, type TransferResult } from "./rdma-copy/transfer.ts";
 import { checkTargetFolder, TargetLock } from "./transfer/atomic-file.ts";
 import { refuseNonFileOutput } from "./transfer/output-name.ts";
+import { notAFileToCopy } from "./transfer/local-file.ts";
 import { rethrowMissingPermission } from "./common/permission.ts";
 import { checkOptions, checkRunOptions, type OptionRules, PATH, TIMEOUT_OPTION } from "./common/options-check.ts";
 
@@ -60,7 +61,7 @@ export async function rdmaCopy(options: RdmaCopyOptions, run: { signal?: AbortSi
       rethrowMissingPermission(e);
       throw new Error(`--send ${options.file}: no such file`);
     }
-    if (!stat.isFile()) throw new Error(`--send ${options.file}: not a regular file`);
+    if (!stat.isFile()) throw notAFileToCopy("--send", options.file, stat); // dma-copy's words (transfer/local-file.ts)
     size = stat.size;
   } else {
     // A receiver that could not create the file says so before it waits for a sender (again once the size is known)

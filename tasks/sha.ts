@@ -20,6 +20,7 @@ import { OutputFile } from "./accel/output-file.ts";
 import { Progress } from "./accel/progress.ts";
 import { clearStatusLine } from "./common/status-line.ts";
 import { Staging } from "./accel/staging.ts";
+import { LoopTurns } from "./common/loop-turns.ts";
 import { checkedName, listLine, parseListLine, readListLines } from "./accel/checksum-list.ts";
 import { parseTaskCommand, taskFlags } from "./common/task-flags.ts";
 
@@ -69,6 +70,8 @@ export class FileHasher {
   readonly #sha: Sha;
   readonly #staging: Staging;
   readonly #partSize: number;
+  /** one for every file of the run: many small files are a loop of device tasks too */
+  readonly #turns = new LoopTurns();
 
   private constructor(device: Device, pe: ProgressEngine, sha: Sha, partSize: number) {
     this.#device = device;
@@ -116,6 +119,8 @@ export class FileHasher {
       };
       const out = dst.room(inventory, 64);
       try {
+        await this.#turns.turn();
+        if (signal?.aborted) throw interruption(signal, `hashing ${path}`);
         let n = read(0);
         if (n < this.#partSize) {
           // One part: a hash task (DOCA leaves a partial session's first part being its final one undefined)
@@ -129,6 +134,7 @@ export class FileHasher {
           using session = this.#sha.partial(algorithm, out);
           let position = 0;
           while (true) {
+            await this.#turns.turn(); // the stop's turn of the event loop (common/loop-turns.ts)
             if (signal?.aborted) throw interruption(signal, `hashing ${path}`);
             const s = src.data(inventory, n);
             // The last part is the one after which nothing is left (a whole part when the size is a multiple)

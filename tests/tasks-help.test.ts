@@ -150,6 +150,8 @@ describe("usage errors exit 2 and name the flag", () => {
     ["rdma-demo.ts", ["--size", "0"], /--size/],
     // a folder as the file a copy writes: a usage error before any work (issue 32 item 3)
     ["dma-copy.ts", ["-f", "/tmp"], /-f\/--file: \/tmp is a folder: a copy sends or receives a regular file/],
+    // the file a copy sends: dma-copy's words (transfer/local-file.ts; rdma-copy said only "not a regular file", exit 1)
+    ["rdma-copy.ts", ["--send", "/tmp", "--connect", "127.0.0.1:7471"], /--send: \/tmp is a folder: a copy sends or receives a regular file/],
     ["rdma-copy.ts", ["--receive", "/tmp", "--listen", "127.0.0.1:7471"], /--receive: \/tmp is a folder, not a file: the output must be a file name \(rdma-copy never replaces anything\)/],
     ["rdma-demo.ts", ["--size", "99999999999"], /--size: 99999999999 is too large \(at most 1073741824\)/],
     // an empty text is said as such, not as "0 bytes is more than the device's largest DMA buffer" (issue 32 n1 item 6)

@@ -365,4 +365,11 @@ describe("rdma-copy against a lying peer", { skip: noRdma }, () => {
     assert.match(r.stderr, /offset=1000 \(expected 0\.\.0\)/);
     assert.deepEqual(w.list(w.dpu), []);
   });
+
+  test("an offer of 2^60 bytes is refused, its size shown as the exact integer sent (not 1152921504606847000)", { timeout: 180_000 }, async () => {
+    const { r, w } = await againstLiar("huge-offer", (p, w) => ["--receive", join(w.dpu, "h.bin"), "--connect", `127.0.0.1:${p}`, "--timeout", "60"]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /size=1152921504606846976 \(expected 0\.\.9007199254740991\)/, r.stderr);
+    assert.deepEqual(w.list(w.dpu), []);
+  });
 });

@@ -19,8 +19,10 @@ const space = workspaces(after);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A storage target that answers a query (1 MiB of 4 KiB blocks) and every other request with an empty answer,
- * or (close) hangs up 300 ms after the relay connected; `types` are the message types it received. */
-async function fakeTarget(mode: "answer" | "close" | "flood"): Promise<{ server: Server; port: number; types: number[] }> {
+ * or (close) hangs up 300 ms after the relay connected, or (bad-rdma) answers as "answer" but for a connection
+ * request, which gets 8 bytes of "A" as its RDMA connection details, or (flood) sends error answers to no request
+ * as fast as the relay reads them; `types` are the message types it received. */
+async function fakeTarget(mode: "answer" | "close" | "bad-rdma" | "flood"): Promise<{ server: Server; port: number; types: number[] }> {
   const types: number[] = [];
   const sockets: Socket[] = [];
   const server = createServer((socket) => {
@@ -56,7 +58,7 @@ async function fakeTarget(mode: "answer" | "close" | "flood"): Promise<{ server:
         if (joined.length - at - 4 < size) break;
         const [type, id, correlation] = [view.getUint32(4), view.getUint32(8), view.getUint32(12)];
         types.push(type);
-        const payload = type === 1 ? [0, 1 << 20, 4096] : [];
+        const payload = type === 1 ? [0, 1 << 20, 4096] : type === 5 && mode === "bad-rdma" ? [0, 0, 8, 0x41414141, 0x41414141] : [];
         const answer = new Uint8Array(16 + payload.length * 4);
         const out = new DataView(answer.buffer);
         [12 + payload.length * 4, type + 1, id, correlation, ...payload].forEach((v, i) => out.setUint32(i * 4, v));
@@ -100,14 +102,15 @@ function oneErrorLine(stderr: string, pattern: RegExp): void {
  * The relay between an answering target and tests/helpers/storage-host.ts in `hostMode`, which sends one message
  * (or part of one) and prints "sent": how the relay ended (within 30 s) and what reached the target.
  */
-async function relayAgainstHost(tag: string, hostMode: string): Promise<{ code: number | null; stderr: string; targetTypes: number[] }> {
+async function relayAgainstHost(tag: string, hostMode: string, targetMode: "answer" | "bad-rdma" = "answer", killHost = false): Promise<{ code: number | null; stderr: string; targetTypes: number[] }> {
   const w = space(tag);
-  const target = await fakeTarget("answer");
+  const target = await fakeTarget(targetMode);
   const channel = uniqueName("relay");
   const relay = startRelay(w, target.port, channel);
   const host = spawnRuntime(HOST, { args: [channel, hostMode], env: { ...w.env, DOCA_SIM_SIDE: "host" } });
   try {
     assert.equal(await host.readLine(60_000), "sent");
+    if (killHost) host.kill();
     const r = await ended(relay, 30_000);
     return { code: r.code, stderr: r.stderr, targetTypes: target.types };
   } finally {
@@ -170,5 +173,18 @@ describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
     assert.equal(r.code, 1, r.stderr);
     oneErrorLine(r.stderr, /^storage-relay: error: the host sent bytes that are not a storage control message: unknown control message type 99$/m);
     assert.deepEqual(r.targetTypes, [], "nothing reached the target");
+  });
+
+  test("RDMA connection details the relay cannot connect to: the error names the target and the connection", { timeout: 120_000 }, async () => {
+    const r = await relayAgainstHost("relay-bad-rdma", "init", "bad-rdma");
+    assert.equal(r.code, 1, r.stderr);
+    oneErrorLine(r.stderr, /^storage-relay: error: the storage target 127\.0\.0\.1:\d+ sent RDMA connection details \(its data connection\) that cannot be connected to: \S*doca_rdma_connect/m);
+  });
+
+  test("a host killed while the relay waits for it: one line, in every task's words (the host disconnected while …)", { timeout: 120_000 }, async () => {
+    const r = await relayAgainstHost("relay-host-killed", "idle", "answer", true);
+    assert.equal(r.code, 1, r.stderr);
+    oneErrorLine(r.stderr, /^storage-relay: error: the host disconnected while the relay waited for its query_storage_request \(its Comch connection closed\)$/m);
+    assert.equal(r.stderr.trim().split("\n").filter((l) => /error|failed/.test(l)).length, 1, r.stderr);
   });
 });

@@ -105,8 +105,17 @@ export async function runMain(fn: () => Promise<number | void> | number | void, 
     }
     if (debugWanted() && err?.stack) printError(err.stack);
   }
-  // Output that could not be written ends the task as SIGPIPE would have, even when the work itself finished.
+  // Output that could not be written ends the task as SIGPIPE would have, even when the work itself finished: a
+  // closed pipe found only now (its last write's EPIPE comes a turn later) is a late stop like any other, and says
+  // so on the stream still open (`compress --json … | head -0`: stderr), its output committed or not.
   await flushOutput();
-  if (outputLostOn() && (code === 0 || code === 1)) code = EXIT_CODES.SIGPIPE;
+  if (outputLostOn() && (code === 0 || code === 1)) {
+    const late = lateStop(code === 0 ? undefined : "");
+    if (late) {
+      printError(late.line);
+      await flushOutput();
+    }
+    code = EXIT_CODES.SIGPIPE;
+  }
   process.exit(code);
 }

@@ -5,8 +5,10 @@
  * (messenger reasons, Comch answers), so a peer's "\n" cannot forge a line either. JSON goes out JSON-escaped.
  *
  * Output that can no longer be written (the reader of a pipe went away: `2>&1 | head -1`, EPIPE; a terminal that
- * hung up, EIO) never throws into the task: the first failure is remembered, nothing more is written, and the
- * listeners registered with onOutputLost (tasks/common/interrupt.ts: a clean stop, exit 141) are told once.
+ * hung up, EIO) never throws into the task: the first failure is remembered, nothing more is written to that stream,
+ * and the listeners registered with onOutputLost (tasks/common/interrupt.ts: a clean stop, exit 141) are told once.
+ * The other stream stays in use: `compress --json … | head -0` closes stdout only, and stderr still says what the
+ * stop did (`2>&1 | head -1` closes both: a write to the second fails the same way and is dropped).
  */
 import process from "node:process";
 import { printable, printableJson } from "../../ffi/engine/printable.ts";
@@ -16,10 +18,13 @@ import { clearStatusLine } from "./status-line.ts";
 export type OutputStream = "stdout" | "stderr";
 
 let lost: { stream: OutputStream; code: string } | undefined;
+/** Every stream that failed (the first one is `lost`). */
+const lostStreams = new Set<OutputStream>();
 const lostListeners = new Set<(stream: OutputStream, code: string) => void>();
 let watching = false;
 
 function outputLost(stream: OutputStream, error: unknown): void {
+  lostStreams.add(stream);
   if (lost) return;
   lost = { stream, code: (error as { code?: string })?.code ?? (error as Error)?.name ?? "error" };
   for (const listener of lostListeners) {
@@ -48,8 +53,9 @@ export function watchOutput(): void {
  * write (its 'error' event comes a turn later), and would exit 0 as if the output had been read.
  */
 export async function flushOutput(timeoutMs = 1000): Promise<void> {
-  if (lost) return;
-  await Promise.all((["stdout", "stderr"] as const).map((name) =>
+  const open = (["stdout", "stderr"] as const).filter((name) => !lostStreams.has(name));
+  if (open.length === 0) return;
+  await Promise.all(open.map((name) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       const done = (error?: unknown) => {
@@ -82,7 +88,7 @@ export function outputLostOn(): { stream: OutputStream; code: string } | undefin
 
 /** Writes `text` and a line break; each of its lines escaped by printable(). Never throws. */
 export function writeLines(stream: OutputStream, text: string): void {
-  if (lost) return;
+  if (lostStreams.has(stream)) return;
   clearStatusLine(); // a live progress line on the terminal is erased first, never glued to this text
   const safe = String(text).split("\n").map((line) => printable(line)).join("\n");
   try {
@@ -97,7 +103,7 @@ export function writeLines(stream: OutputStream, text: string): void {
  * byte for byte what sha256sum writes so `sha256sum -c` reads it back (that format escapes what it must itself).
  */
 export function writeData(text: string): void {
-  if (lost) return;
+  if (lostStreams.has("stdout")) return;
   clearStatusLine();
   try {
     process.stdout.write(text);

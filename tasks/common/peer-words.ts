@@ -79,3 +79,16 @@ const PEER_GONE = new Set(["DOCA_ERROR_CONNECTION_RESET", "DOCA_ERROR_NOT_CONNEC
 export function meansPeerGone(e: unknown): boolean {
   return e instanceof DocaError && PEER_GONE.has(e.docaName);
 }
+
+/**
+ * A value a peer sent, as a message shows it: an integer exactly (2^60 is 1152921504606846976, where JSON's
+ * shortest form says 1152921504606847000, a number the peer never sent), anything else as JSON; at most `max`
+ * characters (a longer integer in JSON's exponent form, never cut into another number).
+ */
+export function peerValue(value: unknown, max = 40): string {
+  if (typeof value === "number" && Number.isInteger(value)) {
+    const exact = BigInt(value).toString();
+    if (exact.length <= max) return exact;
+  }
+  return String(JSON.stringify(value)).slice(0, max);
+}

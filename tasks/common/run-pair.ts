@@ -50,6 +50,8 @@ export interface RunningChild {
   signal?(name: NodeJS.Signals): void;
   /** What the child wrote to stdout so far (to watch output that comes before the end). */
   stdout?(): string;
+  /** The child's process id (to watch it from outside: /proc/PID/io). */
+  pid?: number;
 }
 
 export function startChild(
@@ -81,6 +83,7 @@ export function startChild(
   });
   return {
     done,
+    pid: child.pid,
     stdout: () => stdout,
     kill: () => child.kill("SIGKILL"),
     // process.kill, not child.kill: after child.kill() Deno reports the signal instead of the exit status.

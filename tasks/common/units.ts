@@ -56,6 +56,14 @@ export function roundTo(value: number, digits: number): number {
   return Math.round(value * scale) / scale;
 }
 
+/**
+ * `bytes` over `seconds` for --json's `bytesPerSecond` (0 when no time was measured): the rate formatRate prints
+ * for the same two numbers, so a task's JSON and its line never disagree.
+ */
+export function bytesPerSecond(bytes: number, seconds: number): number {
+  return seconds > 0 ? bytes / seconds : 0;
+}
+
 export function formatRate(bytes: number, seconds: number): string {
   return seconds > 0 ? `${formatBytes(bytes / seconds)}/s` : "-";
 }

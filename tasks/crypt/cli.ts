@@ -70,8 +70,8 @@ export async function runCrypt(mode: "encrypt" | "decrypt", argv: string[], help
   if (values.json) printJson({ mode, ...result });
   else {
     print(
-      `${mode}: ${mode}ed ${result.input} → ${result.output}: ${formatBytes(result.inputBytes)} in ${result.chunks} chunk(s) ` +
-        `with AES-${result.keyBits}-GCM, ${formatRate(result.inputBytes, result.seconds)}`,
+      `${mode}: ${mode}ed ${result.input} → ${result.output}: ${formatBytes(result.plaintextBytes)} in ${result.chunks} chunk(s) ` +
+        `with AES-${result.keyBits}-GCM, ${formatRate(result.plaintextBytes, result.seconds)}`,
     );
   }
   return 0;

@@ -8,6 +8,8 @@ import { openRegularFile, readFullyAt } from "../common/input-file.ts";
 import { AesGcm, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { interruption } from "../common/interrupt.ts";
+import { LoopTurns } from "../common/loop-turns.ts";
+import { bytesPerSecond } from "../common/units.ts";
 import { checkNewOutput } from "../transfer/output-name.ts";
 import { writeOutput } from "../transfer/write-output.ts";
 import { AAD_SIZE, chunkAad, chunkIv, HEADER_SIZE, type Header, makeHeader, parseHeader } from "./format.ts";
@@ -34,6 +36,10 @@ export interface CryptResult {
   keyBits: number;
   chunkSize: number;
   seconds: number;
+  /** the plaintext's size: encrypt's input, decrypt's output (what the summary line reports) */
+  plaintextBytes: number;
+  /** plaintextBytes over seconds: the rate the summary line prints */
+  bytesPerSecond: number;
 }
 
 /** Chunks on the device at once. */
@@ -55,10 +61,18 @@ async function withDevice<T>(options: CryptOptions, header: Header, run: (aes: A
 async function pipeline(count: number, job: (i: number) => Promise<Uint8Array>, write: (i: number, out: Uint8Array) => void, signal: AbortSignal | undefined, what: string): Promise<void> {
   const pending: Promise<Uint8Array>[] = [];
   let next = 0;
+  const turns = new LoopTurns();
   try {
     for (let i = 0; i < count; i++) {
-      while (next < count && pending.length < WINDOW) pending.push(job(next++));
+      while (next < count && pending.length < WINDOW) {
+        const p = job(next++);
+        // handled now: a chunk that fails while the loop gives the event loop its turn (below) is no unhandled
+        // rejection (Deno ends the process on one); its error still comes from the await that reaches it
+        p.catch(() => {});
+        pending.push(p);
+      }
       const out = await pending.shift()!;
+      await turns.turn(); // the stop's turn of the event loop (common/loop-turns.ts)
       if (signal?.aborted) throw interruption(signal, what);
       write(i, out);
     }
@@ -115,7 +129,7 @@ export async function encryptFile(options: CryptOptions): Promise<CryptResult> {
         }, options.signal, `encrypting ${options.input}`);
       });
     });
-    return result(options, total, written, chunks, keyBytes, header.chunkSize, t0);
+    return result(options, total, written, total, chunks, keyBytes, header.chunkSize, t0);
   } finally {
     closeSync(fd);
   }
@@ -156,12 +170,24 @@ export async function decryptFile(options: CryptOptions): Promise<CryptResult> {
         }, options.signal, `decrypting ${options.input}`);
       });
     });
-    return result(options, total, written, chunks, header.keyBytes, header.chunkSize, t0);
+    return result(options, total, written, written, chunks, header.keyBytes, header.chunkSize, t0);
   } finally {
     closeSync(fd);
   }
 }
 
-function result(o: CryptOptions, inputBytes: number, outputBytes: number, chunks: number, keyBytes: number, chunkSize: number, t0: number): CryptResult {
-  return { input: o.input, output: o.output, inputBytes, outputBytes, chunks, keyBits: keyBytes * 8, chunkSize, seconds: (performance.now() - t0) / 1000 };
+function result(o: CryptOptions, inputBytes: number, outputBytes: number, plaintextBytes: number, chunks: number, keyBytes: number, chunkSize: number, t0: number): CryptResult {
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    input: o.input,
+    output: o.output,
+    inputBytes,
+    outputBytes,
+    chunks,
+    keyBits: keyBytes * 8,
+    chunkSize,
+    seconds,
+    plaintextBytes,
+    bytesPerSecond: bytesPerSecond(plaintextBytes, seconds),
+  };
 }

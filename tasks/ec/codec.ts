@@ -17,7 +17,8 @@ import { dirname, join } from "node:path";
 import { EC_BLOCK_ALIGN, ErasureCoding, type MatrixType, ProgressEngine } from "../../mod.ts";
 import { openDeviceOf } from "../common/device.ts";
 import { UsageError } from "../common/cli.ts";
-import { setImmediate } from "node:timers";
+import { LoopTurns } from "../common/loop-turns.ts";
+import { bytesPerSecond } from "../common/units.ts";
 import { interruption, onForcedExit } from "../common/interrupt.ts";
 import { openRegularFile, readFullyAt, readSmallRegularFile } from "../common/input-file.ts";
 import { checkTargetFolder, sweepStaleTemporaries, temporaryName, wordingFor } from "../transfer/atomic-file.ts";
@@ -87,7 +88,18 @@ const RECOVER_OPTIONS: OptionRules = {
   ...DEVICE_FILE_OPTIONS,
 };
 
-export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: number }> {
+/** The time a run took, and the file's bytes over it (`bytesPerSecond`, the rate ec-encode's and ec-recover's lines print). */
+export interface EcTiming {
+  seconds: number;
+  bytesPerSecond: number;
+}
+
+function timing(fileSize: number, t0: number): EcTiming {
+  const seconds = (performance.now() - t0) / 1000;
+  return { seconds, bytesPerSecond: bytesPerSecond(fileSize, seconds) };
+}
+
+export async function ecEncode(o: EncodeOptions): Promise<Manifest & EcTiming> {
   checkOptions("ecEncode", o, ENCODE_OPTIONS);
   const t0 = performance.now();
   const n = o.dataBlocks, m = o.redundancyBlocks;
@@ -117,10 +129,11 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
       await using ec = new ErasureCoding(device, pe, { maxTasks: 4 });
       using coding = ec.matrix(o.matrix ?? "cauchy", n, m);
       const stripe = new Uint8Array(n * blockSize);
+      const turns = new LoopTurns();
       for (let s = 0; s < stripes; s++) {
-        // A task's completion can resolve within the same turn: give the event loop a turn now and then, so a signal
-        // (delivered as an event, on Bun only between turns) stops the encode instead of waiting for its end.
-        if (s % 64 === 63) await new Promise((resolve) => setImmediate(resolve));
+        // A task's completion can resolve within the same turn: give the event loop a turn every few ms, so a
+        // signal stops the encode instead of waiting for its end (common/loop-turns.ts)
+        await turns.turn();
         if (o.signal?.aborted) throw interruption(o.signal, `encoding ${o.input}`);
         stripe.fill(0);
         const got = readFullyAt(fd, stripe, s * n * blockSize);
@@ -159,7 +172,7 @@ export async function ecEncode(o: EncodeOptions): Promise<Manifest & { seconds: 
     }
     if (existsSync(o.outputDir)) throw new Error(`${o.outputDir} appeared meanwhile: not replacing it`);
     renameSync(temp, o.outputDir);
-    return { ...manifest, seconds: (performance.now() - t0) / 1000 };
+    return { ...manifest, ...timing(manifest.fileSize, t0) };
   } catch (e) {
     rmSync(temp, { recursive: true, force: true });
     throw e;
@@ -264,7 +277,7 @@ function ecInputs(dir: string): string[] {
   return names.filter((name) => name === MANIFEST || /^block-\d{3,}$/.test(name)).map((name) => join(dir, name));
 }
 
-export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean; seconds: number }> {
+export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest; lost: number[]; recovered: boolean } & EcTiming> {
   checkOptions("ecRecover", o, RECOVER_OPTIONS);
   const t0 = performance.now();
   // the manifest and the block files are its inputs: an output among them is refused first (usage error)
@@ -294,8 +307,9 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
       const run = async (recover: (available: Uint8Array) => Promise<Uint8Array>) => {
         const available = new Uint8Array(n * bs);
         const stripe = new Uint8Array(n * bs);
+        const turns = new LoopTurns();
         for (let s = 0; s < man.stripes; s++) {
-          if (s % 64 === 63) await new Promise((resolve) => setImmediate(resolve)); // as in the encode: signals get a turn
+          await turns.turn(); // as in the encode: signals get a turn
           if (o.signal?.aborted) throw interruption(o.signal, `rebuilding ${o.output}`);
           wanted.forEach((k, i) => {
             if (readFullyAt(fds.get(k)!, available.subarray(i * bs, (i + 1) * bs), s * bs) !== bs) throw new Error(`${blockName(k)} changed while it was read`);
@@ -331,5 +345,5 @@ export async function ecRecover(o: RecoverOptions): Promise<{ manifest: Manifest
   } finally {
     for (const f of fds.values()) closeSync(f);
   }
-  return { manifest: man, lost, recovered: lostData.length > 0, seconds: (performance.now() - t0) / 1000 };
+  return { manifest: man, lost, recovered: lostData.length > 0, ...timing(man.fileSize, t0) };
 }

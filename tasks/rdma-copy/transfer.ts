@@ -27,6 +27,7 @@ import { ProtocolError } from "../rdma/link.ts";
 import { AtomicFile, checkTargetFolder } from "../transfer/atomic-file.ts";
 import { refuseNonFileOutput } from "../transfer/output-name.ts";
 import { FileReader } from "../transfer/local-file.ts";
+import { peerValue } from "../common/peer-words.ts";
 import type { ProgressBar } from "../transfer/progress.ts";
 import { type Chunk, receiveThroughWindow, sendThroughWindow } from "../transfer/window.ts";
 
@@ -126,7 +127,7 @@ class RemoteWindow {
 function intIn(m: Message, key: string, min: number, max: number): number {
   const v = m[key];
   if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min || v > max) {
-    throw new ProtocolError(`the peer's ${m.type} has ${key}=${JSON.stringify(v)?.slice(0, 40)} (expected ${min}..${max})`);
+    throw new ProtocolError(`the peer's ${m.type} has ${key}=${peerValue(v)} (expected ${min}..${max})`);
   }
   return v;
 }
@@ -216,7 +217,7 @@ export async function receiveFile(
   const { channel } = link;
   const offer = await channel.recv("waiting for the sender's offer", "OFFER");
   const started = performance.now();
-  if (offer.v !== 1) throw new ProtocolError(`the sender speaks rdma-copy protocol ${JSON.stringify(offer.v)?.slice(0, 20)}, not 1`);
+  if (offer.v !== 1) throw new ProtocolError(`the sender speaks rdma-copy protocol ${peerValue(offer.v, 20)}, not 1`);
   const size = intIn(offer, "size", 0, Number.MAX_SAFE_INTEGER);
   const chunk = intIn(offer, "chunk", 1, Math.min(MAX_CHUNK, o.maxChunk || MAX_CHUNK));
   const slots = intIn(offer, "slots", 1, MAX_SLOTS);

@@ -9,7 +9,7 @@ import { Buffer } from "node:buffer";
 import process from "node:process";
 import { setNativeEnv } from "../../ffi/diagnostics.ts";
 import { printable } from "../../ffi/engine/printable.ts";
-import { peerEnded, peerVanished } from "../common/peer-words.ts";
+import { peerEnded, peerValue, peerVanished } from "../common/peer-words.ts";
 import { Access, DocaErrorCode } from "../../ffi/native/constants.ts";
 import { Device, listDevices } from "../../ffi/doca/common/device.ts";
 import { loadDoca } from "../../ffi/native/library.ts";
@@ -378,7 +378,7 @@ export class Channel {
       const seq = m.seq;
       // At most RECEIVES messages can be ahead of the one awaited (each took one of our posted receives)
       if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < this.#recvSeq || seq > this.#recvSeq + Channel.RECEIVES || this.#held.has(seq)) {
-        throw new ProtocolError(`the peer sent a control message out of sequence while ${what} (seq ${JSON.stringify(seq)?.slice(0, 20)}, expected ${this.#recvSeq})`);
+        throw new ProtocolError(`the peer sent a control message out of sequence while ${what} (seq ${peerValue(seq, 20)}, expected ${this.#recvSeq})`);
       }
       if (seq === this.#recvSeq) {
         this.#recvSeq++;

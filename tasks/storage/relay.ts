@@ -25,7 +25,8 @@ import {
   Rdma,
   type RdmaConnection,
 } from "../../mod.ts";
-import { interruption, raceAbort } from "../common/interrupt.ts";
+import { InterruptedError, interruption, raceAbort } from "../common/interrupt.ts";
+import { meansPeerGone, peerVanished } from "../common/peer-words.ts";
 import { type ControlMessage, encode, Framer, IO_MESSAGE_SIZE, markResult, type MessageTypeName, RdmaRole, WireError } from "./wire.ts";
 
 export const DEFAULT_CHANNEL = "doca_storage_comch";
@@ -195,6 +196,10 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
     const hostRequest = (type: MessageTypeName) => hostInbox.next(() => true, 24 * 3600_000, type).then((m) => {
       if (m.type !== type) throw new Error(`the host sent ${m.type} while ${type} was expected`);
       return m;
+    }, (e) => {
+      // the host gone: one line in every task's words ("the host disconnected while …"), not Comch's "peer disconnected"
+      if (e instanceof InterruptedError || host.connected) throw e;
+      throw new Error(peerVanished("the host", "its Comch connection closed", `the relay waited for its ${type}`), { cause: e });
     });
 
     /** A connection of `rdma` to the target in `role`, details exchanged through the control link. */
@@ -203,7 +208,12 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
       const sent = toStorage("create_rdma_connection_request", correlation, { kind: "rdma", contextIdx: 0, role, details });
       const answer = await storageInbox.next((m) => m.id === sent.id, timeoutMs, "create_rdma_connection_response");
       if (answer.payload.kind !== "rdma") throw new Error(`${target} answered a connection request with ${answer.type}`);
-      connection.connect(answer.payload.details);
+      try {
+        connection.connect(answer.payload.details);
+      } catch (e) {
+        const which = role === RdmaRole.io_data ? "data" : "control";
+        throw new Error(`${target} sent RDMA connection details (its ${which} connection) that cannot be connected to: ${(e as Error).message}`, { cause: e });
+      }
       return connection;
     };
 
@@ -251,7 +261,8 @@ export async function runStorageRelay(opts: RelayOptions): Promise<RelayStats> {
         running = true;
         // a pump that fails stops the session: the host then sees its requests unanswered and times out
         const failed = (e: unknown) => {
-          if (running) log(`storage-relay: data path failed: ${(e as Error).message}`);
+          // the host gone is said once, by the session's end ("the host disconnected while …"), not here too
+          if (running && !meansPeerGone(e)) log(`storage-relay: data path failed: ${(e as Error).message}`);
           running = false;
         };
         pumps = [pumpRequests(consumer!, ctrlConn, transactions).catch(failed), pumpAnswers(ctrl!, producer!, hostConsumer).catch(failed)];

@@ -2,9 +2,10 @@
  * The local end of a copy: does this side have the file (then it sends), and sequential reads straight into
  * native memory views. Like NVIDIA's application, "has the file" means it exists and is readable here.
  */
-import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { rethrowMissingPermission } from "../common/permission.ts";
 import { UsageError } from "../common/cli.ts";
+import { describeKind } from "../common/input-file.ts";
 
 export type LocalFile = { have: true; size: number } | { have: false };
 
@@ -17,9 +18,7 @@ export function probeLocalFile(path: string, flag = "-f/--file"): LocalFile {
     rethrowMissingPermission(e); // Deno without --allow-read: not "the file is absent"
     return { have: false };
   }
-  if (!stat.isFile()) {
-    throw new UsageError(`${flag}: ${path} is ${stat.isDirectory() ? "a folder" : "a special file"}: a copy sends or receives a regular file`);
-  }
+  if (!stat.isFile()) throw notAFileToCopy(flag, path, stat);
   // Opening is the readability test (Deno's accessSync needs --allow-sys for the uid).
   try {
     closeSync(openSync(path, "r"));
@@ -36,6 +35,14 @@ export function probeLocalFile(path: string, flag = "-f/--file"): LocalFile {
  * nothing. A verified checksum alone would not tell: it covers exactly the mix that was sent.
  */
 export class SourceChangedError extends Error {}
+
+/**
+ * The usage error of a copy (dma-copy's -f, rdma-copy's --send) given a name that is no regular file, in one wording
+ * for both: "-f/--file: PATH is a folder: a copy sends or receives a regular file".
+ */
+export function notAFileToCopy(flag: string, path: string, stat: Stats): UsageError {
+  return new UsageError(`${flag}: ${path} is ${describeKind(stat)}: a copy sends or receives a regular file`);
+}
 
 export class FileReader implements Disposable {
   readonly #fd: number;

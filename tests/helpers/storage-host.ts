@@ -6,6 +6,8 @@
  *   tx-max     a query, then an init request asking for 4294967295 transactions
  *   garbage    a whole message of an unknown type (99)
  *   bad-descriptor  a query, then an init request whose memory descriptor is 200 bytes of "A"
+ *   init       a query, then a valid init request (4 transactions, 1 core, its memory exported over PCI)
+ *   idle       nothing (connected only: a host killed before its first request)
  * It prints "sent" once done and stays connected until its stdin closes.
  */
 import process from "node:process";
@@ -37,6 +39,8 @@ if (mode === "partial") {
   await link.send(u32s(100, 1));
 } else if (mode === "garbage") {
   await link.send(message(99, 1));
+} else if (mode === "idle") {
+  // connected, and nothing more
 } else {
   await link.send(message(1, 1));
   await link.recv({ timeoutMs: 30_000 });

@@ -3,6 +3,7 @@
  *
  *   lying-rdma-peer.ts receipt PORT   receiver: takes a write-mode copy, then answers DONE with a wrong checksum
  *   lying-rdma-peer.ts chunk PORT     sender: offers 3 chunks, announces the second one first
+ *   lying-rdma-peer.ts huge-offer PORT  sender: offers a file of 2^60 bytes (beyond 2^53: refused, the size shown exactly)
  *   lying-rdma-peer.ts window PORT    receiver: describes a window smaller than the offer asked for
  *   lying-rdma-peer.ts slow-receipt PORT  receiver: takes a write-mode copy, prints "checksum in" on DONE, and sends
  *                                     the matching receipt 400 ms later (a commit that takes a moment)
@@ -114,6 +115,9 @@ try {
     await channel.abort("interrupted (SIGINT)");
   } else if (lie === "rewrite") {
     await rewriteAfterAnnouncing();
+  } else if (lie === "huge-offer") {
+    await channel.send({ type: "OFFER", v: 1, size: 2 ** 60, chunk: 1000, slots: 3, mode: "write" });
+    await channel.recv("the receiver's verdict").catch(() => {});
   } else if (lie === "chunk") {
     await channel.send({ type: "OFFER", v: 1, size: 3000, chunk: 1000, slots: 3, mode: "read", window: describe(3000) });
     await channel.recv("accept", "ACCEPT");
