@@ -67,7 +67,6 @@ async function fakeTarget(mode: "answer" | "close" | "bad-rdma" | "flood"): Prom
       }
       pending = joined.slice(at);
     });
-    socket.on("error", () => {});
   });
   server.on("close", () => sockets.forEach((s) => s.destroy()));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
