@@ -39,12 +39,6 @@ function debugWanted(): boolean {
   }
 }
 
-
-/**
- * Runs `fn`; on error prints one line to stderr ("TASK: error: …", or "TASK: interrupted (SIGINT) while …") and exits 2 for
- * usage errors, the signal's status (130/143) for an interruption, 1 otherwise. `speaker` is the name lines start with
- * (default the task's; dma-copy's, once its side is known, "dma-copy: host side" as its log lines).
- */
 /**
  * A Promise that rejects with the first rejection no code handled while the task runs (a Promise started and only
  * awaited later, which failed meanwhile): the task fails with it like with any error, in one line, instead of
@@ -56,6 +50,11 @@ function strayRejection(): Promise<never> {
   return stray;
 }
 
+/**
+ * Runs `fn`; on error prints one line to stderr ("TASK: error: …", or "TASK: interrupted (SIGINT) while …") and exits 2 for
+ * usage errors, the signal's status (130/143) for an interruption, 1 otherwise. `speaker` is the name lines start with
+ * (default the task's; dma-copy's, once its side is known, "dma-copy: host side" as its log lines).
+ */
 export async function runMain(fn: () => Promise<number | void> | number | void, speaker: () => string = taskSpeaker): Promise<never> {
   installStopHandlers();
   let code = 0;
