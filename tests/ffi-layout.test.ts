@@ -28,14 +28,15 @@ const libraryOf = (file: string) => /^ffi\/doca\/([^/]+)\//.exec(file)?.[1];
 
 /**
  * The .ts files below `dir`. Hidden entries are not part of the layout: a test's temporary folder (ffi-symbol-types
- * type-checks a probe in tests/.typecheck-*) may come and go while another runtime's runner scans the tree.
+ * type-checks a probe in tests/.typecheck-*) may come and go while another runtime's runner scans the tree; so do
+ * the .d.ts declarations an npm pack in another runtime's lane writes beside the sources for a moment.
  */
 function files(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
     if (name.startsWith(".")) return [];
     const path = join(dir, name);
     if (statSync(join(root, path), { throwIfNoEntry: false })?.isDirectory()) return files(path);
-    return /\.ts$/.test(name) ? [path] : [];
+    return /\.ts$/.test(name) && !name.endsWith(".d.ts") ? [path] : [];
   });
 }
 

@@ -14,7 +14,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    return statSync(path).isDirectory() ? sources(path) : name.endsWith(".ts") ? [path] : [];
+    return statSync(path).isDirectory() ? sources(path) : name.endsWith(".ts") && !name.endsWith(".d.ts") ? [path] : [];
   });
 }
 

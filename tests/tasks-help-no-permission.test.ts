@@ -13,7 +13,7 @@ import { currentRuntime } from "../ffi/load/runtime.ts";
 import { repoRoot } from "../tasks/common/run-pair.ts";
 
 const skip = currentRuntime() === "deno" ? false : "Deno's permissions only";
-const tasks = readdirSync(join(repoRoot, "tasks")).filter((f) => f.endsWith(".ts") && readFileSync(join(repoRoot, "tasks", f), "utf8").startsWith("#!"));
+const tasks = readdirSync(join(repoRoot, "tasks")).filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts") && readFileSync(join(repoRoot, "tasks", f), "utf8").startsWith("#!"));
 
 interface DenoCommand {
   Command: new (cmd: string, opts: { args: string[]; cwd: string; signal: AbortSignal }) => { output(): Promise<{ code: number; stdout: Uint8Array; stderr: Uint8Array }> };
