@@ -91,6 +91,17 @@ function startRelay(w: Workspace, port: number, channel: string): RuntimeChild {
   });
 }
 
+/** The relay against a fake target in `mode`, with no host: how it ended (within 60 s). */
+async function relayAgainstTarget(tag: string, mode: "close" | "flood") {
+  const w = space(tag);
+  const target = await fakeTarget(mode);
+  try {
+    return await ended(startRelay(w, target.port, uniqueName("relay")), 60_000);
+  } finally {
+    target.server.close();
+  }
+}
+
 /** One error line, one prefix, and no "storage-relay: error: storage-relay: …". */
 function oneErrorLine(stderr: string, pattern: RegExp): void {
   assert.match(stderr, pattern);
@@ -121,29 +132,15 @@ async function relayAgainstHost(tag: string, hostMode: string, targetMode: "answ
 
 describe("storage-relay against peers that misbehave", { skip: noRdma }, () => {
   test("the target hangs up while the relay waits for the host: exit 1 at once, naming the target", { timeout: 120_000 }, async () => {
-    const w = space("relay-target-gone");
-    const target = await fakeTarget("close");
-    try {
-      const relay = startRelay(w, target.port, uniqueName("relay"));
-      const r = await ended(relay, 60_000);
-      assert.equal(r.code, 1, r.stderr);
-      oneErrorLine(r.stderr, /^storage-relay: error: the storage target 127\.0\.0\.1:\d+ closed the connection while the relay waited for the host$/m);
-    } finally {
-      target.server.close();
-    }
+    const r = await relayAgainstTarget("relay-target-gone", "close");
+    assert.equal(r.code, 1, r.stderr);
+    oneErrorLine(r.stderr, /^storage-relay: error: the storage target 127\.0\.0\.1:\d+ closed the connection while the relay waited for the host$/m);
   });
 
-  test("a target that sends what nothing asked for, endlessly: exit 1 at once, memory bounded", { timeout: 120_000 }, async () => {
-    const w = space("relay-target-flood");
-    const target = await fakeTarget("flood");
-    try {
-      const relay = startRelay(w, target.port, uniqueName("relay"));
-      const r = await ended(relay, 60_000);
-      assert.equal(r.code, 1, r.stderr);
-      oneErrorLine(r.stderr, /^storage-relay: error: the storage target 127\.0\.0\.1:\d+ sent more than 64 control messages nothing asked for \(the last a error_response\) while the relay waited for the host$/m);
-    } finally {
-      target.server.close();
-    }
+  test("a target that sends what nothing asked for, endlessly: exit 1 at once (its unread messages are bounded)", { timeout: 120_000 }, async () => {
+    const r = await relayAgainstTarget("relay-target-flood", "flood");
+    assert.equal(r.code, 1, r.stderr);
+    oneErrorLine(r.stderr, /^storage-relay: error: the storage target 127\.0\.0\.1:\d+ sent more than 64 control messages nothing asked for \(the last a error_response\) while the relay waited for the host$/m);
   });
 
   test("a host that sends part of a message and stalls: the relay ends within --control-timeout", { timeout: 120_000 }, async () => {
