@@ -558,7 +558,7 @@ static bool read_sock(struct doca_rdma *rdma, struct doca_rdma_connection *c, st
 		if (s->in_left > RDMA_STAGE_BYTES && s->app_read) {
 			/* A large payload (a read's data) streams in while the application does other work: the I/O thread
 			 * reads it, as a NIC places it, and progress takes the socket back once the frame is in */
-			s->app_read = false;
+			rdma_sock_app_release(rdma, s);
 			return true;
 		}
 		if (s->in_left > 0) {
@@ -746,11 +746,8 @@ bool rdma_io_app_read(struct doca_rdma *rdma)
 			if (!(s->eof && c->state != CONN_CLOSED && half_close(c, s)))
 				rdma_conn_close(rdma, c, DOCA_ERROR_CONNECTION_RESET);
 			wake = true;
-		} else if (!s->app_read && s->fd >= 0) {
-			/* handed back at a large payload's header: the engine stops watching, the I/O thread reads on */
-			if (rdma->ctx.pe != NULL)
-				sim_pe_unwatch_fd(rdma->ctx.pe, s->fd);
-			wake = true;
+		} else if (!s->app_read) {
+			wake = true; /* handed back at a large payload's header (released): the I/O thread reads on */
 		}
 	}
 	rdma->app_reading = false;
